@@ -1,0 +1,3 @@
+from dealer_assist.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""The ``dealer-assist`` command: a thin dispatcher that imports only the chosen subcommand.
+
+Each subcommand lives in its concern's ``cli`` module, which provides
+``add_arguments(parser: argparse.ArgumentParser) -> None`` and ``run(args) -> int``.
+Importing only the chosen module keeps ``dealer-assist settle`` free of OpenCV and ONNX Runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
+}
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    lines = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items())
+    return argparse.ArgumentParser(
+        prog="dealer-assist",
+        description="Spanish 21 dealer assistant.",
+        epilog=f"commands:\n{lines}\n\nRun 'dealer-assist COMMAND --help' for a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    top = _top_parser()
+    top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
+    if not argv or argv[0] in ("-h", "--help"):
+        top.print_help()
+        return 0 if argv else 2
+    if argv[0] == "--version":
+        from dealer_assist import __version__
+
+        print(f"dealer-assist {__version__}")
+        return 0
+    name = argv[0]
+    if name not in COMMANDS:
+        top.parse_args(argv[:1])  # exits 2 with argparse's "invalid choice" message
+    module_name, help_ = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"dealer-assist {name}", description=help_)
+    module.add_arguments(parser)
+    args = parser.parse_args(argv[1:])
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
