@@ -1,4 +1,4 @@
-"""``dealer-assist settle FILE|- [--json]``: adjudicate a round log and print what each seat is owed."""
+"""``dealer-assist settle FILE|- [--json]``: adjudicate a round log, print what is owed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import sys
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="round log (JSON Lines); '-' reads standard input")
+    parser.add_argument(
+        "file", metavar="FILE", help="round log (JSON Lines); '-' reads standard input"
+    )
     parser.add_argument("--json", action="store_true", help="print the settlement as JSON")
 
 

@@ -1,7 +1,8 @@
 """Round-log events (version 1): parsing from JSON objects, canonical output, upgrades on read.
 
 The round log is the product's one interchange format: the live table writes it, the shoe and the
-camera feed it, ``settle`` adjudicates it, surveillance replays it. See ``shared/spec/round-log.md``.
+camera feed it, ``settle`` adjudicates it, surveillance replays it.
+See ``shared/spec/round-log.md``.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def _parse_round(obj: Mapping[str, Any]) -> RoundStart:
 def _parse_bet(obj: Mapping[str, Any]) -> Bet:
     wager = obj.get("wager", "main")
     if wager not in ("main", "match"):
-        raise EventError(f"'wager' must be \"main\" or \"match\", got {wager!r}")
+        raise EventError(f'\'wager\' must be "main" or "match", got {wager!r}')
     player = obj.get("player")
     return Bet(_seat(obj), _money(obj, "amount"), wager, None if player is None else str(player))
 

@@ -1,4 +1,4 @@
-"""Folding round-log events through the engine: the one path that live play, settle and replay share."""
+"""Folding round-log events through the engine: the one path live play, settle and replay share."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 
-from dealer_assist.rules import CardTarget, RoundEngine, RoundError, RuleSet, Settlement
 from dealer_assist.roundlog.events import (
     LOG_VERSION,
     Bet,
@@ -21,6 +20,7 @@ from dealer_assist.roundlog.events import (
     RoundStart,
     parse_event,
 )
+from dealer_assist.rules import CardTarget, RoundEngine, RoundError, RuleSet, Settlement
 
 _MAX_SHOWN = 160
 
@@ -59,7 +59,9 @@ def read_events(lines: Iterable[str]) -> Iterator[LoggedEvent]:
         try:
             obj = json.loads(text, parse_float=Decimal)
         except json.JSONDecodeError as error:
-            raise LogError(number, text, f"not valid JSON ({error.msg} at column {error.colno})")
+            raise LogError(
+                number, text, f"not valid JSON ({error.msg} at column {error.colno})"
+            ) from None
         try:
             if isinstance(obj, dict) and obj.get("type") == "round":
                 version = obj.get("version", LOG_VERSION)

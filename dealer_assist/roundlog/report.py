@@ -12,7 +12,7 @@ def _signed(amount: Decimal) -> str:
 
 
 def settlement_text(settlement: Settlement) -> str:
-    """The round's payouts as aligned text: every hand and side bet, each seat's total, the table's."""
+    """The round's payouts as aligned text: each hand and side bet, seat totals, the table's."""
     rows: list[tuple[str, str, str, str]] = []
     for seat in settlement.seats:
         label = f"seat {seat.seat}" + (f" ({seat.player})" if seat.player else "")

@@ -26,7 +26,13 @@ from dealer_assist.rules.engine import (
     WagerError,
 )
 from dealer_assist.rules.money import MoneyError, format_money, parse_money
-from dealer_assist.rules.ruleset import PRESETS, MatchPaytable, RuleSet, RuleSetError, SuperBonusTier
+from dealer_assist.rules.ruleset import (
+    PRESETS,
+    MatchPaytable,
+    RuleSet,
+    RuleSetError,
+    SuperBonusTier,
+)
 from dealer_assist.rules.settlement import (
     Bonus21,
     DealerResult,

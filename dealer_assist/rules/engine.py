@@ -88,7 +88,7 @@ class CardTarget:
             if hand is not None and not isinstance(hand, int):
                 raise CardError(f"'to' hand must be a number, got {hand!r}")
             return cls(seat=raw["seat"], hand=hand)
-        raise CardError(f"'to' must be \"dealer\" or {{\"seat\": N, \"hand\": N}}, got {raw!r}")
+        raise CardError(f'\'to\' must be "dealer" or {{"seat": N, "hand": N}}, got {raw!r}')
 
     def matches(self, other: CardTarget) -> bool:
         if self.seat != other.seat:
@@ -287,7 +287,9 @@ class RoundEngine:
         """Place a main wager or a Match the Dealer wager before the first card."""
         rules = self.rules
         if self._deal_queue:
-            raise WagerError(f"seat {seat}: bets are closed once dealing starts ({self.describe()})")
+            raise WagerError(
+                f"seat {seat}: bets are closed once dealing starts ({self.describe()})"
+            )
         if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= rules.seats:
             raise WagerError(f"seat must be 1 to {rules.seats}, got {seat!r}")
         if wager == "main":
@@ -340,7 +342,9 @@ class RoundEngine:
             )
         target.insurance = amount
 
-    def card(self, card: Card | None, to: CardTarget | None = None, face_down: bool = False) -> CardTarget:
+    def card(
+        self, card: Card | None, to: CardTarget | None = None, face_down: bool = False
+    ) -> CardTarget:
         """The next card out of the shoe; returns where the engine assigned it."""
         if card is None and not face_down:
             raise CardError("a card without a code must be face_down (the dealer's hole card)")
@@ -506,9 +510,7 @@ class RoundEngine:
                 if rules.double_for_less and amount > hand.wager:
                     return f"a double may be at most the original wager {format_money(hand.wager)}"
                 if not rules.double_for_less and amount != full:
-                    return (
-                        f"no doubling for less on this table: the double is {format_money(full)}"
-                    )
+                    return f"no doubling for less on this table: the double is {format_money(full)}"
             return None
         if action is Action.SPLIT:
             if doubled or len(hand.cards) != 2:
@@ -651,7 +653,9 @@ class RoundEngine:
         if current is not None:
             seat, index, hand = current
             owed = "is owed a card" if hand.needs_card else "has not finished"
-            raise RoundIncompleteError(f"seat {seat.number} hand {index} {owed} ({hand.describe()})")
+            raise RoundIncompleteError(
+                f"seat {seat.number} hand {index} {owed} ({hand.describe()})"
+            )
         if not self.hole_card_known:
             raise RoundIncompleteError("the dealer's hole card was never revealed")
         if self._dealer_needs_card():

@@ -13,11 +13,11 @@ class MoneyError(ValueError):
 
 
 def parse_money(value: object, what: str = "amount") -> Decimal:
-    """Parse ``"10"``, ``"7.50"``, ``12.5`` or ``Decimal`` into cents; refuse floats' noise and NaN."""
+    """Parse ``"10"``, ``"7.50"``, ``12.5`` or a ``Decimal``; refuse NaN and fractions of a cent."""
     if isinstance(value, bool) or value is None:
         raise MoneyError(f"{what} must be a decimal amount, got {value!r}")
     if isinstance(value, float):
-        # Only reached when JSON was parsed without parse_float=Decimal; repr is the shortest exact text.
+        # JSON parsed without parse_float=Decimal: repr is the shortest text that round-trips.
         value = repr(value)
     try:
         amount = Decimal(str(value).strip())

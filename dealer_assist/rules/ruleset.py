@@ -14,12 +14,12 @@ from dealer_assist.rules.money import MoneyError, parse_money
 
 
 class RuleSetError(ValueError):
-    """A rule set that no table may run: an unknown option, a bad value or a forbidden combination."""
+    """A rule set no table may run: an unknown option, a bad value or a forbidden combination."""
 
 
 @dataclass(frozen=True, slots=True)
 class MatchPaytable:
-    """Match the Dealer pays ``unsuited``:1 for each unsuited match and ``suited``:1 for each suited one."""
+    """Match the Dealer pays ``unsuited``:1 per unsuited match and ``suited``:1 per suited one."""
 
     unsuited: int
     suited: int
@@ -47,7 +47,7 @@ MATCH_8_DECKS = MatchPaytable(unsuited=3, suited=12)
 
 @dataclass(frozen=True, slots=True)
 class RuleSet:
-    """One table's house options. Build with :meth:`preset` or :meth:`from_spec`; always validated."""
+    """One table's house options. Build with :meth:`preset` or :meth:`from_spec`; validated."""
 
     name: str
     decks: int
@@ -75,7 +75,9 @@ class RuleSet:
         """Every reason this rule set is invalid (empty when valid), not just the first."""
         found: list[str] = []
         if self.decks not in ALLOWED_DECKS:
-            found.append(f"decks must be one of {', '.join(map(str, ALLOWED_DECKS))}, not {self.decks}")
+            found.append(
+                f"decks must be one of {', '.join(map(str, ALLOWED_DECKS))}, not {self.decks}"
+            )
         if self.double_double_down and not self.dealer_hits_soft_17:
             found.append("double-double down is only allowed where the dealer hits soft 17")
         if self.double_for_less and self.double_double_down:
@@ -126,7 +128,7 @@ class RuleSet:
 
     @classmethod
     def from_spec(cls, spec: object) -> RuleSet:
-        """From a round log's ``rules``: a preset name, or ``{"preset": NAME, option: value, ...}``."""
+        """From a log's ``rules``: a preset name or ``{"preset": NAME, option: value, ...}``."""
         if isinstance(spec, str):
             return cls.preset(spec)
         if isinstance(spec, RuleSet):
@@ -231,9 +233,7 @@ OPTION_PARSERS = {
 OPTION_FIELDS = {"soft17": "dealer_hits_soft_17"}
 
 
-def _preset(
-    name: str, decks: int, h17: bool, ddd: bool, match: MatchPaytable | None
-) -> RuleSet:
+def _preset(name: str, decks: int, h17: bool, ddd: bool, match: MatchPaytable | None) -> RuleSet:
     return RuleSet(
         name=name,
         decks=decks,
