@@ -7,6 +7,7 @@ See ``shared/spec/round-log.md``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -227,6 +228,4 @@ def event_to_json(event: Event) -> dict[str, Any]:
 
 def dumps_event(event: Event) -> str:
     """One line of a round log (no newline)."""
-    import json
-
     return json.dumps(event_to_json(event), separators=(", ", ": "))

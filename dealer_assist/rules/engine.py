@@ -229,9 +229,12 @@ class RoundEngine:
         return (found[0].number, found[1]) if found else None
 
     def next_card_target(self) -> CardTarget | None:
-        """Who gets the next card out of the shoe, or None when no card is due."""
+        """Who gets the next card out of the shoe, or None when no card is due.
+
+        Before the deal it is the first seat with a main wager: the first card closes betting.
+        """
         if not self._deal_queue:
-            return None
+            return CardTarget(self._order[0].number, 0) if self._order else None
         if self._deal_pos < len(self._deal_queue):
             seat = self._deal_queue[self._deal_pos]
             return DEALER if seat is None else CardTarget(seat.number, 0)
@@ -274,6 +277,46 @@ class RoundEngine:
         if self._dealer_needs_card():
             return f"dealer's turn (dealer {dealer} must draw)"
         return f"complete (dealer {dealer})"
+
+    def view(self) -> dict[str, Any]:
+        """The whole visible state as plain JSON-able data (for screens, replay and tests)."""
+        acting = self.acting()
+        target = self.next_card_target()
+        return {
+            "round": self.round_id,
+            "state": self.describe(),
+            "acting": list(acting) if acting else None,
+            "next_card": None if target is None else target.to_json(),
+            "legal_actions": sorted(a.value for a in self.legal_actions()),
+            "insurance_open": self.insurance_open,
+            "dealer": {
+                "cards": [None if c is None else c.code for c in self._dealer],
+                "total": hand_total(self._dealer)[0] if self.hole_card_known else None,  # type: ignore[arg-type]
+            },
+            "seats": [
+                {
+                    "seat": seat.number,
+                    "player": seat.player,
+                    "wager": format_money(seat.wager),
+                    "match": None if seat.match is None else format_money(seat.match),
+                    "insurance": None if seat.insurance is None else format_money(seat.insurance),
+                    "hands": [
+                        {
+                            "cards": [c.code for c in hand.cards],
+                            "total": hand.total,
+                            "soft": hand_total(hand.cards)[1],
+                            "status": hand.status.value,
+                            "wagered": format_money(hand.wagered),
+                            "doublings": [format_money(d) for d in hand.doublings],
+                            "split": hand.from_split,
+                        }
+                        for hand in seat.hands
+                    ],
+                }
+                for seat in self._order
+            ],
+            "shoe_counts": {c.code: n for c, n in sorted(self._shoe.items(), key=str)},
+        }
 
     # ------------------------------------------------------------------ events
 
@@ -562,17 +605,14 @@ class RoundEngine:
     def _card_target_or_raise(
         self, card: Card | None, to: CardTarget | None, face_down: bool
     ) -> CardTarget:
-        target = self.next_card_target()
         shown = card.code if card is not None else "face-down card"
+        if not self._deal_queue:
+            if not self._seats:
+                raise CardError(f"{shown}: no card is due: no seat has a main wager")
+            self._start_deal()
+        target = self.next_card_target()
         if target is None:
-            if not self._deal_queue:
-                if not self._seats:
-                    raise CardError(f"{shown}: no card is due: no seat has a main wager")
-                self._start_deal()
-                target = self.next_card_target()
-                assert target is not None
-            else:
-                raise CardError(f"{shown}: no card is due ({self.describe()})")
+            raise CardError(f"{shown}: no card is due ({self.describe()})")
         is_hole = target.is_dealer and len(self._dealer) == 1 and not self.deal_complete
         if face_down and not is_hole:
             self._cancel_deal_if_unstarted()
