@@ -86,23 +86,24 @@ class RoundFold:
 
     def apply(self, event: Event) -> CardTarget | None:
         """Apply one event; returns where a card went. Raises RoundError/EventError on refusal."""
-        engine = self.engine
         if self.ended:
             raise EventError("the round has already ended")
-        if isinstance(event, Bet):
-            engine.bet(event.seat, event.amount, event.wager, event.player)
-        elif isinstance(event, CardDealt):
-            return engine.card(event.card, event.to, event.face_down)
-        elif isinstance(event, Insurance):
-            engine.insurance(event.seat, event.amount)
-        elif isinstance(event, PlayerAction):
-            engine.action(event.seat, event.action, event.amount, event.hand)
-        elif isinstance(event, Reveal):
-            engine.reveal(event.card)
-        elif isinstance(event, End):
+        engine = self.engine
+        kind = type(event)
+        if kind is CardDealt:
+            return engine.card(event.card, event.to, event.face_down)  # type: ignore[union-attr]
+        if kind is PlayerAction:
+            engine.action(event.seat, event.action, event.amount, event.hand)  # type: ignore[union-attr]
+        elif kind is Bet:
+            engine.bet(event.seat, event.amount, event.wager, event.player)  # type: ignore[union-attr]
+        elif kind is Insurance:
+            engine.insurance(event.seat, event.amount)  # type: ignore[union-attr]
+        elif kind is Reveal:
+            engine.reveal(event.card)  # type: ignore[union-attr]
+        elif kind is End:
             self.settlement = engine.settle()  # raises if something is still owed
             self.ended = True
-        elif isinstance(event, RoundStart):
+        elif kind is RoundStart:
             raise EventError("a new round starts before this one ended")
         return None
 

@@ -116,19 +116,44 @@ class HandStatus(enum.Enum):
 
 
 class _Hand:
-    __slots__ = ("cards", "wager", "doublings", "from_split", "status", "awaiting_card")
+    __slots__ = (
+        "cards",
+        "wager",
+        "doublings",
+        "from_split",
+        "status",
+        "awaiting_card",
+        "_hard",
+        "_aces",
+    )
 
-    def __init__(self, wager: Decimal, cards: list[Card] | None = None, from_split: bool = False):
-        self.cards: list[Card] = cards or []
+    def __init__(self, wager: Decimal, first: Card | None = None, from_split: bool = False):
+        self.cards: list[Card] = []
         self.wager = wager
         self.doublings: list[Decimal] = []
         self.from_split = from_split
         self.status = HandStatus.OPEN
         self.awaiting_card = False
+        self._hard = 0  # total with every ace counted 1, kept as cards come and go
+        self._aces = 0
+        if first is not None:
+            self.add(first)
+
+    def add(self, card: Card) -> None:
+        self.cards.append(card)
+        self._hard += card.points
+        self._aces += card.rank is Rank.ACE
+
+    def take_last(self) -> Card:
+        card = self.cards.pop()
+        self._hard -= card.points
+        self._aces -= card.rank is Rank.ACE
+        return card
 
     @property
     def total(self) -> int:
-        return hand_total(self.cards)[0]
+        hard = self._hard
+        return hard + 10 if self._aces and hard <= 11 else hard
 
     @property
     def wagered(self) -> Decimal:
@@ -183,6 +208,7 @@ class RoundEngine:
         self._deal_pos = 0
         self._acted = False
         self._revealed = False
+        self._scan = (0, 0)  # where _current() resumes its search for the open hand
         self._shoe: Counter[Card] = Counter(shoe_counts or {})
 
     # ------------------------------------------------------------------ queries
@@ -206,9 +232,15 @@ class RoundEngine:
     @property
     def dealer_blackjack(self) -> bool:
         """True once the dealer's two known cards make 21 (the peek found blackjack)."""
-        if len(self._dealer) != 2 or self._dealer[1] is None:
+        if len(self._dealer) != 2:
             return False
-        return hand_total(self._dealer)[0] == 21  # type: ignore[arg-type]
+        up, hole = self._dealer
+        return (
+            hole is not None
+            and up is not None
+            and up.points + hole.points == 11
+            and (up.rank is Rank.ACE or hole.rank is Rank.ACE)
+        )
 
     @property
     def insurance_open(self) -> bool:
@@ -454,9 +486,9 @@ class RoundEngine:
             current.doublings.append(self._double_amount(current, amount))
             current.awaiting_card = True
         elif action is Action.SPLIT:
-            moved = current.cards.pop()
+            moved = current.take_last()
             current.from_split = True
-            seat_state.hands.insert(index + 1, _Hand(current.wager, [moved], from_split=True))
+            seat_state.hands.insert(index + 1, _Hand(current.wager, moved, from_split=True))
         elif action is Action.SURRENDER:
             current.status = HandStatus.SURRENDERED
         elif action is Action.RESCUE:
@@ -477,10 +509,19 @@ class RoundEngine:
     def _current(self) -> tuple[_Seat, int, _Hand] | None:
         if not self.deal_complete or self.dealer_blackjack:
             return None
-        for seat in self._order:
-            for index, hand in enumerate(seat.hands):
-                if hand.status is HandStatus.OPEN:
-                    return seat, index, hand
+        # Hands finish in play order, so the scan resumes where the last one found the open hand.
+        order = self._order
+        seat_index, hand_index = self._scan
+        while seat_index < len(order):
+            hands = order[seat_index].hands
+            while hand_index < len(hands):
+                if hands[hand_index].status is HandStatus.OPEN:
+                    self._scan = (seat_index, hand_index)
+                    return order[seat_index], hand_index, hands[hand_index]
+                hand_index += 1
+            seat_index += 1
+            hand_index = 0
+        self._scan = (seat_index, 0)
         return None
 
     def _imply_stand(self, seat: int | None = None, hand: int | None = None) -> _Hand | None:
@@ -500,10 +541,10 @@ class RoundEngine:
         open_hand.status = HandStatus.STOOD
         return open_hand
 
-    @staticmethod
-    def _undo_stand(hand: _Hand | None) -> None:
+    def _undo_stand(self, hand: _Hand | None) -> None:
         if hand is not None:
             hand.status = HandStatus.OPEN
+            self._scan = (0, 0)
 
     def _turn_or_raise(
         self, seat: int, action: Action, hand: int | None
@@ -637,7 +678,7 @@ class RoundEngine:
             self._dealer.append(card)
         else:
             assert card is not None
-            seat.hands[0].cards.append(card)
+            seat.hands[0].add(card)
             seat.first_two.append(card)
         if self.deal_complete:
             for dealt in self._order:
@@ -648,7 +689,7 @@ class RoundEngine:
         current = self._current()
         assert current is not None
         hand = current[2]
-        hand.cards.append(card)
+        hand.add(card)
         hand.awaiting_card = False
         total = hand.total
         if total > 21:

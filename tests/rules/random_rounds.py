@@ -42,15 +42,16 @@ def random_round(rng: random.Random, preset: str) -> list[Event]:
         apply(Bet(seat, amount, player=rng.choice([None, "P-1", "P-2"])))
         if rules.match_the_dealer and rng.random() < 0.4:
             apply(Bet(seat, min(amount, Decimal(rng.choice(["1", "5", "10"]))), "match"))
+    insurance_offered = False
     while True:
         if engine.next_card_target() is not None and not engine.deal_complete:
             apply(CardDealt(shoe.pop()))
             continue
-        if engine.insurance_open:
+        if engine.insurance_open and not insurance_offered:
+            insurance_offered = True
             for seat in sorted(seats):
                 if rng.random() < 0.3:
                     apply(Insurance(seat, Decimal("2.00")))
-            # insurance closes at the first action; fall through
         legal = engine.legal_actions()
         if legal:
             seat, _hand = engine.acting()  # type: ignore[misc]
