@@ -7,13 +7,17 @@ checked. Projection uses OpenCV's lens model (cv2.undistortPoints inverts it per
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 
-from dealer_assist.calibration.lens import CameraModel
-from dealer_assist.calibration.printables import FlatArt
+from dealer_assist.calibration.layout import Layout
+from dealer_assist.calibration.lens import CameraModel, ChessboardSpec
+from dealer_assist.calibration.printables import FlatArt, board_art, table_art
 
 UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
 
@@ -116,3 +120,62 @@ class SyntheticCamera:
             rng = np.random.default_rng(seed)
             image = np.clip(image + rng.normal(0, noise, image.shape), 0, 255).astype(np.uint8)
         return image
+
+
+BOARD_SPOTS = ((-120, -55), (0, 0), (120, 55), (120, -55), (-120, 55), (0, -60), (-120, 0), (120, 0), (0, 60))
+"""Where successive board views aim (mm from the board's centre), to cover the whole frame."""
+TILTS = ((-220, -160), (200, 140), (-160, -170), (-190, 150), (0, -230), (240, 0), (-240, 20), (20, 220), (120, 120))
+"""Sideways offsets of the eye (mm), so each view sees the board tilted 20 to 30 degrees a new way."""
+
+
+def board_poses(center_mm: tuple[float, float], count: int, distance_mm: float = 380.0) -> list[Pose]:
+    """``count`` varied views of a board centred at ``center_mm``: tilted, turned, near every part
+    of the frame of a camera like ``SyntheticCamera.typical()``."""
+    poses = []
+    for k in range(count):
+        spot = BOARD_SPOTS[k % len(BOARD_SPOTS)]
+        tilt = TILTS[k % len(TILTS)]
+        target = (center_mm[0] - spot[0], center_mm[1] - spot[1], 0.0)
+        eye = (target[0] + tilt[0], target[1] + tilt[1], -(distance_mm + 25 * (k % 3)))
+        poses.append(Pose.looking_at(eye, target, roll_deg=(k * 23) % 60 - 30))
+    return poses
+
+
+def table_pose() -> Pose:
+    """A camera on a pole behind the dealer, 1.5 m up, looking out over the felt."""
+    return Pose.looking_at((30.0, -250.0, -1500.0), (0.0, 480.0, 0.0), roll_deg=1.5)
+
+
+def write_practice_set(outdir: str | Path, layout_path: str | Path, views: int = 9) -> dict[str, Any]:
+    """Render board views and table frames from a known camera into ``outdir``; returns (and writes
+    as truth.json) the true lens and what each file is, so a calibration can be checked."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    camera = SyntheticCamera.typical()
+    spec = ChessboardSpec(9, 6, 25.0)
+    art = board_art(spec, 3.0)
+    center = ((spec.cols - 1) * spec.square_mm / 2, (spec.rows - 1) * spec.square_mm / 2)
+    boards = []
+    for k, pose in enumerate(board_poses(center, views)):
+        name = f"board-{k + 1:02d}.png"
+        cv2.imwrite(str(outdir / name), camera.render(art, pose, seed=k))
+        boards.append(name)
+    table = table_art(Layout.load(layout_path))
+    pose = table_pose()
+    frames = {
+        "table.png": (pose, 1),
+        "table-still.png": (pose, 2),
+        "table-bumped.png": (pose.moved(turn_deg=(0.2, 0.0, 0.0)), 3),
+    }
+    for name, (frame_pose, seed) in frames.items():
+        cv2.imwrite(str(outdir / name), camera.render(table, frame_pose, seed=seed))
+    truth = {
+        "K": camera.K.tolist(),
+        "dist": camera.dist.tolist(),
+        "image_size": list(camera.image_size),
+        "board": {"files": boards, "spec": spec.describe()},
+        "table": {"calibration_frame": "table.png", "same_camera": "table-still.png",
+                  "camera_turned_0.2_deg": "table-bumped.png", "layout": str(layout_path)},
+    }
+    (outdir / "truth.json").write_text(json.dumps(truth, indent=1), encoding="utf-8")
+    return truth
