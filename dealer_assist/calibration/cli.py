@@ -21,17 +21,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     def board_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--board", choices=("chessboard", "charuco"), default="chessboard")
-        p.add_argument("--cols", type=int, default=9, help="inner corners across (ChArUco: squares - 1)")
-        p.add_argument("--rows", type=int, default=6, help="inner corners down (ChArUco: squares - 1)")
-        p.add_argument("--square-mm", type=float, default=25.0, help="side of one square, as printed")
-        p.add_argument("--marker-mm", type=float, default=None, help="ChArUco marker side (default 0.75 square)")
+        p.add_argument(
+            "--cols", type=int, default=9, help="inner corners across (ChArUco: squares - 1)"
+        )
+        p.add_argument(
+            "--rows", type=int, default=6, help="inner corners down (ChArUco: squares - 1)"
+        )
+        p.add_argument(
+            "--square-mm", type=float, default=25.0, help="side of one square, as printed"
+        )
+        p.add_argument(
+            "--marker-mm",
+            type=float,
+            default=None,
+            help="ChArUco marker side (default 0.75 square)",
+        )
         p.add_argument("--dictionary", default="DICT_5X5_100", help="ChArUco marker dictionary")
 
     p = sub.add_parser("camera", help="solve the lens from board images")
     p.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
     board_options(p)
     p.add_argument("--min-images", type=int, default=5)
-    p.add_argument("--max-blur-px", type=float, default=4.0, help="reject boards with edges wider than this")
+    p.add_argument(
+        "--max-blur-px", type=float, default=4.0, help="reject boards with edges wider than this"
+    )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", type=Path, required=True, help="camera file to write (YAML)")
 
@@ -44,15 +57,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("image", type=Path)
     p.add_argument("--camera", type=Path, required=True, help="camera file from 'calibrate camera'")
     p.add_argument("--layout", type=Path, default=Path(DEFAULT_LAYOUT))
-    p.add_argument("--point", action="append", default=[], metavar="U,V=X,Y",
-                   help="a hand-measured point (pixel = table mm) instead of markers; give 4 or more")
+    p.add_argument(
+        "--point",
+        action="append",
+        default=[],
+        metavar="U,V=X,Y",
+        help="a hand-measured point (pixel = table mm) instead of markers; give 4 or more",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("-o", "--output", type=Path, required=True, help="table file to write (YAML)")
 
     p = sub.add_parser("markers", help="write printable sheets of the layout's ArUco markers")
     p.add_argument("--layout", type=Path, default=Path(DEFAULT_LAYOUT))
     p.add_argument("--dpi", type=int, default=300)
-    p.add_argument("-o", "--output", type=Path, required=True, help="PNG (pages get -1, -2... if several)")
+    p.add_argument(
+        "-o", "--output", type=Path, required=True, help="PNG (pages get -1, -2... if several)"
+    )
 
     p = sub.add_parser("locate", help="which seat and zone an image pixel falls in")
     p.add_argument("table", type=Path)
@@ -71,7 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold-mm", type=float, default=3.0)
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("synth", help="render a practice set from a known camera (boards, table frames)")
+    p = sub.add_parser(
+        "synth", help="render a practice set from a known camera (boards, table frames)"
+    )
     p.add_argument("outdir", type=Path)
     p.add_argument("--layout", type=Path, default=Path(DEFAULT_LAYOUT))
     p.add_argument("--views", type=int, default=9, help="board images to render")
@@ -82,8 +104,14 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.errors import CalibrationError
 
     actions = {
-        "camera": _camera, "board": _board, "table": _table, "markers": _markers,
-        "locate": _locate, "check": _check, "drift": _drift, "synth": _synth,
+        "camera": _camera,
+        "board": _board,
+        "table": _table,
+        "markers": _markers,
+        "locate": _locate,
+        "check": _check,
+        "drift": _drift,
+        "synth": _synth,
     }
     try:
         return actions[args.action](args)
@@ -99,15 +127,20 @@ def run(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace) -> Any:
     from dealer_assist.calibration.errors import CalibrationError
-    from dealer_assist.calibration.lens import ChessboardSpec, CharucoSpec
+    from dealer_assist.calibration.lens import CharucoSpec, ChessboardSpec
 
     if args.cols < 2 or args.rows < 2 or args.square_mm <= 0:
-        raise CalibrationError("board options", "need --cols and --rows of at least 2 and a positive --square-mm")
+        raise CalibrationError(
+            "board options", "need --cols and --rows of at least 2 and a positive --square-mm"
+        )
     if args.board == "chessboard":
         return ChessboardSpec(args.cols, args.rows, args.square_mm)
     marker = args.marker_mm if args.marker_mm is not None else 0.75 * args.square_mm
     if not 0 < marker < args.square_mm:
-        raise CalibrationError("--marker-mm", f"must be between 0 and the square ({args.square_mm:g} mm), got {marker:g}")
+        raise CalibrationError(
+            "--marker-mm",
+            f"must be between 0 and the square ({args.square_mm:g} mm), got {marker:g}",
+        )
     return CharucoSpec(args.cols, args.rows, args.square_mm, marker, args.dictionary)
 
 
@@ -122,9 +155,14 @@ def _camera(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json(), indent=1))
     else:
         K = result.camera.K
-        print(f"{spec.describe()}: {result.camera.images_used} image(s) used, RMS {result.camera.rms_px:.3f} px")
-        print(f"focal {K[0, 0]:.1f} x {K[1, 1]:.1f} px, centre ({K[0, 2]:.1f}, {K[1, 2]:.1f}),"
-              f" distortion {' '.join(f'{v:+.4f}' for v in result.camera.dist)}")
+        print(
+            f"{spec.describe()}: {result.camera.images_used} image(s) used,"
+            f" RMS {result.camera.rms_px:.3f} px"
+        )
+        print(
+            f"focal {K[0, 0]:.1f} x {K[1, 1]:.1f} px, centre ({K[0, 2]:.1f}, {K[1, 2]:.1f}),"
+            f" distortion {' '.join(f'{v:+.4f}' for v in result.camera.dist)}"
+        )
         for name, err in result.per_image_rms_px:
             print(f"  {name}: {err:.3f} px")
         print(f"frame coverage {result.coverage:.0%}; wrote {args.output}")
@@ -157,18 +195,25 @@ def _table(args: argparse.Namespace) -> int:
     calibration.save(args.output)
     eye = calibration.camera_position_mm
     if args.json:
-        print(json.dumps({
-            "residual_mm": calibration.residual_mm,
-            "residuals_mm": dict(fit.residuals_mm),
-            "markers_seen": sorted(calibration.reference_markers),
-            "camera_position_mm": list(eye),
-            "tilt_deg": calibration.tilt_deg,
-            "warnings": list(fit.warnings),
-        }, indent=1))
+        print(
+            json.dumps(
+                {
+                    "residual_mm": calibration.residual_mm,
+                    "residuals_mm": dict(fit.residuals_mm),
+                    "markers_seen": sorted(calibration.reference_markers),
+                    "camera_position_mm": list(eye),
+                    "tilt_deg": calibration.tilt_deg,
+                    "warnings": list(fit.warnings),
+                },
+                indent=1,
+            )
+        )
     else:
-        print(f"{layout.name} placed from {calibration.method}: RMS {calibration.residual_mm:.2f} mm;"
-              f" camera {-eye[2]:.0f} mm above the felt at ({eye[0]:.0f}, {eye[1]:.0f}) mm,"
-              f" tilted {calibration.tilt_deg:.1f} deg")
+        print(
+            f"{layout.name} placed from {calibration.method}: RMS {calibration.residual_mm:.2f} mm;"
+            f" camera {-eye[2]:.0f} mm above the felt at ({eye[0]:.0f}, {eye[1]:.0f}) mm,"
+            f" tilted {calibration.tilt_deg:.1f} deg"
+        )
         for label, residual in fit.residuals_mm:
             print(f"  {label}: {residual:.2f} mm")
         print(f"wrote {args.output}")
@@ -184,10 +229,17 @@ def _markers(args: argparse.Namespace) -> int:
     layout = Layout.load(args.layout)
     pages = marker_sheets(layout, args.dpi)
     output: Path = args.output
-    names = [output] if len(pages) == 1 else [output.with_name(f"{output.stem}-{k + 1}{output.suffix}") for k in range(len(pages))]
+    names = (
+        [output]
+        if len(pages) == 1
+        else [output.with_name(f"{output.stem}-{k + 1}{output.suffix}") for k in range(len(pages))]
+    )
     for name, page in zip(names, pages, strict=True):
         write_png(name, page, args.dpi)
-    print(f"wrote {', '.join(map(str, names))}: {len(layout.markers)} markers, print at {args.dpi} DPI and 100% scale")
+    print(
+        f"wrote {', '.join(map(str, names))}: {len(layout.markers)} markers,"
+        f" print at {args.dpi} DPI and 100% scale"
+    )
     return 0
 
 
@@ -198,8 +250,15 @@ def _locate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(location.to_json()))
     else:
-        where = "no zone" if location.zone is None else (
-            f"dealer {location.zone}" if location.seat is None else f"seat {location.seat} {location.zone}")
+        where = (
+            "no zone"
+            if location.zone is None
+            else (
+                f"dealer {location.zone}"
+                if location.seat is None
+                else f"seat {location.seat} {location.zone}"
+            )
+        )
         print(f"({location.table_mm[0]:.1f}, {location.table_mm[1]:.1f}) mm: {where}")
     return 0
 
@@ -217,8 +276,11 @@ def _check(args: argparse.Namespace) -> int:
     drift = check_drift(calibration, frame)
     write_png(args.output, draw_overlay(frame, calibration, seen, drift))
     missing = [m.marker_id for m in calibration.layout.markers if m.marker_id not in seen]
-    print(f"wrote {args.output}; markers seen {sorted(seen)}"
-          + (f", missing {missing}" if missing else "") + f"; {drift.message}")
+    print(
+        f"wrote {args.output}; markers seen {sorted(seen)}"
+        + (f", missing {missing}" if missing else "")
+        + f"; {drift.message}"
+    )
     return 0
 
 

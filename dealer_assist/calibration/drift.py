@@ -58,11 +58,22 @@ def check_drift(
     missing = tuple(sorted(set(baseline) - set(found)))
     if len(found) < min_markers:
         return DriftReport(
-            None, False, threshold_mm, found, missing, {},
-            f"cannot judge drift: {len(found)} of {len(baseline)} baseline markers visible (need {min_markers})",
+            None,
+            False,
+            threshold_mm,
+            found,
+            missing,
+            {},
+            f"cannot judge drift: {len(found)} of {len(baseline)} baseline markers visible"
+            f" (need {min_markers})",
         )
     per_marker = {
-        i: float(np.linalg.norm(calibration.images_to_table(seen[i]) - calibration.images_to_table(baseline[i]), axis=1).mean())
+        i: float(
+            np.linalg.norm(
+                calibration.images_to_table(seen[i]) - calibration.images_to_table(baseline[i]),
+                axis=1,
+            ).mean()
+        )
         for i in found
     }
     moved = float(np.median(list(per_marker.values())))
@@ -77,8 +88,13 @@ class DriftMonitor:
     threshold (so one frame with a marker misread does not stop the game), and stays alarmed until
     a frame is back under it. Frames where drift cannot be judged leave the state as it was."""
 
-    def __init__(self, calibration: TableCalibration, threshold_mm: float = DEFAULT_THRESHOLD_MM,
-                 confirm_frames: int = 2, min_markers: int = MIN_MARKERS_FOR_DRIFT) -> None:
+    def __init__(
+        self,
+        calibration: TableCalibration,
+        threshold_mm: float = DEFAULT_THRESHOLD_MM,
+        confirm_frames: int = 2,
+        min_markers: int = MIN_MARKERS_FOR_DRIFT,
+    ) -> None:
         self.calibration = calibration
         self.threshold_mm = threshold_mm
         self.confirm_frames = confirm_frames
@@ -93,5 +109,12 @@ class DriftMonitor:
         else:
             self._over = self._over + 1 if report.moved_mm > self.threshold_mm else 0
             alarm = self._over >= self.confirm_frames
-        return DriftReport(report.moved_mm, alarm, report.threshold_mm, report.markers_found,
-                           report.markers_missing, report.per_marker_mm, report.message)
+        return DriftReport(
+            report.moved_mm,
+            alarm,
+            report.threshold_mm,
+            report.markers_found,
+            report.markers_missing,
+            report.per_marker_mm,
+            report.message,
+        )

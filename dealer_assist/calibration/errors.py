@@ -25,11 +25,11 @@ class BlurredImageError(CalibrationError):
 
 
 class TooFewImagesError(CalibrationError):
-    """Too few usable board images to solve the lens; lists what was wrong with each rejected one."""
+    """Too few usable board images to solve the lens; lists why each rejected one was refused."""
 
 
 class MarkersMissingError(CalibrationError):
-    """Too few of the layout's ArUco markers (or hand-given points) were found to place the table."""
+    """Too few of the layout's ArUco markers (or hand-given points) to place the table."""
 
 
 class LayoutError(CalibrationError):

@@ -1,4 +1,4 @@
-"""Table layouts: where each seat's zones, the dealer's zones and the ArUco markers lie, in millimetres.
+"""Table layouts: where each seat's zones, the dealer's zones and the ArUco markers lie, in mm.
 
 Table coordinates (see docs/calibration.md): looking down on the table with the dealer at the top,
 the origin is the middle of the dealer's straight edge of the felt, +x runs to the right (towards
@@ -69,7 +69,7 @@ class Circle:
 
 @dataclass(frozen=True)
 class Polygon:
-    """A zone bounded by a simple polygon (card areas, insurance line, tray); rectangles become this."""
+    """A zone bounded by a simple polygon (card areas, insurance line, tray, rectangles)."""
 
     points: tuple[Point, ...]
 
@@ -214,7 +214,8 @@ class Layout:
             for key in seat_map:
                 if key != "seat" and key not in SEAT_ZONES:
                     raise LayoutError(
-                        source, f"{where}: unknown seat zone {key!r} (known: {', '.join(SEAT_ZONES)})"
+                        source,
+                        f"{where}: unknown seat zone {key!r} (known: {', '.join(SEAT_ZONES)})",
                     )
             for zone_name in REQUIRED_SEAT_ZONES:
                 reader.require(seat_map, zone_name, where)
@@ -272,7 +273,11 @@ class _Reader:
         return value
 
     def number(self, value: Any, where: str, positive: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             raise self.fail(where, f"expected a number, got {value!r}")
         if positive and value <= 0:
             raise self.fail(where, f"must be positive, got {value!r}")
@@ -300,7 +305,9 @@ class _Reader:
         body = self.mapping(body, where)
         center = self.point(self.require(body, "center", where), f"{where}.center")
         if kind == "circle":
-            return Circle(center, self.number(self.require(body, "radius", where), f"{where}.radius", True))
+            return Circle(
+                center, self.number(self.require(body, "radius", where), f"{where}.radius", True)
+            )
         if kind == "rect":
             size = self.point(self.require(body, "size", where), f"{where}.size")
             if size[0] <= 0 or size[1] <= 0:
@@ -318,7 +325,9 @@ class _Reader:
         size = self.number(self.require(spec, "size_mm", "markers"), "markers.size_mm", True)
         placements: list[MarkerPlacement] = []
         seen: set[int] = set()
-        for index, item in enumerate(self.sequence(self.require(spec, "placed", "markers"), "markers.placed")):
+        for index, item in enumerate(
+            self.sequence(self.require(spec, "placed", "markers"), "markers.placed")
+        ):
             where = f"markers.placed[{index}]"
             entry = self.mapping(item, where)
             marker_id = self.integer(entry, "id", where)
@@ -350,4 +359,3 @@ def _rectangle(center: Point, size: Point, angle_deg: float) -> Polygon:
             for dx, dy in corners
         )
     )
-

@@ -22,7 +22,7 @@ MM_PER_INCH = 25.4
 FELT_BGR = (48, 110, 40)
 LINE_BGR = (225, 235, 235)
 MARKER_MARGIN = 0.25
-"""White margin round a marker, as a share of its side: ArUco needs a light border round the black."""
+"""White margin round a marker, as a share of its side (ArUco needs light round the black)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,12 +51,18 @@ def board_art(spec: BoardSpec, px_per_mm: float, margin_mm: float | None = None)
     squares_x, squares_y = spec.cols + 1, spec.rows + 1
     if isinstance(spec, ChessboardSpec):
         tiles = (np.indices((squares_y, squares_x)).sum(axis=0) % 2 == 1).astype(np.uint8) * 255
-        board = cv2.resize(tiles, (squares_x * square_px, squares_y * square_px), interpolation=cv2.INTER_NEAREST)
+        board = cv2.resize(
+            tiles, (squares_x * square_px, squares_y * square_px), interpolation=cv2.INTER_NEAREST
+        )
         origin_shift = spec.square_mm  # first inner corner is one square in
     else:
-        board = spec.board().generateImage((squares_x * square_px, squares_y * square_px), marginSize=0)
+        board = spec.board().generateImage(
+            (squares_x * square_px, squares_y * square_px), marginSize=0
+        )
         origin_shift = 0.0
-    image = cv2.copyMakeBorder(board, margin_px, margin_px, margin_px, margin_px, cv2.BORDER_CONSTANT, value=255)
+    image = cv2.copyMakeBorder(
+        board, margin_px, margin_px, margin_px, margin_px, cv2.BORDER_CONSTANT, value=255
+    )
     origin = -origin_shift - margin_px * mm_per_px
     return FlatArt(image, mm_per_px, (origin, origin))
 
@@ -76,10 +82,22 @@ def paste_marker(canvas: FlatArt, dictionary: str, marker: MarkerPlacement) -> N
     side = sticker.shape[0]
     pad = round(side * MARKER_MARGIN)
     sticker = cv2.copyMakeBorder(sticker, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
-    grown = MarkerPlacement(marker.marker_id, marker.center, marker.size_mm * (side + 2 * pad) / side, marker.rotation_deg)
-    source = np.float32([[-0.5, -0.5], [sticker.shape[1] - 0.5, -0.5],
-                         [sticker.shape[1] - 0.5, sticker.shape[0] - 0.5], [-0.5, sticker.shape[0] - 0.5]])
-    target = np.float32([canvas.to_pixel(x, y) for x, y in grown.corners()])
+    grown = MarkerPlacement(
+        marker.marker_id,
+        marker.center,
+        marker.size_mm * (side + 2 * pad) / side,
+        marker.rotation_deg,
+    )
+    source = np.array(
+        [
+            [-0.5, -0.5],
+            [sticker.shape[1] - 0.5, -0.5],
+            [sticker.shape[1] - 0.5, sticker.shape[0] - 0.5],
+            [-0.5, sticker.shape[0] - 0.5],
+        ],
+        np.float32,
+    )
+    target = np.array([canvas.to_pixel(x, y) for x, y in grown.corners()], np.float32)
     warp = cv2.getPerspectiveTransform(source, target)
     size = (canvas.image.shape[1], canvas.image.shape[0])
     ink = cv2.warpPerspective(sticker, warp, size, flags=cv2.INTER_LINEAR)
@@ -101,7 +119,9 @@ def table_art(layout: Layout, px_per_mm: float = 2.0, margin_mm: float = 150.0) 
     scale = 2**shift
 
     def fixed(points: list[tuple[float, float]]) -> np.ndarray:
-        return np.array([[round(c * scale) for c in art.to_pixel(x, y)] for x, y in points], np.int32)
+        return np.array(
+            [[round(c * scale) for c in art.to_pixel(x, y)] for x, y in points], np.int32
+        )
 
     cv2.fillPoly(art.image, [fixed(list(layout.outline.points))], FELT_BGR, cv2.LINE_AA, shift)
     line_px = max(1, round(6 * px_per_mm))
@@ -109,15 +129,33 @@ def table_art(layout: Layout, px_per_mm: float = 2.0, margin_mm: float = 150.0) 
         if isinstance(zone.shape, Circle):
             center = fixed([zone.shape.center])[0]
             radius = round(zone.shape.radius * px_per_mm * scale)
-            cv2.circle(art.image, tuple(int(v) for v in center), radius, LINE_BGR, line_px, cv2.LINE_AA, shift)
+            cv2.circle(
+                art.image,
+                tuple(int(v) for v in center),
+                radius,
+                LINE_BGR,
+                line_px,
+                cv2.LINE_AA,
+                shift,
+            )
         else:
-            cv2.polylines(art.image, [fixed(list(zone.shape.points))], True, LINE_BGR, line_px, cv2.LINE_AA, shift)
+            cv2.polylines(
+                art.image,
+                [fixed(list(zone.shape.points))],
+                True,
+                LINE_BGR,
+                line_px,
+                cv2.LINE_AA,
+                shift,
+            )
     for marker in layout.markers:
         paste_marker(art, layout.aruco_dictionary, marker)
     return art
 
 
-def marker_sheets(layout: Layout, dpi: int, page_mm: tuple[float, float] = (210.0, 297.0)) -> list[np.ndarray]:
+def marker_sheets(
+    layout: Layout, dpi: int, page_mm: tuple[float, float] = (210.0, 297.0)
+) -> list[np.ndarray]:
     """Pages (A4 by default) with every layout marker at true size, each labelled with its id and
     where it goes on the table; print at 100% scale at ``dpi``."""
     px_per_mm = dpi / MM_PER_INCH
@@ -128,29 +166,47 @@ def marker_sheets(layout: Layout, dpi: int, page_mm: tuple[float, float] = (210.
     pages: list[np.ndarray] = []
     per_page = columns * rows
     for start in range(0, len(layout.markers), per_page):
-        page = FlatArt(np.full((round(page_mm[1] * px_per_mm), round(page_mm[0] * px_per_mm)), 255, np.uint8),
-                       1 / px_per_mm, (0.0, 0.0))
-        _text(page, f"{layout.name}: {layout.aruco_dictionary} markers, print at {dpi} DPI, 100% scale;"
-              f" page {start // per_page + 1}", (10, 10))
+        page = FlatArt(
+            np.full((round(page_mm[1] * px_per_mm), round(page_mm[0] * px_per_mm)), 255, np.uint8),
+            1 / px_per_mm,
+            (0.0, 0.0),
+        )
+        _text(
+            page,
+            f"{layout.name}: {layout.aruco_dictionary} markers, print at {dpi} DPI, 100% scale;"
+            f" page {start // per_page + 1}",
+            (10, 10),
+        )
         for slot, marker in enumerate(layout.markers[start : start + per_page]):
             col, row = slot % columns, slot // columns
             cx = 10 + cell_w * (col + 0.5)
             cy = 20 + cell_h * row + cell_w / 2
-            paste_marker(page, layout.aruco_dictionary, MarkerPlacement(marker.marker_id, (cx, cy), marker.size_mm))
-            _text(page, f"id {marker.marker_id}: centre at ({marker.center[0]:g}, {marker.center[1]:g}) mm,"
-                  f" {marker.size_mm:g} mm, top to dealer" + (f" +{marker.rotation_deg:g} deg" if marker.rotation_deg else ""),
-                  (cx - cell_w / 2 + 4, cy + cell_w / 2 + 2))
+            paste_marker(
+                page,
+                layout.aruco_dictionary,
+                MarkerPlacement(marker.marker_id, (cx, cy), marker.size_mm),
+            )
+            _text(
+                page,
+                f"id {marker.marker_id}: centre at ({marker.center[0]:g}, {marker.center[1]:g}) mm,"
+                f" {marker.size_mm:g} mm, top to dealer"
+                + (f" +{marker.rotation_deg:g} deg" if marker.rotation_deg else ""),
+                (cx - cell_w / 2 + 4, cy + cell_w / 2 + 2),
+            )
         _scale_bar(page, (page_mm[0] - 110, page_mm[1] - 12))
         pages.append(page.image)
     return pages
 
 
 def printable_board(spec: BoardSpec, dpi: int) -> np.ndarray:
-    """The board at true size for ``dpi`` with a caption and a 100 mm bar to check the print scale."""
+    """The board at true size for ``dpi``, captioned, with a 100 mm bar to check the print."""
     art = board_art(spec, dpi / MM_PER_INCH)
     caption_px = round(24 * dpi / MM_PER_INCH)
-    page = FlatArt(cv2.copyMakeBorder(art.image, 0, caption_px, 0, 0, cv2.BORDER_CONSTANT, value=255),
-                   art.mm_per_px, (0.0, 0.0))
+    page = FlatArt(
+        cv2.copyMakeBorder(art.image, 0, caption_px, 0, 0, cv2.BORDER_CONSTANT, value=255),
+        art.mm_per_px,
+        (0.0, 0.0),
+    )
     height_mm = art.image.shape[0] * art.mm_per_px
     _text(page, f"{spec.describe()}; print at {dpi} DPI, 100% scale", (4, height_mm + 1))
     _scale_bar(page, (4, height_mm + 14))
@@ -160,8 +216,16 @@ def printable_board(spec: BoardSpec, dpi: int) -> np.ndarray:
 def _text(page: FlatArt, text: str, top_left_mm: tuple[float, float]) -> None:
     scale = 0.28 / page.mm_per_px / 22  # about 2.8 mm tall capitals
     x, y = page.to_pixel(*top_left_mm)
-    cv2.putText(page.image, text, (round(x), round(y + 22 * scale)), cv2.FONT_HERSHEY_SIMPLEX,
-                scale, 0, max(1, round(scale * 1.5)), cv2.LINE_AA)
+    cv2.putText(
+        page.image,
+        text,
+        (round(x), round(y + 22 * scale)),
+        cv2.FONT_HERSHEY_SIMPLEX,
+        scale,
+        0,
+        max(1, round(scale * 1.5)),
+        cv2.LINE_AA,
+    )
 
 
 def _scale_bar(page: FlatArt, left_mm: tuple[float, float]) -> None:
@@ -170,7 +234,9 @@ def _scale_bar(page: FlatArt, left_mm: tuple[float, float]) -> None:
     thick = max(1, round(0.8 / page.mm_per_px))
     cv2.line(page.image, (round(x0), round(y0)), (round(x1), round(y0)), 0, thick)
     for x in (x0, x1):
-        cv2.line(page.image, (round(x), round(y0 - 2 / page.mm_per_px)), (round(x), round(y0)), 0, thick)
+        cv2.line(
+            page.image, (round(x), round(y0 - 2 / page.mm_per_px)), (round(x), round(y0)), 0, thick
+        )
     _text(page, "100 mm: measure to check the scale", (left_mm[0] + 2, left_mm[1] - 7))
 
 

@@ -30,8 +30,13 @@ class Pose:
     tvec: np.ndarray
 
     @classmethod
-    def looking_at(cls, eye_mm: tuple[float, float, float], target_mm: tuple[float, float, float],
-                   down: tuple[float, float, float] = (0.0, 1.0, 0.0), roll_deg: float = 0.0) -> Pose:
+    def looking_at(
+        cls,
+        eye_mm: tuple[float, float, float],
+        target_mm: tuple[float, float, float],
+        down: tuple[float, float, float] = (0.0, 1.0, 0.0),
+        roll_deg: float = 0.0,
+    ) -> Pose:
         """A camera at ``eye_mm`` aimed at ``target_mm``, with the image's downward direction as
         close to world direction ``down`` as possible, then turned ``roll_deg`` about its axis."""
         eye = np.asarray(eye_mm, float)
@@ -45,8 +50,12 @@ class Pose:
         rvec, _ = cv2.Rodrigues(rotation)
         return cls(rvec.ravel(), -rotation @ eye)
 
-    def moved(self, shift_mm: tuple[float, float, float] = (0, 0, 0), turn_deg: tuple[float, float, float] = (0, 0, 0)) -> Pose:
-        """The same camera shifted ``shift_mm`` (world axes) and turned by ``turn_deg`` about its own
+    def moved(
+        self,
+        shift_mm: tuple[float, float, float] = (0, 0, 0),
+        turn_deg: tuple[float, float, float] = (0, 0, 0),
+    ) -> Pose:
+        """The same camera shifted ``shift_mm`` (world axes) and turned ``turn_deg`` about its own
         x, y, z axes: a bump."""
         rotation, _ = cv2.Rodrigues(self.rvec)
         eye = -rotation.T @ self.tvec + np.asarray(shift_mm, float)
@@ -68,7 +77,7 @@ class SyntheticCamera:
 
     @classmethod
     def typical(cls, image_size: tuple[int, int] = (1280, 720)) -> SyntheticCamera:
-        """A wide table camera: about 65 degrees across, barrel distortion, centre off the middle."""
+        """A wide table camera: about 65 degrees across, barrel distortion, centre off-middle."""
         width, height = image_size
         focal = 1000.0 * width / 1280
         K = np.array([[focal, 0, width / 2 + 9.7], [0, focal * 1.002, height / 2 - 6.3], [0, 0, 1]])
@@ -91,14 +100,23 @@ class SyntheticCamera:
         if self._rays is None:
             width, height = self.image_size
             s = self.supersample
-            cols, rows = np.meshgrid((np.arange(width * s) + 0.5) / s - 0.5, (np.arange(height * s) + 0.5) / s - 0.5)
+            cols, rows = np.meshgrid(
+                (np.arange(width * s) + 0.5) / s - 0.5, (np.arange(height * s) + 0.5) / s - 0.5
+            )
             pixels = np.stack([cols, rows], axis=-1).reshape(-1, 1, 2)
             rays = cv2.undistortPoints(pixels, self.K, self.dist, criteria=UNDISTORT_CRITERIA)
             self._rays = rays.reshape(height * s, width * s, 2)
         return self._rays
 
-    def render(self, art: FlatArt, pose: Pose, background: int = 90, noise: float = 2.0,
-               blur_sigma: float = 0.0, seed: int = 0) -> np.ndarray:
+    def render(
+        self,
+        art: FlatArt,
+        pose: Pose,
+        background: int = 90,
+        noise: float = 2.0,
+        blur_sigma: float = 0.0,
+        seed: int = 0,
+    ) -> np.ndarray:
         """The image the camera takes of ``art`` lying on the world z = 0 plane."""
         rays = self._normalised_rays()
         rotation, _ = cv2.Rodrigues(pose.rvec)
@@ -108,11 +126,22 @@ class SyntheticCamera:
         depth = homogeneous[..., 2]
         visible = depth > 1e-9
         safe = np.where(visible, depth, 1.0)
-        map_x = ((homogeneous[..., 0] / safe - art.origin_mm[0]) / art.mm_per_px - 0.5).astype(np.float32)
-        map_y = ((homogeneous[..., 1] / safe - art.origin_mm[1]) / art.mm_per_px - 0.5).astype(np.float32)
+        map_x = ((homogeneous[..., 0] / safe - art.origin_mm[0]) / art.mm_per_px - 0.5).astype(
+            np.float32
+        )
+        map_y = ((homogeneous[..., 1] / safe - art.origin_mm[1]) / art.mm_per_px - 0.5).astype(
+            np.float32
+        )
         map_x[~visible] = -1e6
         border = (background,) * (art.image.shape[2] if art.image.ndim == 3 else 1)
-        big = cv2.remap(art.image, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=border)
+        big = cv2.remap(
+            art.image,
+            map_x,
+            map_y,
+            cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=border,
+        )
         image = cv2.resize(big, self.image_size, interpolation=cv2.INTER_AREA)
         if blur_sigma > 0:
             image = cv2.GaussianBlur(image, (0, 0), blur_sigma)
@@ -122,13 +151,35 @@ class SyntheticCamera:
         return image
 
 
-BOARD_SPOTS = ((-120, -55), (0, 0), (120, 55), (120, -55), (-120, 55), (0, -60), (-120, 0), (120, 0), (0, 60))
+BOARD_SPOTS = (
+    (-120, -55),
+    (0, 0),
+    (120, 55),
+    (120, -55),
+    (-120, 55),
+    (0, -60),
+    (-120, 0),
+    (120, 0),
+    (0, 60),
+)
 """Where successive board views aim (mm from the board's centre), to cover the whole frame."""
-TILTS = ((-220, -160), (200, 140), (-160, -170), (-190, 150), (0, -230), (240, 0), (-240, 20), (20, 220), (120, 120))
-"""Sideways offsets of the eye (mm), so each view sees the board tilted 20 to 30 degrees a new way."""
+TILTS = (
+    (-220, -160),
+    (200, 140),
+    (-160, -170),
+    (-190, 150),
+    (0, -230),
+    (240, 0),
+    (-240, 20),
+    (20, 220),
+    (120, 120),
+)
+"""Sideways offsets of the eye (mm): each view sees the board tilted 20-30 degrees a new way."""
 
 
-def board_poses(center_mm: tuple[float, float], count: int, distance_mm: float = 380.0) -> list[Pose]:
+def board_poses(
+    center_mm: tuple[float, float], count: int, distance_mm: float = 380.0
+) -> list[Pose]:
     """``count`` varied views of a board centred at ``center_mm``: tilted, turned, near every part
     of the frame of a camera like ``SyntheticCamera.typical()``."""
     poses = []
@@ -146,7 +197,9 @@ def table_pose() -> Pose:
     return Pose.looking_at((30.0, -250.0, -1500.0), (0.0, 480.0, 0.0), roll_deg=1.5)
 
 
-def write_practice_set(outdir: str | Path, layout_path: str | Path, views: int = 9) -> dict[str, Any]:
+def write_practice_set(
+    outdir: str | Path, layout_path: str | Path, views: int = 9
+) -> dict[str, Any]:
     """Render board views and table frames from a known camera into ``outdir``; returns (and writes
     as truth.json) the true lens and what each file is, so a calibration can be checked."""
     outdir = Path(outdir)
@@ -174,8 +227,12 @@ def write_practice_set(outdir: str | Path, layout_path: str | Path, views: int =
         "dist": camera.dist.tolist(),
         "image_size": list(camera.image_size),
         "board": {"files": boards, "spec": spec.describe()},
-        "table": {"calibration_frame": "table.png", "same_camera": "table-still.png",
-                  "camera_turned_0.2_deg": "table-bumped.png", "layout": str(layout_path)},
+        "table": {
+            "calibration_frame": "table.png",
+            "same_camera": "table-still.png",
+            "camera_turned_0.2_deg": "table-bumped.png",
+            "layout": str(layout_path),
+        },
     }
     (outdir / "truth.json").write_text(json.dumps(truth, indent=1), encoding="utf-8")
     return truth

@@ -17,7 +17,11 @@ import cv2
 import numpy as np
 import yaml
 
-from dealer_assist.calibration.errors import CalibrationError, CalibrationFileError, MarkersMissingError
+from dealer_assist.calibration.errors import (
+    CalibrationError,
+    CalibrationFileError,
+    MarkersMissingError,
+)
 from dealer_assist.calibration.layout import Layout
 from dealer_assist.calibration.lens import CameraModel, _read_yaml, laplacian_variance
 
@@ -26,7 +30,7 @@ MIN_MARKERS = 3
 """Fewest layout markers that must be seen to place the table (12 corners, spread over the felt)."""
 MIN_POINTS = 4
 MAX_MARKER_RESIDUAL_MM = 15.0
-"""A marker this far from where the layout says (after the fit) is treated as misplaced and left out."""
+"""A marker this far from its layout place after the fit is taken as misplaced, and left out."""
 UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
 
 
@@ -41,7 +45,11 @@ class Location:
 
     def to_json(self) -> dict[str, Any]:
         """The ``calibrate locate --json`` form."""
-        return {"table_mm": [round(self.table_mm[0], 1), round(self.table_mm[1], 1)], "seat": self.seat, "zone": self.zone}
+        return {
+            "table_mm": [round(self.table_mm[0], 1), round(self.table_mm[1], 1)],
+            "seat": self.seat,
+            "zone": self.zone,
+        }
 
 
 @dataclass(frozen=True)
@@ -59,7 +67,9 @@ class PointPair:
             u, v = (float(p) for p in left.split(","))
             x, y = (float(p) for p in right.split(","))
         except ValueError as exc:
-            raise CalibrationError(repr(text), "expected a point as U,V=X,Y (pixel = table mm)") from exc
+            raise CalibrationError(
+                repr(text), "expected a point as U,V=X,Y (pixel = table mm)"
+            ) from exc
         return cls((u, v), (x, y))
 
 
@@ -68,11 +78,16 @@ def detect_markers(image: np.ndarray, dictionary: str) -> dict[int, np.ndarray]:
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     parameters = cv2.aruco.DetectorParameters()
     parameters.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
-    detector = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary)), parameters)
+    detector = cv2.aruco.ArucoDetector(
+        cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary)), parameters
+    )
     corners, ids, _ = detector.detectMarkers(gray)
     if ids is None:
         return {}
-    return {int(i): c.reshape(4, 2).astype(np.float64) for i, c in zip(ids.ravel(), corners, strict=True)}
+    return {
+        int(i): c.reshape(4, 2).astype(np.float64)
+        for i, c in zip(ids.ravel(), corners, strict=True)
+    }
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +114,9 @@ class TableCalibration:
     def images_to_table(self, pixels: np.ndarray) -> np.ndarray:
         """Table mm (N, 2) of image pixels (N, 2), as seen through the (distorted) lens."""
         pixels = np.asarray(pixels, np.float64).reshape(-1, 1, 2)
-        normalised = cv2.undistortPoints(pixels, self.camera.K, self.camera.dist, criteria=UNDISTORT_CRITERIA)
+        normalised = cv2.undistortPoints(
+            pixels, self.camera.K, self.camera.dist, criteria=UNDISTORT_CRITERIA
+        )
         return cv2.perspectiveTransform(normalised, self._normalised_to_table()).reshape(-1, 2)
 
     def image_to_table(self, x: float, y: float) -> tuple[float, float]:
@@ -111,7 +128,9 @@ class TableCalibration:
         """Image pixels (N, 2) of table points (N, 2) mm."""
         points = np.asarray(points_mm, np.float64).reshape(-1, 2)
         points3 = np.hstack([points, np.zeros((len(points), 1))])
-        pixels, _ = cv2.projectPoints(points3, self.rvec, self.tvec, self.camera.K, self.camera.dist)
+        pixels, _ = cv2.projectPoints(
+            points3, self.rvec, self.tvec, self.camera.K, self.camera.dist
+        )
         return pixels.reshape(-1, 2)
 
     def table_to_image(self, x_mm: float, y_mm: float) -> tuple[float, float]:
@@ -158,7 +177,9 @@ class TableCalibration:
 
     def save(self, path: str | Path) -> None:
         """Write the table calibration (YAML, self-contained: lens and layout included)."""
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False, width=120), encoding="utf-8")
+        Path(path).write_text(
+            yaml.safe_dump(self.to_dict(), sort_keys=False, width=120), encoding="utf-8"
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> TableCalibration:
@@ -166,17 +187,33 @@ class TableCalibration:
         source = str(path)
         data = _read_yaml(path)
         if not isinstance(data, dict) or data.get("kind") != TABLE_FILE_KIND:
-            raise CalibrationFileError(source, f"not a table calibration (kind must be {TABLE_FILE_KIND!r})")
+            raise CalibrationFileError(
+                source, f"not a table calibration (kind must be {TABLE_FILE_KIND!r})"
+            )
         camera = CameraModel.from_dict(data.get("camera"), f"{source}: camera")
         layout = Layout.from_dict(data.get("layout"), f"{source}: layout")
         try:
             rvec = np.array(data["pose"]["rvec"], np.float64).reshape(3)
             tvec = np.array(data["pose"]["tvec"], np.float64).reshape(3)
-            markers = {int(k): np.array(v, np.float64).reshape(4, 2) for k, v in (data.get("reference_markers") or {}).items()}
+            markers = {
+                int(k): np.array(v, np.float64).reshape(4, 2)
+                for k, v in (data.get("reference_markers") or {}).items()
+            }
             residual = float(data["residual_mm"])
         except (KeyError, TypeError, ValueError) as exc:
-            raise CalibrationFileError(source, f"bad or missing pose, residual_mm or reference_markers: {exc}") from exc
-        return cls(camera, layout, rvec, tvec, markers, residual, str(data.get("method", "")), str(data.get("source_image", "")))
+            raise CalibrationFileError(
+                source, f"bad or missing pose, residual_mm or reference_markers: {exc}"
+            ) from exc
+        return cls(
+            camera,
+            layout,
+            rvec,
+            tvec,
+            markers,
+            residual,
+            str(data.get("method", "")),
+            str(data.get("source_image", "")),
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,42 +237,67 @@ def fit_table(
     image when too few markers or points are available."""
     size = (image.shape[1], image.shape[0])
     if size != tuple(camera.image_size):
-        raise CalibrationError(name, f"image is {size[0]}x{size[1]} but the camera was calibrated at {camera.image_size[0]}x{camera.image_size[1]}")
+        raise CalibrationError(
+            name,
+            f"image is {size[0]}x{size[1]} but the camera was calibrated at"
+            f" {camera.image_size[0]}x{camera.image_size[1]}",
+        )
     seen = detect_markers(image, layout.aruco_dictionary)
     known = {m.marker_id for m in layout.markers}
-    warnings = [f"{name}: marker {i} is not in layout {layout.name}; ignored" for i in sorted(set(seen) - known)]
+    warnings = [
+        f"{name}: marker {i} is not in layout {layout.name}; ignored"
+        for i in sorted(set(seen) - known)
+    ]
     seen = {i: c for i, c in seen.items() if i in known}
     if points:
         if len(points) < MIN_POINTS:
-            raise MarkersMissingError(name, f"{len(points)} hand-given point(s); need at least {MIN_POINTS}")
-        groups = {f"point {k + 1}": (np.array([p.table_mm]), np.array([p.image_px])) for k, p in enumerate(points)}
+            raise MarkersMissingError(
+                name, f"{len(points)} hand-given point(s); need at least {MIN_POINTS}"
+            )
+        groups = {
+            f"point {k + 1}": (np.array([p.table_mm]), np.array([p.image_px]))
+            for k, p in enumerate(points)
+        }
         method = "points"
     else:
         missing = sorted(known - set(seen))
         if len(seen) < MIN_MARKERS:
             hint = ""
-            sharpness = laplacian_variance(image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+            sharpness = laplacian_variance(
+                image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+            )
             if sharpness < 60:
                 hint = f"; the image looks blurred (variance of Laplacian {sharpness:.0f})"
             raise MarkersMissingError(
                 name,
-                f"found {len(seen)} of layout {layout.name}'s {len(known)} {layout.aruco_dictionary} markers"
+                f"found {len(seen)} of layout {layout.name}'s {len(known)}"
+                f" {layout.aruco_dictionary} markers"
                 f" (missing ids {', '.join(map(str, missing))}); need at least {MIN_MARKERS}{hint}."
                 " Check that they are uncovered, lit, in view and in focus, or give points by hand",
             )
         if missing:
-            warnings.append(f"{name}: markers {', '.join(map(str, missing))} not found; fitted on {len(seen)}")
+            warnings.append(
+                f"{name}: markers {', '.join(map(str, missing))} not found; fitted on {len(seen)}"
+            )
         groups = {f"marker {i}": (np.array(layout.marker(i).corners()), c) for i, c in seen.items()}
         method = "aruco"
+    left_out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     while True:
         calibration, residuals = _solve(camera, layout, groups, seen, method, name)
         label, worst = max(residuals, key=lambda r: r[1])
         if method == "points" or worst <= MAX_MARKER_RESIDUAL_MM or len(groups) <= MIN_MARKERS:
             break
-        warnings.append(f"{name}: {label} lies {worst:.0f} mm from where the layout puts it (moved?); left out")
-        del groups[label]
+        left_out[label] = groups.pop(label)
+    for dropped, (mm, pixels) in left_out.items():
+        offset = float(np.linalg.norm(calibration.images_to_table(pixels) - mm, axis=1).mean())
+        warnings.append(
+            f"{name}: {dropped} lies {offset:.0f} mm from where the layout puts it (moved?);"
+            " left out"
+        )
     if worst > MAX_MARKER_RESIDUAL_MM:
-        warnings.append(f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points")
+        warnings.append(
+            f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points"
+        )
     return TableFit(calibration, tuple(residuals), tuple(warnings))
 
 
@@ -250,10 +312,16 @@ def _solve(
     table_points = np.vstack([g[0] for g in groups.values()])
     image_points = np.vstack([g[1] for g in groups.values()])
     object_points = np.hstack([table_points, np.zeros((len(table_points), 1))])
-    ok, rvec, tvec = cv2.solvePnP(object_points, image_points, camera.K, camera.dist, flags=cv2.SOLVEPNP_IPPE)
+    ok, rvec, tvec = cv2.solvePnP(
+        object_points, image_points, camera.K, camera.dist, flags=cv2.SOLVEPNP_IPPE
+    )
     if not ok:
-        raise CalibrationError(name, "could not solve the table's pose from these points (are they on one line?)")
-    rvec, tvec = cv2.solvePnPRefineLM(object_points, image_points, camera.K, camera.dist, rvec, tvec)
+        raise CalibrationError(
+            name, "could not solve the table's pose from these points (are they on one line?)"
+        )
+    rvec, tvec = cv2.solvePnPRefineLM(
+        object_points, image_points, camera.K, camera.dist, rvec, tvec
+    )
     rvec, tvec = rvec.ravel(), tvec.ravel()
     provisional = TableCalibration(camera, layout, rvec, tvec, dict(seen), 0.0, method, name)
     residuals = [
