@@ -159,10 +159,10 @@ def marker_sheets(
     """Pages (A4 by default) with every layout marker at true size, each labelled with its id and
     where it goes on the table; print at 100% scale at ``dpi``."""
     px_per_mm = dpi / MM_PER_INCH
-    cell_w = max(m.size_mm for m in layout.markers) * (1 + 2 * MARKER_MARGIN) + 20
-    cell_h = cell_w + 18
-    columns = max(1, int((page_mm[0] - 20) // cell_w))
-    rows = max(1, int((page_mm[1] - 30) // cell_h))
+    sticker = max(m.size_mm for m in layout.markers) * (1 + 2 * MARKER_MARGIN)
+    cell = sticker + 6  # labels go in the outer edge of each sticker's white margin
+    columns = max(1, int((page_mm[0] - 20) // cell))
+    rows = max(1, int((page_mm[1] - 34) // cell))
     pages: list[np.ndarray] = []
     per_page = columns * rows
     for start in range(0, len(layout.markers), per_page):
@@ -179,8 +179,8 @@ def marker_sheets(
         )
         for slot, marker in enumerate(layout.markers[start : start + per_page]):
             col, row = slot % columns, slot // columns
-            cx = 10 + cell_w * (col + 0.5)
-            cy = 20 + cell_h * row + cell_w / 2
+            cx = 10 + cell * (col + 0.5)
+            cy = 18 + cell * (row + 0.5)
             paste_marker(
                 page,
                 layout.aruco_dictionary,
@@ -191,7 +191,7 @@ def marker_sheets(
                 f"id {marker.marker_id}: centre at ({marker.center[0]:g}, {marker.center[1]:g}) mm,"
                 f" {marker.size_mm:g} mm, top to dealer"
                 + (f" +{marker.rotation_deg:g} deg" if marker.rotation_deg else ""),
-                (cx - cell_w / 2 + 4, cy + cell_w / 2 + 2),
+                (cx - sticker / 2 + 3, cy + sticker / 2 - 4.5),
             )
         _scale_bar(page, (page_mm[0] - 110, page_mm[1] - 12))
         pages.append(page.image)
@@ -214,7 +214,7 @@ def printable_board(spec: BoardSpec, dpi: int) -> np.ndarray:
 
 
 def _text(page: FlatArt, text: str, top_left_mm: tuple[float, float]) -> None:
-    scale = 0.28 / page.mm_per_px / 22  # about 2.8 mm tall capitals
+    scale = 2.5 / page.mm_per_px / 22  # about 2.5 mm tall capitals
     x, y = page.to_pixel(*top_left_mm)
     cv2.putText(
         page.image,

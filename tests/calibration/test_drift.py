@@ -1,4 +1,4 @@
-"""Drift: a bumped camera raises the alarm, a still one does not, hidden markers are not a verdict."""
+"""Drift: a bumped camera alarms, a still one does not, hidden markers give no verdict."""
 
 from __future__ import annotations
 
@@ -26,11 +26,17 @@ def test_still_camera_does_not_alarm(table_scene: TableScene) -> None:
 
 @pytest.mark.parametrize(
     ("shift_mm", "turn_deg"),
-    [((5.0, 0.0, 0.0), (0.0, 0.0, 0.0)), ((0.0, 0.0, 0.0), (0.2, 0.0, 0.0)), ((0.0, 0.0, 0.0), (0.0, 0.0, 0.5))],
+    [
+        ((5.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
+        ((0.0, 0.0, 0.0), (0.2, 0.0, 0.0)),
+        ((0.0, 0.0, 0.0), (0.0, 0.0, 0.5)),
+    ],
     ids=["slid 5 mm", "tipped 0.2 deg", "twisted 0.5 deg"],
 )
 def test_bumped_camera_raises_the_alarm(
-    table_scene: TableScene, shift_mm: tuple[float, float, float], turn_deg: tuple[float, float, float]
+    table_scene: TableScene,
+    shift_mm: tuple[float, float, float],
+    turn_deg: tuple[float, float, float],
 ) -> None:
     pose = table_scene.pose.moved(shift_mm, turn_deg)
     frame = table_scene.camera.render(table_scene.art, pose, seed=12)
@@ -41,16 +47,26 @@ def test_bumped_camera_raises_the_alarm(
 
 
 def test_slide_of_5mm_is_measured_as_about_5mm(table_scene: TableScene) -> None:
-    frame = table_scene.camera.render(table_scene.art, table_scene.pose.moved((0.0, 5.0, 0.0)), seed=13)
+    frame = table_scene.camera.render(
+        table_scene.art, table_scene.pose.moved((0.0, 5.0, 0.0)), seed=13
+    )
     report = check_drift(table_scene.fit.calibration, frame)
     assert report.moved_mm == pytest.approx(5.0, abs=0.5)
 
 
 def test_one_marker_nudged_on_the_felt_does_not_alarm(table_scene: TableScene) -> None:
-    art = FlatArt(table_scene.art.image.copy(), table_scene.art.mm_per_px, table_scene.art.origin_mm)
+    art = FlatArt(
+        table_scene.art.image.copy(), table_scene.art.mm_per_px, table_scene.art.origin_mm
+    )
     nudged = table_scene.layout.marker(2)
-    paste_marker(art, "DICT_4X4_50", MarkerPlacement(2, (nudged.center[0] + 8, nudged.center[1]), nudged.size_mm))
-    report = check_drift(table_scene.fit.calibration, table_scene.camera.render(art, table_scene.pose, seed=14))
+    paste_marker(
+        art,
+        "DICT_4X4_50",
+        MarkerPlacement(2, (nudged.center[0] + 8, nudged.center[1]), nudged.size_mm),
+    )
+    report = check_drift(
+        table_scene.fit.calibration, table_scene.camera.render(art, table_scene.pose, seed=14)
+    )
     assert not report.alarm
     assert report.per_marker_mm[2] > 5.0
     assert report.moved_mm is not None and report.moved_mm < 0.5
@@ -67,7 +83,9 @@ def test_hidden_markers_give_no_verdict(table_scene: TableScene) -> None:
 def test_monitor_confirms_over_two_frames_and_clears_when_back(table_scene: TableScene) -> None:
     monitor = DriftMonitor(table_scene.fit.calibration, threshold_mm=3.0, confirm_frames=2)
     still = table_scene.camera.render(table_scene.art, table_scene.pose, seed=15)
-    bumped = table_scene.camera.render(table_scene.art, table_scene.pose.moved((6.0, 0.0, 0.0)), seed=16)
+    bumped = table_scene.camera.render(
+        table_scene.art, table_scene.pose.moved((6.0, 0.0, 0.0)), seed=16
+    )
     blank = np.full_like(still, 60)
     assert not monitor.check(still).alarm
     first = monitor.check(bumped)

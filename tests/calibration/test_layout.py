@@ -23,7 +23,7 @@ def test_standard_layout_has_seven_seats_with_every_zone(layout: Layout) -> None
 
 
 def test_seat_one_is_first_base_on_the_dealers_left(layout: Layout) -> None:
-    """+x is the dealer's left: seat 1's spot is far right, seat 7's far left, seat 4 in the middle."""
+    """+x is the dealer's left: seat 1 is far right, seat 7 far left, seat 4 in the middle."""
     xs = [layout.zone(seat, "bet").shape.centroid[0] for seat in layout.seats]
     assert xs == sorted(xs, reverse=True)
     assert xs[0] > 600 and xs[6] < -600 and abs(xs[3]) < 1
@@ -77,15 +77,47 @@ def _standard(layout_path: Path) -> dict[str, Any]:
 
 BREAKAGES = [
     ("missing seats", lambda d: d.pop("seats"), "missing key 'seats'"),
-    ("negative radius", lambda d: d["seats"][2]["bet"]["circle"].update(radius=-4), "seats[2].bet.circle.radius: must be positive"),
-    ("seat numbering", lambda d: d["seats"][1].update(seat=5), "seats[1].seat: expected seat 2, got 5"),
-    ("unknown zone", lambda d: d["seats"][0].update(side_bet={"circle": {"center": [0, 0], "radius": 3}}), "seats[0]: unknown seat zone 'side_bet'"),
+    (
+        "negative radius",
+        lambda d: d["seats"][2]["bet"]["circle"].update(radius=-4),
+        "seats[2].bet.circle.radius: must be positive",
+    ),
+    (
+        "seat numbering",
+        lambda d: d["seats"][1].update(seat=5),
+        "seats[1].seat: expected seat 2, got 5",
+    ),
+    (
+        "unknown zone",
+        lambda d: d["seats"][0].update(side_bet={"circle": {"center": [0, 0], "radius": 3}}),
+        "seats[0]: unknown seat zone 'side_bet'",
+    ),
     ("missing card area", lambda d: d["seats"][6].pop("cards"), "seats[6]: missing key 'cards'"),
-    ("duplicate marker", lambda d: d["markers"]["placed"][3].update(id=0), "markers.placed[3].id: marker 0 is placed twice"),
-    ("marker id too big", lambda d: d["markers"]["placed"][0].update(id=99), "markers.placed[0].id: 99 is not an id of DICT_4X4_50"),
-    ("unknown dictionary", lambda d: d["markers"].update(dictionary="DICT_9X9"), "markers.dictionary: unknown 'DICT_9X9'"),
-    ("bad point", lambda d: d["dealer"]["discard"]["rect"].update(center=[1, "x"]), "dealer.discard.rect.center[1]: expected a number"),
-    ("two shapes", lambda d: d["dealer"]["cards"].update(circle={"center": [0, 0], "radius": 1}), "dealer.cards: expected exactly one of"),
+    (
+        "duplicate marker",
+        lambda d: d["markers"]["placed"][3].update(id=0),
+        "markers.placed[3].id: marker 0 is placed twice",
+    ),
+    (
+        "marker id too big",
+        lambda d: d["markers"]["placed"][0].update(id=99),
+        "markers.placed[0].id: 99 is not an id of DICT_4X4_50",
+    ),
+    (
+        "unknown dictionary",
+        lambda d: d["markers"].update(dictionary="DICT_9X9"),
+        "markers.dictionary: unknown 'DICT_9X9'",
+    ),
+    (
+        "bad point",
+        lambda d: d["dealer"]["discard"]["rect"].update(center=[1, "x"]),
+        "dealer.discard.rect.center[1]: expected a number",
+    ),
+    (
+        "two shapes",
+        lambda d: d["dealer"]["cards"].update(circle={"center": [0, 0], "radius": 1}),
+        "dealer.cards: expected exactly one of",
+    ),
 ]
 
 

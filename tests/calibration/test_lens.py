@@ -77,7 +77,8 @@ def test_blurred_board_is_refused_naming_the_image(
     board_images: list[tuple[str, np.ndarray]],
 ) -> None:
     name, sharp = board_images[1]
-    assert find_board(sharp, CHESSBOARD, name).edge_width_px < 2.5
+    edge = find_board(sharp, CHESSBOARD, name).edge_width_px
+    assert edge is not None and edge < 2.5
     blurred = cv2.GaussianBlur(sharp, (0, 0), 2.5)
     with pytest.raises(BlurredImageError, match=r"^shaky\.png: board found but blurred: edges"):
         find_board(blurred, CHESSBOARD, "shaky.png")
@@ -102,7 +103,9 @@ def test_bad_images_are_skipped_and_reported_when_enough_remain(
 ) -> None:
     blank = np.full((720, 1280), 128, np.uint8)
     small = cv2.resize(board_images[0][1], (640, 360))
-    result = calibrate_lens([*board_images[1:6], ("wall.png", blank), ("small.png", small)], CHESSBOARD)
+    result = calibrate_lens(
+        [*board_images[1:6], ("wall.png", blank), ("small.png", small)], CHESSBOARD
+    )
     assert result.camera.images_used == 5
     reasons = {r.image: r.reason for r in result.rejected}
     assert set(reasons) == {"wall.png", "small.png"}
@@ -141,6 +144,9 @@ def test_bad_camera_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CalibrationFileError, match=r"wrong\.yaml: not a camera calibration"):
         CameraModel.load(wrong)
     short = tmp_path / "short.yaml"
-    short.write_text("kind: dealer-assist camera calibration\nK: [[1, 0], [0, 1]]\ndist: [0]\nimage_size: [1, 1]\n")
+    short.write_text(
+        "kind: dealer-assist camera calibration\n"
+        "K: [[1, 0], [0, 1]]\ndist: [0]\nimage_size: [1, 1]\n"
+    )
     with pytest.raises(CalibrationFileError, match=r"short\.yaml: K must be 3x3"):
         CameraModel.load(short)

@@ -8,7 +8,11 @@ import cv2
 import numpy as np
 import pytest
 
-from dealer_assist.calibration.errors import CalibrationError, CalibrationFileError, MarkersMissingError
+from dealer_assist.calibration.errors import (
+    CalibrationError,
+    CalibrationFileError,
+    MarkersMissingError,
+)
 from dealer_assist.calibration.layout import Layout, MarkerPlacement
 from dealer_assist.calibration.lens import CameraModel
 from dealer_assist.calibration.printables import FlatArt, paste_marker
@@ -71,7 +75,9 @@ def test_table_file_round_trips_and_stands_alone(table_scene: TableScene, tmp_pa
     calibration.save(path)
     again = TableCalibration.load(path)
     pixels = calibration.tables_to_image(_felt_grid(table_scene.layout, 100))
-    np.testing.assert_allclose(again.images_to_table(pixels), calibration.images_to_table(pixels), atol=1e-6)
+    np.testing.assert_allclose(
+        again.images_to_table(pixels), calibration.images_to_table(pixels), atol=1e-6
+    )
     assert again.layout.zones == calibration.layout.zones
     assert sorted(again.reference_markers) == [0, 1, 2, 3, 4, 5]
 
@@ -100,7 +106,9 @@ def test_missing_markers_are_named_with_the_image(table_scene: TableScene) -> No
     with pytest.raises(MarkersMissingError) as caught:
         fit_table(covered, "cam1-0800.png", table_scene.fit.calibration.camera, table_scene.layout)
     message = str(caught.value)
-    assert message.startswith("cam1-0800.png: found 2 of layout standard-7seat's 6 DICT_4X4_50 markers")
+    assert message.startswith(
+        "cam1-0800.png: found 2 of layout standard-7seat's 6 DICT_4X4_50 markers"
+    )
     assert "missing ids 0, 2, 3, 5" in message
 
 
@@ -113,13 +121,17 @@ def test_some_markers_missing_still_fits_with_a_warning(table_scene: TableScene)
 
 def test_blurred_table_frame_says_so(table_scene: TableScene) -> None:
     blurred = cv2.GaussianBlur(table_scene.frame, (0, 0), 6)
-    with pytest.raises(MarkersMissingError, match=r"^blurry\.png: found 0 of .* the image looks blurred"):
+    with pytest.raises(
+        MarkersMissingError, match=r"^blurry\.png: found 0 of .* the image looks blurred"
+    ):
         fit_table(blurred, "blurry.png", table_scene.fit.calibration.camera, table_scene.layout)
 
 
 def test_a_marker_glued_in_the_wrong_place_is_left_out(table_scene: TableScene) -> None:
     """Marker 3 sits 40 mm from where the layout says: it is dropped and the fit stays good."""
-    art = FlatArt(table_scene.art.image.copy(), table_scene.art.mm_per_px, table_scene.art.origin_mm)
+    art = FlatArt(
+        table_scene.art.image.copy(), table_scene.art.mm_per_px, table_scene.art.origin_mm
+    )
     moved = table_scene.layout.marker(3)
     cover = MarkerPlacement(99, moved.center, moved.size_mm * 1.7)
     cv2.fillConvexPoly(
@@ -127,7 +139,11 @@ def test_a_marker_glued_in_the_wrong_place_is_left_out(table_scene: TableScene) 
         np.array([art.to_pixel(*c) for c in cover.corners()], np.int32),
         (40, 110, 48),
     )
-    paste_marker(art, "DICT_4X4_50", MarkerPlacement(3, (moved.center[0] + 40, moved.center[1]), moved.size_mm))
+    paste_marker(
+        art,
+        "DICT_4X4_50",
+        MarkerPlacement(3, (moved.center[0] + 40, moved.center[1]), moved.size_mm),
+    )
     frame = table_scene.camera.render(art, table_scene.pose, seed=5)
     fit = fit_table(frame, "glued.png", table_scene.fit.calibration.camera, table_scene.layout)
     assert any("marker 3 lies 40 mm from where the layout puts it" in w for w in fit.warnings)
@@ -138,8 +154,17 @@ def test_a_marker_glued_in_the_wrong_place_is_left_out(table_scene: TableScene) 
 def test_hand_given_points_place_the_table(table_scene: TableScene) -> None:
     truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
     pixels = table_scene.camera.project(np.array(truth), table_scene.pose)
-    points = [PointPair.parse(f"{u:.2f},{v:.2f}={x},{y}") for (u, v), (x, y) in zip(pixels, truth, strict=True)]
-    fit = fit_table(table_scene.frame, "hand.png", table_scene.fit.calibration.camera, table_scene.layout, points)
+    points = [
+        PointPair.parse(f"{u:.2f},{v:.2f}={x},{y}")
+        for (u, v), (x, y) in zip(pixels, truth, strict=True)
+    ]
+    fit = fit_table(
+        table_scene.frame,
+        "hand.png",
+        table_scene.fit.calibration.camera,
+        table_scene.layout,
+        points,
+    )
     assert fit.calibration.method == "points"
     assert sorted(fit.calibration.reference_markers) == [0, 1, 2, 3, 4, 5]  # kept for drift
     assert _mapping_error_mm(fit.calibration, table_scene).max() < 2.0
@@ -147,8 +172,16 @@ def test_hand_given_points_place_the_table(table_scene: TableScene) -> None:
 
 def test_too_few_or_malformed_points_are_refused(table_scene: TableScene) -> None:
     points = [PointPair((10.0, 10.0), (0.0, 0.0))] * 3
-    with pytest.raises(MarkersMissingError, match=r"^hand\.png: 3 hand-given point\(s\); need at least 4"):
-        fit_table(table_scene.frame, "hand.png", table_scene.fit.calibration.camera, table_scene.layout, points)
+    with pytest.raises(
+        MarkersMissingError, match=r"^hand\.png: 3 hand-given point\(s\); need at least 4"
+    ):
+        fit_table(
+            table_scene.frame,
+            "hand.png",
+            table_scene.fit.calibration.camera,
+            table_scene.layout,
+            points,
+        )
     with pytest.raises(CalibrationError, match="expected a point as U,V=X,Y"):
         PointPair.parse("10,20,30,40")
 
@@ -156,5 +189,8 @@ def test_too_few_or_malformed_points_are_refused(table_scene: TableScene) -> Non
 def test_frame_of_another_size_is_refused(table_scene: TableScene) -> None:
     small = cv2.resize(table_scene.frame, (640, 360))
     camera: CameraModel = table_scene.fit.calibration.camera
-    with pytest.raises(CalibrationError, match=r"^small\.png: image is 640x360 but the camera was calibrated at 1280x720"):
+    with pytest.raises(
+        CalibrationError,
+        match=r"^small\.png: image is 640x360 but the camera was calibrated at 1280x720",
+    ):
         fit_table(small, "small.png", camera, table_scene.layout)
