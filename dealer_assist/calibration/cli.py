@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-DEFAULT_LAYOUT = "calibration/layouts/standard-7seat.yaml"
+DEFAULT_LAYOUT = (
+    Path(__file__).resolve().parents[2] / "calibration" / "layouts" / "standard-7seat.yaml"
+)
+"""The shipped standard 7-seat layout, in the source checkout (installs are editable)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("table", help="place the table plane from one frame of the layout's markers")
     p.add_argument("image", type=Path)
     p.add_argument("--camera", type=Path, required=True, help="camera file from 'calibrate camera'")
-    p.add_argument("--layout", type=Path, default=Path(DEFAULT_LAYOUT))
+    p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
     p.add_argument(
         "--point",
         action="append",
@@ -68,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", type=Path, required=True, help="table file to write (YAML)")
 
     p = sub.add_parser("markers", help="write printable sheets of the layout's ArUco markers")
-    p.add_argument("--layout", type=Path, default=Path(DEFAULT_LAYOUT))
+    p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
     p.add_argument("--dpi", type=int, default=300)
     p.add_argument(
         "-o", "--output", type=Path, required=True, help="PNG (pages get -1, -2... if several)"
@@ -95,8 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "synth", help="render a practice set from a known camera (boards, table frames)"
     )
     p.add_argument("outdir", type=Path)
-    p.add_argument("--layout", type=Path, default=Path(DEFAULT_LAYOUT))
+    p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
     p.add_argument("--views", type=int, default=9, help="board images to render")
+    p.add_argument("--noise", type=float, default=2.0, help="sensor noise, grey levels (sigma)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -304,6 +308,6 @@ def _drift(args: argparse.Namespace) -> int:
 def _synth(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.synthetic import write_practice_set
 
-    truth = write_practice_set(args.outdir, args.layout, args.views)
+    truth = write_practice_set(args.outdir, args.layout, args.views, args.noise)
     print(json.dumps(truth, indent=1))
     return 0

@@ -198,7 +198,7 @@ def table_pose() -> Pose:
 
 
 def write_practice_set(
-    outdir: str | Path, layout_path: str | Path, views: int = 9
+    outdir: str | Path, layout_path: str | Path, views: int = 9, noise: float = 2.0
 ) -> dict[str, Any]:
     """Render board views and table frames from a known camera into ``outdir``; returns (and writes
     as truth.json) the true lens and what each file is, so a calibration can be checked."""
@@ -211,7 +211,7 @@ def write_practice_set(
     boards = []
     for k, pose in enumerate(board_poses(center, views)):
         name = f"board-{k + 1:02d}.png"
-        cv2.imwrite(str(outdir / name), camera.render(art, pose, seed=k))
+        cv2.imwrite(str(outdir / name), camera.render(art, pose, noise=noise, seed=k))
         boards.append(name)
     table = table_art(Layout.load(layout_path))
     pose = table_pose()
@@ -221,7 +221,7 @@ def write_practice_set(
         "table-bumped.png": (pose.moved(turn_deg=(0.2, 0.0, 0.0)), 3),
     }
     for name, (frame_pose, seed) in frames.items():
-        cv2.imwrite(str(outdir / name), camera.render(table, frame_pose, seed=seed))
+        cv2.imwrite(str(outdir / name), camera.render(table, frame_pose, noise=noise, seed=seed))
     truth = {
         "K": camera.K.tolist(),
         "dist": camera.dist.tolist(),
