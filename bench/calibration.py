@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -100,7 +101,7 @@ def main() -> None:
         ("twisted 0.5 deg", pose.moved(turn_deg=(0.0, 0.0, 0.5))),
     ):
         live = camera.render(table, moved_pose, seed=7)
-        report, seconds = timed(lambda live=live: check_drift(calibration, live))
+        report, seconds = timed(partial(check_drift, calibration, live))
         print(
             f"drift, camera {label}: moved {report.moved_mm:.2f} mm, alarm {report.alarm}"
             f" ({seconds * 1000:.0f} ms per frame)"
