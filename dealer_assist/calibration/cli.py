@@ -277,7 +277,7 @@ def _check(args: argparse.Namespace) -> int:
     calibration = TableCalibration.load(args.table)
     frame = read_color(args.image)
     seen = detect_markers(frame, calibration.layout.aruco_dictionary)
-    drift = check_drift(calibration, frame)
+    drift = check_drift(calibration, frame, name=str(args.image))
     write_png(args.output, draw_overlay(frame, calibration, seen, drift))
     missing = [m.marker_id for m in calibration.layout.markers if m.marker_id not in seen]
     print(
@@ -296,7 +296,7 @@ def _drift(args: argparse.Namespace) -> int:
     monitor = DriftMonitor(TableCalibration.load(args.table), args.threshold_mm, confirm_frames=1)
     alarmed = False
     for path in args.images:
-        report = monitor.check(read_color(path))
+        report = monitor.check(read_color(path), str(path))
         alarmed |= report.alarm
         if args.json:
             print(json.dumps({"image": str(path), **report.to_json()}))

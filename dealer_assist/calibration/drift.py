@@ -50,8 +50,11 @@ def check_drift(
     frame: np.ndarray,
     threshold_mm: float = DEFAULT_THRESHOLD_MM,
     min_markers: int = MIN_MARKERS_FOR_DRIFT,
+    name: str = "frame",
 ) -> DriftReport:
-    """Compare one frame's markers with the calibration's baseline (stateless)."""
+    """Compare one frame's markers with the calibration's baseline (stateless). A frame of
+    another size than the calibrated one raises CalibrationError naming ``name``."""
+    calibration.camera.check_frame(frame, name)
     baseline = calibration.reference_markers
     seen = detect_markers(frame, calibration.layout.aruco_dictionary)
     found = tuple(sorted(i for i in seen if i in baseline))
@@ -101,9 +104,9 @@ class DriftMonitor:
         self.min_markers = min_markers
         self._over = 0
 
-    def check(self, frame: np.ndarray) -> DriftReport:
+    def check(self, frame: np.ndarray, name: str = "frame") -> DriftReport:
         """Judge one frame; ``alarm`` in the result is the debounced state."""
-        report = check_drift(self.calibration, frame, self.threshold_mm, self.min_markers)
+        report = check_drift(self.calibration, frame, self.threshold_mm, self.min_markers, name)
         if report.moved_mm is None:
             alarm = self._over >= self.confirm_frames
         else:

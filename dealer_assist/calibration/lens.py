@@ -96,6 +96,21 @@ class CameraModel:
     images_used: int | None = None
     board: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "K", frozen_array(self.K))
+        object.__setattr__(self, "dist", frozen_array(self.dist).ravel())
+        object.__setattr__(self, "image_size", (int(self.image_size[0]), int(self.image_size[1])))
+
+    def check_frame(self, image: np.ndarray, name: str) -> None:
+        """Refuse a frame whose size is not the calibrated one (the lens model would not fit)."""
+        height, width = image.shape[:2]
+        if (width, height) != self.image_size:
+            raise CalibrationError(
+                name,
+                f"image is {width}x{height} but the camera was calibrated at"
+                f" {self.image_size[0]}x{self.image_size[1]}",
+            )
+
     def to_dict(self) -> dict[str, Any]:
         """Plain form for YAML/JSON."""
         return {
@@ -144,7 +159,7 @@ class CameraModel:
     @classmethod
     def load(cls, path: str | Path) -> CameraModel:
         """Read a camera file written by ``save``."""
-        return cls.from_dict(_read_yaml(path), str(path))
+        return cls.from_dict(read_yaml(path), str(path))
 
 
 @dataclass(frozen=True, eq=False)
@@ -372,7 +387,15 @@ def _warnings(
     return tuple(warnings)
 
 
-def _read_yaml(path: str | Path) -> Any:
+def frozen_array(array: np.ndarray) -> np.ndarray:
+    """A read-only float64 copy, so a frozen value's arrays cannot change under it either."""
+    copy = np.array(array, np.float64)
+    copy.setflags(write=False)
+    return copy
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse a YAML file; CalibrationFileError names the file if it cannot be read or parsed."""
     try:
         return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:

@@ -9,8 +9,9 @@ side-effect-free mapping that the vision and table code query with ``image_to_ta
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import cv2
@@ -23,7 +24,7 @@ from dealer_assist.calibration.errors import (
     MarkersMissingError,
 )
 from dealer_assist.calibration.layout import Layout
-from dealer_assist.calibration.lens import CameraModel, _read_yaml, laplacian_variance
+from dealer_assist.calibration.lens import CameraModel, frozen_array, laplacian_variance, read_yaml
 
 TABLE_FILE_KIND = "dealer-assist table calibration"
 MIN_MARKERS = 3
@@ -106,10 +107,16 @@ class TableCalibration:
     residual_mm: float
     method: str
     source_image: str
+    _table_from_normalised: np.ndarray = field(init=False, repr=False)
 
-    def _normalised_to_table(self) -> np.ndarray:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rvec", frozen_array(self.rvec).reshape(3))
+        object.__setattr__(self, "tvec", frozen_array(self.tvec).reshape(3))
+        markers = {int(i): frozen_array(c).reshape(4, 2) for i, c in self.reference_markers.items()}
+        object.__setattr__(self, "reference_markers", MappingProxyType(markers))
         rotation, _ = cv2.Rodrigues(self.rvec)
-        return np.linalg.inv(np.column_stack([rotation[:, 0], rotation[:, 1], self.tvec]))
+        plane = np.column_stack([rotation[:, 0], rotation[:, 1], self.tvec])
+        object.__setattr__(self, "_table_from_normalised", frozen_array(np.linalg.inv(plane)))
 
     def images_to_table(self, pixels: np.ndarray) -> np.ndarray:
         """Table mm (N, 2) of image pixels (N, 2), as seen through the (distorted) lens."""
@@ -117,7 +124,7 @@ class TableCalibration:
         normalised = cv2.undistortPoints(
             pixels, self.camera.K, self.camera.dist, criteria=UNDISTORT_CRITERIA
         )
-        return cv2.perspectiveTransform(normalised, self._normalised_to_table()).reshape(-1, 2)
+        return cv2.perspectiveTransform(normalised, self._table_from_normalised).reshape(-1, 2)
 
     def image_to_table(self, x: float, y: float) -> tuple[float, float]:
         """Table mm of one image pixel."""
@@ -185,7 +192,7 @@ class TableCalibration:
     def load(cls, path: str | Path) -> TableCalibration:
         """Read a table calibration file; raises CalibrationFileError naming the file and key."""
         source = str(path)
-        data = _read_yaml(path)
+        data = read_yaml(path)
         if not isinstance(data, dict) or data.get("kind") != TABLE_FILE_KIND:
             raise CalibrationFileError(
                 source, f"not a table calibration (kind must be {TABLE_FILE_KIND!r})"
@@ -235,13 +242,7 @@ def fit_table(
     """Place the table from one frame: from the layout's markers, or from ``points`` if given
     (markers seen are then kept only as the drift baseline). Raises MarkersMissingError naming the
     image when too few markers or points are available."""
-    size = (image.shape[1], image.shape[0])
-    if size != tuple(camera.image_size):
-        raise CalibrationError(
-            name,
-            f"image is {size[0]}x{size[1]} but the camera was calibrated at"
-            f" {camera.image_size[0]}x{camera.image_size[1]}",
-        )
+    camera.check_frame(image, name)
     seen = detect_markers(image, layout.aruco_dictionary)
     known = {m.marker_id for m in layout.markers}
     warnings = [

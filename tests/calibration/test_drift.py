@@ -93,3 +93,21 @@ def test_monitor_confirms_over_two_frames_and_clears_when_back(table_scene: Tabl
     assert monitor.check(bumped).alarm
     assert monitor.check(blank).alarm  # no markers visible: the alarm stands
     assert not monitor.check(still).alarm
+
+
+def test_frame_of_another_size_is_refused_by_name(table_scene: TableScene) -> None:
+    from dealer_assist.calibration.errors import CalibrationError
+
+    small = cv2.resize(table_scene.frame, (960, 540))
+    with pytest.raises(CalibrationError, match=r"^cam2\.png: image is 960x540 but the camera"):
+        check_drift(table_scene.fit.calibration, small, name="cam2.png")
+
+
+def test_calibration_values_cannot_be_changed_in_place(table_scene: TableScene) -> None:
+    calibration = table_scene.fit.calibration
+    with pytest.raises(ValueError, match="read-only"):
+        calibration.rvec[0] = 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        calibration.camera.K[0, 0] = 1.0
+    with pytest.raises(TypeError):
+        calibration.reference_markers[0] = np.zeros((4, 2))  # type: ignore[index]
