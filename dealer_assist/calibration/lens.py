@@ -66,6 +66,20 @@ class CharucoSpec:
     marker_mm: float
     dictionary: str = "DICT_5X5_100"
 
+    def __post_init__(self) -> None:
+        if not self.dictionary.startswith("DICT_") or not hasattr(cv2.aruco, self.dictionary):
+            raise CalibrationError(
+                self.dictionary, "not an OpenCV ArUco dictionary (e.g. DICT_5X5_100)"
+            )
+        aruco_dict = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, self.dictionary))
+        needed = (self.cols + 1) * (self.rows + 1) // 2
+        if needed > aruco_dict.bytesList.shape[0]:
+            raise CalibrationError(
+                self.dictionary,
+                f"holds {aruco_dict.bytesList.shape[0]} markers; a board of"
+                f" {self.cols + 1}x{self.rows + 1} squares needs {needed}",
+            )
+
     def describe(self) -> str:
         """Short human description."""
         return (

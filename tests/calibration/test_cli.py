@@ -219,3 +219,21 @@ def test_marker_sheet_has_every_marker_at_true_size(tmp_path: Path, layout_path:
     for corners in found.values():
         side_px = np.linalg.norm(corners[1] - corners[0])
         assert side_px == pytest.approx(80 * 150 / 25.4, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--dictionary", "DICT_NOPE"], "DICT_NOPE: not an OpenCV ArUco dictionary"),
+        (["--dictionary", "DICT_4X4_50", "--cols", "11", "--rows", "9"], "holds 50 markers"),
+        (["--marker-mm", "30"], "--marker-mm: must be between 0 and the square (25 mm), got 30"),
+        (["--cols", "1"], "need --cols and --rows of at least 2"),
+    ],
+)
+def test_bad_charuco_options_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    out = tmp_path / "b.png"
+    assert main(["calibrate", "board", "--board", "charuco", *options, "-o", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
