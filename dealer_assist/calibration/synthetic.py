@@ -16,10 +16,8 @@ import cv2
 import numpy as np
 
 from dealer_assist.calibration.layout import Layout
-from dealer_assist.calibration.lens import CameraModel, ChessboardSpec
+from dealer_assist.calibration.lens import UNDISTORT_CRITERIA, ChessboardSpec
 from dealer_assist.calibration.printables import FlatArt, board_art, table_art
-
-UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,10 +80,6 @@ class SyntheticCamera:
         focal = 1000.0 * width / 1280
         K = np.array([[focal, 0, width / 2 + 9.7], [0, focal * 1.002, height / 2 - 6.3], [0, 0, 1]])
         return cls(K, np.array([-0.22, 0.09, 0.0007, -0.0004, -0.015]), image_size)
-
-    def model(self) -> CameraModel:
-        """The true lens as a CameraModel (what a perfect calibration would give)."""
-        return CameraModel(self.K.copy(), self.dist.copy(), self.image_size)
 
     def project(self, points_mm: np.ndarray, pose: Pose) -> np.ndarray:
         """Image pixels of world points (N, 2 on the z = 0 plane, or N, 3)."""

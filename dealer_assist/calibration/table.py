@@ -24,7 +24,14 @@ from dealer_assist.calibration.errors import (
     MarkersMissingError,
 )
 from dealer_assist.calibration.layout import Layout
-from dealer_assist.calibration.lens import CameraModel, frozen_array, laplacian_variance, read_yaml
+from dealer_assist.calibration.lens import (
+    BLUR_HINT_LAPLACIAN,
+    UNDISTORT_CRITERIA,
+    CameraModel,
+    frozen_array,
+    laplacian_variance,
+    read_yaml,
+)
 
 TABLE_FILE_KIND = "dealer-assist table calibration"
 MIN_MARKERS = 3
@@ -32,7 +39,6 @@ MIN_MARKERS = 3
 MIN_POINTS = 4
 MAX_MARKER_RESIDUAL_MM = 15.0
 """A marker this far from its layout place after the fit is taken as misplaced, and left out."""
-UNDISTORT_CRITERIA = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 50, 1e-12)
 
 
 @dataclass(frozen=True)
@@ -267,7 +273,7 @@ def fit_table(
             sharpness = laplacian_variance(
                 image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
             )
-            if sharpness < 60:
+            if sharpness < BLUR_HINT_LAPLACIAN:
                 hint = f"; the image looks blurred (variance of Laplacian {sharpness:.0f})"
             raise MarkersMissingError(
                 name,
