@@ -27,6 +27,7 @@ DEALER_CARDS_BGR = (80, 80, 255)
 OUTLINE_BGR = (255, 255, 255)
 FOUND_BGR = (0, 230, 0)
 MISSING_BGR = (0, 0, 255)
+AXES_BGR = (255, 170, 0)
 SHIFT = 4  # sub-pixel drawing: coordinates in 1/16 px
 
 
@@ -96,13 +97,13 @@ def draw_overlay(
             image,
             tuple(round(v) for v in origin),
             tuple(round(v) for v in tip),
-            (255, 255, 255),
-            line,
+            AXES_BGR,
+            line + 1,
             cv2.LINE_AA,
             0,
             0.15,
         )
-        _label(image, name, tip, (255, 255, 255), 0.6 * scale)
+        _label(image, f"{name} (200 mm)", tip, AXES_BGR, 0.6 * scale)
     for marker in layout.markers:
         expected = calibration.tables_to_image(np.array(marker.corners()))
         found = seen_markers.get(marker.marker_id)
