@@ -41,6 +41,7 @@ class DecoderStats:
     gaps: int = 0
     malformed: int = 0
     unexpected: int = 0
+    unsynchronised: int = 0
 
 
 def _parse_card(code: bytes) -> Card:
@@ -130,14 +131,29 @@ class ShoeDecoder:
         events: list[ShoeEvent] = []
         for frame in self._splitter.feed(data):
             if frame.type == FrameType.HEARTBEAT:
-                events.append(Heartbeat(frame.session, frame.seq))
-                if self._behind(frame.session, frame.seq):
-                    self._gap(events, frame.session, frame.seq)
+                self._heartbeat(events, frame)
             elif frame.type in (FrameType.ACK, FrameType.RESEND):
                 self.stats.unexpected += 1  # our own frames echoed back (loop://)
             else:
                 self._numbered(events, frame)
         return events
+
+    def _heartbeat(self, events: list[ShoeEvent], frame: Frame) -> None:
+        if len(frame.payload) == protocol.HEARTBEAT_PAYLOAD.size:
+            pending_session, pending_seq = protocol.HEARTBEAT_PAYLOAD.unpack(frame.payload)
+        else:
+            self.stats.malformed += 1
+            pending_session = pending_seq = 0
+        events.append(Heartbeat(frame.session, frame.seq, pending_session, pending_seq))
+        if self.session is None and frame.session != 0:
+            # A host without state starts from the oldest event the shoe still holds.
+            if pending_session and pending_seq:
+                self.session, self.last_seq = pending_session, pending_seq - 1
+                self.awaiting_resend = True
+            else:
+                self.session, self.last_seq = frame.session, frame.seq
+        elif self._behind(frame.session, frame.seq):
+            self._gap(events, frame.session, frame.seq)
 
     def _behind(self, session: int, last_seq: int) -> bool:
         if self.session is None or session == 0:
@@ -146,7 +162,9 @@ class ShoeDecoder:
 
     def _numbered(self, events: list[ShoeEvent], frame: Frame) -> None:
         session, seq = frame.session, frame.seq
-        if self.session is None or (session == self.session and seq == self.last_seq + 1):
+        if self.session is None:
+            self.stats.unsynchronised += 1  # wait for a heartbeat to say where to start
+        elif session == self.session and seq == self.last_seq + 1:
             self._deliver(events, frame)
         elif session == self.session:
             if seq <= self.last_seq:

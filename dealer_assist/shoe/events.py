@@ -138,11 +138,15 @@ class MalformedFrame(SequencedEvent):
 
 @dataclass(frozen=True, slots=True)
 class Heartbeat(ShoeEvent):
-    """The shoe is alive; ``last_seq`` is the last sequence number it sent in ``session``."""
+    """The shoe is alive; ``last_seq`` is the last sequence number it sent in ``session``;
+    ``pending_session``/``pending_seq`` name the oldest event it holds unacknowledged (0/0: none).
+    A host without state synchronises on it."""
 
     kind: ClassVar[str] = "heartbeat"
     session: int
     last_seq: int
+    pending_session: int
+    pending_seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,20 @@ class Gap(ShoeEvent):
     last_seq: int
     received_session: int
     received_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class CountMismatch(ShoeEvent):
+    """At the end of a shoe from a shoe without sequence numbers, the cards counted do not match
+    the composition: ``missing`` were never read (lost or unreadable), ``excess`` came out more
+    often than the decks hold (misread or foreign)."""
+
+    kind: ClassVar[str] = "count_mismatch"
+    session: int
+    counted: int
+    expected: int
+    missing: tuple[str, ...]
+    excess: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from dealer_assist.rules.cards import Card, spanish_shoe
 from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
+    CountMismatch,
     LidOpened,
     LinkDown,
     MalformedFrame,
@@ -44,6 +45,8 @@ class IntegrityKind(enum.Enum):
     """The shoe raised an alarm of its own."""
     UNDECODABLE = "undecodable"
     """Data from the shoe could not be understood: treat as a possibly lost card."""
+    COUNT_MISMATCH = "count_mismatch"
+    """At the end of a shoe the cards read do not match its composition (shoes without numbers)."""
     LINK_DOWN = "link_down"
     """The link to the shoe is down; cards drawn meanwhile are not yet known."""
 
@@ -131,6 +134,13 @@ class ShoeIntegrity:
                 IntegrityKind.UNDECODABLE,
                 f"undecodable data at byte offset {event.offset} (seq {event.seq}): "
                 f"{event.reason}; a card may be missing",
+            )
+        elif isinstance(event, CountMismatch):
+            alarm(
+                IntegrityKind.COUNT_MISMATCH,
+                f"{event.counted} cards read of {event.expected}; missing "
+                f"{', '.join(event.missing) or 'none'}; in excess "
+                f"{', '.join(event.excess) or 'none'}",
             )
         elif isinstance(event, LinkDown):
             alarm(IntegrityKind.LINK_DOWN, f"shoe link down ({event.url}): {event.reason}")

@@ -68,6 +68,7 @@ CARD_PAYLOAD = struct.Struct(">2sH")  # code, index
 INDEX_PAYLOAD = struct.Struct(">H")
 LOADED_PAYLOAD = struct.Struct(">BBHII")  # decks, deck kind, cards, previous session, seq
 ALARM_CODE = struct.Struct(">B")
+HEARTBEAT_PAYLOAD = struct.Struct(">II")  # oldest unacknowledged event: session, seq (0, 0: none)
 
 
 @dataclass(frozen=True, slots=True)

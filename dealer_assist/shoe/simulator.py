@@ -266,13 +266,11 @@ class ShoeSimulator:
         faults: Faults | None = None,
         heartbeat_interval: float = protocol.HEARTBEAT_INTERVAL_S,
         ack_timeout: float = 0.25,
-        seed: int = 0,
     ) -> None:
         self.link = link
         self.faults = faults or Faults()
         self.heartbeat_interval = heartbeat_interval
         self.ack_timeout = ack_timeout
-        self._rng = random.Random(seed)
         self._fault_rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -314,8 +312,8 @@ class ShoeSimulator:
         with self._lock:
             previous = (self.session, self._next_seq - 1) if self.session else (0, 0)
             session = 0
-            while session in (0, self.session):
-                session = self._rng.getrandbits(32)
+            while session in (0, self.session):  # never a seeded value: ids must not repeat
+                session = int.from_bytes(os.urandom(4), "big")
             self.session, self._next_seq, self._index = session, 1, 0
             self._max_sent_seq = 0
         self._store(FrameType.SHOE_LOADED, protocol.loaded_payload(decks, kind, cards, *previous))
@@ -472,9 +470,13 @@ class ShoeSimulator:
                         self._max_sent_seq = max(self._max_sent_seq, entry.seq)
                 if now >= next_heartbeat and self.link.backlog < 512:
                     next_heartbeat = now + self.heartbeat_interval
-                    self._emit(
-                        protocol.encode_frame(FrameType.HEARTBEAT, self.session, self._max_sent_seq)
+                    oldest = self._pending[0] if self._pending else None
+                    pending = (oldest.session, oldest.seq) if oldest else (0, 0)
+                    payload = protocol.HEARTBEAT_PAYLOAD.pack(*pending)
+                    heartbeat = protocol.encode_frame(
+                        FrameType.HEARTBEAT, self.session, self._max_sent_seq, payload
                     )
+                    self._emit(heartbeat)
 
 
 def temporary_link_path() -> str:
