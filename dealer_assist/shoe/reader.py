@@ -133,8 +133,8 @@ class ShoeReader:
     # -- the thread ------------------------------------------------------------------------------
     def _open(self) -> serial.SerialBase:
         kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": 0.05, "write_timeout": 0.5}
-        if os.name == "posix":
-            kwargs["exclusive"] = True
+        if os.name == "posix" and ("://" not in self.url or self.url.startswith("spy://")):
+            kwargs["exclusive"] = True  # a device: no second program may read our cards
         return serial.serial_for_url(self.url, **kwargs)
 
     def _set_link(self, up: bool, reason: str = "") -> None:

@@ -63,7 +63,9 @@ def test_recorded_sample() -> None:
     assert [e.seq for e in events if isinstance(e, SequencedEvent)] == list(range(1, 18))
     alarms = [e for e in events if isinstance(e, ShoeAlarm)]
     assert [(a.code, a.text) for a in alarms] == [
-        (3, "E3 Card Not Read"), (1, "warning W0x01"), (7, "E7 Shoe Jam")
+        (3, "E3 Card Not Read"),
+        (1, "warning W0x01"),
+        (7, "E7 Shoe Jam"),
     ]
     (garbled,) = [e for e in events if isinstance(e, MalformedFrame)]
     line_12 = SAMPLE.read_bytes().index(b"[Game]<Ca#d:9H>")
@@ -90,7 +92,11 @@ def test_unknown_message_and_bad_code_are_reported_not_guessed() -> None:
     data = b" [Game]<Card:ZZ> [Shuffle]<Start> ~~~ [Game]<Card:9C> "
     events = decoder.feed(data)
     assert [type(e) for e in events] == [
-        ShoeLoaded, MalformedFrame, MalformedFrame, MalformedFrame, CardDrawn
+        ShoeLoaded,
+        MalformedFrame,
+        MalformedFrame,
+        MalformedFrame,
+        CardDrawn,
     ]
     assert "bad card code" in events[1].reason and "unknown message" in events[2].reason
     assert events[3].offset == data.index(b"~~~")

@@ -208,13 +208,16 @@ no_stx = st.binary(max_size=30).map(lambda b: b.replace(b"\x02", b""))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(no_stx, st.sampled_from(["AS", "9H", "QC", "2D"])), max_size=12),
-       st.integers(min_value=1, max_value=17))
+@given(
+    st.lists(st.tuples(no_stx, st.sampled_from(["AS", "9H", "QC", "2D"])), max_size=12),
+    st.integers(min_value=1, max_value=17),
+)
 def test_fuzz_frames_in_garbage_all_come_out_in_order(
     pieces: list[tuple[bytes, str]], chunk: int
 ) -> None:
-    stream = b"".join(garbage + card(seq, code) for seq, (garbage, code) in
-                      enumerate(pieces, start=2))
+    stream = b"".join(
+        garbage + card(seq, code) for seq, (garbage, code) in enumerate(pieces, start=2)
+    )
     decoder = synced()
     events: list[ShoeEvent] = []
     for start in range(0, len(stream), chunk):

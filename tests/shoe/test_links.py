@@ -128,7 +128,8 @@ def test_new_shoe_mid_stream_over_a_noisy_pty(tmp_path: Path) -> None:
     assert cards_in(events) == first + second
     loads = [e for e in events if isinstance(e, ShoeLoaded)]
     assert [(e.session, e.previous_session, e.previous_seq) for e in loads] == [
-        (old, 0, 0), (new, old, 31)
+        (old, 0, 0),
+        (new, old, 31),
     ]
 
 
@@ -172,8 +173,9 @@ def test_silence_raises_link_down_and_heartbeats_bring_it_back() -> None:
     try:
         with ShoeReader(path) as reader:
             until_up(reader, master, heartbeat(0, session=0))
-            down = read_until(reader, lambda ev: any(isinstance(e, LinkDown) for e in ev),
-                              "link down")
+            down = read_until(
+                reader, lambda ev: any(isinstance(e, LinkDown) for e in ev), "link down"
+            )
             assert "no valid frame for 1.5 s" in down[-1].reason  # type: ignore[attr-defined]
             until_up(reader, master, heartbeat(0, session=0))
             assert isinstance(reader.get(timeout=PATIENCE_S), LinkUp)
