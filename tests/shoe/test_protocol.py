@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dealer_assist.rules.cards import Card
 from dealer_assist.shoe import protocol
 from dealer_assist.shoe.protocol import FrameSplitter, FrameType, crc16_ccitt_false, encode_frame
 
@@ -83,3 +86,38 @@ def test_a_frame_hidden_after_a_truncated_one_is_found() -> None:
     second = encode_frame(FrameType.LID_CLOSED, 3, 2)
     frames = FrameSplitter().feed(first[:9] + second + second)
     assert [f.seq for f in frames] == [2, 2]
+
+
+SPEC = Path(__file__).parents[2] / "hardware" / "shoe-protocol.md"
+
+
+def spec_example_frames() -> list[tuple[str, bytes]]:
+    """(caption, frame) pairs from the spec's example section."""
+    text = SPEC.read_text().split("## 8. Example frames", 1)[1].split("```", 2)[1]
+    lines = [line for line in text.splitlines()[1:] if line.strip()]
+    return [(cap, bytes.fromhex(hex_)) for cap, hex_ in zip(lines[::2], lines[1::2], strict=True)]
+
+
+def test_the_spec_examples_are_valid_frames_that_decode_as_captioned() -> None:
+    examples = spec_example_frames()
+    assert len(examples) == 7
+    splitter = FrameSplitter()
+    frames = splitter.feed(b"".join(frame for _, frame in examples))
+    assert splitter.stats.discarded_bytes == 0
+    assert [f.type for f in frames] == [
+        FrameType.SHOE_LOADED,
+        FrameType.BURN,
+        FrameType.CARD,
+        FrameType.HEARTBEAT,
+        FrameType.ALARM,
+        FrameType.ACK,
+        FrameType.RESEND,
+    ]
+    assert all(f.session == 0x1A2B3C4D for f in frames)
+    for (caption, _), frame in zip(examples, frames, strict=True):
+        assert caption.split()[0] == FrameType(frame.type).name
+    card = frames[2]
+    assert card.payload == protocol.card_payload(Card.parse("7S"), 2) and card.seq == 3
+    assert frames[0].payload == protocol.loaded_payload(
+        6, protocol.DeckKind.SPANISH, 288, 0x0F0E0D0C, 97
+    )
