@@ -185,6 +185,7 @@ class ShoeReader:
                     self.stats.connects += 1
                     self.decoder.link_reset()
                     last_rx = time.monotonic()
+                    heard = False
                     try:
                         self._write(self.decoder.resend_frame())  # ask for anything unacknowledged
                         self.stats.resends_sent += 1
@@ -198,12 +199,16 @@ class ShoeReader:
                         self.stats.bytes_read += len(data)
                         if self._handle(data):
                             last_rx = now
+                            heard = True
                             backoff = self.backoff_initial
                     timeout = self.heartbeat_timeout
                     if timeout is not None and now - last_rx > timeout:
                         self._close(f"no valid frame for {timeout:g} s")
                 except _PORT_ERRORS as exc:
                     self._close(f"port error: {exc}")
+                    if not heard:  # opens but fails at once (a server that hangs up): back off
+                        self._stop.wait(backoff)
+                        backoff = min(backoff * 2, self.backoff_max)
         finally:
             if self._port is not None:
                 self._close("reader stopped")
