@@ -15,6 +15,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
     "calibrate": ("dealer_assist.calibration.cli", "camera lens, table plane, zones, drift"),
+    "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
 }
 
 
