@@ -14,6 +14,9 @@ import sys
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
+    "replay": ("dealer_assist.surveillance.cli", "re-settle and verify a surveillance recording"),
+    "surveillance": ("dealer_assist.surveillance.admin_cli",
+                     "surveillance page, statistics, storage, retention, logins"),
 }
 
 
