@@ -222,10 +222,11 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
         return {"pruned": 0, "bytes": 0, "cutoff": cutoff}
     store.append("prune", {"user": user, "cutoff": cutoff, "policy_seconds":
                            int(older_than.total_seconds()), "frames": [r["seq"] for r in rows]})
+    kept = {row["file"] for row in store.conn.execute("SELECT file FROM frames WHERE key = 1")}
     freed = 0
     for row in rows:
         path = store.directory / row["file"]
-        if path.is_file():
+        if row["file"] not in kept and path.is_file():
             freed += path.stat().st_size
             path.unlink()
     return {"pruned": len(rows), "bytes": freed, "cutoff": cutoff}

@@ -171,7 +171,7 @@ class Recorder:
         digest = hashlib.sha256(image).hexdigest()
         day = self.store.clock().strftime("%Y-%m-%d")
         index = "x" if card_event_index is None else f"{card_event_index:03d}"
-        name = f"{self._round_key:06d}-{index}-{digest[:16]}.{ext}"
+        name = f"{self._round_key:06d}-{index}-{'key' if key else 'video'}-{digest[:16]}.{ext}"
         relative = f"{FRAMES_DIR}/{day}/{self.table}/{name}"
         self.store.write_file(relative, image)
         body = {
