@@ -300,7 +300,7 @@ def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore
     for frame in round_data.frames:
         body = json.loads(frame.body_text)
         index = body.get("event_index")
-        if index is None or not 0 <= index < len(round_data.events) or frame.file is None:
+        if not body.get("key", True) or index is None or not 0 <= index < len(round_data.events) or frame.file is None:
             continue
         event = json.loads(round_data.events[index].body_text)
         if event.get("type") not in ("card", "reveal") or not event.get("card"):

@@ -5,7 +5,6 @@ are served from the package (no CDN). Searches, round views, replays and exports
 the recording's chain as access records.
 """
 
-from __future__ import annotations
 
 import secrets
 import threading
