@@ -155,8 +155,7 @@ def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
     count = 0
     for record in store.records():
         count += 1
-        where = {"seq": record.seq, "round_key": record.round_key, "round_id": record.round_id,
-                 "table": record.table}
+        where = _where(record)
         if record.seq != expected_seq:
             problems.append(Discrepancy(
                 "chain", f"records {expected_seq} to {record.seq - 1} are missing (deleted)",
@@ -187,9 +186,13 @@ def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
     return problems, count
 
 
+def _where(record: Record) -> dict[str, Any]:
+    return {"seq": record.seq, "round_key": record.round_key, "round_id": record.round_id,
+            "table": record.table}
+
+
 def _check_frame_file(store: RecordingStore, record: Record, pruned: bool) -> list[Discrepancy]:
-    where = {"seq": record.seq, "round_key": record.round_key, "round_id": record.round_id,
-             "table": record.table}
+    where = _where(record)
     if record.file is None:
         return [Discrepancy("file", f"{record.describe()} names no file", **where)]
     path = store.directory / record.file
@@ -213,8 +216,8 @@ def replay_round(round_data: RoundData, redetect: Redetector | None = None,
                  store: RecordingStore | None = None) -> RoundReplay:
     """Re-settle a round with today's engine and compare with what was recorded."""
     result = RoundReplay(round_data.key, round_data.round_id, round_data.table, round_data.status)
-    where = {"round_key": round_data.key, "round_id": round_data.round_id,
-             "table": round_data.table}
+    where: dict[str, Any] = {"round_key": round_data.key, "round_id": round_data.round_id,
+                             "table": round_data.table}
     fold: RoundFold | None = None
     refused = False
     for logged in _read_round(round_data, result, where):
@@ -300,7 +303,8 @@ def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore
     for frame in round_data.frames:
         body = json.loads(frame.body_text)
         index = body.get("event_index")
-        if not body.get("key", True) or index is None or not 0 <= index < len(round_data.events) or frame.file is None:
+        if (not body.get("key", True) or frame.file is None
+                or not isinstance(index, int) or not 0 <= index < len(round_data.events)):
             continue
         event = json.loads(round_data.events[index].body_text)
         if event.get("type") not in ("card", "reveal") or not event.get("card"):
@@ -327,7 +331,7 @@ def vision_redetector(model: str | None = None) -> Redetector:
         import cv2  # the vision module's own dependency; surveillance only borrows it here
         import numpy as np
 
-        from dealer_assist.vision.detector import CardDetector  # type: ignore[import-not-found]
+        from dealer_assist.vision.detector import CardDetector  # type: ignore
     except ImportError as error:
         raise RedetectUnavailable(
             f"re-detection needs the vision module (dealer_assist.vision) and OpenCV: {error}"

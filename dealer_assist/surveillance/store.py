@@ -372,7 +372,8 @@ class RecordingStore:
     ) -> Iterator[Record]:
         """Records in chain order, optionally of one round and/or of some kinds."""
         sql = "SELECT * FROM records"
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[Any] = []
         if round_key is not None:
             clauses.append("round_key = ?")
             params.append(round_key)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dealer_assist.cli import main
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log
@@ -16,14 +18,18 @@ from dealer_assist.surveillance.replay import load_round, replay_round, round_ke
 ROOT = Path(__file__).parents[2]
 
 
-def test_replay_verify_clean_exits_0(recording: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_replay_verify_clean_exits_0(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay", str(recording), "--verify"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("CLEAN: 48 settled rounds re-settled, 0 partial; chain verified over")
     assert access_log(RecordingStore(recording))[0]["action"] == "replay"
 
 
-def test_replay_json_for_one_round(recording: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_replay_json_for_one_round(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay", str(recording), "--round", "sb-1", "--verify", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["round"] for r in report["rounds"]] == ["sb-1"]
@@ -31,7 +37,9 @@ def test_replay_json_for_one_round(recording: Path, capsys) -> None:  # type: ig
     assert len(report["head"]["hash"]) == 64
 
 
-def test_replay_names_each_discrepancy_and_exits_1(recording: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_replay_names_each_discrepancy_and_exits_1(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     conn = sqlite3.connect(recording / "index.sqlite")
     seq = conn.execute("SELECT seq FROM records WHERE kind='settlement' AND round_id='sb-1'"
                        ).fetchone()[0]
@@ -41,7 +49,7 @@ def test_replay_names_each_discrepancy_and_exits_1(recording: Path, capsys) -> N
     conn.close()
     assert main(["replay", str(recording), "--verify"]) == 1
     out = capsys.readouterr().out
-    assert f"chain: table T1, round sb-1 (#" in out
+    assert "chain: table T1, round sb-1 (#" in out
     assert f"record {seq} (settlement, round sb-1 on T1) was altered" in out
     assert "settlement: table T1, round sb-1 (#" in out
     assert "seat 2: envy: recorded 500.00, replayed 50.00" in out
@@ -49,12 +57,16 @@ def test_replay_names_each_discrepancy_and_exits_1(recording: Path, capsys) -> N
     assert out.splitlines()[-1].startswith("3 DISCREPANCIES")
 
 
-def test_replay_refuses_what_it_cannot_read(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_replay_refuses_what_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay", str(tmp_path / "none")]) == 2
     assert "not a recording directory" in capsys.readouterr().err
 
 
-def test_unknown_round_is_an_error(recording: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_round_is_an_error(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["replay", str(recording), "--round", "nope"]) == 2
     assert "no round 'nope'" in capsys.readouterr().err
 
@@ -106,7 +118,9 @@ def test_redetection_compares_each_card_frame_with_its_card_event(recording: Pat
     assert f"event {index} recorded card {card}; the detector now sees 7S" in problem.what
 
 
-def test_operators_stats_storage_and_prune_commands(recording: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_operators_stats_storage_and_prune_commands(recording: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("long enough secret\n"))
