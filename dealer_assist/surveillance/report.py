@@ -153,7 +153,8 @@ def annotated_svg(frame: dict[str, Any], data: bytes, media_type: str) -> str:
     for zone in zones:
         points = " ".join(f"{float(x):.1f},{float(y):.1f}" for x, y in zone["points"])
         shapes.append(f"<polygon points='{points}' fill='none' stroke='#ff0' stroke-width='2'/>")
-        shapes.append(_label(zone["points"][0][0], zone["points"][0][1], zone["name"], "#ff0"))
+        x, y = zone["points"][0]
+        shapes.append(_label(x + 4, y + 22, zone["name"], "#ff0"))
     for item in detections:
         if item.get("box"):
             x1, y1, x2, y2 = item["box"]

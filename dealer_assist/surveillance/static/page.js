@@ -137,10 +137,12 @@ function fillSettlement(settlement) {
   cell(dealer, settlement.net, "num");
 }
 
+// The frame for an event: the latest at or before it, a key frame (with detections) first.
 function frameAt(index) {
   let best = null;
   for (const f of current.frames) {
-    if (f.event_index !== null && f.event_index <= index && (!best || f.event_index >= best.event_index)) best = f;
+    if (f.event_index === null || f.event_index > index) continue;
+    if (!best || f.event_index > best.event_index || (f.event_index === best.event_index && f.key && !best.key)) best = f;
   }
   return best;
 }
@@ -192,7 +194,7 @@ function overlay(frame) {
     const pts = (zone.polygon || zone.points || []).filter((p) => numbers(p, 2));
     if (pts.length < 3) continue;
     add("polygon", { points: pts.map((p) => p.join(",")).join(" "), fill: "none", stroke: "#ff0", "stroke-width": 2, class: "zone" });
-    add("text", { x: pts[0][0], y: pts[0][1], fill: "#ff0", "font-size": 22 }, zone.name || "");
+    add("text", { x: pts[0][0] + 4, y: pts[0][1] + 22, fill: "#ff0", "font-size": 22 }, zone.name || "");
   }
   for (const item of Array.isArray(items) ? items : []) {
     if (!item || typeof item !== "object") continue;
