@@ -16,7 +16,17 @@ from types import TracebackType
 from typing import Any
 
 from dealer_assist import __version__
-from dealer_assist.roundlog import Event, RoundStart, event_to_json
+from dealer_assist.roundlog import (
+    Bet,
+    CardDealt,
+    End,
+    Event,
+    Insurance,
+    PlayerAction,
+    Reveal,
+    RoundStart,
+    event_to_json,
+)
 from dealer_assist.rules import Settlement
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
@@ -237,9 +247,12 @@ class Recorder:
         )
 
 
+_EVENT_TYPES = (RoundStart, Bet, CardDealt, Insurance, PlayerAction, Reveal, End)
+
+
 def _event_json(event: Event | Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(event, Mapping):
         return dict(event)
-    if isinstance(event, RoundStart) or hasattr(event, "__slots__"):
+    if isinstance(event, _EVENT_TYPES):
         return event_to_json(event)
     raise RecorderStateError(f"not a round-log event: {event!r}")

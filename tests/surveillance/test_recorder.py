@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.roundlog import Bet, CardDealt, RoundStart, read_events
+from dealer_assist.roundlog import Bet, CardDealt, RoundStart, read_events, settle_log
 from dealer_assist.rules import Card
 from dealer_assist.surveillance import Recorder, RecorderStateError, RecordingError, RecordingStore
 from dealer_assist.surveillance.replay import load_round, replay, round_keys
@@ -133,3 +133,22 @@ def test_restart_marks_the_open_round_partial_and_carries_the_chain_on(tmp_path:
     recorder.close()
     assert report.discrepancies == []
     assert [r.status for r in report.rounds] == ["settled", "partial", "settled"]
+
+
+def test_a_settled_round_that_todays_engine_refuses_is_a_discrepancy(tmp_path: Path) -> None:
+    """The table recorded a card where none was due (e.g. a misread); replay names the event."""
+    lines = golden_logs(["soft-21-stands"])[0]
+    logged = list(read_events(lines))
+    settlement = settle_log(lines)
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        recorder.begin_round(logged[0].event)
+        for item in logged[1:-1]:
+            recorder.event(item.event)
+        extra = recorder.event(CardDealt(Card.parse("5C")))
+        recorder.event(logged[-1].event)
+        recorder.end_round(settlement)
+        report = replay(recorder.store, verify=True)
+    [problem] = report.discrepancies
+    assert problem.kind == "refused" and problem.round_id == settlement.round_id
+    assert f"event {extra} " in problem.what and '"5C"' in problem.what
+    assert "refused by today's engine" in problem.what
