@@ -114,4 +114,12 @@ def access_log(store: RecordingStore, limit: int = 200) -> list[dict[str, Any]]:
         "SELECT seq, at, body FROM records WHERE kind = 'access' ORDER BY seq DESC LIMIT ?",
         (limit,),
     )
-    return [{"seq": row["seq"], "at": row["at"], **json.loads(row["body"])} for row in rows]
+    entries = []
+    for row in rows:
+        try:
+            body = json.loads(row["body"])
+        except json.JSONDecodeError:
+            body = {"unreadable": row["body"]}  # altered: verification names it
+        entries.append({"seq": row["seq"], "at": row["at"],
+                        **(body if isinstance(body, dict) else {"unreadable": body})})
+    return entries

@@ -245,9 +245,14 @@ def replay_round(round_data: RoundData, redetect: Redetector | None = None,
                 seq=round_data.settlement.seq, **where))
         else:
             result.replayed = settlement.to_json()
-            result.discrepancies.extend(compare_settlements(
-                json.loads(round_data.settlement.body_text), result.replayed,
-                seq=round_data.settlement.seq, **where))
+            recorded = _object(round_data.settlement.body_text)
+            if recorded is None:
+                result.discrepancies.append(Discrepancy(
+                    "settlement", "the recorded settlement is not a JSON object (altered?)",
+                    seq=round_data.settlement.seq, **where))
+            else:
+                result.discrepancies.extend(compare_settlements(
+                    recorded, result.replayed, seq=round_data.settlement.seq, **where))
     if redetect is not None and store is not None:
         _redetect(round_data, redetect, store, result, where)
     return result
@@ -301,12 +306,12 @@ def compare_settlements(recorded: dict[str, Any], replayed: dict[str, Any],
 def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore,
               result: RoundReplay, where: dict[str, Any]) -> None:
     for frame in round_data.frames:
-        body = json.loads(frame.body_text)
+        body = _object(frame.body_text) or {}  # an unreadable body is the chain's to report
         index = body.get("event_index")
         if (not body.get("key", True) or frame.file is None
                 or not isinstance(index, int) or not 0 <= index < len(round_data.events)):
             continue
-        event = json.loads(round_data.events[index].body_text)
+        event = _object(round_data.events[index].body_text) or {}
         if event.get("type") not in ("card", "reveal") or not event.get("card"):
             continue
         path = store.directory / frame.file
@@ -320,6 +325,15 @@ def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore
                 "detection", f"event {index} recorded card {recorded}; the detector now sees "
                 f"{', '.join(seen) or 'no card'} in {frame.file}", seq=frame.seq,
                 recorded=recorded, replayed=seen, **where))
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    """A record body as a JSON object, or None when it is not one."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def vision_redetector(model: str | None = None) -> Redetector:

@@ -146,3 +146,32 @@ def test_operators_stats_storage_and_prune_commands(recording: Path,
     assert main(["surveillance", "prune", str(recording), "--older-than-hours", "0.01"]) == 0
     assert "non-key frames" in capsys.readouterr().out
     assert main(["replay", str(recording), "--verify"]) == 0
+
+
+def test_garbage_in_records_is_reported_not_crashed_on(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conn = sqlite3.connect(recording / "index.sqlite")
+    rows = conn.execute("SELECT seq, kind FROM records WHERE round_id = 'sb-1' AND kind IN "
+                        "('settlement', 'frame', 'event') ORDER BY seq").fetchall()
+    targets = [rows[3][0], next(s for s, k in rows if k == "frame"),
+               next(s for s, k in rows if k == "settlement")]
+    for seq in targets:
+        conn.execute("UPDATE records SET body = '{not json' WHERE seq = ?", (seq,))
+    conn.commit()
+    conn.close()
+    assert main(["replay", str(recording), "--verify"]) == 1
+    out = capsys.readouterr().out
+    for seq in targets:
+        assert f"record {seq} (" in out and "was altered" in out
+    assert "cannot be read: not valid JSON" in out
+
+
+def test_a_file_that_is_not_a_database_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / "index.sqlite").write_bytes(b"this is not SQLite" * 100)
+    assert main(["replay", str(tmp_path / "rec")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'rec' / 'index.sqlite'}: cannot open the index database" in err
