@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--redetect", action="store_true",
                         help="re-run the card detector (dealer_assist.vision) on recorded frames")
     parser.add_argument("--model", metavar="ONNX", help="detector model for --redetect")
+    parser.add_argument("--anchor", action="append", default=[], metavar="SEQ:HASH",
+                        help="a chain head noted earlier (from a previous replay's last line); "
+                        "with --verify, fails if it is gone or changed (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--user", default=None,
                         help="who is replaying, for the access log (default: the login name)")
@@ -29,9 +32,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.surveillance.access import log_access
-    from dealer_assist.surveillance.replay import RedetectUnavailable, replay, vision_redetector
+    from dealer_assist.surveillance.replay import (
+        RedetectUnavailable,
+        parse_anchor,
+        replay,
+        vision_redetector,
+    )
     from dealer_assist.surveillance.store import RecordingError, RecordingStore
 
+    try:
+        anchors = [parse_anchor(text) for text in args.anchor]
+    except ValueError as error:
+        print(f"dealer-assist replay: {error}", file=sys.stderr)
+        return 2
+    if anchors and not args.verify:
+        print("dealer-assist replay: --anchor needs --verify", file=sys.stderr)
+        return 2
     redetect = None
     if args.redetect:
         try:
@@ -45,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist replay: {error}", file=sys.stderr)
         return 2
     try:
-        report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect)
+        report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect,
+                        anchors=anchors)
         log_access(store, args.user or getpass.getuser(), "replay", {
             "round": args.round, "verify": args.verify, "redetect": args.redetect,
             "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
@@ -78,4 +95,4 @@ def _print_text(report: object) -> None:
     redetected = f"; {frames} frames re-detected" if frames else ""
     verdict = "CLEAN" if not report.discrepancies else f"{len(report.discrepancies)} DISCREPANCIES"
     print(f"{verdict}: {settled} settled rounds re-settled, {len(partial)} partial{verified}"
-          f"{redetected}; head record {report.head_seq} {report.head_hash}")
+          f"{redetected}; head record {report.head_seq}:{report.head_hash}")

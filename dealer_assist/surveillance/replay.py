@@ -397,14 +397,51 @@ class ReplayReport:
         }
 
 
+def parse_anchor(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` (a chain head written down earlier) -> (seq, hash)."""
+    seq, _, digest = text.partition(":")
+    digest = digest.strip().lower()
+    if not seq.strip().isdigit() or len(digest) != 64 or not all(
+        c in "0123456789abcdef" for c in digest
+    ):
+        raise ValueError(f"anchor {text!r} must be SEQ:HASH (a record number and 64 hex digits)")
+    return int(seq), digest
+
+
+def check_anchors(store: RecordingStore, anchors: Sequence[tuple[int, str]]) -> list[Discrepancy]:
+    """Heads noted outside the recording must still be in its chain, unchanged.
+
+    This is what catches records cut off the end, or a chain rewritten after the anchor.
+    """
+    found = []
+    for seq, digest in anchors:
+        record = store.record(seq)
+        if record is None:
+            found.append(Discrepancy(
+                "chain", f"anchored record {seq} is gone: the chain was cut short", seq=seq,
+                recorded=digest))
+        elif record.hash != digest:
+            found.append(Discrepancy(
+                "chain", f"{record.describe()} no longer has the anchored hash: the chain was "
+                "rewritten", seq=seq, recorded=digest, replayed=record.hash))
+    return found
+
+
 def replay(store: RecordingStore, *, round_id: str | None = None, verify: bool = False,
-           redetect: Redetector | None = None) -> ReplayReport:
-    """Replay the recording (or the rounds called ``round_id``), verifying the chain if asked."""
+           redetect: Redetector | None = None,
+           anchors: Sequence[tuple[int, str]] = ()) -> ReplayReport:
+    """Replay the recording (or the rounds called ``round_id``), verifying the chain if asked.
+
+    ``anchors`` are (seq, hash) chain heads noted earlier outside the recording; they are checked
+    when verifying.
+    """
     results = []
     for key in round_keys(store, round_id):
         data = load_round(store, key)
         if data is not None:
             results.append(replay_round(data, redetect, store))
     chain, checked = verify_chain(store) if verify else (None, 0)
+    if chain is not None:
+        chain.extend(check_anchors(store, anchors))
     head_seq, head_hash = store.head()
     return ReplayReport(results, chain, checked, head_seq, head_hash)

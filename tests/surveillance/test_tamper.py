@@ -118,3 +118,18 @@ def test_a_deleted_frame_file_without_a_prune_record_is_named(recording: Path) -
     problems, _ = verify_chain(store)
     assert [p.seq for p in problems] == [frame.seq]
     assert "is missing and no prune record accounts for it" in problems[0].what
+
+
+def test_an_anchored_head_catches_a_cut_off_end_and_a_rewrite(recording: Path) -> None:
+    store = RecordingStore(recording)
+    seq, digest = store.head()
+    assert replay(store, verify=True, anchors=[(seq, digest)]).discrepancies == []
+    store.conn.execute("DELETE FROM records WHERE seq >= ?", (seq - 5,))  # cut off the end
+    report = replay(store, verify=True, anchors=[(seq, digest)])
+    assert [d.what for d in report.chain or []] == [
+        f"anchored record {seq} is gone: the chain was cut short"]
+    earlier = store.record(seq - 10)
+    assert earlier is not None
+    store.conn.execute("UPDATE records SET hash = ? WHERE seq = ?", ("0" * 64, earlier.seq))
+    report = replay(store, verify=True, anchors=[(earlier.seq, earlier.hash)])
+    assert any("no longer has the anchored hash" in d.what for d in report.chain or [])
