@@ -16,6 +16,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
     "calibrate": ("dealer_assist.calibration.cli", "camera lens, table plane, zones, drift"),
     "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
+    "replay": ("dealer_assist.surveillance.cli", "re-settle and verify a surveillance recording"),
+    "surveillance": ("dealer_assist.surveillance.admin_cli",
+                     "surveillance page, statistics, storage, retention, logins"),
 }
 
 
