@@ -11,7 +11,8 @@ Where that transcription departs from the Wizard's current chart (H17 with redou
 
 Notation (the Wizard's, as a grid of codes):
   H hit, S stand, D double (redouble in the after-doubling tables), P split,
-  R surrender (late surrender; in the after-doubling tables: rescue), RH surrender if allowed else hit.
+  R surrender (late surrender; in the after-doubling tables: rescue),
+  RH surrender if allowed, otherwise hit.
   A digit N after the play: hit instead once the hand holds N or more cards (D4: double a hand of
   two or three cards, hit one of four or more).
   * hit if a 6-7-8 is possible (the hand is two of 6, 7, 8, different), ' hit if a suited 6-7-8 is

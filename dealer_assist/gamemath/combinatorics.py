@@ -18,7 +18,7 @@ TEN_VALUES_PER_DECK = 12  # J, Q, K in four suits
 
 
 class GameMathError(ValueError):
-    """Inputs that no Spanish 21 table has (a deck count, a paytable, a wager); carries the input."""
+    """Input no Spanish 21 table has (a deck count, a paytable, a wager); carries the input."""
 
     def __init__(self, message: str, value: object) -> None:
         super().__init__(message)

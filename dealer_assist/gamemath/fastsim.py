@@ -131,7 +131,8 @@ S_FIVE = S["five_card_21"]
 
 @numba.njit(cache=True)
 def play_round(shoe, state, shuffle, table, decks, hits_soft_17, max_doublings, surrender,
-               max_hands, super_bonus_eligible, hr, hs, hn, hw, hlast, hd, hstate, stats):
+               max_hands, split_by_value, super_bonus_eligible, hr, hs, hn, hw, hlast, hd, hstate,
+               stats):
     """Play one round for one seat from ``shoe`` (position in ``state[0]``); returns the net.
 
     The net is in half-units of the original wager; ``stats`` is updated in place.
@@ -201,7 +202,7 @@ def play_round(shoe, state, shuffle, table, decks, hits_soft_17, max_doublings, 
             super_draw = False
             if fresh_two:
                 v0 = _value(hr[i, 0])
-                if v0 == _value(hr[i, 1]):
+                if v0 == _value(hr[i, 1]) and (split_by_value or hr[i, 0] == hr[i, 1]):
                     pair_value = v0
                 draw678 = _draw_678(hr[i, 0], hs[i, 0], hr[i, 1], hs[i, 1])
                 if nh == 1 and super_bonus_eligible:
@@ -356,7 +357,7 @@ def _work_arrays():
 
 @numba.njit(cache=True)
 def simulate_chunk(rounds, seed, shoe, table, decks, hits_soft_17, max_doublings, surrender,
-                   max_hands, super_bonus_eligible):
+                   max_hands, split_by_value, super_bonus_eligible):
     """``rounds`` rounds, each from a freshly shuffled shoe, seeded; returns the stats array."""
     np.random.seed(seed)
     shoe = shoe.copy()
@@ -366,13 +367,14 @@ def simulate_chunk(rounds, seed, shoe, table, decks, hits_soft_17, max_doublings
     for _ in range(rounds):
         state[0] = 0
         play_round(shoe, state, True, table, decks, hits_soft_17, max_doublings, surrender,
-                   max_hands, super_bonus_eligible, hr, hs, hn, hw, hlast, hd, hstate, stats)
+                   max_hands, split_by_value, super_bonus_eligible, hr, hs, hn, hw, hlast, hd,
+                   hstate, stats)
     return stats
 
 
 @numba.njit(cache=True)
 def replay_rounds(shoes, table, decks, hits_soft_17, max_doublings, surrender, max_hands,
-                  super_bonus_eligible):
+                  split_by_value, super_bonus_eligible):
     """One round per row of ``shoes``, dealt in row order; returns (nets, cards used, stats)."""
     stats = np.zeros(N_STATS, np.int64)
     nets = np.zeros(shoes.shape[0], np.int64)
@@ -382,7 +384,7 @@ def replay_rounds(shoes, table, decks, hits_soft_17, max_doublings, surrender, m
     for r in range(shoes.shape[0]):
         state[0] = 0
         nets[r] = play_round(shoes[r], state, False, table, decks, hits_soft_17, max_doublings,
-                             surrender, max_hands, super_bonus_eligible, hr, hs, hn, hw, hlast,
-                             hd, hstate, stats)
+                             surrender, max_hands, split_by_value, super_bonus_eligible, hr, hs,
+                             hn, hw, hlast, hd, hstate, stats)
         used[r] = state[0]
     return nets, used, stats

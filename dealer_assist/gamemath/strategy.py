@@ -239,6 +239,7 @@ class BasicStrategy:
     max_doublings: int
     late_surrender: bool = True
     max_hands: int = 4
+    split_by_value: bool = True
 
     @property
     def chart(self) -> str:
@@ -263,8 +264,9 @@ class BasicStrategy:
             total -= 10
             aces -= 1
         two = len(cards) == 2 and doublings == 0
-        pair_value = card_value(ranks[0]) if two and card_value(ranks[0]) == card_value(
-            ranks[1]) else 0
+        pairs = two and card_value(ranks[0]) == card_value(ranks[1]) and (
+            self.split_by_value or ranks[0] == ranks[1])
+        pair_value = card_value(ranks[0]) if pairs else 0
         up_rank, up_suit = RANK_NUMBER[up.rank], SUIT_NUMBER[up.suit]
         return Play(decide(
             strategy_table(self.chart),
