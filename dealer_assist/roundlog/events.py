@@ -1,0 +1,232 @@
+"""Round-log events (version 1): parsing from JSON objects, canonical output, upgrades on read.
+
+The round log is the product's one interchange format: the live table writes it, the shoe and the
+camera feed it, ``settle`` adjudicates it, surveillance replays it.
+See ``shared/spec/round-log.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from dealer_assist.rules import Action, Card, CardCodeError, CardTarget, MoneyError, parse_money
+from dealer_assist.rules.money import format_money
+
+LOG_VERSION = 1
+
+
+class EventError(ValueError):
+    """A line of a round log that is not a valid event."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStart:
+    """First line: the round's id, its rules (preset name or override object) and carried fields."""
+
+    id: str | None
+    rules: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+    version: int = LOG_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class Bet:
+    seat: int
+    amount: Decimal
+    wager: str = "main"
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CardDealt:
+    """The next card out of the shoe (``card`` None only for a face-down hole card)."""
+
+    card: Card | None
+    to: CardTarget | None = None
+    face_down: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Insurance:
+    seat: int
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerAction:
+    seat: int
+    action: Action
+    amount: Decimal | None = None
+    hand: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    card: Card
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    pass
+
+
+Event = RoundStart | Bet | CardDealt | Insurance | PlayerAction | Reveal | End
+
+
+def _seat(obj: Mapping[str, Any]) -> int:
+    seat = obj.get("seat")
+    if not isinstance(seat, int) or isinstance(seat, bool):
+        raise EventError(f"'seat' must be a whole number, got {seat!r}")
+    return seat
+
+
+def _money(obj: Mapping[str, Any], key: str) -> Decimal:
+    if key not in obj:
+        raise EventError(f"missing {key!r}")
+    try:
+        return parse_money(obj[key], key)
+    except MoneyError as error:
+        raise EventError(str(error)) from None
+
+
+def _card(raw: object) -> Card:
+    try:
+        return Card.parse(raw)
+    except CardCodeError as error:
+        raise EventError(str(error)) from None
+
+
+def _parse_round(obj: Mapping[str, Any]) -> RoundStart:
+    if "rules" not in obj:
+        raise EventError("the round line needs 'rules' (a preset name or an object)")
+    version = obj.get("version", LOG_VERSION)
+    carried = {k: v for k, v in obj.items() if k not in ("type", "id", "rules", "version")}
+    round_id = obj.get("id")
+    return RoundStart(None if round_id is None else str(round_id), obj["rules"], carried, version)
+
+
+def _parse_bet(obj: Mapping[str, Any]) -> Bet:
+    wager = obj.get("wager", "main")
+    if wager not in ("main", "match"):
+        raise EventError(f'\'wager\' must be "main" or "match", got {wager!r}')
+    player = obj.get("player")
+    return Bet(_seat(obj), _money(obj, "amount"), wager, None if player is None else str(player))
+
+
+def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
+    face_down = obj.get("face_down", False)
+    if not isinstance(face_down, bool):
+        raise EventError(f"'face_down' must be true or false, got {face_down!r}")
+    raw = obj.get("card")
+    if raw is None and not face_down:
+        raise EventError("'card' is missing (only a face_down hole card may have card null)")
+    card = None if raw is None else _card(raw)
+    to = obj.get("to")
+    try:
+        target = None if to is None else CardTarget.parse(to)
+    except ValueError as error:
+        raise EventError(str(error)) from None
+    return CardDealt(card, target, face_down)
+
+
+def _parse_action(obj: Mapping[str, Any]) -> PlayerAction:
+    if "action" not in obj:
+        raise EventError("missing 'action'")
+    try:
+        action = Action.parse(obj["action"])
+    except ValueError as error:
+        raise EventError(str(error)) from None
+    amount = _money(obj, "amount") if obj.get("amount") is not None else None
+    if amount is not None and action is not Action.DOUBLE:
+        raise EventError(f"only a double takes an amount, not a {action.value}")
+    hand = obj.get("hand")
+    if hand is not None and (not isinstance(hand, int) or isinstance(hand, bool) or hand < 0):
+        raise EventError(f"'hand' must be a hand number from 0, got {hand!r}")
+    return PlayerAction(_seat(obj), action, amount, hand)
+
+
+_PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
+    "round": _parse_round,
+    "bet": _parse_bet,
+    "card": _parse_card,
+    "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount")),
+    "action": _parse_action,
+    "reveal": lambda obj: Reveal(_card(obj.get("card"))),
+    "end": lambda obj: End(),
+}
+
+# version -> function upgrading one event object from that version to the next.
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+def upgrade(obj: dict[str, Any], version: int) -> dict[str, Any]:
+    """Bring an event written under an older log version up to :data:`LOG_VERSION`."""
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise EventError(f"log version must be a whole number from 1, got {version!r}")
+    if version > LOG_VERSION:
+        raise EventError(
+            f"log version {version} is newer than this program reads ({LOG_VERSION}): upgrade it"
+        )
+    while version < LOG_VERSION:
+        obj = UPGRADES[version](obj)
+        version += 1
+    return obj
+
+
+def parse_event(obj: object, version: int = LOG_VERSION) -> Event:
+    """One event from a decoded JSON object written under log ``version``."""
+    if not isinstance(obj, dict):
+        raise EventError(f"an event must be a JSON object, got {type(obj).__name__}")
+    obj = upgrade(obj, version)
+    kind = obj.get("type")
+    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        raise EventError(f"unknown event type {kind!r} (one of {', '.join(_PARSERS)})")
+    return parser(obj)
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """The canonical JSON object of an event (card codes canonical, money as strings)."""
+    if isinstance(event, RoundStart):
+        out: dict[str, Any] = {"type": "round", "id": event.id, "rules": event.rules}
+        out.update(event.extra)
+        if event.version != LOG_VERSION:
+            out["version"] = event.version
+        return out
+    if isinstance(event, Bet):
+        out = {"type": "bet", "seat": event.seat}
+        if event.wager != "main":
+            out["wager"] = event.wager
+        out["amount"] = format_money(event.amount)
+        if event.player is not None:
+            out["player"] = event.player
+        return out
+    if isinstance(event, CardDealt):
+        out = {"type": "card", "card": event.card.code if event.card else None}
+        if event.to is not None:
+            out["to"] = event.to.to_json()
+        if event.face_down:
+            out["face_down"] = True
+        return out
+    if isinstance(event, Insurance):
+        return {"type": "insurance", "seat": event.seat, "amount": format_money(event.amount)}
+    if isinstance(event, PlayerAction):
+        out = {"type": "action", "seat": event.seat, "action": event.action.value}
+        if event.amount is not None:
+            out["amount"] = format_money(event.amount)
+        if event.hand is not None:
+            out["hand"] = event.hand
+        return out
+    if isinstance(event, Reveal):
+        return {"type": "reveal", "card": event.card.code}
+    return {"type": "end"}
+
+
+def dumps_event(event: Event) -> str:
+    """One line of a round log (no newline)."""
+    import json
+
+    return json.dumps(event_to_json(event), separators=(", ", ": "))

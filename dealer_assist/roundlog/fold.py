@@ -1,0 +1,146 @@
+"""Folding round-log events through the engine: the one path live play, settle and replay share."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+
+from dealer_assist.roundlog.events import (
+    LOG_VERSION,
+    Bet,
+    CardDealt,
+    End,
+    Event,
+    EventError,
+    Insurance,
+    PlayerAction,
+    Reveal,
+    RoundStart,
+    parse_event,
+)
+from dealer_assist.rules import CardTarget, RoundEngine, RoundError, RuleSet, Settlement
+
+_MAX_SHOWN = 160
+
+
+class LogError(ValueError):
+    """A rejected round log: names the line number, the event and why."""
+
+    def __init__(self, line: int | None, event_text: str | None, why: str):
+        self.line = line
+        self.event_text = event_text
+        self.why = why
+        where = f"line {line}" if line is not None else "end of log"
+        shown = ""
+        if event_text:
+            text = event_text if len(event_text) <= _MAX_SHOWN else event_text[:_MAX_SHOWN] + "..."
+            shown = f": {text}"
+        super().__init__(f"{where}{shown}: {why}")
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    """An event with the line it came from (1-based) and that line's text."""
+
+    line: int
+    text: str
+    event: Event
+
+
+def read_events(lines: Iterable[str]) -> Iterator[LoggedEvent]:
+    """Parse JSON Lines into events; blank lines are skipped; the round line sets the version."""
+    version = LOG_VERSION
+    for number, raw in enumerate(lines, start=1):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            obj = json.loads(text, parse_float=Decimal)
+        except json.JSONDecodeError as error:
+            raise LogError(
+                number, text, f"not valid JSON ({error.msg} at column {error.colno})"
+            ) from None
+        try:
+            if isinstance(obj, dict) and obj.get("type") == "round":
+                version = obj.get("version", LOG_VERSION)
+            event = parse_event(obj, version)
+        except (EventError, ValueError) as error:
+            raise LogError(number, text, str(error)) from None
+        yield LoggedEvent(number, text, event)
+
+
+class RoundFold:
+    """Applies one round's events to a :class:`RoundEngine` and remembers what it has seen."""
+
+    def __init__(self, start: RoundStart):
+        try:
+            rules = RuleSet.from_spec(start.rules)
+        except ValueError as error:
+            raise EventError(str(error)) from None
+        self.start = start
+        self.engine = RoundEngine(rules, start.id, rules_spec=start.rules, extra=start.extra)
+        self.ended = False
+        self.settlement: Settlement | None = None
+
+    def apply(self, event: Event) -> CardTarget | None:
+        """Apply one event; returns where a card went. Raises RoundError/EventError on refusal."""
+        engine = self.engine
+        if self.ended:
+            raise EventError("the round has already ended")
+        if isinstance(event, Bet):
+            engine.bet(event.seat, event.amount, event.wager, event.player)
+        elif isinstance(event, CardDealt):
+            return engine.card(event.card, event.to, event.face_down)
+        elif isinstance(event, Insurance):
+            engine.insurance(event.seat, event.amount)
+        elif isinstance(event, PlayerAction):
+            engine.action(event.seat, event.action, event.amount, event.hand)
+        elif isinstance(event, Reveal):
+            engine.reveal(event.card)
+        elif isinstance(event, End):
+            self.settlement = engine.settle()  # raises if something is still owed
+            self.ended = True
+        elif isinstance(event, RoundStart):
+            raise EventError("a new round starts before this one ended")
+        return None
+
+
+def settle_rounds(lines: Iterable[str]) -> Iterator[Settlement]:
+    """Settle every round in a log, in order; raises :class:`LogError` at the first refusal."""
+    fold: RoundFold | None = None
+    last_line: int | None = None
+    for logged in read_events(lines):
+        last_line = logged.line
+        event = logged.event
+        try:
+            if fold is None or fold.ended:
+                if not isinstance(event, RoundStart):
+                    what = "the first line" if fold is None else "a line after 'end'"
+                    raise EventError(f"{what} must be a 'round' event")
+                fold = RoundFold(event)
+                continue
+            fold.apply(event)
+            if fold.settlement is not None:
+                yield fold.settlement
+        except (RoundError, EventError) as error:
+            raise LogError(logged.line, logged.text, str(error)) from None
+    if fold is None:
+        raise LogError(None, None, "the log is empty: no 'round' line")
+    if not fold.ended:
+        try:
+            settlement = fold.engine.settle()
+        except RoundError as error:
+            raise LogError(
+                None, None, f"the log stops after line {last_line} before the round ends: {error}"
+            ) from None
+        yield settlement
+
+
+def settle_log(lines: Iterable[str]) -> Settlement:
+    """Settle a log holding exactly one round."""
+    settlements = list(settle_rounds(lines))
+    if len(settlements) != 1:
+        raise LogError(None, None, f"expected one round, found {len(settlements)}")
+    return settlements[0]

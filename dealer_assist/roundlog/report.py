@@ -1,0 +1,36 @@
+"""A settlement printed for a person: one line per hand, amounts aligned."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from dealer_assist.rules import Settlement
+
+
+def _signed(amount: Decimal) -> str:
+    return f"{amount:+,.2f}"
+
+
+def settlement_text(settlement: Settlement) -> str:
+    """The round's payouts as aligned text: each hand and side bet, seat totals, the table's."""
+    rows: list[tuple[str, str, str, str]] = []
+    for seat in settlement.seats:
+        label = f"seat {seat.seat}" + (f" ({seat.player})" if seat.player else "")
+        for index, hand in enumerate(seat.hands):
+            cards = " ".join(hand.cards)
+            what = f"hand {index}: {cards} = {hand.total}, wagered {hand.wagered:,.2f}"
+            rows.append((label, what, seat.lines[index].reason, _signed(hand.net)))
+        for line in seat.lines[len(seat.hands) :]:
+            rows.append((label, line.kind, line.reason, _signed(line.amount)))
+        rows.append((label, "seat total", "", _signed(seat.net)))
+    dealer = settlement.dealer
+    state = " blackjack" if dealer.blackjack else (" bust" if dealer.bust else "")
+    out = [
+        f"round {settlement.round_id}   rules {settlement.rules}",
+        f"dealer: {' '.join(dealer.cards)} = {dealer.total}{state}",
+    ]
+    rows.append(("table net", "", "", _signed(settlement.net)))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for a, b, c, d in rows:
+        out.append(f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d:>{widths[3]}}")
+    return "\n".join(out)

@@ -1,0 +1,40 @@
+"""Exact money: ``Decimal`` in whole cents, parsed from strings or JSON numbers, never floats."""
+
+from __future__ import annotations
+
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
+
+CENT = Decimal("0.01")
+ZERO = Decimal("0.00")
+
+
+class MoneyError(ValueError):
+    """An amount that is not exact money in whole cents."""
+
+
+def parse_money(value: object, what: str = "amount") -> Decimal:
+    """Parse ``"10"``, ``"7.50"``, ``12.5`` or a ``Decimal``; refuse NaN and fractions of a cent."""
+    if isinstance(value, bool) or value is None:
+        raise MoneyError(f"{what} must be a decimal amount, got {value!r}")
+    if isinstance(value, float):
+        # JSON parsed without parse_float=Decimal: repr is the shortest text that round-trips.
+        value = repr(value)
+    try:
+        amount = Decimal(str(value).strip())
+    except InvalidOperation:
+        raise MoneyError(f"{what} must be a decimal amount, got {value!r}") from None
+    if not amount.is_finite():
+        raise MoneyError(f"{what} must be a finite amount, got {value!r}")
+    if amount != amount.quantize(CENT):
+        raise MoneyError(f"{what} must be in whole cents, got {value!r}")
+    return amount.quantize(CENT)
+
+
+def cents(amount: Decimal) -> Decimal:
+    """Round a computed payout down to the cent: breakage below a cent stays with the house."""
+    return amount.quantize(CENT, rounding=ROUND_FLOOR)
+
+
+def format_money(amount: Decimal) -> str:
+    """Canonical text for JSON output: ``"7.50"``, ``"-10.00"``."""
+    return f"{amount.quantize(CENT):f}"
