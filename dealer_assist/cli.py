@@ -14,6 +14,7 @@ import sys
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
+    "par-sheet": ("dealer_assist.gamemath.cli", "house edge and bonus frequencies of a rule set"),
 }
 
 

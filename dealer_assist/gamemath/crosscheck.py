@@ -151,7 +151,9 @@ def check(rules: RuleSet, rounds: int, seed: int, first_round: int = 0) -> Check
     eligible = rules.super_bonus_for(WAGER) is not None
     nets, used, stats = fastsim.replay_rounds(shoes, *game.kernel_arguments(eligible))
     report = CheckReport(rounds=rounds)
-    report.fast_counts.update({k: int(stats[fastsim.S[k]]) for k in COMPARED})
+    compared = COMPARED if rules.match_the_dealer is not None else [
+        k for k in COMPARED if k not in _MATCH_KEYS.values()]
+    report.fast_counts.update({k: int(stats[fastsim.S[k]]) for k in compared})
     half = WAGER / 2
     for r in range(rounds):
         round_id = f"{seed}/{first_round + r}"
