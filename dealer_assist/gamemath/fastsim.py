@@ -65,7 +65,7 @@ def _value(rank: int) -> int:
 
 
 @numba.njit(cache=True)
-def _draw(shoe, state, shuffle):
+def _draw(shoe: np.ndarray, state: np.ndarray, shuffle: bool) -> int:
     """Next card; with ``shuffle`` an unbiased draw from the cards left (lazy Fisher-Yates)."""
     p = state[0]
     if shuffle:
@@ -74,11 +74,11 @@ def _draw(shoe, state, shuffle):
         shoe[j] = shoe[p]
         shoe[p] = card
     state[0] = p + 1
-    return shoe[p]
+    return int(shoe[p])
 
 
 @numba.njit(cache=True)
-def _total(ranks, count):
+def _total(ranks: np.ndarray, count: int) -> tuple[int, bool]:
     total = 0
     aces = 0
     for k in range(count):
@@ -93,7 +93,9 @@ def _total(ranks, count):
 
 
 @numba.njit(cache=True)
-def _bonus_half_units(ranks, suits, count, two_decks, stats):
+def _bonus_half_units(
+    ranks: np.ndarray, suits: np.ndarray, count: int, two_decks: bool, stats: np.ndarray
+) -> int:
     """Pay of an undoubled 21 per original wager, in half-units, and count which bonus it was."""
     if count == 3:
         r0, r1, r2 = ranks[0], ranks[1], ranks[2]
@@ -130,9 +132,13 @@ S_FIVE = S["five_card_21"]
 
 
 @numba.njit(cache=True)
-def play_round(shoe, state, shuffle, table, decks, hits_soft_17, max_doublings, surrender,
-               max_hands, split_by_value, super_bonus_eligible, hr, hs, hn, hw, hlast, hd, hstate,
-               stats):
+def play_round(
+    shoe: np.ndarray, state: np.ndarray, shuffle: bool, table: np.ndarray, decks: int,
+    hits_soft_17: bool, max_doublings: int, surrender: bool, max_hands: int,
+    split_by_value: bool, super_bonus_eligible: bool, hr: np.ndarray, hs: np.ndarray,
+    hn: np.ndarray, hw: np.ndarray, hlast: np.ndarray, hd: np.ndarray, hstate: np.ndarray,
+    stats: np.ndarray,
+) -> int:
     """Play one round for one seat from ``shoe`` (position in ``state[0]``); returns the net.
 
     The net is in half-units of the original wager; ``stats`` is updated in place.
@@ -335,7 +341,7 @@ S_WINS = S["wins"]  # then pushes, losses
 
 
 @numba.njit(cache=True)
-def _record(stats, net):
+def _record(stats: np.ndarray, net: int) -> int:
     stats[S_NET] += net
     stats[S_NET + 1] += net * net
     if net > 0:
@@ -348,7 +354,7 @@ def _record(stats, net):
 
 
 @numba.njit(cache=True)
-def _work_arrays():
+def _work_arrays() -> tuple[np.ndarray, ...]:
     return (np.zeros((MAX_HANDS, MAX_CARDS), np.int64), np.zeros((MAX_HANDS, MAX_CARDS), np.int64),
             np.zeros(MAX_HANDS, np.int64), np.zeros(MAX_HANDS, np.int64),
             np.zeros(MAX_HANDS, np.int64), np.zeros(MAX_HANDS, np.int64),
@@ -356,8 +362,11 @@ def _work_arrays():
 
 
 @numba.njit(cache=True)
-def simulate_chunk(rounds, seed, shoe, table, decks, hits_soft_17, max_doublings, surrender,
-                   max_hands, split_by_value, super_bonus_eligible):
+def simulate_chunk(
+    rounds: int, seed: int, shoe: np.ndarray, table: np.ndarray, decks: int,
+    hits_soft_17: bool, max_doublings: int, surrender: bool, max_hands: int,
+    split_by_value: bool, super_bonus_eligible: bool,
+) -> np.ndarray:
     """``rounds`` rounds, each from a freshly shuffled shoe, seeded; returns the stats array."""
     np.random.seed(seed)
     shoe = shoe.copy()
@@ -373,8 +382,10 @@ def simulate_chunk(rounds, seed, shoe, table, decks, hits_soft_17, max_doublings
 
 
 @numba.njit(cache=True)
-def replay_rounds(shoes, table, decks, hits_soft_17, max_doublings, surrender, max_hands,
-                  split_by_value, super_bonus_eligible):
+def replay_rounds(
+    shoes: np.ndarray, table: np.ndarray, decks: int, hits_soft_17: bool, max_doublings: int,
+    surrender: bool, max_hands: int, split_by_value: bool, super_bonus_eligible: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One round per row of ``shoes``, dealt in row order; returns (nets, cards used, stats)."""
     stats = np.zeros(N_STATS, np.int64)
     nets = np.zeros(shoes.shape[0], np.int64)

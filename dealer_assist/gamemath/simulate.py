@@ -134,7 +134,9 @@ def _run_chunk(task: tuple[int, int, GameRules]) -> np.ndarray:
 
     rounds, chunk_seed, rules = task
     shoe = fastsim.spanish_shoe_codes(rules.decks)
-    return fastsim.simulate_chunk(rounds, chunk_seed, shoe, *rules.kernel_arguments())
+    stats: np.ndarray = fastsim.simulate_chunk(rounds, chunk_seed, shoe,
+                                               *rules.kernel_arguments())
+    return stats
 
 
 def _warm_up(rules: GameRules) -> None:
