@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dealer_assist.rules import RuleSet
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
 
 
-def _load_rules(text: str) -> object:
+def _load_rules(text: str) -> RuleSet:
     from dealer_assist.rules import RuleSet
 
     spec: object = text

@@ -33,9 +33,11 @@ from dealer_assist.rules import (
     RoundEngine,
     RoundIncompleteError,
     RuleSet,
+    SeatResult,
     Settlement,
 )
 from dealer_assist.rules.cards import SPANISH_DECK
+from dealer_assist.rules.settlement import Outcome
 
 WAGER = Decimal("10.00")  # a half-wager is $5: the fast path's unit
 MATCH_WAGER = Decimal("5.00")
@@ -171,10 +173,8 @@ def check(rules: RuleSet, rounds: int, seed: int, first_round: int = 0) -> Check
     return report
 
 
-def _count_engine(counts: Counter[str], seat: object, settlement: Settlement) -> None:
-    from dealer_assist.rules.settlement import Outcome
-
-    hands = seat.hands  # type: ignore[attr-defined]
+def _count_engine(counts: Counter[str], seat: SeatResult, settlement: Settlement) -> None:
+    hands = seat.hands
     for hand in hands:
         if hand.bonus is not None:
             counts[_BONUS_KEYS[hand.bonus.value]] += 1
@@ -188,9 +188,9 @@ def _count_engine(counts: Counter[str], seat: object, settlement: Settlement) ->
             counts["player_blackjacks"] += 1
     counts["splits"] += len(hands) - 1
     counts["dealer_blackjacks"] += int(settlement.dealer.blackjack)
-    if seat.super_bonus:  # type: ignore[attr-defined]
+    if seat.super_bonus:
         counts["super_bonus"] += 1
-    match = seat.match  # type: ignore[attr-defined]
+    match = seat.match
     if match is not None:
         counts[_MATCH_KEYS[(match.unsuited, match.suited)]] += 1
 
@@ -213,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.rounds <= 0:
+        parser.error(f"--rounds must be positive, got {args.rounds}")
     rules = _rules(args.rules)
     chunk = 5_000
     tasks = [(args.rules, min(chunk, args.rounds - start), args.seed * 1_000_003 + i, start)

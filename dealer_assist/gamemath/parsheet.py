@@ -33,8 +33,8 @@ MATCH_KEYS = ("match_none", "match_one_unsuited", "match_one_suited", "match_two
               "match_suited_and_unsuited", "match_two_suited")
 
 
-def _fraction(value: Fraction) -> dict[str, Any]:
-    return {"value": float(value), "exact": f"{value.numerator}/{value.denominator}"}
+def _exact(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
 
 
 def par_sheet(rules: GameRules, result: SimulationResult) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def par_sheet(rules: GameRules, result: SimulationResult) -> dict[str, Any]:
         "bonus_21": {key: result.frequency(key) for key, _, _ in BONUS_21},
         "events_per_round": {key: result.frequency(key) for key in EVENTS},
         "insurance": {"house_edge": float(insurance_house_edge(rules.decks)),
-                      "exact": _fraction(insurance_house_edge(rules.decks))["exact"]},
+                      "exact": _exact(insurance_house_edge(rules.decks))},
     }
     sheet["match_dealer"] = _match_section(rules, result)
     sheet["super_bonus"], sheet["envy"] = _super_bonus_sections(rules, result)
@@ -80,12 +80,12 @@ def _match_section(rules: GameRules, result: SimulationResult) -> dict[str, Any]
         "unsuited_pays": unsuited,
         "suited_pays": suited,
         "house_edge": float(odds.house_edge),
-        "house_edge_exact": _fraction(odds.house_edge)["exact"],
+        "house_edge_exact": _exact(odds.house_edge),
         "hit_frequency": float(odds.hit_frequency),
-        "hit_frequency_exact": _fraction(odds.hit_frequency)["exact"],
+        "hit_frequency_exact": _exact(odds.hit_frequency),
         "combinations": [
             {"unsuited_matches": combo[0], "suited_matches": combo[1], "pays": odds.pays(combo),
-             "probability": float(p), "probability_exact": _fraction(p)["exact"],
+             "probability": float(p), "probability_exact": _exact(p),
              "simulated": result.frequency(key)}
             for (combo, p), key in zip(odds.probabilities.items(), MATCH_KEYS, strict=True)
         ],
@@ -104,7 +104,7 @@ def _super_bonus_sections(
     ]
     super_bonus = {
         "probability": float(probability),
-        "probability_exact": _fraction(probability)["exact"],
+        "probability_exact": _exact(probability),
         "one_in": round(1 / probability),
         "simulated_frequency": result.frequency("super_bonus"),
         "tiers": tiers,

@@ -22,6 +22,7 @@ import numpy as np
 
 from dealer_assist.gamemath.combinatorics import GameMathError
 from dealer_assist.gamemath.strategy import BasicStrategy, chart_for, strategy_table
+from dealer_assist.rules import RuleSet
 from dealer_assist.rules.cards import ALLOWED_DECKS
 
 CHUNK_ROUNDS = 250_000
@@ -57,7 +58,7 @@ class GameRules:
             raise GameMathError(f"max_hands must be 1 to 4, got {self.max_hands}", self.max_hands)
 
     @classmethod
-    def from_ruleset(cls, rules: Any) -> GameRules:
+    def from_ruleset(cls, rules: RuleSet) -> GameRules:
         """From the round engine's ``RuleSet`` (``dealer_assist.rules``)."""
         match = rules.match_the_dealer
         return cls(
