@@ -72,3 +72,14 @@ def test_short_run_is_consistent_with_the_published_edge(chart: str, published: 
     result = simulate(RULES[chart], 1_000_000, seed=2026, workers=1)
     lo, hi = result.house_edge_ci95
     assert lo - 0.001 <= published <= hi + 0.001
+
+
+def test_rule_views_no_table_has_are_refused() -> None:
+    from dealer_assist.gamemath.combinatorics import GameMathError
+
+    with pytest.raises(GameMathError, match="decks must be one of"):
+        GameRules("x", decks=3)
+    with pytest.raises(GameMathError, match="max_doublings must be 1 or 3"):
+        GameRules("x", max_doublings=2)
+    with pytest.raises(GameMathError, match="rounds must be positive"):
+        simulate(RULES["s17"], 0)
