@@ -14,6 +14,8 @@ import sys
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
+    "calibrate": ("dealer_assist.calibration.cli", "camera lens, table plane, zones, drift"),
+    "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
     "par-sheet": ("dealer_assist.gamemath.cli", "house edge and bonus frequencies of a rule set"),
 }
 

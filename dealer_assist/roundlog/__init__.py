@@ -11,6 +11,7 @@ from dealer_assist.roundlog.events import (
     PlayerAction,
     Reveal,
     RoundStart,
+    dumps_event,
     event_to_json,
     parse_event,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "Reveal",
     "RoundFold",
     "RoundStart",
+    "dumps_event",
     "event_to_json",
     "parse_event",
     "read_events",

@@ -9,14 +9,8 @@ from decimal import Decimal
 
 from dealer_assist.roundlog.events import (
     LOG_VERSION,
-    Bet,
-    CardDealt,
-    End,
     Event,
     EventError,
-    Insurance,
-    PlayerAction,
-    Reveal,
     RoundStart,
     parse_event,
 )
@@ -86,25 +80,14 @@ class RoundFold:
 
     def apply(self, event: Event) -> CardTarget | None:
         """Apply one event; returns where a card went. Raises RoundError/EventError on refusal."""
-        engine = self.engine
         if self.ended:
             raise EventError("the round has already ended")
-        if isinstance(event, Bet):
-            engine.bet(event.seat, event.amount, event.wager, event.player)
-        elif isinstance(event, CardDealt):
-            return engine.card(event.card, event.to, event.face_down)
-        elif isinstance(event, Insurance):
-            engine.insurance(event.seat, event.amount)
-        elif isinstance(event, PlayerAction):
-            engine.action(event.seat, event.action, event.amount, event.hand)
-        elif isinstance(event, Reveal):
-            engine.reveal(event.card)
-        elif isinstance(event, End):
-            self.settlement = engine.settle()  # raises if something is still owed
+        result = event.apply_to(self.engine)
+        if isinstance(result, Settlement):
+            self.settlement = result
             self.ended = True
-        elif isinstance(event, RoundStart):
-            raise EventError("a new round starts before this one ended")
-        return None
+            return None
+        return result
 
 
 def settle_rounds(lines: Iterable[str]) -> Iterator[Settlement]:

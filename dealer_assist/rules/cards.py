@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 
@@ -64,6 +64,16 @@ class Card:
 
     rank: Rank
     suit: Suit
+    code: str = field(init=False, compare=False, repr=False)
+    points: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Derived once: the engine reads these for every card of every round.
+        object.__setattr__(self, "code", self.rank.value + self.suit.value)
+        object.__setattr__(self, "points", _POINTS[self.rank.value])
+
+    def __hash__(self) -> int:
+        return hash(self.code)
 
     @classmethod
     def parse(cls, code: object) -> Card:
@@ -78,14 +88,6 @@ class Card:
             raise CardCodeError(
                 f"not a card code: {code!r} (rank A,2-9,T/10,J,Q,K then suit S,H,D,C)"
             ) from None
-
-    @property
-    def code(self) -> str:
-        return self.rank.value + self.suit.value
-
-    @property
-    def points(self) -> int:
-        return self.rank.value_points
 
     @property
     def is_pip_ten(self) -> bool:

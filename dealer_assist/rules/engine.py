@@ -116,19 +116,44 @@ class HandStatus(enum.Enum):
 
 
 class _Hand:
-    __slots__ = ("cards", "wager", "doublings", "from_split", "status", "awaiting_card")
+    __slots__ = (
+        "cards",
+        "wager",
+        "doublings",
+        "from_split",
+        "status",
+        "awaiting_card",
+        "_hard",
+        "_aces",
+    )
 
-    def __init__(self, wager: Decimal, cards: list[Card] | None = None, from_split: bool = False):
-        self.cards: list[Card] = cards or []
+    def __init__(self, wager: Decimal, first: Card | None = None, from_split: bool = False):
+        self.cards: list[Card] = []
         self.wager = wager
         self.doublings: list[Decimal] = []
         self.from_split = from_split
         self.status = HandStatus.OPEN
         self.awaiting_card = False
+        self._hard = 0  # total with every ace counted 1, kept as cards come and go
+        self._aces = 0
+        if first is not None:
+            self.add(first)
+
+    def add(self, card: Card) -> None:
+        self.cards.append(card)
+        self._hard += card.points
+        self._aces += card.rank is Rank.ACE
+
+    def take_last(self) -> Card:
+        card = self.cards.pop()
+        self._hard -= card.points
+        self._aces -= card.rank is Rank.ACE
+        return card
 
     @property
     def total(self) -> int:
-        return hand_total(self.cards)[0]
+        hard = self._hard
+        return hard + 10 if self._aces and hard <= 11 else hard
 
     @property
     def wagered(self) -> Decimal:
@@ -181,9 +206,14 @@ class RoundEngine:
         self._dealer: list[Card | None] = []
         self._deal_queue: list[_Seat | None] = []  # None = the dealer
         self._deal_pos = 0
+        self._dealt = False  # every card of the initial deal is out
+        self._dealer_bj = False
+        self._doubled = False  # some hand has doubled (only then can a stand be implied)
         self._acted = False
         self._revealed = False
-        self._shoe: Counter[Card] = Counter(shoe_counts or {})
+        self._scan = (0, 0)  # where _current() resumes its search for the open hand
+        # Copies of each card (by code) out of the shoe: earlier rounds' and this one's.
+        self._shoe: Counter[str] = Counter({c.code: n for c, n in (shoe_counts or {}).items()})
 
     # ------------------------------------------------------------------ queries
 
@@ -193,7 +223,7 @@ class RoundEngine:
 
     @property
     def deal_complete(self) -> bool:
-        return bool(self._deal_queue) and self._deal_pos >= len(self._deal_queue)
+        return self._dealt
 
     @property
     def up_card(self) -> Card | None:
@@ -206,9 +236,16 @@ class RoundEngine:
     @property
     def dealer_blackjack(self) -> bool:
         """True once the dealer's two known cards make 21 (the peek found blackjack)."""
-        if len(self._dealer) != 2 or self._dealer[1] is None:
-            return False
-        return hand_total(self._dealer)[0] == 21  # type: ignore[arg-type]
+        return self._dealer_bj
+
+    def _update_dealer_blackjack(self) -> None:
+        up, hole = self._dealer
+        self._dealer_bj = (
+            hole is not None
+            and up is not None
+            and up.points + hole.points == 11
+            and (up.rank is Rank.ACE or hole.rank is Rank.ACE)
+        )
 
     @property
     def insurance_open(self) -> bool:
@@ -229,9 +266,12 @@ class RoundEngine:
         return (found[0].number, found[1]) if found else None
 
     def next_card_target(self) -> CardTarget | None:
-        """Who gets the next card out of the shoe, or None when no card is due."""
+        """Who gets the next card out of the shoe, or None when no card is due.
+
+        Before the deal it is the first seat with a main wager: the first card closes betting.
+        """
         if not self._deal_queue:
-            return None
+            return CardTarget(self._order[0].number, 0) if self._order else None
         if self._deal_pos < len(self._deal_queue):
             seat = self._deal_queue[self._deal_pos]
             return DEALER if seat is None else CardTarget(seat.number, 0)
@@ -274,6 +314,46 @@ class RoundEngine:
         if self._dealer_needs_card():
             return f"dealer's turn (dealer {dealer} must draw)"
         return f"complete (dealer {dealer})"
+
+    def view(self) -> dict[str, Any]:
+        """The whole visible state as plain JSON-able data (for screens, replay and tests)."""
+        acting = self.acting()
+        target = self.next_card_target()
+        return {
+            "round": self.round_id,
+            "state": self.describe(),
+            "acting": list(acting) if acting else None,
+            "next_card": None if target is None else target.to_json(),
+            "legal_actions": sorted(a.value for a in self.legal_actions()),
+            "insurance_open": self.insurance_open,
+            "dealer": {
+                "cards": [None if c is None else c.code for c in self._dealer],
+                "total": hand_total(self._dealer)[0] if self.hole_card_known else None,  # type: ignore[arg-type]
+            },
+            "seats": [
+                {
+                    "seat": seat.number,
+                    "player": seat.player,
+                    "wager": format_money(seat.wager),
+                    "match": None if seat.match is None else format_money(seat.match),
+                    "insurance": None if seat.insurance is None else format_money(seat.insurance),
+                    "hands": [
+                        {
+                            "cards": [c.code for c in hand.cards],
+                            "total": hand.total,
+                            "soft": hand_total(hand.cards)[1],
+                            "status": hand.status.value,
+                            "wagered": format_money(hand.wagered),
+                            "doublings": [format_money(d) for d in hand.doublings],
+                            "split": hand.from_split,
+                        }
+                        for hand in seat.hands
+                    ],
+                }
+                for seat in self._order
+            ],
+            "shoe_counts": dict(sorted(self._shoe.items())),
+        }
 
     # ------------------------------------------------------------------ events
 
@@ -350,6 +430,12 @@ class RoundEngine:
             raise CardError("a card without a code must be face_down (the dealer's hole card)")
         if card is not None:
             self._check_card(card)
+        if not self._dealt:
+            target = self._card_target_or_raise(card, to, face_down)
+            if card is not None:
+                self._shoe[card.code] += 1
+            self._deal_card(card)
+            return target
         stood = self._imply_stand()
         try:
             target = self._card_target_or_raise(card, to, face_down)
@@ -357,10 +443,8 @@ class RoundEngine:
             self._undo_stand(stood)
             raise
         if card is not None:
-            self._shoe[card] += 1
-        if self._deal_pos < len(self._deal_queue):
-            self._deal_card(card)
-        elif target.is_dealer:
+            self._shoe[card.code] += 1
+        if target.is_dealer:
             self._dealer.append(card)
         else:
             self._give_to_hand(card)  # type: ignore[arg-type]
@@ -378,9 +462,10 @@ class RoundEngine:
                 f"dealer blackjack {up.code} {card.code} revealed after players acted: the peek "
                 "was missed; call the floor"
             )
-        self._shoe[card] += 1
+        self._shoe[card.code] += 1
         self._dealer[1] = card
         self._revealed = True
+        self._update_dealer_blackjack()
 
     def action(
         self,
@@ -409,11 +494,12 @@ class RoundEngine:
             current.status = HandStatus.STOOD
         elif action is Action.DOUBLE:
             current.doublings.append(self._double_amount(current, amount))
+            self._doubled = True
             current.awaiting_card = True
         elif action is Action.SPLIT:
-            moved = current.cards.pop()
+            moved = current.take_last()
             current.from_split = True
-            seat_state.hands.insert(index + 1, _Hand(current.wager, [moved], from_split=True))
+            seat_state.hands.insert(index + 1, _Hand(current.wager, moved, from_split=True))
         elif action is Action.SURRENDER:
             current.status = HandStatus.SURRENDERED
         elif action is Action.RESCUE:
@@ -434,10 +520,19 @@ class RoundEngine:
     def _current(self) -> tuple[_Seat, int, _Hand] | None:
         if not self.deal_complete or self.dealer_blackjack:
             return None
-        for seat in self._order:
-            for index, hand in enumerate(seat.hands):
-                if hand.status is HandStatus.OPEN:
-                    return seat, index, hand
+        # Hands finish in play order, so the scan resumes where the last one found the open hand.
+        order = self._order
+        seat_index, hand_index = self._scan
+        while seat_index < len(order):
+            hands = order[seat_index].hands
+            while hand_index < len(hands):
+                if hands[hand_index].status is HandStatus.OPEN:
+                    self._scan = (seat_index, hand_index)
+                    return order[seat_index], hand_index, hands[hand_index]
+                hand_index += 1
+            seat_index += 1
+            hand_index = 0
+        self._scan = (seat_index, 0)
         return None
 
     def _imply_stand(self, seat: int | None = None, hand: int | None = None) -> _Hand | None:
@@ -446,6 +541,8 @@ class RoundEngine:
         Rescue and double-double down are declared; standing is what the table sees when the
         game moves on. Returns the hand that was stood, for :meth:`_undo_stand`.
         """
+        if not self._doubled:
+            return None
         current = self._current()
         if current is None:
             return None
@@ -457,10 +554,10 @@ class RoundEngine:
         open_hand.status = HandStatus.STOOD
         return open_hand
 
-    @staticmethod
-    def _undo_stand(hand: _Hand | None) -> None:
+    def _undo_stand(self, hand: _Hand | None) -> None:
         if hand is not None:
             hand.status = HandStatus.OPEN
+            self._scan = (0, 0)
 
     def _turn_or_raise(
         self, seat: int, action: Action, hand: int | None
@@ -550,29 +647,27 @@ class RoundEngine:
     # ------------------------------------------------------------------ cards
 
     def _check_card(self, card: Card) -> None:
-        if card.is_pip_ten:
+        if card.rank is Rank.TEN:
             raise CardError(f"{card.code} is a pip ten: there are no tens in a Spanish shoe")
         decks = self.rules.decks
-        if self._shoe[card] >= decks:
+        copies = self._shoe[card.code]
+        if copies >= decks:
             raise CardError(
-                f"{card.code} would be copy {self._shoe[card] + 1}, but {decks} decks hold only "
+                f"{card.code} would be copy {copies + 1}, but {decks} decks hold only "
                 f"{decks}: a foreign card or a misread"
             )
 
     def _card_target_or_raise(
         self, card: Card | None, to: CardTarget | None, face_down: bool
     ) -> CardTarget:
-        target = self.next_card_target()
         shown = card.code if card is not None else "face-down card"
+        if not self._deal_queue:
+            if not self._seats:
+                raise CardError(f"{shown}: no card is due: no seat has a main wager")
+            self._start_deal()
+        target = self.next_card_target()
         if target is None:
-            if not self._deal_queue:
-                if not self._seats:
-                    raise CardError(f"{shown}: no card is due: no seat has a main wager")
-                self._start_deal()
-                target = self.next_card_target()
-                assert target is not None
-            else:
-                raise CardError(f"{shown}: no card is due ({self.describe()})")
+            raise CardError(f"{shown}: no card is due ({self.describe()})")
         is_hole = target.is_dealer and len(self._dealer) == 1 and not self.deal_complete
         if face_down and not is_hole:
             self._cancel_deal_if_unstarted()
@@ -597,9 +692,11 @@ class RoundEngine:
             self._dealer.append(card)
         else:
             assert card is not None
-            seat.hands[0].cards.append(card)
+            seat.hands[0].add(card)
             seat.first_two.append(card)
-        if self.deal_complete:
+        if self._deal_pos == len(self._deal_queue):
+            self._dealt = True
+            self._update_dealer_blackjack()
             for dealt in self._order:
                 if dealt.hands[0].total == 21:
                     dealt.hands[0].status = HandStatus.STOOD
@@ -608,7 +705,7 @@ class RoundEngine:
         current = self._current()
         assert current is not None
         hand = current[2]
-        hand.cards.append(card)
+        hand.add(card)
         hand.awaiting_card = False
         total = hand.total
         if total > 21:

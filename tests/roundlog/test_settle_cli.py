@@ -1,0 +1,99 @@
+"""``dealer-assist settle`` as a person and a tool use it: real processes, real files, stdin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.golden import DATA, expected_for
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = DATA / "rounds" / "super-bonus-1000-with-envy.jsonl"
+
+
+def settle(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "settle", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+
+
+def test_json_output_follows_the_spec() -> None:
+    result = settle(str(EXAMPLE), "--json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["round"] == "sb-1" and out["rules"] == "h17-ddd-6"
+    assert set(out) >= {"round", "rules", "dealer", "seats", "net"}
+    seat = out["seats"][0]
+    assert set(seat) >= {"seat", "net", "hands", "match", "insurance", "super_bonus", "envy"}
+    assert set(seat["hands"][0]) >= {"cards", "total", "wagered", "outcome", "bonus", "net"}
+    assert out["net"] == expected_for(EXAMPLE)["net"]
+
+
+def test_standard_input() -> None:
+    result = settle("-", "--json", stdin=EXAMPLE.read_text())
+    assert result.returncode == 0
+    assert json.loads(result.stdout)["net"] == "1215.00"
+
+
+def test_human_output_one_line_per_hand_amounts_aligned() -> None:
+    result = settle(str(EXAMPLE))
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("dealer: 7H KD = 17")
+    body = lines[2:]
+    assert len({len(line) for line in body}) == 1  # right-aligned amount column
+    assert any("7-7-7 SUITED 2:1" in line and line.endswith("+20.00") for line in body)
+    assert any("SUPER BONUS" in line and line.endswith("+1,000.00") for line in body)
+    assert body[-1].startswith("table net") and body[-1].endswith("+1,215.00")
+
+
+def test_rejected_log_exits_2_with_one_message_naming_line_event_and_why() -> None:
+    log = DATA / "refused" / "surrender-after-hit.jsonl"
+    result = settle(str(log), "--json")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    message = result.stderr.strip()
+    assert "\n" not in message
+    assert "line 9" in message and '"action": "surrender"' in message
+    assert "surrender is only allowed on the first two cards" in message
+
+
+def test_missing_file_exits_2() -> None:
+    result = settle("/no/such/round.jsonl")
+    assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+def test_several_rounds_in_one_file_give_one_object_each(tmp_path: Path) -> None:
+    logs = sorted((DATA / "rounds").glob("bonus-*.jsonl"))[:3]
+    combined = tmp_path / "shift.jsonl"
+    combined.write_text("".join(p.read_text() for p in logs))
+    result = settle(str(combined), "--json")
+    assert result.returncode == 0
+    rounds = [json.loads(line)["round"] for line in result.stdout.splitlines()]
+    assert rounds == [p.stem for p in logs]
+
+
+def test_settling_never_imports_vision_libraries() -> None:
+    code = (
+        "import sys; from dealer_assist.cli import main; "
+        f"rc = main(['settle', {str(EXAMPLE)!r}, '--json']); "
+        "heavy = [m for m in ('cv2', 'onnxruntime', 'numpy', 'torch', 'serial') "
+        "if m in sys.modules]; "
+        "print(heavy, file=sys.stderr); sys.exit(rc or len(heavy))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+
+
+def test_help_lists_commands() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "--help"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 0 and "settle" in result.stdout
