@@ -83,3 +83,10 @@ def test_rule_views_no_table_has_are_refused() -> None:
         GameRules("x", max_doublings=2)
     with pytest.raises(GameMathError, match="rounds must be positive"):
         simulate(RULES["s17"], 0)
+
+
+def test_progress_is_reported_per_chunk_up_to_the_total() -> None:
+    seen: list[int] = []
+    simulate(RULES["s17"], 600_000, seed=1, workers=1,
+             progress=lambda done, total, seconds: seen.append(done))
+    assert seen == [250_000, 500_000, 600_000]
