@@ -42,7 +42,15 @@ def test_super_bonus_scenario_pays_the_tier_through_the_engine() -> None:
 
 @pytest.mark.parametrize(
     "spec",
-    ["h17-ddd-6", "s17-6", '{"preset": "h17-ddd-6", "double_double_down": false}', "h17-ddd-2"],
+    [
+        "h17-ddd-6",
+        "s17-6",
+        '{"preset": "h17-ddd-6", "double_double_down": false}',
+        "h17-ddd-2",
+        # The fallbacks: no surrender, fewer hands, same-rank splits only.
+        '{"preset": "h17-ddd-8", "late_surrender": false, "max_hands": 2}',
+        '{"preset": "s17-6", "split_by_value": false, "max_hands": 3}',
+    ],
 )
 def test_fast_path_matches_engine_round_by_round(spec: str) -> None:
     rules = RuleSet.from_spec(json.loads(spec) if spec.startswith("{") else spec)
