@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("dealer_assist.surveillance.cli", "re-settle and verify a surveillance recording"),
     "surveillance": ("dealer_assist.surveillance.admin_cli",
                      "surveillance page, statistics, storage, retention, logins"),
+    "par-sheet": ("dealer_assist.gamemath.cli", "house edge and bonus frequencies of a rule set"),
 }
 
 
