@@ -21,6 +21,7 @@ from dealer_assist.surveillance import Recorder
 from dealer_assist.surveillance.store import chain_hash
 
 ROUNDS = Path(__file__).parents[1] / "data" / "rounds"
+GOLDEN_COUNT = len(list(ROUNDS.glob("*.jsonl")))  # every golden round log is recorded
 FRAME_SIZE = (480, 270)  # width, height: small frames keep the tests fast
 ZONES = [
     {"name": "dealer", "polygon": [[140, 10], [340, 10], [340, 90], [140, 90]]},

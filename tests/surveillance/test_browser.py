@@ -21,6 +21,7 @@ import uvicorn
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import add_operator
 from dealer_assist.surveillance.web import create_app
+from tests.surveillance.factory import GOLDEN_COUNT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parents[2] / "test-artifacts"
@@ -73,7 +74,7 @@ def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> N
         page.fill("#login-password", PASSWORD)
         page.click("#login-submit")
         expect(page.locator("#who")).to_have_text("audrey (auditor)")
-        expect(page.locator("#search-count")).to_have_text("48 round(s)")
+        expect(page.locator("#search-count")).to_have_text(f"{GOLDEN_COUNT} round(s)")
 
         page.fill("#f-round", "sb-1")
         page.click("#search-submit")

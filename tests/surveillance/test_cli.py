@@ -14,6 +14,7 @@ from dealer_assist.cli import main
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log
 from dealer_assist.surveillance.replay import load_round, replay_round, round_keys
+from tests.surveillance.factory import GOLDEN_COUNT
 
 ROOT = Path(__file__).parents[2]
 
@@ -21,7 +22,9 @@ ROOT = Path(__file__).parents[2]
 def test_replay_verify_clean_exits_0(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(recording), "--verify"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("CLEAN: 48 settled rounds re-settled, 0 partial; chain verified over")
+    assert out.startswith(
+        f"CLEAN: {GOLDEN_COUNT} settled rounds re-settled, 0 partial; chain verified over"
+    )
     assert access_log(RecordingStore(recording))[0]["action"] == "replay"
 
 
@@ -159,7 +162,7 @@ def test_operators_stats_storage_and_prune_commands(
 
     assert main(["surveillance", "stats", str(recording), "--by", "table", "--json"]) == 0
     [row] = json.loads(capsys.readouterr().out)
-    assert row["table"] == "T1" and row["rounds"] == 48 and row["alarms"] == {"shoe": 10}
+    assert row["table"] == "T1" and row["rounds"] == GOLDEN_COUNT and row["alarms"] == {"shoe": 10}
     assert main(["surveillance", "stats", str(recording)]) == 0
     assert "rounds in" in capsys.readouterr().out
     assert main(["surveillance", "stats", str(recording), "--by", "pit"]) == 2

@@ -18,14 +18,14 @@ from dealer_assist.surveillance.query import (
     table_statistics,
 )
 from dealer_assist.surveillance.replay import replay
-from tests.surveillance.factory import StepClock, golden_logs, record_round
+from tests.surveillance.factory import GOLDEN_COUNT, StepClock, golden_logs, record_round
 
 
 def test_storage_is_reported_per_hour_of_play(recording: Path) -> None:
     report = storage_report(RecordingStore(recording))
-    # the step clock moves 2 s a reading: the 48 golden rounds span 9:00 to about 10:00
+    # the step clock moves 2 s a reading: the golden rounds span 9:00 to about 10:00
     assert [h["hour"] for h in report["hours"]] == ["2026-11-29T09:00Z", "2026-11-29T10:00Z"]
-    assert sum(h["rounds"] for h in report["hours"]) == 48
+    assert sum(h["rounds"] for h in report["hours"]) == GOLDEN_COUNT
     assert report["hours_of_play"] == 2
     assert report["bytes_on_disk"] > sum(h["frame_bytes"] for h in report["hours"]) > 0
     assert report["bytes_per_hour_of_play"] == report["bytes_on_disk"] // 2

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log, add_operator, check_password
 from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
+from tests.surveillance.factory import GOLDEN_COUNT
 
 PASSWORD = "correct horse battery"
 
@@ -75,7 +76,7 @@ def test_wrong_password_and_unknown_name_are_refused_and_logged(
 def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
     _login(client)
     everything = client.get("/api/rounds").json()
-    assert len(everything["rounds"]) == 48 and everything["tables"] == ["T1"]
+    assert len(everything["rounds"]) == GOLDEN_COUNT and everything["tables"] == ["T1"]
     assert everything["alarm_kinds"] == ["shoe"]
 
     big = client.get("/api/rounds", params={"payout_above": "999.99"}).json()["rounds"]
@@ -91,7 +92,7 @@ def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
     early = client.get("/api/rounds", params={"until": first}).json()["rounds"]
     assert len(early) == 1
     late = client.get("/api/rounds", params={"since": first}).json()["rounds"]
-    assert len(late) == 48
+    assert len(late) == GOLDEN_COUNT
     bad = client.get("/api/rounds", params={"seat": "two"})
     assert bad.status_code == 422 and "bad search" in bad.json()["detail"]
 
