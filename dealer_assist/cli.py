@@ -14,6 +14,7 @@ import sys
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
+    "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
 }
 
 

@@ -1,0 +1,208 @@
+"""The pure decoder of the framed shoe protocol: bytes in (split anywhere), events out.
+
+It resynchronises after garbage, drops and counts bad frames, delivers each numbered event exactly
+once and in order (go-back-N: after a gap nothing is delivered until the shoe resends), and says
+what to acknowledge. It never touches a port; :class:`~dealer_assist.shoe.reader.ShoeReader` does.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from dealer_assist.rules.cards import Card, CardCodeError
+from dealer_assist.shoe import protocol
+from dealer_assist.shoe.events import (
+    BurnCard,
+    CardDrawn,
+    CutCardReached,
+    Gap,
+    Heartbeat,
+    LidClosed,
+    LidOpened,
+    MalformedFrame,
+    SequencedEvent,
+    ShoeAlarm,
+    ShoeEmpty,
+    ShoeEvent,
+    ShoeLoaded,
+    UnreadableCard,
+)
+from dealer_assist.shoe.protocol import Frame, FrameSplitter, FrameType
+
+
+@dataclass(slots=True)
+class DecoderStats:
+    """What the decoder delivered and dropped beyond framing errors (running totals)."""
+
+    delivered: int = 0
+    duplicates: int = 0
+    out_of_order: int = 0
+    gaps: int = 0
+    malformed: int = 0
+    unexpected: int = 0
+    unsynchronised: int = 0
+
+
+def _parse_card(code: bytes) -> Card:
+    return Card.parse(code.decode("ascii"))
+
+
+def event_from_frame(frame: Frame) -> SequencedEvent:
+    """The event a numbered frame carries; a frame that makes no sense becomes
+    :class:`MalformedFrame` (same session and seq) naming its offset and why."""
+    s, q, p = frame.session, frame.seq, frame.payload
+    try:
+        if frame.version != protocol.VERSION:
+            raise ValueError(f"protocol version {frame.version}, expected {protocol.VERSION}")
+        kind = frame.type
+        if kind == FrameType.CARD:
+            code, index = protocol.CARD_PAYLOAD.unpack(p)
+            return CardDrawn(s, q, _parse_card(code), index)
+        if kind == FrameType.BURN:
+            code, index = protocol.CARD_PAYLOAD.unpack(p)
+            card = None if code == protocol.UNREAD_CODE else _parse_card(code)
+            return BurnCard(s, q, card, index)
+        if kind == FrameType.UNREADABLE:
+            return UnreadableCard(s, q, protocol.INDEX_PAYLOAD.unpack(p)[0])
+        if kind == FrameType.CUT_CARD:
+            return CutCardReached(s, q, protocol.INDEX_PAYLOAD.unpack(p)[0])
+        if kind == FrameType.SHOE_EMPTY:
+            return ShoeEmpty(s, q, protocol.INDEX_PAYLOAD.unpack(p)[0])
+        if kind == FrameType.SHOE_LOADED:
+            decks, deck_kind, cards, prev_s, prev_q = protocol.LOADED_PAYLOAD.unpack(p)
+            spanish = protocol.DeckKind(deck_kind) is protocol.DeckKind.SPANISH
+            return ShoeLoaded(s, q, decks, spanish, cards, prev_s, prev_q)
+        if kind == FrameType.ALARM:
+            if not p:
+                raise ValueError("alarm without a code")
+            return ShoeAlarm(s, q, p[0], p[1:].decode("utf-8", "replace"))
+        if kind == FrameType.LID_OPENED and not p:
+            return LidOpened(s, q)
+        if kind == FrameType.LID_CLOSED and not p:
+            return LidClosed(s, q)
+        raise ValueError(f"frame type {kind:#04x} with {len(p)} payload bytes is not an event")
+    except (struct.error, ValueError, UnicodeDecodeError, CardCodeError) as exc:
+        return MalformedFrame(s, q, frame.offset, f"{exc} (payload {p.hex()})")
+
+
+class ShoeDecoder:
+    """Turns the shoe's byte stream into :class:`ShoeEvent` values.
+
+    ``feed`` may be given any split of the stream. Numbered events come out exactly once, in
+    (session, seq) order; a duplicate is dropped; an event beyond the next expected one is held
+    back as a :class:`Gap` (reported once per missing point) until the shoe resends.
+    After each feed, send :meth:`ack_frame` to the shoe; after a gap, :meth:`resend_frame`.
+    """
+
+    def __init__(self) -> None:
+        self._splitter = FrameSplitter()
+        self.session: int | None = None
+        self.last_seq = 0
+        self.awaiting_resend = False
+        self._gap_reported_at: tuple[int | None, int] | None = None
+        self.stats = DecoderStats()
+
+    @property
+    def framing(self) -> protocol.FramingStats:
+        return self._splitter.stats
+
+    @property
+    def frames_seen(self) -> int:
+        """Valid frames received so far (heartbeats included): the link's sign of life."""
+        return self._splitter.stats.frames
+
+    def link_reset(self) -> None:
+        """The link was re-opened: drop any partial frame, keep the delivery position."""
+        self._splitter.reset()
+
+    def ack_frame(self) -> bytes | None:
+        """ACK for everything delivered so far, or None before the first event."""
+        if self.session is None:
+            return None
+        return protocol.encode_frame(FrameType.ACK, self.session, self.last_seq)
+
+    def resend_frame(self) -> bytes:
+        """RESEND: "I hold everything up to here; send the rest again now" (0/0: send all)."""
+        return protocol.encode_frame(FrameType.RESEND, self.session or 0, self.last_seq)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> list[ShoeEvent]:
+        """Decode bytes; return the events they complete, in order."""
+        events: list[ShoeEvent] = []
+        for frame in self._splitter.feed(data):
+            if frame.type == FrameType.HEARTBEAT:
+                self._heartbeat(events, frame)
+            elif frame.type in (FrameType.ACK, FrameType.RESEND):
+                self.stats.unexpected += 1  # our own frames echoed back (loop://)
+            else:
+                self._numbered(events, frame)
+        return events
+
+    def _heartbeat(self, events: list[ShoeEvent], frame: Frame) -> None:
+        if len(frame.payload) == protocol.HEARTBEAT_PAYLOAD.size:
+            pending_session, pending_seq = protocol.HEARTBEAT_PAYLOAD.unpack(frame.payload)
+        else:
+            self.stats.malformed += 1
+            pending_session = pending_seq = 0
+        events.append(Heartbeat(frame.session, frame.seq, pending_session, pending_seq))
+        if self.session is None and frame.session != 0:
+            # A host without state starts from the oldest event the shoe still holds.
+            if pending_session and pending_seq:
+                self.session, self.last_seq = pending_session, pending_seq - 1
+                self.awaiting_resend = True
+            else:
+                self.session, self.last_seq = frame.session, frame.seq
+        elif self._behind(frame.session, frame.seq):
+            self._gap(events, frame.session, frame.seq)
+
+    def _behind(self, session: int, last_seq: int) -> bool:
+        if self.session is None or session == 0:
+            return False  # session 0: a shoe that has never been loaded
+        return session != self.session or last_seq > self.last_seq
+
+    def _numbered(self, events: list[ShoeEvent], frame: Frame) -> None:
+        session, seq = frame.session, frame.seq
+        if self.session is None:
+            self.stats.unsynchronised += 1  # wait for a heartbeat to say where to start
+        elif session == self.session and seq == self.last_seq + 1:
+            self._deliver(events, frame)
+        elif session == self.session:
+            if seq <= self.last_seq:
+                self.stats.duplicates += 1
+            else:
+                self.stats.out_of_order += 1
+                self._gap(events, session, seq)
+        elif seq == 1 and frame.type == FrameType.SHOE_LOADED:
+            event = event_from_frame(frame)
+            if (
+                isinstance(event, ShoeLoaded)
+                and event.previous_session == self.session
+                and event.previous_seq > self.last_seq
+            ):
+                self.stats.out_of_order += 1
+                self._gap(events, session, seq)  # the end of the previous session is missing
+            else:
+                self._deliver(events, frame, event)
+        else:
+            self.stats.out_of_order += 1
+            self._gap(events, session, seq)
+
+    def _deliver(
+        self, events: list[ShoeEvent], frame: Frame, event: SequencedEvent | None = None
+    ) -> None:
+        event = event or event_from_frame(frame)
+        if isinstance(event, MalformedFrame):
+            self.stats.malformed += 1
+        self.session, self.last_seq = frame.session, frame.seq
+        self.awaiting_resend = False
+        self.stats.delivered += 1
+        events.append(event)
+
+    def _gap(self, events: list[ShoeEvent], session: int, seq: int) -> None:
+        self.awaiting_resend = True
+        point = (self.session, self.last_seq)
+        if self._gap_reported_at == point:
+            return
+        self._gap_reported_at = point
+        self.stats.gaps += 1
+        events.append(Gap(self.session or 0, self.last_seq, session, seq))

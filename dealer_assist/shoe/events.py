@@ -1,0 +1,194 @@
+"""What a shoe reports, as frozen values.
+
+Every source of shoe data (the framed protocol's :class:`~dealer_assist.shoe.decoder.ShoeDecoder`,
+the :class:`~dealer_assist.shoe.ascii.AsciiShoeDecoder` for plain-text shoes, and the
+:class:`~dealer_assist.shoe.reader.ShoeReader` for the state of the link) speaks in these events.
+``session`` is the shoe-session id (new on each shoe load) and ``seq`` the event's sequence number
+within it; together they identify an event exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from dealer_assist.rules.cards import Card
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeEvent:
+    """Base of every shoe event; ``kind`` names it in JSON output."""
+
+    kind: ClassVar[str] = "event"
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``{"event": kind, ...fields}``, cards as codes."""
+        out: dict[str, Any] = {"event": self.kind}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            out[field.name] = value.code if isinstance(value, Card) else value
+        return out
+
+    def describe(self) -> str:
+        """One human line: the kind then ``name=value`` pairs."""
+        values = self.to_json()
+        kind = values.pop("event")
+        return " ".join([kind] + [f"{k}={v}" for k, v in values.items()])
+
+
+@dataclass(frozen=True, slots=True)
+class SequencedEvent(ShoeEvent):
+    """An event the shoe numbered; delivered exactly once, in order, and acknowledged."""
+
+    session: int
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn(SequencedEvent):
+    """A card left the shoe for play. ``index`` is its 1-based position in the shoe."""
+
+    kind: ClassVar[str] = "card"
+    card: Card
+    index: int
+
+    def describe(self) -> str:
+        return f"card {self.card.code} seq={self.seq} index={self.index} session={self.session:#x}"
+
+
+@dataclass(frozen=True, slots=True)
+class BurnCard(SequencedEvent):
+    """A card drawn and discarded unplayed; ``card`` is None when the shoe could not read it."""
+
+    kind: ClassVar[str] = "burn"
+    card: Card | None
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableCard(SequencedEvent):
+    """A card left the shoe but the reader could not identify it."""
+
+    kind: ClassVar[str] = "unreadable"
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardReached(SequencedEvent):
+    """The cut card came out; ``index`` cards were drawn before it."""
+
+    kind: ClassVar[str] = "cut_card"
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeEmpty(SequencedEvent):
+    """The shoe has no cards left, after ``cards_drawn`` cards."""
+
+    kind: ClassVar[str] = "shoe_empty"
+    cards_drawn: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeLoaded(SequencedEvent):
+    """A new shoe was loaded (always ``seq == 1`` of a new session).
+
+    ``decks`` is 0 when the shoe does not know; ``spanish`` says 48-card decks (no pip tens).
+    ``previous_session``/``previous_seq`` name the last event of the shoe's previous session, so
+    the host can tell whether it missed the end of that session (0/0: none or unknown).
+    """
+
+    kind: ClassVar[str] = "shoe_loaded"
+    decks: int
+    spanish: bool
+    cards: int
+    previous_session: int
+    previous_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class LidOpened(SequencedEvent):
+    kind: ClassVar[str] = "lid_opened"
+
+
+@dataclass(frozen=True, slots=True)
+class LidClosed(SequencedEvent):
+    kind: ClassVar[str] = "lid_closed"
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeAlarm(SequencedEvent):
+    """An alarm the shoe itself raised (jam, sensor fault, ...), with its code and text."""
+
+    kind: ClassVar[str] = "shoe_alarm"
+    code: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedFrame(SequencedEvent):
+    """A numbered frame that passed its CRC but could not be understood (or, from an ASCII shoe,
+    text that is not a known message). ``offset`` is the byte offset in the stream since the
+    decoder started. Treat it as a possibly lost card."""
+
+    kind: ClassVar[str] = "malformed"
+    offset: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat(ShoeEvent):
+    """The shoe is alive; ``last_seq`` is the last sequence number it sent in ``session``;
+    ``pending_session``/``pending_seq`` name the oldest event it holds unacknowledged (0/0: none).
+    A host without state synchronises on it."""
+
+    kind: ClassVar[str] = "heartbeat"
+    session: int
+    last_seq: int
+    pending_session: int
+    pending_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Gap(ShoeEvent):
+    """Events are missing: the host has ``session``/``last_seq`` and saw ``received_session``/
+    ``received_seq``. The reader asks the shoe to resend; nothing after the gap is delivered
+    until it is filled."""
+
+    kind: ClassVar[str] = "gap"
+    session: int
+    last_seq: int
+    received_session: int
+    received_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class CountMismatch(ShoeEvent):
+    """At the end of a shoe from a shoe without sequence numbers, the cards counted do not match
+    the composition: ``missing`` were never read (lost or unreadable), ``excess`` came out more
+    often than the decks hold (misread or foreign)."""
+
+    kind: ClassVar[str] = "count_mismatch"
+    session: int
+    counted: int
+    expected: int
+    missing: tuple[str, ...]
+    excess: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkUp(ShoeEvent):
+    """Valid frames are arriving from the shoe at ``url``."""
+
+    kind: ClassVar[str] = "link_up"
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDown(ShoeEvent):
+    """The link to the shoe at ``url`` is lost (port gone, or no frame within the heartbeat
+    timeout). Cards drawn meanwhile arrive after the link comes back."""
+
+    kind: ClassVar[str] = "link_down"
+    url: str
+    reason: str

@@ -1,0 +1,225 @@
+"""The reader: a thread that owns the shoe's port and hands events to the program.
+
+It opens the port with ``serial.serial_for_url`` (a device path, ``/dev/serial/by-id/...``,
+``socket://``, ``loop://``, ``spy://``), reads ``in_waiting or 1`` bytes at a time so a
+disconnect never costs bytes already received, feeds the decoder, acknowledges what was delivered,
+supervises heartbeats (a :class:`LinkDown` within 2 s of the last valid frame), reconnects with
+back-off when the port vanishes, and stops cleanly. Consumers read events from a queue::
+
+    with ShoeReader("socket://127.0.0.1:7000") as reader:
+        for event in reader.events():
+            ...
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import serial
+
+from dealer_assist.shoe import protocol
+from dealer_assist.shoe.decoder import ShoeDecoder
+from dealer_assist.shoe.events import Gap, Heartbeat, LinkDown, LinkUp, ShoeEvent
+
+
+class StreamDecoder(Protocol):
+    """What the reader needs of a decoder (``ShoeDecoder``, ``AsciiShoeDecoder``)."""
+
+    awaiting_resend: bool
+
+    @property
+    def frames_seen(self) -> int: ...
+
+    def feed(self, data: bytes) -> list[ShoeEvent]: ...
+
+    def link_reset(self) -> None: ...
+
+    def ack_frame(self) -> bytes | None: ...
+
+    def resend_frame(self) -> bytes | None: ...
+
+
+@dataclass(slots=True)
+class ReaderStats:
+    """Running totals of what the reader did."""
+
+    bytes_read: int = 0
+    connects: int = 0
+    disconnects: int = 0
+    acks_sent: int = 0
+    resends_sent: int = 0
+
+
+_STOP = object()
+
+
+class ShoeReader:
+    """Owns one shoe port in a background thread; events come out of :meth:`events`/:meth:`get`.
+
+    ``heartbeat_timeout`` (seconds, None to disable for shoes without heartbeats) is how long
+    without a valid frame before the link is declared down and the port re-opened.
+    Heartbeats and gaps are handled here and not queued unless ``pass_heartbeats``/``pass_gaps``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        decoder: StreamDecoder | None = None,
+        baudrate: int = protocol.SERIAL_BAUDRATE,
+        heartbeat_timeout: float | None = protocol.LINK_TIMEOUT_S,
+        backoff_initial: float = 0.05,
+        backoff_max: float = 1.0,
+        pass_heartbeats: bool = False,
+        pass_gaps: bool = True,
+    ) -> None:
+        self.url = url
+        self.decoder: StreamDecoder = decoder if decoder is not None else ShoeDecoder()
+        self.baudrate = baudrate
+        self.heartbeat_timeout = heartbeat_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.pass_heartbeats = pass_heartbeats
+        self.pass_gaps = pass_gaps
+        self.stats = ReaderStats()
+        self.link_up: bool | None = None  # None: not known yet
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._stop = threading.Event()
+        self._port: serial.SerialBase | None = None
+        self._thread = threading.Thread(target=self._run, name=f"shoe-reader {url}", daemon=True)
+
+    # -- consumer side ---------------------------------------------------------------------------
+    def start(self) -> ShoeReader:
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the thread and close the port; events already queued stay readable."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def __enter__(self) -> ShoeReader:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def get(self, timeout: float | None = None) -> ShoeEvent | None:
+        """The next event, or None after ``timeout`` seconds or once stopped and drained."""
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        if item is _STOP:
+            self._queue.put(_STOP)  # keep the end visible to every later get()
+            return None
+        return item  # type: ignore[no-any-return]
+
+    def events(self, idle_timeout: float | None = None) -> Iterator[ShoeEvent]:
+        """Events in order until the reader stops (or nothing arrives for ``idle_timeout``)."""
+        while True:
+            event = self.get(idle_timeout)
+            if event is None:
+                return
+            yield event
+
+    # -- the thread ------------------------------------------------------------------------------
+    def _open(self) -> serial.SerialBase:
+        kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": 0.05, "write_timeout": 0.5}
+        if os.name == "posix" and ("://" not in self.url or self.url.startswith("spy://")):
+            kwargs["exclusive"] = True  # a device: no second program may read our cards
+        return serial.serial_for_url(self.url, **kwargs)
+
+    def _set_link(self, up: bool, reason: str = "") -> None:
+        if self.link_up is up:
+            return
+        self.link_up = up
+        self._queue.put(LinkUp(self.url) if up else LinkDown(self.url, reason))
+
+    def _close(self, reason: str) -> None:
+        port, self._port = self._port, None
+        if port is not None:
+            self.stats.disconnects += 1
+            try:
+                port.close()
+            except (serial.SerialException, OSError):
+                pass
+        self._set_link(False, reason)
+
+    def _write(self, data: bytes | None) -> None:
+        if data is None or self._port is None:
+            return
+        self._port.write(data)
+
+    def _run(self) -> None:
+        backoff = self.backoff_initial
+        try:
+            while not self._stop.is_set():
+                if self._port is None:
+                    try:
+                        self._port = self._open()
+                    except (serial.SerialException, OSError, ValueError) as exc:
+                        self._set_link(False, f"cannot open: {exc}")
+                        self._stop.wait(backoff)
+                        backoff = min(backoff * 2, self.backoff_max)
+                        continue
+                    self.stats.connects += 1
+                    self.decoder.link_reset()
+                    last_rx = time.monotonic()
+                    try:
+                        self._write(self.decoder.resend_frame())  # ask for anything unacknowledged
+                        self.stats.resends_sent += 1
+                    except (serial.SerialException, OSError) as exc:
+                        self._close(f"write failed: {exc}")
+                        continue
+                try:
+                    data = self._port.read(self._port.in_waiting or 1)
+                    now = time.monotonic()
+                    if data:
+                        self.stats.bytes_read += len(data)
+                        if self._handle(data):
+                            last_rx = now
+                            backoff = self.backoff_initial
+                    timeout = self.heartbeat_timeout
+                    if timeout is not None and now - last_rx > timeout:
+                        self._close(f"no valid frame for {timeout:g} s")
+                except (serial.SerialException, OSError) as exc:
+                    self._close(f"port error: {exc}")
+        finally:
+            if self._port is not None:
+                self._close("reader stopped")
+            self._queue.put(_STOP)
+
+    def _handle(self, data: bytes) -> bool:
+        """Decode, queue, then acknowledge; True if a valid frame arrived."""
+        decoder = self.decoder
+        before = decoder.frames_seen
+        events = decoder.feed(data)
+        alive = decoder.frames_seen > before
+        if alive:
+            self._set_link(True)
+        resend = False
+        for event in events:
+            if isinstance(event, Heartbeat):
+                resend = resend or decoder.awaiting_resend
+                if not self.pass_heartbeats:
+                    continue
+            elif isinstance(event, Gap):
+                resend = True
+                if not self.pass_gaps:
+                    continue
+            self._queue.put(event)
+        if alive:
+            self._write(decoder.ack_frame())
+            self.stats.acks_sent += 1
+        if resend:
+            self._write(decoder.resend_frame())
+            self.stats.resends_sent += 1
+        return alive

@@ -1,0 +1,232 @@
+"""The pure decoder: every event type, splits, resync, duplicates, gaps, sessions, fuzz."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dealer_assist.rules.cards import Card
+from dealer_assist.shoe import protocol
+from dealer_assist.shoe.decoder import ShoeDecoder
+from dealer_assist.shoe.events import (
+    BurnCard,
+    CardDrawn,
+    CutCardReached,
+    Gap,
+    Heartbeat,
+    LidClosed,
+    LidOpened,
+    MalformedFrame,
+    SequencedEvent,
+    ShoeAlarm,
+    ShoeEmpty,
+    ShoeEvent,
+    ShoeLoaded,
+    UnreadableCard,
+)
+from dealer_assist.shoe.protocol import FrameSplitter, FrameType, encode_frame
+from tests.shoe.frames import SESSION, card, heartbeat, loaded
+
+
+def synced() -> ShoeDecoder:
+    """A decoder that has delivered the shoe-loaded event (seq 1) of SESSION."""
+    decoder = ShoeDecoder()
+    decoder.feed(heartbeat(1, pending=(SESSION, 1)))
+    assert [type(e) for e in decoder.feed(loaded())] == [ShoeLoaded]
+    return decoder
+
+
+def numbered(events: list[ShoeEvent]) -> list[SequencedEvent]:
+    return [e for e in events if isinstance(e, SequencedEvent)]
+
+
+def test_every_event_type_round_trips() -> None:
+    s = SESSION
+    stream = b"".join(
+        [
+            loaded(decks=8, previous=(0x77, 41)),
+            encode_frame(FrameType.BURN, s, 2, protocol.card_payload(Card.parse("QH"), 1)),
+            encode_frame(FrameType.BURN, s, 3, protocol.card_payload(None, 2)),
+            card(4, "7S", index=3),
+            encode_frame(FrameType.UNREADABLE, s, 5, protocol.index_payload(4)),
+            encode_frame(FrameType.CUT_CARD, s, 6, protocol.index_payload(4)),
+            encode_frame(FrameType.LID_OPENED, s, 7),
+            encode_frame(FrameType.LID_CLOSED, s, 8),
+            encode_frame(FrameType.ALARM, s, 9, protocol.alarm_payload(3, "optical sensor")),
+            encode_frame(FrameType.SHOE_EMPTY, s, 10, protocol.index_payload(384)),
+        ]
+    )
+    decoder = ShoeDecoder()
+    decoder.feed(heartbeat(0, pending=(s, 1)))
+    assert decoder.feed(stream) == [
+        ShoeLoaded(s, 1, 8, True, 384, 0x77, 41),
+        BurnCard(s, 2, Card.parse("QH"), 1),
+        BurnCard(s, 3, None, 2),
+        CardDrawn(s, 4, Card.parse("7S"), 3),
+        UnreadableCard(s, 5, 4),
+        CutCardReached(s, 6, 4),
+        LidOpened(s, 7),
+        LidClosed(s, 8),
+        ShoeAlarm(s, 9, 3, "optical sensor"),
+        ShoeEmpty(s, 10, 384),
+    ]
+    assert decoder.ack_frame() == encode_frame(FrameType.ACK, s, 10)
+
+
+def test_split_at_every_byte_gives_the_same_events() -> None:
+    stream = loaded() + card(2, "AS") + heartbeat(2) + card(3, "KD")
+    for cut in range(len(stream) + 1):
+        decoder = ShoeDecoder()
+        decoder.feed(heartbeat(0, pending=(SESSION, 1)))
+        events = decoder.feed(stream[:cut]) + decoder.feed(stream[cut:])
+        cards = [e.card.code for e in events if isinstance(e, CardDrawn)]
+        assert cards == ["AS", "KD"]
+
+
+def test_byte_at_a_time_feed() -> None:
+    decoder = synced()
+    events: list[ShoeEvent] = []
+    for byte in card(2, "9C") + card(3, "8H"):
+        events += decoder.feed(bytes([byte]))
+    assert [e.card.code for e in events if isinstance(e, CardDrawn)] == ["9C", "8H"]
+
+
+def test_resynchronises_after_garbage_and_counts_bad_frames() -> None:
+    decoder = synced()
+    corrupt = bytearray(card(2, "5S"))
+    corrupt[12] ^= 0xFF
+    events = decoder.feed(b"\x02\x02\xff garbage" + bytes(corrupt) + card(2, "5S") + b"\x00\x03")
+    assert [e.card.code for e in events if isinstance(e, CardDrawn)] == ["5S"]
+    assert decoder.framing.bad_crc >= 1
+    assert decoder.framing.overlong >= 1
+
+
+def test_duplicates_are_dropped_and_counted() -> None:
+    decoder = synced()
+    events = decoder.feed(card(2, "6D") + card(2, "6D") + loaded() + card(3, "6H"))
+    assert [e.seq for e in numbered(events)] == [2, 3]
+    assert decoder.stats.duplicates == 2
+
+
+def test_gap_is_reported_once_and_nothing_passes_it_until_resent() -> None:
+    decoder = synced()
+    events = decoder.feed(card(3, "2S") + card(4, "3S") + card(5, "4S"))
+    assert events == [Gap(SESSION, 1, SESSION, 3)]
+    assert decoder.awaiting_resend
+    assert decoder.resend_frame() == encode_frame(FrameType.RESEND, SESSION, 1)
+    # the shoe goes back to seq 2 (go-back-N) and everything arrives in order
+    events = decoder.feed(card(2, "AS") + card(3, "2S") + card(4, "3S") + card(5, "4S"))
+    assert [e.card.code for e in events if isinstance(e, CardDrawn)] == ["AS", "2S", "3S", "4S"]
+    assert not decoder.awaiting_resend
+
+
+def test_heartbeat_reveals_lost_trailing_frames() -> None:
+    decoder = synced()
+    events = decoder.feed(heartbeat(3))
+    assert Gap(SESSION, 1, SESSION, 3) in events
+    assert decoder.awaiting_resend
+
+
+def test_new_session_follows_the_old_one() -> None:
+    decoder = synced()
+    decoder.feed(card(2, "7H"))
+    new = 0x5EED0002
+    events = decoder.feed(loaded(session=new, previous=(SESSION, 2)) + card(2, "8H", session=new))
+    assert [(e.session, e.seq) for e in numbered(events)] == [(new, 1), (new, 2)]
+
+
+def test_new_session_waits_for_the_end_of_the_old_one() -> None:
+    decoder = synced()
+    new = 0x5EED0002
+    events = decoder.feed(loaded(session=new, previous=(SESSION, 2)))
+    assert events == [Gap(SESSION, 1, new, 1)]
+    events = decoder.feed(card(2, "7H") + loaded(session=new, previous=(SESSION, 2)))
+    assert [(e.session, e.seq) for e in numbered(events)] == [(SESSION, 2), (new, 1)]
+
+
+def test_a_frame_of_an_unknown_session_that_is_not_a_load_is_a_gap() -> None:
+    decoder = synced()
+    events = decoder.feed(card(5, "7H", session=0x1234))
+    assert events == [Gap(SESSION, 1, 0x1234, 5)]
+
+
+def test_a_decoder_without_state_starts_at_the_oldest_unacknowledged_event() -> None:
+    decoder = ShoeDecoder()
+    assert decoder.feed(card(7, "KS")) == []  # no position yet: wait for a heartbeat
+    assert decoder.stats.unsynchronised == 1
+    assert decoder.ack_frame() is None
+    assert decoder.resend_frame() == encode_frame(FrameType.RESEND, 0, 0)
+    events = decoder.feed(heartbeat(9, pending=(SESSION, 7)))
+    assert events == [Heartbeat(SESSION, 9, SESSION, 7)]
+    assert decoder.awaiting_resend
+    events = decoder.feed(card(7, "KS") + card(8, "QS") + card(9, "JS"))
+    assert [e.seq for e in numbered(events)] == [7, 8, 9]
+
+
+def test_a_decoder_without_state_and_nothing_pending_starts_after_the_last() -> None:
+    decoder = ShoeDecoder()
+    decoder.feed(heartbeat(9))
+    assert [e.seq for e in numbered(decoder.feed(card(10, "2D")))] == [10]
+
+
+def test_a_never_loaded_shoe_is_not_a_gap() -> None:
+    decoder = synced()
+    assert not any(isinstance(e, Gap) for e in decoder.feed(heartbeat(0, session=0)))
+
+
+def test_crc_valid_nonsense_is_delivered_as_malformed_with_its_offset() -> None:
+    decoder = synced()
+    offset = len(heartbeat(1)) + len(loaded())
+    bad_card = encode_frame(FrameType.CARD, SESSION, 2, b"ZZ\x00\x01")
+    unknown = encode_frame(0x44, SESSION, 3, b"")
+    short = encode_frame(FrameType.CUT_CARD, SESSION, 4, b"\x01")
+    events = decoder.feed(bad_card + unknown + short)
+    assert all(isinstance(e, MalformedFrame) for e in events) and len(events) == 3
+    assert events[0].offset == offset and "not a card code" in events[0].reason
+    assert "0x44" in events[1].reason
+    assert decoder.stats.malformed == 3 and decoder.last_seq == 4
+
+
+def test_host_frames_echoed_back_are_ignored() -> None:
+    decoder = synced()
+    assert decoder.feed(decoder.ack_frame() or b"") == []
+    assert decoder.stats.unexpected == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=40), max_size=20))
+def test_fuzz_arbitrary_bytes_never_crash(chunks: list[bytes]) -> None:
+    decoder = ShoeDecoder()
+    decoder.feed(heartbeat(0, pending=(SESSION, 1)))
+    for chunk in chunks:
+        for event in decoder.feed(chunk):
+            assert isinstance(event, ShoeEvent)
+    assert decoder.framing.discarded_bytes <= sum(map(len, chunks))
+
+
+no_stx = st.binary(max_size=30).map(lambda b: b.replace(b"\x02", b""))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(no_stx, st.sampled_from(["AS", "9H", "QC", "2D"])), max_size=12),
+    st.integers(min_value=1, max_value=17),
+)
+def test_fuzz_frames_in_garbage_all_come_out_in_order(
+    pieces: list[tuple[bytes, str]], chunk: int
+) -> None:
+    stream = b"".join(
+        garbage + card(seq, code) for seq, (garbage, code) in enumerate(pieces, start=2)
+    )
+    decoder = synced()
+    events: list[ShoeEvent] = []
+    for start in range(0, len(stream), chunk):
+        events += decoder.feed(stream[start : start + chunk])
+    assert [e.card.code for e in events if isinstance(e, CardDrawn)] == [c for _, c in pieces]
+
+
+def test_splitter_offsets_count_from_the_start_of_the_stream() -> None:
+    splitter = FrameSplitter()
+    splitter.feed(b"xyz")
+    assert [f.offset for f in splitter.feed(card(2, "AS"))] == [3]
+    assert splitter.stream_offset == 3 + len(card(2, "AS"))
