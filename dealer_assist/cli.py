@@ -15,6 +15,8 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
     "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
+    "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
+    "demo": ("dealer_assist.table.demo_cli", "a simulated table through the real pipeline"),
 }
 
 

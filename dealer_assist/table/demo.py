@@ -1,0 +1,205 @@
+"""The demo table: a simulated shoe on a pseudo-terminal, simulated players and dealer, and the
+real pipeline (shoe reader, table loop, recorder, dealer's screen) in between.
+
+The simulated dealer deals from a seeded shuffled shoe: every card is drawn through the shoe
+simulator (``dealer_assist.shoe.simulator``) and read back by the real reader over the pty;
+every decision the dealer would touch is POSTed to the screen's ``/api/input`` like a touch.
+No camera is simulated yet, so the table runs **shoe only** and the screen says so.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dealer_assist.roundlog.report import settlement_text
+from dealer_assist.rules import RuleSet, Settlement
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import FileRecorder
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.shoe_source import SerialShoeSource
+from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
+    DealerInput,
+    Decide,
+    FinishRound,
+    Insure,
+    NewShoe,
+    PlaceBet,
+    ShoeCard,
+    VoidRound,
+)
+from dealer_assist.table.world import Player, SimulatedTable
+
+DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
+
+
+@dataclass(frozen=True, slots=True)
+class DemoOptions:
+    """How the demo runs: ``rounds`` None plays until stopped; ``pace_s`` between cards."""
+
+    rules: str = "h17-ddd-6"
+    rounds: int | None = None
+    seed: int = 1
+    host: str = "127.0.0.1"
+    port: int = 8021
+    recording_dir: str | None = None
+    pace_s: float = 0.6
+    pause_after_round_s: float = 4.0
+    card_timeout_s: float = 5.0
+
+
+def touch_json(item: DealerInput) -> dict[str, object]:
+    """The JSON the screen's page POSTs for a dealer input."""
+    if isinstance(item, PlaceBet):
+        out: dict[str, object] = {
+            "type": "bet",
+            "seat": item.seat,
+            "amount": str(item.amount),
+            "wager": item.wager,
+        }
+        if item.player is not None:
+            out["player"] = item.player
+        return out
+    if isinstance(item, Decide):
+        out = {"type": "decide", "seat": item.seat, "action": item.action.value}
+        if item.amount is not None:
+            out["amount"] = str(item.amount)
+        if item.hand is not None:
+            out["hand"] = item.hand
+        return out
+    if isinstance(item, Insure):
+        return {"type": "insure", "seat": item.seat, "amount": str(item.amount)}
+    if isinstance(item, FinishRound):
+        return {"type": "finish"}
+    if isinstance(item, AcknowledgeAlarm):
+        return {"type": "ack", "id": item.alarm_id}
+    if isinstance(item, VoidRound):
+        return {"type": "void", "reason": item.reason}
+    raise TypeError(f"not a dealer input: {item!r}")
+
+
+def post_touch(screen_url: str, item: DealerInput) -> None:
+    """Send a dealer input to the screen exactly as the page does."""
+    request = urllib.request.Request(
+        screen_url.rstrip("/") + "/api/input",
+        data=json.dumps(touch_json(item)).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        response.read()
+
+
+class DemoTable:
+    """Everything the demo runs, started and stopped together."""
+
+    def __init__(self, options: DemoOptions):
+        from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
+
+        self.options = options
+        self.rules = RuleSet.from_spec(options.rules)
+        self.recording_dir = Path(
+            options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
+        )
+        self.recorder = FileRecorder(self.recording_dir)
+        self._link_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-shoe-")
+        self.shoe_link = PtyLink(link_path=str(Path(self._link_dir.name) / "shoe"))
+        self.simulator = ShoeSimulator(self.shoe_link)
+        self.loop = TableLoop(
+            options.rules,
+            self.recorder,
+            table_id="DEMO",
+            round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+            has_shoe=True,
+            has_camera=False,
+        )
+        self.runner = TableRunner(self.loop, [SerialShoeSource(self.shoe_link.url)])
+        self.screen = ScreenServer(self.runner, options.host, options.port)
+        self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
+        self.world.camera_sees = False
+        self.stopped = threading.Event()
+
+    @property
+    def screen_url(self) -> str:
+        return self.screen.url
+
+    def start(self) -> DemoTable:
+        self.simulator.start()
+        self.runner.start()
+        self.screen.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.runner.stop()
+        self.screen.stop()
+        self.simulator.stop()
+        self.shoe_link.close()
+        self._link_dir.cleanup()
+
+    def __enter__(self) -> DemoTable:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def play_round(self, number: int, pace_s: float) -> Settlement | None:
+        """Deal one round through the real pipeline; the loop's settlement (None if it failed)."""
+        rounds_before = self.loop.rounds_played
+        for channel, item in self.world.round(number):
+            if self.stopped.is_set():
+                return None
+            if isinstance(item, NewShoe):
+                self.simulator.load_shoe(item.decks)
+            elif isinstance(item, ShoeCard):
+                committed = self.loop.cards_committed
+                self.simulator.draw(item.card)
+                self.runner.wait_until(
+                    lambda loop, want=committed + 1: loop.cards_committed >= want,
+                    self.options.card_timeout_s,
+                )
+                if pace_s:
+                    self.stopped.wait(pace_s)
+            elif channel == "dealer":
+                post_touch(self.screen_url, item)  # type: ignore[arg-type]
+        self.runner.wait_until(
+            lambda loop: loop.rounds_played > rounds_before, self.options.card_timeout_s
+        )
+        if self.loop.rounds_played > rounds_before:
+            return self.loop.last_settlement
+        return None
+
+
+def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[Settlement]:
+    """Play ``options.rounds`` rounds (forever when None); returns the loop's settlements."""
+    settlements: list[Settlement] = []
+    with DemoTable(options) as demo:
+        out(f"dealer's screen: {demo.screen_url}")
+        out(f"recording round logs to: {demo.recording_dir / 'rounds'}")
+        out("mode: shoe only (simulated shoe on a pty; no simulated camera in this build)")
+        number = 0
+        while options.rounds is None or number < options.rounds:
+            number += 1
+            settlement = demo.play_round(number, options.pace_s)
+            if settlement is None:
+                problems = [a.text for a in demo.loop.active_alarms()] + demo.runner.errors
+                raise DemoError(f"round {number} did not settle: {'; '.join(problems) or '?'}")
+            settlements.append(settlement)
+            out(settlement_text(settlement))
+            out("")
+            if options.pause_after_round_s:
+                demo.stopped.wait(options.pause_after_round_s)
+    return settlements
+
+
+class DemoError(ValueError):
+    """A demo round that the live pipeline could not settle (a bug: the demo's play is legal)."""
