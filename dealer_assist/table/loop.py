@@ -183,6 +183,7 @@ class TableLoop:
         has_camera: bool = True,
         camera_wait_s: float = 1.5,
         shoe_wait_s: float = 1.0,
+        notes: dict[str, str] | None = None,
     ):
         self.rules = RuleSet.from_spec(rules_spec)
         self.rules_spec = rules_spec
@@ -193,6 +194,7 @@ class TableLoop:
         self.has_camera = has_camera
         self.camera_wait_s = camera_wait_s
         self.shoe_wait_s = shoe_wait_s
+        self.notes = dict(notes or {})  # device -> why it is unavailable (shown on screen)
         self.shoe_up = False
         self.camera_up = False
         self.camera_moved = False
@@ -685,6 +687,16 @@ class TableLoop:
             acting = engine.acting()
             if acting is None or engine.next_card_target() is not None:
                 return True  # the card goes to the dealer, or to a split hand owed its card
+        if landing is None:
+            # A doubled hand is never hit: a card while one decides is for whoever comes next.
+            while acting is not None and Action.HIT not in engine.legal_actions():
+                if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
+                    return False
+                acting = engine.acting()
+                if engine.next_card_target() is not None:
+                    return True
+            if acting is None:
+                return True
         if landing is not None and _order_key(landing) < _order_key(acting):
             shown = card.code if card else "a card"
             self._alarm(
@@ -760,6 +772,7 @@ class TableLoop:
                 "shoe": _device_state(self.has_shoe, self.shoe_up, False),
                 "camera": _device_state(self.has_camera, self.camera_up, self.camera_moved),
             },
+            "notes": self.notes,
             "phase": phase,
             "round": engine_view,
             "settlement": settlement,

@@ -45,7 +45,9 @@ function renderStatus(view) {
   mode.textContent = view.mode.toUpperCase();
   mode.className = "mode" + (view.mode === "shoe + camera" ? "" :
     view.mode === "no card reader" ? " none" : " degraded");
-  $("devices").textContent = "shoe: " + view.devices.shoe + " \u00b7 camera: " + view.devices.camera;
+  const devices = Object.entries(view.devices).map(([name, status]) =>
+    name + ": " + (view.notes[name] || status));
+  $("devices").textContent = devices.join(" \u00b7 ");
   $("round-id").textContent = view.round ? "round " + view.round.round + " \u00b7 " + view.phase : "";
 }
 

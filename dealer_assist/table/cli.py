@@ -1,0 +1,94 @@
+"""``dealer-assist table --config table.toml``: run the live table until stopped.
+
+Reads the shoe (reconnecting when it drops), folds its cards and the dealer's touches into rounds,
+records each round log, and serves the dealer's screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="validate the configuration, print it, and exit"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    from dealer_assist.table.config import ConfigError, load_config
+    from dealer_assist.table.loop import TableLoop
+    from dealer_assist.table.recording import FileRecorder, RecordingError
+    from dealer_assist.table.runner import TableRunner
+    from dealer_assist.table.screen import ScreenServer
+    from dealer_assist.table.shoe_source import SerialShoeSource
+    from dealer_assist.table.sources import Source
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        print(f"dealer-assist table: {error}", file=sys.stderr)
+        return 2
+    notes: dict[str, str] = {}
+    if config.camera is not None:
+        notes["camera"] = "not available in this build (no card detector model): shoe only"
+        print(f"dealer-assist table: camera: {notes['camera']}", file=sys.stderr)
+    if config.shoe is None:
+        print(
+            f"dealer-assist table: {config.path}: shoe: no shoe configured and no camera "
+            "available in this build: nothing can read the cards",
+            file=sys.stderr,
+        )
+        return 2
+    print(
+        f"table {config.table_id}: rules {config.rules.name}, "
+        f"shoe {config.shoe.url if config.shoe else 'none'}, recording to {config.recording_dir}"
+    )
+    if args.check:
+        return 0
+    try:
+        recorder = FileRecorder(config.recording_dir)
+    except RecordingError as error:
+        print(f"dealer-assist table: {config.path}: recording.dir: {error}", file=sys.stderr)
+        return 2
+    sources: list[Source] = []
+    if config.shoe is not None:
+        ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
+        sources.append(
+            SerialShoeSource(config.shoe.url, ascii_decks=ascii_decks, decks=config.shoe.decks)
+        )
+    loop = TableLoop(
+        config.rules_spec,
+        recorder,
+        table_id=config.table_id,
+        round_prefix=f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+        has_shoe=config.shoe is not None,
+        has_camera=False,
+        notes=notes,
+    )
+    runner = TableRunner(loop, sources)
+    screen = ScreenServer(runner, config.host, config.port)
+    stop = threading.Event()
+    runner.start()
+    try:
+        screen.start()
+    except OSError as error:
+        runner.stop()
+        print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
+        return 1
+    print(f"dealer's screen: {screen.url}", flush=True)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        screen.stop()
+        runner.stop()
+    return 0
