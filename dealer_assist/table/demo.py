@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from dealer_assist.roundlog.report import settlement_text
 from dealer_assist.rules import RuleSet, Settlement
@@ -30,11 +31,14 @@ from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     DealerInput,
     Decide,
+    FeltCard,
     FinishRound,
     Insure,
     NewShoe,
     PlaceBet,
     ShoeCard,
+    Source,
+    TableInput,
     VoidRound,
 )
 from dealer_assist.table.world import Player, SimulatedTable
@@ -102,7 +106,7 @@ def post_touch(screen_url: str, item: DealerInput) -> None:
 class DemoTable:
     """Everything the demo runs, started and stopped together."""
 
-    def __init__(self, options: DemoOptions):
+    def __init__(self, options: DemoOptions, camera: FeltCamera | None = None):
         from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
 
         self.options = options
@@ -120,12 +124,16 @@ class DemoTable:
             table_id="DEMO",
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
             has_shoe=True,
-            has_camera=False,
+            has_camera=camera is not None,
         )
-        self.runner = TableRunner(self.loop, [SerialShoeSource(self.shoe_link.url)])
+        self.camera = camera
+        sources: list[Source] = [SerialShoeSource(self.shoe_link.url)]
+        if camera is not None:
+            sources.append(camera)
+        self.runner = TableRunner(self.loop, sources)
         self.screen = ScreenServer(self.runner, options.host, options.port)
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
-        self.world.camera_sees = False
+        self.world.camera_sees = camera is not None
         self.stopped = threading.Event()
 
     @property
@@ -152,31 +160,51 @@ class DemoTable:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def deliver(self, channel: str, item: TableInput, pace_s: float = 0.0) -> None:
+        """Make one physical step happen: a card out of the shoe, a card seen on the felt, or a
+        dealer's touch; waits (as a dealer watching the screen would) until a card is taken."""
+        committed = self.loop.cards_committed
+        if isinstance(item, NewShoe):
+            self.simulator.load_shoe(item.decks)
+            return
+        if channel == "dealer":
+            post_touch(self.screen_url, item)  # type: ignore[arg-type]
+            return
+        if isinstance(item, ShoeCard):
+            self.simulator.draw(item.card)
+            card_done = not self.world.camera_sees
+        else:
+            if self.camera is None or not self.world.camera_sees:
+                return
+            self.camera.show(item)
+            card_done = isinstance(item, FeltCard)
+        if card_done:
+            self.runner.wait_until(
+                lambda loop: loop.cards_committed > committed, self.options.card_timeout_s
+            )
+            if pace_s:
+                self.stopped.wait(pace_s)
+
     def play_round(self, number: int, pace_s: float) -> Settlement | None:
         """Deal one round through the real pipeline; the loop's settlement (None if it failed)."""
         rounds_before = self.loop.rounds_played
         for channel, item in self.world.round(number):
             if self.stopped.is_set():
                 return None
-            if isinstance(item, NewShoe):
-                self.simulator.load_shoe(item.decks)
-            elif isinstance(item, ShoeCard):
-                committed = self.loop.cards_committed
-                self.simulator.draw(item.card)
-                self.runner.wait_until(
-                    lambda loop, want=committed + 1: loop.cards_committed >= want,
-                    self.options.card_timeout_s,
-                )
-                if pace_s:
-                    self.stopped.wait(pace_s)
-            elif channel == "dealer":
-                post_touch(self.screen_url, item)  # type: ignore[arg-type]
+            self.deliver(channel, item, pace_s)
         self.runner.wait_until(
             lambda loop: loop.rounds_played > rounds_before, self.options.card_timeout_s
         )
         if self.loop.rounds_played > rounds_before:
             return self.loop.last_settlement
         return None
+
+
+class FeltCamera(Source, Protocol):
+    """A camera the demo can show physical steps to (a rendered synthetic camera, or in tests a
+    scripted stand-in): ``show`` receives what happened on the felt."""
+
+    def show(self, item: TableInput) -> None: ...
 
 
 def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[Settlement]:

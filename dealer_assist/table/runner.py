@@ -61,10 +61,11 @@ class TableRunner:
             return self._view
 
     def wait_until(self, predicate: Callable[[TableLoop], bool], timeout: float) -> bool:
-        """Block until ``predicate(loop)`` holds after some update, or ``timeout`` seconds."""
+        """Block until ``predicate(loop)`` holds and the view showing it is published (so the
+        screen already has it), or ``timeout`` seconds; returns whether it holds."""
         deadline = time.monotonic() + timeout
         with self._changed:
-            while not predicate(self.loop):
+            while not (predicate(self.loop) and self._seen_updates == self.loop.updates):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
@@ -103,28 +104,33 @@ class TableRunner:
         loop = self.loop
         while not self._stopping:
             try:
-                item = self._queue.get(timeout=self.tick_s)
+                item: TableInput | None = self._queue.get(timeout=self.tick_s)
+                got = True
             except queue.Empty:
-                item = None
-            else:
+                item, got = None, False
+            # Waiters see the loop only between inputs, never half-way through one.
+            with self._changed:
                 if item is not None:
                     try:
                         loop.handle(item, self.clock())
                     except Exception as error:  # a bug must not stop the table: show it
                         self.errors.append(f"{type(error).__name__}: {error} (input {item!r})")
+                        loop.updates += 1
                     self.inputs_handled += 1
+                loop.tick(self.clock())
+                view = self._publish() if loop.updates != self._seen_updates else None
+            if got:
                 self._queue.task_done()
-            loop.tick(self.clock())
-            if loop.updates != self._seen_updates:
-                self._publish()
+            if view is not None:
+                for listener in self._listeners:
+                    listener(view)
 
-    def _publish(self) -> None:
+    def _publish(self) -> dict[str, Any]:
+        """Take the view the screen shows now (called holding the condition)."""
         view = self.loop.view()
         if self.errors:
             view["errors"] = self.errors[-5:]
-        with self._changed:
-            self._seen_updates = self.loop.updates
-            self._view = view
-            self._changed.notify_all()
-        for listener in self._listeners:
-            listener(view)
+        self._seen_updates = self.loop.updates
+        self._view = view
+        self._changed.notify_all()
+        return view
