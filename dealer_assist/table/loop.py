@@ -779,6 +779,7 @@ class TableLoop:
             "alarms": [a.to_json() for a in self.active_alarms()],
             "alarm_history": [a.to_json() for a in self.alarms[-20:]],
             "rounds_played": self.rounds_played,
+            "cards_committed": self.cards_committed,
             "limits": {
                 "min": format_money(self.rules.min_bet),
                 "max": format_money(self.rules.max_bet),
