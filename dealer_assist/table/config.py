@@ -126,6 +126,15 @@ def parse_config(
     raw_rules = data.get("rules", "h17-ddd-6")
     if isinstance(raw_rules, dict) and "preset" not in raw_rules:
         raise ConfigError(path, "rules.preset", "missing (a preset such as h17-ddd-6)")
+    if isinstance(raw_rules, dict):
+        # Try each override alone first, so a mistake is named by its own key.
+        preset = raw_rules["preset"]
+        for key, value in raw_rules.items():
+            spec = {"preset": preset} if key == "preset" else {"preset": preset, key: value}
+            try:
+                RuleSet.from_spec(spec)
+            except ValueError as error:
+                raise ConfigError(path, f"rules.{key}", str(error)) from None
     try:
         rules = RuleSet.from_spec(raw_rules)
     except ValueError as error:
