@@ -11,6 +11,7 @@ shoe's own alarms) come through as :class:`~dealer_assist.table.sources.ShoeProb
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from dealer_assist.table.sources import (
     NewShoe,
@@ -38,7 +39,7 @@ class SerialShoeSource:
         self.decks = decks
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._reader = None
+        self._reader: Any = None  # a ShoeReader once started (imported with pyserial in start)
 
     def start(self, sink: Sink) -> None:
         from dealer_assist.shoe.integrity import ShoeIntegrity

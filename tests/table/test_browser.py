@@ -1,6 +1,6 @@
 """The dealer's screen in headless Chromium (Debian's ``chromium`` driven by Playwright):
 seats render, payouts appear with their reasons, an injected alarm appears at once, and touch
-input places a bet. A screenshot is kept under ``test-artifacts/``."""
+input places a bet and a decision. A screenshot is kept under ``test-artifacts/``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.rules import RuleSet
+from dealer_assist.rules import Card, RuleSet
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
-from dealer_assist.table.sources import CameraMoved, ShoeLink
+from dealer_assist.table.sources import CameraMoved, ShoeCard, ShoeLink
 from dealer_assist.table.world import Player, SimulatedTable
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -106,3 +106,13 @@ def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
     seats = runner.view()["round"]["seats"]
     assert [(s["seat"], s["wager"]) for s in seats] == [(4, "30.00")]
     page.screenshot(path=str(ARTIFACTS / "table-screen-bet.png"), full_page=True)
+
+    for code in ("9S", "6D", "8H", "KD"):  # seat 4: 9 + 8 = 17; dealer 6 up, K in the hole
+        runner.submit(ShoeCard(Card.parse(code)))
+    page.locator("#decide-stand").wait_for(timeout=5000)
+    assert page.inner_text("#acting-label") == "Seat 4 hand 1:"
+    page.locator("#decide-stand").tap()
+    page.wait_for_selector("#seat-4 .hand .status:has-text('stood')")
+    runner.submit(ShoeCard(Card.parse("7C")))  # the dealer draws to 23
+    page.wait_for_selector("#seat-4 .seat-total")
+    assert page.locator("#seat-4 .seat-total .amount").inner_text() == "PAY $30.00"

@@ -164,7 +164,13 @@ function renderTouch() {
     for (const action of round.legal_actions) {
       const button = el("button", "decision", action.toUpperCase());
       button.id = "decide-" + action;
-      button.addEventListener("click", () => send({ type: "decide", seat: acting[0], hand: acting[1], action }));
+      button.addEventListener("click", () => {
+        const message = { type: "decide", seat: acting[0], hand: acting[1], action };
+        // On double-for-less tables the chips entered are the double's amount.
+        if (action === "double" && state.amount > 0) message.amount = String(state.amount);
+        state.amount = 0;
+        send(message);
+      });
       decisions.append(button);
     }
   }
@@ -178,6 +184,7 @@ function renderTouch() {
     }
   }
   $("finish").disabled = !view || !view.round || view.phase === "settled";
+  $("void").disabled = $("finish").disabled;
 }
 
 function render(view) {
@@ -215,5 +222,9 @@ $("wager-kind").addEventListener("click", () => {
   button.textContent = button.dataset.kind;
 });
 $("finish").addEventListener("click", () => send({ type: "finish" }));
+$("void").addEventListener("click", () => {
+  const reason = window.prompt("Void this round (floor decision). Reason:");
+  if (reason && reason.trim()) send({ type: "void", reason: reason.trim() });
+});
 renderTouch();
 connect();
