@@ -374,6 +374,8 @@ class TableLoop:
     def _on_felt_card(self, item: FeltCard) -> None:
         if not self._camera_trusted():
             return
+        if item.card is None and item.spot.is_dealer and self.mode is not Mode.CAMERA_ONLY:
+            return  # the hole card lying face down: the shoe has already said what it is
         if self.mode is Mode.SHOE_AND_CAMERA or self._pending_shoe:
             self._pending_felt.append(_Pending(self._now, felt=item))
             self._pair()
@@ -422,7 +424,16 @@ class TableLoop:
         view_dealer = engine.view()["dealer"]["cards"]
         return target is not None and target.is_dealer and len(view_dealer) == 1
 
+    def _take_hole_card(self) -> None:
+        """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
+        recorded from the shoe without waiting for a landing."""
+        while self._pending_shoe and self._hole_card_due():
+            pending = self._pending_shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self._commit(pending.shoe.card, None, False)
+
     def _pair(self) -> None:
+        self._take_hole_card()
         while self._pending_shoe and self._pending_felt:
             pending_shoe = self._pending_shoe.popleft()
             shoe, felt = pending_shoe.shoe, self._pending_felt.popleft().felt
@@ -436,6 +447,7 @@ class TableLoop:
                     f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
                 )
             self._commit(shoe.card, felt.spot, felt.sideways)
+            self._take_hole_card()
 
     def _on_felt_stacks(self, item: FeltStacks) -> None:
         if not self._camera_trusted() or not self.round_open:

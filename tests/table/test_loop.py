@@ -304,3 +304,19 @@ def test_file_recorder_writes_round_logs_that_settle(tmp_path):
 ])
 def test_payout_words(amount, words):
     assert payout_words(amount) == words
+
+
+def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    table.card("9S", 1)
+    table.card("6S", None)
+    table.card("3H", 1)
+    # The camera reports the next card (a hit) before the shoe has reported the hole card.
+    table.send(FeltCard(C("2C"), Spot(1)), FeltCard(None, DEALER_SPOT))
+    table.send(ShoeCard(C("KD")), ShoeCard(C("2C")))
+    table.wait(5.0)
+    view = table.loop.engine_view
+    assert view["dealer"]["cards"] == ["6S", "KD"]
+    assert view["seats"][0]["hands"][0]["cards"] == ["9S", "3H", "2C"]
+    assert table.loop.alarms == []
