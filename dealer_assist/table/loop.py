@@ -56,6 +56,7 @@ from dealer_assist.table.sources import (
     Decide,
     FeltCard,
     FeltStacks,
+    FeltSwap,
     FinishRound,
     HoleCardShown,
     Insure,
@@ -514,6 +515,15 @@ class TableLoop:
                 f"the dealer's hole card shows {card.code} but {cards[1]} was dealt",
             )
 
+    def _on_felt_swap(self, item: FeltSwap) -> None:
+        if not self._camera_trusted():
+            return
+        self._alarm(
+            AlarmKind.SWITCHED_CARD,
+            f"the card at {item.spot} changed from {item.previous.code} to {item.card.code} "
+            "where it lies: a switched card; call the floor",
+        )
+
     def _on_camera_link(self, item: CameraLink) -> None:
         self.camera_up = item.up
         if item.up:
@@ -854,6 +864,7 @@ _HANDLERS: dict[type, Any] = {
     NewShoe: TableLoop._on_new_shoe,
     FeltCard: TableLoop._on_felt_card,
     FeltStacks: TableLoop._on_felt_stacks,
+    FeltSwap: TableLoop._on_felt_swap,
     HoleCardShown: TableLoop._on_hole_card,
     CameraLink: TableLoop._on_camera_link,
     CameraMoved: TableLoop._on_camera_moved,

@@ -111,6 +111,15 @@ class FeltStacks:
 
 
 @dataclass(frozen=True, slots=True)
+class FeltSwap:
+    """A card already on the felt now reads as another card, where it lies (a switched card)."""
+
+    previous: Card
+    card: Card
+    spot: Spot
+
+
+@dataclass(frozen=True, slots=True)
 class HoleCardShown:
     """The dealer turned the hole card over (the players' turn is over); ``card`` as read."""
 
@@ -132,7 +141,7 @@ class CameraMoved:
     detail: str
 
 
-CameraInput = FeltCard | FeltStacks | HoleCardShown | CameraLink | CameraMoved
+CameraInput = FeltCard | FeltStacks | FeltSwap | HoleCardShown | CameraLink | CameraMoved
 
 
 # -------------------------------------------------------------------------------------- dealer
