@@ -73,7 +73,8 @@ class Felt:
         if isinstance(item, HoleCardShown) and item.card is not None:
             track = next(self.tracks)
             self.dealer.append(track)
-            return [Sighting(SightingKind.APPEARED, item.card, 60.0 * len(self.dealer), 50.0, track)]
+            x = 60.0 * len(self.dealer)
+            return [Sighting(SightingKind.APPEARED, item.card, x, 50.0, track)]
         if isinstance(item, FeltStacks):
             stacks = self.stacks[item.seat]
             source = item.from_stack or 0
