@@ -116,3 +116,7 @@ def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
     runner.submit(ShoeCard(Card.parse("7C")))  # the dealer draws to 23
     page.wait_for_selector("#seat-4 .seat-total")
     assert page.locator("#seat-4 .seat-total .amount").inner_text() == "PAY $30.00"
+    page.set_viewport_size({"width": 800, "height": 480})  # the small touchscreen
+    assert page.locator("#seat-4 .seat-total").is_visible()
+    assert page.locator("#seat-7").is_visible()
+    page.screenshot(path=str(ARTIFACTS / "table-screen-800x480.png"))

@@ -79,7 +79,9 @@ function renderDealer(view) {
 
 function payoutNode(line, cls) {
   const node = el("div", cls + " " + line.verb.toLowerCase());
-  node.append(el("span", "amount", line.verb + " " + line.shown));
+  const amount = el("span", "amount", line.verb + " ");
+  amount.append(el("span", "money", line.shown));
+  node.append(amount);
   if (line.reason !== undefined) node.append(el("span", "reason", line.reason));
   return node;
 }
