@@ -61,7 +61,7 @@ class DemoOptions:
     card_timeout_s: float = 5.0
 
 
-def touch_json(item: DealerInput) -> dict[str, object]:
+def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
     """The JSON the screen's page POSTs for a dealer input."""
     if isinstance(item, PlaceBet):
         out: dict[str, object] = {
@@ -84,6 +84,8 @@ def touch_json(item: DealerInput) -> dict[str, object]:
         return {"type": "insure", "seat": item.seat, "amount": str(item.amount)}
     if isinstance(item, FinishRound):
         return {"type": "finish"}
+    if isinstance(item, NewShoe):
+        return {"type": "shuffle"}
     if isinstance(item, AcknowledgeAlarm):
         return {"type": "ack", "id": item.alarm_id}
     if isinstance(item, VoidRound):
@@ -91,7 +93,7 @@ def touch_json(item: DealerInput) -> dict[str, object]:
     raise TypeError(f"not a dealer input: {item!r}")
 
 
-def post_touch(screen_url: str, item: DealerInput) -> None:
+def post_touch(screen_url: str, item: DealerInput | NewShoe) -> None:
     """Send a dealer input to the screen exactly as the page does."""
     request = urllib.request.Request(
         screen_url.rstrip("/") + "/api/input",

@@ -26,6 +26,7 @@ from dealer_assist.table.sources import (
     Decide,
     FinishRound,
     Insure,
+    NewShoe,
     PlaceBet,
     VoidRound,
 )
@@ -51,7 +52,7 @@ def _money_field(message: dict[str, Any], key: str) -> Decimal:
         raise TouchError(str(error)) from None
 
 
-def parse_touch(message: object) -> DealerInput:
+def parse_touch(message: object) -> DealerInput | NewShoe:
     """A dealer input from the page's JSON (``{"type": "bet", "seat": 2, "amount": "25"}``...)."""
     if not isinstance(message, dict):
         raise TouchError(f"a touch must be a JSON object, got {type(message).__name__}")
@@ -84,6 +85,8 @@ def parse_touch(message: object) -> DealerInput:
         return Insure(_int_field(message, "seat"), _money_field(message, "amount"))
     if kind == "finish":
         return FinishRound()
+    if kind == "shuffle":
+        return NewShoe(0)  # a hand-held game's new pack: the composition count starts again
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
     if kind == "void":
@@ -92,7 +95,7 @@ def parse_touch(message: object) -> DealerInput:
             raise TouchError("'reason' must say why the round is voided")
         return VoidRound(reason.strip())
     raise TouchError(
-        f"unknown touch type {kind!r} (one of bet, decide, insure, finish, ack, void)"
+        f"unknown touch type {kind!r} (one of bet, decide, insure, finish, shuffle, ack, void)"
     )
 
 

@@ -30,6 +30,7 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     Spot,
+    VoidRound,
 )
 from dealer_assist.table.world import Player, SimulatedTable
 
@@ -320,3 +321,36 @@ def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
     assert view["dealer"]["cards"] == ["6S", "KD"]
     assert view["seats"][0]["hands"][0]["cards"] == ["9S", "3H", "2C"]
     assert table.loop.alarms == []
+
+
+def test_camera_only_simulated_rounds_settle_exactly_as_played():
+    """A hand-held game: no shoe, the camera reads every card; the hole card lies face down;
+    the dealer touches "new shoe" at each shuffle."""
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(s, f"P{s}") for s in (2, 3, 5)],
+                           seed=12)
+    table = Table(shoe=False, rules="s17-6")
+    for number in range(1, 41):
+        for channel, item in world.round(number):
+            if channel != "shoe" or isinstance(item, NewShoe):
+                table.send(item)
+        assert table.loop.rounds_played == number, [a.text for a in table.loop.alarms]
+        got, want = table.settled_json(), world.settlements[-1].to_json()
+        assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+    assert table.loop.alarms == []
+
+
+def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
+    recorder = FileRecorder(tmp_path)
+    loop = TableLoop("h17-ddd-6", recorder, has_camera=False)
+    loop.handle(ShoeLink(True), 0.0)
+    loop.handle(PlaceBet(1, Decimal("10")), 0.1)
+    loop.handle(ShoeCard(C("9S")), 0.2)
+    loop.handle(ShoeCard(C("TH")), 0.3)  # a pip ten: the round cannot go on
+    loop.handle(VoidRound("foreign card TH"), 0.4)
+    assert [a.kind for a in loop.alarms] == [AlarmKind.PIP_TEN, AlarmKind.ILLEGAL_ACTION]
+    assert loop.round_id is None and not loop.round_open
+    assert (tmp_path / "void" / "r-00001.jsonl").read_text().count("\n") == 3  # round, bet, card
+    assert (tmp_path / "void" / "r-00001.reason.txt").read_text() == "foreign card TH\n"
+    assert not list((tmp_path / "rounds").iterdir())
+    loop.handle(PlaceBet(2, Decimal("25")), 0.5)
+    assert loop.round_id == "r-00002" and loop.round_open

@@ -224,6 +224,9 @@ $("wager-kind").addEventListener("click", () => {
   button.textContent = button.dataset.kind;
 });
 $("finish").addEventListener("click", () => send({ type: "finish" }));
+$("shuffle").addEventListener("click", () => {
+  if (window.confirm("A freshly shuffled shoe is in play?")) send({ type: "shuffle" });
+});
 $("void").addEventListener("click", () => {
   const reason = window.prompt("Void this round (floor decision). Reason:");
   if (reason && reason.trim()) send({ type: "void", reason: reason.trim() });
