@@ -453,7 +453,7 @@ class TableLoop:
     def _on_felt_stacks(self, item: FeltStacks) -> None:
         if not self._camera_trusted() or not self.round_open:
             return
-        self._flush_pending_pairs()
+        self._pair()
         assert self._fold is not None
         engine = self._fold.engine
         seat_view = next((s for s in engine.view()["seats"] if s["seat"] == item.seat), None)
@@ -475,7 +475,7 @@ class TableLoop:
     def _on_hole_card(self, item: HoleCardShown) -> None:
         if not self._camera_trusted() or self._fold is None:
             return
-        self._flush_pending_pairs()
+        self._pair()
         engine = self._fold.engine
         if self._fold.ended:
             self._check_hole(item.card, self._fold.settlement)
@@ -505,8 +505,9 @@ class TableLoop:
         # Turning the hole card ends the players' turn: every hand still deciding stood.
         self._stand_until(None)
 
-    def _check_hole(self, card: object, settlement: Settlement | None) -> None:
-        if not isinstance(card, Card) or settlement is None:
+    def _check_hole(self, card: Card | None, settlement: Settlement | None) -> None:
+        """The hole card turned after the round closed (a dealer blackjack found at the peek)."""
+        if card is None or settlement is None:
             return
         cards = settlement.dealer.cards
         if len(cards) >= 2 and cards[1] != card.code:
@@ -555,9 +556,6 @@ class TableLoop:
                 self._commit(pending.shoe.card, None, False)
         self._pending_felt.clear()
 
-    def _flush_pending_pairs(self) -> None:
-        self._pair()
-
     # ------------------------------------------------------------------ dealer
 
     def _on_bet(self, item: PlaceBet) -> None:
@@ -579,7 +577,7 @@ class TableLoop:
             self._alarm(AlarmKind.BET_REFUSED, str(error))
 
     def _on_decide(self, item: Decide) -> None:
-        self._flush_pending_pairs()
+        self._pair()
         if not self.round_open:
             self._alarm(
                 AlarmKind.ILLEGAL_ACTION,
@@ -602,7 +600,7 @@ class TableLoop:
         self._apply(Insurance(item.seat, item.amount))
 
     def _on_finish(self, item: FinishRound) -> None:
-        self._flush_pending_pairs()
+        self._pair()
         if self.round_open:
             self._close_round(quiet=False)
 
