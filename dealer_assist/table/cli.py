@@ -7,6 +7,7 @@ records each round log, and serves the dealer's screen.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import threading
 
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     print(f"dealer's screen: {screen.url}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a service manager's stop: clean exit
     try:
         stop.wait()
     except KeyboardInterrupt:

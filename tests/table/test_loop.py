@@ -10,6 +10,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import Action, Card, RuleSet
@@ -354,3 +356,28 @@ def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
     assert not list((tmp_path / "rounds").iterdir())
     loop.handle(PlaceBet(2, Decimal("25")), 0.5)
     assert loop.round_id == "r-00002" and loop.round_open
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), flips=st.randoms(use_true_random=False))
+def test_either_reader_may_report_a_card_first(seed, flips):
+    """Whether the shoe or the camera reports a card first never changes the round."""
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 4, 7)],
+                           seed=seed)
+    table = Table()
+    for number in range(1, 6):
+        steps = list(world.round(number))
+        index = 0
+        while index < len(steps):
+            _, item = steps[index]
+            following = steps[index + 1][1] if index + 1 < len(steps) else None
+            pair = isinstance(item, ShoeCard) and isinstance(following, FeltCard)
+            if pair and flips.random() < 0.5:
+                table.send(following, item)
+                index += 2
+                continue
+            table.send(item)
+            index += 1
+        got, want = table.settled_json(), world.settlements[-1].to_json()
+        assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+    assert table.loop.alarms == []
