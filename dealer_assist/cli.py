@@ -14,6 +14,7 @@ import sys
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
+    "detect": ("dealer_assist.vision.cli", "read the cards in overhead-camera images or a video"),
 }
 
 
