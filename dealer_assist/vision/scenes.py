@@ -106,6 +106,28 @@ def render_scene(
     return Scene(image, tuple(cards), tuple(lab for lab in labels if _inside(lab, width, height)))
 
 
+def render_layout(
+    rng: np.random.Generator,
+    design: Design,
+    cards: list[tuple[str, float, float, float, float]],
+    size: tuple[int, int] = FRAME_SIZE,
+    photometric: bool = True,
+) -> Scene:
+    """Render chosen cards ``(code, centre x, centre y, width, angle in degrees)`` on felt, in
+    order (later cards cover earlier ones); an angle near +-90 lays a card sideways."""
+    width, height = size
+    canvas = _felt(rng, width, height)
+    owner = np.full((height, width), -1, np.int32)
+    placed = []
+    for code, cx, cy, card_w, angle in cards:
+        corners = _card_quad(cx, cy, card_w, angle)
+        _paste_card(canvas, owner, design.faces[code], corners, len(placed), rng)
+        placed.append(PlacedCard(code, corners, abs(abs(angle) % 180 - 90) < 45))
+    labels = _visible_labels(placed, design, owner)
+    image = _photometric(rng, canvas) if photometric else canvas
+    return Scene(image, tuple(placed), tuple(labels))
+
+
 def _deal_codes(rng: np.random.Generator, count: int, allow_tens: bool) -> list[str]:
     pool = [c for c in CARD_CODES if allow_tens or c[0] != "T"]
     decks = pool * (1 + count // len(pool))
