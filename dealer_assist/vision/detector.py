@@ -125,17 +125,23 @@ class CardDetector:
                 str(path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # ORT raises its own types for every kind of bad file
             raise ModelError(f"not a readable ONNX model ({type(exc).__name__})", path) from exc
-        inputs, outputs = self._session.get_inputs(), self._session.get_outputs()
+        inputs = self._session.get_inputs()
         if len(inputs) != 1 or len(inputs[0].shape) != 4:
             raise ModelError("model input is not one NCHW image", path)
-        channels = outputs[0].shape[1] if len(outputs[0].shape) == 3 else None
-        if channels != 4 + len(CARD_CODES):
-            raise ModelError(
-                f"model output has {channels} channels, a card detector has "
-                f"{4 + len(CARD_CODES)} (4 box + {len(CARD_CODES)} cards)", path)
         self._input_name = inputs[0].name
         fixed = inputs[0].shape[2:]
         self._fixed_size = tuple(fixed) if all(isinstance(v, int) for v in fixed) else None
+        # dynamic exports name their output dims instead of sizing them: run once to check
+        probe = np.zeros((1, 3, *(self._fixed_size or (_STRIDE, _STRIDE))), np.float32)
+        try:
+            (out,) = self._session.run(None, {self._input_name: probe})
+        except Exception as exc:
+            raise ModelError(f"model does not run on an image ({type(exc).__name__})",
+                             path) from exc
+        if out.ndim != 3 or out.shape[1] != 4 + len(CARD_CODES):
+            raise ModelError(
+                f"model output is {out.shape}; a card detector gives (1, "
+                f"{4 + len(CARD_CODES)}, N): 4 box values + {len(CARD_CODES)} cards", path)
         self.path = path
         self.scale = scale
         self.confidence = confidence

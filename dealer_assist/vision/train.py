@@ -40,10 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a casino's own deck: a folder of 52 faces named by code (7S.png, TC.jpg)")
     p.add_argument("--init", type=Path, default=None,
                    help="fine-tune from this checkpoint (.pt) instead of starting from scratch")
-    p.add_argument("--scenes", type=int, default=700, help="rendered 1280x720 scenes")
+    p.add_argument("--scenes", type=int, default=900, help="rendered 1280x720 scenes")
     p.add_argument("--crops", type=int, default=2, help="training crops per scene")
     p.add_argument("--imgsz", type=int, default=384, help="crop size = training input size")
-    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--epochs", type=int, default=14)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "cards.onnx",
