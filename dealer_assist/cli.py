@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
     "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
     "detect": ("dealer_assist.vision.cli", "read the cards in overhead-camera images or a video"),
+    "calibrate": ("dealer_assist.calibration.cli", "camera lens, table plane, zones, drift"),
     "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
     "demo": ("dealer_assist.table.demo_cli", "a simulated table through the real pipeline"),
 }

@@ -1,0 +1,239 @@
+"""``dealer-assist calibrate`` end to end on files, as a technician runs it, plus the printables."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from dealer_assist.calibration.lens import read_color, read_gray
+from dealer_assist.cli import main
+
+
+@pytest.fixture(scope="module")
+def practice(tmp_path_factory: pytest.TempPathFactory, layout_path: Path) -> Path:
+    """A synthetic practice set, calibrated through the CLI: camera.yaml and table.yaml made."""
+    folder = tmp_path_factory.mktemp("practice")
+    assert (
+        main(["calibrate", "synth", str(folder), "--layout", str(layout_path), "--views", "7"]) == 0
+    )
+    boards = sorted(str(p) for p in folder.glob("board-*.png"))
+    assert main(["calibrate", "camera", *boards, "-o", str(folder / "camera.yaml")]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "table",
+                str(folder / "table.png"),
+                "--camera",
+                str(folder / "camera.yaml"),
+                "--layout",
+                str(layout_path),
+                "-o",
+                str(folder / "table.yaml"),
+            ]
+        )
+        == 0
+    )
+    return folder
+
+
+def test_camera_json_matches_the_true_lens(
+    practice: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    truth = json.loads((practice / "truth.json").read_text())
+    boards = sorted(str(p) for p in practice.glob("board-*.png"))
+    out = practice / "camera-json.yaml"
+    assert main(["calibrate", "camera", *boards, "--json", "-o", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) >= {"K", "dist", "rms", "images_used"}
+    assert result["images_used"] == 7 and len(result["dist"]) == 5 and result["rms"] < 0.3
+    assert result["K"][0][0] == pytest.approx(truth["K"][0][0], rel=0.005)
+    assert result["K"][0][2] == pytest.approx(truth["K"][0][2], abs=2)
+    assert result["K"][1][2] == pytest.approx(truth["K"][1][2], abs=2)
+    assert out.is_file()
+
+
+def test_locate_prints_seat_and_zone(practice: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dealer_assist.calibration.table import TableCalibration
+
+    calibration = TableCalibration.load(practice / "table.yaml")
+    x, y = calibration.table_to_image(*calibration.layout.zone(3, "cards").shape.centroid)
+    assert (
+        main(
+            ["calibrate", "locate", str(practice / "table.yaml"), f"{x:.1f}", f"{y:.1f}", "--json"]
+        )
+        == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["seat"] == 3 and result["zone"] == "cards"
+    x, y = calibration.table_to_image(0.0, 300.0)
+    assert main(["calibrate", "locate", str(practice / "table.yaml"), str(x), str(y)]) == 0
+    assert capsys.readouterr().out.endswith("mm: dealer cards\n")
+
+
+def test_check_draws_the_overlay(practice: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    overlay = practice / "overlay.png"
+    assert (
+        main(
+            [
+                "calibrate",
+                "check",
+                str(practice / "table.png"),
+                "--table",
+                str(practice / "table.yaml"),
+                "-o",
+                str(overlay),
+            ]
+        )
+        == 0
+    )
+    assert "markers seen [0, 1, 2, 3, 4, 5]; camera still" in capsys.readouterr().out
+    frame = read_color(practice / "table.png")
+    drawn = read_color(overlay)
+    assert drawn.shape == frame.shape
+    changed = np.any(drawn != frame, axis=2)
+    assert 0.02 < changed.mean() < 0.3  # lines and labels, not a repainted frame
+
+
+def test_drift_exit_status(practice: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = str(practice / "table.yaml")
+    assert main(["calibrate", "drift", str(practice / "table-still.png"), "--table", table]) == 0
+    assert (
+        main(["calibrate", "drift", str(practice / "table-bumped.png"), "--table", table, "--json"])
+        == 1
+    )
+    report = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert report["alarm"] is True and report["moved_mm"] > 3
+
+
+def test_bad_inputs_exit_2_naming_the_file(
+    practice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blank = tmp_path / "wall.png"
+    cv2.imwrite(str(blank), np.full((720, 1280), 128, np.uint8))
+    boards = sorted(str(p) for p in practice.glob("board-*.png"))[:2]
+    assert main(["calibrate", "camera", *boards, str(blank), "-o", str(tmp_path / "c.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "only 2 usable board image(s), need at least 5" in err and f"{blank}: no chessboard" in err
+    )
+    assert (
+        main(
+            [
+                "calibrate",
+                "table",
+                str(blank),
+                "--camera",
+                str(practice / "camera.yaml"),
+                "-o",
+                str(tmp_path / "t.yaml"),
+            ]
+        )
+        == 2
+    )
+    assert f"error: {blank}: found 0 of layout standard-7seat's 6" in capsys.readouterr().err
+    assert main(["calibrate", "locate", str(tmp_path / "none.yaml"), "1", "2"]) == 2
+    assert "none.yaml: cannot read" in capsys.readouterr().err
+
+
+def _png_dpi(path: Path) -> float:
+    data = path.read_bytes()
+    at = data.index(b"pHYs")
+    per_metre = struct.unpack(">I", data[at + 4 : at + 8])[0]
+    return per_metre * 0.0254
+
+
+def test_printable_chessboard_is_true_size_and_detectable(tmp_path: Path) -> None:
+    out = tmp_path / "board.png"
+    assert (
+        main(
+            [
+                "calibrate",
+                "board",
+                "--cols",
+                "9",
+                "--rows",
+                "6",
+                "--square-mm",
+                "25",
+                "--dpi",
+                "150",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    assert _png_dpi(out) == pytest.approx(150, abs=0.1)
+    image = read_gray(out)
+    found, corners = cv2.findChessboardCornersSB(image, (9, 6))
+    assert found
+    spacing_px = np.linalg.norm(corners[1, 0] - corners[0, 0])
+    assert spacing_px == pytest.approx(25 * 150 / 25.4, rel=0.01)
+
+
+def test_printable_charuco_board_is_detectable(tmp_path: Path) -> None:
+    from dealer_assist.calibration.lens import CharucoSpec, find_board
+
+    out = tmp_path / "charuco.png"
+    assert (
+        main(
+            [
+                "calibrate",
+                "board",
+                "--board",
+                "charuco",
+                "--square-mm",
+                "30",
+                "--dpi",
+                "100",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    view = find_board(read_gray(out), CharucoSpec(9, 6, 30.0, 22.5), str(out))
+    assert len(view.image_points) == 54
+
+
+def test_marker_sheet_has_every_marker_at_true_size(tmp_path: Path, layout_path: Path) -> None:
+    from dealer_assist.calibration.table import detect_markers
+
+    out = tmp_path / "markers.png"
+    assert (
+        main(["calibrate", "markers", "--layout", str(layout_path), "--dpi", "150", "-o", str(out)])
+        == 0
+    )
+    pages = sorted(tmp_path.glob("markers*.png"))
+    found: dict[int, np.ndarray] = {}
+    for page in pages:
+        assert _png_dpi(page) == pytest.approx(150, abs=0.1)
+        found.update(detect_markers(read_color(page), "DICT_4X4_50"))
+    assert sorted(found) == [0, 1, 2, 3, 4, 5]
+    for corners in found.values():
+        side_px = np.linalg.norm(corners[1] - corners[0])
+        assert side_px == pytest.approx(80 * 150 / 25.4, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--dictionary", "DICT_NOPE"], "DICT_NOPE: not an OpenCV ArUco dictionary"),
+        (["--dictionary", "DICT_4X4_50", "--cols", "11", "--rows", "9"], "holds 50 markers"),
+        (["--marker-mm", "30"], "--marker-mm: must be between 0 and the square (25 mm), got 30"),
+        (["--cols", "1"], "need --cols and --rows of at least 2"),
+    ],
+)
+def test_bad_charuco_options_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str
+) -> None:
+    out = tmp_path / "b.png"
+    assert main(["calibrate", "board", "--board", "charuco", *options, "-o", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,196 @@
+"""The table plane: pixel <-> table mm accuracy over the layout, zone lookup, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from dealer_assist.calibration.errors import (
+    CalibrationError,
+    CalibrationFileError,
+    MarkersMissingError,
+)
+from dealer_assist.calibration.layout import Layout, MarkerPlacement
+from dealer_assist.calibration.lens import CameraModel
+from dealer_assist.calibration.printables import FlatArt, paste_marker
+from dealer_assist.calibration.table import PointPair, TableCalibration, fit_table
+
+from .conftest import TableScene
+
+
+def _felt_grid(layout: Layout, step: int = 25) -> np.ndarray:
+    grid = np.mgrid[-1000:1001:step, 0:1001:step].T.reshape(-1, 2).astype(float)
+    return np.array([p for p in grid if layout.outline.contains(*p)])
+
+
+def _mapping_error_mm(calibration: TableCalibration, scene: TableScene) -> np.ndarray:
+    truth = _felt_grid(scene.layout)
+    pixels = scene.camera.project(truth, scene.pose)
+    return np.linalg.norm(calibration.images_to_table(pixels) - truth, axis=1)
+
+
+def test_table_mapping_is_within_2mm_across_the_layout(table_scene: TableScene) -> None:
+    """Lens recovered from board images, table from the markers: every felt point within 2 mm."""
+    errors = _mapping_error_mm(table_scene.fit.calibration, table_scene)
+    assert len(errors) > 2000
+    assert errors.max() < 2.0
+    assert table_scene.fit.calibration.residual_mm < 1.0
+    assert not table_scene.fit.warnings
+
+
+def test_table_to_image_inverts_image_to_table(table_scene: TableScene) -> None:
+    calibration = table_scene.fit.calibration
+    truth = _felt_grid(table_scene.layout, 100)
+    pixels = calibration.tables_to_image(truth)
+    np.testing.assert_allclose(calibration.images_to_table(pixels), truth, atol=1e-3)
+    x, y = calibration.table_to_image(120.0, 640.0)
+    assert calibration.image_to_table(x, y) == pytest.approx((120.0, 640.0), abs=1e-3)
+    true_pixels = table_scene.camera.project(truth, table_scene.pose)
+    assert np.linalg.norm(pixels - true_pixels, axis=1).max() < 1.0
+
+
+def test_recovered_camera_pose_matches_the_true_one(table_scene: TableScene) -> None:
+    x, y, z = table_scene.fit.calibration.camera_position_mm
+    assert (x, y, z) == pytest.approx((30.0, -250.0, -1500.0), abs=10.0)
+
+
+def test_locate_names_every_zone_seen_through_the_true_camera(table_scene: TableScene) -> None:
+    calibration = table_scene.fit.calibration
+    for zone in table_scene.layout.zones:
+        u, v = table_scene.camera.project(np.array([zone.shape.centroid]), table_scene.pose)[0]
+        location = calibration.locate(u, v)
+        assert (location.seat, location.zone) == (zone.seat, zone.name)
+        assert location.table_mm == pytest.approx(zone.shape.centroid, abs=2.0)
+    bare = calibration.locate(*calibration.table_to_image(0.0, 420.0))
+    assert (bare.seat, bare.zone) == (None, None)
+    assert bare.to_json() == {"table_mm": [0.0, 420.0], "seat": None, "zone": None}
+
+
+def test_table_file_round_trips_and_stands_alone(table_scene: TableScene, tmp_path: Path) -> None:
+    calibration = table_scene.fit.calibration
+    path = tmp_path / "table-T1.yaml"
+    calibration.save(path)
+    again = TableCalibration.load(path)
+    pixels = calibration.tables_to_image(_felt_grid(table_scene.layout, 100))
+    np.testing.assert_allclose(
+        again.images_to_table(pixels), calibration.images_to_table(pixels), atol=1e-6
+    )
+    assert again.layout.zones == calibration.layout.zones
+    assert sorted(again.reference_markers) == [0, 1, 2, 3, 4, 5]
+
+
+def test_bad_table_files_are_refused(tmp_path: Path, table_scene: TableScene) -> None:
+    camera_only = tmp_path / "camera.yaml"
+    table_scene.fit.calibration.camera.save(camera_only)
+    with pytest.raises(CalibrationFileError, match=r"camera\.yaml: not a table calibration"):
+        TableCalibration.load(camera_only)
+
+
+def _cover(frame: np.ndarray, scene: TableScene, marker_ids: list[int]) -> np.ndarray:
+    """Paint felt over markers, as a chip stack or a sleeve would hide them."""
+    covered = frame.copy()
+    for marker in scene.layout.markers:
+        if marker.marker_id in marker_ids:
+            corners = scene.camera.project(np.array(marker.corners()), scene.pose)
+            hull = cv2.convexHull(corners.astype(np.float32)).astype(np.int32)
+            cv2.fillConvexPoly(covered, hull, (40, 110, 48))
+            cv2.polylines(covered, [hull], True, (40, 110, 48), 14)
+    return covered
+
+
+def test_missing_markers_are_named_with_the_image(table_scene: TableScene) -> None:
+    covered = _cover(table_scene.frame, table_scene, [0, 2, 3, 5])
+    with pytest.raises(MarkersMissingError) as caught:
+        fit_table(covered, "cam1-0800.png", table_scene.fit.calibration.camera, table_scene.layout)
+    message = str(caught.value)
+    assert message.startswith(
+        "cam1-0800.png: found 2 of layout standard-7seat's 6 DICT_4X4_50 markers"
+    )
+    assert "missing ids 0, 2, 3, 5" in message
+
+
+def test_some_markers_missing_still_fits_with_a_warning(table_scene: TableScene) -> None:
+    covered = _cover(table_scene.frame, table_scene, [4, 5])
+    fit = fit_table(covered, "cam1.png", table_scene.fit.calibration.camera, table_scene.layout)
+    assert fit.warnings == ("cam1.png: markers 4, 5 not found; fitted on 4",)
+    assert _mapping_error_mm(fit.calibration, table_scene).max() < 2.5
+
+
+def test_blurred_table_frame_says_so(table_scene: TableScene) -> None:
+    blurred = cv2.GaussianBlur(table_scene.frame, (0, 0), 6)
+    with pytest.raises(
+        MarkersMissingError, match=r"^blurry\.png: found 0 of .* the image looks blurred"
+    ):
+        fit_table(blurred, "blurry.png", table_scene.fit.calibration.camera, table_scene.layout)
+
+
+def test_a_marker_glued_in_the_wrong_place_is_left_out(table_scene: TableScene) -> None:
+    """Marker 3 sits 40 mm from where the layout says: it is dropped and the fit stays good."""
+    art = FlatArt(
+        table_scene.art.image.copy(), table_scene.art.mm_per_px, table_scene.art.origin_mm
+    )
+    moved = table_scene.layout.marker(3)
+    cover = MarkerPlacement(99, moved.center, moved.size_mm * 1.7)
+    cv2.fillConvexPoly(
+        art.image,
+        np.array([art.to_pixel(*c) for c in cover.corners()], np.int32),
+        (40, 110, 48),
+    )
+    paste_marker(
+        art,
+        "DICT_4X4_50",
+        MarkerPlacement(3, (moved.center[0] + 40, moved.center[1]), moved.size_mm),
+    )
+    frame = table_scene.camera.render(art, table_scene.pose, seed=5)
+    fit = fit_table(frame, "glued.png", table_scene.fit.calibration.camera, table_scene.layout)
+    assert any("marker 3 lies 40 mm from where the layout puts it" in w for w in fit.warnings)
+    assert "marker 3" not in dict(fit.residuals_mm)
+    assert _mapping_error_mm(fit.calibration, table_scene).max() < 2.0
+
+
+def test_hand_given_points_place_the_table(table_scene: TableScene) -> None:
+    truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
+    pixels = table_scene.camera.project(np.array(truth), table_scene.pose)
+    points = [
+        PointPair.parse(f"{u:.2f},{v:.2f}={x},{y}")
+        for (u, v), (x, y) in zip(pixels, truth, strict=True)
+    ]
+    fit = fit_table(
+        table_scene.frame,
+        "hand.png",
+        table_scene.fit.calibration.camera,
+        table_scene.layout,
+        points,
+    )
+    assert fit.calibration.method == "points"
+    assert sorted(fit.calibration.reference_markers) == [0, 1, 2, 3, 4, 5]  # kept for drift
+    assert _mapping_error_mm(fit.calibration, table_scene).max() < 2.0
+
+
+def test_too_few_or_malformed_points_are_refused(table_scene: TableScene) -> None:
+    points = [PointPair((10.0, 10.0), (0.0, 0.0))] * 3
+    with pytest.raises(
+        MarkersMissingError, match=r"^hand\.png: 3 hand-given point\(s\); need at least 4"
+    ):
+        fit_table(
+            table_scene.frame,
+            "hand.png",
+            table_scene.fit.calibration.camera,
+            table_scene.layout,
+            points,
+        )
+    with pytest.raises(CalibrationError, match="expected a point as U,V=X,Y"):
+        PointPair.parse("10,20,30,40")
+
+
+def test_frame_of_another_size_is_refused(table_scene: TableScene) -> None:
+    small = cv2.resize(table_scene.frame, (640, 360))
+    camera: CameraModel = table_scene.fit.calibration.camera
+    with pytest.raises(
+        CalibrationError,
+        match=r"^small\.png: image is 640x360 but the camera was calibrated at 1280x720",
+    ):
+        fit_table(small, "small.png", camera, table_scene.layout)
