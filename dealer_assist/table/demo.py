@@ -32,7 +32,9 @@ from dealer_assist.table.sources import (
     DealerInput,
     Decide,
     FeltCard,
+    FeltStacks,
     FinishRound,
+    HoleCardShown,
     Insure,
     NewShoe,
     PlaceBet,
@@ -137,6 +139,7 @@ class DemoTable:
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
         self.world.camera_sees = camera is not None
         self.stopped = threading.Event()
+        self._cards_dealt = 0  # cards the simulated dealer has drawn from the shoe
 
     @property
     def screen_url(self) -> str:
@@ -163,29 +166,59 @@ class DemoTable:
         self.stop()
 
     def deliver(self, channel: str, item: TableInput, pace_s: float = 0.0) -> None:
-        """Make one physical step happen: a card out of the shoe, a card seen on the felt, or a
-        dealer's touch; waits (as a dealer watching the screen would) until a card is taken."""
-        committed = self.loop.cards_committed
+        """Make one physical step happen: a card out of the shoe, something on the felt, or a
+        dealer's touch; then wait, as a dealer watching the screen would, until the table has
+        taken it in (a card recorded, a split or the hole card seen, the cleared felt seen)."""
+        timeout = self.options.card_timeout_s
+        dealt = self._cards_dealt
+
+        def all_recorded(loop: TableLoop) -> bool:
+            return loop.cards_committed >= dealt
+
         if isinstance(item, NewShoe):
             self.simulator.load_shoe(item.decks)
             return
         if channel == "dealer":
+            # A touch follows what the dealer has seen recorded: every card dealt so far.
+            self.runner.wait_until(all_recorded, timeout)
             post_touch(self.screen_url, item)  # type: ignore[arg-type]
+            if isinstance(item, FinishRound) and self.camera is not None:
+                self.camera.show(item)  # the dealer clears the felt
+                if self.world.camera_sees:
+                    self._wait(lambda: self.camera.sees_empty_felt, timeout)  # type: ignore[union-attr]
             return
         if isinstance(item, ShoeCard):
+            self._cards_dealt += 1
+            dealt = self._cards_dealt
             self.simulator.draw(item.card)
-            card_done = not self.world.camera_sees
+            if self.world.camera_sees:
+                return  # recorded once the camera sees where it lands
+            self.runner.wait_until(all_recorded, timeout)
+        elif self.camera is None or not self.world.camera_sees:
+            return
         else:
-            if self.camera is None or not self.world.camera_sees:
-                return
             self.camera.show(item)
-            card_done = isinstance(item, FeltCard)
-        if card_done:
-            self.runner.wait_until(
-                lambda loop: loop.cards_committed > committed, self.options.card_timeout_s
-            )
-            if pace_s:
-                self.stopped.wait(pace_s)
+            if isinstance(item, FeltCard) and item.card is not None:
+                self.runner.wait_until(all_recorded, timeout)
+            elif isinstance(item, FeltStacks):
+                self.runner.wait_until(lambda loop: _hands_at(loop, item.seat) >= item.stacks,
+                                       timeout)
+            elif isinstance(item, HoleCardShown):
+                self.runner.wait_until(
+                    lambda loop: not loop.round_open or not _players_deciding(loop), timeout
+                )
+            else:
+                return
+        if pace_s:
+            self.stopped.wait(pace_s)
+
+    def _wait(self, condition: Callable[[], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline or self.stopped.is_set():
+                return False
+            time.sleep(0.02)
+        return True
 
     def play_round(self, number: int, pace_s: float) -> Settlement | None:
         """Deal one round through the real pipeline; the loop's settlement (None if it failed)."""
@@ -203,10 +236,25 @@ class DemoTable:
 
 
 class FeltCamera(Source, Protocol):
-    """A camera the demo can show physical steps to (a rendered synthetic camera, or in tests a
-    scripted stand-in): ``show`` receives what happened on the felt."""
+    """A camera the demo can show physical steps to (the rendered synthetic camera, or in tests a
+    scripted stand-in): ``show`` receives what happened on the felt; ``sees_empty_felt`` says
+    the camera has seen the felt cleared."""
 
     def show(self, item: TableInput) -> None: ...
+
+    @property
+    def sees_empty_felt(self) -> bool: ...
+
+
+def _hands_at(loop: TableLoop, seat: int) -> int:
+    view = loop.engine_view
+    seats = [] if view is None else [s for s in view["seats"] if s["seat"] == seat]
+    return len(seats[0]["hands"]) if seats else 0
+
+
+def _players_deciding(loop: TableLoop) -> bool:
+    view = loop.engine_view
+    return view is not None and view["acting"] is not None
 
 
 def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[Settlement]:

@@ -84,6 +84,13 @@ class FeltTracker:
         self._seats: dict[int, _Seat] = {}
         self._order = 0
 
+    @property
+    def empty(self) -> bool:
+        """No card is on the felt (as far as the camera has reported)."""
+        return not self._dealer and not any(
+            stack for seat in self._seats.values() for stack in seat.stacks
+        )
+
     def reset(self) -> None:
         """A cleared table: the next card starts a new round's picture."""
         self._dealer.clear()
@@ -94,18 +101,19 @@ class FeltTracker:
         """The camera inputs one sighting stands for (often none)."""
         if sighting.kind is SightingKind.REMOVED:
             self._remove(sighting.track)
-            if not self._dealer and not any(
-                stack for seat in self._seats.values() for stack in seat.stacks
-            ):
+            if self.empty:
                 self.reset()
             return []
         zone = self.zone_of(sighting.x, sighting.y)
         if sighting.kind is SightingKind.CHANGED:
             previous = self._replace(sighting)
-            if previous is None or zone is None:
-                return []
-            spot = DEALER_SPOT if zone[0] == "dealer" else Spot(zone[1], 0)
-            return [FeltSwap(previous, sighting.card, spot)]
+            if previous is not None:
+                if zone is None:
+                    return []
+                spot = DEALER_SPOT if zone[0] == "dealer" else Spot(zone[1], 0)
+                return [FeltSwap(previous, sighting.card, spot)]
+            # The card the tracker knew there has moved away (a split): a new card now lies
+            # where it lay.
         if zone is None:
             return []
         self._order += 1

@@ -114,6 +114,10 @@ class ScriptedCamera:
         if self.running.is_set() and self.sink is not None:
             self.sink(item)
 
+    @property
+    def sees_empty_felt(self) -> bool:
+        return True  # it reports exactly what the dealer did: nothing lingers
+
     def lose_feed(self) -> None:
         assert self.sink is not None
         self.running.clear()
