@@ -26,19 +26,33 @@ from dealer_assist.table.sources import CameraLink, CameraMoved, Sink
 class Observation(Protocol):
     """A card read in one frame (``dealer_assist.vision.detector.CardObservation``)."""
 
-    card: str
-    x: float
-    y: float
-    sideways: bool
+    @property
+    def card(self) -> str: ...
+
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def sideways(self) -> bool: ...
 
 
 class TrackedEvent(Protocol):
     """A frame tracker's event (``dealer_assist.vision.tracker.CardEvent``)."""
 
-    card: str
-    x: float
-    y: float
-    track: int
+    @property
+    def card(self) -> str: ...
+
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def track(self) -> int: ...
 
     @property
     def kind(self) -> Any: ...
@@ -52,7 +66,7 @@ class CameraStages:
 
     grab: Callable[[], Any]
     detect: Callable[[Any], Sequence[Observation]]
-    track: Callable[[int, Sequence[Observation]], Sequence[TrackedEvent]]
+    track: Callable[[int, Any], Sequence[TrackedEvent]]  # given what detect returned
     to_table: Callable[[float, float], tuple[float, float]]
     drift: Callable[[Any], str | None] | None = None
     close: Callable[[], None] | None = None

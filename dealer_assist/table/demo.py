@@ -61,6 +61,7 @@ class DemoOptions:
     pace_s: float = 0.6
     pause_after_round_s: float = 4.0
     card_timeout_s: float = 5.0
+    camera: str = "auto"  # "on": the synthetic camera or fail; "off"; "auto": on if it can run
 
 
 def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
@@ -110,7 +111,9 @@ def post_touch(screen_url: str, item: DealerInput | NewShoe) -> None:
 class DemoTable:
     """Everything the demo runs, started and stopped together."""
 
-    def __init__(self, options: DemoOptions, camera: FeltCamera | None = None):
+    def __init__(
+        self, options: DemoOptions, camera: FeltCamera | None = None, camera_note: str = ""
+    ):
         from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
 
         self.options = options
@@ -129,6 +132,7 @@ class DemoTable:
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
             has_shoe=True,
             has_camera=camera is not None,
+            notes={"camera": camera_note} if camera is None and camera_note else None,
         )
         self.camera = camera
         sources: list[Source] = [SerialShoeSource(self.shoe_link.url)]
@@ -260,10 +264,15 @@ def _players_deciding(loop: TableLoop) -> bool:
 def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[Settlement]:
     """Play ``options.rounds`` rounds (forever when None); returns the loop's settlements."""
     settlements: list[Settlement] = []
-    with DemoTable(options) as demo:
+    camera, note = open_demo_camera(options)
+    with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
         out(f"recording round logs to: {demo.recording_dir / 'rounds'}")
-        out("mode: shoe only (simulated shoe on a pty; no simulated camera in this build)")
+        if camera is not None:
+            out("mode: shoe + camera (shoe simulator on a pty; overhead camera rendered and read "
+                "by the card detector)")
+        else:
+            out(f"mode: shoe only (shoe simulator on a pty; camera {note})")
         number = 0
         while options.rounds is None or number < options.rounds:
             number += 1
@@ -277,6 +286,20 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[S
             if options.pause_after_round_s:
                 demo.stopped.wait(options.pause_after_round_s)
     return settlements
+
+
+def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:
+    """The synthetic camera, or None and why it cannot run (``camera="on"``: DemoError)."""
+    if options.camera == "off":
+        return None, "off (--camera off)"
+    from dealer_assist.table.synthetic_camera import demo_camera
+
+    try:
+        return demo_camera(seed=options.seed), ""
+    except ValueError as error:  # the detector's ModelError, the artwork's ArtworkError
+        if options.camera == "on":
+            raise DemoError(f"--camera on: {error}") from None
+        return None, f"unavailable: {error}"
 
 
 class DemoError(ValueError):

@@ -32,6 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--record", metavar="DIR", help="recording directory (default: a new temporary one)"
     )
     parser.add_argument(
+        "--camera",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the synthetic overhead camera read by the card detector: auto (when the model and "
+        "card artwork are installed), on (or fail), off (shoe only)",
+    )
+    parser.add_argument(
         "--pace",
         type=float,
         default=0.6,
@@ -57,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
             recording_dir=args.record,
             pace_s=0.0 if args.headless else max(args.pace, 0.0),
             pause_after_round_s=0.0 if args.headless else 4.0,
+            camera=args.camera,
         )
         run_demo(options, out=lambda line: print(line, flush=True))
     except RuleSetError as error:
@@ -65,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     except DemoError as error:
         print(f"dealer-assist demo: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise  # the reader went away (| head): the dispatcher exits quietly
     except OSError as error:
         print(f"dealer-assist demo: {error}", file=sys.stderr)
         return 1

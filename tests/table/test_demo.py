@@ -12,6 +12,8 @@ import threading
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from dealer_assist.table.demo import DemoOptions, DemoTable
 from dealer_assist.table.loop import AlarmKind
 from dealer_assist.table.sources import CameraLink, FeltCard, Sink, TableInput
@@ -148,3 +150,17 @@ def test_camera_stopping_mid_round_raises_the_alarm_and_the_round_completes(tmp_
 
 def _settlements(tmp_path: Path) -> list[dict]:
     return [settle_cli(path) for path in sorted((tmp_path / "rounds").glob("*.jsonl"))]
+
+
+def test_camera_on_without_a_detector_model_fails_naming_the_model(tmp_path):
+    from dealer_assist.vision.detector import DEFAULT_MODEL
+
+    if DEFAULT_MODEL.exists():
+        pytest.skip("the detector model is installed: the camera can run")
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "1",
+         "--camera", "on", "--record", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert done.returncode == 1
+    assert f"--camera on: model file not found: {DEFAULT_MODEL}" in done.stderr
