@@ -114,6 +114,7 @@ class CameraSource:
     def _run(self, sink: Sink) -> None:
         stages = self.stages
         up: bool | None = None
+        moved = False
         last_frame = time.monotonic()
         last_drift = 0.0
         frame_number = 0
@@ -137,8 +138,12 @@ class CameraSource:
             if stages.drift is not None and started - last_drift >= self.drift_every_s:
                 last_drift = started
                 reason = stages.drift(frame)
-                if reason is not None:
+                if reason is not None and not moved:
+                    moved = True
                     sink(CameraMoved(reason))
+                elif reason is None and moved:
+                    moved = False  # back where it was calibrated: trusted again
+                    sink(CameraLink(True, f"{self.description}: back in place"))
             frame_number += 1
             observations = stages.detect(frame)
             for event in stages.track(frame_number, observations):

@@ -38,21 +38,31 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: {error}", file=sys.stderr)
         return 2
     notes: dict[str, str] = {}
+    camera: Source | None = None
     if config.camera is not None:
-        notes["camera"] = "not available in this build (no card detector model): shoe only"
-        print(f"dealer-assist table: camera: {notes['camera']}", file=sys.stderr)
-    if config.shoe is None:
+        from dealer_assist.table.live_camera import open_live_camera
+
+        try:
+            camera = open_live_camera(config.camera)
+        except ValueError as error:  # the detector's model, the calibration file
+            notes["camera"] = f"unavailable: {error}"
+            print(f"dealer-assist table: {config.path}: camera: {error}", file=sys.stderr)
+    if config.shoe is None and camera is None:
         print(
-            f"dealer-assist table: {config.path}: shoe: no shoe configured and no camera "
-            "available in this build: nothing can read the cards",
+            f"dealer-assist table: {config.path}: no shoe configured and the camera cannot "
+            "run: nothing can read the cards",
             file=sys.stderr,
         )
         return 2
     print(
         f"table {config.table_id}: rules {config.rules.name}, "
-        f"shoe {config.shoe.url if config.shoe else 'none'}, recording to {config.recording_dir}"
+        f"shoe {config.shoe.url if config.shoe else 'none'}, "
+        f"camera {config.camera.source if camera is not None and config.camera else 'none'}, "
+        f"recording to {config.recording_dir}"
     )
     if args.check:
+        if camera is not None:
+            camera.stop()
         return 0
     try:
         recorder = FileRecorder(config.recording_dir)
@@ -71,9 +81,11 @@ def run(args: argparse.Namespace) -> int:
         table_id=config.table_id,
         round_prefix=f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
         has_shoe=config.shoe is not None,
-        has_camera=False,
+        has_camera=camera is not None,
         notes=notes,
     )
+    if camera is not None:
+        sources.append(camera)
     runner = TableRunner(loop, sources)
     screen = ScreenServer(runner, config.host, config.port)
     stop = threading.Event()

@@ -14,8 +14,8 @@ protocol = "dealer-assist"   # or "ascii" (a plain [Game]<Card:4S> shoe; then de
 
 [camera]                     # omit when no camera is fitted
 source = 0                   # device index, stream URL or video file
-calibration = "calibration/table.yaml"
-layout = "calibration/layouts/standard-7seat.yaml"
+calibration = "calibration/table.yaml"   # from `dealer-assist calibrate table` (holds the layout)
+model = "models/cards.onnx"  # optional: the card detector (default: the shipped model)
 
 [recording]
 dir = "recordings"
@@ -57,7 +57,7 @@ class ShoeConfig:
 class CameraConfig:
     source: int | str
     calibration: Path | None = None
-    layout: Path | None = None
+    model: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +78,7 @@ class TableConfig:
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
-    "camera": {"source", "calibration", "layout"},
+    "camera": {"source", "calibration", "model"},
     "recording": {"dir"},
     "screen": {"host", "port"},
 }
@@ -166,12 +166,18 @@ def parse_config(
             )
         if isinstance(source, int) and source < 0:
             raise ConfigError(path, "camera.source", f"a device index is 0 or more, got {source}")
-        calibration = raw_camera.get("calibration")
-        layout = raw_camera.get("layout")
+        if "calibration" not in raw_camera:
+            raise ConfigError(
+                path,
+                "camera.calibration",
+                "required: the table calibration file (dealer-assist calibrate table) that "
+                "places the camera's pixels on the table and names the card zones",
+            )
+        model = raw_camera.get("model")
         camera = CameraConfig(
             source,
-            None if calibration is None else _file(path, base, "camera.calibration", calibration),
-            None if layout is None else _file(path, base, "camera.layout", layout),
+            _file(path, base, "camera.calibration", raw_camera["calibration"]),
+            None if model is None else _file(path, base, "camera.model", model),
         )
 
     recording = _section(path, data, "recording") or {}

@@ -92,3 +92,21 @@ def test_bad_config_exits_2_naming_the_key(tmp_path):
     )
     assert done.returncode == 2
     assert f"{config}: screen.port: must be a port number" in done.stderr
+
+
+def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path):
+    (tmp_path / "table-calibration.yaml").write_text("kind: something-else\n")
+    config = tmp_path / "table.toml"
+    config.write_text(
+        '[shoe]\nurl = "socket://127.0.0.1:9"\n'
+        '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"dealer-assist table: {config}: camera: " in done.stderr
+    # the missing detector model, or (with a model installed) the bad calibration file
+    assert "cards.onnx" in done.stderr or "table-calibration.yaml" in done.stderr
+    assert "camera none" in done.stdout
