@@ -96,7 +96,13 @@ class CameraSource:
         self.frames_processed = 0
         self.seconds_busy = 0.0
         self._stop = threading.Event()
+        self._new_round = threading.Event()
         self._thread: threading.Thread | None = None
+
+    def new_round(self) -> None:
+        """A round has opened (its first bet): forget the last round's felt before the next
+        frame, whether or not the camera has yet seen those cards cleared away."""
+        self._new_round.set()
 
     def start(self, sink: Sink) -> None:
         self._thread = threading.Thread(
@@ -144,6 +150,9 @@ class CameraSource:
                 elif reason is None and moved:
                     moved = False  # back where it was calibrated: trusted again
                     sink(CameraLink(True, f"{self.description}: back in place"))
+            if self._new_round.is_set():
+                self._new_round.clear()
+                self.felt.reset()
             frame_number += 1
             observations = stages.detect(frame)
             for event in stages.track(frame_number, observations):

@@ -42,6 +42,7 @@ class TableRunner:
         self._changed = threading.Condition()
         self._view: dict[str, Any] = loop.view()
         self._seen_updates = -1
+        self._round_seen: str | None = None
         self._thread = threading.Thread(target=self._run, name="table-loop", daemon=True)
         self._stopping = False
 
@@ -119,6 +120,13 @@ class TableRunner:
                     self.inputs_handled += 1
                 loop.tick(self.clock())
                 view = self._publish() if loop.updates != self._seen_updates else None
+                new_round = loop.round_id != self._round_seen
+                self._round_seen = loop.round_id
+            if new_round and loop.round_id is not None:
+                for source in self.sources:
+                    starting = getattr(source, "new_round", None)
+                    if starting is not None:
+                        starting()  # e.g. the camera forgets the last round's felt
             if got:
                 self._queue.task_done()
             if view is not None:

@@ -154,6 +154,9 @@ class SyntheticCamera:
     def stop(self) -> None:
         self.source.stop()
 
+    def new_round(self) -> None:
+        self.source.new_round()
+
     def show(self, item: TableInput) -> None:
         self.felt.show(item)
 

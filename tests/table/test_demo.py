@@ -103,6 +103,10 @@ class ScriptedCamera:
     def __init__(self) -> None:
         self.sink: Sink | None = None
         self.running = threading.Event()
+        self.rounds_opened = 0
+
+    def new_round(self) -> None:
+        self.rounds_opened += 1
 
     def start(self, sink: Sink) -> None:
         self.sink = sink
@@ -142,6 +146,7 @@ def test_camera_stopping_mid_round_raises_the_alarm_and_the_round_completes(tmp_
         assert lost
         assert demo.runner.wait_until(lambda loop: loop.rounds_played == 3, 10)
         assert AlarmKind.CAMERA_LOST in [a.kind for a in demo.loop.alarms]
+        assert camera.rounds_opened == 3  # told of each new round, to forget the last felt
     settled = _settlements(tmp_path)
     assert len(settled) == 3
     for want, got in zip(demo.world.settlements, settled, strict=True):
