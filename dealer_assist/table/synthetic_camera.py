@@ -166,6 +166,35 @@ class SyntheticCamera:
         return self.source.felt.empty
 
 
+def scene_truth(scene: Any) -> list[Any]:
+    """What a perfect detector would report for a rendered scene: each card with a visible corner
+    index, at its centre, sideways as laid. For tests and benchmarks of the rest of the pipeline
+    where the trained model is absent; never used by the demo or the table."""
+    from dealer_assist.vision.detector import CardObservation
+
+    seen = {label.card for label in scene.labels}
+    return [
+        CardObservation(card.code, *card.center, 1.0, card.sideways, ())
+        for index, card in enumerate(scene.cards)
+        if index in seen
+    ]
+
+
+def truth_camera(design: Any, seed: int = 0) -> SyntheticCamera:
+    """The synthetic camera with :func:`scene_truth` as its detector (tests, benchmarks)."""
+    from dealer_assist.vision.tracker import CardTracker
+
+    felt = SyntheticFelt(design, seed=seed)
+    stages = CameraStages(
+        grab=felt.render,
+        detect=scene_truth,
+        track=CardTracker(stable_frames=2, grace_frames=3).update,
+        to_table=lambda x, y: (x, y),
+    )
+    source = CameraSource(stages, FeltTracker(felt.table.zone_of), description="synthetic camera")
+    return SyntheticCamera(felt, source)
+
+
 def demo_camera(
     model: Path | None = None, design_name: str = "kennard_bf", seed: int = 0, fps: float = 8.0
 ) -> SyntheticCamera:

@@ -12,40 +12,19 @@ from __future__ import annotations
 import pytest
 
 from dealer_assist.rules import Card
-from dealer_assist.table.camera_source import CameraSource, CameraStages
 from dealer_assist.table.demo import DemoOptions, DemoTable
-from dealer_assist.table.felt import FeltTracker
 from dealer_assist.table.sources import FeltCard, FeltStacks, Spot
-from dealer_assist.table.synthetic_camera import SyntheticCamera, SyntheticFelt, VirtualTable
+from dealer_assist.table.synthetic_camera import (
+    SyntheticFelt,
+    VirtualTable,
+    scene_truth,
+    truth_camera,
+)
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
 if not artwork.installed_designs():
     pytest.skip("card artwork not installed (scripts/install-card-art.sh)", allow_module_level=True)
 
-from dealer_assist.vision.detector import CardObservation  # noqa: E402
-from dealer_assist.vision.tracker import CardTracker  # noqa: E402
-
-
-def ground_truth(scene) -> list[CardObservation]:
-    """What a perfect detector reports: each card with a visible corner index, at its centre."""
-    seen = {label.card for label in scene.labels}
-    return [
-        CardObservation(card.code, *card.center, 1.0, card.sideways, ())
-        for index, card in enumerate(scene.cards)
-        if index in seen
-    ]
-
-
-def truth_camera(design) -> SyntheticCamera:
-    felt = SyntheticFelt(design, seed=3)
-    stages = CameraStages(
-        grab=felt.render,
-        detect=ground_truth,
-        track=CardTracker(stable_frames=2, grace_frames=3).update,
-        to_table=lambda x, y: (x, y),
-    )
-    return SyntheticCamera(felt, CameraSource(stages, FeltTracker(felt.table.zone_of),
-                                              description="synthetic camera"))
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +47,12 @@ def test_felt_lays_out_hands_where_their_zones_are(design):
     assert table.zone_of(*cards["AS"].center) == ("dealer", None)
     for code, seat in (("8S", 2), ("8H", 2), ("3C", 2), ("9D", 7)):
         assert table.zone_of(*cards[code].center) == ("seat", seat)
-    observed = {o.card for o in ground_truth(scene)}
+    observed = {o.card for o in scene_truth(scene)}
     assert observed == set(cards)  # nothing hides a whole card's indices in this layout
 
 
 def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path, design):
-    camera = truth_camera(design)
+    camera = truth_camera(design, seed=3)
     options = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
                           pause_after_round_s=0.0, seed=21, card_timeout_s=8.0)
     with DemoTable(options, camera=camera) as demo:
@@ -85,3 +64,22 @@ def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path,
             assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
         assert [a.text for a in demo.loop.alarms] == []
         assert camera.source.frames_processed > 10
+
+
+def test_demo_rounds_read_by_the_real_detector(tmp_path):
+    from dealer_assist.table.synthetic_camera import demo_camera
+    from dealer_assist.vision.detector import DEFAULT_MODEL
+
+    if not DEFAULT_MODEL.exists():
+        pytest.skip(f"the detector model is not installed ({DEFAULT_MODEL})")
+    camera = demo_camera(seed=3)
+    options = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
+                          pause_after_round_s=0.0, seed=21, card_timeout_s=8.0)
+    with DemoTable(options, camera=camera) as demo:
+        assert demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 8)
+        for number in (1, 2):
+            settlement = demo.play_round(number, 0.0)
+            assert settlement is not None, [a.text for a in demo.loop.alarms]
+            got, want = settlement.to_json(), demo.world.settlements[-1].to_json()
+            assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+        assert [a.text for a in demo.loop.alarms] == []
