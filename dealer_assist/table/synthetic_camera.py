@@ -173,11 +173,12 @@ def scene_truth(scene: Any) -> list[Any]:
     from dealer_assist.vision.detector import CardObservation
 
     seen = {label.card for label in scene.labels}
-    return [
-        CardObservation(card.code, *card.center, 1.0, card.sideways, ())
-        for index, card in enumerate(scene.cards)
-        if index in seen
-    ]
+    observations = []
+    for index, card in enumerate(scene.cards):
+        if index in seen:
+            x, y = card.center
+            observations.append(CardObservation(card.code, x, y, 1.0, card.sideways, ()))
+    return observations
 
 
 def truth_camera(design: Any, seed: int = 0) -> SyntheticCamera:
