@@ -44,19 +44,22 @@ def bench_decode(frames: int, corrupt_rate: float) -> None:
     for i in range(len(stream)):
         if corrupt_rate and rng.random() < corrupt_rate:
             stream[i] ^= rng.randrange(1, 256)
-    decoder = ShoeDecoder()
-    decoder.feed(heartbeat(0, (SESSION, 1)))
     data = bytes(stream)
-    start = time.perf_counter()
-    delivered = 0
-    for offset in range(0, len(data), 4096):
-        delivered += len(decoder.feed(data[offset : offset + 4096]))
-    elapsed = time.perf_counter() - start
-    valid = decoder.framing.frames
+    best = float("inf")
+    for _ in range(3):  # best of three: the machine is shared
+        decoder = ShoeDecoder()
+        decoder.feed(heartbeat(0, (SESSION, 1)))
+        start = time.perf_counter()
+        for offset in range(0, len(data), 4096):
+            decoder.feed(data[offset : offset + 4096])
+        best = min(best, time.perf_counter() - start)
+    # With corruption and no shoe to resend, delivery stops at the first gap: that run measures
+    # framing, CRC and resynchronisation only.
     print(
-        f"decode, {corrupt_rate:.0%} of bytes corrupted: {frames} frames ({len(data)} bytes) in "
-        f"{elapsed:.3f} s = {frames / elapsed:,.0f} frames/s offered, "
-        f"{valid / elapsed:,.0f} valid frames/s ({valid} valid, {decoder.framing.bad_crc} bad CRC)"
+        f"decode, {corrupt_rate:.0%} of bytes corrupted: {frames} frames ({len(data)} bytes), "
+        f"best of 3 {best:.3f} s = {frames / best:,.0f} frames/s; "
+        f"{decoder.framing.frames - 1} frames valid, {decoder.framing.bad_crc} bad CRC, "
+        f"{decoder.stats.delivered} delivered as events"
     )
 
 

@@ -14,9 +14,13 @@ import sys
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "settle": ("dealer_assist.roundlog.cli", "adjudicate a round log and print the payouts"),
-    "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
-    "detect": ("dealer_assist.vision.cli", "read the cards in overhead-camera images or a video"),
     "calibrate": ("dealer_assist.calibration.cli", "camera lens, table plane, zones, drift"),
+    "shoe": ("dealer_assist.shoe.cli", "simulate a card shoe, or listen to one on a serial line"),
+    "replay": ("dealer_assist.surveillance.cli", "re-settle and verify a surveillance recording"),
+    "surveillance": ("dealer_assist.surveillance.admin_cli",
+                     "surveillance page, statistics, storage, retention, logins"),
+    "par-sheet": ("dealer_assist.gamemath.cli", "house edge and bonus frequencies of a rule set"),
+    "detect": ("dealer_assist.vision.cli", "read the cards in overhead-camera images or a video"),
     "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
     "demo": ("dealer_assist.table.demo_cli", "a simulated table through the real pipeline"),
 }

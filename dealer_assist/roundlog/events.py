@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from dealer_assist.rules import Action, Card, CardCodeError, CardTarget, MoneyError, parse_money
+from dealer_assist.rules import (
+    Action,
+    Card,
+    CardCodeError,
+    CardTarget,
+    MoneyError,
+    RoundEngine,
+    Settlement,
+    parse_money,
+)
 from dealer_assist.rules.money import format_money
 
 LOG_VERSION = 1
@@ -32,6 +41,9 @@ class RoundStart:
     extra: dict[str, Any] = field(default_factory=dict)
     version: int = LOG_VERSION
 
+    def apply_to(self, engine: RoundEngine) -> None:
+        raise EventError("a new round starts before this one ended")
+
 
 @dataclass(frozen=True, slots=True)
 class Bet:
@@ -39,6 +51,9 @@ class Bet:
     amount: Decimal
     wager: str = "main"
     player: str | None = None
+
+    def apply_to(self, engine: RoundEngine) -> None:
+        engine.bet(self.seat, self.amount, self.wager, self.player)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +64,17 @@ class CardDealt:
     to: CardTarget | None = None
     face_down: bool = False
 
+    def apply_to(self, engine: RoundEngine) -> CardTarget:
+        return engine.card(self.card, self.to, self.face_down)
+
 
 @dataclass(frozen=True, slots=True)
 class Insurance:
     seat: int
     amount: Decimal
+
+    def apply_to(self, engine: RoundEngine) -> None:
+        engine.insurance(self.seat, self.amount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,15 +84,22 @@ class PlayerAction:
     amount: Decimal | None = None
     hand: int | None = None
 
+    def apply_to(self, engine: RoundEngine) -> None:
+        engine.action(self.seat, self.action, self.amount, self.hand)
+
 
 @dataclass(frozen=True, slots=True)
 class Reveal:
     card: Card
 
+    def apply_to(self, engine: RoundEngine) -> None:
+        engine.reveal(self.card)
+
 
 @dataclass(frozen=True, slots=True)
 class End:
-    pass
+    def apply_to(self, engine: RoundEngine) -> Settlement:
+        return engine.settle()  # raises if something is still owed
 
 
 Event = RoundStart | Bet | CardDealt | Insurance | PlayerAction | Reveal | End

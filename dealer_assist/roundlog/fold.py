@@ -9,14 +9,8 @@ from decimal import Decimal
 
 from dealer_assist.roundlog.events import (
     LOG_VERSION,
-    Bet,
-    CardDealt,
-    End,
     Event,
     EventError,
-    Insurance,
-    PlayerAction,
-    Reveal,
     RoundStart,
     parse_event,
 )
@@ -88,24 +82,12 @@ class RoundFold:
         """Apply one event; returns where a card went. Raises RoundError/EventError on refusal."""
         if self.ended:
             raise EventError("the round has already ended")
-        engine = self.engine
-        kind = type(event)
-        if kind is CardDealt:
-            return engine.card(event.card, event.to, event.face_down)  # type: ignore[union-attr]
-        if kind is PlayerAction:
-            engine.action(event.seat, event.action, event.amount, event.hand)  # type: ignore[union-attr]
-        elif kind is Bet:
-            engine.bet(event.seat, event.amount, event.wager, event.player)  # type: ignore[union-attr]
-        elif kind is Insurance:
-            engine.insurance(event.seat, event.amount)  # type: ignore[union-attr]
-        elif kind is Reveal:
-            engine.reveal(event.card)  # type: ignore[union-attr]
-        elif kind is End:
-            self.settlement = engine.settle()  # raises if something is still owed
+        result = event.apply_to(self.engine)
+        if isinstance(result, Settlement):
+            self.settlement = result
             self.ended = True
-        elif kind is RoundStart:
-            raise EventError("a new round starts before this one ended")
-        return None
+            return None
+        return result
 
 
 def settle_rounds(lines: Iterable[str]) -> Iterator[Settlement]:

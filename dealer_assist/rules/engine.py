@@ -206,10 +206,14 @@ class RoundEngine:
         self._dealer: list[Card | None] = []
         self._deal_queue: list[_Seat | None] = []  # None = the dealer
         self._deal_pos = 0
+        self._dealt = False  # every card of the initial deal is out
+        self._dealer_bj = False
+        self._doubled = False  # some hand has doubled (only then can a stand be implied)
         self._acted = False
         self._revealed = False
         self._scan = (0, 0)  # where _current() resumes its search for the open hand
-        self._shoe: Counter[Card] = Counter(shoe_counts or {})
+        # Copies of each card (by code) out of the shoe: earlier rounds' and this one's.
+        self._shoe: Counter[str] = Counter({c.code: n for c, n in (shoe_counts or {}).items()})
 
     # ------------------------------------------------------------------ queries
 
@@ -219,7 +223,7 @@ class RoundEngine:
 
     @property
     def deal_complete(self) -> bool:
-        return bool(self._deal_queue) and self._deal_pos >= len(self._deal_queue)
+        return self._dealt
 
     @property
     def up_card(self) -> Card | None:
@@ -232,10 +236,11 @@ class RoundEngine:
     @property
     def dealer_blackjack(self) -> bool:
         """True once the dealer's two known cards make 21 (the peek found blackjack)."""
-        if len(self._dealer) != 2:
-            return False
+        return self._dealer_bj
+
+    def _update_dealer_blackjack(self) -> None:
         up, hole = self._dealer
-        return (
+        self._dealer_bj = (
             hole is not None
             and up is not None
             and up.points + hole.points == 11
@@ -347,7 +352,7 @@ class RoundEngine:
                 }
                 for seat in self._order
             ],
-            "shoe_counts": {c.code: n for c, n in sorted(self._shoe.items(), key=str)},
+            "shoe_counts": dict(sorted(self._shoe.items())),
         }
 
     # ------------------------------------------------------------------ events
@@ -425,6 +430,12 @@ class RoundEngine:
             raise CardError("a card without a code must be face_down (the dealer's hole card)")
         if card is not None:
             self._check_card(card)
+        if not self._dealt:
+            target = self._card_target_or_raise(card, to, face_down)
+            if card is not None:
+                self._shoe[card.code] += 1
+            self._deal_card(card)
+            return target
         stood = self._imply_stand()
         try:
             target = self._card_target_or_raise(card, to, face_down)
@@ -432,10 +443,8 @@ class RoundEngine:
             self._undo_stand(stood)
             raise
         if card is not None:
-            self._shoe[card] += 1
-        if self._deal_pos < len(self._deal_queue):
-            self._deal_card(card)
-        elif target.is_dealer:
+            self._shoe[card.code] += 1
+        if target.is_dealer:
             self._dealer.append(card)
         else:
             self._give_to_hand(card)  # type: ignore[arg-type]
@@ -453,9 +462,10 @@ class RoundEngine:
                 f"dealer blackjack {up.code} {card.code} revealed after players acted: the peek "
                 "was missed; call the floor"
             )
-        self._shoe[card] += 1
+        self._shoe[card.code] += 1
         self._dealer[1] = card
         self._revealed = True
+        self._update_dealer_blackjack()
 
     def action(
         self,
@@ -484,6 +494,7 @@ class RoundEngine:
             current.status = HandStatus.STOOD
         elif action is Action.DOUBLE:
             current.doublings.append(self._double_amount(current, amount))
+            self._doubled = True
             current.awaiting_card = True
         elif action is Action.SPLIT:
             moved = current.take_last()
@@ -530,6 +541,8 @@ class RoundEngine:
         Rescue and double-double down are declared; standing is what the table sees when the
         game moves on. Returns the hand that was stood, for :meth:`_undo_stand`.
         """
+        if not self._doubled:
+            return None
         current = self._current()
         if current is None:
             return None
@@ -634,12 +647,13 @@ class RoundEngine:
     # ------------------------------------------------------------------ cards
 
     def _check_card(self, card: Card) -> None:
-        if card.is_pip_ten:
+        if card.rank is Rank.TEN:
             raise CardError(f"{card.code} is a pip ten: there are no tens in a Spanish shoe")
         decks = self.rules.decks
-        if self._shoe[card] >= decks:
+        copies = self._shoe[card.code]
+        if copies >= decks:
             raise CardError(
-                f"{card.code} would be copy {self._shoe[card] + 1}, but {decks} decks hold only "
+                f"{card.code} would be copy {copies + 1}, but {decks} decks hold only "
                 f"{decks}: a foreign card or a misread"
             )
 
@@ -680,7 +694,9 @@ class RoundEngine:
             assert card is not None
             seat.hands[0].add(card)
             seat.first_two.append(card)
-        if self.deal_complete:
+        if self._deal_pos == len(self._deal_queue):
+            self._dealt = True
+            self._update_dealer_blackjack()
             for dealt in self._order:
                 if dealt.hands[0].total == 21:
                     dealt.hands[0].status = HandStatus.STOOD

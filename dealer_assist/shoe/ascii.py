@@ -62,6 +62,7 @@ class AsciiShoeDecoder:
     """
 
     awaiting_resend = False  # an ASCII shoe cannot resend
+    stale_heartbeats = 0  # nor send heartbeats
 
     def __init__(self, decks: int) -> None:
         self.composition = spanish_shoe(decks)

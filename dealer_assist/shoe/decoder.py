@@ -100,6 +100,7 @@ class ShoeDecoder:
         self.session: int | None = None
         self.last_seq = 0
         self.awaiting_resend = False
+        self.stale_heartbeats = 0  # consecutive heartbeats naming an event already acknowledged
         self._gap_reported_at: tuple[int | None, int] | None = None
         self.stats = DecoderStats()
 
@@ -154,6 +155,9 @@ class ShoeDecoder:
                 self.session, self.last_seq = frame.session, frame.seq
         elif self._behind(frame.session, frame.seq):
             self._gap(events, frame.session, frame.seq)
+        # The shoe still holds an event we acknowledged: our ACKs are not reaching it.
+        unheard = pending_session == self.session and 0 < pending_seq <= self.last_seq
+        self.stale_heartbeats = self.stale_heartbeats + 1 if unheard else 0
 
     def _behind(self, session: int, last_seq: int) -> bool:
         if self.session is None or session == 0:

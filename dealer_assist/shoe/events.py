@@ -53,7 +53,7 @@ class CardDrawn(SequencedEvent):
     index: int
 
     def describe(self) -> str:
-        return f"card {self.card.code} seq={self.seq} index={self.index} session={self.session:#x}"
+        return f"card {self.card.code} seq={self.seq} index={self.index} session={self.session}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ class ShoeIntegrity:
                     IntegrityKind.UNREADABLE_CARD,
                     f"unreadable {what} at shoe index {event.index} (seq {event.seq})",
                 )
-            else:
+            elif not isinstance(event, UnreadableCard):
                 self._count(card, what, event, alarm)
         elif isinstance(event, ShoeEmpty):
             self.empty = True

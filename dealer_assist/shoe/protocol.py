@@ -32,6 +32,7 @@ UNREAD_CODE = b"??"
 SERIAL_BAUDRATE = 115200
 HEARTBEAT_INTERVAL_S = 0.5
 LINK_TIMEOUT_S = 1.5
+STALE_HEARTBEATS = 6  # heartbeats (3 s) naming an acknowledged event: the shoe cannot hear us
 
 
 def crc16_ccitt_false(data: bytes | bytearray | memoryview) -> int:

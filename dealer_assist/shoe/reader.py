@@ -32,6 +32,7 @@ class StreamDecoder(Protocol):
     """What the reader needs of a decoder (``ShoeDecoder``, ``AsciiShoeDecoder``)."""
 
     awaiting_resend: bool
+    stale_heartbeats: int
 
     @property
     def frames_seen(self) -> int: ...
@@ -58,12 +59,23 @@ class ReaderStats:
 
 _STOP = object()
 
+# A USB device unplugged under pyserial surfaces as SerialException or a bare OSError (EIO), and
+# a port that vanishes between open and configuration as termios.error (not an OSError).
+_PORT_ERRORS: tuple[type[Exception], ...] = (serial.SerialException, OSError)
+if os.name == "posix":
+    import termios
+
+    _PORT_ERRORS += (termios.error,)
+# Opening also raises ValueError for a URL pyserial cannot parse.
+_OPEN_ERRORS: tuple[type[Exception], ...] = (*_PORT_ERRORS, ValueError)
+
 
 class ShoeReader:
     """Owns one shoe port in a background thread; events come out of :meth:`events`/:meth:`get`.
 
     ``heartbeat_timeout`` (seconds, None to disable for shoes without heartbeats) is how long
-    without a valid frame before the link is declared down and the port re-opened.
+    without a valid frame before the link is declared down and the port re-opened. The link is
+    also down while the shoe's heartbeats show it has not heard our acknowledgements.
     Heartbeats and gaps are handled here and not queued unless ``pass_heartbeats``/``pass_gaps``.
     """
 
@@ -149,7 +161,7 @@ class ShoeReader:
             self.stats.disconnects += 1
             try:
                 port.close()
-            except (serial.SerialException, OSError):
+            except _PORT_ERRORS:
                 pass
         self._set_link(False, reason)
 
@@ -165,7 +177,7 @@ class ShoeReader:
                 if self._port is None:
                     try:
                         self._port = self._open()
-                    except (serial.SerialException, OSError, ValueError) as exc:
+                    except _OPEN_ERRORS as exc:
                         self._set_link(False, f"cannot open: {exc}")
                         self._stop.wait(backoff)
                         backoff = min(backoff * 2, self.backoff_max)
@@ -173,10 +185,11 @@ class ShoeReader:
                     self.stats.connects += 1
                     self.decoder.link_reset()
                     last_rx = time.monotonic()
+                    heard = False
                     try:
                         self._write(self.decoder.resend_frame())  # ask for anything unacknowledged
                         self.stats.resends_sent += 1
-                    except (serial.SerialException, OSError) as exc:
+                    except _PORT_ERRORS as exc:
                         self._close(f"write failed: {exc}")
                         continue
                 try:
@@ -186,12 +199,16 @@ class ShoeReader:
                         self.stats.bytes_read += len(data)
                         if self._handle(data):
                             last_rx = now
+                            heard = True
                             backoff = self.backoff_initial
                     timeout = self.heartbeat_timeout
                     if timeout is not None and now - last_rx > timeout:
                         self._close(f"no valid frame for {timeout:g} s")
-                except (serial.SerialException, OSError) as exc:
+                except _PORT_ERRORS as exc:
                     self._close(f"port error: {exc}")
+                    if not heard:  # opens but fails at once (a server that hangs up): back off
+                        self._stop.wait(backoff)
+                        backoff = min(backoff * 2, self.backoff_max)
         finally:
             if self._port is not None:
                 self._close("reader stopped")
@@ -204,7 +221,14 @@ class ShoeReader:
         events = decoder.feed(data)
         alive = decoder.frames_seen > before
         if alive:
-            self._set_link(True)
+            if decoder.stale_heartbeats >= protocol.STALE_HEARTBEATS:
+                self._set_link(
+                    False,
+                    "the shoe is not receiving acknowledgements: check the "
+                    "host-to-shoe line (shoe RX)",
+                )
+            else:
+                self._set_link(True)
         resend = False
         for event in events:
             if isinstance(event, Heartbeat):

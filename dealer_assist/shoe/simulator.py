@@ -8,6 +8,7 @@ can inject faults: corrupted bytes, dropped or duplicated frames, and link cuts.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import random
@@ -42,35 +43,45 @@ class Faults:
                 raise ValueError(f"{name} must be in [0, 1), got {value!r}")
 
 
-class SimLink:
+class SimLink(abc.ABC):
     """One end of a byte link to the host (the simulator's side), polled by its thread."""
 
-    url: str
     generation: int = 0  # bumped whenever a fresh host connection appears
 
-    def poll(self, timeout: float) -> bytes:
-        raise NotImplementedError
-
-    def send(self, data: bytes) -> None:
-        raise NotImplementedError
+    @property
+    @abc.abstractmethod
+    def url(self) -> str:
+        """What the host opens."""
 
     @property
+    @abc.abstractmethod
+    def connected(self) -> bool:
+        """Whether bytes sent now can reach a host."""
+
+    @property
+    @abc.abstractmethod
     def backlog(self) -> int:
         """Bytes waiting to go out."""
-        raise NotImplementedError
 
-    @property
-    def connected(self) -> bool:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def poll(self, timeout: float) -> bytes:
+        """Move queued bytes out and return bytes from the host, waiting up to ``timeout``."""
 
+    @abc.abstractmethod
+    def send(self, data: bytes) -> None:
+        """Queue bytes for the host (lost if no host is connected)."""
+
+    @abc.abstractmethod
     def cut(self) -> None:
-        raise NotImplementedError
+        """Unplug."""
 
+    @abc.abstractmethod
     def restore(self) -> None:
-        raise NotImplementedError
+        """Plug back in."""
 
+    @abc.abstractmethod
     def close(self) -> None:
-        raise NotImplementedError
+        """Release everything."""
 
 
 class PtyLink(SimLink):
@@ -91,7 +102,7 @@ class PtyLink(SimLink):
         self.restore()
 
     @property
-    def url(self) -> str:  # type: ignore[override]
+    def url(self) -> str:
         return self.link_path or self.slave_name
 
     def restore(self) -> None:
@@ -118,7 +129,8 @@ class PtyLink(SimLink):
         self._master = self._slave = -1
         self._out.clear()
 
-    close = cut
+    def close(self) -> None:
+        self.cut()
 
     @property
     def connected(self) -> bool:
@@ -167,7 +179,7 @@ class TcpLink(SimLink):
         self._refusing = False
 
     @property
-    def url(self) -> str:  # type: ignore[override]
+    def url(self) -> str:
         return f"socket://{self.host}:{self.port}"
 
     @property
@@ -254,8 +266,9 @@ def shuffled_spanish_shoe(decks: int, seed: int) -> list[Card]:
 
 class ShoeSimulator:
     """A protocol-speaking shoe on ``link``; its thread runs between :meth:`start` and
-    :meth:`stop`. The event methods (``load_shoe``, ``draw``, ...) may be called from any thread:
-    each one stores an event for transmission, as a real shoe stores it before sending."""
+    :meth:`stop`. The event methods (``load_shoe``, ``draw``, ...) are called by one thread, the
+    dealer's, while the simulator's thread transmits; each stores an event for transmission, as a
+    real shoe stores it before sending."""
 
     WINDOW = 16
 
@@ -407,14 +420,12 @@ class ShoeSimulator:
             return
         copies = 2 if faults.duplicate_rate and rng.random() < faults.duplicate_rate else 1
         for _ in range(copies):
-            data = frame
+            data = bytearray(frame)
             if faults.corrupt_rate:
-                data = bytearray(frame)
                 for i in range(len(data)):
                     if rng.random() < faults.corrupt_rate:
                         data[i] ^= rng.randrange(1, 256)
-                data = bytes(data)
-            self.link.send(data)
+            self.link.send(bytes(data))
             self.frames_sent += 1
 
     def _on_host_frame(self, frame_type: int, session: int, seq: int) -> None:

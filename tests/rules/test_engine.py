@@ -208,3 +208,11 @@ def test_truncated_or_corrupted_streams_end_cleanly(seed: int, cut: int, junk: b
             settle_log(variant)
         except LogError as error:
             assert str(error)  # one clean message, never a traceback of another type
+
+
+def test_blackjack_on_odd_cents_rounds_down_to_the_cent() -> None:
+    engine = RoundEngine(RuleSet.preset("s17-6"))
+    engine.bet(1, D("5.25"))
+    for code in "AS 9C KD 8D".split():
+        engine.card(Card.parse(code))
+    assert engine.settle().seat(1).net == D("7.87")

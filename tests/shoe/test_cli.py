@@ -96,6 +96,8 @@ def test_seeded_shoe_over_a_pty_with_unplugs(tmp_path: Path) -> None:
         "0.6",
         "--cut-for",
         "0.2",
+        "--rate",
+        "60",  # about 1.6 s of dealing, so the link is cut at least twice whatever the load
     )
     try:
         assert sim.stdout is not None

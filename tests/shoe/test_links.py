@@ -258,3 +258,22 @@ def test_simulator_refuses_events_before_a_shoe_is_loaded_and_bad_fault_rates() 
     with pytest.raises(ValueError, match="corrupt_rate"):
         Faults(corrupt_rate=1.5)
     assert protocol.LINK_TIMEOUT_S + 0.5 <= 2.0  # detection bound: timeout plus read slices
+
+
+def test_a_shoe_that_cannot_hear_acknowledgements_is_a_link_fault() -> None:
+    """The host-to-shoe wire is broken: the shoe keeps naming an event the host acknowledged."""
+    master, path = raw_pty()
+    try:
+        with ShoeReader(path) as reader:
+            until_up(reader, master, heartbeat(1, pending=(SESSION, 1)))
+            os.write(master, loaded())
+            deadline = time.monotonic() + PATIENCE_S
+            while reader.link_up is not False and time.monotonic() < deadline:
+                os.write(master, heartbeat(1, pending=(SESSION, 1)))
+                time.sleep(0.02)
+            events = list(reader.events(idle_timeout=0.2))
+            down = [e for e in events if isinstance(e, LinkDown)]
+            assert down and "not receiving acknowledgements" in down[0].reason
+            until_up(reader, master, heartbeat(1))  # it heard us at last: nothing pending
+    finally:
+        os.close(master)

@@ -1,0 +1,150 @@
+"""``dealer-assist surveillance serve|stats|storage|prune|operator ...``: the page and upkeep."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    serve = commands.add_parser("serve", help="serve the surveillance page")
+    serve.add_argument("recording", metavar="RECORDING")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="address to bind (default loopback only: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8021)
+
+    stats = commands.add_parser("stats", help="rounds per hour, hands per seat, payouts, alarms")
+    stats.add_argument("recording", metavar="RECORDING")
+    stats.add_argument("--by", default="table,shift,dealer",
+                       help="grouping: any of table,shift,dealer (default all three)")
+    stats.add_argument("--shifts", default="day=6,swing=14,grave=22",
+                       help="shift names and starting UTC hours (default day=6,swing=14,grave=22)")
+    stats.add_argument("--json", action="store_true")
+
+    storage = commands.add_parser("storage", help="storage used per hour of play")
+    storage.add_argument("recording", metavar="RECORDING")
+    storage.add_argument("--json", action="store_true")
+
+    prune = commands.add_parser("prune", help="delete non-key frames older than a policy")
+    prune.add_argument("recording", metavar="RECORDING")
+    prune.add_argument("--older-than-hours", type=float, required=True, metavar="HOURS")
+
+    operator = commands.add_parser("operator", help="add, remove or list page logins")
+    operator.add_argument("recording", metavar="RECORDING")
+    operator.add_argument("what", choices=("add", "remove", "list"))
+    operator.add_argument("name", nargs="?")
+    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor")
+    operator.add_argument("--password-stdin", action="store_true",
+                          help="read the password from standard input instead of prompting")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dealer_assist.surveillance.store import RecordingError, RecordingStore
+
+    try:
+        if args.action == "serve":
+            return _serve(args)
+        store = RecordingStore(args.recording, create=args.action == "operator")
+    except (RecordingError, ValueError) as error:
+        print(f"dealer-assist surveillance: {error}", file=sys.stderr)
+        return 2
+    try:
+        return {"stats": _stats, "storage": _storage, "prune": _prune,
+                "operator": _operator}[args.action](store, args)
+    except (RecordingError, ValueError) as error:
+        print(f"dealer-assist surveillance: {error}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from dealer_assist.surveillance.web import create_app
+
+    app = create_app(args.recording)
+    if args.host not in ("127.0.0.1", "::1", "localhost"):
+        print(f"warning: serving beyond this machine on {args.host}", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def _stats(store: object, args: argparse.Namespace) -> int:
+    from dealer_assist.surveillance.access import log_access
+    from dealer_assist.surveillance.query import parse_shifts, table_statistics
+
+    by = tuple(p.strip() for p in args.by.split(",") if p.strip())
+    rows = table_statistics(store, by=by, shifts=parse_shifts(args.shifts))  # type: ignore[arg-type]
+    log_access(store, getpass.getuser(), "statistics", {"by": args.by})  # type: ignore[arg-type]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for row in rows:
+        group = " / ".join(str(row[name]) for name in by)
+        print(f"{group}: {row['rounds']} rounds in {row['hours']} h "
+              f"({row['rounds_per_hour']}/h), {row['partial_rounds']} partial; "
+              f"paid {row['paid']}, taken {row['taken']}, house net {row['house_net']}")
+        print("  hands per seat: " + " ".join(f"{k}:{v}" for k, v in row["hands_per_seat"].items()))
+        print("  payouts by kind: " + ", ".join(f"{k} {v}" for k, v in row["payouts"].items()))
+        print("  alarms by kind: " + (", ".join(f"{k} {v}" for k, v in row["alarms"].items())
+                                      or "none"))
+    return 0
+
+
+def _storage(store: object, args: argparse.Namespace) -> int:
+    from dealer_assist.surveillance.query import storage_report
+
+    report = storage_report(store)  # type: ignore[arg-type]
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    for hour in report["hours"]:
+        print(f"{hour['table']:<8} {hour['hour']}  {hour['rounds']:>4} rounds "
+              f"{hour['frames']:>6} frames {hour['record_bytes'] + hour['frame_bytes']:>12} bytes")
+    print(f"{report['bytes_on_disk']} bytes on disk over {report['hours_of_play']} hour(s) of play:"
+          f" {report['bytes_per_hour_of_play']} bytes per hour of play")
+    return 0
+
+
+def _prune(store: object, args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    from dealer_assist.surveillance.query import prune_frames
+
+    if not args.older_than_hours > 0:
+        raise ValueError("--older-than-hours must be above 0")
+    result = prune_frames(store, timedelta(hours=args.older_than_hours),  # type: ignore[arg-type]
+                          getpass.getuser())
+    print(f"pruned {result['pruned']} non-key frames ({result['bytes']} bytes) recorded before "
+          f"{result['cutoff']}; logs and key frames kept")
+    return 0
+
+
+def _operator(store: object, args: argparse.Namespace) -> int:
+    from dealer_assist.surveillance.access import add_operator, list_operators, remove_operator
+
+    if args.what == "list":
+        for operator in list_operators(store):  # type: ignore[arg-type]
+            print(f"{operator.name}\t{operator.role}")
+        return 0
+    if not args.name:
+        raise ValueError(f"'operator {args.what}' needs a NAME")
+    if args.what == "remove":
+        if not remove_operator(store, args.name):  # type: ignore[arg-type]
+            raise ValueError(f"no operator {args.name!r}")
+        print(f"removed {args.name}")
+        return 0
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass(f"password for {args.name}: ")
+        if getpass.getpass("again: ") != password:
+            raise ValueError("the two passwords differ")
+    operator = add_operator(store, args.name, password, args.role)  # type: ignore[arg-type]
+    print(f"{operator.name} can log in as {operator.role}")
+    return 0

@@ -1,0 +1,258 @@
+"""The recorder the live table calls: rounds, events, frames, alarms, screens, settlements.
+
+Every call appends one chained record and returns when it is on disk. A crash loses nothing already
+returned; on the next :meth:`Recorder.open` a round left open is kept and marked partial, and the
+chain carries on from its last record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from dealer_assist import __version__
+from dealer_assist.roundlog import (
+    Bet,
+    CardDealt,
+    End,
+    Event,
+    Insurance,
+    PlayerAction,
+    Reveal,
+    RoundStart,
+    event_to_json,
+)
+from dealer_assist.rules import Settlement
+from dealer_assist.surveillance.store import (
+    FRAMES_DIR,
+    Clock,
+    Record,
+    RecordingError,
+    RecordingStore,
+    utc_now,
+)
+
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
+
+
+class RecorderStateError(RecordingError):
+    """A call out of order, e.g. an event with no round begun."""
+
+
+def image_info(data: bytes) -> tuple[str, str, int | None, int | None]:
+    """Media type, file extension, width and height of JPEG or PNG bytes; refuses anything else."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
+        width, height = struct.unpack(">II", data[16:24])
+        return "image/png", "png", width, height
+    if data[:3] == b"\xff\xd8\xff":
+        width, height = _jpeg_size(data)
+        return "image/jpeg", "jpg", width, height
+    raise RecordingError(
+        f"a frame must be JPEG or PNG bytes; these {len(data)} bytes start with {data[:8].hex()}"
+    )
+
+
+def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
+    offset = 2
+    while offset + 9 < len(data):
+        if data[offset] != 0xFF:
+            return None, None
+        marker = data[offset + 1]
+        if marker == 0xFF:
+            offset += 1
+            continue
+        (length,) = struct.unpack(">H", data[offset + 2 : offset + 4])
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[offset + 5 : offset + 9])
+            return width, height
+        offset += 2 + length
+    return None, None
+
+
+class Recorder:
+    """Records one table into a recording directory. Use :meth:`open`."""
+
+    def __init__(self, store: RecordingStore, table: str):
+        self.store = store
+        self.table = table
+        self._round_key: int | None = None
+        self._round_id: str | None = None
+        self._events = 0
+
+    @classmethod
+    def open(
+        cls, directory: Path | str, table: str = "T1", *, clock: Clock = utc_now
+    ) -> Recorder:
+        """Open (or create) a recording directory for ``table``; marks its unfinished rounds."""
+        if not _TABLE_NAME.match(table):
+            raise RecordingError(
+                f"table name {table!r} must be 1-32 letters, digits, '-' or '_'", directory
+            )
+        store = RecordingStore(directory, create=True, clock=clock)
+        recorder = cls(store, table)
+        recorder._resume()
+        return recorder
+
+    def _resume(self) -> None:
+        store = self.store
+        last_seq, _ = store.head()
+        unfinished = store.conn.execute(
+            "SELECT round_key, round_id FROM rounds WHERE table_id = ? AND status = 'open'"
+            " ORDER BY round_key",
+            (self.table,),
+        ).fetchall()
+        for row in unfinished:
+            store.append(
+                "partial",
+                {"reason": "the recorder stopped before the round ended; kept as recorded"},
+                table=self.table, round_key=row["round_key"], round_id=row["round_id"],
+            )
+        incomplete = sorted(
+            str(path.relative_to(store.directory))
+            for path in (store.directory / FRAMES_DIR / "").glob(f"*/{self.table}/*.part")
+        )
+        store.append(
+            "open",
+            {"table": self.table, "program": f"dealer-assist {__version__}",
+             "after_seq": last_seq, "partial_rounds": [row["round_key"] for row in unfinished],
+             "incomplete_files": incomplete},
+            table=self.table,
+        )
+
+    # -- the live table's calls ---------------------------------------------------------------
+
+    def begin_round(self, round_start: RoundStart | Mapping[str, Any]) -> int:
+        """Start a round from its ``round`` event; returns the recording's key for the round.
+
+        A round still open is first marked partial (a new round began before it ended).
+        """
+        body = _event_json(round_start)
+        if body.get("type") != "round":
+            raise RecorderStateError(f"begin_round needs a 'round' event, got {body!r}")
+        if self._round_key is not None:
+            self._append("partial", {"reason": "a new round began before this one ended"})
+        round_id = body.get("id")
+        record = self.store.append(
+            "round", body, table=self.table,
+            round_id=None if round_id is None else str(round_id),
+        )
+        self._round_key, self._round_id, self._events = record.round_key, record.round_id, 1
+        assert record.round_key is not None
+        return record.round_key
+
+    def event(self, event: Event | Mapping[str, Any]) -> int:
+        """Record one round-log event of the open round; returns its index (the round line is 0)."""
+        body = _event_json(event)
+        if body.get("type") == "round":
+            raise RecorderStateError("a 'round' event starts a round: call begin_round")
+        self._require_round("event")
+        self._append("event", body)
+        self._events += 1
+        return self._events - 1
+
+    def frame(
+        self,
+        image: bytes,
+        detections: Any = None,
+        card_event_index: int | None = None,
+        *,
+        key: bool = True,
+    ) -> Record:
+        """Store a JPEG/PNG frame with its detections, tied to an event of the open round.
+
+        ``key`` frames (those at card events) survive retention pruning; others are video.
+        """
+        self._require_round("frame")
+        if card_event_index is not None and (
+            not isinstance(card_event_index, int)
+            or isinstance(card_event_index, bool)
+            or not 0 <= card_event_index < self._events
+        ):
+            raise RecorderStateError(
+                f"card_event_index {card_event_index!r} is not an event of round "
+                f"{self._round_id} (0 to {self._events - 1})"
+            )
+        media_type, ext, width, height = image_info(image)
+        digest = hashlib.sha256(image).hexdigest()
+        day = self.store.clock().strftime("%Y-%m-%d")
+        index = "x" if card_event_index is None else f"{card_event_index:03d}"
+        name = f"{self._round_key:06d}-{index}-{'key' if key else 'video'}-{digest[:16]}.{ext}"
+        relative = f"{FRAMES_DIR}/{day}/{self.table}/{name}"
+        self.store.write_file(relative, image)
+        body = {
+            "event_index": card_event_index, "detections": detections, "key": key,
+            "media_type": media_type, "width": width, "height": height, "size": len(image),
+        }
+        return self._append("frame", body, file=relative, sha256=digest)
+
+    def alarm(self, kind: str, text: str) -> Record:
+        """An alarm (shoe, vision, rules...), tied to the open round if there is one."""
+        if not isinstance(kind, str) or not kind:
+            raise RecorderStateError(f"an alarm needs a kind, got {kind!r}")
+        return self._append("alarm", {"kind": kind, "text": str(text), **self._at_event()})
+
+    def screen(self, snapshot: Any) -> Record:
+        """What the dealer's screen showed (its JSON state), at the latest event."""
+        return self._append("screen", {"snapshot": snapshot, **self._at_event()})
+
+    def end_round(self, settlement: Settlement | Mapping[str, Any]) -> Record:
+        """Close the open round with the settlement the table paid."""
+        self._require_round("end_round")
+        body = settlement.to_json() if isinstance(settlement, Settlement) else dict(settlement)
+        record = self._append("settlement", body)
+        self._round_key, self._round_id, self._events = None, None, 0
+        self.store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        return record
+
+    def close(self) -> None:
+        """Close the recording; a round still open is marked partial at the next open."""
+        self.store.close()
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    @property
+    def round_key(self) -> int | None:
+        """The recording's key of the round in progress, or None."""
+        return self._round_key
+
+    def _require_round(self, call: str) -> None:
+        if self._round_key is None:
+            raise RecorderStateError(f"{call}() with no round begun: call begin_round first")
+
+    def _at_event(self) -> dict[str, Any]:
+        return {"event_index": self._events - 1} if self._round_key is not None else {}
+
+    def _append(
+        self, kind: str, body: Any, *, file: str | None = None, sha256: str | None = None
+    ) -> Record:
+        return self.store.append(
+            kind, body, table=self.table, round_key=self._round_key, round_id=self._round_id,
+            file=file, sha256=sha256,
+        )
+
+
+_EVENT_TYPES = (RoundStart, Bet, CardDealt, Insurance, PlayerAction, Reveal, End)
+
+
+def _event_json(event: Event | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(event, Mapping):
+        return dict(event)
+    if isinstance(event, _EVENT_TYPES):
+        return event_to_json(event)
+    raise RecorderStateError(f"not a round-log event: {event!r}")

@@ -1,0 +1,447 @@
+"""Replay: rebuild rounds from a recording, re-settle them, compare, and verify the hash chain.
+
+A :class:`Discrepancy` names the record, round, seat, hand, amount or card that differs; replay is
+clean when there are none. Re-detection is a pluggable callable (``bytes -> card codes``) so the
+vision module's detector can be plugged in without surveillance importing OpenCV.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from dealer_assist.roundlog import (
+    EventError,
+    LogError,
+    RoundFold,
+    RoundStart,
+    read_events,
+)
+from dealer_assist.rules import RoundError
+from dealer_assist.surveillance.store import (
+    GENESIS_HASH,
+    Record,
+    RecordingStore,
+    canonical_bytes,
+    chain_hash,
+)
+
+Redetector = Callable[[bytes], Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    """One difference found by replay or verification, with everything needed to find it."""
+
+    kind: str  # chain, file, settlement, refused, detection
+    what: str
+    round_key: int | None = None
+    round_id: str | None = None
+    table: str | None = None
+    seq: int | None = None
+    seat: int | None = None
+    hand: int | None = None
+    recorded: Any = None
+    replayed: Any = None
+
+    def text(self) -> str:
+        parts = []
+        if self.table:
+            parts.append(f"table {self.table}")
+        if self.round_id is not None or self.round_key is not None:
+            parts.append(f"round {self.round_id} (#{self.round_key})")
+        if self.seat is not None:
+            parts.append(f"seat {self.seat}")
+        if self.hand is not None:
+            parts.append(f"hand {self.hand}")
+        where = ", ".join(parts)
+        return f"{self.kind}: {where + ': ' if where else ''}{self.what}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class RoundData:
+    """Everything recorded for one round, in chain order."""
+
+    key: int
+    round_id: str | None
+    table: str | None
+    status: str
+    start: Record
+    events: tuple[Record, ...]  # the round line is events[0]
+    frames: tuple[Record, ...]
+    alarms: tuple[Record, ...]
+    screens: tuple[Record, ...]
+    settlement: Record | None
+    notes: tuple[Record, ...]
+
+    def log_lines(self) -> list[str]:
+        """The round log as JSON Lines (the round line first)."""
+        return [record.body_text for record in self.events]
+
+
+@dataclass
+class RoundReplay:
+    """The outcome of replaying one round."""
+
+    key: int
+    round_id: str | None
+    table: str | None
+    status: str
+    replayed: dict[str, Any] | None = None
+    discrepancies: list[Discrepancy] = field(default_factory=list)
+    frames_checked: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "round_key": self.key, "round": self.round_id, "table": self.table,
+            "status": self.status, "frames_checked": self.frames_checked,
+            "discrepancies": [d.to_json() for d in self.discrepancies],
+        }
+
+
+def load_round(store: RecordingStore, key: int) -> RoundData | None:
+    """Assemble one round's records; None when the recording has no such round."""
+    records = list(store.records(round_key=key))
+    starts = [r for r in records if r.kind == "round"]
+    if not starts:
+        return None
+    start = starts[0]
+    by_kind: dict[str, list[Record]] = {}
+    for record in records:
+        by_kind.setdefault(record.kind, []).append(record)
+    settlements = by_kind.get("settlement", [])
+    partial = by_kind.get("partial", [])
+    status = "settled" if settlements else "partial" if partial else "open"
+    return RoundData(
+        key=key, round_id=start.round_id, table=start.table, status=status, start=start,
+        events=(start, *by_kind.get("event", [])), frames=tuple(by_kind.get("frame", [])),
+        alarms=tuple(by_kind.get("alarm", [])), screens=tuple(by_kind.get("screen", [])),
+        settlement=settlements[-1] if settlements else None, notes=tuple(partial),
+    )
+
+
+def round_keys(store: RecordingStore, round_id: str | None = None) -> list[int]:
+    """Keys of every round, or of the rounds whose id is ``round_id`` (or ``#KEY``)."""
+    if round_id is not None and round_id.startswith("#") and round_id[1:].isdigit():
+        return [int(round_id[1:])]
+    sql = "SELECT DISTINCT round_key FROM records WHERE kind = 'round'"
+    params: tuple[Any, ...] = ()
+    if round_id is not None:
+        sql += " AND round_id = ?"
+        params = (round_id,)
+    return [row[0] for row in store.conn.execute(sql + " ORDER BY round_key", params)]
+
+
+# -- the hash chain -----------------------------------------------------------------------------
+
+
+def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
+    """Check every record's link and hash, and every frame file's SHA-256.
+
+    Returns the discrepancies and the number of records checked. A frame file that is missing is
+    fine only if a chained ``prune`` record says it was pruned.
+    """
+    problems: list[Discrepancy] = []
+    pruned: set[int] = set()
+    frames: list[Record] = []
+    expected_seq = 1
+    prev_hash = GENESIS_HASH
+    count = 0
+    for record in store.records():
+        count += 1
+        where = _where(record)
+        if record.seq != expected_seq:
+            problems.append(Discrepancy(
+                "chain", f"records {expected_seq} to {record.seq - 1} are missing (deleted)",
+                **where))
+        if record.prev_hash != prev_hash:
+            problems.append(Discrepancy(
+                "chain", f"{record.describe()} does not link to the record before it "
+                f"(a record before it was altered, removed or inserted)", **where))
+        try:
+            actual = chain_hash(record.prev_hash, canonical_bytes(record))
+        except ValueError as error:
+            actual = f"unreadable: {error}"
+        if actual != record.hash:
+            problems.append(Discrepancy(
+                "chain", f"{record.describe()} was altered: its content does not match its hash",
+                recorded=record.hash, replayed=actual, **where))
+        if record.kind == "prune":
+            try:
+                pruned.update(int(seq) for seq in json.loads(record.body_text).get("frames", []))
+            except (ValueError, AttributeError, TypeError):
+                pass
+        if record.kind == "frame":
+            frames.append(record)
+        expected_seq = record.seq + 1
+        prev_hash = record.hash
+    for record in frames:
+        problems.extend(_check_frame_file(store, record, record.seq in pruned))
+    return problems, count
+
+
+def _where(record: Record) -> dict[str, Any]:
+    return {"seq": record.seq, "round_key": record.round_key, "round_id": record.round_id,
+            "table": record.table}
+
+
+def _check_frame_file(store: RecordingStore, record: Record, pruned: bool) -> list[Discrepancy]:
+    where = _where(record)
+    if record.file is None:
+        return [Discrepancy("file", f"{record.describe()} names no file", **where)]
+    path = store.directory / record.file
+    if not path.is_file():
+        if pruned:
+            return []
+        return [Discrepancy("file", f"{record.file} of {record.describe()} is missing "
+                            "and no prune record accounts for it", **where)]
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != record.sha256:
+        return [Discrepancy("file", f"{record.file} of {record.describe()} was altered "
+                            "(SHA-256 differs from the recorded one)",
+                            recorded=record.sha256, replayed=digest, **where)]
+    return []
+
+
+# -- re-settling --------------------------------------------------------------------------------
+
+
+def replay_round(round_data: RoundData, redetect: Redetector | None = None,
+                 store: RecordingStore | None = None) -> RoundReplay:
+    """Re-settle a round with today's engine and compare with what was recorded."""
+    result = RoundReplay(round_data.key, round_data.round_id, round_data.table, round_data.status)
+    where: dict[str, Any] = {"round_key": round_data.key, "round_id": round_data.round_id,
+                             "table": round_data.table}
+    fold: RoundFold | None = None
+    refused = False
+    for logged in _read_round(round_data, result, where):
+        record = round_data.events[logged.line - 1]
+        try:
+            if fold is None:
+                if not isinstance(logged.event, RoundStart):
+                    raise EventError("the round's first record is not a 'round' event")
+                fold = RoundFold(logged.event)
+            else:
+                fold.apply(logged.event)
+        except (RoundError, EventError) as error:
+            refused = True
+            if round_data.status == "settled":
+                result.discrepancies.append(Discrepancy(
+                    "refused", f"event {logged.line - 1} {logged.text} is refused by today's "
+                    f"engine: {error}", seq=record.seq, **where))
+            break
+    if round_data.settlement is not None and fold is not None and not refused:
+        try:
+            settlement = fold.settlement or fold.engine.settle()
+        except RoundError as error:
+            result.discrepancies.append(Discrepancy(
+                "refused", f"today's engine cannot settle the recorded events: {error}",
+                seq=round_data.settlement.seq, **where))
+        else:
+            result.replayed = settlement.to_json()
+            recorded = _object(round_data.settlement.body_text)
+            if recorded is None:
+                result.discrepancies.append(Discrepancy(
+                    "settlement", "the recorded settlement is not a JSON object (altered?)",
+                    seq=round_data.settlement.seq, **where))
+            else:
+                result.discrepancies.extend(compare_settlements(
+                    recorded, result.replayed, seq=round_data.settlement.seq, **where))
+    if redetect is not None and store is not None:
+        _redetect(round_data, redetect, store, result, where)
+    return result
+
+
+def _read_round(round_data: RoundData, result: RoundReplay, where: dict[str, Any]) -> Iterable[Any]:
+    try:
+        yield from read_events(round_data.log_lines())
+    except LogError as error:
+        if round_data.status == "settled":
+            index = (error.line or 1) - 1
+            result.discrepancies.append(Discrepancy(
+                "refused", f"event {index} cannot be read: {error.why}",
+                seq=round_data.events[index].seq, **where))
+
+
+def compare_settlements(recorded: dict[str, Any], replayed: dict[str, Any],
+                        **where: Any) -> list[Discrepancy]:
+    """Money and cards that differ between a recorded and a replayed settlement."""
+    found: list[Discrepancy] = []
+
+    def differ(what: str, old: Any, new: Any, **at: Any) -> None:
+        if old != new:
+            found.append(Discrepancy("settlement", f"{what}: recorded {old}, replayed {new}",
+                                     recorded=old, replayed=new, **where, **at))
+
+    differ("round net", recorded.get("net"), replayed.get("net"))
+    old_dealer, new_dealer = recorded.get("dealer") or {}, replayed.get("dealer") or {}
+    differ("dealer cards", old_dealer.get("cards"), new_dealer.get("cards"))
+    old_seats = {s.get("seat"): s for s in recorded.get("seats") or [] if isinstance(s, dict)}
+    new_seats = {s.get("seat"): s for s in replayed.get("seats") or []}
+    for seat in sorted(set(old_seats) | set(new_seats), key=lambda s: (str(type(s)), s)):
+        old, new = old_seats.get(seat), new_seats.get(seat)
+        if old is None or new is None:
+            differ("seat", "present" if old else "absent", "present" if new else "absent",
+                   seat=seat)
+            continue
+        differ("seat net", old.get("net"), new.get("net"), seat=seat)
+        for name in ("super_bonus", "envy", "match", "insurance"):
+            differ(name.replace("_", " "), old.get(name), new.get(name), seat=seat)
+        old_hands, new_hands = old.get("hands") or [], new.get("hands") or []
+        if len(old_hands) != len(new_hands):
+            differ("number of hands", len(old_hands), len(new_hands), seat=seat)
+        for hand, (old_hand, new_hand) in enumerate(zip(old_hands, new_hands, strict=False)):
+            for name in ("cards", "outcome", "bonus", "wagered", "net"):
+                differ(f"hand {name}", old_hand.get(name), new_hand.get(name), seat=seat,
+                       hand=hand)
+    return found
+
+
+def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore,
+              result: RoundReplay, where: dict[str, Any]) -> None:
+    for frame in round_data.frames:
+        body = _object(frame.body_text) or {}  # an unreadable body is the chain's to report
+        index = body.get("event_index")
+        if (not body.get("key", True) or frame.file is None
+                or not isinstance(index, int) or not 0 <= index < len(round_data.events)):
+            continue
+        event = _object(round_data.events[index].body_text) or {}
+        if event.get("type") not in ("card", "reveal") or not event.get("card"):
+            continue
+        path = store.directory / frame.file
+        if not path.is_file():
+            continue
+        seen = [code.upper() for code in redetect(path.read_bytes())]
+        result.frames_checked += 1
+        recorded = str(event["card"]).upper()
+        if recorded not in seen:
+            result.discrepancies.append(Discrepancy(
+                "detection", f"event {index} recorded card {recorded}; the detector now sees "
+                f"{', '.join(seen) or 'no card'} in {frame.file}", seq=frame.seq,
+                recorded=recorded, replayed=seen, **where))
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    """A record body as a JSON object, or None when it is not one."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def vision_redetector(model: str | None = None) -> Redetector:
+    """The vision module's detector as a re-detection callable.
+
+    Raises :class:`RedetectUnavailable` saying why when the vision module or its model is absent.
+    """
+    try:
+        import cv2  # the vision module's own dependency; surveillance only borrows it here
+        import numpy as np
+
+        from dealer_assist.vision.detector import CardDetector  # type: ignore
+    except ImportError as error:
+        raise RedetectUnavailable(
+            f"re-detection needs the vision module (dealer_assist.vision) and OpenCV: {error}"
+        ) from None
+    try:
+        detector = CardDetector(model) if model else CardDetector()
+    except ValueError as error:
+        raise RedetectUnavailable(f"the card detector cannot be loaded: {error}") from None
+
+    def redetect(image: bytes) -> list[str]:
+        frame = cv2.imdecode(np.frombuffer(image, np.uint8), cv2.IMREAD_COLOR)
+        if frame is None:
+            return []
+        return [observation.card for observation in detector.detect(frame)]
+
+    return redetect
+
+
+class RedetectUnavailable(RuntimeError):
+    """Re-detection was asked for but no detector can be loaded here."""
+
+
+@dataclass
+class ReplayReport:
+    """The whole replay: per-round results, chain verification and totals."""
+
+    rounds: list[RoundReplay]
+    chain: list[Discrepancy] | None
+    records_checked: int
+    head_seq: int
+    head_hash: str
+
+    @property
+    def discrepancies(self) -> list[Discrepancy]:
+        found = list(self.chain or [])
+        for round_replay in self.rounds:
+            found.extend(round_replay.discrepancies)
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rounds": [r.to_json() for r in self.rounds],
+            "verified": self.chain is not None,
+            "records_checked": self.records_checked,
+            "chain": [d.to_json() for d in self.chain or []],
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "discrepancies": len(self.discrepancies),
+            "clean": not self.discrepancies,
+        }
+
+
+def parse_anchor(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` (a chain head written down earlier) -> (seq, hash)."""
+    seq, _, digest = text.partition(":")
+    digest = digest.strip().lower()
+    if not seq.strip().isdigit() or len(digest) != 64 or not all(
+        c in "0123456789abcdef" for c in digest
+    ):
+        raise ValueError(f"anchor {text!r} must be SEQ:HASH (a record number and 64 hex digits)")
+    return int(seq), digest
+
+
+def check_anchors(store: RecordingStore, anchors: Sequence[tuple[int, str]]) -> list[Discrepancy]:
+    """Heads noted outside the recording must still be in its chain, unchanged.
+
+    This is what catches records cut off the end, or a chain rewritten after the anchor.
+    """
+    found = []
+    for seq, digest in anchors:
+        record = store.record(seq)
+        if record is None:
+            found.append(Discrepancy(
+                "chain", f"anchored record {seq} is gone: the chain was cut short", seq=seq,
+                recorded=digest))
+        elif record.hash != digest:
+            found.append(Discrepancy(
+                "chain", f"{record.describe()} no longer has the anchored hash: the chain was "
+                "rewritten", seq=seq, recorded=digest, replayed=record.hash))
+    return found
+
+
+def replay(store: RecordingStore, *, round_id: str | None = None, verify: bool = False,
+           redetect: Redetector | None = None,
+           anchors: Sequence[tuple[int, str]] = ()) -> ReplayReport:
+    """Replay the recording (or the rounds called ``round_id``), verifying the chain if asked.
+
+    ``anchors`` are (seq, hash) chain heads noted earlier outside the recording; they are checked
+    when verifying.
+    """
+    results = []
+    for key in round_keys(store, round_id):
+        data = load_round(store, key)
+        if data is not None:
+            results.append(replay_round(data, redetect, store))
+    chain, checked = verify_chain(store) if verify else (None, 0)
+    if chain is not None:
+        chain.extend(check_anchors(store, anchors))
+    head_seq, head_hash = store.head()
+    return ReplayReport(results, chain, checked, head_seq, head_hash)

@@ -1,0 +1,218 @@
+"""The incident report: one self-contained HTML file (images embedded) for a disputed round."""
+
+from __future__ import annotations
+
+import base64
+import json
+from html import escape
+from typing import Any
+
+from dealer_assist.surveillance.replay import RoundReplay
+from dealer_assist.surveillance.store import RecordingError
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#111}
+h1{font-size:20px}h2{font-size:16px;border-bottom:1px solid #ccc;margin-top:28px}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}
+.num{text-align:right;font-family:monospace}.bad{color:#b00;font-weight:bold}.ok{color:#070}
+figure{display:inline-block;margin:8px;vertical-align:top}figcaption{font-size:12px}
+svg{max-width:640px;height:auto;border:1px solid #999}code{font-size:12px}
+"""
+
+
+def incident_report_html(view: dict[str, Any], replayed: RoundReplay,
+                         images: dict[int, tuple[bytes, str]], *, exported_by: str,
+                         exported_at: str, chain_head: tuple[int, str]) -> str:
+    """The report for a round (a :func:`~dealer_assist.surveillance.query.round_view` dict)."""
+    title = f"Incident report: round {view['round']} on table {view['table']}"
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        "<table>",
+        _row("Recording round key", f"#{view['key']}"),
+        _row("Status", view["status"]),
+        _row("Started", view["started_at"]),
+        _row("Exported by", exported_by),
+        _row("Exported at", exported_at),
+        _row("Chain head when exported", f"record {chain_head[0]}, SHA-256 {chain_head[1]}"),
+        "</table>",
+        _replay_section(replayed),
+        _settlement_section(view.get("settlement")),
+        _events_section(view, images),
+        _alarm_section(view),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def _row(name: str, value: Any) -> str:
+    return f"<tr><th>{escape(name)}</th><td>{escape(str(value))}</td></tr>"
+
+
+def _replay_section(replayed: RoundReplay) -> str:
+    if not replayed.discrepancies:
+        verdict = ("<p class='ok'>Re-settled with today's engine: matches the recorded "
+                   "settlement.</p>")
+        if replayed.replayed is None:
+            verdict = "<p>No recorded settlement to compare (round not settled).</p>"
+        return "<h2>Replay</h2>" + verdict
+    items = "".join(f"<li>{escape(d.text())}</li>" for d in replayed.discrepancies)
+    return f"<h2>Replay</h2><p class='bad'>Discrepancies:</p><ul>{items}</ul>"
+
+
+def _settlement_section(settlement: dict[str, Any] | None) -> str:
+    if not settlement:
+        return "<h2>Settlement</h2><p>None recorded.</p>"
+    dealer = settlement.get("dealer") or {}
+    rows = [
+        "<h2>Settlement</h2>",
+        f"<p>Dealer: {escape(' '.join(dealer.get('cards') or []))} "
+        f"(total {escape(str(dealer.get('total')))})</p>",
+        "<table><tr><th>Seat</th><th>Hand</th><th>Cards</th><th>Outcome</th><th>Bonus</th>"
+        "<th>Net</th></tr>",
+    ]
+    for seat in settlement.get("seats") or []:
+        for number, hand in enumerate(seat.get("hands") or []):
+            rows.append(
+                f"<tr><td>{escape(str(seat.get('seat')))}</td><td>{number}</td>"
+                f"<td>{escape(' '.join(hand.get('cards') or []))}</td>"
+                f"<td>{escape(str(hand.get('outcome')))}</td>"
+                f"<td>{escape(str(hand.get('bonus') or ''))}</td>"
+                f"<td class='num'>{escape(str(hand.get('net')))}</td></tr>")
+        for line in seat.get("lines") or []:
+            if line.get("hand") is None or line.get("kind") in ("super-bonus", "match"):
+                rows.append(
+                    f"<tr><td>{escape(str(seat.get('seat')))}</td><td></td><td></td>"
+                    f"<td colspan='2'>{escape(str(line.get('reason')))}</td>"
+                    f"<td class='num'>{escape(str(line.get('amount')))}</td></tr>")
+        rows.append(f"<tr><th colspan='5'>Seat {escape(str(seat.get('seat')))} net</th>"
+                    f"<th class='num'>{escape(str(seat.get('net')))}</th></tr>")
+    rows.append(f"<tr><th colspan='5'>Round net (players)</th>"
+                f"<th class='num'>{escape(str(settlement.get('net')))}</th></tr></table>")
+    return "".join(rows)
+
+
+def _events_section(view: dict[str, Any], images: dict[int, tuple[bytes, str]]) -> str:
+    frames_at: dict[int, list[dict[str, Any]]] = {}
+    for frame in view["frames"]:
+        frames_at.setdefault(frame["event_index"], []).append(frame)
+    screens_at: dict[int, list[dict[str, Any]]] = {}
+    for screen in view["screens"]:
+        screens_at.setdefault(screen.get("event_index"), []).append(screen)
+    rows = ["<h2>Events, frames and screens</h2><table><tr><th>#</th><th>Time</th>"
+            "<th>Event</th><th>Frames</th></tr>"]
+    for event in view["events"]:
+        index = event["index"]
+        figures = "".join(_figure(frame, images) for frame in frames_at.get(index, []))
+        screens = "".join(
+            f"<details><summary>screen</summary><code>{escape(json.dumps(s.get('snapshot')))}"
+            "</code></details>" for s in screens_at.get(index, []))
+        rows.append(f"<tr><td>{index}</td><td>{escape(event['at'])}</td>"
+                    f"<td><code>{escape(json.dumps(event['event']))}</code>{screens}</td>"
+                    f"<td>{figures}</td></tr>")
+    rows.append("</table>")
+    loose = [f for f in view["frames"] if f["event_index"] is None]
+    if loose:
+        rows.append("<h3>Frames not tied to an event</h3>")
+        rows.extend(_figure(frame, images) for frame in loose)
+    return "".join(rows)
+
+
+def _alarm_section(view: dict[str, Any]) -> str:
+    alarms = view.get("alarms") or []
+    notes = view.get("notes") or []
+    if not alarms and not notes:
+        return "<h2>Alarms</h2><p>None.</p>"
+    items = [f"<li>{escape(str(a.get('at')))} {escape(str(a.get('kind')))}: "
+             f"{escape(str(a.get('text')))}</li>" for a in alarms]
+    items += [f"<li class='bad'>{escape(str(n.get('reason')))}</li>" for n in notes]
+    return f"<h2>Alarms and notes</h2><ul>{''.join(items)}</ul>"
+
+
+def _figure(frame: dict[str, Any], images: dict[int, tuple[bytes, str]]) -> str:
+    caption = f"frame record {frame['seq']} at {frame['at']}, SHA-256 {frame['sha256'][:16]}…"
+    if frame["seq"] not in images:
+        why = "pruned by retention" if frame.get("pruned") else "file missing"
+        return (f"<figure><p class='bad'>({why})</p>"
+                f"<figcaption>{escape(caption)}</figcaption></figure>")
+    data, media_type = images[frame["seq"]]
+    return (f"<figure>{annotated_svg(frame, data, media_type)}"
+            f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def annotated_svg(frame: dict[str, Any], data: bytes, media_type: str) -> str:
+    """An inline SVG: the image (base64) with its zones and detections drawn on top."""
+    if media_type not in ("image/jpeg", "image/png"):
+        raise RecordingError(f"frame {frame['seq']} has unexpected media type {media_type!r}")
+    width, height = frame.get("width") or 1280, frame.get("height") or 720
+    encoded = base64.b64encode(data).decode("ascii")
+    shapes = [f"<image href='data:{media_type};base64,{encoded}' width='{width}' "
+              f"height='{height}'/>"]
+    zones, detections = split_detections(frame.get("detections"))
+    for zone in zones:
+        points = " ".join(f"{float(x):.1f},{float(y):.1f}" for x, y in zone["points"])
+        shapes.append(f"<polygon points='{points}' fill='none' stroke='#ff0' stroke-width='2'/>")
+        x, y = zone["points"][0]
+        shapes.append(_label(x + 4, y + 22, zone["name"], "#ff0"))
+    for item in detections:
+        if item.get("box"):
+            x1, y1, x2, y2 = item["box"]
+            shapes.append(f"<rect x='{x1:.1f}' y='{y1:.1f}' width='{x2 - x1:.1f}' "
+                          f"height='{y2 - y1:.1f}' fill='none' stroke='#0f0' stroke-width='3'/>")
+        if item.get("point"):
+            x, y = item["point"]
+            shapes.append(f"<circle cx='{x:.1f}' cy='{y:.1f}' r='10' fill='none' "
+                          "stroke='#0f0' stroke-width='3'/>")
+        anchor = item.get("box") or item.get("point")
+        if anchor:
+            shapes.append(_label(anchor[0], anchor[1] - 6, item["label"], "#0f0"))
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
+            f"width='{width}' height='{height}'>{''.join(shapes)}</svg>")
+
+
+def _label(x: float, y: float, text: str, colour: str) -> str:
+    return (f"<text x='{float(x):.1f}' y='{float(y):.1f}' fill='{colour}' font-size='22' "
+            f"font-family='monospace' stroke='#000' stroke-width='0.6'>{escape(text)}</text>")
+
+
+def split_detections(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Zones and detections from a frame's recorded detections, in any of the accepted forms.
+
+    Accepted: a list of detections, or ``{"detections": [...], "zones": [...]}``. A detection
+    has a label (``card``/``label``) and a ``box`` ``[x1, y1, x2, y2]`` and/or a point
+    (``x``, ``y``, as the vision module's card observations have). A zone has a ``name`` and a
+    ``polygon`` (or ``points``) of ``[x, y]`` pairs. Anything else is ignored for drawing.
+    """
+    items: Any = raw
+    zones_raw: Any = []
+    if isinstance(raw, dict):
+        items, zones_raw = raw.get("detections") or [], raw.get("zones") or []
+    detections: list[dict[str, Any]] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        label = str(item.get("card") or item.get("label") or "?")
+        confidence = item.get("confidence")
+        if isinstance(confidence, int | float):
+            label += f" {confidence:.2f}"
+        box = _numbers(item.get("box") or item.get("xyxy"), 4)
+        point = _numbers([item.get("x"), item.get("y")], 2)
+        if box or point:
+            detections.append({"label": label, "box": box, "point": point})
+    zones: list[dict[str, Any]] = []
+    for zone in zones_raw if isinstance(zones_raw, list) else []:
+        if not isinstance(zone, dict):
+            continue
+        points = zone.get("polygon") or zone.get("points")
+        pairs = [_numbers(p, 2) for p in points] if isinstance(points, list) else []
+        if len(pairs) >= 3 and all(pairs):
+            zones.append({"name": str(zone.get("name", "")), "points": pairs})
+    return zones, detections
+
+
+def _numbers(value: Any, count: int) -> list[float] | None:
+    if (isinstance(value, list) and len(value) == count
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)):
+        return [float(v) for v in value]
+    return None

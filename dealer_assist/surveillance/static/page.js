@@ -1,0 +1,263 @@
+// The surveillance page: login, search, step through a round, replay, export. No dependencies.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SVG = "http://www.w3.org/2000/svg";
+let current = null;   // the round view being shown
+let step = 0;         // the event index shown
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { credentials: "same-origin", ...options });
+  if (response.status === 401 && path !== "/api/login") { showLogin(); throw new Error("log in"); }
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.detail || response.statusText);
+  return body;
+}
+
+function cell(row, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text === null || text === undefined ? "" : String(text);
+  if (cls) td.className = cls;
+  row.appendChild(td);
+  return td;
+}
+
+function showLogin() { $("login-view").hidden = false; $("app-view").hidden = true;
+  $("logout").hidden = true; $("who").textContent = ""; }
+
+function showApp(me) {
+  $("login-view").hidden = true; $("app-view").hidden = false; $("logout").hidden = false;
+  $("who").textContent = `${me.name} (${me.role})`;
+  search();
+}
+
+$("login-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("login-error").textContent = "";
+  try {
+    const me = await api("/api/login", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ name: $("login-name").value, password: $("login-password").value }) });
+    $("login-password").value = "";
+    showApp(me);
+  } catch (err) { $("login-error").textContent = err.message; }
+});
+
+$("logout").addEventListener("click", async () => { await api("/api/logout", { method: "POST" }); showLogin(); });
+
+document.querySelectorAll(".tab").forEach((button) => button.addEventListener("click", () => {
+  document.querySelectorAll(".tab-body").forEach((body) => { body.hidden = body.id !== button.dataset.tab; });
+  if (button.dataset.tab === "stats-tab") loadStats();
+  if (button.dataset.tab === "storage-tab") loadStorage();
+  if (button.dataset.tab === "access-tab") loadAccess();
+}));
+
+function isoFromLocal(value) { return value ? value + ":00Z" : ""; }  // inputs are read as UTC
+
+async function search() {
+  const form = new FormData($("search-form"));
+  const params = new URLSearchParams();
+  for (const [name, value] of form.entries()) {
+    if (!value) continue;
+    params.set(name, name === "since" || name === "until" ? isoFromLocal(value) : value);
+  }
+  let body;
+  try { body = await api("/api/rounds?" + params.toString()); }
+  catch (err) { $("search-count").textContent = err.message; return; }
+  fillSelect($("f-table"), body.tables);
+  fillSelect($("f-alarm"), body.alarm_kinds);
+  $("search-count").textContent = `${body.rounds.length} round(s)`;
+  const tbody = $("results").tBodies[0];
+  tbody.replaceChildren();
+  for (const r of body.rounds) {
+    const row = tbody.insertRow();
+    row.dataset.key = r.key;
+    row.className = "result";
+    [r.table, r.round, r.started_at, r.dealer, r.status, r.net, r.max_payout, r.frames, r.alarms]
+      .forEach((v, i) => cell(row, v, i >= 5 ? "num" : ""));
+    row.addEventListener("click", () => openRound(r.key));
+  }
+}
+
+function fillSelect(select, values) {
+  const known = new Set([...select.options].map((o) => o.value));
+  for (const value of values) {
+    if (known.has(value)) continue;
+    const option = document.createElement("option");
+    option.value = value; option.textContent = value; select.appendChild(option);
+  }
+}
+
+$("search-form").addEventListener("submit", (e) => { e.preventDefault(); search(); });
+
+async function openRound(key) {
+  current = await api(`/api/rounds/${key}`);
+  $("round-view").hidden = false;
+  $("round-title").textContent = `Round ${current.round} on ${current.table} (#${current.key}, ${current.status})`;
+  $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
+  $("replay-result").textContent = "";
+  $("export-link").href = `/api/rounds/${key}/export`;
+  const framed = new Set(current.frames.map((f) => f.event_index));
+  const log = $("event-log");
+  log.replaceChildren();
+  current.events.forEach((e) => {
+    const li = document.createElement("li");
+    li.textContent = `${e.at.slice(11, 23)} ${JSON.stringify(e.event)}`;
+    if (framed.has(e.index)) li.classList.add("has-frame");
+    li.addEventListener("click", () => show(e.index));
+    log.appendChild(li);
+  });
+  const alarms = $("alarm-list");
+  alarms.replaceChildren();
+  current.alarms.forEach((a) => { const li = document.createElement("li");
+    li.textContent = `${a.at} ${a.kind}: ${a.text}`; alarms.appendChild(li); });
+  fillSettlement(current.settlement);
+  $("step-slider").max = current.events.length - 1;
+  show(0);
+  $("round-view").scrollIntoView();
+}
+
+function fillSettlement(settlement) {
+  const tbody = $("settlement").tBodies[0];
+  tbody.replaceChildren();
+  if (!settlement) { cell(tbody.insertRow(), "no settlement recorded"); return; }
+  for (const seat of settlement.seats || []) {
+    (seat.hands || []).forEach((hand, i) => {
+      const row = tbody.insertRow();
+      [seat.seat, i, (hand.cards || []).join(" "), hand.outcome, hand.bonus || "", hand.net]
+        .forEach((v, j) => cell(row, v, j === 5 ? "num" : ""));
+    });
+    const total = tbody.insertRow();
+    cell(total, `seat ${seat.seat} net`); cell(total, ""); cell(total, ""); cell(total, "");
+    cell(total, ""); cell(total, seat.net, "num");
+  }
+  const dealer = tbody.insertRow();
+  cell(dealer, "dealer"); cell(dealer, "");
+  cell(dealer, ((settlement.dealer || {}).cards || []).join(" "));
+  cell(dealer, `total ${(settlement.dealer || {}).total}`); cell(dealer, "");
+  cell(dealer, settlement.net, "num");
+}
+
+// The frame for an event: the latest at or before it, a key frame (with detections) first.
+function frameAt(index) {
+  let best = null;
+  for (const f of current.frames) {
+    if (f.event_index === null || f.event_index > index) continue;
+    if (!best || f.event_index > best.event_index || (f.event_index === best.event_index && f.key && !best.key)) best = f;
+  }
+  return best;
+}
+
+function show(index) {
+  step = Math.max(0, Math.min(index, current.events.length - 1));
+  $("step-slider").value = step;
+  $("step-label").textContent = `event ${step} of ${current.events.length - 1}`;
+  [...$("event-log").children].forEach((li, i) => li.classList.toggle("current", i === step));
+  const frame = frameAt(step);
+  const box = $("frame-box");
+  box.replaceChildren();
+  if (!frame) {
+    const p = document.createElement("p"); p.id = "frame-empty"; p.textContent = "No frame at this event.";
+    box.appendChild(p); $("frame-caption").textContent = "";
+  } else if (frame.pruned) {
+    const p = document.createElement("p"); p.id = "frame-empty"; p.textContent = "Frame pruned by retention.";
+    box.appendChild(p);
+  } else {
+    const img = document.createElement("img");
+    img.src = `/api/frames/${frame.seq}`; img.alt = `frame ${frame.seq}`; img.className = "frame-image";
+    box.appendChild(img);
+    box.appendChild(overlay(frame));
+    $("frame-caption").textContent =
+      `frame record ${frame.seq} at event ${frame.event_index} (${frame.at}), SHA-256 ${frame.sha256.slice(0, 16)}…`;
+  }
+  const screens = current.screens.filter((s) => s.event_index !== undefined && s.event_index <= step);
+  $("screen-box").textContent = screens.length ? "screen: " + JSON.stringify(screens[screens.length - 1].snapshot, null, 1) : "";
+}
+
+function numbers(value, count) {
+  return Array.isArray(value) && value.length === count && value.every((v) => typeof v === "number") ? value : null;
+}
+
+function overlay(frame) {
+  const width = frame.width || 1280, height = frame.height || 720;
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("preserveAspectRatio", "none");
+  let items = frame.detections, zones = [];
+  if (items && !Array.isArray(items) && typeof items === "object") { zones = items.zones || []; items = items.detections || []; }
+  const add = (name, attrs, text) => {
+    const el = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    if (text) el.textContent = text;
+    svg.appendChild(el);
+  };
+  for (const zone of Array.isArray(zones) ? zones : []) {
+    const pts = (zone.polygon || zone.points || []).filter((p) => numbers(p, 2));
+    if (pts.length < 3) continue;
+    add("polygon", { points: pts.map((p) => p.join(",")).join(" "), fill: "none", stroke: "#ff0", "stroke-width": 2, class: "zone" });
+    add("text", { x: pts[0][0] + 4, y: pts[0][1] + 22, fill: "#ff0", "font-size": 22 }, zone.name || "");
+  }
+  for (const item of Array.isArray(items) ? items : []) {
+    if (!item || typeof item !== "object") continue;
+    let label = String(item.card || item.label || "?");
+    if (typeof item.confidence === "number") label += " " + item.confidence.toFixed(2);
+    const box = numbers(item.box || item.xyxy, 4);
+    const point = numbers([item.x, item.y], 2);
+    if (box) add("rect", { x: box[0], y: box[1], width: box[2] - box[0], height: box[3] - box[1], fill: "none", stroke: "#0f0", "stroke-width": 3, class: "detection" });
+    if (point) add("circle", { cx: point[0], cy: point[1], r: 10, fill: "none", stroke: "#0f0", "stroke-width": 3, class: "detection" });
+    const anchor = box || point;
+    if (anchor) add("text", { x: anchor[0], y: anchor[1] - 6, fill: "#0f0", "font-size": 22, "font-family": "monospace" }, label);
+  }
+  return svg;
+}
+
+$("step-first").addEventListener("click", () => show(0));
+$("step-prev").addEventListener("click", () => show(step - 1));
+$("step-next").addEventListener("click", () => show(step + 1));
+$("step-last").addEventListener("click", () => show(current.events.length - 1));
+$("step-slider").addEventListener("input", (e) => show(Number(e.target.value)));
+
+$("replay-button").addEventListener("click", async () => {
+  const result = await api(`/api/rounds/${current.key}/replay`);
+  const out = $("replay-result");
+  if (result.texts.length) { out.className = "error"; out.textContent = result.texts.join("\n"); }
+  else { out.className = "ok"; out.textContent = result.replayed ? "Replay matches the recorded settlement." : "Nothing to compare: the round has no settlement."; }
+});
+
+async function loadStats() {
+  const body = await api("/api/stats?by=" + encodeURIComponent($("stats-by").value));
+  const tbody = $("stats").tBodies[0];
+  tbody.replaceChildren();
+  const by = $("stats-by").value.split(",");
+  for (const g of body.groups) {
+    const row = tbody.insertRow();
+    cell(row, by.map((k) => g[k]).join(" / ")); cell(row, g.rounds, "num"); cell(row, g.rounds_per_hour, "num");
+    cell(row, Object.entries(g.hands_per_seat).map(([k, v]) => `${k}:${v}`).join(" "));
+    cell(row, Object.entries(g.payouts).map(([k, v]) => `${k} ${v}`).join(", "));
+    cell(row, Object.entries(g.alarms).map(([k, v]) => `${k} ${v}`).join(", "));
+    cell(row, g.paid, "num"); cell(row, g.taken, "num"); cell(row, g.house_net, "num");
+  }
+}
+$("stats-by").addEventListener("change", loadStats);
+
+async function loadStorage() {
+  const body = await api("/api/storage");
+  $("storage-summary").textContent = `${body.bytes_on_disk} bytes on disk; ${body.hours_of_play} hour(s) of play; ${body.bytes_per_hour_of_play} bytes per hour of play`;
+  const tbody = $("storage").tBodies[0];
+  tbody.replaceChildren();
+  for (const h of body.hours) {
+    const row = tbody.insertRow();
+    [h.table, h.hour, h.rounds, h.records, h.frames, h.record_bytes + h.frame_bytes].forEach((v, i) => cell(row, v, i > 1 ? "num" : ""));
+  }
+}
+
+async function loadAccess() {
+  const body = await api("/api/access");
+  const tbody = $("access").tBodies[0];
+  tbody.replaceChildren();
+  for (const e of body.entries) {
+    const row = tbody.insertRow();
+    [e.seq, e.at, e.user, e.action, JSON.stringify(e.target)].forEach((v) => cell(row, v));
+  }
+}
+
+api("/api/me").then(showApp).catch(() => showLogin());

@@ -1,0 +1,505 @@
+"""The recording directory: an append-only, hash-chained record store indexed by SQLite.
+
+Layout of a recording directory::
+
+    index.sqlite          records (the hash chain) + search indexes + operators
+    frames/DAY/TABLE/...  key frames and video frames (JPEG/PNG), named by round, event and hash
+
+Every record is one row of ``records``; its ``hash`` is SHA-256 of the previous record's hash
+(ASCII hex) followed by the record's canonical bytes (:func:`canonical_bytes`). Everything else in
+the database (rounds, seats, frames, alarms) is an index rebuilt from the records on upgrade, so the
+chain alone is the evidence. Each append is its own transaction and, with ``synchronous=FULL``,
+is on disk when :meth:`RecordingStore.append` returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 2
+HASH_FORMAT = 2  # how new records are hashed (see canonical_bytes)
+GENESIS_HASH = "0" * 64
+INDEX_NAME = "index.sqlite"
+FRAMES_DIR = "frames"
+
+Clock = Callable[[], datetime]
+
+
+class RecordingError(ValueError):
+    """A recording directory that cannot be opened or a record that cannot be written."""
+
+    def __init__(self, message: str, path: Path | str | None = None):
+        self.path = path
+        super().__init__(f"{path}: {message}" if path is not None else message)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def format_time(moment: datetime) -> str:
+    """UTC timestamp text that sorts as it reads: ``2026-11-29T13:05:07.123Z``."""
+    if moment.tzinfo is None:
+        raise RecordingError(f"timestamps must carry a time zone, got naive {moment!r}")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def parse_time(text: str) -> datetime:
+    """Inverse of :func:`format_time`; also accepts any ISO 8601 text with a zone or ``Z``."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def canonical_json(value: Any) -> str:
+    """The one JSON text a value is stored as (sorted keys, compact, Decimal as string)."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_json_default
+    )
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__} {value!r}")
+
+
+def cents(amount: str | Decimal) -> int:
+    """Exact integer cents of a money amount (for indexed comparisons)."""
+    return int((Decimal(str(amount)) * 100).to_integral_exact())
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One stored record, exactly as it is chained."""
+
+    seq: int
+    at: str
+    table: str | None
+    round_key: int | None
+    round_id: str | None
+    kind: str
+    body_text: str
+    file: str | None
+    sha256: str | None
+    hash_format: int
+    prev_hash: str
+    hash: str
+
+    @property
+    def body(self) -> Any:
+        return json.loads(self.body_text)
+
+    def describe(self) -> str:
+        """How a person names this record: ``record 57 (frame, round sb-1 on T1)``."""
+        where = []
+        if self.round_id is not None or self.round_key is not None:
+            where.append(f"round {self.round_id or '#' + str(self.round_key)}")
+        if self.table:
+            where.append(f"on {self.table}")
+        return f"record {self.seq} ({self.kind}{', ' + ' '.join(where) if where else ''})"
+
+
+def canonical_bytes(record: Record) -> bytes:
+    """The bytes of a record that its hash covers, in the hash format it was written with.
+
+    Format 1 (schema 1) covered seq, time, round id, kind, body and file hash; format 2 adds the
+    table, the round key and the file path. Old records keep their format after an upgrade.
+    """
+    if record.hash_format == 1:
+        fields: dict[str, Any] = {
+            "seq": record.seq,
+            "at": record.at,
+            "round": record.round_id,
+            "kind": record.kind,
+            "body": record.body_text,
+            "sha256": record.sha256,
+        }
+    elif record.hash_format == 2:
+        fields = {
+            "v": 2,
+            "seq": record.seq,
+            "at": record.at,
+            "table": record.table,
+            "round_key": record.round_key,
+            "round": record.round_id,
+            "kind": record.kind,
+            "body": record.body_text,
+            "file": record.file,
+            "sha256": record.sha256,
+        }
+    else:
+        raise RecordingError(f"record {record.seq} has unknown hash format {record.hash_format}")
+    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def chain_hash(prev_hash: str, payload: bytes) -> str:
+    return hashlib.sha256(prev_hash.encode("ascii") + payload).hexdigest()
+
+
+SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL, applied_at TEXT NOT NULL, note TEXT);
+CREATE TABLE IF NOT EXISTS records (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    table_id TEXT,
+    round_key INTEGER,
+    round_id TEXT,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    file TEXT,
+    sha256 TEXT,
+    hash_format INTEGER NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS records_round ON records(round_key, seq);
+CREATE INDEX IF NOT EXISTS records_kind ON records(kind, seq);
+CREATE TABLE IF NOT EXISTS rounds (
+    round_key INTEGER PRIMARY KEY,
+    table_id TEXT NOT NULL,
+    round_id TEXT,
+    dealer TEXT,
+    started_at TEXT NOT NULL,
+    ended_at TEXT,
+    status TEXT NOT NULL,
+    note TEXT,
+    net_cents INTEGER,
+    max_payout_cents INTEGER,
+    events INTEGER NOT NULL DEFAULT 0,
+    frames INTEGER NOT NULL DEFAULT 0,
+    alarms INTEGER NOT NULL DEFAULT 0,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rounds_table_time ON rounds(table_id, started_at);
+CREATE INDEX IF NOT EXISTS rounds_id ON rounds(round_id);
+CREATE TABLE IF NOT EXISTS round_seats (
+    round_key INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    player TEXT,
+    wager_cents INTEGER NOT NULL,
+    net_cents INTEGER NOT NULL,
+    hands INTEGER NOT NULL,
+    PRIMARY KEY (round_key, seat));
+CREATE TABLE IF NOT EXISTS payout_lines (
+    round_key INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    amount_cents INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS payout_lines_round ON payout_lines(round_key);
+CREATE TABLE IF NOT EXISTS frames (
+    seq INTEGER PRIMARY KEY,
+    round_key INTEGER,
+    table_id TEXT,
+    at TEXT NOT NULL,
+    event_index INTEGER,
+    file TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    media_type TEXT NOT NULL,
+    width INTEGER,
+    height INTEGER,
+    key INTEGER NOT NULL,
+    pruned_at TEXT);
+CREATE INDEX IF NOT EXISTS frames_round ON frames(round_key, event_index);
+CREATE TABLE IF NOT EXISTS alarms (
+    seq INTEGER PRIMARY KEY,
+    round_key INTEGER,
+    table_id TEXT,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS alarms_kind ON alarms(kind);
+CREATE TABLE IF NOT EXISTS operators (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL,
+    password TEXT NOT NULL,
+    created_at TEXT NOT NULL);
+"""
+
+INDEX_TABLES = ("rounds", "round_seats", "payout_lines", "frames", "alarms")
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class RecordingStore:
+    """An open recording directory: appends chained records and answers queries.
+
+    Opening upgrades an older schema in place (see :data:`SCHEMA_VERSION`).
+    """
+
+    def __init__(self, directory: Path | str, *, create: bool = False, clock: Clock = utc_now):
+        self.directory = Path(directory)
+        self.clock = clock
+        db_path = self.directory / INDEX_NAME
+        if not db_path.is_file():
+            if not create:
+                raise RecordingError(
+                    f"not a recording directory (no {INDEX_NAME})", self.directory
+                )
+            self.directory.mkdir(parents=True, exist_ok=True)
+        self.db_path = db_path
+        try:
+            self.conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            self.conn.execute("PRAGMA busy_timeout=30000")
+            self._open_schema()
+        except sqlite3.DatabaseError as error:
+            raise RecordingError(f"cannot open the index database: {error}", db_path) from None
+
+    # -- schema -------------------------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        tables = {
+            row[0]
+            for row in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if "schema_version" not in tables:
+            return 0
+        row = self.conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+
+    def _open_schema(self) -> None:
+        from dealer_assist.surveillance.schema import upgrade
+
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            raise RecordingError(
+                f"recording schema {version} is newer than this program reads "
+                f"({SCHEMA_VERSION}): upgrade dealer-assist",
+                self.db_path,
+            )
+        if version == SCHEMA_VERSION:
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            if version == 0:
+                for statement in _statements(SCHEMA_V2):
+                    self.conn.execute(statement)
+                self.conn.execute(
+                    "INSERT INTO schema_version VALUES (?, ?, ?)",
+                    (SCHEMA_VERSION, format_time(self.clock()), "created"),
+                )
+            else:
+                upgrade(self, version)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def append(
+        self,
+        kind: str,
+        body: Any,
+        *,
+        table: str | None = None,
+        round_key: int | None = None,
+        round_id: str | None = None,
+        file: str | None = None,
+        sha256: str | None = None,
+    ) -> Record:
+        """Chain one record after the last one and index it, in one durable transaction."""
+        body_text = canonical_json(body)
+        conn = self.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            seq, prev_hash = self.head()
+            seq += 1
+            if kind == "round":
+                round_key = self._next_round_key()
+            partial = Record(
+                seq, format_time(self.clock()), table, round_key, round_id, kind, body_text,
+                file, sha256, HASH_FORMAT, prev_hash, "",
+            )
+            record = replace(partial, hash=chain_hash(prev_hash, canonical_bytes(partial)))
+            conn.execute(
+                "INSERT INTO records (seq, at, table_id, round_key, round_id, kind, body, file,"
+                " sha256, hash_format, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (record.seq, record.at, record.table, record.round_key, record.round_id,
+                 record.kind, record.body_text, record.file, record.sha256, record.hash_format,
+                 record.prev_hash, record.hash),
+            )
+            index_record(conn, record)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return record
+
+    def _next_round_key(self) -> int:
+        row = self.conn.execute("SELECT MAX(round_key) FROM records").fetchone()
+        return int(row[0] or 0) + 1
+
+    def write_file(self, relative: str, data: bytes) -> None:
+        """Write a frame file durably (temporary name, fsync, rename, fsync the folder)."""
+        target = self.directory / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(target.name + ".part")
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+        _fsync_dir(target.parent)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def records(
+        self, *, round_key: int | None = None, kinds: tuple[str, ...] = ()
+    ) -> Iterator[Record]:
+        """Records in chain order, optionally of one round and/or of some kinds."""
+        sql = "SELECT * FROM records"
+        clauses: list[str] = []
+        params: list[Any] = []
+        if round_key is not None:
+            clauses.append("round_key = ?")
+            params.append(round_key)
+        if kinds:
+            clauses.append(f"kind IN ({','.join('?' * len(kinds))})")
+            params.extend(kinds)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        for row in self.conn.execute(sql + " ORDER BY seq", params):
+            yield record_from_row(row)
+
+    def record(self, seq: int) -> Record | None:
+        row = self.conn.execute("SELECT * FROM records WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else record_from_row(row)
+
+    def head(self) -> tuple[int, str]:
+        """The last record's sequence number and hash (0 and the genesis hash when empty)."""
+        row = self.conn.execute(
+            "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return (0, GENESIS_HASH) if row is None else (row["seq"], row["hash"])
+
+    def rebuild_index(self) -> None:
+        """Empty the search indexes and rebuild them from the chained records (inside a tx)."""
+        for table in INDEX_TABLES:
+            self.conn.execute(f"DELETE FROM {table}")
+        for record in self.records():
+            index_record(self.conn, record)
+
+
+def _statements(script: str) -> list[str]:
+    return [part.strip() for part in script.split(";") if part.strip()]
+
+
+def record_from_row(row: sqlite3.Row) -> Record:
+    return Record(
+        seq=row["seq"], at=row["at"], table=row["table_id"], round_key=row["round_key"],
+        round_id=row["round_id"], kind=row["kind"], body_text=row["body"], file=row["file"],
+        sha256=row["sha256"], hash_format=row["hash_format"], prev_hash=row["prev_hash"],
+        hash=row["hash"],
+    )
+
+
+# -- indexing: one function, used by live appends and by rebuilds -------------------------------
+
+
+def index_record(conn: sqlite3.Connection, record: Record) -> None:
+    """Update the search indexes for one record (the indexes are derived, never evidence)."""
+    kind = record.kind
+    try:
+        body = json.loads(record.body_text)
+    except json.JSONDecodeError:
+        return  # an altered body is reported by verification, not by the index
+    key = record.round_key
+    if kind == "round":
+        extra = body if isinstance(body, dict) else {}
+        dealer = extra.get("dealer_id", extra.get("dealer"))
+        conn.execute(
+            "INSERT OR REPLACE INTO rounds (round_key, table_id, round_id, dealer, started_at,"
+            " status, first_seq, last_seq) VALUES (?,?,?,?,?,?,?,?)",
+            (key, record.table or "", record.round_id, None if dealer is None else str(dealer),
+             record.at, "open", record.seq, record.seq),
+        )
+        return
+    if key is not None:
+        conn.execute("UPDATE rounds SET last_seq = ? WHERE round_key = ?", (record.seq, key))
+    if kind == "event" and key is not None:
+        conn.execute("UPDATE rounds SET events = events + 1 WHERE round_key = ?", (key,))
+    elif kind == "frame" and isinstance(body, dict):
+        conn.execute(
+            "INSERT OR REPLACE INTO frames (seq, round_key, table_id, at, event_index, file,"
+            " sha256, size, media_type, width, height, key) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (record.seq, key, record.table, record.at, body.get("event_index"), record.file,
+             record.sha256, body.get("size", 0), body.get("media_type", ""), body.get("width"),
+             body.get("height"), 1 if body.get("key", True) else 0),
+        )
+        if key is not None:
+            conn.execute("UPDATE rounds SET frames = frames + 1 WHERE round_key = ?", (key,))
+    elif kind == "alarm" and isinstance(body, dict):
+        conn.execute(
+            "INSERT OR REPLACE INTO alarms VALUES (?,?,?,?,?,?)",
+            (record.seq, key, record.table, record.at, str(body.get("kind")),
+             str(body.get("text"))),
+        )
+        if key is not None:
+            conn.execute("UPDATE rounds SET alarms = alarms + 1 WHERE round_key = ?", (key,))
+    elif kind == "settlement" and isinstance(body, dict) and key is not None:
+        _index_settlement(conn, key, record.at, body)
+    elif kind == "partial" and key is not None:
+        reason = body.get("reason") if isinstance(body, dict) else None
+        conn.execute(
+            "UPDATE rounds SET status = 'partial', note = ?, ended_at = ? WHERE round_key = ?",
+            (reason, record.at, key),
+        )
+    elif kind == "prune" and isinstance(body, dict):
+        for seq in body.get("frames", []):
+            conn.execute("UPDATE frames SET pruned_at = ? WHERE seq = ?", (record.at, seq))
+    elif kind == "keyframe" and isinstance(body, dict):
+        conn.execute("UPDATE frames SET key = 1 WHERE seq = ?", (body.get("frame"),))
+
+
+def _index_settlement(conn: sqlite3.Connection, key: int, at: str, body: dict[str, Any]) -> None:
+    try:
+        seats = body.get("seats") or []
+        net = cents(body.get("net", "0"))
+        payouts = [cents(seat["net"]) for seat in seats]
+        conn.execute(
+            "UPDATE rounds SET status = 'settled', ended_at = ?, net_cents = ?,"
+            " max_payout_cents = ? WHERE round_key = ?",
+            (at, net, max(payouts, default=0), key),
+        )
+        conn.execute("DELETE FROM round_seats WHERE round_key = ?", (key,))
+        conn.execute("DELETE FROM payout_lines WHERE round_key = ?", (key,))
+        for seat in seats:
+            conn.execute(
+                "INSERT INTO round_seats VALUES (?,?,?,?,?,?)",
+                (key, int(seat["seat"]), seat.get("player"), cents(seat.get("wager", "0")),
+                 cents(seat["net"]), len(seat.get("hands") or [])),
+            )
+            for line in seat.get("lines") or []:
+                conn.execute(
+                    "INSERT INTO payout_lines VALUES (?,?,?,?)",
+                    (key, int(seat["seat"]), str(line.get("kind")), cents(line.get("amount", "0"))),
+                )
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        conn.execute(
+            "UPDATE rounds SET status = 'settled', ended_at = ?, note = ? WHERE round_key = ?",
+            (at, "settlement could not be indexed", key),
+        )

@@ -1,0 +1,106 @@
+"""The page in headless Chromium: log in, find a round by search, step to its frames.
+
+Needs Debian's chromium at /usr/bin/chromium (``apt-get install -y chromium``); Playwright drives
+it (``playwright install`` cannot download a browser here). Set DEALER_ASSIST_NO_BROWSER=1 to skip
+on a machine without it; otherwise a missing browser fails the test rather than hiding it.
+A screenshot is kept in test-artifacts/surveillance-round.png.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance.access import add_operator
+from dealer_assist.surveillance.web import create_app
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parents[2] / "test-artifacts"
+PASSWORD = "correct horse battery"
+
+if os.environ.get("DEALER_ASSIST_NO_BROWSER") == "1":
+    pytest.skip("DEALER_ASSIST_NO_BROWSER=1", allow_module_level=True)
+
+
+@pytest.fixture
+def server(recording: Path) -> Iterator[str]:
+    store = RecordingStore(recording)
+    add_operator(store, "audrey", PASSWORD, "auditor")
+    store.close()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = uvicorn.Config(create_app(recording), host="127.0.0.1", port=port,
+                            log_level="warning")
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running.started:
+        assert time.monotonic() < deadline, "the page server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> None:
+    assert CHROMIUM.exists(), "install Debian's chromium: apt-get install -y chromium"
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server)
+
+        page.fill("#login-name", "audrey")
+        page.fill("#login-password", "wrong password")
+        page.click("#login-submit")
+        expect(page.locator("#login-error")).to_have_text("wrong operator name or password")
+        expect(page.locator("#app-view")).to_be_hidden()
+
+        page.fill("#login-password", PASSWORD)
+        page.click("#login-submit")
+        expect(page.locator("#who")).to_have_text("audrey (auditor)")
+        expect(page.locator("#search-count")).to_have_text("48 round(s)")
+
+        page.fill("#f-round", "sb-1")
+        page.click("#search-submit")
+        expect(page.locator("#search-count")).to_have_text("1 round(s)")
+        page.locator("#results tbody tr").first.click()
+        expect(page.locator("#round-title")).to_contain_text("Round sb-1 on T1")
+        expect(page.locator("#settlement")).to_contain_text("1215.00")
+        expect(page.locator("#frame-empty")).to_have_text("No frame at this event.")
+
+        page.locator("#event-log li.has-frame").first.click()  # the first card: event 4
+        expect(page.locator("#step-label")).to_have_text("event 4 of 17")
+        image = page.locator("#frame-box img.frame-image")
+        expect(image).to_be_visible()
+        page.wait_for_function(
+            "document.querySelector('#frame-box img').naturalWidth === 480")
+        expect(page.locator("#frame-box svg rect.detection")).to_have_count(1)
+        expect(page.locator("#frame-box svg polygon.zone")).to_have_count(2)
+        expect(page.locator("#frame-box svg text").last).to_have_text("7D 0.97")
+
+        page.click("#step-next")
+        expect(page.locator("#step-label")).to_have_text("event 5 of 17")
+        expect(page.locator("#frame-box svg text").last).to_have_text("KS 0.97")
+        page.click("#replay-button")
+        expect(page.locator("#replay-result")).to_have_text(
+            "Replay matches the recorded settlement.")
+
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "surveillance-round.png"), full_page=True)
+        browser.close()
+    assert errors == []

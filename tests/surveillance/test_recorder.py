@@ -1,0 +1,154 @@
+"""The recorder: what it stores, how it chains, what it refuses, how it resumes."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.roundlog import Bet, CardDealt, RoundStart, read_events, settle_log
+from dealer_assist.rules import Card
+from dealer_assist.surveillance import Recorder, RecorderStateError, RecordingError, RecordingStore
+from dealer_assist.surveillance.replay import load_round, replay, round_keys
+from dealer_assist.surveillance.store import GENESIS_HASH
+from tests.golden import ROUNDS, assert_subset, expected_for
+from tests.surveillance.factory import StepClock, frame_jpeg, golden_logs, record_round
+
+
+def test_golden_rounds_replay_and_verify_clean(recording: Path) -> None:
+    store = RecordingStore(recording)
+    report = replay(store, verify=True)
+    assert report.discrepancies == []
+    assert len(report.rounds) == len(ROUNDS)
+    assert {r.status for r in report.rounds} == {"settled"}
+    assert report.records_checked == store.head()[0]
+
+
+def test_recorded_settlements_are_the_golden_answers(recording: Path) -> None:
+    store = RecordingStore(recording)
+    for key, log in zip(round_keys(store), ROUNDS, strict=True):
+        data = load_round(store, key)
+        assert data is not None and data.settlement is not None
+        assert data.round_id == json.loads(log.read_text().splitlines()[0])["id"]
+        assert_subset(expected_for(log), json.loads(data.settlement.body_text))
+        # the recorded log is the golden log, event for event
+        golden = [e.event for e in read_events(log.read_text().splitlines())]
+        assert [e.event for e in read_events(data.log_lines())] == golden
+
+
+def test_every_record_links_to_the_one_before(recording: Path) -> None:
+    records = list(RecordingStore(recording).records())
+    assert records[0].prev_hash == GENESIS_HASH
+    assert [r.seq for r in records] == list(range(1, len(records) + 1))
+    for before, after in zip(records, records[1:], strict=False):
+        assert after.prev_hash == before.hash
+
+
+def test_frames_are_stored_with_their_hash_and_detections(recording: Path) -> None:
+    store = RecordingStore(recording)
+    frame = next(store.records(kinds=("frame",)))
+    body = frame.body
+    assert body["media_type"] == "image/jpeg" and (body["width"], body["height"]) == (480, 270)
+    assert body["detections"]["detections"][0]["card"]
+    data = (recording / frame.file).read_bytes()
+    import hashlib
+
+    assert hashlib.sha256(data).hexdigest() == frame.sha256
+    assert body["size"] == len(data)
+
+
+def _start() -> RoundStart:
+    return RoundStart("r-1", "h17-ddd-6", {"table": "T1", "dealer_id": "D-1"})
+
+
+def test_calls_out_of_order_are_refused_with_reasons(tmp_path: Path) -> None:
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        with pytest.raises(RecorderStateError, match="no round begun"):
+            recorder.event(Bet(1, Decimal("10")))
+        with pytest.raises(RecorderStateError, match="call begin_round"):
+            recorder.event({"type": "round", "id": "x", "rules": "s17-6"})
+        recorder.begin_round(_start())
+        index = recorder.event(CardDealt(Card.parse("7S")))
+        assert index == 1
+        jpeg, _ = frame_jpeg("7S", 0)
+        with pytest.raises(RecorderStateError, match="card_event_index 5 is not an event"):
+            recorder.frame(jpeg, [], 5)
+        with pytest.raises(RecordingError, match="must be JPEG or PNG.*start with 474946"):
+            recorder.frame(b"GIF89a....", [], 1)
+    with pytest.raises(RecordingError, match="table name 'T 1'"):
+        Recorder.open(tmp_path / "rec", "T 1")
+
+
+def test_opening_a_missing_recording_names_the_directory(tmp_path: Path) -> None:
+    with pytest.raises(RecordingError, match=f"{tmp_path / 'nothing'}.*not a recording"):
+        RecordingStore(tmp_path / "nothing")
+
+
+def test_a_png_frame_is_accepted(tmp_path: Path) -> None:
+    import cv2
+    import numpy as np
+
+    ok, png = cv2.imencode(".png", np.zeros((20, 30, 3), np.uint8))
+    assert ok
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        recorder.begin_round(_start())
+        record = recorder.frame(png.tobytes(), None, 0)
+    assert record.body["media_type"] == "image/png"
+    assert (record.body["width"], record.body["height"]) == (30, 20)
+    assert record.file is not None and record.file.endswith(".png")
+
+
+def test_a_round_begun_over_an_open_one_marks_it_partial(tmp_path: Path) -> None:
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        first = recorder.begin_round(_start())
+        recorder.event(Bet(1, Decimal("10")))
+        second = record_round(recorder, golden_logs(["soft-21-stands"])[0])
+        store = recorder.store
+        assert load_round(store, first).status == "partial"  # type: ignore[union-attr]
+        assert load_round(store, second).status == "settled"  # type: ignore[union-attr]
+        report = replay(store, verify=True)
+    assert report.discrepancies == []
+
+
+def test_restart_marks_the_open_round_partial_and_carries_the_chain_on(tmp_path: Path) -> None:
+    clock = StepClock()
+    recorder = Recorder.open(tmp_path / "rec", "T1", clock=clock)
+    record_round(recorder, golden_logs(["soft-21-stands"])[0])
+    key = recorder.begin_round(_start())
+    recorder.event(Bet(1, Decimal("10")))
+    recorder.close()  # as if the table box stopped mid-round
+    head_before = RecordingStore(tmp_path / "rec").head()
+
+    recorder = Recorder.open(tmp_path / "rec", "T1", clock=clock)
+    records = list(recorder.store.records())
+    assert records[head_before[0]].prev_hash == head_before[1]
+    partial = [r for r in records if r.kind == "partial"]
+    assert [r.round_key for r in partial] == [key]
+    opened = [r for r in records if r.kind == "open"][-1]
+    assert opened.body["partial_rounds"] == [key]
+    record_round(recorder, golden_logs(["surrender-returns-half"])[0])
+    report = replay(recorder.store, verify=True)
+    recorder.close()
+    assert report.discrepancies == []
+    assert [r.status for r in report.rounds] == ["settled", "partial", "settled"]
+
+
+def test_a_settled_round_that_todays_engine_refuses_is_a_discrepancy(tmp_path: Path) -> None:
+    """The table recorded a card where none was due (e.g. a misread); replay names the event."""
+    lines = golden_logs(["soft-21-stands"])[0]
+    logged = list(read_events(lines))
+    settlement = settle_log(lines)
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        recorder.begin_round(logged[0].event)
+        for item in logged[1:-1]:
+            recorder.event(item.event)
+        extra = recorder.event(CardDealt(Card.parse("5C")))
+        recorder.event(logged[-1].event)
+        recorder.end_round(settlement)
+        report = replay(recorder.store, verify=True)
+    [problem] = report.discrepancies
+    assert problem.kind == "refused" and problem.round_id == settlement.round_id
+    assert f"event {extra} " in problem.what and '"5C"' in problem.what
+    assert "refused by today's engine" in problem.what

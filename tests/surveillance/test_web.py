@@ -1,0 +1,160 @@
+"""The surveillance page's API over HTTP: logins, roles, search, round view, export, access log."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance.access import access_log, add_operator, check_password
+from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def client(recording: Path) -> TestClient:
+    store = RecordingStore(recording)
+    add_operator(store, "olga", PASSWORD, "operator")
+    add_operator(store, "audrey", PASSWORD, "auditor")
+    store.close()
+    return TestClient(create_app(recording))
+
+
+def _login(client: TestClient, name: str = "olga") -> None:
+    response = client.post("/api/login", json={"name": name, "password": PASSWORD})
+    assert response.status_code == 200, response.text
+
+
+def test_passwords_are_stored_salted_never_in_clear(recording: Path) -> None:
+    store = RecordingStore(recording)
+    add_operator(store, "a", PASSWORD, "auditor")
+    add_operator(store, "b", PASSWORD, "auditor")
+    stored = [row[0] for row in store.conn.execute("SELECT password FROM operators")]
+    assert len(set(stored)) == 2 and all(PASSWORD not in s for s in stored)
+    assert all(s.startswith("scrypt$16384$8$1$") for s in stored)
+    assert check_password(PASSWORD, stored[0]) and not check_password(PASSWORD + "x", stored[0])
+
+
+def test_missing_login_is_refused_everywhere(client: TestClient) -> None:
+    for path in ("/api/rounds", "/api/rounds/1", "/api/rounds/1/export", "/api/rounds/1/replay",
+                 "/api/frames/3", "/api/stats", "/api/storage", "/api/access", "/api/me"):
+        assert client.get(path).status_code == 401, path
+    client.cookies.set(SESSION_COOKIE, "forged")
+    assert client.get("/api/rounds").status_code == 401
+
+
+def test_wrong_password_and_unknown_name_are_refused_and_logged(client: TestClient,
+                                                                recording: Path) -> None:
+    wrong = client.post("/api/login", json={"name": "olga", "password": "not it at all"})
+    unknown = client.post("/api/login", json={"name": "mallory", "password": PASSWORD})
+    assert wrong.status_code == unknown.status_code == 401
+    assert SESSION_COOKIE not in wrong.cookies
+    assert client.get("/api/rounds").status_code == 401
+    log = access_log(RecordingStore(recording))
+    assert [(e["user"], e["action"]) for e in log[:2]] == [("mallory", "login-refused"),
+                                                          ("olga", "login-refused")]
+
+
+def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
+    _login(client)
+    everything = client.get("/api/rounds").json()
+    assert len(everything["rounds"]) == 48 and everything["tables"] == ["T1"]
+    assert everything["alarm_kinds"] == ["shoe"]
+
+    big = client.get("/api/rounds", params={"payout_above": "999.99"}).json()["rounds"]
+    assert {r["round"] for r in big} >= {"sb-1"}
+    assert all(float(r["max_payout"]) > 999.99 for r in big)  # display check only
+    seat5 = client.get("/api/rounds", params={"seat": 5, "round": "sb-1"}).json()["rounds"]
+    assert [r["round"] for r in seat5] == ["sb-1"]
+    assert client.get("/api/rounds", params={"seat": 6, "round": "sb-1"}).json()["rounds"] == []
+    alarmed = client.get("/api/rounds", params={"alarm": "shoe"}).json()["rounds"]
+    assert len(alarmed) == 10 and all(r["alarms"] == 1 for r in alarmed)
+    assert client.get("/api/rounds", params={"table": "T2"}).json()["rounds"] == []
+    first = everything["rounds"][-1]["started_at"]
+    early = client.get("/api/rounds", params={"until": first}).json()["rounds"]
+    assert len(early) == 1
+    late = client.get("/api/rounds", params={"since": first}).json()["rounds"]
+    assert len(late) == 48
+    bad = client.get("/api/rounds", params={"seat": "two"})
+    assert bad.status_code == 422 and "bad search" in bad.json()["detail"]
+
+
+def test_round_view_has_events_frames_settlement_and_the_frame_bytes(client: TestClient) -> None:
+    _login(client, "audrey")
+    key = client.get("/api/rounds", params={"round": "sb-1"}).json()["rounds"][0]["key"]
+    view = client.get(f"/api/rounds/{key}").json()
+    assert view["round"] == "sb-1" and view["status"] == "settled"
+    assert [e["event"]["type"] for e in view["events"]][:2] == ["round", "bet"]
+    card_events = [e["index"] for e in view["events"] if e["event"]["type"] == "card"]
+    key_frames = [f for f in view["frames"] if f["key"]]
+    assert [f["event_index"] for f in key_frames] == card_events
+    assert view["settlement"]["net"] == "1215.00"
+    frame = key_frames[0]
+    image = client.get(f"/api/frames/{frame['seq']}")
+    assert image.headers["content-type"] == "image/jpeg"
+    assert hashlib.sha256(image.content).hexdigest() == frame["sha256"]
+    assert client.get("/api/rounds/9999").status_code == 404
+
+
+def test_export_is_one_self_contained_html_file(client: TestClient) -> None:
+    _login(client, "audrey")
+    key = client.get("/api/rounds", params={"round": "sb-1"}).json()["rounds"][0]["key"]
+    cards = [e for e in client.get(f"/api/rounds/{key}").json()["events"]
+             if e["event"]["type"] == "card"]
+    response = client.get(f"/api/rounds/{key}/export")
+    assert response.status_code == 200
+    assert "attachment" in response.headers["content-disposition"]
+    html = response.text
+    assert "Incident report: round sb-1 on table T1" in html
+    assert len(cards) == 10
+    assert html.count("data:image/jpeg;base64,") == 20  # a key and a video frame per card
+    assert not re.search(r"""(src|href)=['"](https?:|/)""", html), "nothing fetched from outside"
+    assert "SUPER BONUS" in html and "1215.00" in html
+    assert "matches the recorded settlement" in html
+    assert "audrey (auditor)" in html
+
+
+def test_every_search_view_replay_and_export_is_in_the_access_log(client: TestClient) -> None:
+    _login(client, "audrey")
+    key = client.get("/api/rounds", params={"seat": 5}).json()["rounds"][0]["key"]
+    client.get(f"/api/rounds/{key}")
+    replayed = client.get(f"/api/rounds/{key}/replay").json()
+    assert replayed["discrepancies"] == [] and replayed["replayed"] is not None
+    client.get(f"/api/rounds/{key}/export")
+    entries = client.get("/api/access").json()["entries"]
+    actions = [(e["user"], e["action"]) for e in entries]
+    assert actions[:6] == [("audrey", "access-log"), ("audrey", "export"), ("audrey", "replay"),
+                           ("audrey", "view"), ("audrey", "search"), ("audrey", "login")]
+    assert entries[4]["target"]["seat"] == 5
+    assert entries[1]["target"]["round_key"] == key and entries[1]["at"].endswith("Z")
+
+
+def test_the_auditor_is_read_only(client: TestClient) -> None:
+    _login(client, "audrey")
+    assert client.post("/api/retention/prune", json={"older_than_hours": 1}).status_code == 403
+    assert client.post("/api/frames/3/key").status_code == 403
+    _login(client, "olga")
+    assert client.post("/api/retention/prune", json={"older_than_hours": 1}).status_code == 200
+
+
+def test_logout_ends_the_session(client: TestClient) -> None:
+    _login(client)
+    assert client.get("/api/me").json() == {"name": "olga", "role": "operator"}
+    client.post("/api/logout")
+    assert client.get("/api/me").status_code == 401
+
+
+def test_the_page_and_its_assets_come_from_the_package(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and "<script src=\"/static/page.js\"" in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert not re.search(r"https?://", page.text)
+    for asset in ("/static/page.js", "/static/page.css"):
+        response = client.get(asset)
+        assert response.status_code == 200 and "http://" not in response.text.replace(
+            "http://www.w3.org/2000/svg", "")
