@@ -25,8 +25,13 @@ def run(args: argparse.Namespace) -> int:
     import time
 
     from dealer_assist.table.config import ConfigError, load_config
-    from dealer_assist.table.loop import TableLoop
-    from dealer_assist.table.recording import FileRecorder, RecordingError
+    from dealer_assist.table.loop import Recorder, TableLoop
+    from dealer_assist.table.recording import (
+        FileRecorder,
+        RecordingError,
+        SurveillanceRecorder,
+        TeeRecorder,
+    )
     from dealer_assist.table.runner import TableRunner
     from dealer_assist.table.screen import ScreenServer
     from dealer_assist.table.shoe_source import SerialShoeSource
@@ -65,10 +70,19 @@ def run(args: argparse.Namespace) -> int:
             camera.stop()
         return 0
     try:
-        recorder = FileRecorder(config.recording_dir)
+        recorder: Recorder = FileRecorder(config.recording_dir)
     except RecordingError as error:
         print(f"dealer-assist table: {config.path}: recording.dir: {error}", file=sys.stderr)
         return 2
+    store: SurveillanceRecorder | None = None
+    if config.surveillance:
+        try:
+            store = SurveillanceRecorder(config.recording_dir / "surveillance", config.table_id)
+        except RecordingError as error:
+            print(f"dealer-assist table: {config.path}: recording.surveillance: {error}",
+                  file=sys.stderr)
+            return 2
+        recorder = TeeRecorder(recorder, store)
     sources: list[Source] = []
     if config.shoe is not None:
         ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
@@ -105,4 +119,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         screen.stop()
         runner.stop()
+        if store is not None:
+            store.close()
     return 0

@@ -18,7 +18,8 @@ calibration = "calibration/table.yaml"   # from `dealer-assist calibrate table` 
 model = "models/cards.onnx"  # optional: the card detector (default: the shipped model)
 
 [recording]
-dir = "recordings"
+dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
+surveillance = false         # also into the surveillance store, dir/surveillance (replayable)
 
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
@@ -73,13 +74,14 @@ class TableConfig:
     recording_dir: Path
     host: str
     port: int
+    surveillance: bool = False
 
 
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model"},
-    "recording": {"dir"},
+    "recording": {"dir", "surveillance"},
     "screen": {"host", "port"},
 }
 
@@ -182,6 +184,11 @@ def parse_config(
 
     recording = _section(path, data, "recording") or {}
     recording_dir = Path(_string(path, "recording.dir", recording.get("dir", "recordings")))
+    surveillance = recording.get("surveillance", False)
+    if not isinstance(surveillance, bool):
+        raise ConfigError(
+            path, "recording.surveillance", f"must be true or false, got {surveillance!r}"
+        )
     if not recording_dir.is_absolute():
         recording_dir = base / recording_dir
 
@@ -197,7 +204,7 @@ def parse_config(
     if isinstance(raw_rules, dict) and len(raw_rules) == 1:
         rules_spec = raw_rules["preset"]
     return TableConfig(
-        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port
+        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance
     )
 
 

@@ -62,6 +62,7 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('[camera]\nsource = 0', "camera.calibration"),
         ('[camera]\nsource = 0\nlayout = "x.yaml"', "camera.layout"),
         ("[recording]\ndir = 'r'", "shoe/camera"),
+        ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
         ("[shoe\nurl = 1", "(syntax)"),
     ],
 )

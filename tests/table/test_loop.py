@@ -7,7 +7,10 @@ vision adapter will report. Shoe inputs are the values the real shoe source prod
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -16,7 +19,12 @@ from hypothesis import strategies as st
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import Action, Card, RuleSet
 from dealer_assist.table.loop import AlarmKind, Mode, TableLoop, payout_words
-from dealer_assist.table.recording import FileRecorder, MemoryRecorder
+from dealer_assist.table.recording import (
+    FileRecorder,
+    MemoryRecorder,
+    SurveillanceRecorder,
+    TeeRecorder,
+)
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -37,6 +45,7 @@ from dealer_assist.table.sources import (
 from dealer_assist.table.world import Player, SimulatedTable
 
 C = Card.parse
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Table:
@@ -381,3 +390,26 @@ def test_either_reader_may_report_a_card_first(seed, flips):
         got, want = table.settled_json(), world.settlements[-1].to_json()
         assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
     assert table.loop.alarms == []
+
+
+def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
+    store = SurveillanceRecorder(tmp_path / "surveillance", "T5")
+    loop = TableLoop("h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5",
+                     has_camera=False)
+    loop.handle(ShoeLink(True), 0.0)
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A"), Player(4, "B")], seed=4)
+    world.camera_sees = False
+    for number in (1, 2, 3):
+        for _, item in world.round(number):
+            loop.handle(item, 0.0)
+    loop.handle(PlaceBet(1, Decimal("10")), 0.0)
+    loop.handle(ShoeCard(C("TS")), 0.0)
+    loop.handle(VoidRound("a pip ten"), 0.0)
+    store.close()
+    assert store.errors == []
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "surveillance"),
+         "--verify"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "CLEAN: 3 settled rounds re-settled, 1 partial; chain verified" in done.stdout

@@ -42,7 +42,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     config = tmp_path / "table.toml"
     config.write_text(
         f'table_id = "T3"\n[rules]\npreset = "s17-6"\n[shoe]\nurl = "{link.url}"\n'
-        f'[recording]\ndir = "rec"\n[screen]\nport = 0\n'
+        f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
     )
     process = subprocess.Popen(
         [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
@@ -81,6 +81,12 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
         assert process.wait(10) == 0
         simulator.stop()
         link.close()
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "rec" / "surveillance"),
+         "--verify"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert "CLEAN: 1 settled rounds re-settled" in replayed.stdout
 
 
 def test_bad_config_exits_2_naming_the_key(tmp_path):
