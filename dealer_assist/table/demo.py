@@ -4,7 +4,9 @@ real pipeline (shoe reader, table loop, recorder, dealer's screen) in between.
 The simulated dealer deals from a seeded shuffled shoe: every card is drawn through the shoe
 simulator (``dealer_assist.shoe.simulator``) and read back by the real reader over the pty;
 every decision the dealer would touch is POSTed to the screen's ``/api/input`` like a touch.
-No camera is simulated yet, so the table runs **shoe only** and the screen says so.
+With the synthetic camera (``table/synthetic_camera.py``: the felt rendered by the scene generator
+and read by the card detector) the table runs shoe + camera; without it (no detector model, no
+card artwork, or ``camera="off"``) it runs shoe only and the screen says why.
 """
 
 from __future__ import annotations
