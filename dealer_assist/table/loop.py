@@ -342,10 +342,13 @@ class TableLoop:
         if item.up:
             self._resolve(AlarmKind.SHOE_LINK_DOWN)
         elif was or self.has_shoe:
+            carry_on = (
+                "reading cards from the camera until it reconnects"
+                if self._camera_trusted()
+                else "stop dealing until it reconnects (cards drawn meanwhile arrive then)"
+            )
             self._alarm(
-                AlarmKind.SHOE_LINK_DOWN,
-                f"shoe link down ({item.detail or 'no detail'}): reading cards from the camera "
-                "until it reconnects",
+                AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({item.detail or 'no detail'}): {carry_on}"
             )
             # Landings waiting for a shoe card are now read from the camera alone.
             while self._pending_felt:
