@@ -347,9 +347,8 @@ class TableLoop:
                 if self._camera_trusted()
                 else "stop dealing until it reconnects (cards drawn meanwhile arrive then)"
             )
-            self._alarm(
-                AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({item.detail or 'no detail'}): {carry_on}"
-            )
+            detail = item.detail or "no detail"
+            self._alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
             # Landings waiting for a shoe card are now read from the camera alone.
             while self._pending_felt:
                 pending = self._pending_felt.popleft()
