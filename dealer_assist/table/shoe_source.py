@@ -75,11 +75,12 @@ class SerialShoeSource:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop forwarding first, so closing the port is not reported as the link going down."""
         self._stop.set()
-        if self._reader is not None:
-            self._reader.stop()
         if self._thread is not None:
             self._thread.join(2)
+        if self._reader is not None:
+            self._reader.stop()
 
 
 def map_shoe_event(event: object) -> list[TableInput]:
