@@ -97,6 +97,7 @@ class AlarmKind(enum.Enum):
     CAMERA_LOST = "camera feed lost"
     SHOE_PROBLEM = "shoe reports a problem"  #: jam, unreadable card, lost frames
     BET_REFUSED = "bet refused"
+    ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
 
 
 @dataclass(frozen=True, slots=True)
@@ -611,7 +612,7 @@ class TableLoop:
             return
         round_id = self.round_id or "?"
         self.recorder.write_void(round_id, list(self._lines), item.reason)
-        self._alarm(AlarmKind.ILLEGAL_ACTION, f"round {round_id} voided: {item.reason}")
+        self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {item.reason}")
         self._fold = None
         self._lines = []
 

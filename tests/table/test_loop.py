@@ -358,7 +358,7 @@ def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
     loop.handle(ShoeCard(C("9S")), 0.2)
     loop.handle(ShoeCard(C("TH")), 0.3)  # a pip ten: the round cannot go on
     loop.handle(VoidRound("foreign card TH"), 0.4)
-    assert [a.kind for a in loop.alarms] == [AlarmKind.PIP_TEN, AlarmKind.ILLEGAL_ACTION]
+    assert [a.kind for a in loop.alarms] == [AlarmKind.PIP_TEN, AlarmKind.ROUND_VOIDED]
     assert loop.round_id is None and not loop.round_open
     assert (tmp_path / "void" / "r-00001.jsonl").read_text().count("\n") == 3  # round, bet, card
     assert (tmp_path / "void" / "r-00001.reason.txt").read_text() == "foreign card TH\n"
