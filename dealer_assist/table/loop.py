@@ -787,6 +787,12 @@ class TableLoop:
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
+        elif phase == "dealer" and fold is not None:
+            # The dealer may still draw, but no result depends on it: the payouts are final.
+            try:
+                settlement = settlement_view(fold.engine.settle())
+            except RoundError:
+                settlement = None
         return {
             "table": self.table_id,
             "rules": self.rules.name,

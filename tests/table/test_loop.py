@@ -275,6 +275,8 @@ def test_finish_closes_a_round_whose_remaining_draws_are_optional():
     deal(table, {1: ("9S", "7H")}, up="5S", hole="6D")
     table.card("KC")  # seat 1 busts; the dealer's draw could change nothing
     assert table.loop.round_open
+    shown = table.loop.view()["settlement"]  # the payouts show at once
+    assert shown["seats"][0]["verb"] == "TAKE" and shown["seats"][0]["net"] == "-10.00"
     table.send(FinishRound())
     assert table.loop.rounds_played == 1 and table.settled_json()["net"] == "-10.00"
 
