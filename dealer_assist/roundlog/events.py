@@ -128,13 +128,33 @@ def _card(raw: object) -> Card:
         raise EventError(str(error)) from None
 
 
+def _json_native(value: Any) -> Any:
+    """Carried fields as plain JSON values: a JSON number read as Decimal goes back to int or float.
+
+    Only numbers whose float prints back exactly become floats; any other stays a decimal string.
+    The engine never reads money from these echoes as floats (``parse_money`` takes them exactly).
+    """
+    if isinstance(value, Decimal):
+        if value == value.to_integral_value():
+            return int(value)
+        return float(value) if repr(float(value)) == str(value) else str(value)
+    if isinstance(value, dict):
+        return {k: _json_native(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_native(v) for v in value]
+    return value
+
+
 def _parse_round(obj: Mapping[str, Any]) -> RoundStart:
     if "rules" not in obj:
         raise EventError("the round line needs 'rules' (a preset name or an object)")
     version = obj.get("version", LOG_VERSION)
-    carried = {k: v for k, v in obj.items() if k not in ("type", "id", "rules", "version")}
+    carried = {
+        k: _json_native(v) for k, v in obj.items() if k not in ("type", "id", "rules", "version")
+    }
     round_id = obj.get("id")
-    return RoundStart(None if round_id is None else str(round_id), obj["rules"], carried, version)
+    rules = _json_native(obj["rules"])
+    return RoundStart(None if round_id is None else str(round_id), rules, carried, version)
 
 
 def _parse_bet(obj: Mapping[str, Any]) -> Bet:

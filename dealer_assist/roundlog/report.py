@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 from dealer_assist.rules import Settlement
@@ -25,8 +26,9 @@ def settlement_text(settlement: Settlement) -> str:
         rows.append((label, "seat total", "", _signed(seat.net)))
     dealer = settlement.dealer
     state = " blackjack" if dealer.blackjack else (" bust" if dealer.bust else "")
+    rules = settlement.rules if isinstance(settlement.rules, str) else json.dumps(settlement.rules)
     out = [
-        f"round {settlement.round_id}   rules {settlement.rules}",
+        f"round {settlement.round_id}   rules {rules}",
         f"dealer: {' '.join(dealer.cards)} = {dealer.total}{state}",
     ]
     rows.append(("table net", "", "", _signed(settlement.net)))

@@ -24,8 +24,9 @@ SCENARIOS = (
     Scenario("late surrender of 16 against an ace", "h17", "9H AS 7C 5D", -1, 4),
     Scenario("doubled 11 rescued against a 10", "h17-redouble", "6H KS 5C 7D 2C", -2, 5),
     Scenario("redoubled 20 loses to a dealer 21", "h17-redouble", "6H 7S 4C 9D 2C 8C 5D", -8, 7),
-    Scenario("8-8 split, one hand doubled, dealer busts", "h17-redouble",
-             "8D 6H 8C KS 3S 9H KD 9C", 6, 8),
+    Scenario(
+        "8-8 split, one hand doubled, dealer busts", "h17-redouble", "8D 6H 8C KS 3S 9H KD 9C", 6, 8
+    ),
     Scenario("doubled 21 wins without the dealer drawing", "h17", "5H 9S 6C 2D KD", 4, 5),
     Scenario("a bust loses without the dealer drawing", "s17", "KH 8S 6C 9D 9H", -2, 5),
     Scenario("five-card 21 pays 3:2", "s17", "2H KS 3C 7D 2D 4S KC", 3, 7),

@@ -16,8 +16,18 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_json_par_sheet_has_the_issue_fields_as_fractions(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(capsys, "--rules", "h17-ddd-6", "--rounds", "200000", "--seed", "4",
-                       "--json", "--workers", "1")
+    code, out, _ = run(
+        capsys,
+        "--rules",
+        "h17-ddd-6",
+        "--rounds",
+        "200000",
+        "--seed",
+        "4",
+        "--json",
+        "--workers",
+        "1",
+    )
     assert code == 0
     sheet = json.loads(out)
     assert sheet["rules"]["name"] == "h17-ddd-6" and sheet["rounds"] == 200_000
@@ -60,8 +70,10 @@ def test_two_decks_without_match_the_dealer(capsys: pytest.CaptureFixture[str]) 
     [
         (("--rules", "no-such-preset"), "unknown rules preset 'no-such-preset'"),
         (("--rules", '{"preset": "s17-6", '), "--rules: not valid JSON at character"),
-        (("--rules", '{"preset": "s17-6", "double_double_down": true}'),
-         "double-double down is only allowed where the dealer hits soft 17"),
+        (
+            ("--rules", '{"preset": "s17-6", "double_double_down": true}'),
+            "double-double down is only allowed where the dealer hits soft 17",
+        ),
         (("--rules", "s17-6", "--rounds", "0"), "--rounds must be positive"),
         (("--rules", "s17-6", "--workers", "0"), "--workers must be positive"),
     ],

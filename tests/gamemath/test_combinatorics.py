@@ -59,7 +59,8 @@ def test_match_the_dealer_agrees_with_enumerating_a_two_deck_shoe() -> None:
     exact = match_the_dealer(2, 4, 9).probabilities
     assert exact[(0, 2)] == 0  # two decks hold only one more card of the up card's rank and suit
     assert {c: Fraction(n, total) for c, n in counts.items()} == {
-        c: p for c, p in exact.items() if p}
+        c: p for c, p in exact.items() if p
+    }
 
 
 def test_insurance_six_decks_is_24_74_percent() -> None:
@@ -80,7 +81,10 @@ def test_super_bonus_agrees_with_enumerating_the_sevens(decks: int) -> None:
     for up, a, b, c in product(sevens, repeat=4):
         if decks == 2:
             hit = up.suit.value == "S" and {a.suit.value, b.suit.value, c.suit.value} == {
-                "H", "C", "D"}
+                "H",
+                "C",
+                "D",
+            }
         else:
             hit = a.suit == b.suit == c.suit
         if not hit:

@@ -58,7 +58,8 @@ def test_fast_path_matches_engine_round_by_round(spec: str) -> None:
     assert report.mismatches == []
     compared = [k for k in COMPARED if k in report.fast_counts]
     assert {k: report.engine_counts[k] for k in compared} == {
-        k: report.fast_counts[k] for k in compared}
+        k: report.fast_counts[k] for k in compared
+    }
     # The comparison is not vacuous: these shoes exercise splits, rescues and bonuses.
     assert report.fast_counts["splits"] > 0 and report.fast_counts["rescues"] > 0
     assert report.fast_counts["five_card_21"] + report.fast_counts["six_seven_eight_mixed"] > 0

@@ -18,8 +18,7 @@ RULES = {
 
 def shoe_row(cards: str, decks: int = 6) -> np.ndarray:
     """The given cards first, then the rest of a full shoe."""
-    codes = [RANK_NUMBER[c.rank] * 4 + SUIT_NUMBER[c.suit]
-             for c in map(Card.parse, cards.split())]
+    codes = [RANK_NUMBER[c.rank] * 4 + SUIT_NUMBER[c.suit] for c in map(Card.parse, cards.split())]
     rest = list(fastsim.spanish_shoe_codes(decks))
     for code in codes:
         rest.remove(code)
@@ -29,8 +28,9 @@ def shoe_row(cards: str, decks: int = 6) -> np.ndarray:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
 def test_known_rounds(scenario: Scenario) -> None:
     rules = RULES[scenario.rules]
-    nets, used, stats = fastsim.replay_rounds(shoe_row(scenario.cards)[None, :],
-                                              *rules.kernel_arguments())
+    nets, used, stats = fastsim.replay_rounds(
+        shoe_row(scenario.cards)[None, :], *rules.kernel_arguments()
+    )
     assert (int(nets[0]), int(used[0])) == (scenario.net_half_wagers, scenario.cards_used)
 
 
@@ -87,6 +87,11 @@ def test_rule_views_no_table_has_are_refused() -> None:
 
 def test_progress_is_reported_per_chunk_up_to_the_total() -> None:
     seen: list[int] = []
-    simulate(RULES["s17"], 600_000, seed=1, workers=1,
-             progress=lambda done, total, seconds: seen.append(done))
+    simulate(
+        RULES["s17"],
+        600_000,
+        seed=1,
+        workers=1,
+        progress=lambda done, total, seconds: seen.append(done),
+    )
     assert seen == [250_000, 500_000, 600_000]

@@ -70,9 +70,7 @@ def cards(codes: str) -> list[Card]:
         (H17, "2D 3C 4H", "9H", {"doublings": 1}, Play.RESCUE),
     ],
 )
-def test_chart_plays(
-    strategy: BasicStrategy, hand: str, up: str, kwargs: dict, play: Play
-) -> None:
+def test_chart_plays(strategy: BasicStrategy, hand: str, up: str, kwargs: dict, play: Play) -> None:
     assert strategy.play(cards(hand), Card.parse(up), **kwargs) is play
 
 

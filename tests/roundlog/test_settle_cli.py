@@ -97,3 +97,13 @@ def test_help_lists_commands() -> None:
         [sys.executable, "-m", "dealer_assist", "--help"], capture_output=True, text=True, cwd=ROOT
     )
     assert result.returncode == 0 and "settle" in result.stdout
+
+
+def test_json_numbers_in_the_round_line_echo_as_json() -> None:
+    log = DATA / "rounds" / "json-numbers-in-round-line.jsonl"
+    as_json = settle(str(log), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["rules"] == {"preset": "s17-6", "max_bet": 500.5}
+    as_text = settle(str(log))
+    assert as_text.returncode == 0, as_text.stderr
+    assert 'rules {"preset": "s17-6", "max_bet": 500.5}' in as_text.stdout

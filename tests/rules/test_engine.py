@@ -216,3 +216,43 @@ def test_blackjack_on_odd_cents_rounds_down_to_the_cent() -> None:
     for code in "AS 9C KD 8D".split():
         engine.card(Card.parse(code))
     assert engine.settle().seat(1).net == D("7.87")
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-10, 2000)
+    | st.floats(allow_nan=False, width=32)
+    | st.text(max_size=6)
+    | st.sampled_from(["7S", "AH", "TD", "dealer", "h17-ddd-6", "10", "main"]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+event_objects = st.fixed_dictionaries(
+    {"type": st.sampled_from(["round", "bet", "card", "insurance", "action", "reveal", "end"])},
+    optional={
+        key: json_values
+        for key in ("seat", "amount", "card", "to", "action", "hand", "wager", "rules", "face_down")
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1), at=st.integers(0, 40), junk=st.lists(event_objects, max_size=3)
+)
+def test_arbitrary_json_events_end_in_a_settlement_or_one_clean_error(
+    seed: int, at: int, junk: list[dict[str, object]]
+) -> None:
+    import json
+
+    from dealer_assist.roundlog import LogError
+
+    lines = [dumps_event(e) for e in random_round(random.Random(seed), "s17-6")]
+    lines[at:at] = [json.dumps(obj) for obj in junk]
+    try:
+        settle_log(lines)
+    except LogError as error:
+        assert str(error).startswith(("line ", "end of log"))

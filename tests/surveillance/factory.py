@@ -22,8 +22,10 @@ from dealer_assist.surveillance.store import chain_hash
 
 ROUNDS = Path(__file__).parents[1] / "data" / "rounds"
 FRAME_SIZE = (480, 270)  # width, height: small frames keep the tests fast
-ZONES = [{"name": "dealer", "polygon": [[140, 10], [340, 10], [340, 90], [140, 90]]},
-         {"name": "seats", "polygon": [[20, 150], [460, 150], [460, 260], [20, 260]]}]
+ZONES = [
+    {"name": "dealer", "polygon": [[140, 10], [340, 10], [340, 90], [140, 90]]},
+    {"name": "seats", "polygon": [[20, 150], [460, 150], [460, 260], [20, 260]]},
+]
 
 
 class StepClock:
@@ -49,13 +51,27 @@ def frame_jpeg(card: str, slot: int) -> tuple[bytes, list[dict[str, Any]]]:
     cv2.putText(image, card, (x + 3, y + 40), cv2.FONT_HERSHEY_SIMPLEX, 0.7, (0, 0, 200), 2)
     ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 80])
     assert ok
-    detections = [{"card": card, "x": x + 22.5, "y": y + 32.5, "confidence": 0.97,
-                   "sideways": False, "box": [x, y, x + 45, y + 65]}]
+    detections = [
+        {
+            "card": card,
+            "x": x + 22.5,
+            "y": y + 32.5,
+            "confidence": 0.97,
+            "sideways": False,
+            "box": [x, y, x + 45, y + 65],
+        }
+    ]
     return encoded.tobytes(), detections
 
 
-def record_round(recorder: Recorder, lines: list[str], *, frames: bool = True,
-                 video_frames: bool = False, alarm: tuple[str, str] | None = None) -> int:
+def record_round(
+    recorder: Recorder,
+    lines: list[str],
+    *,
+    frames: bool = True,
+    video_frames: bool = False,
+    alarm: tuple[str, str] | None = None,
+) -> int:
     """Record one round log as the live table would; returns the round key."""
     logged = list(read_events(lines))
     start = logged[0].event
@@ -90,17 +106,24 @@ def golden_logs(names: Iterable[str] | None = None) -> list[list[str]]:
     return [p.read_text().splitlines() for p in paths]
 
 
-def build_recording(directory: Path, logs: list[list[str]], *, table: str = "T1",
-                    clock: StepClock | None = None, frames: bool = True,
-                    video_frames: bool = False) -> list[int]:
+def build_recording(
+    directory: Path,
+    logs: list[list[str]],
+    *,
+    table: str = "T1",
+    clock: StepClock | None = None,
+    frames: bool = True,
+    video_frames: bool = False,
+) -> list[int]:
     """Record every log into ``directory``; returns the round keys."""
     clock = clock or StepClock()
     keys = []
     with Recorder.open(directory, table, clock=clock) as recorder:
         for number, lines in enumerate(logs):
             alarm = ("shoe", "E3 card not read") if number % 5 == 2 else None
-            keys.append(record_round(recorder, lines, frames=frames,
-                                     video_frames=video_frames, alarm=alarm))
+            keys.append(
+                record_round(recorder, lines, frames=frames, video_frames=video_frames, alarm=alarm)
+            )
     return keys
 
 
@@ -128,19 +151,32 @@ def build_v1_recording(directory: Path, logs: list[list[str]], table: str = "T9"
         state["minute"] += 1
         at = f"2025-03-01T10:{state['minute'] // 60:02d}:{state['minute'] % 60:02d}.000Z"
         text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-        payload = json.dumps({"seq": state["seq"], "at": at, "round": round_id, "kind": kind,
-                              "body": text, "sha256": None},
-                             sort_keys=True, separators=(",", ":")).encode()
+        payload = json.dumps(
+            {
+                "seq": state["seq"],
+                "at": at,
+                "round": round_id,
+                "kind": kind,
+                "body": text,
+                "sha256": None,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        ).encode()
         digest = chain_hash(str(state["hash"]), payload)
-        conn.execute("INSERT INTO records VALUES (?,?,?,?,?,?,?,?,?)",
-                     (state["seq"], at, round_id, kind, text, None, None, state["hash"], digest))
+        conn.execute(
+            "INSERT INTO records VALUES (?,?,?,?,?,?,?,?,?)",
+            (state["seq"], at, round_id, kind, text, None, None, state["hash"], digest),
+        )
         state["hash"] = digest
 
     for lines in logs:
         events = [json.loads(line) for line in lines if line.strip()]
         round_id = events[0]["id"]
-        conn.execute("INSERT INTO rounds VALUES (?,?,?,?,?)",
-                     (round_id, table, "2025-03-01T10:00:00.000Z", None, "settled"))
+        conn.execute(
+            "INSERT INTO rounds VALUES (?,?,?,?,?)",
+            (round_id, table, "2025-03-01T10:00:00.000Z", None, "settled"),
+        )
         append("round", round_id, events[0])
         for event in events[1:]:
             append("event", round_id, event)

@@ -38,8 +38,7 @@ def server(recording: Path) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = uvicorn.Config(create_app(recording), host="127.0.0.1", port=port,
-                            log_level="warning")
+    config = uvicorn.Config(create_app(recording), host="127.0.0.1", port=port, log_level="warning")
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
@@ -58,7 +57,8 @@ def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> N
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -87,8 +87,7 @@ def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> N
         expect(page.locator("#step-label")).to_have_text("event 4 of 17")
         image = page.locator("#frame-box img.frame-image")
         expect(image).to_be_visible()
-        page.wait_for_function(
-            "document.querySelector('#frame-box img').naturalWidth === 480")
+        page.wait_for_function("document.querySelector('#frame-box img').naturalWidth === 480")
         expect(page.locator("#frame-box svg rect.detection")).to_have_count(1)
         expect(page.locator("#frame-box svg polygon.zone")).to_have_count(2)
         expect(page.locator("#frame-box svg text").last).to_have_text("7D 0.97")
@@ -98,7 +97,8 @@ def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> N
         expect(page.locator("#frame-box svg text").last).to_have_text("KS 0.97")
         page.click("#replay-button")
         expect(page.locator("#replay-result")).to_have_text(
-            "Replay matches the recorded settlement.")
+            "Replay matches the recorded settlement."
+        )
 
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "surveillance-round.png"), full_page=True)

@@ -18,18 +18,14 @@ from dealer_assist.surveillance.replay import load_round, replay_round, round_ke
 ROOT = Path(__file__).parents[2]
 
 
-def test_replay_verify_clean_exits_0(
-    recording: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_replay_verify_clean_exits_0(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(recording), "--verify"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("CLEAN: 48 settled rounds re-settled, 0 partial; chain verified over")
     assert access_log(RecordingStore(recording))[0]["action"] == "replay"
 
 
-def test_replay_json_for_one_round(
-    recording: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_replay_json_for_one_round(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(recording), "--round", "sb-1", "--verify", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [r["round"] for r in report["rounds"]] == ["sb-1"]
@@ -41,10 +37,14 @@ def test_replay_names_each_discrepancy_and_exits_1(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     conn = sqlite3.connect(recording / "index.sqlite")
-    seq = conn.execute("SELECT seq FROM records WHERE kind='settlement' AND round_id='sb-1'"
-                       ).fetchone()[0]
-    conn.execute("UPDATE records SET body = replace(body, '\"envy\":\"50.00\"', "
-                 "'\"envy\":\"500.00\"') WHERE seq = ?", (seq,))
+    seq = conn.execute(
+        "SELECT seq FROM records WHERE kind='settlement' AND round_id='sb-1'"
+    ).fetchone()[0]
+    conn.execute(
+        'UPDATE records SET body = replace(body, \'"envy":"50.00"\', '
+        '\'"envy":"500.00"\') WHERE seq = ?',
+        (seq,),
+    )
     conn.commit()
     conn.close()
     assert main(["replay", str(recording), "--verify"]) == 1
@@ -64,9 +64,7 @@ def test_replay_refuses_what_it_cannot_read(
     assert "not a recording directory" in capsys.readouterr().err
 
 
-def test_unknown_round_is_an_error(
-    recording: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_round_is_an_error(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(recording), "--round", "nope"]) == 2
     assert "no round 'nope'" in capsys.readouterr().err
 
@@ -77,14 +75,28 @@ def test_redetect_says_clearly_when_vision_is_unavailable(recording: Path) -> No
     except ImportError:
         result = subprocess.run(
             [sys.executable, "-m", "dealer_assist", "replay", str(recording), "--redetect"],
-            cwd=ROOT, capture_output=True, text=True)
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 2
         assert "--redetect unavailable: re-detection needs the vision module" in result.stderr
     else:
         result = subprocess.run(
-            [sys.executable, "-m", "dealer_assist", "replay", str(recording), "--redetect",
-             "--model", str(recording / "no-such-model.onnx")],
-            cwd=ROOT, capture_output=True, text=True)
+            [
+                sys.executable,
+                "-m",
+                "dealer_assist",
+                "replay",
+                str(recording),
+                "--redetect",
+                "--model",
+                str(recording / "no-such-model.onnx"),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert result.returncode == 2
         assert "the card detector cannot be loaded" in result.stderr
 
@@ -118,19 +130,31 @@ def test_redetection_compares_each_card_frame_with_its_card_event(recording: Pat
     assert f"event {index} recorded card {card}; the detector now sees 7S" in problem.what
 
 
-def test_operators_stats_storage_and_prune_commands(recording: Path,
-                                                capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_operators_stats_storage_and_prune_commands(
+    recording: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import io
 
     monkeypatch.setattr(sys, "stdin", io.StringIO("long enough secret\n"))
-    assert main(["surveillance", "operator", str(recording), "add", "olga", "--role", "operator",
-                 "--password-stdin"]) == 0
+    assert (
+        main(
+            [
+                "surveillance",
+                "operator",
+                str(recording),
+                "add",
+                "olga",
+                "--role",
+                "operator",
+                "--password-stdin",
+            ]
+        )
+        == 0
+    )
     assert main(["surveillance", "operator", str(recording), "list"]) == 0
     assert "olga\toperator" in capsys.readouterr().out
     monkeypatch.setattr(sys, "stdin", io.StringIO("short\n"))
-    assert main(["surveillance", "operator", str(recording), "add", "bob",
-                 "--password-stdin"]) == 2
+    assert main(["surveillance", "operator", str(recording), "add", "bob", "--password-stdin"]) == 2
     assert "at least 8 characters" in capsys.readouterr().err
 
     assert main(["surveillance", "stats", str(recording), "--by", "table", "--json"]) == 0
@@ -152,10 +176,15 @@ def test_garbage_in_records_is_reported_not_crashed_on(
     recording: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     conn = sqlite3.connect(recording / "index.sqlite")
-    rows = conn.execute("SELECT seq, kind FROM records WHERE round_id = 'sb-1' AND kind IN "
-                        "('settlement', 'frame', 'event') ORDER BY seq").fetchall()
-    targets = [rows[3][0], next(s for s, k in rows if k == "frame"),
-               next(s for s, k in rows if k == "settlement")]
+    rows = conn.execute(
+        "SELECT seq, kind FROM records WHERE round_id = 'sb-1' AND kind IN "
+        "('settlement', 'frame', 'event') ORDER BY seq"
+    ).fetchall()
+    targets = [
+        rows[3][0],
+        next(s for s, k in rows if k == "frame"),
+        next(s for s, k in rows if k == "settlement"),
+    ]
     for seq in targets:
         conn.execute("UPDATE records SET body = '{not json' WHERE seq = ?", (seq,))
     conn.commit()

@@ -20,8 +20,13 @@ def _kill_after(recording: Path, heads_wanted: int, pause: bool) -> list[tuple[i
     command = [sys.executable, "-m", "tests.surveillance.crash_writer", str(recording)]
     if pause:
         command.append(str(heads_wanted))
-    writer = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    writer = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert writer.stdout is not None
     heads = []
     try:
@@ -51,8 +56,9 @@ def test_sigkill_mid_round_loses_nothing_and_restart_carries_on(tmp_path: Path) 
 
     store = RecordingStore(recording)
     _assert_nothing_lost(store, heads)
-    unfinished = [row[0] for row in store.conn.execute(
-        "SELECT round_key FROM rounds WHERE status = 'open'")]
+    unfinished = [
+        row[0] for row in store.conn.execute("SELECT round_key FROM rounds WHERE status = 'open'")
+    ]
     assert len(unfinished) == 1, "the killed round is kept, still open"
     killed = unfinished[0]
     assert replay(store, verify=True).discrepancies == []

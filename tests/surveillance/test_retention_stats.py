@@ -57,8 +57,14 @@ def test_pruning_removes_old_video_frames_and_keeps_key_frames_and_logs(recordin
 
 def test_statistics_per_table_shift_and_dealer(tmp_path: Path) -> None:
     day = StepClock(datetime(2026, 11, 29, 13, 30, tzinfo=UTC), timedelta(minutes=1))
-    logs = golden_logs(["camera-only-hole-card-revealed", "super-bonus-1000-with-envy",
-                        "surrender-returns-half", "soft-21-stands"])
+    logs = golden_logs(
+        [
+            "camera-only-hole-card-revealed",
+            "super-bonus-1000-with-envy",
+            "surrender-returns-half",
+            "soft-21-stands",
+        ]
+    )
     with Recorder.open(tmp_path / "rec", "T7", clock=day) as recorder:
         record_round(recorder, logs[0])  # dealer D-42, 13:3x: day shift
         record_round(recorder, logs[1], alarm=("vision", "card seen in no zone"))
@@ -69,7 +75,10 @@ def test_statistics_per_table_shift_and_dealer(tmp_path: Path) -> None:
     store = RecordingStore(tmp_path / "rec")
     rows = table_statistics(store, by=("table", "shift", "dealer"))
     assert [(r["table"], r["shift"], r["dealer"], r["rounds"]) for r in rows] == [
-        ("T7", "day", "(unknown)", 1), ("T7", "day", "D-42", 1), ("T7", "swing", "(unknown)", 2)]
+        ("T7", "day", "(unknown)", 1),
+        ("T7", "day", "D-42", 1),
+        ("T7", "swing", "(unknown)", 2),
+    ]
     swing = rows[2]
     assert swing["hours"] == 1 and swing["rounds_per_hour"] == "2.0"
     assert swing["alarms"] == {"shoe": 1}

@@ -14,8 +14,11 @@ from dealer_assist.surveillance.store import SCHEMA_VERSION
 from tests.surveillance.factory import StepClock, build_v1_recording, golden_logs, record_round
 
 FIXTURE = Path(__file__).parents[1] / "data" / "surveillance" / "v1-recording"
-FIXTURE_LOGS = ["blackjack-pays-3-to-2", "super-bonus-1000-with-envy",
-                "split-resplit-order-and-bonus"]
+FIXTURE_LOGS = [
+    "blackjack-pays-3-to-2",
+    "super-bonus-1000-with-envy",
+    "split-resplit-order-and-bonus",
+]
 
 
 def _rows(directory: Path) -> list[tuple[object, ...]]:
@@ -44,11 +47,17 @@ def test_a_schema_1_recording_opens_upgraded_and_replays_clean(tmp_path: Path) -
     report = replay(store, verify=True)
     assert report.discrepancies == []
     assert [(r.round_id, r.status) for r in report.rounds] == [
-        ("bj-1", "settled"), ("spl-2", "settled"), ("sb-1", "settled")]
+        ("bj-1", "settled"),
+        ("spl-2", "settled"),
+        ("sb-1", "settled"),
+    ]
     assert report.rounds[2].replayed is not None and report.rounds[2].replayed["net"] == "1215.00"
     rows = store.conn.execute("SELECT round_id, table_id, max_payout_cents FROM rounds").fetchall()
-    assert [tuple(row) for row in rows] == [("bj-1", "T9", 1500), ("spl-2", "T9", 3500),
-                                            ("sb-1", "T9", 102000)]
+    assert [tuple(row) for row in rows] == [
+        ("bj-1", "T9", 1500),
+        ("spl-2", "T9", 3500),
+        ("sb-1", "T9", 102000),
+    ]
 
 
 def test_recording_continues_after_an_upgrade_with_mixed_hash_formats(tmp_path: Path) -> None:

@@ -67,14 +67,15 @@ def test_a_rewritten_chain_still_fails_replay_on_the_money(recording: Path) -> N
     body["seats"][1]["net"] = "55.00"
     texts = {seq: json.dumps(body, sort_keys=True, separators=(",", ":"))}
     prev = rows[seq - 2].hash
-    for record in rows[seq - 1:]:
+    for record in rows[seq - 1 :]:
         from dataclasses import replace
 
-        changed = replace(record, body_text=texts.get(record.seq, record.body_text),
-                          prev_hash=prev)
+        changed = replace(record, body_text=texts.get(record.seq, record.body_text), prev_hash=prev)
         new_hash = chain_hash(prev, canonical_bytes(changed))
-        conn.execute("UPDATE records SET body=?, prev_hash=?, hash=? WHERE seq=?",
-                     (changed.body_text, prev, new_hash, record.seq))
+        conn.execute(
+            "UPDATE records SET body=?, prev_hash=?, hash=? WHERE seq=?",
+            (changed.body_text, prev, new_hash, record.seq),
+        )
         prev = new_hash
     report = replay(store, verify=True)
     assert report.chain == []
@@ -127,7 +128,8 @@ def test_an_anchored_head_catches_a_cut_off_end_and_a_rewrite(recording: Path) -
     store.conn.execute("DELETE FROM records WHERE seq >= ?", (seq - 5,))  # cut off the end
     report = replay(store, verify=True, anchors=[(seq, digest)])
     assert [d.what for d in report.chain or []] == [
-        f"anchored record {seq} is gone: the chain was cut short"]
+        f"anchored record {seq} is gone: the chain was cut short"
+    ]
     earlier = store.record(seq - 10)
     assert earlier is not None
     store.conn.execute("UPDATE records SET hash = ? WHERE seq = ?", ("0" * 64, earlier.seq))

@@ -41,23 +41,35 @@ def test_passwords_are_stored_salted_never_in_clear(recording: Path) -> None:
 
 
 def test_missing_login_is_refused_everywhere(client: TestClient) -> None:
-    for path in ("/api/rounds", "/api/rounds/1", "/api/rounds/1/export", "/api/rounds/1/replay",
-                 "/api/frames/3", "/api/stats", "/api/storage", "/api/access", "/api/me"):
+    for path in (
+        "/api/rounds",
+        "/api/rounds/1",
+        "/api/rounds/1/export",
+        "/api/rounds/1/replay",
+        "/api/frames/3",
+        "/api/stats",
+        "/api/storage",
+        "/api/access",
+        "/api/me",
+    ):
         assert client.get(path).status_code == 401, path
     client.cookies.set(SESSION_COOKIE, "forged")
     assert client.get("/api/rounds").status_code == 401
 
 
-def test_wrong_password_and_unknown_name_are_refused_and_logged(client: TestClient,
-                                                                recording: Path) -> None:
+def test_wrong_password_and_unknown_name_are_refused_and_logged(
+    client: TestClient, recording: Path
+) -> None:
     wrong = client.post("/api/login", json={"name": "olga", "password": "not it at all"})
     unknown = client.post("/api/login", json={"name": "mallory", "password": PASSWORD})
     assert wrong.status_code == unknown.status_code == 401
     assert SESSION_COOKIE not in wrong.cookies
     assert client.get("/api/rounds").status_code == 401
     log = access_log(RecordingStore(recording))
-    assert [(e["user"], e["action"]) for e in log[:2]] == [("mallory", "login-refused"),
-                                                          ("olga", "login-refused")]
+    assert [(e["user"], e["action"]) for e in log[:2]] == [
+        ("mallory", "login-refused"),
+        ("olga", "login-refused"),
+    ]
 
 
 def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
@@ -104,8 +116,9 @@ def test_round_view_has_events_frames_settlement_and_the_frame_bytes(client: Tes
 def test_export_is_one_self_contained_html_file(client: TestClient) -> None:
     _login(client, "audrey")
     key = client.get("/api/rounds", params={"round": "sb-1"}).json()["rounds"][0]["key"]
-    cards = [e for e in client.get(f"/api/rounds/{key}").json()["events"]
-             if e["event"]["type"] == "card"]
+    cards = [
+        e for e in client.get(f"/api/rounds/{key}").json()["events"] if e["event"]["type"] == "card"
+    ]
     response = client.get(f"/api/rounds/{key}/export")
     assert response.status_code == 200
     assert "attachment" in response.headers["content-disposition"]
@@ -128,8 +141,14 @@ def test_every_search_view_replay_and_export_is_in_the_access_log(client: TestCl
     client.get(f"/api/rounds/{key}/export")
     entries = client.get("/api/access").json()["entries"]
     actions = [(e["user"], e["action"]) for e in entries]
-    assert actions[:6] == [("audrey", "access-log"), ("audrey", "export"), ("audrey", "replay"),
-                           ("audrey", "view"), ("audrey", "search"), ("audrey", "login")]
+    assert actions[:6] == [
+        ("audrey", "access-log"),
+        ("audrey", "export"),
+        ("audrey", "replay"),
+        ("audrey", "view"),
+        ("audrey", "search"),
+        ("audrey", "login"),
+    ]
     assert entries[4]["target"]["seat"] == 5
     assert entries[1]["target"]["round_key"] == key and entries[1]["at"].endswith("Z")
 
@@ -151,10 +170,11 @@ def test_logout_ends_the_session(client: TestClient) -> None:
 
 def test_the_page_and_its_assets_come_from_the_package(client: TestClient) -> None:
     page = client.get("/")
-    assert page.status_code == 200 and "<script src=\"/static/page.js\"" in page.text
+    assert page.status_code == 200 and '<script src="/static/page.js"' in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
     assert not re.search(r"https?://", page.text)
     for asset in ("/static/page.js", "/static/page.css"):
         response = client.get(asset)
         assert response.status_code == 200 and "http://" not in response.text.replace(
-            "http://www.w3.org/2000/svg", "")
+            "http://www.w3.org/2000/svg", ""
+        )
