@@ -50,6 +50,7 @@ from dealer_assist.rules import (
     spanish_shoe,
 )
 from dealer_assist.table.sources import (
+    DEALER_SPOT,
     AcknowledgeAlarm,
     CameraLink,
     CameraMoved,
@@ -387,6 +388,12 @@ class TableLoop:
             self._commit_from_camera(item)
 
     def _commit_from_camera(self, felt: FeltCard) -> None:
+        if self._hole_card_due() and not felt.spot.is_dealer:
+            # A hand-held game's hole card lies face down, with no index for the camera to see:
+            # a card landing at a seat after it was due means it was dealt.
+            if self.has_shoe:
+                self._awaiting_shoe.append(None)
+            self._commit(None, DEALER_SPOT, False, face_down=True)
         face_down = felt.card is None and felt.spot.is_dealer and self._hole_card_due()
         if felt.card is None and not face_down:
             self._alarm(
@@ -484,7 +491,19 @@ class TableLoop:
             self._check_hole(item.card, self._fold.settlement)
             return
         if not engine.deal_complete:
-            self._alarm(AlarmKind.ILLEGAL_ACTION, "the hole card was turned before the deal ended")
+            hidden_hole = self.mode is Mode.CAMERA_ONLY and self._hole_card_due()
+            if item.card is None or not hidden_hole:
+                self._alarm(
+                    AlarmKind.ILLEGAL_ACTION, "the hole card was turned before the deal ended"
+                )
+                return
+            # Camera only: the face-down hole card was never seen until now, turned over.
+            if not self._accept_from_camera(item.card):
+                return
+            if self.has_shoe:
+                self._awaiting_shoe.append(item.card)
+            self._commit(item.card, DEALER_SPOT, False)
+            self._stand_until(None)
             return
         dealer_cards = engine.view()["dealer"]["cards"]
         if len(dealer_cards) >= 2 and dealer_cards[1] is None:

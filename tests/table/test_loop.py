@@ -337,14 +337,16 @@ def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
 
 
 def test_camera_only_simulated_rounds_settle_exactly_as_played():
-    """A hand-held game: no shoe, the camera reads every card; the hole card lies face down;
-    the dealer touches "new shoe" at each shuffle."""
+    """A hand-held game: no shoe, the camera reads every card; the hole card lies face down, so
+    the camera never reports it until it is turned; the dealer touches "new shoe" at each
+    shuffle."""
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(s, f"P{s}") for s in (2, 3, 5)],
                            seed=12)
     table = Table(shoe=False, rules="s17-6")
     for number in range(1, 41):
         for channel, item in world.round(number):
-            if channel != "shoe" or isinstance(item, NewShoe):
+            face_down = isinstance(item, FeltCard) and item.card is None
+            if (channel != "shoe" or isinstance(item, NewShoe)) and not face_down:
                 table.send(item)
         assert table.loop.rounds_played == number, [a.text for a in table.loop.alarms]
         got, want = table.settled_json(), world.settlements[-1].to_json()
