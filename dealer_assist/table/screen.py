@@ -180,7 +180,10 @@ class ScreenServer:
         waited = 0.0
         while not self._server.started:
             if not self._thread.is_alive():
-                raise OSError(f"the screen could not listen on {self.host}:{self.port}")
+                raise OSError(
+                    f"the screen could not listen on {self.host}:{self.port} (in use by another "
+                    "program? choose another port)"
+                )
             threading.Event().wait(0.02)
             waited += 0.02
             if waited > timeout:
