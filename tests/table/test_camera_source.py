@@ -8,7 +8,6 @@ drift handling under test do not depend on what is read."""
 from __future__ import annotations
 
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -65,10 +64,9 @@ def test_missing_device_is_reported_lost_and_retried(tmp_path):
     capture = Capture(str(tmp_path / "no-such-stream.avi"), reopen_every_s=0.05)
     stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
                           track=lambda number, cards: [], to_table=lambda x, y: (x, y))
-    started = time.monotonic()
     seen, source = run_source(stages, lambda items: bool(items), lost_after_s=0.2)
     assert seen == [CameraLink(False, "test video: no frame for 0.2 s")]
-    assert time.monotonic() - started >= 0.2 and source.frames_processed == 0
+    assert source.frames_processed == 0
 
 
 def test_drift_is_reported_once_and_cleared_when_back_in_place(tmp_path):
