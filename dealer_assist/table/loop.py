@@ -387,13 +387,17 @@ class TableLoop:
         else:
             self._commit_from_camera(item)
 
-    def _commit_from_camera(self, felt: FeltCard) -> None:
-        if self._hole_card_due() and not felt.spot.is_dealer:
-            # A hand-held game's hole card lies face down, with no index for the camera to see:
-            # a card landing at a seat after it was due means it was dealt.
+    def _infer_hidden_hole(self) -> None:
+        """Camera only: the hole card lies face down, with no index for the camera to see; once
+        the game moves on past it (a card at a seat, a split, a decision) it was dealt."""
+        if self.mode is Mode.CAMERA_ONLY and self._hole_card_due():
             if self.has_shoe:
                 self._awaiting_shoe.append(None)
             self._commit(None, DEALER_SPOT, False, face_down=True)
+
+    def _commit_from_camera(self, felt: FeltCard) -> None:
+        if not felt.spot.is_dealer:
+            self._infer_hidden_hole()
         face_down = felt.card is None and felt.spot.is_dealer and self._hole_card_due()
         if felt.card is None and not face_down:
             self._alarm(
@@ -464,6 +468,7 @@ class TableLoop:
         if not self._camera_trusted() or not self.round_open:
             return
         self._pair()
+        self._infer_hidden_hole()
         assert self._fold is not None
         engine = self._fold.engine
         seat_view = next((s for s in engine.view()["seats"] if s["seat"] == item.seat), None)
@@ -606,6 +611,7 @@ class TableLoop:
                 f"seat {item.seat}: {item.action.value} entered but no round is in play",
             )
             return
+        self._infer_hidden_hole()
         acting = self._fold.engine.acting() if self._fold else None
         hand = item.hand or 0
         if acting is not None and self._camera_trusted() and (item.seat, hand) > acting:
@@ -619,6 +625,7 @@ class TableLoop:
         if not self.round_open:
             self._alarm(AlarmKind.BET_REFUSED, f"seat {item.seat}: no round is in play")
             return
+        self._infer_hidden_hole()
         self._apply(Insurance(item.seat, item.amount))
 
     def _on_finish(self, item: FinishRound) -> None:

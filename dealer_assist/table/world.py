@@ -17,7 +17,9 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
+from dealer_assist.gamemath.strategy import BasicStrategy
 from dealer_assist.rules import (
     DEALER,
     SPANISH_DECK,
@@ -40,7 +42,6 @@ from dealer_assist.table.sources import (
     Spot,
     TableInput,
 )
-from dealer_assist.table.strategy import choose
 
 Step = tuple[str, TableInput]
 
@@ -76,6 +77,14 @@ class SimulatedTable:
         self.truth: RoundEngine | None = None
         self.settlements: list[Settlement] = []
         self.camera_sees = True  # the dealer touches what the camera cannot read
+        self.strategy = BasicStrategy(
+            rules.decks,
+            rules.dealer_hits_soft_17,
+            rules.max_doublings,
+            rules.late_surrender,
+            rules.max_hands,
+            rules.split_by_value,
+        )
 
     def _shuffle(self) -> Iterator[Step]:
         self.shoe = [card for card in SPANISH_DECK for _ in range(self.rules.decks)]
@@ -133,6 +142,25 @@ class SimulatedTable:
         yield "shoe", ShoeCard(card, self.drawn)
         yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
 
+    def _decide(
+        self, hands: list[dict[str, Any]], index: int, up: Card, legal: frozenset[Action]
+    ) -> Action:
+        """The published basic strategy's play, or what a player does when it is not allowed."""
+        hand = hands[index]
+        play = self.strategy.play(
+            [Card.parse(code) for code in hand["cards"]],
+            up,
+            doublings=len(hand["doublings"]),
+            split_hand=hand["split"],
+            hands=len(hands),
+        )
+        action = Action[play.name]
+        if action in legal:
+            return action
+        if action in (Action.DOUBLE, Action.SURRENDER, Action.SPLIT) and Action.HIT in legal:
+            return Action.HIT
+        return Action.STAND
+
     def _players_turn(self) -> Iterator[Step]:
         truth = self.truth
         assert truth is not None
@@ -145,9 +173,8 @@ class SimulatedTable:
                 # A split hand is owed its second card before anyone decides.
                 yield from self._card(seat, index)
                 continue
-            hand_view = next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"][index]
-            cards = [Card.parse(code) for code in hand_view["cards"]]
-            action = choose(cards, up, truth.legal_actions(), bool(hand_view["doublings"]))
+            hands = next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"]
+            action = self._decide(hands, index, up, truth.legal_actions())
             truth.action(seat, action)
             touched = action in (Action.SURRENDER, Action.RESCUE) or (
                 not self.camera_sees and action is not Action.HIT
