@@ -65,11 +65,12 @@ def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
 def test_headless_demo_command_prints_each_settlement(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "2",
-         "--record", str(tmp_path)],
+         "--camera", "off", "--record", str(tmp_path)],
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "dealer's screen: http://127.0.0.1:" in done.stdout
+    assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
     assert done.stdout.count("table net") == 2
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
 
