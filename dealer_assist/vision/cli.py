@@ -22,10 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one JSON object a line: per image its cards, per video its events")
     parser.add_argument("--model", type=Path, default=None,
                         help="ONNX model (default: models/cards.onnx)")
+    parser.add_argument("--reader", type=Path, default=None,
+                        help="ONNX index reader (default: models/index-reader.onnx)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="resize frames by this before inference (default 1.0; 0.75 faster)")
-    parser.add_argument("--confidence", type=float, default=0.35,
-                        help="minimum corner-index confidence (default 0.35)")
+    parser.add_argument("--confidence", type=float, default=0.5,
+                        help="least reading confidence of a corner index (default 0.5)")
     parser.add_argument("--stable-frames", type=int, default=3,
                         help="video: frames a card must be seen before it is an event (default 3)")
     parser.add_argument("--grace-frames", type=int, default=45,
@@ -35,11 +37,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, ModelError
+    from dealer_assist.vision.detector import (
+        DEFAULT_MODEL,
+        DEFAULT_READER,
+        CardDetector,
+        ModelError,
+    )
 
     try:
-        detector = CardDetector(args.model or DEFAULT_MODEL, scale=args.scale,
-                                confidence=args.confidence)
+        detector = CardDetector(args.model or DEFAULT_MODEL, args.reader or DEFAULT_READER,
+                                scale=args.scale, confidence=args.confidence)
     except ModelError as exc:
         print(f"dealer-assist detect: {exc}", file=sys.stderr)
         return 2

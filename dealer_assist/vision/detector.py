@@ -1,7 +1,8 @@
 """The card detector at the table: ONNX Runtime only (no torch).
 
-A frame goes through letterbox -> inference -> decoding and NMS of corner-index detections ->
-grouping of the indices into physical cards. Each card seen gives one :class:`CardObservation`:
+A frame goes through letterbox -> detector inference -> decoding and NMS (where the corner
+indices are) -> the index reader (which card each index shows, see :mod:`.reader`) -> grouping
+of the indices into physical cards. Each card seen gives one :class:`CardObservation`:
 the two corner indices of one card (same code, about a card's diagonal apart) become one
 observation placed at the card's centre; a card with one index visible is placed on that index.
 """
@@ -17,8 +18,16 @@ import cv2
 import numpy as np
 
 from dealer_assist.vision.artwork import CARD_CODES
+from dealer_assist.vision.reader import (
+    CROP_SIZE,
+    RANK_CLASSES,
+    SUIT_CLASSES,
+    crop_index,
+    crops_to_blob,
+)
 
 DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.onnx"
+DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.onnx")
 _STRIDE = 32
 #: Distance between the two index centres of one card, in units of an index box's long side
 #: (measured over the installed designs: 3.1 to 5.4; a little slack either side).
@@ -92,39 +101,32 @@ class StageTimes:
     preprocess: float
     inference: float
     postprocess: float
+    reading: float
     grouping: float
 
 
 class CardDetector:
-    """Loads the ONNX model once; ``detect(frame)`` gives the cards in a BGR frame.
+    """Loads the two ONNX models once; ``detect(frame)`` gives the cards in a BGR frame.
 
-    ``scale`` resizes the frame before inference (1.0 = the frame's own pixels, what the model
-    was trained for; 0.75 is faster and still within its scale augmentation).
+    ``scale`` resizes the frame before the detector (1.0 = the frame's own pixels, what it was
+    trained for; 0.75 is faster and still within its scale augmentation). ``presence`` is the
+    least detector score (summed over its card classes) for a place to count as an index;
+    ``confidence`` the least reading confidence (rank probability x suit probability).
     """
 
     def __init__(
         self,
         model_path: Path | str = DEFAULT_MODEL,
+        reader_path: Path | str = DEFAULT_READER,
         *,
         scale: float = 1.0,
-        confidence: float = 0.35,
+        confidence: float = 0.5,
+        presence: float = 0.25,
         iou: float = 0.5,
         threads: int | None = None,
     ) -> None:
-        import onnxruntime as ort
-
-        path = Path(model_path)
-        if not path.is_file():
-            raise ModelError("model file not found", path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        try:
-            self._session = ort.InferenceSession(
-                str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # ORT raises its own types for every kind of bad file
-            raise ModelError(f"not a readable ONNX model ({type(exc).__name__})", path) from exc
+        path, reader = Path(model_path), Path(reader_path)
+        self._session = _open_session(path, threads)
         inputs = self._session.get_inputs()
         if len(inputs) != 1 or len(inputs[0].shape) != 4:
             raise ModelError("model input is not one NCHW image", path)
@@ -133,32 +135,39 @@ class CardDetector:
         self._fixed_size = tuple(fixed) if all(isinstance(v, int) for v in fixed) else None
         # dynamic exports name their output dims instead of sizing them: run once to check
         probe = np.zeros((1, 3, *(self._fixed_size or (_STRIDE, _STRIDE))), np.float32)
-        try:
-            (out,) = self._session.run(None, {self._input_name: probe})
-        except Exception as exc:
-            raise ModelError(f"model does not run on an image ({type(exc).__name__})",
-                             path) from exc
-        if out.ndim != 3 or out.shape[1] != 4 + len(CARD_CODES):
+        (out,) = _probe(self._session, path, probe)
+        if out.ndim != 3 or out.shape[1] < 5:
             raise ModelError(
-                f"model output is {out.shape}; a card detector gives (1, "
-                f"{4 + len(CARD_CODES)}, N): 4 box values + {len(CARD_CODES)} cards", path)
+                f"model output is {out.shape}; a detector gives (1, 4 + classes, N)", path)
+        self._reader = _open_session(reader, threads)
+        outs = _probe(self._reader, reader, np.zeros((1, 3, CROP_SIZE, CROP_SIZE), np.float32))
+        if [o.shape for o in outs] != [(1, len(RANK_CLASSES)), (1, len(SUIT_CLASSES))]:
+            raise ModelError(
+                f"reader outputs are {[o.shape for o in outs]}; an index reader gives "
+                f"(1, {len(RANK_CLASSES)}) ranks and (1, {len(SUIT_CLASSES)}) suits", reader)
+        self._reader_input = self._reader.get_inputs()[0].name
         self.path = path
+        self.reader_path = reader
         self.scale = scale
         self.confidence = confidence
+        self.presence = presence
         self.iou = iou
-        self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0)
+        self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0, 0.0)
 
     def detect_indices(self, frame: np.ndarray) -> Detections:
-        """Corner-index detections in ``frame`` (BGR uint8), after NMS."""
+        """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
+        places read as "not an index" or below ``confidence`` are dropped."""
         t0 = time.perf_counter()
         blob, factor = self._letterbox(frame)
         t1 = time.perf_counter()
         (raw,) = self._session.run(None, {self._input_name: blob})
         t2 = time.perf_counter()
-        detections = self._decode(raw[0], factor)
+        boxes = self._decode(raw[0], factor)
         t3 = time.perf_counter()
+        detections = self._read(frame, boxes)
+        t4 = time.perf_counter()
         self.last_times = StageTimes(
-            (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, 0.0)
+            (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, 0.0)
         return detections
 
     def detect(self, frame: np.ndarray) -> list[CardObservation]:
@@ -171,7 +180,7 @@ class CardDetector:
         cards = group_indices(detections)
         times = self.last_times
         self.last_times = StageTimes(times.preprocess, times.inference, times.postprocess,
-                                     (time.perf_counter() - t0) * 1e3)
+                                     times.reading, (time.perf_counter() - t0) * 1e3)
         return cards
 
     def _letterbox(self, frame: np.ndarray) -> tuple[np.ndarray, float]:
@@ -193,23 +202,54 @@ class CardDetector:
         blob = cv2.dnn.blobFromImage(frame, 1 / 255.0, swapRB=True)
         return blob, factor
 
-    def _decode(self, raw: np.ndarray, factor: float) -> Detections:
-        scores = raw[4:]
-        class_ids = scores.argmax(axis=0)
-        confidences = scores[class_ids, np.arange(scores.shape[1])]
-        keep = confidences >= self.confidence
+    def _decode(self, raw: np.ndarray, factor: float) -> np.ndarray:
+        # the detector's class scores, summed, say "an index is here"; which one is the reader's
+        presence = np.minimum(raw[4:].sum(axis=0), 1.0)
+        keep = presence >= self.presence
         if not keep.any():
-            return Detections.empty()
+            return np.zeros((0, 4), np.float32)
         cx, cy, bw, bh = raw[:4, keep]
         boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1) / factor
-        confidences, class_ids = confidences[keep], class_ids[keep]
         xywh = np.stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
                          boxes[:, 3] - boxes[:, 1]], axis=1)
-        # class-agnostic: one place on a card holds one index, whatever the scores say
-        chosen = cv2.dnn.NMSBoxes(xywh.tolist(), confidences.tolist(), self.confidence, self.iou)
-        chosen = np.asarray(chosen, dtype=np.int64).reshape(-1)
-        return Detections(boxes[chosen].astype(np.float32), confidences[chosen].astype(np.float32),
-                          class_ids[chosen].astype(np.int64))
+        # class-agnostic: one place on a card holds one index
+        chosen = cv2.dnn.NMSBoxes(xywh.tolist(), presence[keep].tolist(), self.presence, self.iou)
+        return boxes[np.asarray(chosen, dtype=np.int64).reshape(-1)].astype(np.float32)
+
+    def _read(self, frame: np.ndarray, boxes: np.ndarray) -> Detections:
+        if len(boxes) == 0:
+            return Detections.empty()
+        crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
+        ranks, suits = self._reader.run(None, {self._reader_input: crops_to_blob(crops)})
+        rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
+        confidences = ranks.max(axis=1) * suits.max(axis=1)
+        keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= self.confidence)
+        class_ids = np.array([CARD_CODES.index(RANK_CLASSES[r] + SUIT_CLASSES[s])
+                              for r, s in zip(rank_ids[keep], suit_ids[keep], strict=True)],
+                             np.int64)
+        return Detections(boxes[keep], confidences[keep].astype(np.float32), class_ids)
+
+
+def _open_session(path: Path, threads: int | None):  # -> onnxruntime.InferenceSession
+    import onnxruntime as ort
+
+    if not path.is_file():
+        raise ModelError("model file not found", path)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # ORT raises its own types for every kind of bad file
+        raise ModelError(f"not a readable ONNX model ({type(exc).__name__})", path) from exc
+
+
+def _probe(session, path: Path, probe: np.ndarray) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    try:
+        return list(session.run(None, {session.get_inputs()[0].name: probe}))
+    except Exception as exc:
+        raise ModelError(f"model does not run on an image ({type(exc).__name__})", path) from exc
 
 
 def group_indices(detections: Detections) -> list[CardObservation]:

@@ -27,7 +27,12 @@ from dealer_assist.vision.artwork import (
     installed_designs,
     load_designs,
 )
-from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, CardObservation
+from dealer_assist.vision.detector import (
+    DEFAULT_MODEL,
+    DEFAULT_READER,
+    CardDetector,
+    CardObservation,
+)
 from dealer_assist.vision.scenes import Scene, index_quads, render_scene
 
 MATCH_IOU = 0.3
@@ -145,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--scale", type=float, default=1.0)
-    parser.add_argument("--confidence", type=float, default=0.35)
+    parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
+    parser.add_argument("--confidence", type=float, default=0.5)
     args = parser.parse_args(argv)
     if args.designs:
         designs = args.designs
@@ -153,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         designs = list(HELD_OUT_DESIGNS)
     else:
         designs = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
-    detector = CardDetector(args.model, scale=args.scale, confidence=args.confidence)
+    detector = CardDetector(args.model, args.reader, scale=args.scale,
+                            confidence=args.confidence)
     started = time.time()
     score = evaluate(detector, designs, args.scenes, args.seed)
     summary = report(args.set, score) | {

@@ -42,9 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fine-tune from this checkpoint (.pt) instead of starting from scratch")
     p.add_argument("--scenes", type=int, default=900, help="rendered 1280x720 scenes")
     p.add_argument("--crops", type=int, default=2, help="training crops per scene")
-    p.add_argument("--imgsz", type=int, default=384, help="crop size = training input size")
-    p.add_argument("--epochs", type=int, default=14)
+    p.add_argument("--imgsz", type=int, default=320, help="crop size = training input size")
+    p.add_argument("--epochs", type=int, default=15)
+    p.add_argument("--hours", type=float, default=None,
+                   help="train for this long instead (Ultralytics fits the epochs to the time)")
     p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=0.002,
+                   help="AdamW learning rate (Ultralytics' automatic choice for 52 classes, "
+                   "0.00018, is far too small to learn from scratch in a few epochs)")
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "cards.onnx",
                    help="where to write the ONNX model (the .pt checkpoint goes beside it)")
@@ -84,9 +89,11 @@ def main(argv: list[str] | None = None) -> int:
         project=str(args.work), name="run", exist_ok=True, amp=False, cache=True,
         fliplr=0.0, degrees=0.0, scale=0.3, translate=0.1, mosaic=1.0, close_mosaic=3,
         hsv_h=0.02, hsv_s=0.5, hsv_v=0.4, patience=0, verbose=False,
+        optimizer="AdamW", lr0=args.lr, lrf=0.05, warmup_epochs=1.0, time=args.hours,
     )
     train_s = time.time() - started
     best = args.work / "run" / "weights" / "last.pt"
+    trained_epochs = model.trainer.epoch + 1
     exported = Path(YOLO(str(best)).export(format="onnx", dynamic=True, simplify=False,
                                            imgsz=args.imgsz))
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -94,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(best, args.out.with_suffix(".pt"))
     summary = {
         "designs": names, "enrolled": [str(f) for f in args.faces], "held_out": HELD_OUT_DESIGNS,
-        "scenes": args.scenes, "crops": args.crops, "imgsz": args.imgsz, "epochs": args.epochs,
-        "batch": args.batch, "seed": args.seed, "init": str(args.init) if args.init else None,
+        "scenes": args.scenes, "crops": args.crops, "imgsz": args.imgsz, "hours": args.hours,
+        "epochs": args.epochs, "epochs_run": trained_epochs,
+        "batch": args.batch, "lr": args.lr, "seed": args.seed,
+        "init": str(args.init) if args.init else None,
         "train_labels": n_train, "render_seconds": round(render_s),
         "train_seconds": round(train_s), "cpu_count": os.cpu_count(),
     }
