@@ -63,7 +63,7 @@ class DemoOptions:
     pace_s: float = 0.6
     pause_after_round_s: float = 4.0
     card_timeout_s: float = 5.0
-    camera: str = "auto"  # "on": the synthetic camera or fail; "off"; "auto": on if it can run
+    camera: str = "off"  # "on": the synthetic camera or fail; "auto": on if it can run; "off"
 
 
 def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
