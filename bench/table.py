@@ -10,8 +10,9 @@
 3. CPU of an idle table (runner, shoe reader with heartbeats, screen with one client connected),
    from /proc per-thread times, excluding the simulator's own thread.
 4. Camera frames per second in the live loop: the demo table with its synthetic camera (frames
-   rendered by the scene generator, read by the detector and the trackers); without the
-   detector's model, the renderer's ground truth stands in for the detector and the figure says so.
+   rendered by the scene generator, read by the trackers), once with the renderer's ground truth
+   as detector (the pipeline's own cost) and once with the shipped detector model (its speed,
+   and how many rounds it reads exactly as dealt, and how many alarms it raises).
 """
 
 from __future__ import annotations
@@ -167,8 +168,9 @@ def bench_loop_throughput() -> None:
 
 
 def bench_camera(rounds: int) -> None:
-    """The demo table with its synthetic camera: frames through the camera pipeline per second."""
-    from dealer_assist.table.demo import DemoOptions, DemoTable
+    """The demo table with its synthetic camera: frames through the camera pipeline per second,
+    with the renderer's ground truth as detector (the pipeline's own cost) and with the shipped
+    detector (its speed, and how its readings fare against the rounds as dealt)."""
     from dealer_assist.table.synthetic_camera import demo_camera, truth_camera
     from dealer_assist.vision.artwork import installed_designs, load_designs
     from dealer_assist.vision.detector import DEFAULT_MODEL
@@ -178,30 +180,41 @@ def bench_camera(rounds: int) -> None:
     if not installed_designs():
         print("camera frames/s: card artwork not installed (scripts/install-card-art.sh)")
         return
+    design = load_designs(["kennard"])[0]
+    _camera_rounds(truth_camera(design, seed=3), "render + trackers, ground truth as detector",
+                   rounds)
     if DEFAULT_MODEL.exists():
-        camera, what = demo_camera(seed=3), "render + ONNX detector + trackers"
+        _camera_rounds(demo_camera(seed=3), "render + shipped ONNX detector + trackers", rounds)
     else:
-        design = load_designs(["kennard_bf"])[0]
-        camera = truth_camera(design, seed=3)
-        what = f"render + trackers; NO DETECTOR (no model at {DEFAULT_MODEL})"
+        print(f"no detector model at {DEFAULT_MODEL}: the detector's figures are not measured")
+
+
+def _camera_rounds(camera: object, what: str, rounds: int) -> None:
+    from dealer_assist.table.demo import DemoOptions, DemoTable
+
     with tempfile.TemporaryDirectory() as folder:
         options = DemoOptions(port=0, recording_dir=folder, pace_s=0.0, pause_after_round_s=0.0,
                               seed=21, card_timeout_s=8.0)
-        with DemoTable(options, camera=camera) as demo:
+        with DemoTable(options, camera=camera) as demo:  # type: ignore[arg-type]
+            source = demo.camera.source  # type: ignore[union-attr]
             demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 8)
             started = time.perf_counter()
-            frames_before = camera.source.frames_processed
-            busy_before = camera.source.seconds_busy
+            frames_before, busy_before = source.frames_processed, source.seconds_busy
+            exact = 0
             for number in range(1, rounds + 1):
-                if demo.play_round(number, 0.0) is None:
-                    raise SystemExit(f"round {number} did not settle: {demo.loop.alarms[-3:]}")
+                settlement = demo.play_round(number, 0.0)
+                want = demo.world.settlements[-1].to_json()
+                if settlement is not None and settlement.to_json()["seats"] == want["seats"]:
+                    exact += 1
             elapsed = time.perf_counter() - started
-            frames = camera.source.frames_processed - frames_before
-            busy = camera.source.seconds_busy - busy_before
+            frames = source.frames_processed - frames_before
+            busy = source.seconds_busy - busy_before
+            alarms = len(demo.loop.alarms)
     print(
         f"camera in the live loop ({what}), 1280x720 frames, {rounds} rounds: "
-        f"{frames / elapsed:.1f} frames/s, {1000 * busy / frames:.1f} ms of pipeline per frame, "
-        f"{elapsed / rounds:.1f} s per round"
+        f"{frames / elapsed:.1f} frames/s, {1000 * busy / max(frames, 1):.0f} ms of pipeline a "
+        f"frame, {elapsed / rounds:.1f} s a round; {exact}/{rounds} rounds settled exactly as "
+        f"dealt, {alarms} alarms"
     )
 
 
