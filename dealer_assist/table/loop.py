@@ -186,6 +186,7 @@ class TableLoop:
         has_camera: bool = True,
         camera_wait_s: float = 1.5,
         shoe_wait_s: float = 1.0,
+        mismatch_wait_s: float = 0.5,
         notes: dict[str, str] | None = None,
     ):
         self.rules = RuleSet.from_spec(rules_spec)
@@ -197,6 +198,7 @@ class TableLoop:
         self.has_camera = has_camera
         self.camera_wait_s = camera_wait_s
         self.shoe_wait_s = shoe_wait_s
+        self.mismatch_wait_s = mismatch_wait_s
         self.notes = dict(notes or {})  # device -> why it is unavailable (shown on screen)
         self.shoe_up = False
         self.camera_up = False
@@ -260,7 +262,9 @@ class TableLoop:
     def tick(self, now: float) -> None:
         """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
         self._now = now
-        changed = False
+        waiting = len(self._pending_shoe)
+        self._pair()
+        changed = len(self._pending_shoe) != waiting
         while self._pending_shoe and now - self._pending_shoe[0].since >= self.camera_wait_s:
             pending = self._pending_shoe.popleft()
             changed = True
@@ -447,13 +451,29 @@ class TableLoop:
             if not pending.rejected and pending.shoe is not None:
                 self._commit(pending.shoe.card, None, False)
 
-    def _pair(self) -> None:
+    def _pair(self, force: bool = False) -> None:
+        """Match shoe cards with landings: the same card first (a phantom or stray reading is
+        passed over, and expires as never having left the shoe), else an unreadable landing; a
+        landing that reads as another card is taken only after ``mismatch_wait_s`` (or at once
+        with ``force``, when the game moves on) and raises the switched-card alarm."""
         self._take_hole_card()
         while self._pending_shoe and self._pending_felt:
-            pending_shoe = self._pending_shoe.popleft()
-            shoe, felt = pending_shoe.shoe, self._pending_felt.popleft().felt
-            assert shoe is not None and felt is not None
-            if pending_shoe.rejected:
+            head = self._pending_shoe[0]
+            shoe = head.shoe
+            assert shoe is not None
+            felts = [p.felt for p in self._pending_felt]
+            index = next((i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+            if index is None:
+                index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
+            if index is None:
+                if not force and self._now - head.since < self.mismatch_wait_s:
+                    return
+                index = 0
+            felt = felts[index]
+            assert felt is not None
+            del self._pending_felt[index]
+            self._pending_shoe.popleft()
+            if head.rejected:
                 continue  # its alarm is raised; the card on the felt is that same card
             if felt.card is not None and felt.card != shoe.card:
                 self._alarm(
@@ -467,7 +487,7 @@ class TableLoop:
     def _on_felt_stacks(self, item: FeltStacks) -> None:
         if not self._camera_trusted() or not self.round_open:
             return
-        self._pair()
+        self._pair(force=True)
         self._infer_hidden_hole()
         assert self._fold is not None
         engine = self._fold.engine
@@ -490,7 +510,7 @@ class TableLoop:
     def _on_hole_card(self, item: HoleCardShown) -> None:
         if not self._camera_trusted() or self._fold is None:
             return
-        self._pair()
+        self._pair(force=True)
         engine = self._fold.engine
         if self._fold.ended:
             self._check_hole(item.card, self._fold.settlement)
@@ -604,7 +624,7 @@ class TableLoop:
             self._alarm(AlarmKind.BET_REFUSED, str(error))
 
     def _on_decide(self, item: Decide) -> None:
-        self._pair()
+        self._pair(force=True)
         if not self.round_open:
             self._alarm(
                 AlarmKind.ILLEGAL_ACTION,
@@ -629,7 +649,7 @@ class TableLoop:
         self._apply(Insurance(item.seat, item.amount))
 
     def _on_finish(self, item: FinishRound) -> None:
-        self._pair()
+        self._pair(force=True)
         if self.round_open:
             self._close_round(quiet=False)
 

@@ -181,6 +181,8 @@ def test_switched_card_raises_and_records_the_shoe_card():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")))
     table.card("9S", seat=1, camera_code="KH")
+    assert table.loop.cards_committed == 0  # a matching reading may still come
+    table.wait(0.6)
     assert table.kinds() == [AlarmKind.SWITCHED_CARD]
     assert "9S" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
@@ -417,3 +419,14 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "CLEAN: 3 settled rounds re-settled, 1 partial; chain verified" in done.stdout
+
+
+def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    table.send(FeltCard(C("KC"), Spot(2)))  # a phantom reading at seat 2
+    table.card("9S", seat=1)  # the real card: it pairs with its own landing at once
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
+    table.wait(1.5)
+    assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "KC" in table.loop.alarms[0].text
+    assert table.loop.cards_committed == 1
