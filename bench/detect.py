@@ -1,0 +1,66 @@
+"""Speed of the card detector end to end at 1280x720 on this machine's CPUs.
+
+    python bench/detect.py [--scale 1.0] [--frames 60] [--model models/cards.onnx]
+
+Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
+deliver them; the stages timed are JPEG decode, letterbox, ONNX Runtime detector inference,
+decoding + NMS, reading the indices (crop + reader CNN), and grouping into cards.
+Prints milliseconds per stage (median and 95th percentile) and fps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
+from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+from dealer_assist.vision.scenes import render_scene
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--frames", type=int, default=60)
+    args = parser.parse_args()
+    rng = np.random.default_rng(7)
+    designs = load_designs(list(HELD_OUT_DESIGNS))
+    jpegs = [cv2.imencode(".jpg", render_scene(rng, designs).image,
+                          [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
+    detector = CardDetector(args.model, scale=args.scale)
+    for jpeg in jpegs[:3]:  # warm-up
+        detector.detect(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))
+    names = ("decode", "letterbox", "inference", "nms", "reading", "grouping", "total")
+    stages: dict[str, list[float]] = {k: [] for k in names}
+    for i in range(args.frames):
+        t0 = time.perf_counter()
+        frame = cv2.imdecode(jpegs[i % len(jpegs)], cv2.IMREAD_COLOR)
+        t1 = time.perf_counter()
+        detector.detect(frame)
+        t2 = time.perf_counter()
+        times = detector.last_times
+        stages["decode"].append((t1 - t0) * 1e3)
+        stages["letterbox"].append(times.preprocess)
+        stages["inference"].append(times.inference)
+        stages["nms"].append(times.postprocess)
+        stages["reading"].append(times.reading)
+        stages["grouping"].append(times.grouping)
+        stages["total"].append((t2 - t0) * 1e3)
+    h, w = frame.shape[:2]
+    print(f"cpu_count={os.cpu_count()} frame={w}x{h} scale={args.scale} "
+          f"model={args.model.name} frames={args.frames}")
+    for name, values in stages.items():
+        p95 = sorted(values)[int(0.95 * (len(values) - 1))]
+        print(f"  {name:<10} median {statistics.median(values):7.2f} ms   p95 {p95:7.2f} ms")
+    print(f"  fps (1000 / median total) = {1000 / statistics.median(stages['total']):.1f}")
+
+
+if __name__ == "__main__":
+    main()

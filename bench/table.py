@@ -1,0 +1,234 @@
+"""Benchmark of the live table: shoe frame to screen update, loop throughput, idle CPU.
+
+    python bench/table.py [--cards 300] [--idle 10]
+
+1. Latency from a shoe frame to the screen update: the shoe simulator draws a card on a
+   pseudo-terminal; the real reader decodes it, the loop records it, and the screen pushes the new
+   view over its WebSocket to a client; measured from ``draw()`` to the client receiving a view
+   that counts the card (p50, p99, max).
+2. Inputs per second through the loop alone.
+3. CPU of an idle table (runner, shoe reader with heartbeats, screen with one client connected),
+   from /proc per-thread times, excluding the simulator's own thread.
+4. Camera frames per second in the live loop: the demo table with its synthetic camera (frames
+   rendered by the scene generator, read by the trackers), once with the renderer's ground truth
+   as detector (the pipeline's own cost) and once with the shipped detector model (its speed,
+   and how many rounds it reads exactly as dealt, and how many alarms it raises).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dealer_assist.rules import RuleSet  # noqa: E402
+from dealer_assist.table.loop import TableLoop  # noqa: E402
+from dealer_assist.table.recording import MemoryRecorder  # noqa: E402
+from dealer_assist.table.runner import TableRunner  # noqa: E402
+from dealer_assist.table.screen import ScreenServer  # noqa: E402
+from dealer_assist.table.shoe_source import SerialShoeSource  # noqa: E402
+from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink  # noqa: E402
+from dealer_assist.table.world import Player, SimulatedTable  # noqa: E402
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def _thread_cpu_seconds(exclude: set[int]) -> float:
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for task in os.listdir("/proc/self/task"):
+        if int(task) in exclude:
+            continue
+        try:
+            fields = Path(f"/proc/self/task/{task}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime + stime
+    return total / ticks
+
+
+class ScreenClient:
+    """A WebSocket client of the screen recording when each view arrives."""
+
+    def __init__(self, url: str):
+        from websockets.sync.client import connect
+
+        self.socket = connect(url.replace("http://", "ws://") + "ws")
+        self.cards_seen = 0
+        self.changed = threading.Condition()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for message in self.socket:
+                view = json.loads(message)
+                with self.changed:
+                    self.cards_seen = view["cards_committed"]
+                    self.changed.notify_all()
+        except Exception:  # the socket closes at the end of the benchmark
+            return
+
+    def wait_cards(self, count: int, timeout: float) -> bool:
+        with self.changed:
+            return self.changed.wait_for(lambda: self.cards_seen >= count, timeout)
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def bench_latency(cards: int, idle_s: float) -> None:
+    from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
+
+    with tempfile.TemporaryDirectory() as folder:
+        link = PtyLink(link_path=f"{folder}/shoe")
+        simulator = ShoeSimulator(link).start()
+        loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_camera=False)
+        runner = TableRunner(loop, [SerialShoeSource(link.url)]).start()
+        screen = ScreenServer(runner, "127.0.0.1", 0).start()
+        client = ScreenClient(screen.url)
+        world = SimulatedTable(
+            RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 2, 3, 5)], seed=3
+        )
+        world.camera_sees = False
+        latencies: list[float] = []
+        number = 0
+        while len(latencies) < cards:
+            number += 1
+            for _, item in world.round(number):
+                if isinstance(item, NewShoe):
+                    simulator.load_shoe(item.decks)
+                elif isinstance(item, ShoeCard):
+                    want = loop.cards_committed + 1
+                    started = time.perf_counter()
+                    simulator.draw(item.card)
+                    if not client.wait_cards(want, 5.0):
+                        raise SystemExit(f"card {item.card} never reached the screen")
+                    latencies.append((time.perf_counter() - started) * 1000)
+                else:
+                    runner.submit(item)
+                    runner.wait_idle()
+        first, steady = latencies[0], latencies[1:]
+        print(f"shoe frame -> screen update over a pty and a WebSocket, {len(steady)} cards")
+        print(
+            f"  p50 {statistics.median(steady):.2f} ms   p99 {_percentile(steady, 0.99):.2f} ms   "
+            f"max {max(steady):.2f} ms   ({number} rounds; the first card after start-up, while "
+            f"the link synchronises, took {first:.0f} ms and is left out)"
+        )
+
+        simulator_tid = simulator._thread.native_id
+        runner.wait_idle()
+        time.sleep(1.0)
+        before_cpu, before = _thread_cpu_seconds({simulator_tid or -1}), time.monotonic()
+        time.sleep(idle_s)
+        used = _thread_cpu_seconds({simulator_tid or -1}) - before_cpu
+        elapsed = time.monotonic() - before
+        print(
+            f"idle table (runner ticking every {runner.tick_s * 1000:.0f} ms, shoe heartbeats, "
+            f"one screen client) for {elapsed:.1f} s: {100 * used / elapsed:.1f}% of one core"
+        )
+        client.close()
+        screen.stop()
+        runner.stop()
+        simulator.stop()
+        link.close()
+
+
+def bench_loop_throughput() -> None:
+    world = SimulatedTable(
+        RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 2, 3, 4, 5, 6, 7)], seed=9
+    )
+    world.camera_sees = True
+    from dealer_assist.table.sources import CameraLink
+
+    loop = TableLoop("h17-ddd-6", MemoryRecorder())
+    loop.handle(ShoeLink(True), 0.0)
+    loop.handle(CameraLink(True), 0.0)
+    steps = [item for number in range(1, 301) for _, item in world.round(number)]
+    started = time.perf_counter()
+    for index, item in enumerate(steps):
+        loop.handle(item, index * 0.001)
+    elapsed = time.perf_counter() - started
+    assert loop.rounds_played == 300, loop.alarms[:3]
+    print(
+        f"loop alone, shoe + camera inputs: {len(steps) / elapsed:,.0f} inputs/s "
+        f"({len(steps)} inputs, 300 rounds of 7 seats, {elapsed:.2f} s)"
+    )
+
+
+def bench_camera(rounds: int) -> None:
+    """The demo table with its synthetic camera: frames through the camera pipeline per second,
+    with the renderer's ground truth as detector (the pipeline's own cost) and with the shipped
+    detector (its speed, and how its readings fare against the rounds as dealt)."""
+    from dealer_assist.table.synthetic_camera import demo_camera, truth_camera
+    from dealer_assist.vision.artwork import installed_designs, load_designs
+    from dealer_assist.vision.detector import DEFAULT_MODEL
+
+    if rounds < 1:
+        return
+    if not installed_designs():
+        print("camera frames/s: card artwork not installed (scripts/install-card-art.sh)")
+        return
+    design = load_designs(["kennard"])[0]
+    _camera_rounds(truth_camera(design, seed=3), "render + trackers, ground truth as detector",
+                   rounds)
+    if DEFAULT_MODEL.exists():
+        _camera_rounds(demo_camera(seed=3), "render + shipped ONNX detector + trackers", rounds)
+    else:
+        print(f"no detector model at {DEFAULT_MODEL}: the detector's figures are not measured")
+
+
+def _camera_rounds(camera: object, what: str, rounds: int) -> None:
+    from dealer_assist.table.demo import DemoOptions, DemoTable
+
+    with tempfile.TemporaryDirectory() as folder:
+        options = DemoOptions(port=0, recording_dir=folder, pace_s=0.0, pause_after_round_s=0.0,
+                              seed=21, card_timeout_s=8.0)
+        with DemoTable(options, camera=camera) as demo:  # type: ignore[arg-type]
+            source = demo.camera.source  # type: ignore[union-attr]
+            demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 8)
+            started = time.perf_counter()
+            frames_before, busy_before = source.frames_processed, source.seconds_busy
+            exact = 0
+            for number in range(1, rounds + 1):
+                settlement = demo.play_round(number, 0.0)
+                want = demo.world.settlements[-1].to_json()
+                if settlement is not None and settlement.to_json()["seats"] == want["seats"]:
+                    exact += 1
+            elapsed = time.perf_counter() - started
+            frames = source.frames_processed - frames_before
+            busy = source.seconds_busy - busy_before
+            alarms = len(demo.loop.alarms)
+    print(
+        f"camera in the live loop ({what}), 1280x720 frames, {rounds} rounds: "
+        f"{frames / elapsed:.1f} frames/s, {1000 * busy / max(frames, 1):.0f} ms of pipeline a "
+        f"frame, {elapsed / rounds:.1f} s a round; {exact}/{rounds} rounds settled exactly as "
+        f"dealt, {alarms} alarms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=300)
+    parser.add_argument("--idle", type=float, default=10.0)
+    parser.add_argument("--camera-rounds", type=int, default=3)
+    args = parser.parse_args()
+    print(f"os.cpu_count() = {os.cpu_count()}")
+    bench_latency(args.cards, args.idle)
+    bench_loop_throughput()
+    bench_camera(args.camera_rounds)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The overhead camera as a table source: frames -> cards -> tracked events -> table plane -> loop.
+
+:class:`CameraSource` runs one thread that grabs frames, has the card detector read them, the
+frame tracker turn readings into appeared / removed / changed events, calibration place each event
+on the table plane, and the :class:`~dealer_assist.table.felt.FeltTracker` turn those into the
+loop's camera inputs. It reports the feed lost when no frame arrives for ``lost_after_s`` (and
+keeps trying), the feed back when frames return, and the camera moved when the drift check says
+so. The stages are plain callables, so the same thread serves a USB camera, a stream, a video
+file or the demo's rendered table.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from dealer_assist.rules import Card, CardCodeError
+from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
+from dealer_assist.table.sources import CameraLink, CameraMoved, Sink
+
+
+class Observation(Protocol):
+    """A card read in one frame (``dealer_assist.vision.detector.CardObservation``)."""
+
+    @property
+    def card(self) -> str: ...
+
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def sideways(self) -> bool: ...
+
+
+class TrackedEvent(Protocol):
+    """A frame tracker's event (``dealer_assist.vision.tracker.CardEvent``)."""
+
+    @property
+    def card(self) -> str: ...
+
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+    @property
+    def track(self) -> int: ...
+
+    @property
+    def kind(self) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CameraStages:
+    """The pipeline's parts: ``grab()`` a frame (None: none came), ``detect(frame)`` the cards,
+    ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
+    ``drift(frame)`` a reason the camera moved (None: it has not)."""
+
+    grab: Callable[[], Any]
+    detect: Callable[[Any], Sequence[Observation]]
+    track: Callable[[int, Any], Sequence[TrackedEvent]]  # given what detect returned
+    to_table: Callable[[float, float], tuple[float, float]]
+    drift: Callable[[Any], str | None] | None = None
+    close: Callable[[], None] | None = None
+
+
+class CameraSource:
+    """The camera thread; ``frames_processed`` and ``seconds_busy`` are kept for the benchmark."""
+
+    name = "camera"
+
+    def __init__(
+        self,
+        stages: CameraStages,
+        felt: FeltTracker,
+        *,
+        description: str = "camera",
+        lost_after_s: float = 2.0,
+        drift_every_s: float = 5.0,
+        max_fps: float | None = None,
+    ):
+        self.stages = stages
+        self.felt = felt
+        self.description = description
+        self.lost_after_s = lost_after_s
+        self.drift_every_s = drift_every_s
+        self.min_interval = 0.0 if not max_fps else 1.0 / max_fps
+        self.frames_processed = 0
+        self.seconds_busy = 0.0
+        self._stop = threading.Event()
+        self._new_round = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def new_round(self) -> None:
+        """A round has opened (its first bet): forget the last round's felt before the next
+        frame, whether or not the camera has yet seen those cards cleared away."""
+        self._new_round.set()
+
+    def start(self, sink: Sink) -> None:
+        self._thread = threading.Thread(
+            target=self._run, args=(sink,), name="camera-source", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        if self.stages.close is not None:
+            self.stages.close()
+
+    def _run(self, sink: Sink) -> None:
+        stages = self.stages
+        up: bool | None = None
+        moved = False
+        last_frame = time.monotonic()
+        last_drift = 0.0
+        frame_number = 0
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                frame = stages.grab()
+            except (OSError, ValueError, RuntimeError):
+                frame = None
+            if frame is None:
+                if up is not False and started - last_frame >= self.lost_after_s:
+                    up = False
+                    sink(CameraLink(False, f"{self.description}: no frame for "
+                                           f"{self.lost_after_s:g} s"))
+                self._stop.wait(0.05)
+                continue
+            last_frame = started
+            if up is not True:
+                up = True
+                sink(CameraLink(True, self.description))
+            if stages.drift is not None and started - last_drift >= self.drift_every_s:
+                last_drift = started
+                reason = stages.drift(frame)
+                if reason is not None and not moved:
+                    moved = True
+                    sink(CameraMoved(reason))
+                elif reason is None and moved:
+                    moved = False  # back where it was calibrated: trusted again
+                    sink(CameraLink(True, f"{self.description}: back in place"))
+            if self._new_round.is_set():
+                self._new_round.clear()
+                self.felt.reset()
+            frame_number += 1
+            observations = stages.detect(frame)
+            for event in stages.track(frame_number, observations):
+                for item in self._to_inputs(event, observations):
+                    sink(item)
+            busy = time.monotonic() - started
+            self.frames_processed += 1
+            self.seconds_busy += busy
+            if self.min_interval > busy:
+                self._stop.wait(self.min_interval - busy)
+
+    def _to_inputs(self, event: TrackedEvent, observations: Sequence[Observation]) -> list[Any]:
+        try:
+            card = Card.parse(event.card)
+        except CardCodeError:
+            return []
+        kind = SightingKind(getattr(event.kind, "value", event.kind))
+        x_mm, y_mm = self.stages.to_table(event.x, event.y)
+        nearest = min(
+            observations,
+            key=lambda o: math.hypot(o.x - event.x, o.y - event.y),
+            default=None,
+        )
+        sideways = bool(
+            nearest is not None
+            and nearest.card == event.card
+            and math.hypot(nearest.x - event.x, nearest.y - event.y) < 40.0
+            and nearest.sideways
+        )
+        return list(self.felt.feed(Sighting(kind, card, x_mm, y_mm, event.track, sideways)))

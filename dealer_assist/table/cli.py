@@ -1,0 +1,124 @@
+"""``dealer-assist table --config table.toml``: run the live table until stopped.
+
+Reads the shoe (reconnecting when it drops), folds its cards and the dealer's touches into rounds,
+records each round log, and serves the dealer's screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="validate the configuration, print it, and exit"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    from dealer_assist.table.config import ConfigError, load_config
+    from dealer_assist.table.loop import Recorder, TableLoop
+    from dealer_assist.table.recording import (
+        FileRecorder,
+        RecordingError,
+        SurveillanceRecorder,
+        TeeRecorder,
+    )
+    from dealer_assist.table.runner import TableRunner
+    from dealer_assist.table.screen import ScreenServer
+    from dealer_assist.table.shoe_source import SerialShoeSource
+    from dealer_assist.table.sources import Source
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as error:
+        print(f"dealer-assist table: {error}", file=sys.stderr)
+        return 2
+    notes: dict[str, str] = {}
+    camera: Source | None = None
+    if config.camera is not None:
+        from dealer_assist.table.live_camera import open_live_camera
+
+        try:
+            camera = open_live_camera(config.camera)
+        except ValueError as error:  # the detector's model, the calibration file
+            notes["camera"] = f"unavailable: {error}"
+            print(f"dealer-assist table: {config.path}: camera: {error}", file=sys.stderr)
+    if config.shoe is None and camera is None:
+        print(
+            f"dealer-assist table: {config.path}: no shoe configured and the camera cannot "
+            "run: nothing can read the cards",
+            file=sys.stderr,
+        )
+        return 2
+    print(
+        f"table {config.table_id}: rules {config.rules.name}, "
+        f"shoe {config.shoe.url if config.shoe else 'none'}, "
+        f"camera {config.camera.source if camera is not None and config.camera else 'none'}, "
+        f"recording to {config.recording_dir}"
+    )
+    if args.check:
+        if camera is not None:
+            camera.stop()
+        return 0
+    try:
+        recorder: Recorder = FileRecorder(config.recording_dir)
+    except RecordingError as error:
+        print(f"dealer-assist table: {config.path}: recording.dir: {error}", file=sys.stderr)
+        return 2
+    store: SurveillanceRecorder | None = None
+    if config.surveillance:
+        try:
+            store = SurveillanceRecorder(config.recording_dir / "surveillance", config.table_id)
+        except RecordingError as error:
+            print(f"dealer-assist table: {config.path}: recording.surveillance: {error}",
+                  file=sys.stderr)
+            return 2
+        recorder = TeeRecorder(recorder, store)
+    sources: list[Source] = []
+    if config.shoe is not None:
+        ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
+        sources.append(
+            SerialShoeSource(config.shoe.url, ascii_decks=ascii_decks, decks=config.shoe.decks)
+        )
+    loop = TableLoop(
+        config.rules_spec,
+        recorder,
+        table_id=config.table_id,
+        round_prefix=f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+        has_shoe=config.shoe is not None,
+        has_camera=camera is not None,
+        notes=notes,
+    )
+    if camera is not None:
+        sources.append(camera)
+    runner = TableRunner(loop, sources)
+    screen = ScreenServer(runner, config.host, config.port)
+    stop = threading.Event()
+    runner.start()
+    try:
+        screen.start()
+    except OSError as error:
+        runner.stop()
+        print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
+        return 1
+    print(f"dealer's screen: {screen.url}", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a service manager's stop: clean exit
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        screen.stop()
+        runner.stop()
+        if store is not None:
+            store.close()
+    return 0

@@ -1,0 +1,221 @@
+"""``table.toml``: one table's devices, rules, recording and screen, validated with messages that
+name the key.
+
+```toml
+table_id = "T1"
+
+[rules]                      # a preset and any house-option overrides
+preset = "h17-ddd-6"
+max_bet = "500"
+
+[shoe]                       # omit for a hand-held game
+url = "/dev/serial/by-id/usb-ShoeCo_Shoe_1234-if00"
+protocol = "dealer-assist"   # or "ascii" (a plain [Game]<Card:4S> shoe; then decks is required)
+
+[camera]                     # omit when no camera is fitted
+source = 0                   # device index, stream URL or video file
+calibration = "calibration/table.yaml"   # from `dealer-assist calibrate table` (holds the layout)
+model = "models/cards.onnx"  # optional: the card detector (default: the shipped model)
+
+[recording]
+dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
+surveillance = false         # also into the surveillance store, dir/surveillance (replayable)
+
+[screen]
+host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
+port = 8021
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dealer_assist.rules import RuleSet
+
+
+class ConfigError(ValueError):
+    """A table configuration that cannot run: names the file and the key."""
+
+    def __init__(self, path: str, key: str, why: str):
+        self.path = path
+        self.key = key
+        self.why = why
+        super().__init__(f"{path}: {key}: {why}")
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeConfig:
+    url: str
+    protocol: str = "dealer-assist"
+    decks: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CameraConfig:
+    source: int | str
+    calibration: Path | None = None
+    model: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """A validated table configuration."""
+
+    path: str
+    table_id: str
+    rules_spec: Any
+    rules: RuleSet
+    shoe: ShoeConfig | None
+    camera: CameraConfig | None
+    recording_dir: Path
+    host: str
+    port: int
+    surveillance: bool = False
+
+
+_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen"}
+_SECTION_KEYS = {
+    "shoe": {"url", "protocol", "decks"},
+    "camera": {"source", "calibration", "model"},
+    "recording": {"dir", "surveillance"},
+    "screen": {"host", "port"},
+}
+
+
+def _section(path: str, data: dict[str, Any], name: str) -> dict[str, Any] | None:
+    raw = data.get(name)
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise ConfigError(path, name, f"must be a [{name}] table, got {raw!r}")
+    allowed = _SECTION_KEYS[name]
+    for key in raw:
+        if key not in allowed:
+            raise ConfigError(
+                path, f"{name}.{key}", f"unknown key (known: {', '.join(sorted(allowed))})"
+            )
+    return raw
+
+
+def _string(path: str, key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(path, key, f"must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _file(path: str, base: Path, key: str, value: object) -> Path:
+    name = Path(_string(path, key, value))
+    resolved = name if name.is_absolute() else base / name
+    if not resolved.is_file():
+        raise ConfigError(path, key, f"no such file: {resolved}")
+    return resolved
+
+
+def parse_config(
+    data: dict[str, Any], path: str = "table.toml", base: Path | None = None
+) -> TableConfig:
+    """Validate a decoded ``table.toml``; relative paths are taken from ``base``."""
+    base = base or Path(".")
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise ConfigError(path, key, f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
+    table_id = _string(path, "table_id", data.get("table_id", "T1"))
+
+    raw_rules = data.get("rules", "h17-ddd-6")
+    if isinstance(raw_rules, dict) and "preset" not in raw_rules:
+        raise ConfigError(path, "rules.preset", "missing (a preset such as h17-ddd-6)")
+    if isinstance(raw_rules, dict):
+        # Try each override alone first, so a mistake is named by its own key.
+        preset = raw_rules["preset"]
+        for key, value in raw_rules.items():
+            spec = {"preset": preset} if key == "preset" else {"preset": preset, key: value}
+            try:
+                RuleSet.from_spec(spec)
+            except ValueError as error:
+                raise ConfigError(path, f"rules.{key}", str(error)) from None
+    try:
+        rules = RuleSet.from_spec(raw_rules)
+    except ValueError as error:
+        raise ConfigError(path, "rules", str(error)) from None
+
+    shoe = None
+    raw_shoe = _section(path, data, "shoe")
+    if raw_shoe is not None:
+        url = _string(path, "shoe.url", raw_shoe.get("url"))
+        protocol = raw_shoe.get("protocol", "dealer-assist")
+        if protocol not in ("dealer-assist", "ascii"):
+            raise ConfigError(
+                path, "shoe.protocol", f'must be "dealer-assist" or "ascii", got {protocol!r}'
+            )
+        decks = raw_shoe.get("decks")
+        if decks is not None and (not isinstance(decks, int) or decks not in (2, 4, 5, 6, 8)):
+            raise ConfigError(path, "shoe.decks", f"must be 2, 4, 5, 6 or 8, got {decks!r}")
+        if protocol == "ascii" and decks is None:
+            decks = rules.decks
+        shoe = ShoeConfig(url, protocol, decks)
+
+    camera = None
+    raw_camera = _section(path, data, "camera")
+    if raw_camera is not None:
+        source = raw_camera.get("source")
+        if isinstance(source, bool) or not isinstance(source, (int, str)):
+            raise ConfigError(
+                path, "camera.source", f"must be a device index, URL or file, got {source!r}"
+            )
+        if isinstance(source, int) and source < 0:
+            raise ConfigError(path, "camera.source", f"a device index is 0 or more, got {source}")
+        if "calibration" not in raw_camera:
+            raise ConfigError(
+                path,
+                "camera.calibration",
+                "required: the table calibration file (dealer-assist calibrate table) that "
+                "places the camera's pixels on the table and names the card zones",
+            )
+        model = raw_camera.get("model")
+        camera = CameraConfig(
+            source,
+            _file(path, base, "camera.calibration", raw_camera["calibration"]),
+            None if model is None else _file(path, base, "camera.model", model),
+        )
+
+    recording = _section(path, data, "recording") or {}
+    recording_dir = Path(_string(path, "recording.dir", recording.get("dir", "recordings")))
+    surveillance = recording.get("surveillance", False)
+    if not isinstance(surveillance, bool):
+        raise ConfigError(
+            path, "recording.surveillance", f"must be true or false, got {surveillance!r}"
+        )
+    if not recording_dir.is_absolute():
+        recording_dir = base / recording_dir
+
+    screen = _section(path, data, "screen") or {}
+    host = _string(path, "screen.host", screen.get("host", "127.0.0.1"))
+    port = screen.get("port", 8021)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ConfigError(path, "screen.port", f"must be a port number 0-65535, got {port!r}")
+
+    if shoe is None and camera is None:
+        raise ConfigError(path, "shoe/camera", "a table needs a shoe, a camera or both")
+    rules_spec: Any = raw_rules
+    if isinstance(raw_rules, dict) and len(raw_rules) == 1:
+        rules_spec = raw_rules["preset"]
+    return TableConfig(
+        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance
+    )
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Read and validate ``table.toml``; errors name the file, the key (or line) and why."""
+    shown = str(path)
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(shown, "(file)", f"cannot read: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(shown, "(syntax)", str(error)) from None
+    return parse_config(data, shown, Path(path).resolve().parent)

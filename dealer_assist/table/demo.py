@@ -1,0 +1,308 @@
+"""The demo table: a simulated shoe on a pseudo-terminal, simulated players and dealer, and the
+real pipeline (shoe reader, table loop, recorder, dealer's screen) in between.
+
+The simulated dealer deals from a seeded shuffled shoe: every card is drawn through the shoe
+simulator (``dealer_assist.shoe.simulator``) and read back by the real reader over the pty;
+every decision the dealer would touch is POSTed to the screen's ``/api/input`` like a touch.
+With the synthetic camera (``table/synthetic_camera.py``: the felt rendered by the scene generator
+and read by the card detector) the table runs shoe + camera; without it (no detector model, no
+card artwork, or ``camera="off"``) it runs shoe only and the screen says why.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from dealer_assist.roundlog.report import settlement_text
+from dealer_assist.rules import RuleSet, Settlement
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import FileRecorder
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.shoe_source import SerialShoeSource
+from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
+    DealerInput,
+    Decide,
+    FeltCard,
+    FeltStacks,
+    FinishRound,
+    HoleCardShown,
+    Insure,
+    NewShoe,
+    PlaceBet,
+    ShoeCard,
+    Source,
+    TableInput,
+    VoidRound,
+)
+from dealer_assist.table.world import Player, SimulatedTable
+
+DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
+
+
+@dataclass(frozen=True, slots=True)
+class DemoOptions:
+    """How the demo runs: ``rounds`` None plays until stopped; ``pace_s`` between cards."""
+
+    rules: str = "h17-ddd-6"
+    rounds: int | None = None
+    seed: int = 1
+    host: str = "127.0.0.1"
+    port: int = 8021
+    recording_dir: str | None = None
+    pace_s: float = 0.6
+    pause_after_round_s: float = 4.0
+    card_timeout_s: float = 5.0
+    camera: str = "off"  # "on": the synthetic camera or fail; "auto": on if it can run; "off"
+
+
+def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
+    """The JSON the screen's page POSTs for a dealer input."""
+    if isinstance(item, PlaceBet):
+        out: dict[str, object] = {
+            "type": "bet",
+            "seat": item.seat,
+            "amount": str(item.amount),
+            "wager": item.wager,
+        }
+        if item.player is not None:
+            out["player"] = item.player
+        return out
+    if isinstance(item, Decide):
+        out = {"type": "decide", "seat": item.seat, "action": item.action.value}
+        if item.amount is not None:
+            out["amount"] = str(item.amount)
+        if item.hand is not None:
+            out["hand"] = item.hand
+        return out
+    if isinstance(item, Insure):
+        return {"type": "insure", "seat": item.seat, "amount": str(item.amount)}
+    if isinstance(item, FinishRound):
+        return {"type": "finish"}
+    if isinstance(item, NewShoe):
+        return {"type": "shuffle"}
+    if isinstance(item, AcknowledgeAlarm):
+        return {"type": "ack", "id": item.alarm_id}
+    if isinstance(item, VoidRound):
+        return {"type": "void", "reason": item.reason}
+    raise TypeError(f"not a dealer input: {item!r}")
+
+
+def post_touch(screen_url: str, item: DealerInput | NewShoe) -> None:
+    """Send a dealer input to the screen exactly as the page does."""
+    request = urllib.request.Request(
+        screen_url.rstrip("/") + "/api/input",
+        data=json.dumps(touch_json(item)).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:
+        response.read()
+
+
+class DemoTable:
+    """Everything the demo runs, started and stopped together."""
+
+    def __init__(
+        self, options: DemoOptions, camera: FeltCamera | None = None, camera_note: str = ""
+    ):
+        from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
+
+        self.options = options
+        self.rules = RuleSet.from_spec(options.rules)
+        self.recording_dir = Path(
+            options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
+        )
+        self.recorder = FileRecorder(self.recording_dir)
+        self._link_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-shoe-")
+        self.shoe_link = PtyLink(link_path=str(Path(self._link_dir.name) / "shoe"))
+        self.simulator = ShoeSimulator(self.shoe_link)
+        self.loop = TableLoop(
+            options.rules,
+            self.recorder,
+            table_id="DEMO",
+            round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+            has_shoe=True,
+            has_camera=camera is not None,
+            notes={"camera": camera_note} if camera is None and camera_note else None,
+        )
+        self.camera = camera
+        sources: list[Source] = [SerialShoeSource(self.shoe_link.url)]
+        if camera is not None:
+            sources.append(camera)
+        self.runner = TableRunner(self.loop, sources)
+        self.screen = ScreenServer(self.runner, options.host, options.port)
+        self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
+        self.world.camera_sees = camera is not None
+        self.stopped = threading.Event()
+        self._cards_dealt = 0  # cards the simulated dealer has drawn from the shoe
+
+    @property
+    def screen_url(self) -> str:
+        return self.screen.url
+
+    def start(self) -> DemoTable:
+        self.simulator.start()
+        self.runner.start()
+        self.screen.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.runner.stop()
+        self.screen.stop()
+        self.simulator.stop()
+        self.shoe_link.close()
+        self._link_dir.cleanup()
+
+    def __enter__(self) -> DemoTable:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def deliver(self, channel: str, item: TableInput, pace_s: float = 0.0) -> None:
+        """Make one physical step happen: a card out of the shoe, something on the felt, or a
+        dealer's touch; then wait, as a dealer watching the screen would, until the table has
+        taken it in (a card recorded, a split or the hole card seen, the cleared felt seen)."""
+        timeout = self.options.card_timeout_s
+        dealt = self._cards_dealt
+
+        def all_recorded(loop: TableLoop) -> bool:
+            return loop.cards_committed >= dealt
+
+        if isinstance(item, NewShoe):
+            self.simulator.load_shoe(item.decks)
+            return
+        if channel == "dealer":
+            # A touch follows what the dealer has seen recorded: every card dealt so far.
+            self.runner.wait_until(all_recorded, timeout)
+            post_touch(self.screen_url, item)  # type: ignore[arg-type]
+            if isinstance(item, FinishRound) and self.camera is not None:
+                self.camera.show(item)  # the dealer clears the felt
+                if self.world.camera_sees:
+                    self._wait(lambda: self.camera.sees_empty_felt, timeout)  # type: ignore[union-attr]
+            return
+        if isinstance(item, ShoeCard):
+            self._cards_dealt += 1
+            dealt = self._cards_dealt
+            self.simulator.draw(item.card)
+            if self.world.camera_sees:
+                return  # recorded once the camera sees where it lands
+            self.runner.wait_until(all_recorded, timeout)
+        elif self.camera is None or not self.world.camera_sees:
+            return
+        else:
+            self.camera.show(item)
+            if isinstance(item, FeltCard) and item.card is not None:
+                self.runner.wait_until(all_recorded, timeout)
+            elif isinstance(item, FeltStacks):
+                self.runner.wait_until(lambda loop: _hands_at(loop, item.seat) >= item.stacks,
+                                       timeout)
+            elif isinstance(item, HoleCardShown):
+                self.runner.wait_until(
+                    lambda loop: not loop.round_open or not _players_deciding(loop), timeout
+                )
+            else:
+                return
+        if pace_s:
+            self.stopped.wait(pace_s)
+
+    def _wait(self, condition: Callable[[], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline or self.stopped.is_set():
+                return False
+            time.sleep(0.02)
+        return True
+
+    def play_round(self, number: int, pace_s: float) -> Settlement | None:
+        """Deal one round through the real pipeline; the loop's settlement (None if it failed)."""
+        rounds_before = self.loop.rounds_played
+        for channel, item in self.world.round(number):
+            if self.stopped.is_set():
+                return None
+            self.deliver(channel, item, pace_s)
+        self.runner.wait_until(
+            lambda loop: loop.rounds_played > rounds_before, self.options.card_timeout_s
+        )
+        if self.loop.rounds_played > rounds_before:
+            return self.loop.last_settlement
+        return None
+
+
+class FeltCamera(Source, Protocol):
+    """A camera the demo can show physical steps to (the rendered synthetic camera, or in tests a
+    scripted stand-in): ``show`` receives what happened on the felt; ``sees_empty_felt`` says
+    the camera has seen the felt cleared."""
+
+    def show(self, item: TableInput) -> None: ...
+
+    @property
+    def sees_empty_felt(self) -> bool: ...
+
+
+def _hands_at(loop: TableLoop, seat: int) -> int:
+    view = loop.engine_view
+    seats = [] if view is None else [s for s in view["seats"] if s["seat"] == seat]
+    return len(seats[0]["hands"]) if seats else 0
+
+
+def _players_deciding(loop: TableLoop) -> bool:
+    view = loop.engine_view
+    return view is not None and view["acting"] is not None
+
+
+def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[Settlement]:
+    """Play ``options.rounds`` rounds (forever when None); returns the loop's settlements."""
+    settlements: list[Settlement] = []
+    camera, note = open_demo_camera(options)
+    with DemoTable(options, camera=camera, camera_note=note) as demo:
+        out(f"dealer's screen: {demo.screen_url}")
+        out(f"recording round logs to: {demo.recording_dir / 'rounds'}")
+        if camera is not None:
+            out("mode: shoe + camera (shoe simulator on a pty; overhead camera rendered and read "
+                "by the card detector)")
+        else:
+            out(f"mode: shoe only (shoe simulator on a pty; camera {note})")
+        number = 0
+        while options.rounds is None or number < options.rounds:
+            number += 1
+            settlement = demo.play_round(number, options.pace_s)
+            if settlement is None:
+                problems = [a.text for a in demo.loop.active_alarms()] + demo.runner.errors
+                raise DemoError(f"round {number} did not settle: {'; '.join(problems) or '?'}")
+            settlements.append(settlement)
+            out(settlement_text(settlement))
+            out("")
+            if options.pause_after_round_s:
+                demo.stopped.wait(options.pause_after_round_s)
+    return settlements
+
+
+def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:
+    """The synthetic camera, or None and why it cannot run (``camera="on"``: DemoError)."""
+    if options.camera == "off":
+        return None, "off (--camera off)"
+    from dealer_assist.table.synthetic_camera import demo_camera
+
+    try:
+        return demo_camera(seed=options.seed), ""
+    except ValueError as error:  # the detector's ModelError, the artwork's ArtworkError
+        if options.camera == "on":
+            raise DemoError(f"--camera on: {error}") from None
+        return None, f"unavailable: {error}"
+
+
+class DemoError(ValueError):
+    """A demo round that the live pipeline could not settle (a bug: the demo's play is legal)."""

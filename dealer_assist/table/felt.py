@@ -1,0 +1,192 @@
+"""From card sightings on the table plane to the loop's camera inputs: landings, stacks, hole card.
+
+The camera pipeline (detector, frame tracker, calibration) reports when a card *appears* stably
+at a point of the table (millimetres in the layout's frame), when one is *removed*, and when one
+*changes* reading in place. :class:`FeltTracker` keeps the round's picture of the felt and turns
+those into :class:`~dealer_assist.table.sources.FeltCard` (a new card at the dealer or at a seat's
+stack), :class:`~dealer_assist.table.sources.FeltStacks` (a pair divided: a split),
+:class:`~dealer_assist.table.sources.HoleCardShown` (the dealer's second card appearing: the
+face-down hole card turned over; a face-down card has no index to see) and
+:class:`~dealer_assist.table.sources.FeltSwap` (a card that changed where it lies).
+
+Pure and independent of how zones are drawn: a ``zone_of(x, y)`` callable says which seat's
+card area (or the dealer's) a point is in.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dealer_assist.rules import Card
+from dealer_assist.table.sources import (
+    DEALER_SPOT,
+    CameraInput,
+    FeltCard,
+    FeltStacks,
+    FeltSwap,
+    HoleCardShown,
+    Spot,
+)
+
+#: zone_of(x, y) -> ("dealer", None), ("seat", n), or None (anywhere else: chips, discard rack).
+ZoneOf = Callable[[float, float], tuple[str, int | None] | None]
+
+
+class SightingKind(enum.Enum):
+    APPEARED = "appeared"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """One card event from the camera pipeline, on the table plane (mm); ``track`` identifies the
+    physical card across events."""
+
+    kind: SightingKind
+    card: Card
+    x: float
+    y: float
+    track: int
+    sideways: bool = False
+
+
+@dataclass(slots=True)
+class _Placed:
+    track: int
+    card: Card
+    x: float
+    y: float
+    order: int = 0  # when it appeared, in this tracker's count
+
+
+@dataclass(slots=True)
+class _Seat:
+    stacks: list[list[_Placed]] = field(default_factory=list)
+    removed: list[tuple[int, _Placed]] = field(default_factory=list)  # (stack, card) gone
+
+
+class FeltTracker:
+    """Folds sightings into camera inputs for the table loop; one per camera.
+
+    ``stack_radius_mm``: a new card within this distance of a card of a stack joins that stack
+    (cards of one hand overlap in a fan; two split hands lie further apart).
+    """
+
+    def __init__(self, zone_of: ZoneOf, stack_radius_mm: float = 70.0):
+        self.zone_of = zone_of
+        self.stack_radius_mm = stack_radius_mm
+        self._dealer: list[_Placed] = []
+        self._dealer_seen = 0  # cards that appeared at the dealer this round
+        self._seats: dict[int, _Seat] = {}
+        self._order = 0
+
+    @property
+    def empty(self) -> bool:
+        """No card is on the felt (as far as the camera has reported)."""
+        return not self._dealer and not any(
+            stack for seat in self._seats.values() for stack in seat.stacks
+        )
+
+    def reset(self) -> None:
+        """A cleared table: the next card starts a new round's picture."""
+        self._dealer.clear()
+        self._dealer_seen = 0
+        self._seats.clear()
+
+    def feed(self, sighting: Sighting) -> list[CameraInput]:
+        """The camera inputs one sighting stands for (often none)."""
+        if sighting.kind is SightingKind.REMOVED:
+            self._remove(sighting.track)
+            if self.empty:
+                self.reset()
+            return []
+        zone = self.zone_of(sighting.x, sighting.y)
+        if sighting.kind is SightingKind.CHANGED:
+            previous = self._replace(sighting)
+            if previous is not None:
+                if zone is None:
+                    return []
+                spot = DEALER_SPOT if zone[0] == "dealer" else Spot(zone[1], 0)
+                return [FeltSwap(previous, sighting.card, spot)]
+            # The card the tracker knew there has moved away (a split): a new card now lies
+            # where it lay.
+        if zone is None:
+            return []
+        self._order += 1
+        placed = _Placed(sighting.track, sighting.card, sighting.x, sighting.y, self._order)
+        if zone[0] == "dealer":
+            self._dealer.append(placed)
+            self._dealer_seen += 1
+            if self._dealer_seen == 2:
+                return [HoleCardShown(sighting.card)]
+            return [FeltCard(sighting.card, DEALER_SPOT, sighting.sideways)]
+        seat_number = zone[1]
+        assert seat_number is not None
+        return self._at_seat(seat_number, placed, sighting.sideways)
+
+    def _at_seat(self, number: int, placed: _Placed, sideways: bool) -> list[CameraInput]:
+        seat = self._seats.setdefault(number, _Seat())
+        nearest = None
+        best = self.stack_radius_mm
+        for index, stack in enumerate(seat.stacks):
+            for other in stack:
+                distance = math.hypot(other.x - placed.x, other.y - placed.y)
+                if distance <= best:
+                    nearest, best = index, distance
+        if nearest is not None:
+            seat.stacks[nearest].append(placed)
+            return [FeltCard(placed.card, Spot(number, nearest), sideways)]
+        source = self._split_source(seat, placed)
+        if source is not None:
+            # One card of a pair moved to a new stack beside it: a split, not a new card.
+            stack_index, moved = source
+            seat.stacks[stack_index] = [c for c in seat.stacks[stack_index] if c is not moved]
+            seat.removed = [(i, c) for i, c in seat.removed if c is not moved]
+            seat.stacks.insert(stack_index + 1, [placed])
+            return [FeltStacks(number, len(seat.stacks), from_stack=stack_index)]
+        seat.stacks.append([placed])
+        return [FeltCard(placed.card, Spot(number, len(seat.stacks) - 1), sideways)]
+
+    @staticmethod
+    def _split_source(seat: _Seat, placed: _Placed) -> tuple[int, _Placed] | None:
+        """The two-card stack a same-code card came from: the one it was just removed from, or
+        else the most recently dealt-to pair still showing that card."""
+        for index, moved in reversed(seat.removed):
+            if moved.card == placed.card and index < len(seat.stacks):
+                if len(seat.stacks[index]) == 1:
+                    return index, moved
+        candidates = [
+            (max(c.order for c in stack), index, card)
+            for index, stack in enumerate(seat.stacks)
+            if len(stack) == 2
+            for card in stack
+            if card.card == placed.card
+        ]
+        if not candidates:
+            return None
+        _, index, card = max(candidates, key=lambda item: item[0])
+        return index, card
+
+    def _remove(self, track: int) -> None:
+        self._dealer = [c for c in self._dealer if c.track != track]
+        for seat in self._seats.values():
+            for index, stack in enumerate(seat.stacks):
+                for placed in stack:
+                    if placed.track == track:
+                        stack.remove(placed)
+                        seat.removed.append((index, placed))
+                        return
+
+    def _replace(self, sighting: Sighting) -> Card | None:
+        everywhere = [self._dealer] + [s for seat in self._seats.values() for s in seat.stacks]
+        for cards in everywhere:
+            for placed in cards:
+                if placed.track == sighting.track:
+                    previous = placed.card
+                    placed.card = sighting.card
+                    return previous
+        return None

@@ -1,0 +1,87 @@
+"""The table's real overhead camera: OpenCV capture, the card detector, the frame tracker, the
+table calibration (pixel -> table mm, the layout's card zones) and its drift check, assembled into
+a :class:`~dealer_assist.table.camera_source.CameraSource`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from dealer_assist.table.camera_source import CameraSource, CameraStages
+from dealer_assist.table.config import CameraConfig
+from dealer_assist.table.felt import FeltTracker
+
+
+class Capture:
+    """``cv2.VideoCapture`` that reopens its device or stream when frames stop (unplugged USB
+    camera, dropped stream); a video file is read once and then reports no more frames."""
+
+    def __init__(self, source: int | str, reopen_every_s: float = 1.0):
+        self.source = source
+        self.reopen_every_s = reopen_every_s
+        self.is_file = isinstance(source, str) and Path(source).is_file()
+        self._capture: Any = None
+        self._next_open = 0.0
+
+    def grab(self) -> Any:
+        import cv2
+
+        if self._capture is None:
+            now = time.monotonic()
+            if now < self._next_open:
+                return None
+            self._next_open = now + self.reopen_every_s
+            capture = cv2.VideoCapture(self.source)
+            if not capture.isOpened():
+                capture.release()
+                return None
+            self._capture = capture
+        ok, frame = self._capture.read()
+        if ok:
+            return frame
+        if not self.is_file:
+            self.close()  # reopen on a later grab
+        return None
+
+    def close(self) -> None:
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+
+def open_live_camera(config: CameraConfig) -> CameraSource:
+    """The camera pipeline for ``[camera]``; raises ``ValueError`` subclasses naming what is
+    missing or wrong (the model file, the calibration file and its key)."""
+    from dealer_assist.calibration.drift import DriftMonitor
+    from dealer_assist.calibration.table import TableCalibration
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.tracker import CardTracker
+
+    detector = CardDetector(config.model or DEFAULT_MODEL)
+    assert config.calibration is not None  # the config requires it with a camera
+    calibration = TableCalibration.load(config.calibration)
+    layout = calibration.layout
+    drift = DriftMonitor(calibration)
+    capture = Capture(config.source)
+
+    def zone_of(x: float, y: float) -> tuple[str, int | None] | None:
+        zone = layout.zone_at(x, y)
+        if zone is None or zone.name != "cards":
+            return None
+        return ("dealer", None) if zone.seat is None else ("seat", zone.seat)
+
+    def moved(frame: Any) -> str | None:
+        report = drift.check(frame)
+        return report.message if report.alarm else None
+
+    stages = CameraStages(
+        grab=capture.grab,
+        detect=detector.detect,
+        track=CardTracker().update,
+        to_table=calibration.image_to_table,
+        drift=moved,
+        close=capture.close,
+    )
+    return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}")

@@ -1,0 +1,930 @@
+"""The table loop: shoe, camera and dealer inputs folded into round-log events through the engine.
+
+Pure: no threads, no clock, no I/O except through the injected :class:`Recorder`. The runner hands
+it one input at a time with the current time (``now``, seconds, monotonic) and calls :meth:`tick`
+a few times a second so that waits can expire. Everything the dealer's screen shows comes from
+:meth:`TableLoop.view`.
+
+How the three sources combine (the camera's landing spot supplies what the shoe cannot see):
+
+* **shoe + camera**: a card out of the shoe waits (up to ``camera_wait_s``) for the camera to see
+  where it lands, and a card on the felt waits (up to ``shoe_wait_s``) for its shoe card. The pair
+  is one card: identity from the shoe, decision from the landing spot. A landing at the acting hand
+  is a hit (sideways: a double); at a later hand or seat, every hand before it stood; at the
+  dealer, every remaining hand stood.
+* **shoe only** (camera lost, moved or not fitted): a card for the acting hand is a hit unless the
+  dealer touched another decision first (stand, double, split, surrender, rescue).
+* **camera only** (hand-held game, or the shoe link is down): the camera's reading is the card;
+  a face-down hole card is recorded face down and revealed when turned. While the shoe is down,
+  the cards it resends on reconnection are checked against what the camera recorded.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter, deque
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from dealer_assist.roundlog import (
+    Bet,
+    CardDealt,
+    End,
+    Event,
+    EventError,
+    Insurance,
+    PlayerAction,
+    Reveal,
+    RoundFold,
+    RoundStart,
+    dumps_event,
+)
+from dealer_assist.rules import (
+    Action,
+    Card,
+    CardTarget,
+    RoundError,
+    RuleSet,
+    Settlement,
+    format_money,
+    spanish_shoe,
+)
+from dealer_assist.table.sources import (
+    DEALER_SPOT,
+    AcknowledgeAlarm,
+    CameraLink,
+    CameraMoved,
+    Decide,
+    FeltCard,
+    FeltStacks,
+    FeltSwap,
+    FinishRound,
+    HoleCardShown,
+    Insure,
+    NewShoe,
+    PlaceBet,
+    ShoeBurn,
+    ShoeCard,
+    ShoeLink,
+    ShoeProblem,
+    Spot,
+    TableInput,
+    VoidRound,
+)
+
+
+class Mode(enum.Enum):
+    """Which readers the loop trusts right now (shown on the dealer's screen)."""
+
+    SHOE_AND_CAMERA = "shoe + camera"
+    SHOE_ONLY = "shoe only"
+    CAMERA_ONLY = "camera only"
+    NO_READER = "no card reader"
+
+
+class AlarmKind(enum.Enum):
+    """Why the dealer's screen shows an alarm; each is recorded with the round it happened in."""
+
+    SWITCHED_CARD = "shoe and camera disagree"  #: the card on the felt is not the one drawn
+    NOT_FROM_SHOE = "card never left the shoe"  #: a card on the felt the shoe never reported
+    PIP_TEN = "pip ten"  #: a ten in a Spanish game: a foreign card
+    BEYOND_COMPOSITION = "card beyond the shoe's composition"  #: more copies than the decks hold
+    ILLEGAL_ACTION = "illegal action"  #: a decision or card the rules refuse
+    MISPLACED = "card in the wrong place"  #: landed where the engine did not expect it
+    CAMERA_MISSED = "camera missed a card"  #: a shoe card the camera never saw land
+    UNREADABLE = "unreadable card"  #: neither reader could identify a card
+    CAMERA_MOVED = "camera moved"  #: calibration drift
+    SHOE_LINK_DOWN = "shoe link down"
+    CAMERA_LOST = "camera feed lost"
+    SHOE_PROBLEM = "shoe reports a problem"  #: jam, unreadable card, lost frames
+    BET_REFUSED = "bet refused"
+    ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
+
+
+@dataclass(frozen=True, slots=True)
+class Alarm:
+    """One alarm: shown in the band until acknowledged or resolved, recorded either way."""
+
+    id: int
+    kind: AlarmKind
+    text: str
+    round_id: str | None
+    at: float
+    acknowledged: bool = False
+    resolved: bool = False
+
+    @property
+    def active(self) -> bool:
+        return not (self.acknowledged or self.resolved)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind.name.lower(),
+            "title": self.kind.value,
+            "text": self.text,
+            "round": self.round_id,
+            "at": round(self.at, 3),
+            "acknowledged": self.acknowledged,
+            "resolved": self.resolved,
+        }
+
+
+class Recorder(Protocol):
+    """Where finished rounds, voided rounds and alarms go (files, or the surveillance store)."""
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None: ...
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None: ...
+
+    def write_alarm(self, alarm: Alarm) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A shoe card waiting for its landing, or a landing waiting for its shoe card."""
+
+    since: float
+    shoe: ShoeCard | None = None
+    felt: FeltCard | None = None
+    rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
+
+
+def _order_key(spot: Spot | tuple[int, int] | None) -> tuple[float, int]:
+    """Play order: seat by seat, hand by hand, then the dealer."""
+    if spot is None:
+        return (float("inf"), 0)
+    if isinstance(spot, Spot):
+        return (float("inf"), 0) if spot.seat is None else (spot.seat, spot.stack)
+    return (spot[0], spot[1])
+
+
+def payout_words(amount_text: str) -> tuple[str, str]:
+    """("PAY", "$15.00"), ("TAKE", "$10.00") or ("PUSH", "$0.00") for a signed money string."""
+    negative = amount_text.startswith("-")
+    digits = amount_text.lstrip("-")
+    whole, _, cents = digits.partition(".")
+    shown = f"${int(whole):,}.{cents or '00'}"
+    if negative:
+        return "TAKE", shown
+    if digits.strip("0.") == "":
+        return "PUSH", shown
+    return "PAY", shown
+
+
+class TableLoop:
+    """Folds table inputs into rounds; one instance per table, driven by one thread."""
+
+    def __init__(
+        self,
+        rules_spec: Any,
+        recorder: Recorder,
+        *,
+        table_id: str = "T1",
+        round_prefix: str = "r",
+        has_shoe: bool = True,
+        has_camera: bool = True,
+        camera_wait_s: float = 1.5,
+        shoe_wait_s: float = 1.0,
+        mismatch_wait_s: float = 0.5,
+        notes: dict[str, str] | None = None,
+    ):
+        self.rules = RuleSet.from_spec(rules_spec)
+        self.rules_spec = rules_spec
+        self.recorder = recorder
+        self.table_id = table_id
+        self.round_prefix = round_prefix
+        self.has_shoe = has_shoe
+        self.has_camera = has_camera
+        self.camera_wait_s = camera_wait_s
+        self.shoe_wait_s = shoe_wait_s
+        self.mismatch_wait_s = mismatch_wait_s
+        self.notes = dict(notes or {})  # device -> why it is unavailable (shown on screen)
+        self.shoe_up = False
+        self.camera_up = False
+        self.camera_moved = False
+        self.alarms: list[Alarm] = []
+        self.rounds_played = 0
+        self.cards_committed = 0
+        self.updates = 0  # bumped on every change the screen should show
+        self.last_settlement: Settlement | None = None
+        self._fold: RoundFold | None = None
+        self._lines: list[str] = []
+        self._round_number = 0
+        self._shoe_out: Counter[Card] = Counter()
+        self._shoe_full = spanish_shoe(self.rules.decks)
+        self._pending_shoe: deque[_Pending] = deque()
+        self._pending_felt: deque[_Pending] = deque()
+        self._awaiting_shoe: deque[Card | None] = deque()
+        self._now = 0.0
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def mode(self) -> Mode:
+        shoe_ok = self.has_shoe and self.shoe_up
+        camera_ok = self.has_camera and self.camera_up and not self.camera_moved
+        if shoe_ok and camera_ok:
+            return Mode.SHOE_AND_CAMERA
+        if shoe_ok:
+            return Mode.SHOE_ONLY
+        if camera_ok:
+            return Mode.CAMERA_ONLY
+        return Mode.NO_READER
+
+    @property
+    def round_id(self) -> str | None:
+        return None if self._fold is None else self._fold.start.id
+
+    @property
+    def round_open(self) -> bool:
+        return self._fold is not None and not self._fold.ended
+
+    @property
+    def engine_view(self) -> dict[str, Any] | None:
+        return None if self._fold is None else self._fold.engine.view()
+
+    def active_alarms(self) -> list[Alarm]:
+        return [a for a in self.alarms if a.active]
+
+    # ------------------------------------------------------------------ inputs
+
+    def handle(self, item: TableInput, now: float) -> None:
+        """Apply one input; never raises for bad table data (it raises alarms instead)."""
+        self._now = now
+        handler = _HANDLERS.get(type(item))
+        if handler is None:
+            raise TypeError(f"not a table input: {item!r}")
+        handler(self, item)
+        self._settle_if_done()
+        self.updates += 1
+
+    def tick(self, now: float) -> None:
+        """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
+        self._now = now
+        waiting = len(self._pending_shoe)
+        self._pair()
+        changed = len(self._pending_shoe) != waiting
+        while self._pending_shoe and now - self._pending_shoe[0].since >= self.camera_wait_s:
+            pending = self._pending_shoe.popleft()
+            changed = True
+            if pending.rejected or pending.shoe is None:
+                continue
+            self._alarm(
+                AlarmKind.CAMERA_MISSED,
+                f"the camera did not see {pending.shoe.card.code} land; "
+                "recorded from the shoe (a card for the hand in play is taken as a hit)",
+            )
+            self._commit(pending.shoe.card, None, False)
+        while self._pending_felt and now - self._pending_felt[0].since >= self.shoe_wait_s:
+            pending = self._pending_felt.popleft()
+            changed = True
+            assert pending.felt is not None
+            if self.mode is Mode.CAMERA_ONLY:
+                self._commit_from_camera(pending.felt)
+                continue
+            shown = pending.felt.card.code if pending.felt.card else "a card"
+            self._alarm(
+                AlarmKind.NOT_FROM_SHOE,
+                f"{shown} appeared at {pending.felt.spot} but never left the shoe: "
+                "not recorded; call the floor",
+            )
+        if changed:
+            self._settle_if_done()
+            self.updates += 1
+
+    # ------------------------------------------------------------------ shoe
+
+    def _on_shoe_card(self, item: ShoeCard) -> None:
+        card = item.card
+        if self._awaiting_shoe:
+            # The shoe is resending cards the camera already recorded while the link was down.
+            seen = self._awaiting_shoe.popleft()
+            self._count_out(card)
+            if seen is not None and seen != card:
+                self._alarm(
+                    AlarmKind.SWITCHED_CARD,
+                    f"the shoe dealt {card.code} but the camera recorded {seen.code} while the "
+                    "shoe link was down: a switched card; call the floor",
+                )
+            return
+        rejected = not self._accept_from_shoe(card)
+        if self.mode is Mode.SHOE_AND_CAMERA:
+            self._pending_shoe.append(_Pending(self._now, shoe=item, rejected=rejected))
+            self._pair()
+        elif not rejected:
+            self._commit(card, None, False)
+
+    def _accept_from_shoe(self, card: Card) -> bool:
+        """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
+        if card.is_pip_ten:
+            self._alarm(
+                AlarmKind.PIP_TEN,
+                f"{card.code} left the shoe: there are no tens in a Spanish shoe; "
+                "not recorded; call the floor",
+            )
+            return False
+        self._count_out(card)
+        if self._shoe_out[card] > self._shoe_full[card]:
+            self._alarm(
+                AlarmKind.BEYOND_COMPOSITION,
+                f"{card.code} is copy {self._shoe_out[card]} out of this shoe, but "
+                f"{self.rules.decks} decks hold {self._shoe_full[card]}: a foreign card or a "
+                "misread; not recorded; call the floor",
+            )
+            return False
+        return True
+
+    def _count_out(self, card: Card) -> None:
+        self._shoe_out[card] += 1
+
+    def _on_shoe_burn(self, item: ShoeBurn) -> None:
+        if item.card is not None and not item.card.is_pip_ten:
+            self._count_out(item.card)
+
+    def _on_shoe_link(self, item: ShoeLink) -> None:
+        was = self.shoe_up
+        self.shoe_up = item.up
+        if item.up:
+            self._resolve(AlarmKind.SHOE_LINK_DOWN)
+        elif was or self.has_shoe:
+            carry_on = (
+                "reading cards from the camera until it reconnects"
+                if self._camera_trusted()
+                else "stop dealing until it reconnects (cards drawn meanwhile arrive then)"
+            )
+            detail = item.detail or "no detail"
+            self._alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
+            # Landings waiting for a shoe card are now read from the camera alone.
+            while self._pending_felt:
+                pending = self._pending_felt.popleft()
+                assert pending.felt is not None
+                if self.mode is Mode.CAMERA_ONLY:
+                    self._commit_from_camera(pending.felt)
+
+    def _on_shoe_problem(self, item: ShoeProblem) -> None:
+        self._alarm(AlarmKind.SHOE_PROBLEM, item.text)
+
+    def _on_new_shoe(self, item: NewShoe) -> None:
+        self._shoe_out.clear()
+        self._awaiting_shoe.clear()
+        if item.decks and item.decks != self.rules.decks:
+            self._alarm(
+                AlarmKind.SHOE_PROBLEM,
+                f"the shoe reports {item.decks} decks but the table's rules say "
+                f"{self.rules.decks}",
+            )
+
+    # ------------------------------------------------------------------ camera
+
+    def _camera_trusted(self) -> bool:
+        return self.has_camera and self.camera_up and not self.camera_moved
+
+    def _on_felt_card(self, item: FeltCard) -> None:
+        if not self._camera_trusted():
+            return
+        if item.card is None and item.spot.is_dealer and self.mode is not Mode.CAMERA_ONLY:
+            return  # the hole card lying face down: the shoe has already said what it is
+        if self.mode is Mode.SHOE_AND_CAMERA or self._pending_shoe:
+            self._pending_felt.append(_Pending(self._now, felt=item))
+            self._pair()
+        else:
+            self._commit_from_camera(item)
+
+    def _infer_hidden_hole(self) -> None:
+        """Camera only: the hole card lies face down, with no index for the camera to see; once
+        the game moves on past it (a card at a seat, a split, a decision) it was dealt."""
+        if self.mode is Mode.CAMERA_ONLY and self._hole_card_due():
+            if self.has_shoe:
+                self._awaiting_shoe.append(None)
+            self._commit(None, DEALER_SPOT, False, face_down=True)
+
+    def _commit_from_camera(self, felt: FeltCard) -> None:
+        if not felt.spot.is_dealer:
+            self._infer_hidden_hole()
+        face_down = felt.card is None and felt.spot.is_dealer and self._hole_card_due()
+        if felt.card is None and not face_down:
+            self._alarm(
+                AlarmKind.UNREADABLE,
+                f"the camera cannot read the card at {felt.spot}: enter it or call the floor",
+            )
+            return
+        if felt.card is not None and not self._accept_from_camera(felt.card):
+            return
+        if self.has_shoe:
+            self._awaiting_shoe.append(felt.card)
+        self._commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
+
+    def _accept_from_camera(self, card: Card) -> bool:
+        if card.is_pip_ten:
+            self._alarm(
+                AlarmKind.PIP_TEN,
+                f"the camera sees {card.code}: there are no tens in a Spanish game; "
+                "not recorded; call the floor",
+            )
+            return False
+        if self.has_shoe:
+            return True  # counted when the shoe resends it
+        self._count_out(card)
+        if self._shoe_out[card] > self._shoe_full[card]:
+            self._alarm(
+                AlarmKind.BEYOND_COMPOSITION,
+                f"{card.code} is copy {self._shoe_out[card]} since the shuffle, but "
+                f"{self.rules.decks} decks hold {self._shoe_full[card]}; not recorded",
+            )
+            return False
+        return True
+
+    def _hole_card_due(self) -> bool:
+        if self._fold is None or self._fold.ended:
+            return False
+        engine = self._fold.engine
+        target = engine.next_card_target()
+        view_dealer = engine.view()["dealer"]["cards"]
+        return target is not None and target.is_dealer and len(view_dealer) == 1
+
+    def _take_hole_card(self) -> None:
+        """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
+        recorded from the shoe without waiting for a landing."""
+        while self._pending_shoe and self._hole_card_due():
+            pending = self._pending_shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self._commit(pending.shoe.card, None, False)
+
+    def _pair(self, force: bool = False) -> None:
+        """Match shoe cards with landings: the same card first (a phantom or stray reading is
+        passed over, and expires as never having left the shoe), else an unreadable landing; a
+        landing that reads as another card is taken only after ``mismatch_wait_s`` (or at once
+        with ``force``, when the game moves on) and raises the switched-card alarm."""
+        self._take_hole_card()
+        while self._pending_shoe and self._pending_felt:
+            head = self._pending_shoe[0]
+            shoe = head.shoe
+            assert shoe is not None
+            felts = [p.felt for p in self._pending_felt]
+            index = next((i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+            if index is None:
+                index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
+            if index is None:
+                if not force and self._now - head.since < self.mismatch_wait_s:
+                    return
+                index = 0
+            felt = felts[index]
+            assert felt is not None
+            del self._pending_felt[index]
+            self._pending_shoe.popleft()
+            if head.rejected:
+                continue  # its alarm is raised; the card on the felt is that same card
+            if felt.card is not None and felt.card != shoe.card:
+                self._alarm(
+                    AlarmKind.SWITCHED_CARD,
+                    f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
+                    f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
+                )
+            self._commit(shoe.card, felt.spot, felt.sideways)
+            self._take_hole_card()
+
+    def _on_felt_stacks(self, item: FeltStacks) -> None:
+        if not self._camera_trusted() or not self.round_open:
+            return
+        self._pair(force=True)
+        self._infer_hidden_hole()
+        assert self._fold is not None
+        engine = self._fold.engine
+        seat_view = next((s for s in engine.view()["seats"] if s["seat"] == item.seat), None)
+        if seat_view is None or item.stacks <= len(seat_view["hands"]):
+            return
+        # Dividing a stack at a later seat or hand means every hand before it stood.
+        if not self._stand_until(Spot(item.seat, item.from_stack or 0)):
+            return
+        acting = engine.acting()
+        if acting is None or acting[0] != item.seat:
+            self._alarm(
+                AlarmKind.ILLEGAL_ACTION,
+                f"{item.stacks} stacks seen at seat {item.seat}, but "
+                + ("no hand is in play" if acting is None else f"seat {acting[0]} is to act"),
+            )
+            return
+        self._apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1]))
+
+    def _on_hole_card(self, item: HoleCardShown) -> None:
+        if not self._camera_trusted() or self._fold is None:
+            return
+        self._pair(force=True)
+        engine = self._fold.engine
+        if self._fold.ended:
+            self._check_hole(item.card, self._fold.settlement)
+            return
+        if not engine.deal_complete:
+            hidden_hole = self.mode is Mode.CAMERA_ONLY and self._hole_card_due()
+            if item.card is None or not hidden_hole:
+                self._alarm(
+                    AlarmKind.ILLEGAL_ACTION, "the hole card was turned before the deal ended"
+                )
+                return
+            # Camera only: the face-down hole card was never seen until now, turned over.
+            if not self._accept_from_camera(item.card):
+                return
+            if self.has_shoe:
+                self._awaiting_shoe.append(item.card)
+            self._commit(item.card, DEALER_SPOT, False)
+            self._stand_until(None)
+            return
+        dealer_cards = engine.view()["dealer"]["cards"]
+        if len(dealer_cards) >= 2 and dealer_cards[1] is None:
+            # A face-down hole card (camera only): reveal first, so a dealer blackjack found
+            # at the peek ends the round before anyone is taken to have stood.
+            if item.card is None:
+                self._alarm(AlarmKind.UNREADABLE, "the camera cannot read the dealer's hole card")
+                return
+            if not self._accept_from_camera(item.card):
+                return
+            if self.has_shoe:
+                self._awaiting_shoe.append(item.card)
+            if not self._apply(Reveal(item.card)):
+                return
+        elif item.card is not None and len(dealer_cards) >= 2 and dealer_cards[1] != item.card.code:
+            self._alarm(
+                AlarmKind.SWITCHED_CARD,
+                f"the dealer's hole card shows {item.card.code} but the shoe dealt "
+                f"{dealer_cards[1]}: call the floor",
+            )
+        # Turning the hole card ends the players' turn: every hand still deciding stood.
+        self._stand_until(None)
+
+    def _check_hole(self, card: Card | None, settlement: Settlement | None) -> None:
+        """The hole card turned after the round closed (a dealer blackjack found at the peek)."""
+        if card is None or settlement is None:
+            return
+        cards = settlement.dealer.cards
+        if len(cards) >= 2 and cards[1] != card.code:
+            self._alarm(
+                AlarmKind.SWITCHED_CARD,
+                f"the dealer's hole card shows {card.code} but {cards[1]} was dealt",
+            )
+
+    def _on_felt_swap(self, item: FeltSwap) -> None:
+        if not self._camera_trusted():
+            return
+        self._alarm(
+            AlarmKind.SWITCHED_CARD,
+            f"the card at {item.spot} changed from {item.previous.code} to {item.card.code} "
+            "where it lies: a switched card; call the floor",
+        )
+
+    def _on_camera_link(self, item: CameraLink) -> None:
+        self.camera_up = item.up
+        if item.up:
+            self.camera_moved = False
+            self._resolve(AlarmKind.CAMERA_LOST)
+            self._resolve(AlarmKind.CAMERA_MOVED)
+            return
+        self._alarm(
+            AlarmKind.CAMERA_LOST,
+            f"camera feed lost ({item.detail or 'no detail'}): enter stand, double and split by "
+            "touch until it returns",
+        )
+        self._flush_pending_shoe()
+
+    def _on_camera_moved(self, item: CameraMoved) -> None:
+        self.camera_moved = True
+        self._alarm(
+            AlarmKind.CAMERA_MOVED,
+            f"the camera moved ({item.detail}): landing spots ignored until it is recalibrated; "
+            "enter stand, double and split by touch",
+        )
+        self._flush_pending_shoe()
+
+    def _flush_pending_shoe(self) -> None:
+        """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
+        while self._pending_shoe:
+            pending = self._pending_shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self._commit(pending.shoe.card, None, False)
+        self._pending_felt.clear()
+
+    # ------------------------------------------------------------------ dealer
+
+    def _on_bet(self, item: PlaceBet) -> None:
+        if self._fold is not None and not self._fold.ended:
+            engine = self._fold.engine
+            if engine.dealing_started:
+                if not self._close_round(quiet=True):
+                    self._alarm(
+                        AlarmKind.BET_REFUSED,
+                        f"seat {item.seat}: bets are closed, round {self.round_id} is still "
+                        f"in play ({engine.describe()})",
+                    )
+                    return
+        if self._fold is None or self._fold.ended:
+            self._start_round()
+        try:
+            self._apply_or_raise(Bet(item.seat, item.amount, item.wager, item.player))
+        except (RoundError, EventError) as error:
+            self._alarm(AlarmKind.BET_REFUSED, str(error))
+
+    def _on_decide(self, item: Decide) -> None:
+        self._pair(force=True)
+        if not self.round_open:
+            self._alarm(
+                AlarmKind.ILLEGAL_ACTION,
+                f"seat {item.seat}: {item.action.value} entered but no round is in play",
+            )
+            return
+        self._infer_hidden_hole()
+        acting = self._fold.engine.acting() if self._fold else None
+        hand = item.hand or 0
+        if acting is not None and self._camera_trusted() and (item.seat, hand) > acting:
+            # With a camera watching, a stand leaves no trace until the game moves on: a
+            # decision touched for a later hand means every hand before it stood.
+            if not self._stand_until(Spot(item.seat, hand)):
+                return
+        self._apply(PlayerAction(item.seat, item.action, item.amount, item.hand))
+
+    def _on_insure(self, item: Insure) -> None:
+        if not self.round_open:
+            self._alarm(AlarmKind.BET_REFUSED, f"seat {item.seat}: no round is in play")
+            return
+        self._infer_hidden_hole()
+        self._apply(Insurance(item.seat, item.amount))
+
+    def _on_finish(self, item: FinishRound) -> None:
+        self._pair(force=True)
+        if self.round_open:
+            self._close_round(quiet=False)
+
+    def _on_void(self, item: VoidRound) -> None:
+        if self._fold is None or self._fold.ended:
+            return
+        round_id = self.round_id or "?"
+        self.recorder.write_void(round_id, list(self._lines), item.reason)
+        self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {item.reason}")
+        self._fold = None
+        self._lines = []
+
+    def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
+        self.alarms = [
+            replace(a, acknowledged=True) if a.id == item.alarm_id else a for a in self.alarms
+        ]
+
+    # ------------------------------------------------------------------ rounds
+
+    def _start_round(self) -> None:
+        self._round_number += 1
+        round_id = f"{self.round_prefix}-{self._round_number:05d}"
+        start = RoundStart(round_id, self.rules_spec, {"table": self.table_id})
+        self._fold = RoundFold(start)
+        self._lines = [dumps_event(start)]
+
+    def _apply_or_raise(self, event: Event) -> CardTarget | None:
+        assert self._fold is not None
+        target = self._fold.apply(event)
+        self._lines.append(dumps_event(event))
+        return target
+
+    def _apply(self, event: Event) -> bool:
+        """Apply one event to the round; a refusal becomes an alarm (and nothing is recorded)."""
+        try:
+            self._apply_or_raise(event)
+        except (RoundError, EventError) as error:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, str(error))
+            return False
+        return True
+
+    def _stand_until(self, landing: Spot | None) -> bool:
+        """Stand every hand in play before ``landing`` (None: before the dealer)."""
+        assert self._fold is not None
+        engine = self._fold.engine
+        while True:
+            acting = engine.acting()
+            if acting is None or _order_key(acting) >= _order_key(landing):
+                return True
+            if engine.next_card_target() is not None:
+                self._alarm(
+                    AlarmKind.ILLEGAL_ACTION,
+                    f"seat {acting[0]} hand {acting[1]} is still owed a card, but the game "
+                    f"moved on to {landing or 'the dealer'}",
+                )
+                return False
+            if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
+                return False
+
+    def _commit(
+        self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False
+    ) -> None:
+        """Record one card: the decision it implies (if any), then the card itself."""
+        shown = card.code if card is not None else "a face-down card"
+        if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
+            self._alarm(
+                AlarmKind.ILLEGAL_ACTION,
+                f"{shown} dealt at {landing or 'the table'} but no bet is placed; not recorded",
+            )
+            return
+        engine = self._fold.engine
+        if engine.next_card_target() is None and engine.acting() is not None:
+            if not self._decision_for(card, landing, sideways):
+                return
+        target = engine.next_card_target()
+        if target is None:
+            self._alarm(
+                AlarmKind.ILLEGAL_ACTION,
+                f"{shown} dealt but no card is due ({engine.describe()}); not recorded",
+            )
+            return
+        to: CardTarget | None = None
+        if landing is not None:
+            seen = CardTarget(landing.seat, None if landing.seat is None else landing.stack)
+            if seen.matches(target):
+                to = seen
+            else:
+                self._alarm(
+                    AlarmKind.MISPLACED,
+                    f"{shown} landed at {landing} but is due to {target}: recorded to {target}",
+                )
+        if self._apply(CardDealt(card, to, face_down)):
+            self.cards_committed += 1
+
+    def _decision_for(self, card: Card | None, landing: Spot | None, sideways: bool) -> bool:
+        """A card arrived while a hand was deciding: write the decision the table saw."""
+        assert self._fold is not None
+        engine = self._fold.engine
+        acting = engine.acting()
+        assert acting is not None
+        if landing is not None and _order_key(landing) > _order_key(acting):
+            if not self._stand_until(landing):
+                return False
+            acting = engine.acting()
+            if acting is None or engine.next_card_target() is not None:
+                return True  # the card goes to the dealer, or to a split hand owed its card
+        if landing is None:
+            # A doubled hand is never hit: a card while one decides is for whoever comes next.
+            while acting is not None and Action.HIT not in engine.legal_actions():
+                if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
+                    return False
+                acting = engine.acting()
+                if engine.next_card_target() is not None:
+                    return True
+            if acting is None:
+                return True
+        if landing is not None and _order_key(landing) < _order_key(acting):
+            shown = card.code if card else "a card"
+            self._alarm(
+                AlarmKind.MISPLACED,
+                f"{shown} landed at {landing}, but seat {acting[0]} hand {acting[1]} is to act: "
+                "taken as a hit for the hand in play",
+            )
+            sideways = False
+        action = Action.DOUBLE if sideways else Action.HIT
+        return self._apply(PlayerAction(acting[0], action, hand=acting[1]))
+
+    def _settle_if_done(self) -> None:
+        """Close the round as soon as nothing more can happen in it."""
+        fold = self._fold
+        if fold is None or fold.ended or self._pending_shoe or self._pending_felt:
+            return
+        engine = fold.engine
+        if not engine.dealing_started or engine.acting() is not None:
+            return
+        if engine.next_card_target() is None:
+            self._close_round(quiet=True)
+
+    def _close_round(self, quiet: bool) -> bool:
+        assert self._fold is not None
+        try:
+            self._apply_or_raise(End())
+        except (RoundError, EventError) as error:
+            if not quiet:
+                self._alarm(AlarmKind.ILLEGAL_ACTION, f"the round cannot close: {error}")
+            return False
+        settlement = self._fold.settlement
+        assert settlement is not None
+        self.last_settlement = settlement
+        self.rounds_played += 1
+        self.recorder.write_round(self.round_id or "?", list(self._lines), settlement)
+        return True
+
+    # ------------------------------------------------------------------ alarms
+
+    def _alarm(self, kind: AlarmKind, text: str) -> Alarm:
+        alarm = Alarm(len(self.alarms) + 1, kind, text, self.round_id, self._now)
+        self.alarms.append(alarm)
+        self.recorder.write_alarm(alarm)
+        return alarm
+
+    def _resolve(self, kind: AlarmKind) -> None:
+        self.alarms = [replace(a, resolved=True) if a.kind is kind else a for a in self.alarms]
+
+    # ------------------------------------------------------------------ screen
+
+    def view(self) -> dict[str, Any]:
+        """Everything the dealer's screen shows, as JSON-able data."""
+        fold = self._fold
+        engine_view = None if fold is None else fold.engine.view()
+        phase = "idle"
+        if fold is not None:
+            if fold.ended:
+                phase = "settled"
+            elif not fold.engine.dealing_started:
+                phase = "betting"
+            elif fold.engine.acting() is not None:
+                phase = "playing"
+            else:
+                phase = "dealing" if not fold.engine.deal_complete else "dealer"
+        settlement = None
+        if fold is not None and fold.ended and fold.settlement is not None:
+            settlement = settlement_view(fold.settlement)
+        elif phase == "dealer" and fold is not None:
+            # The dealer may still draw, but no result depends on it: the payouts are final.
+            try:
+                settlement = settlement_view(fold.engine.settle())
+            except RoundError:
+                settlement = None
+        return {
+            "table": self.table_id,
+            "rules": self.rules.name,
+            "mode": self.mode.value,
+            "devices": {
+                "shoe": _device_state(self.has_shoe, self.shoe_up, False),
+                "camera": _device_state(self.has_camera, self.camera_up, self.camera_moved),
+            },
+            "notes": self.notes,
+            "phase": phase,
+            "round": engine_view,
+            "settlement": settlement,
+            "alarms": [a.to_json() for a in self.active_alarms()],
+            "alarm_history": [a.to_json() for a in self.alarms[-20:]],
+            "rounds_played": self.rounds_played,
+            "cards_committed": self.cards_committed,
+            "limits": {
+                "min": format_money(self.rules.min_bet),
+                "max": format_money(self.rules.max_bet),
+            },
+            "match_offered": self.rules.match_the_dealer is not None,
+            "updates": self.updates,
+        }
+
+
+def _device_state(fitted: bool, up: bool, moved: bool) -> str:
+    if not fitted:
+        return "not fitted"
+    if not up:
+        return "down"
+    return "moved" if moved else "up"
+
+
+def settlement_view(settlement: Settlement) -> dict[str, Any]:
+    """A settlement as the screen shows it: per seat, each payout line as PAY/TAKE with its reason,
+    and one total per seat."""
+    seats = []
+    for seat in settlement.seats:
+        lines = []
+        for line in seat.lines:
+            verb, shown = payout_words(format_money(line.amount))
+            lines.append(
+                {
+                    "hand": line.hand,
+                    "kind": line.kind,
+                    "reason": line.reason,
+                    "amount": format_money(line.amount),
+                    "verb": verb,
+                    "shown": shown,
+                }
+            )
+        verb, shown = payout_words(format_money(seat.net))
+        seats.append(
+            {
+                "seat": seat.seat,
+                "player": seat.player,
+                "lines": lines,
+                "net": format_money(seat.net),
+                "verb": verb,
+                "shown": shown,
+            }
+        )
+    return {
+        "round": settlement.round_id,
+        "dealer": settlement.dealer.to_json(),
+        "seats": seats,
+        "net": format_money(settlement.net),
+    }
+
+
+_HANDLERS: dict[type, Any] = {
+    ShoeCard: TableLoop._on_shoe_card,
+    ShoeBurn: TableLoop._on_shoe_burn,
+    ShoeLink: TableLoop._on_shoe_link,
+    ShoeProblem: TableLoop._on_shoe_problem,
+    NewShoe: TableLoop._on_new_shoe,
+    FeltCard: TableLoop._on_felt_card,
+    FeltStacks: TableLoop._on_felt_stacks,
+    FeltSwap: TableLoop._on_felt_swap,
+    HoleCardShown: TableLoop._on_hole_card,
+    CameraLink: TableLoop._on_camera_link,
+    CameraMoved: TableLoop._on_camera_moved,
+    PlaceBet: TableLoop._on_bet,
+    Decide: TableLoop._on_decide,
+    Insure: TableLoop._on_insure,
+    FinishRound: TableLoop._on_finish,
+    VoidRound: TableLoop._on_void,
+    AcknowledgeAlarm: TableLoop._on_acknowledge,
+}

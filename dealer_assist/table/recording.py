@@ -1,0 +1,167 @@
+"""Recording a table's rounds and alarms as files: one JSON Lines round log per round.
+
+``<dir>/rounds/<round-id>.jsonl`` holds exactly what ``dealer-assist settle`` reads;
+``<dir>/void/<round-id>.jsonl`` holds voided rounds (with a ``.reason.txt`` beside each);
+``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Files are flushed and fsync'd
+as each round ends, so a power cut loses at most the round in play.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+from dealer_assist.rules import Settlement
+from dealer_assist.table.loop import Alarm
+
+
+class RecordingError(ValueError):
+    """The recording directory cannot be used (names the path and why)."""
+
+
+def _write_synced(path: Path, text: str, mode: str = "w") -> None:
+    with open(path, mode, encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class FileRecorder:
+    """Writes finished rounds, voided rounds and alarms under ``directory``."""
+
+    def __init__(self, directory: str | os.PathLike[str]):
+        self.directory = Path(directory)
+        try:
+            for sub in ("rounds", "void"):
+                (self.directory / sub).mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise RecordingError(f"recording directory {self.directory}: {error}") from None
+        self.rounds_written: list[Path] = []
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        path = self.directory / "rounds" / f"{round_id}.jsonl"
+        _write_synced(path, "\n".join(lines) + "\n")
+        self.rounds_written.append(path)
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        _write_synced(self.directory / "void" / f"{round_id}.jsonl", "\n".join(lines) + "\n")
+        _write_synced(self.directory / "void" / f"{round_id}.reason.txt", reason + "\n")
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        _write_synced(self.directory / "alarms.jsonl", json.dumps(alarm.to_json()) + "\n", "a")
+
+
+class MemoryRecorder:
+    """Keeps what would be recorded in lists (benchmarks, and a table run without a directory)."""
+
+    def __init__(self) -> None:
+        self.rounds: list[tuple[str, list[str], Settlement]] = []
+        self.voids: list[tuple[str, list[str], str]] = []
+        self.alarms: list[Alarm] = []
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        self.rounds.append((round_id, lines, settlement))
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        self.voids.append((round_id, lines, reason))
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        self.alarms.append(alarm)
+
+
+class _Writes(Protocol):
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None: ...
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None: ...
+
+    def write_alarm(self, alarm: Alarm) -> None: ...
+
+
+class SurveillanceRecorder:
+    """Rounds and alarms into the surveillance store (``dealer_assist.surveillance.Recorder``:
+    hash-chained SQLite, replayable with ``dealer-assist replay``), written from its own thread
+    because each record is fsync'd (about 10 ms). A voided round is left open there, so the store
+    marks it partial, with a ``void`` alarm saying why. Write failures are kept in ``errors``
+    (the table goes on; the file recording still has the round)."""
+
+    def __init__(self, directory: str | os.PathLike[str], table_id: str):
+        self.directory = Path(directory)
+        self.errors: list[str] = []
+        self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self._opened = threading.Event()
+        self._open_error: str | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(table_id,), name="surveillance-recorder", daemon=True
+        )
+        self._thread.start()
+        self._opened.wait(30)
+        if self._open_error is not None:
+            raise RecordingError(f"surveillance store {self.directory}: {self._open_error}")
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        self._queue.put(("round", (lines, settlement)))
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        self._queue.put(("void", (lines, reason)))
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
+
+    def close(self) -> None:
+        """Write what is queued, then close the store."""
+        self._queue.put(None)
+        self._thread.join(30)
+
+    def _run(self, table_id: str) -> None:
+        from dealer_assist.surveillance import Recorder
+
+        try:
+            recorder = Recorder.open(self.directory, table=table_id)
+        except (OSError, ValueError) as error:
+            self._open_error = str(error)
+            self._opened.set()
+            return
+        self._opened.set()
+        try:
+            while (item := self._queue.get()) is not None:
+                kind, payload = item
+                try:
+                    if kind == "alarm":
+                        recorder.alarm(*payload)
+                        continue
+                    lines, last = payload
+                    events = [json.loads(line) for line in lines]
+                    recorder.begin_round(events[0])
+                    for event in events[1:]:
+                        recorder.event(event)
+                    if kind == "round":
+                        recorder.end_round(last)
+                    else:
+                        recorder.alarm("void", last)
+                except (OSError, ValueError) as error:
+                    self.errors.append(f"{kind}: {error}")
+        finally:
+            recorder.close()
+
+
+class TeeRecorder:
+    """Hands everything to several recorders (the round-log files and the surveillance store)."""
+
+    def __init__(self, *recorders: _Writes):
+        self.recorders = recorders
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        for recorder in self.recorders:
+            recorder.write_round(round_id, lines, settlement)
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        for recorder in self.recorders:
+            recorder.write_void(round_id, lines, reason)
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        for recorder in self.recorders:
+            recorder.write_alarm(alarm)

@@ -1,0 +1,198 @@
+"""The dealer's screen: a FastAPI app served by the table process, pushed over a WebSocket.
+
+``GET /`` is the page (HTML, JS and CSS shipped in this package: no CDN, works offline),
+``GET /api/view`` the current view, ``WS /ws`` pushes every new view, and ``POST /api/input``
+takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, void) as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from decimal import Decimal
+from importlib import resources
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+from dealer_assist.rules import Action, MoneyError, parse_money
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
+    DealerInput,
+    Decide,
+    FinishRound,
+    Insure,
+    NewShoe,
+    PlaceBet,
+    VoidRound,
+)
+
+STATIC = resources.files("dealer_assist.table") / "static"
+
+
+class TouchError(ValueError):
+    """A touch message the screen cannot turn into a dealer input (names the field)."""
+
+
+def _int_field(message: dict[str, Any], key: str) -> int:
+    value = message.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TouchError(f"'{key}' must be a whole number, got {value!r}")
+    return value
+
+
+def _money_field(message: dict[str, Any], key: str) -> Decimal:
+    try:
+        return parse_money(message.get(key), key)
+    except MoneyError as error:
+        raise TouchError(str(error)) from None
+
+
+def parse_touch(message: object) -> DealerInput | NewShoe:
+    """A dealer input from the page's JSON (``{"type": "bet", "seat": 2, "amount": "25"}``...)."""
+    if not isinstance(message, dict):
+        raise TouchError(f"a touch must be a JSON object, got {type(message).__name__}")
+    kind = message.get("type")
+    if kind == "bet":
+        wager = message.get("wager", "main")
+        if wager not in ("main", "match"):
+            raise TouchError(f"'wager' must be \"main\" or \"match\", got {wager!r}")
+        player = message.get("player")
+        return PlaceBet(
+            _int_field(message, "seat"),
+            _money_field(message, "amount"),
+            wager,
+            None if player is None else str(player),
+        )
+    if kind == "decide":
+        try:
+            action = Action.parse(message.get("action"))
+        except ValueError as error:
+            raise TouchError(str(error)) from None
+        amount = message.get("amount")
+        hand = message.get("hand")
+        return Decide(
+            _int_field(message, "seat"),
+            action,
+            None if amount is None else _money_field(message, "amount"),
+            None if hand is None else _int_field(message, "hand"),
+        )
+    if kind == "insure":
+        return Insure(_int_field(message, "seat"), _money_field(message, "amount"))
+    if kind == "finish":
+        return FinishRound()
+    if kind == "shuffle":
+        return NewShoe(0)  # a hand-held game's new pack: the composition count starts again
+    if kind == "ack":
+        return AcknowledgeAlarm(_int_field(message, "id"))
+    if kind == "void":
+        reason = message.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise TouchError("'reason' must say why the round is voided")
+        return VoidRound(reason.strip())
+    raise TouchError(
+        f"unknown touch type {kind!r} (one of bet, decide, insure, finish, shuffle, ack, void)"
+    )
+
+
+def create_app(runner: TableRunner) -> FastAPI:
+    """The screen's web app, showing ``runner``'s table and feeding touches into it."""
+    app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
+    clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
+    clients_lock = threading.Lock()
+
+    def push(view: dict[str, Any]) -> None:
+        with clients_lock:
+            targets = list(clients)
+        for event_loop, inbox in targets:
+            event_loop.call_soon_threadsafe(_replace_latest, inbox, view)
+
+    runner.subscribe(push)
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+
+    @app.get("/", response_class=HTMLResponse)
+    def page() -> str:
+        return (STATIC / "index.html").read_text(encoding="utf-8")
+
+    @app.get("/api/view")
+    def current_view() -> dict[str, Any]:
+        return runner.view()
+
+    @app.post("/api/input")
+    def touch(message: dict[str, Any]) -> dict[str, Any]:
+        try:
+            item = parse_touch(message)
+        except TouchError as error:
+            raise HTTPException(status_code=400, detail=str(error)) from None
+        runner.submit(item)
+        return {"accepted": type(item).__name__}
+
+    @app.websocket("/ws")
+    async def updates(socket: WebSocket) -> None:
+        await socket.accept()
+        inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1)
+        entry = (asyncio.get_running_loop(), inbox)
+        with clients_lock:
+            clients.add(entry)
+        try:
+            await socket.send_json(runner.view())
+            while True:
+                await socket.send_json(await inbox.get())
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            with clients_lock:
+                clients.discard(entry)
+
+    return app
+
+
+def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) -> None:
+    """Keep only the newest view for a slow client: the screen shows state, not history."""
+    while not inbox.empty():
+        inbox.get_nowait()
+    inbox.put_nowait(view)
+
+
+class ScreenServer:
+    """uvicorn serving the screen in a background thread; ``url`` once started."""
+
+    def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021):
+        config = uvicorn.Config(
+            create_app(runner), host=host, port=port, log_level="warning", access_log=False
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="screen", daemon=True)
+        self.host = host
+        self.port = port
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{host}:{self.port}/"
+
+    def start(self, timeout: float = 10.0) -> ScreenServer:
+        self._thread.start()
+        waited = 0.0
+        while not self._server.started:
+            if not self._thread.is_alive():
+                raise OSError(
+                    f"the screen could not listen on {self.host}:{self.port} (in use by another "
+                    "program? choose another port)"
+                )
+            threading.Event().wait(0.02)
+            waited += 0.02
+            if waited > timeout:
+                raise OSError(f"the screen did not start on {self.host}:{self.port}")
+        sockets = self._server.servers[0].sockets if self._server.servers else []
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(5)

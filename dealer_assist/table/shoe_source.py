@@ -1,0 +1,100 @@
+"""The shoe as a table source: :class:`~dealer_assist.shoe.reader.ShoeReader` events as inputs.
+
+The reader owns the port (``/dev/serial/by-id/...``, a pty, ``socket://``), reconnects, and
+delivers every card exactly once and in order; this source maps its events to the loop's small
+values. Pip tens and copies beyond the composition are judged by the loop (it counts cards the
+camera recorded while the link was down too); the shoe's other integrity alarms (lid opened
+mid-shoe, unreadable or undecodable cards, a card after the shoe ran empty, a count mismatch, the
+shoe's own alarms) come through as :class:`~dealer_assist.table.sources.ShoeProblem`.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from dealer_assist.table.sources import (
+    NewShoe,
+    ShoeBurn,
+    ShoeCard,
+    ShoeLink,
+    ShoeProblem,
+    Sink,
+    TableInput,
+)
+
+# Integrity kinds the loop judges itself (so the dealer sees each alarm once).
+_JUDGED_BY_LOOP = ("pip_ten", "excess_copies", "link_down")
+
+
+class SerialShoeSource:
+    """Reads a shoe at ``url`` (the dealer-assist protocol, or ``ascii_decks`` for a plain ASCII
+    shoe) and hands the table loop its cards, burns, link changes and problems."""
+
+    name = "shoe"
+
+    def __init__(self, url: str, *, ascii_decks: int | None = None, decks: int | None = None):
+        self.url = url
+        self.ascii_decks = ascii_decks
+        self.decks = decks
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._reader: Any = None  # a ShoeReader once started (imported with pyserial in start)
+
+    def start(self, sink: Sink) -> None:
+        from dealer_assist.shoe.integrity import ShoeIntegrity
+        from dealer_assist.shoe.reader import ShoeReader
+
+        if self.ascii_decks is not None:
+            from dealer_assist.shoe.ascii import ASCII_BAUDRATE, AsciiShoeDecoder
+
+            reader = ShoeReader(
+                self.url,
+                decoder=AsciiShoeDecoder(self.ascii_decks),
+                baudrate=ASCII_BAUDRATE,
+                heartbeat_timeout=None,
+            )
+        else:
+            reader = ShoeReader(self.url)
+        self._reader = reader
+        integrity = ShoeIntegrity(self.ascii_decks or self.decks)
+        reader.start()
+
+        def pump() -> None:
+            while not self._stop.is_set():
+                event = reader.get(timeout=0.1)
+                if event is None:
+                    continue
+                for item in map_shoe_event(event):
+                    sink(item)
+                for alarm in integrity.check(event):
+                    if alarm.kind.value not in _JUDGED_BY_LOOP:
+                        sink(ShoeProblem(alarm.message))
+
+        self._thread = threading.Thread(target=pump, name="shoe-source", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop forwarding first, so closing the port is not reported as the link going down."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(2)
+        if self._reader is not None:
+            self._reader.stop()
+
+
+def map_shoe_event(event: object) -> list[TableInput]:
+    """The table inputs one shoe event stands for (none for heartbeats, lids, gaps)."""
+    from dealer_assist.shoe import events as shoe
+
+    if isinstance(event, shoe.CardDrawn):
+        return [ShoeCard(event.card, event.index)]
+    if isinstance(event, shoe.BurnCard):
+        return [ShoeBurn(event.card)]
+    if isinstance(event, shoe.ShoeLoaded):
+        return [NewShoe(event.decks)]
+    if isinstance(event, shoe.LinkUp):
+        return [ShoeLink(True, event.url)]
+    if isinstance(event, shoe.LinkDown):
+        return [ShoeLink(False, f"{event.url}: {event.reason}")]
+    return []

@@ -1,0 +1,216 @@
+"""What the table loop is told: shoe events, camera events and the dealer's touches, as values.
+
+The loop never talks to a serial port, a camera or a browser itself. Each device is a *source*: a
+thread that turns its device's output into these small frozen values and hands them to a sink (the
+runner's queue). The pure :class:`~dealer_assist.table.loop.TableLoop` folds them, so it is tested
+by feeding values, and any shoe, camera or screen that can produce them can drive a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
+
+from dealer_assist.rules import Action, Card
+
+
+@dataclass(frozen=True, slots=True)
+class Spot:
+    """Where on the felt a card lies: the dealer's spot (``seat`` None) or a seat's stack.
+
+    ``stack`` counts a seat's hands in play order (0 = the original hand; after a split the new
+    hand is the next stack), as the camera adapter maps physical stacks.
+    """
+
+    seat: int | None = None
+    stack: int = 0
+
+    @property
+    def is_dealer(self) -> bool:
+        return self.seat is None
+
+    def __str__(self) -> str:
+        if self.seat is None:
+            return "the dealer"
+        return f"seat {self.seat}" + (f" hand {self.stack}" if self.stack else "")
+
+
+DEALER_SPOT = Spot()
+
+
+# ---------------------------------------------------------------------------------------- shoe
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeCard:
+    """A card left the shoe for play (``index``: its position in the shoe, when known)."""
+
+    card: Card
+    index: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeBurn:
+    """A card drawn and discarded unplayed (``card`` None when the shoe could not read it)."""
+
+    card: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeLink:
+    """The link to the shoe came up or went down (``detail`` says which port and why)."""
+
+    up: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeProblem:
+    """Something the shoe or its link reported that needs a person: a jam, an unreadable card,
+    a malformed frame, missing events."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewShoe:
+    """A freshly shuffled shoe was loaded: the composition count starts again."""
+
+    decks: int
+
+
+ShoeInput = ShoeCard | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
+
+
+# -------------------------------------------------------------------------------------- camera
+
+
+@dataclass(frozen=True, slots=True)
+class FeltCard:
+    """The camera saw a new card come to rest at ``spot``.
+
+    ``card`` is None when the camera cannot read it (a face-down hole card, or an unreadable
+    index). ``sideways`` is a card placed crosswise: a double down.
+    """
+
+    card: Card | None
+    spot: Spot
+    sideways: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FeltStacks:
+    """The number of separate stacks at a seat grew: a split. ``from_stack`` is the stack that was
+    divided (its new neighbour is the new hand), when the camera can tell."""
+
+    seat: int
+    stacks: int
+    from_stack: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FeltSwap:
+    """A card already on the felt now reads as another card, where it lies (a switched card)."""
+
+    previous: Card
+    card: Card
+    spot: Spot
+
+
+@dataclass(frozen=True, slots=True)
+class HoleCardShown:
+    """The dealer turned the hole card over (the players' turn is over); ``card`` as read."""
+
+    card: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class CameraLink:
+    """The camera feed started or was lost (``detail``: device and why)."""
+
+    up: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CameraMoved:
+    """Calibration drift: the camera no longer looks at the table it was calibrated for."""
+
+    detail: str
+
+
+CameraInput = FeltCard | FeltStacks | FeltSwap | HoleCardShown | CameraLink | CameraMoved
+
+
+# -------------------------------------------------------------------------------------- dealer
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceBet:
+    """The dealer entered a wager (main or Match the Dealer) for a seat."""
+
+    seat: int
+    amount: Decimal
+    wager: str = "main"
+    player: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decide:
+    """The dealer entered a player's decision the sensors cannot see (or confirmed one);
+    ``hand`` (0-based, in play order) says which of a split seat's hands, when given."""
+
+    seat: int
+    action: Action
+    amount: Decimal | None = None
+    hand: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Insure:
+    """The dealer entered an insurance wager."""
+
+    seat: int
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class FinishRound:
+    """The dealer has paid and cleared the table: close the round (also after optional draws)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRound:
+    """The floor voided the round (a foreign card, a misdeal): record it apart, settle nothing."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AcknowledgeAlarm:
+    """The dealer (or the floor) acknowledged an alarm; it leaves the band, stays recorded."""
+
+    alarm_id: int
+
+
+DealerInput = PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm
+
+TableInput = ShoeInput | CameraInput | DealerInput
+
+Sink = Callable[[TableInput], None]
+
+
+class Source(Protocol):
+    """A device thread: :meth:`start` begins handing inputs to ``sink``; :meth:`stop` ends it.
+
+    A source that loses its device keeps running, reports the loss (``ShoeLink(False)``,
+    ``CameraLink(False)``), reconnects, and reports the recovery.
+    """
+
+    name: str
+
+    def start(self, sink: Sink) -> None: ...
+
+    def stop(self) -> None: ...

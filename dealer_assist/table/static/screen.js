@@ -1,0 +1,235 @@
+// The dealer's screen: renders the table's view pushed over /ws and posts touches to /api/input.
+"use strict";
+
+const SEATS = 7;
+const CHIPS = ["5", "10", "25", "100", "500"];
+const state = { view: null, seat: null, amount: 0, socket: null };
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function cardNode(code, sideways) {
+  if (code === null) return el("span", "card down", "??");
+  const suit = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" }[code[1]];
+  const rank = code[0] === "T" ? "10" : code[0];
+  const node = el("span", "card" + ("HD".includes(code[1]) ? " red" : "") +
+    (sideways ? " sideways" : ""), rank + suit);
+  node.dataset.code = code;
+  return node;
+}
+
+async function send(message) {
+  const response = await fetch("/api/input", {
+    method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(message),
+  });
+  const box = $("touch-error");
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({ detail: response.statusText }));
+    box.textContent = body.detail;
+    box.hidden = false;
+  } else {
+    box.hidden = true;
+  }
+}
+
+function renderStatus(view) {
+  $("table").textContent = "Table " + view.table + " \u00b7 " + view.rules;
+  const mode = $("mode");
+  mode.textContent = view.mode.toUpperCase();
+  mode.className = "mode" + (view.mode === "shoe + camera" ? "" :
+    view.mode === "no card reader" ? " none" : " degraded");
+  const devices = Object.entries(view.devices).map(([name, status]) =>
+    name + ": " + (view.notes[name] || status));
+  $("devices").textContent = devices.join(" \u00b7 ");
+  $("round-id").textContent = view.round ? "round " + view.round.round + " \u00b7 " + view.phase : "";
+}
+
+function renderAlarms(view) {
+  const band = $("alarms");
+  band.replaceChildren();
+  for (const alarm of view.alarms) {
+    const row = el("div", "alarm");
+    row.dataset.kind = alarm.kind;
+    row.append(el("span", "title", alarm.title), el("span", "text", alarm.text));
+    const ack = el("button", "", "OK");
+    ack.addEventListener("click", () => send({ type: "ack", id: alarm.id }));
+    row.append(ack);
+    band.append(row);
+  }
+  band.hidden = view.alarms.length === 0;
+}
+
+function renderDealer(view) {
+  const box = $("dealer");
+  box.replaceChildren(el("strong", "", "Dealer"));
+  if (!view.round) return;
+  const cards = el("span", "cards");
+  for (const code of view.round.dealer.cards) cards.append(cardNode(code, false));
+  box.append(cards);
+  if (view.round.dealer.total !== null) box.append(el("span", "total", "= " + view.round.dealer.total));
+  box.append(el("span", "status", view.round.state));
+}
+
+function payoutNode(line, cls) {
+  const node = el("div", cls + " " + line.verb.toLowerCase());
+  const amount = el("span", "amount", line.verb + " ");
+  amount.append(el("span", "money", line.shown));
+  node.append(amount);
+  if (line.reason !== undefined) node.append(el("span", "reason", line.reason));
+  return node;
+}
+
+function renderSeats(view) {
+  const box = $("seats");
+  box.replaceChildren();
+  const round = view.round;
+  const settlement = view.settlement;
+  const acting = round && round.acting;
+  for (let number = 1; number <= SEATS; number++) {
+    const seat = round ? round.seats.find((s) => s.seat === number) : null;
+    const node = el("section", "seat" + (seat ? "" : " empty") +
+      (acting && acting[0] === number ? " acting" : "") + (state.seat === number ? " chosen" : ""));
+    node.id = "seat-" + number;
+    const title = el("h2");
+    title.append(el("span", "", "Seat " + number));
+    if (seat && seat.player) title.append(el("span", "player", seat.player));
+    node.append(title);
+    if (seat) {
+      let wager = "$" + seat.wager;
+      if (seat.match) wager += " \u00b7 match $" + seat.match;
+      if (seat.insurance) wager += " \u00b7 ins $" + seat.insurance;
+      node.append(el("div", "wager", wager));
+      const paid = settlement ? settlement.seats.find((s) => s.seat === number) : null;
+      seat.hands.forEach((hand, index) => {
+        const handNode = el("div", "hand" + (acting && acting[0] === number && acting[1] === index ? " acting" : ""));
+        const cards = el("div", "cards");
+        hand.cards.forEach((code, i) => cards.append(cardNode(code, i >= hand.cards.length - hand.doublings.length)));
+        handNode.append(cards);
+        handNode.append(el("span", "total", hand.cards.length ? (hand.soft ? "soft " : "") + hand.total : ""));
+        handNode.append(el("span", "status", " " + hand.status + (hand.doublings.length ? " \u00b7 doubled $" + hand.wagered : "")));
+        if (paid) {
+          for (const line of paid.lines.filter((l) => l.hand === index)) handNode.append(payoutNode(line, "payout"));
+        }
+        node.append(handNode);
+      });
+      if (paid) {
+        for (const line of paid.lines.filter((l) => l.hand === null)) node.append(payoutNode(line, "payout"));
+        const total = payoutNode({ verb: paid.verb, shown: paid.shown, reason: "seat " + number + " total" }, "seat-total");
+        total.dataset.net = paid.net;
+        node.append(total);
+      }
+    }
+    node.addEventListener("click", () => { state.seat = number; renderTouch(); });
+    box.append(node);
+  }
+  const total = $("settlement-total");
+  total.hidden = !settlement;
+  if (settlement) total.textContent = "Round " + settlement.round + " settled \u00b7 dealer " +
+    settlement.dealer.cards.join(" ") + " = " + settlement.dealer.total +
+    (settlement.dealer.bust ? " BUST" : "") + " \u00b7 players' net $" + settlement.net;
+}
+
+function renderTouch() {
+  const view = state.view;
+  const seats = $("seat-buttons");
+  seats.replaceChildren();
+  for (let number = 1; number <= SEATS; number++) {
+    const button = el("button", state.seat === number ? "selected" : "", String(number));
+    button.id = "seat-button-" + number;
+    button.addEventListener("click", () => { state.seat = number; renderTouch(); });
+    seats.append(button);
+  }
+  const chips = $("chip-buttons");
+  if (!chips.childElementCount) {
+    for (const chip of CHIPS) {
+      const button = el("button", "chip", "$" + chip);
+      button.id = "chip-" + chip;
+      button.addEventListener("click", () => { state.amount += Number(chip); renderTouch(); });
+      chips.append(button);
+    }
+  }
+  $("bet-amount").textContent = "$" + state.amount;
+  $("place-bet").disabled = state.seat === null || state.amount === 0;
+  const decisions = $("decision-buttons");
+  decisions.replaceChildren();
+  const round = view && view.round;
+  const acting = round && round.acting;
+  $("acting-label").textContent = acting ? "Seat " + acting[0] + " hand " + (acting[1] + 1) + ":" : "No hand to act";
+  if (acting) {
+    for (const action of round.legal_actions) {
+      const button = el("button", "decision", action.toUpperCase());
+      button.id = "decide-" + action;
+      button.addEventListener("click", () => {
+        const message = { type: "decide", seat: acting[0], hand: acting[1], action };
+        // On double-for-less tables the chips entered are the double's amount.
+        if (action === "double" && state.amount > 0) message.amount = String(state.amount);
+        state.amount = 0;
+        send(message);
+      });
+      decisions.append(button);
+    }
+  }
+  if (round && round.insurance_open && state.seat !== null) {
+    const seat = round.seats.find((s) => s.seat === state.seat);
+    if (seat && !seat.insurance) {
+      const half = (Number(seat.wager) / 2).toFixed(2);
+      const button = el("button", "decision", "INSURE $" + half);
+      button.addEventListener("click", () => send({ type: "insure", seat: state.seat, amount: half }));
+      decisions.append(button);
+    }
+  }
+  $("finish").disabled = !view || !view.round || view.phase === "settled";
+  $("void").disabled = $("finish").disabled;
+}
+
+function render(view) {
+  state.view = view;
+  renderStatus(view);
+  renderAlarms(view);
+  renderDealer(view);
+  renderSeats(view);
+  renderTouch();
+  document.body.dataset.updates = String(view.updates);
+}
+
+function connect() {
+  const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
+  state.socket = socket;
+  socket.onopen = () => { $("link").textContent = "live"; $("link").className = "link-up"; };
+  socket.onmessage = (message) => render(JSON.parse(message.data));
+  socket.onclose = () => {
+    $("link").textContent = "screen offline: reconnecting";
+    $("link").className = "link-down";
+    setTimeout(connect, 1000);
+  };
+}
+
+$("place-bet").addEventListener("click", () => {
+  const kind = $("wager-kind").dataset.kind;
+  send({ type: "bet", seat: state.seat, amount: String(state.amount), wager: kind });
+  state.amount = 0;
+  renderTouch();
+});
+$("clear-bet").addEventListener("click", () => { state.amount = 0; renderTouch(); });
+$("wager-kind").addEventListener("click", () => {
+  const button = $("wager-kind");
+  button.dataset.kind = button.dataset.kind === "main" ? "match" : "main";
+  button.textContent = button.dataset.kind;
+});
+$("finish").addEventListener("click", () => send({ type: "finish" }));
+$("shuffle").addEventListener("click", () => {
+  if (window.confirm("A freshly shuffled shoe is in play?")) send({ type: "shuffle" });
+});
+$("void").addEventListener("click", () => {
+  const reason = window.prompt("Void this round (floor decision). Reason:");
+  if (reason && reason.trim()) send({ type: "void", reason: reason.trim() });
+});
+renderTouch();
+connect();

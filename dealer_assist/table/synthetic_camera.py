@@ -1,0 +1,221 @@
+"""The demo's overhead camera: the simulated dealer's cards rendered on felt, frame after frame.
+
+:class:`SyntheticFelt` keeps the cards the simulated dealer has placed (where a dealer puts them:
+a fan per hand, a doubled card sideways, split hands side by side, the hole card face down and so
+invisible to an index detector until it is turned) and renders the overhead frame with the vision
+branch's scene generator (``dealer_assist.vision.scenes.render_layout``). :func:`demo_camera`
+reads those frames with the real detector and frame tracker through
+:class:`~dealer_assist.table.camera_source.CameraSource`, so the demo's camera is read exactly as a
+real one would be. The virtual table is a 1280x720 view with its own zones (``VirtualTable``); the
+calibration of a real table is not involved.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dealer_assist.table.camera_source import CameraSource, CameraStages
+from dealer_assist.table.felt import FeltTracker
+from dealer_assist.table.sources import (
+    FeltCard,
+    FeltStacks,
+    FinishRound,
+    HoleCardShown,
+    Sink,
+    TableInput,
+)
+
+FRAME_SIZE = (1280, 720)
+CARD_WIDTH = 80.0  # the detector reads 80-px cards better than the 58-px end of its training
+FAN_STEP = (16.0, -22.0)  # each card of a hand up and to the right of the last
+
+
+@dataclass(frozen=True, slots=True)
+class VirtualTable:
+    """Where the demo's cards lie in the rendered frame, and which zone a pixel is in."""
+
+    stack_spacing: float = 130.0
+    seat_radius: float = 125.0
+
+    def seat_anchor(self, seat: int) -> tuple[float, float]:
+        """Seat 1 (first base) on the frame's right, seat 7 on its left, along the arc."""
+        angle = math.radians(15 + (seat - 1) * 25)
+        return 640 + 560 * math.cos(angle), 150 + 330 * math.sin(angle)
+
+    def stack_origin(self, seat: int, stack: int) -> tuple[float, float]:
+        x, y = self.seat_anchor(seat)
+        column, row = stack % 2, stack // 2
+        return x + (column - 0.5) * self.stack_spacing, y - row * 120.0
+
+    def dealer_origin(self, index: int) -> tuple[float, float]:
+        return 540.0 + 90.0 * index, 80.0
+
+    def zone_of(self, x: float, y: float) -> tuple[str, int | None] | None:
+        if y < 150 and abs(x - 640) < 300:
+            return ("dealer", None)
+        best: tuple[float, int] | None = None
+        for seat in range(1, 8):
+            ax, ay = self.seat_anchor(seat)
+            distance = math.hypot(x - ax, y - ay)
+            if distance <= self.seat_radius * 1.6 and (best is None or distance < best[0]):
+                best = (distance, seat)
+        return None if best is None else ("seat", best[1])
+
+
+class SyntheticFelt:
+    """The cards on the demo's felt; :meth:`show` takes the simulated dealer's physical steps,
+    :meth:`render` draws the frame the overhead camera sees (thread-safe)."""
+
+    def __init__(self, design: Any, table: VirtualTable | None = None, seed: int = 0):
+        self.design = design
+        self.table = table or VirtualTable()
+        self.seed = seed
+        self._lock = threading.Lock()
+        self._dealer: list[tuple[str, float]] = []  # (code, angle)
+        self._dealer_slots = 0
+        self._stacks: dict[int, list[list[tuple[str, bool]]]] = {}
+
+    def show(self, item: TableInput) -> None:
+        with self._lock:
+            if isinstance(item, FeltCard):
+                if item.spot.is_dealer:
+                    self._dealer_slots += 1
+                    if item.card is not None:
+                        self._dealer.append((item.card.code, 0.0))
+                    return
+                if item.card is None:
+                    return
+                stacks = self._stacks.setdefault(item.spot.seat or 0, [])
+                while len(stacks) <= item.spot.stack:
+                    stacks.append([])
+                stacks[item.spot.stack].append((item.card.code, item.sideways))
+            elif isinstance(item, FeltStacks):
+                stacks = self._stacks[item.seat]
+                source = item.from_stack or 0
+                moved = stacks[source].pop()
+                stacks.insert(source + 1, [moved])
+            elif isinstance(item, HoleCardShown) and item.card is not None:
+                self._dealer.insert(1, (item.card.code, 0.0))
+            elif isinstance(item, FinishRound):
+                self._dealer, self._dealer_slots, self._stacks = [], 0, {}
+
+    @property
+    def empty(self) -> bool:
+        with self._lock:
+            return not self._dealer and not any(any(s) for s in self._stacks.values())
+
+    def layout(self) -> list[tuple[str, float, float, float, float]]:
+        """The cards to draw, in the order they were placed: (code, x, y, width, angle)."""
+        with self._lock:
+            cards = [
+                (code, *self.table.dealer_origin(index), CARD_WIDTH, angle)
+                for index, (code, angle) in enumerate(self._dealer)
+            ]
+            for seat, stacks in sorted(self._stacks.items()):
+                for stack_index, stack in enumerate(stacks):
+                    x, y = self.table.stack_origin(seat, stack_index)
+                    for position, (code, sideways) in enumerate(stack):
+                        cards.append((
+                            code,
+                            x + FAN_STEP[0] * position,
+                            y + FAN_STEP[1] * position,
+                            CARD_WIDTH,
+                            90.0 if sideways else 0.0,
+                        ))
+        return cards
+
+    def render(self) -> Any:
+        """The frame's :class:`~dealer_assist.vision.scenes.Scene` (same felt and light every
+        frame: the camera does not move)."""
+        import numpy as np
+
+        from dealer_assist.vision.scenes import render_layout
+
+        rng = np.random.default_rng(self.seed)
+        return render_layout(rng, self.design, self.layout(), FRAME_SIZE, photometric=True)
+
+
+class SyntheticCamera:
+    """The demo's camera source: a :class:`SyntheticFelt` read by a camera pipeline."""
+
+    name = "camera"
+
+    def __init__(self, felt: SyntheticFelt, source: CameraSource):
+        self.felt = felt
+        self.source = source
+
+    def start(self, sink: Sink) -> None:
+        self.source.start(sink)
+
+    def stop(self) -> None:
+        self.source.stop()
+
+    def new_round(self) -> None:
+        self.source.new_round()
+
+    def show(self, item: TableInput) -> None:
+        self.felt.show(item)
+
+    @property
+    def sees_empty_felt(self) -> bool:
+        """The camera pipeline has seen the felt cleared (its picture of the round is reset)."""
+        return self.source.felt.empty
+
+
+def scene_truth(scene: Any) -> list[Any]:
+    """What a perfect detector would report for a rendered scene: each card with a visible corner
+    index, at its centre, sideways as laid. For tests and benchmarks of the rest of the pipeline
+    where the trained model is absent; never used by the demo or the table."""
+    from dealer_assist.vision.detector import CardObservation
+
+    seen = {label.card for label in scene.labels}
+    observations = []
+    for index, card in enumerate(scene.cards):
+        if index in seen:
+            x, y = card.center
+            observations.append(CardObservation(card.code, x, y, 1.0, card.sideways, ()))
+    return observations
+
+
+def truth_camera(design: Any, seed: int = 0) -> SyntheticCamera:
+    """The synthetic camera with :func:`scene_truth` as its detector (tests, benchmarks)."""
+    from dealer_assist.vision.tracker import CardTracker
+
+    felt = SyntheticFelt(design, seed=seed)
+    stages = CameraStages(
+        grab=felt.render,
+        detect=scene_truth,
+        track=CardTracker(stable_frames=2, grace_frames=3).update,
+        to_table=lambda x, y: (x, y),
+    )
+    source = CameraSource(stages, FeltTracker(felt.table.zone_of), description="synthetic camera")
+    return SyntheticCamera(felt, source)
+
+
+def demo_camera(
+    model: Path | None = None, design_name: str = "kennard", seed: int = 0, fps: float = 8.0
+) -> SyntheticCamera:
+    """The synthetic camera read by the real detector and tracker; raises ``ValueError`` subclasses
+    naming what is missing (the model file, the card artwork)."""
+    from dealer_assist.vision.artwork import load_designs
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.tracker import CardTracker
+
+    detector = CardDetector(model or DEFAULT_MODEL)
+    design = load_designs([design_name])[0]
+    felt = SyntheticFelt(design, seed=seed)
+    tracker = CardTracker(stable_frames=2, grace_frames=6)
+    stages = CameraStages(
+        grab=lambda: felt.render().image,
+        detect=detector.detect,
+        track=tracker.update,
+        to_table=lambda x, y: (x, y),
+    )
+    source = CameraSource(
+        stages, FeltTracker(felt.table.zone_of), description="synthetic camera", max_fps=fps
+    )
+    return SyntheticCamera(felt, source)

@@ -1,0 +1,189 @@
+"""The demo's physical table: a shuffled Spanish shoe, players, and a dealer dealing by procedure.
+
+:class:`SimulatedTable` plays rounds and says, in physical order, what each device would report:
+``("shoe", ShoeCard)`` as a card leaves the shoe, ``("camera", FeltCard | FeltStacks |
+HoleCardShown)`` as the overhead camera sees it, ``("dealer", PlaceBet | Decide | ...)`` for the
+dealer's touches. It keeps its own :class:`~dealer_assist.rules.RoundEngine` (the truth of what
+happened at the table), so the live loop's settlement can be checked against it.
+
+Which touches the dealer makes depends on what the readers can see: with a camera, hits, stands,
+doubles and splits are read off the felt and only surrender, rescue and bets are touched; without
+one the dealer touches every decision except a hit (a card for the hand in play is a hit).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from dealer_assist.gamemath.strategy import BasicStrategy
+from dealer_assist.rules import (
+    DEALER,
+    SPANISH_DECK,
+    Action,
+    Card,
+    RoundEngine,
+    RoundError,
+    RuleSet,
+    Settlement,
+)
+from dealer_assist.table.sources import (
+    Decide,
+    FeltCard,
+    FeltStacks,
+    FinishRound,
+    HoleCardShown,
+    NewShoe,
+    PlaceBet,
+    ShoeCard,
+    Spot,
+    TableInput,
+)
+
+Step = tuple[str, TableInput]
+
+BET_CHOICES = (Decimal("5"), Decimal("10"), Decimal("10"), Decimal("25"), Decimal("50"))
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    """A simulated player on one seat; ``match_rate``: how often they add Match the Dealer."""
+
+    seat: int
+    name: str
+    match_rate: float = 0.3
+
+
+class SimulatedTable:
+    """Deals rounds from a seeded shoe and yields what the shoe, camera and dealer report."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        players: list[Player],
+        *,
+        seed: int = 0,
+        penetration: float = 0.75,
+    ):
+        self.rules = rules
+        self.players = players
+        self.random = random.Random(seed)
+        self.penetration = penetration
+        self.shoe: list[Card] = []
+        self.drawn = 0
+        self.truth: RoundEngine | None = None
+        self.settlements: list[Settlement] = []
+        self.camera_sees = True  # the dealer touches what the camera cannot read
+        self.strategy = BasicStrategy(
+            rules.decks,
+            rules.dealer_hits_soft_17,
+            rules.max_doublings,
+            rules.late_surrender,
+            rules.max_hands,
+            rules.split_by_value,
+        )
+
+    def _shuffle(self) -> Iterator[Step]:
+        self.shoe = [card for card in SPANISH_DECK for _ in range(self.rules.decks)]
+        self.random.shuffle(self.shoe)
+        self.drawn = 0
+        yield "shoe", NewShoe(self.rules.decks)
+
+    def cards_for_shoe(self) -> list[Card]:
+        """The shoe's card order (what a simulated shoe device is loaded with)."""
+        return list(self.shoe)
+
+    def _draw(self) -> Card:
+        card = self.shoe[self.drawn]
+        self.drawn += 1
+        return card
+
+    def round(self, number: int) -> Iterator[Step]:
+        """One round from bets to the dealer's 'finish' touch."""
+        if not self.shoe or self.drawn > self.penetration * len(self.shoe):
+            yield from self._shuffle()
+        truth = RoundEngine(self.rules, f"truth-{number}")
+        self.truth = truth
+        for player in self.players:
+            amount = self.random.choice(BET_CHOICES)
+            truth.bet(player.seat, amount, player=player.name)
+            yield "dealer", PlaceBet(player.seat, amount, player=player.name)
+            if self.rules.match_the_dealer and self.random.random() < player.match_rate:
+                side = min(amount, Decimal("5"))
+                truth.bet(player.seat, side, wager="match")
+                yield "dealer", PlaceBet(player.seat, side, wager="match")
+        # The deal: every card goes where the engine says; the hole card lies face down.
+        while not truth.deal_complete:
+            target = truth.next_card_target()
+            assert target is not None
+            is_hole = target.is_dealer and truth.up_card is not None
+            yield from self._card(target.seat, target.hand or 0, face_down=is_hole)
+        yield from self._players_turn()
+        hole = truth.view()["dealer"]["cards"][1]
+        yield "camera", HoleCardShown(Card.parse(hole))
+        while truth.next_card_target() == DEALER:
+            try:
+                truth.settle()
+                break  # a draw now could change nothing: the dealer stops
+            except RoundError:
+                yield from self._card(None, 0)
+        self.settlements.append(truth.settle())
+        yield "dealer", FinishRound()
+
+    def _card(
+        self, seat: int | None, hand: int, sideways: bool = False, face_down: bool = False
+    ) -> Iterator[Step]:
+        assert self.truth is not None
+        card = self._draw()
+        self.truth.card(card)
+        yield "shoe", ShoeCard(card, self.drawn)
+        yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
+
+    def _decide(
+        self, hands: list[dict[str, Any]], index: int, up: Card, legal: frozenset[Action]
+    ) -> Action:
+        """The published basic strategy's play, or what a player does when it is not allowed."""
+        hand = hands[index]
+        play = self.strategy.play(
+            [Card.parse(code) for code in hand["cards"]],
+            up,
+            doublings=len(hand["doublings"]),
+            split_hand=hand["split"],
+            hands=len(hands),
+        )
+        action = Action[play.name]
+        if action in legal:
+            return action
+        if action in (Action.DOUBLE, Action.SURRENDER, Action.SPLIT) and Action.HIT in legal:
+            return Action.HIT
+        return Action.STAND
+
+    def _players_turn(self) -> Iterator[Step]:
+        truth = self.truth
+        assert truth is not None
+        up = truth.up_card
+        assert up is not None
+        while (acting := truth.acting()) is not None:
+            seat, index = acting
+            owed = truth.next_card_target()
+            if owed is not None:
+                # A split hand is owed its second card before anyone decides.
+                yield from self._card(seat, index)
+                continue
+            hands = next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"]
+            action = self._decide(hands, index, up, truth.legal_actions())
+            truth.action(seat, action)
+            touched = action in (Action.SURRENDER, Action.RESCUE) or (
+                not self.camera_sees and action is not Action.HIT
+            )
+            if touched:
+                yield "dealer", Decide(seat, action, hand=index)
+            if action is Action.SPLIT:
+                hands = len(next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"])
+                yield "camera", FeltStacks(seat, hands, from_stack=index)
+            elif action in (Action.HIT, Action.DOUBLE):
+                yield from self._card(seat, index, sideways=action is Action.DOUBLE)
+

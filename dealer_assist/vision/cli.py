@@ -1,0 +1,110 @@
+"""``dealer-assist detect PATH...``: the cards in images, or card events in a video file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dealer_assist.vision.detector import CardDetector
+
+VIDEO_SUFFIXES = {".mp4", ".avi", ".mkv", ".mov", ".m4v", ".webm", ".mjpeg", ".mjpg"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="images (JPEG, PNG, ...) or video files (" +
+                        ", ".join(sorted(VIDEO_SUFFIXES)) + ")")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object a line: per image its cards, per video its events")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="ONNX model (default: models/cards.onnx)")
+    parser.add_argument("--reader", type=Path, default=None,
+                        help="ONNX index reader (default: models/index-reader.onnx)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="resize frames by this before inference (default 1.0; 0.75 faster)")
+    parser.add_argument("--confidence", type=float, default=0.5,
+                        help="least reading confidence of a corner index (default 0.5)")
+    parser.add_argument("--stable-frames", type=int, default=3,
+                        help="video: frames a card must be seen before it is an event (default 3)")
+    parser.add_argument("--grace-frames", type=int, default=45,
+                        help="video: frames a card may be hidden before it is removed (default 45)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import cv2
+
+    from dealer_assist.vision.detector import (
+        DEFAULT_MODEL,
+        DEFAULT_READER,
+        CardDetector,
+        ModelError,
+    )
+
+    try:
+        detector = CardDetector(args.model or DEFAULT_MODEL, args.reader or DEFAULT_READER,
+                                scale=args.scale, confidence=args.confidence)
+    except ModelError as exc:
+        print(f"dealer-assist detect: {exc}", file=sys.stderr)
+        return 2
+    status = 0
+    for name in args.paths:
+        path = Path(name)
+        if not path.is_file():
+            print(f"dealer-assist detect: no such file: {name}", file=sys.stderr)
+            status = 1
+            continue
+        if path.suffix.lower() in VIDEO_SUFFIXES:
+            status = max(status, _video(detector, name, args))
+            continue
+        frame = cv2.imread(name, cv2.IMREAD_COLOR)
+        if frame is None:
+            print(f"dealer-assist detect: not a readable image: {name}", file=sys.stderr)
+            status = 1
+            continue
+        cards = detector.detect(frame)
+        if args.json:
+            print(json.dumps({"image": name, "cards": [c.to_json() for c in cards]}), flush=True)
+        else:
+            listing = ", ".join(
+                f"{c.card}{' sideways' if c.sideways else ''} at ({c.x:.0f}, {c.y:.0f}) "
+                f"{c.confidence:.2f}" for c in cards)
+            print(f"{name}: {len(cards)} card{'s' if len(cards) != 1 else ''}"
+                  f"{': ' + listing if cards else ''}", flush=True)
+    return status
+
+
+def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
+    import cv2
+
+    from dealer_assist.vision.tracker import CardTracker
+
+    capture = cv2.VideoCapture(name)
+    if not capture.isOpened():
+        print(f"dealer-assist detect: not a readable video: {name}", file=sys.stderr)
+        return 1
+    tracker = CardTracker(stable_frames=args.stable_frames, grace_frames=args.grace_frames)
+    frame_number = -1
+    try:
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                break
+            frame_number += 1
+            for event in tracker.update(frame_number, detector.detect(frame)):
+                if args.json:
+                    print(json.dumps({"video": name, **event.to_json()}), flush=True)
+                else:
+                    extra = f" (was {event.previous})" if event.previous else ""
+                    print(f"{name} frame {event.frame}: {event.kind.value} {event.card}{extra} "
+                          f"at ({event.x:.0f}, {event.y:.0f})", flush=True)
+    finally:
+        capture.release()
+    if frame_number < 0:
+        print(f"dealer-assist detect: no frames could be read from video: {name}",
+              file=sys.stderr)
+        return 1
+    return 0

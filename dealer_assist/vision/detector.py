@@ -1,0 +1,296 @@
+"""The card detector at the table: ONNX Runtime only (no torch).
+
+A frame goes through letterbox -> detector inference -> decoding and NMS (where the corner
+indices are) -> the index reader (which card each index shows, see :mod:`.reader`) -> grouping
+of the indices into physical cards. Each card seen gives one :class:`CardObservation`:
+the two corner indices of one card (same code, about a card's diagonal apart) become one
+observation placed at the card's centre; a card with one index visible is placed on that index.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from dealer_assist.vision.artwork import CARD_CODES
+from dealer_assist.vision.reader import (
+    CROP_SIZE,
+    RANK_CLASSES,
+    SUIT_CLASSES,
+    crop_index,
+    crops_to_blob,
+)
+
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.onnx"
+DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.onnx")
+_STRIDE = 32
+#: Distance between the two index centres of one card, in units of an index box's long side
+#: (measured over the installed designs: 3.1 to 5.4; a little slack either side).
+PAIR_DISTANCE = (2.4, 6.5)
+
+
+class ModelError(ValueError):
+    """The model file is missing, unreadable, or not a card detector; carries the path."""
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(f"{message}: {path}")
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Detections:
+    """Corner-index detections in frame pixels (columnar, like supervision's ``Detections``).
+
+    ``boxes`` is ``(N, 4)`` as ``x0, y0, x1, y1``; ``confidences`` ``(N,)``; ``class_ids`` ``(N,)``
+    indexing :data:`CARD_CODES`.
+    """
+
+    boxes: np.ndarray
+    confidences: np.ndarray
+    class_ids: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.boxes)
+        if self.boxes.shape != (n, 4):
+            raise ValueError(f"boxes must be (N, 4), got {self.boxes.shape}")
+        if self.confidences.shape != (n,) or self.class_ids.shape != (n,):
+            raise ValueError(
+                f"expected {n} confidences and class ids, got {self.confidences.shape} and "
+                f"{self.class_ids.shape}")
+
+    def __len__(self) -> int:
+        return len(self.boxes)
+
+    @classmethod
+    def empty(cls) -> Detections:
+        return cls(np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros(0, np.int64))
+
+
+@dataclass(frozen=True)
+class CardObservation:
+    """One physical card in one frame.
+
+    ``x, y``: a point on the card in frame pixels (its centre when both indices are seen, else
+    the centre of the visible index). ``sideways``: the card's long side runs nearer the frame's
+    horizontal than its vertical (a doubled card, for a seat facing the camera's vertical).
+    ``index_boxes``: the corner-index boxes it was built from.
+    """
+
+    card: str
+    x: float
+    y: float
+    confidence: float
+    sideways: bool
+    index_boxes: tuple[tuple[float, float, float, float], ...] = field(compare=False)
+
+    def to_json(self) -> dict[str, object]:
+        """The issue's wire form: ``{"card", "x", "y", "confidence", "sideways"}``."""
+        return {"card": self.card, "x": round(self.x, 1), "y": round(self.y, 1),
+                "confidence": round(self.confidence, 3), "sideways": self.sideways}
+
+
+@dataclass(frozen=True)
+class StageTimes:
+    """Milliseconds spent in each stage of the last :meth:`CardDetector.detect` call."""
+
+    preprocess: float
+    inference: float
+    postprocess: float
+    reading: float
+    grouping: float
+
+
+class CardDetector:
+    """Loads the two ONNX models once; ``detect(frame)`` gives the cards in a BGR frame.
+
+    ``scale`` resizes the frame before the detector (1.0 = the frame's own pixels, what it was
+    trained for; 0.75 is faster and still within its scale augmentation). ``presence`` is the
+    least detector score (summed over its card classes) for a place to count as an index;
+    ``confidence`` the least reading confidence (rank probability x suit probability).
+    """
+
+    def __init__(
+        self,
+        model_path: Path | str = DEFAULT_MODEL,
+        reader_path: Path | str = DEFAULT_READER,
+        *,
+        scale: float = 1.0,
+        confidence: float = 0.5,
+        presence: float = 0.25,
+        iou: float = 0.5,
+        threads: int | None = None,
+    ) -> None:
+        path, reader = Path(model_path), Path(reader_path)
+        self._session = _open_session(path, threads)
+        inputs = self._session.get_inputs()
+        if len(inputs) != 1 or len(inputs[0].shape) != 4:
+            raise ModelError("model input is not one NCHW image", path)
+        self._input_name = inputs[0].name
+        fixed = inputs[0].shape[2:]
+        self._fixed_size = tuple(fixed) if all(isinstance(v, int) for v in fixed) else None
+        # dynamic exports name their output dims instead of sizing them: run once to check
+        probe = np.zeros((1, 3, *(self._fixed_size or (_STRIDE, _STRIDE))), np.float32)
+        (out,) = _probe(self._session, path, probe)
+        if out.ndim != 3 or out.shape[1] < 5:
+            raise ModelError(
+                f"model output is {out.shape}; a detector gives (1, 4 + classes, N)", path)
+        self._reader = _open_session(reader, threads)
+        outs = _probe(self._reader, reader, np.zeros((1, 3, CROP_SIZE, CROP_SIZE), np.float32))
+        if [o.shape for o in outs] != [(1, len(RANK_CLASSES)), (1, len(SUIT_CLASSES))]:
+            raise ModelError(
+                f"reader outputs are {[o.shape for o in outs]}; an index reader gives "
+                f"(1, {len(RANK_CLASSES)}) ranks and (1, {len(SUIT_CLASSES)}) suits", reader)
+        self._reader_input = self._reader.get_inputs()[0].name
+        self.path = path
+        self.reader_path = reader
+        self.scale = scale
+        self.confidence = confidence
+        self.presence = presence
+        self.iou = iou
+        self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0, 0.0)
+
+    def detect_indices(self, frame: np.ndarray) -> Detections:
+        """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
+        places read as "not an index" or below ``confidence`` are dropped."""
+        t0 = time.perf_counter()
+        blob, factor = self._letterbox(frame)
+        t1 = time.perf_counter()
+        (raw,) = self._session.run(None, {self._input_name: blob})
+        t2 = time.perf_counter()
+        boxes = self._decode(raw[0], factor)
+        t3 = time.perf_counter()
+        detections = self._read(frame, boxes)
+        t4 = time.perf_counter()
+        self.last_times = StageTimes(
+            (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, 0.0)
+        return detections
+
+    def detect(self, frame: np.ndarray) -> list[CardObservation]:
+        """The physical cards in ``frame``, one observation per card, left to right."""
+        if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
+            shape = None if frame is None else (frame.shape, frame.dtype)
+            raise ValueError(f"expected a BGR uint8 image (H, W, 3), got {shape}")
+        detections = self.detect_indices(frame)
+        t0 = time.perf_counter()
+        cards = group_indices(detections)
+        times = self.last_times
+        self.last_times = StageTimes(times.preprocess, times.inference, times.postprocess,
+                                     times.reading, (time.perf_counter() - t0) * 1e3)
+        return cards
+
+    def _letterbox(self, frame: np.ndarray) -> tuple[np.ndarray, float]:
+        h, w = frame.shape[:2]
+        if self._fixed_size is not None:
+            target_h, target_w = self._fixed_size
+            factor = min(target_w / w, target_h / h)
+        else:
+            factor = self.scale
+            target_w = -(-round(w * factor) // _STRIDE) * _STRIDE
+            target_h = -(-round(h * factor) // _STRIDE) * _STRIDE
+        if factor != 1.0:
+            frame = cv2.resize(frame, (round(w * factor), round(h * factor)),
+                               interpolation=cv2.INTER_AREA if factor < 1 else cv2.INTER_LINEAR)
+        pad_h, pad_w = target_h - frame.shape[0], target_w - frame.shape[1]
+        if pad_h or pad_w:
+            frame = cv2.copyMakeBorder(frame, 0, pad_h, 0, pad_w, cv2.BORDER_CONSTANT,
+                                       value=(114, 114, 114))
+        blob = cv2.dnn.blobFromImage(frame, 1 / 255.0, swapRB=True)
+        return blob, factor
+
+    def _decode(self, raw: np.ndarray, factor: float) -> np.ndarray:
+        # the detector's class scores, summed, say "an index is here"; which one is the reader's
+        presence = np.minimum(raw[4:].sum(axis=0), 1.0)
+        keep = presence >= self.presence
+        if not keep.any():
+            return np.zeros((0, 4), np.float32)
+        cx, cy, bw, bh = raw[:4, keep]
+        boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1) / factor
+        xywh = np.stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
+                         boxes[:, 3] - boxes[:, 1]], axis=1)
+        # class-agnostic: one place on a card holds one index
+        chosen = cv2.dnn.NMSBoxes(xywh.tolist(), presence[keep].tolist(), self.presence, self.iou)
+        return boxes[np.asarray(chosen, dtype=np.int64).reshape(-1)].astype(np.float32)
+
+    def _read(self, frame: np.ndarray, boxes: np.ndarray) -> Detections:
+        if len(boxes) == 0:
+            return Detections.empty()
+        crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
+        ranks, suits = self._reader.run(None, {self._reader_input: crops_to_blob(crops)})
+        rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
+        confidences = ranks.max(axis=1) * suits.max(axis=1)
+        keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= self.confidence)
+        class_ids = np.array([CARD_CODES.index(RANK_CLASSES[r] + SUIT_CLASSES[s])
+                              for r, s in zip(rank_ids[keep], suit_ids[keep], strict=True)],
+                             np.int64)
+        return Detections(boxes[keep], confidences[keep].astype(np.float32), class_ids)
+
+
+def _open_session(path: Path, threads: int | None):  # -> onnxruntime.InferenceSession
+    import onnxruntime as ort
+
+    if not path.is_file():
+        raise ModelError("model file not found", path)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # ORT raises its own types for every kind of bad file
+        raise ModelError(f"not a readable ONNX model ({type(exc).__name__})", path) from exc
+
+
+def _probe(session, path: Path, probe: np.ndarray) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+    try:
+        return list(session.run(None, {session.get_inputs()[0].name: probe}))
+    except Exception as exc:
+        raise ModelError(f"model does not run on an image ({type(exc).__name__})", path) from exc
+
+
+def group_indices(detections: Detections) -> list[CardObservation]:
+    """Pair corner indices into cards: same code, about a card's diagonal apart, similar size.
+
+    Pairs are taken greedily, the pair nearest the typical distance first, so two cards of the
+    same code (a multi-deck shoe) each keep their own indices when they lie apart.
+    """
+    n = len(detections)
+    boxes = detections.boxes
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    sizes = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+    candidates: list[tuple[float, int, int]] = []
+    typical = sum(PAIR_DISTANCE) / 2
+    for i in range(n):
+        for j in range(i + 1, n):
+            if detections.class_ids[i] != detections.class_ids[j]:
+                continue
+            ratio = max(sizes[i], sizes[j]) / max(min(sizes[i], sizes[j]), 1e-6)
+            distance = float(np.linalg.norm(centres[i] - centres[j])) / float(
+                (sizes[i] + sizes[j]) / 2)
+            if ratio < 1.6 and PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1]:
+                candidates.append((abs(distance - typical), i, j))
+    used: set[int] = set()
+    groups: list[tuple[int, ...]] = []
+    for _, i, j in sorted(candidates):
+        if i not in used and j not in used:
+            used |= {i, j}
+            groups.append((i, j))
+    groups += [(i,) for i in range(n) if i not in used]
+    cards = []
+    for group in groups:
+        members = boxes[list(group)]
+        x, y = centres[list(group)].mean(axis=0)
+        widths = members[:, 2] - members[:, 0]
+        heights = members[:, 3] - members[:, 1]
+        cards.append(CardObservation(
+            card=CARD_CODES[int(detections.class_ids[group[0]])],
+            x=float(x), y=float(y),
+            confidence=float(detections.confidences[list(group)].max()),
+            sideways=bool(widths.sum() > heights.sum()),
+            index_boxes=tuple(tuple(float(v) for v in box) for box in members),
+        ))
+    return sorted(cards, key=lambda c: (c.x, c.y))

@@ -1,0 +1,178 @@
+"""Scoring the detector per physical card on rendered 1280x720 scenes with exact answers.
+
+    python -m dealer_assist.vision.evaluate --set held-out --scenes 200
+    python -m dealer_assist.vision.evaluate --set trained --scenes 200
+
+A ground-truth card is one with at least one visible corner index. An observation is matched to
+a card through its index boxes (IoU >= 0.3 with one of that card's index boxes). It counts as
+correct if its code is the card's and the card was not already claimed; a second observation of
+one card, a wrong code, or an observation on nothing are false positives. An observation of a
+card whose only indices were too covered to be labelled is ignored (neither right nor wrong).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from dealer_assist.vision.artwork import (
+    HELD_OUT_DESIGNS,
+    installed_designs,
+    load_designs,
+)
+from dealer_assist.vision.detector import (
+    DEFAULT_MODEL,
+    DEFAULT_READER,
+    CardDetector,
+    CardObservation,
+)
+from dealer_assist.vision.scenes import Scene, index_quads, render_scene
+
+MATCH_IOU = 0.3
+
+
+@dataclass
+class Score:
+    """Running tally over scenes; ``confusions`` counts (true code, read code) for wrong reads."""
+
+    true_positives: int = 0
+    false_positives: int = 0
+    false_negatives: int = 0
+    ignored: int = 0
+    confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    @property
+    def precision(self) -> float:
+        found = self.true_positives + self.false_positives
+        return self.true_positives / found if found else 1.0
+
+    @property
+    def recall(self) -> float:
+        present = self.true_positives + self.false_negatives
+        return self.true_positives / present if present else 1.0
+
+    def rank_confusion(self) -> Counter[tuple[str, str]]:
+        return Counter({(t[0], r[0]): n for (t, r), n in self.confusions.items() if t[0] != r[0]})
+
+    def suit_confusion(self) -> Counter[tuple[str, str]]:
+        return Counter({(t[1], r[1]): n for (t, r), n in self.confusions.items() if t[1] != r[1]})
+
+
+def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def score_scene(
+    scene: Scene, index_boxes: dict[str, tuple[float, float, float, float]],
+    observations: list[CardObservation], score: Score,
+) -> None:
+    """Add one scene's outcome to ``score``. ``index_boxes`` is the scene design's boxes."""
+    labelled = {lab.card for lab in scene.labels}
+    label_boxes = [(lab.box, lab.card) for lab in scene.labels]
+    hidden_boxes = []  # every index of every card, covered or not, for the "ignored" rule
+    for k, card in enumerate(scene.cards):
+        for quad in index_quads(card, index_boxes[card.code]):
+            hidden_boxes.append(((float(quad[:, 0].min()), float(quad[:, 1].min()),
+                                  float(quad[:, 0].max()), float(quad[:, 1].max())), k))
+    claimed: set[int] = set()
+    for obs in observations:
+        match = _best(obs, label_boxes)
+        if match is None:
+            loose = _best(obs, hidden_boxes)
+            if loose is not None and scene.cards[loose].code == obs.card:
+                score.ignored += 1
+            else:
+                score.false_positives += 1
+            continue
+        truth = scene.cards[match].code
+        if truth != obs.card:
+            score.false_positives += 1
+            score.confusions[(truth, obs.card)] += 1
+        elif match in claimed:
+            score.false_positives += 1
+        else:
+            claimed.add(match)
+            score.true_positives += 1
+    score.false_negatives += len(labelled - claimed)
+
+
+def _best(obs: CardObservation, boxes: list[tuple[tuple[float, ...], int]]) -> int | None:
+    best, best_iou = None, MATCH_IOU
+    for ob in obs.index_boxes:
+        for box, card in boxes:
+            iou = _iou(ob, box)
+            if iou >= best_iou:
+                best, best_iou = card, iou
+    return best
+
+
+def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int) -> Score:
+    """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them."""
+    loaded = load_designs(designs)
+    rng = np.random.default_rng(seed)
+    score = Score()
+    for _ in range(scenes):
+        design = loaded[int(rng.integers(len(loaded)))]
+        scene = render_scene(rng, [design])
+        score_scene(scene, design.index_boxes, detector.detect(scene.image), score)
+    return score
+
+
+def report(name: str, score: Score) -> dict[str, object]:
+    """A JSON-able summary of a score."""
+    return {
+        "set": name, "precision": round(score.precision, 4), "recall": round(score.recall, 4),
+        "true_positives": score.true_positives, "false_positives": score.false_positives,
+        "false_negatives": score.false_negatives, "ignored_partly_hidden": score.ignored,
+        "rank_confusion": {f"{t}->{r}": n for (t, r), n in score.rank_confusion().most_common()},
+        "suit_confusion": {f"{t}->{r}": n for (t, r), n in score.suit_confusion().most_common()},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dealer_assist.vision.evaluate",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", choices=["held-out", "trained"], default="held-out")
+    parser.add_argument("--designs", nargs="*", default=None, help="override the design set")
+    parser.add_argument("--scenes", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
+    parser.add_argument("--confidence", type=float, default=0.5)
+    args = parser.parse_args(argv)
+    if args.designs:
+        designs = args.designs
+    elif args.set == "held-out":
+        designs = list(HELD_OUT_DESIGNS)
+    else:
+        designs = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
+    detector = CardDetector(args.model, args.reader, scale=args.scale,
+                            confidence=args.confidence)
+    started = time.time()
+    score = evaluate(detector, designs, args.scenes, args.seed)
+    summary = report(args.set, score) | {
+        "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
+        "confidence": args.confidence, "seconds": round(time.time() - started)}
+    json.dump(summary, sys.stdout)
+    print()
+    print(f"{args.set}: precision {score.precision:.4f} recall {score.recall:.4f} "
+          f"({score.true_positives} right, {score.false_positives} false, "
+          f"{score.false_negatives} missed) on {args.scenes} scenes", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

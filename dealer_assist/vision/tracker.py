@@ -1,0 +1,160 @@
+"""Following cards across frames and turning them into events.
+
+Rules (all counted in frames, so they hold for any frame rate):
+- A card becomes an event (``APPEARED``) only once seen at the same place for ``stable_frames``
+  consecutive frames: a card sliding across the felt or a flicker of the detector is not a card.
+- A confirmed card that goes unseen (a hand passing over it) keeps its identity for
+  ``grace_frames``; seen again at its place with its code, nothing new is reported.
+- A confirmed card unseen for longer than ``grace_frames`` is reported ``REMOVED``.
+- A confirmed card read as another code at its place for ``stable_frames`` frames is reported
+  ``CHANGED`` (with the previous code): a swapped card, or a misread the table must question.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+from dealer_assist.vision.detector import CardObservation
+
+
+class EventKind(enum.Enum):
+    APPEARED = "appeared"
+    """A card is stably on the table."""
+    REMOVED = "removed"
+    """A confirmed card has not been seen for longer than the grace period."""
+    CHANGED = "changed"
+    """A confirmed card now reads as another card, stably."""
+
+
+@dataclass(frozen=True)
+class CardEvent:
+    """Something a table must hear about: which card, where, at which frame, on which track."""
+
+    kind: EventKind
+    card: str
+    x: float
+    y: float
+    frame: int
+    track: int
+    previous: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"event": self.kind.value, "card": self.card,
+                                  "x": round(self.x, 1), "y": round(self.y, 1),
+                                  "frame": self.frame, "track": self.track}
+        if self.previous is not None:
+            out["previous"] = self.previous
+        return out
+
+
+@dataclass
+class _Track:
+    track_id: int
+    card: str
+    x: float
+    y: float
+    hits: int
+    last_seen: int
+    confirmed: bool = False
+    rival: str | None = None
+    rival_hits: int = 0
+
+
+class CardTracker:
+    """Feed it each frame's observations in order; it returns the events that frame causes.
+
+    ``match_radius`` (pixels) is how far a card's point may move between frames and still be the
+    same card; keep it under the spacing of two cards in a hand's fan.
+    """
+
+    def __init__(self, stable_frames: int = 3, grace_frames: int = 45,
+                 match_radius: float = 25.0) -> None:
+        if stable_frames < 1 or grace_frames < 0 or match_radius <= 0:
+            raise ValueError(
+                f"need stable_frames >= 1, grace_frames >= 0, match_radius > 0; got "
+                f"{stable_frames}, {grace_frames}, {match_radius}")
+        self.stable_frames = stable_frames
+        self.grace_frames = grace_frames
+        self.match_radius = match_radius
+        self._tracks: list[_Track] = []
+        self._next_id = 1
+        self._last_frame: int | None = None
+
+    @property
+    def confirmed(self) -> list[tuple[int, str, float, float]]:
+        """The cards now on the table: ``(track, card, x, y)``."""
+        return [(t.track_id, t.card, t.x, t.y) for t in self._tracks if t.confirmed]
+
+    def update(self, frame: int, observations: list[CardObservation]) -> list[CardEvent]:
+        """Advance to ``frame`` (strictly increasing) with what the detector saw in it."""
+        if self._last_frame is not None and frame <= self._last_frame:
+            raise ValueError(f"frame {frame} does not follow frame {self._last_frame}")
+        self._last_frame = frame
+        events: list[CardEvent] = []
+        unmatched = list(range(len(observations)))
+        # same code first, nearest first; then a different code at a track's place (a change)
+        for want_same in (True, False):
+            pairs = sorted(
+                (math.dist((t.x, t.y), (observations[i].x, observations[i].y)), ti, i)
+                for ti, t in enumerate(self._tracks) if t.last_seen != frame
+                for i in unmatched
+                if (observations[i].card == t.card) == want_same
+            )
+            for distance, ti, i in pairs:
+                track = self._tracks[ti]
+                if distance > self.match_radius or track.last_seen == frame or i not in unmatched:
+                    continue
+                unmatched.remove(i)
+                events += self._seen(track, observations[i], frame)
+        for i in unmatched:
+            obs = observations[i]
+            track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame)
+            self._next_id += 1
+            self._tracks.append(track)
+            events += self._maybe_confirm(track, frame)
+        events += self._expire(frame)
+        return events
+
+    def _seen(self, track: _Track, obs: CardObservation, frame: int) -> list[CardEvent]:
+        consecutive = track.last_seen == frame - 1
+        track.last_seen = frame
+        track.x, track.y = obs.x, obs.y
+        if obs.card == track.card:
+            track.rival, track.rival_hits = None, 0
+            track.hits = track.hits + 1 if consecutive or track.confirmed else 1
+            return self._maybe_confirm(track, frame)
+        if not track.confirmed:  # an unconfirmed track simply restarts as the new reading
+            track.card, track.hits = obs.card, 1
+            return self._maybe_confirm(track, frame)
+        if track.rival == obs.card:
+            track.rival_hits += 1
+        else:
+            track.rival, track.rival_hits = obs.card, 1
+        if track.rival_hits < self.stable_frames:
+            return []
+        previous, track.card = track.card, obs.card
+        track.rival, track.rival_hits = None, 0
+        return [CardEvent(EventKind.CHANGED, track.card, track.x, track.y, frame, track.track_id,
+                          previous)]
+
+    def _maybe_confirm(self, track: _Track, frame: int) -> list[CardEvent]:
+        if track.confirmed or track.hits < self.stable_frames:
+            return []
+        track.confirmed = True
+        return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id)]
+
+    def _expire(self, frame: int) -> list[CardEvent]:
+        events, kept = [], []
+        for track in self._tracks:
+            unseen = frame - track.last_seen
+            if track.confirmed and unseen > self.grace_frames:
+                events.append(CardEvent(EventKind.REMOVED, track.card, track.x, track.y, frame,
+                                        track.track_id))
+            elif not track.confirmed and unseen > 0:
+                continue  # a flicker that never became a card
+            else:
+                kept.append(track)
+        self._tracks = kept
+        return events

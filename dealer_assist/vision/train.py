@@ -1,0 +1,117 @@
+"""Train the corner-index detector with Ultralytics and export it to ONNX.
+
+    python -m dealer_assist.vision.train            # the shipped model (see models/README.md)
+    python -m dealer_assist.vision.train --faces DECK_DIR --init models/cards.pt   # enrol a deck
+
+Needs the training extra (torch, ultralytics, onnx); torch is imported only inside ``main`` so
+the table box never needs it. No weights are downloaded: the network starts from
+``yolo11n.yaml`` (or from ``--init``, a checkpoint this command wrote before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from dealer_assist.vision.artwork import (
+    HELD_OUT_DESIGNS,
+    art_dir,
+    installed_designs,
+    load_design,
+    load_designs,
+)
+from dealer_assist.vision.dataset import write_data_yaml, write_dataset
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--work", type=Path, default=Path.home() / ".cache/dealer-assist/train",
+                   help="folder for the rendered data set and Ultralytics' run")
+    p.add_argument("--designs", nargs="*", default=None,
+                   help="installed designs to train on (default: all but the held-out ones)")
+    p.add_argument("--faces", type=Path, action="append", default=[],
+                   help="a casino's own deck: a folder of 52 faces named by code (7S.png, TC.jpg)")
+    p.add_argument("--init", type=Path, default=None,
+                   help="fine-tune from this checkpoint (.pt) instead of starting from scratch")
+    p.add_argument("--scenes", type=int, default=900, help="rendered 1280x720 scenes")
+    p.add_argument("--crops", type=int, default=2, help="training crops per scene")
+    p.add_argument("--imgsz", type=int, default=320, help="crop size = training input size")
+    p.add_argument("--epochs", type=int, default=15)
+    p.add_argument("--hours", type=float, default=None,
+                   help="train for this long instead (Ultralytics fits the epochs to the time)")
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--lr", type=float, default=0.002,
+                   help="AdamW learning rate (Ultralytics' automatic choice for 52 classes, "
+                   "0.00018, is far too small to learn from scratch in a few epochs)")
+    p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--out", type=Path, default=MODELS_DIR / "cards.onnx",
+                   help="where to write the ONNX model (the .pt checkpoint goes beside it)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    import torch
+    from ultralytics import YOLO
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    names = args.designs if args.designs is not None else [
+        d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
+    designs = load_designs(names) if names else []
+    enrolled = [load_design(folder) for folder in args.faces]
+    # an enrolled deck is the one the table deals: weight it over the generic designs
+    pool = designs + enrolled * max(1, len(designs) // 2)
+    if not pool:
+        raise SystemExit(f"no designs: install artwork into {art_dir()} or pass --faces")
+    data = args.work / "data"
+    if data.exists():
+        shutil.rmtree(data)
+    started = time.time()
+    n_train = write_dataset(data, pool, args.scenes, args.crops, args.imgsz, args.seed, "train")
+    n_val = write_dataset(data, pool, max(10, args.scenes // 20), 1, args.imgsz, args.seed + 1,
+                          "val")
+    render_s = time.time() - started
+    print(f"rendered {args.scenes} scenes: {n_train} train labels, {n_val} val labels "
+          f"in {render_s:.0f} s", flush=True)
+    model = YOLO(str(args.init) if args.init else "yolo11n.yaml")
+    started = time.time()
+    model.train(
+        data=str(write_data_yaml(data)), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
+        workers=1, device="cpu", seed=args.seed, deterministic=True, plots=False, val=False,
+        project=str(args.work), name="run", exist_ok=True, amp=False, cache=True,
+        fliplr=0.0, degrees=0.0, scale=0.3, translate=0.1, mosaic=1.0, close_mosaic=3,
+        hsv_h=0.02, hsv_s=0.5, hsv_v=0.4, patience=0, verbose=False,
+        optimizer="AdamW", lr0=args.lr, lrf=0.05, warmup_epochs=1.0, time=args.hours,
+    )
+    train_s = time.time() - started
+    best = args.work / "run" / "weights" / "last.pt"
+    trained_epochs = model.trainer.epoch + 1
+    exported = Path(YOLO(str(best)).export(format="onnx", dynamic=True, simplify=False,
+                                           imgsz=args.imgsz))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(exported, args.out)
+    shutil.copyfile(best, args.out.with_suffix(".pt"))
+    summary = {
+        "designs": names, "enrolled": [str(f) for f in args.faces], "held_out": HELD_OUT_DESIGNS,
+        "scenes": args.scenes, "crops": args.crops, "imgsz": args.imgsz, "hours": args.hours,
+        "epochs": args.epochs, "epochs_run": trained_epochs,
+        "batch": args.batch, "lr": args.lr, "seed": args.seed,
+        "init": str(args.init) if args.init else None,
+        "train_labels": n_train, "render_seconds": round(render_s),
+        "train_seconds": round(train_s), "cpu_count": os.cpu_count(),
+    }
+    args.out.with_suffix(".train.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

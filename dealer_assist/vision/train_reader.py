@@ -1,0 +1,181 @@
+"""Train the index reader (rank + suit CNN) on crops of rendered scenes and export it to ONNX.
+
+    python -m dealer_assist.vision.train_reader          # the shipped models/index-reader.onnx
+
+Needs torch (the training extra), imported only inside ``main``. Crops come from the same scene
+generator as the detector's data, from the training designs only (``--faces`` adds an enrolled
+deck), with the index box jittered as a detector would place it and turned through any angle.
+Negative crops (pips, court pictures, chips, felt) teach the "not an index" answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from dealer_assist.vision.artwork import (
+    HELD_OUT_DESIGNS,
+    Design,
+    installed_designs,
+    load_design,
+    load_designs,
+)
+from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
+from dealer_assist.vision.scenes import render_scene
+
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+NOT_INDEX = RANK_CLASSES.index("-")
+
+
+def _jitter(rng: np.random.Generator, box: tuple[float, ...]) -> tuple[float, ...]:
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    dx, dy = rng.normal(0, 0.08) * w, rng.normal(0, 0.08) * h
+    s = rng.uniform(0.85, 1.2)
+    cx, cy = (x0 + x1) / 2 + dx, (y0 + y1) / 2 + dy
+    return (cx - w * s / 2, cy - h * s / 2, cx + w * s / 2, cy + h * s / 2)
+
+
+def _turn(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
+    centre = (CROP_SIZE / 2 - 0.5, CROP_SIZE / 2 - 0.5)
+    m = cv2.getRotationMatrix2D(centre, rng.uniform(0, 360), 1.0)
+    return cv2.warpAffine(crop, m, (CROP_SIZE, CROP_SIZE), borderMode=cv2.BORDER_REPLICATE)
+
+
+def make_crops(
+    designs: list[Design], scenes: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Render scenes; return crops (N, 32, 32, 3) uint8, rank ids and suit ids."""
+    rng = np.random.default_rng(seed)
+    crops, ranks, suits = [], [], []
+    for _ in range(scenes):
+        scene = render_scene(rng, designs)
+        h, w = scene.image.shape[:2]
+        sizes = []
+        for lab in scene.labels:
+            crop = crop_index(scene.image, _jitter(rng, lab.box))
+            crops.append(_turn(rng, crop) if rng.random() < 0.5 else crop)
+            ranks.append(RANK_CLASSES.index(lab.code[0]))
+            suits.append(SUIT_CLASSES.index(lab.code[1]))
+            sizes.append(max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]))
+        side = float(np.median(sizes)) if sizes else 25.0
+        boxes = np.array([lab.box for lab in scene.labels]).reshape(-1, 4)
+        for card in scene.cards:  # negatives: inside cards but away from any index
+            t = rng.uniform(0.15, 0.85, 2)
+            p = card.corners[0] + t[0] * (card.corners[1] - card.corners[0]) + \
+                t[1] * (card.corners[3] - card.corners[0])
+            box = (p[0] - side / 3, p[1] - side / 2, p[0] + side / 3, p[1] + side / 2)
+            if not (0 <= box[0] and box[2] < w and 0 <= box[1] and box[3] < h):
+                continue
+            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+            if len(centres) and np.min(np.hypot(*(centres - p).T)) < side * 0.6:
+                continue
+            crops.append(crop_index(scene.image, box))
+            ranks.append(NOT_INDEX)
+            suits.append(-100)  # ignored by the suit loss
+        for _ in range(3):  # felt, chips, arms
+            x, y = rng.uniform(side, w - side), rng.uniform(side, h - side)
+            box = (x - side / 3, y - side / 2, x + side / 3, y + side / 2)
+            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+            if len(centres) and np.min(np.hypot(*(centres - (x, y)).T)) < side:
+                continue
+            crops.append(crop_index(scene.image, box))
+            ranks.append(NOT_INDEX)
+            suits.append(-100)
+    return np.stack(crops), np.array(ranks), np.array(suits)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train_reader",
+                                description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--faces", type=Path, action="append", default=[])
+    p.add_argument("--scenes", type=int, default=800)
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
+    args = p.parse_args(argv)
+    import torch
+    from torch import nn
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(os.cpu_count() or 1)
+    names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
+    designs = load_designs(names) + [load_design(f) for f in args.faces] * max(
+        1, len(names) // 2)
+    started = time.time()
+    crops, ranks, suits = make_crops(designs, args.scenes, args.seed)
+    render_s = time.time() - started
+    print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
+          f"in {render_s:.0f} s", flush=True)
+    x = torch.from_numpy(crops[:, :, :, ::-1].copy()).permute(0, 3, 1, 2).float() / 255
+    yr, ys = torch.from_numpy(ranks).long(), torch.from_numpy(suits).long()
+
+    def block(cin: int, cout: int) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
+                             nn.ReLU(inplace=True))
+
+    class Reader(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = nn.Sequential(
+                block(3, 24), nn.MaxPool2d(2), block(24, 48), nn.MaxPool2d(2),
+                block(48, 96), nn.MaxPool2d(2), block(96, 128),
+                nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.1))
+            self.rank = nn.Linear(128, len(RANK_CLASSES))
+            self.suit = nn.Linear(128, len(SUIT_CLASSES))
+
+        def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            features = self.body(images)
+            return self.rank(features).softmax(1), self.suit(features).softmax(1)
+
+    model = Reader()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+    steps = args.epochs * ((len(x) + 255) // 256)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 3e-3, total_steps=steps)
+    nll = nn.NLLLoss(ignore_index=-100)
+    started = time.time()
+    for epoch in range(args.epochs):
+        model.train()
+        order = torch.randperm(len(x))
+        total, right = 0.0, 0
+        for i in range(0, len(x), 256):
+            idx = order[i : i + 256]
+            batch = x[idx]
+            # colour and brightness jitter so lamps and white balance do not matter
+            batch = (batch * torch.empty(len(idx), 3, 1, 1).uniform_(0.8, 1.2)
+                     + torch.empty(len(idx), 1, 1, 1).uniform_(-0.1, 0.1)).clamp(0, 1)
+            p_rank, p_suit = model(batch)
+            loss = nll(p_rank.clamp_min(1e-7).log(), yr[idx]) + \
+                nll(p_suit.clamp_min(1e-7).log(), ys[idx])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            total += loss.item() * len(idx)
+            right += int((p_rank.argmax(1) == yr[idx]).sum())
+        print(f"epoch {epoch + 1}/{args.epochs} loss {total / len(x):.4f} "
+              f"rank accuracy {right / len(x):.4f} ({time.time() - started:.0f} s)", flush=True)
+    train_s = time.time() - started
+    model.eval()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    torch.onnx.export(model, (x[:1],), str(args.out), input_names=["crops"],
+                      output_names=["rank", "suit"], dynamic_axes={"crops": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    summary = {"designs": names, "enrolled": [str(f) for f in args.faces],
+               "scenes": args.scenes, "crops": len(x), "epochs": args.epochs, "seed": args.seed,
+               "render_seconds": round(render_s), "train_seconds": round(train_s),
+               "cpu_count": os.cpu_count()}
+    args.out.with_suffix(".train.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

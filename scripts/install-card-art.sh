@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs card artwork from the package registries and renders it to PNG faces.
+#   Debian gnome-cards-data (SVG sheets, GPL/LGPL) via apt-get, rendered by rsvg-convert;
+#   npm @heruka_urgyen/react-playing-cards (Adrian Kennard's CC0 designs, via `npm pack`).
+# Output: ${DEALER_ASSIST_CARD_ART:-~/.cache/dealer-assist/card-art}/<design>/<CODE>.png
+# Usage: scripts/install-card-art.sh [PYTHON]   (PYTHON needs numpy + opencv; default: python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python="${1:-python3}"
+out="${DEALER_ASSIST_CARD_ART:-$HOME/.cache/dealer-assist/card-art}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+if ! dpkg -s gnome-cards-data librsvg2-bin >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-cards-data librsvg2-bin >/dev/null
+fi
+sheets=/usr/share/aisleriot/cards
+designs=$("$python" -c 'from dealer_assist.vision.artwork import GNOME_DESIGNS; print(*GNOME_DESIGNS)')
+for design in $designs; do
+  rsvg-convert -w 2600 "$sheets/$design.svgz" -o "$work/$design.png"
+  "$python" -c 'import sys; from pathlib import Path
+from dealer_assist.vision.artwork import split_gnome_sheet
+split_gnome_sheet(Path(sys.argv[1]), Path(sys.argv[2]))' "$work/$design.png" "$out/$design"
+  echo "installed $design"
+done
+
+(cd "$work" && npm pack --silent @heruka_urgyen/react-playing-cards@0.5.0 >/dev/null && tar xzf ./*.tgz)
+for variant in 2color:kennard 2color-bf:kennard_bf; do
+  src="$work/package/src/images/${variant%%:*}"
+  design="${variant##*:}"
+  mkdir -p "$work/$design"
+  for svg in "$src"/[2-9AJQKT][SHDC].svg; do
+    code=$(basename "$svg" .svg)
+    rsvg-convert -w 400 "$svg" -o "$work/$design/$code.png"
+  done
+  "$python" -c 'import sys; from pathlib import Path
+from dealer_assist.vision.artwork import normalise_face
+for png in Path(sys.argv[1]).glob("*.png"):
+    normalise_face(png, Path(sys.argv[2]) / png.name)' "$work/$design" "$out/$design"
+  echo "installed $design"
+done
+echo "card artwork in $out"

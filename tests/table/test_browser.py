@@ -1,0 +1,122 @@
+"""The dealer's screen in headless Chromium (Debian's ``chromium`` driven by Playwright):
+seats render, payouts appear with their reasons, an injected alarm appears at once, and touch
+input places a bet and a decision. A screenshot is kept under ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.rules import Card, RuleSet
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.sources import CameraMoved, ShoeCard, ShoeLink
+from dealer_assist.table.world import Player, SimulatedTable
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(), reason="needs Debian's chromium (apt-get install -y chromium)"
+)
+
+
+@pytest.fixture
+def table():
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T7", has_camera=False)
+    runner = TableRunner(loop).start()
+    screen = ScreenServer(runner, "127.0.0.1", 0).start()
+    runner.submit(ShoeLink(True, "test shoe"))
+    yield runner, screen
+    screen.stop()
+    runner.stop()
+
+
+@pytest.fixture
+def page():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+        yield context.new_page()
+        browser.close()
+
+
+def play_rounds(runner: TableRunner, rounds: int, seed: int) -> SimulatedTable:
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"),
+                           [Player(s, f"P{s}") for s in (1, 2, 3, 5, 7)], seed=seed)
+    world.camera_sees = False
+    for number in range(1, rounds + 1):
+        for _, item in world.round(number):
+            runner.submit(item)
+    assert runner.wait_until(lambda loop: loop.rounds_played == rounds, 10)
+    return world
+
+
+def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
+    runner, screen = table
+    world = play_rounds(runner, 3, seed=5)
+    page.goto(screen.url)
+    page.wait_for_selector("#link.link-up")
+    page.wait_for_selector(".seat-total")
+    assert page.inner_text("#mode") == "SHOE ONLY"
+    assert "camera: not fitted" in page.inner_text("#devices")
+
+    settlement = world.settlements[-1]
+    for seat in settlement.seats:
+        box = page.locator(f"#seat-{seat.seat}")
+        text = box.inner_text()
+        assert f"Seat {seat.seat}" in text
+        for hand in seat.hands:
+            for code in hand.cards:
+                assert box.locator(f'.card[data-code="{code}"]').count() >= 1
+        for line in seat.lines:
+            assert line.reason in text  # every payout line's reason is on screen
+        total = box.locator(".seat-total")
+        assert total.get_attribute("data-net") == f"{seat.net:.2f}"
+        verb = "TAKE" if seat.net < 0 else ("PUSH" if seat.net == 0 else "PAY")
+        assert total.locator(".amount").inner_text() == f"{verb} ${abs(seat.net):,.2f}"
+    assert page.locator("#seat-4.empty").count() == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-settled.png"), full_page=True)
+
+    assert page.locator("#alarms").is_hidden()
+    runner.submit(CameraMoved("markers moved 14 px"))
+    band = page.locator("#alarms")
+    band.wait_for(state="visible", timeout=5000)
+    assert "CAMERA MOVED" in band.inner_text().upper() and "markers moved 14 px" in (
+        band.inner_text())
+    page.screenshot(path=str(ARTIFACTS / "table-screen-alarm.png"), full_page=True)
+    band.locator("button").first.tap()
+    band.wait_for(state="hidden", timeout=5000)
+
+    page.locator("#seat-button-4").tap()
+    page.locator("#chip-25").tap()
+    page.locator("#chip-5").tap()
+    assert page.inner_text("#bet-amount") == "$30"
+    page.locator("#place-bet").tap()
+    page.wait_for_selector("#seat-4:not(.empty) .wager")
+    assert page.locator("#seat-4 .wager").inner_text() == "$30.00"
+    seats = runner.view()["round"]["seats"]
+    assert [(s["seat"], s["wager"]) for s in seats] == [(4, "30.00")]
+    page.screenshot(path=str(ARTIFACTS / "table-screen-bet.png"), full_page=True)
+
+    for code in ("9S", "6D", "8H", "KD"):  # seat 4: 9 + 8 = 17; dealer 6 up, K in the hole
+        runner.submit(ShoeCard(Card.parse(code)))
+    page.locator("#decide-stand").wait_for(timeout=5000)
+    assert page.inner_text("#acting-label") == "Seat 4 hand 1:"
+    page.locator("#decide-stand").tap()
+    page.wait_for_selector("#seat-4 .hand .status:has-text('stood')")
+    runner.submit(ShoeCard(Card.parse("7C")))  # the dealer draws to 23
+    page.wait_for_selector("#seat-4 .seat-total")
+    assert page.locator("#seat-4 .seat-total .amount").inner_text() == "PAY $30.00"
+    page.set_viewport_size({"width": 800, "height": 480})  # the small touchscreen
+    assert page.locator("#seat-4 .seat-total").is_visible()
+    assert page.locator("#seat-7").is_visible()
+    page.screenshot(path=str(ARTIFACTS / "table-screen-800x480.png"))

@@ -1,0 +1,82 @@
+"""The camera source's feed handling with real OpenCV capture of a real video file: frames are
+read and processed, and when they stop the feed is reported lost (the loop's CAMERA FEED LOST).
+
+The detector stage returns no cards here (a test double: the model is not in this build) and the
+drift verdicts are given (the calibration's drift check needs frames of its markers); the feed and
+drift handling under test do not depend on what is read."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from dealer_assist.table.camera_source import CameraSource, CameraStages
+from dealer_assist.table.felt import FeltTracker
+from dealer_assist.table.live_camera import Capture
+from dealer_assist.table.sources import CameraLink, CameraMoved
+
+cv2 = pytest.importorskip("cv2")
+
+
+def write_video(path, frames: int) -> None:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 10, (320, 240))
+    for index in range(frames):
+        frame = np.full((240, 320, 3), 40 + index * 10, np.uint8)
+        writer.write(frame)
+    writer.release()
+
+
+def run_source(stages: CameraStages, until, lost_after_s: float = 0.3) -> tuple[list, CameraSource]:
+    seen: list = []
+    done = threading.Event()
+
+    def sink(item) -> None:
+        seen.append(item)
+        if until(seen):
+            done.set()
+
+    source = CameraSource(stages, FeltTracker(lambda x, y: None), description="test video",
+                          lost_after_s=lost_after_s, drift_every_s=0.0)
+    source.start(sink)
+    assert done.wait(10), seen
+    source.stop()
+    return seen, source
+
+
+def test_video_file_is_read_then_the_feed_is_reported_lost(tmp_path):
+    path = tmp_path / "table.avi"
+    write_video(path, 12)
+    capture = Capture(str(path))
+    stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
+                          track=lambda number, cards: [], to_table=lambda x, y: (x, y),
+                          close=capture.close)
+    seen, source = run_source(stages, lambda items: any(
+        isinstance(i, CameraLink) and not i.up for i in items))
+    assert isinstance(seen[0], CameraLink) and seen[0].up
+    assert isinstance(seen[-1], CameraLink) and not seen[-1].up
+    assert "test video: no frame for 0.3 s" in seen[-1].detail
+    assert source.frames_processed == 12
+
+
+def test_missing_device_is_reported_lost_and_retried(tmp_path):
+    capture = Capture(str(tmp_path / "no-such-stream.avi"), reopen_every_s=0.05)
+    stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
+                          track=lambda number, cards: [], to_table=lambda x, y: (x, y))
+    seen, source = run_source(stages, lambda items: bool(items), lost_after_s=0.2)
+    assert seen == [CameraLink(False, "test video: no frame for 0.2 s")]
+    assert source.frames_processed == 0
+
+
+def test_drift_is_reported_once_and_cleared_when_back_in_place(tmp_path):
+    path = tmp_path / "table.avi"
+    write_video(path, 6)
+    capture = Capture(str(path))
+    verdicts = iter(["moved 6.1 mm", "moved 6.3 mm", None])
+    stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
+                          track=lambda number, cards: [], to_table=lambda x, y: (x, y),
+                          drift=lambda frame: next(verdicts, None))
+    seen, _ = run_source(stages, lambda items: len(items) >= 3)
+    assert seen[:3] == [CameraLink(True, "test video"), CameraMoved("moved 6.1 mm"),
+                        CameraLink(True, "test video: back in place")]

@@ -1,0 +1,78 @@
+"""table.toml validation: a good file loads; each mistake is named by its key."""
+
+from __future__ import annotations
+
+import pytest
+
+from dealer_assist.table.config import ConfigError, load_config
+
+GOOD = """
+table_id = "T4"
+[rules]
+preset = "s17-8"
+max_bet = "500"
+[shoe]
+url = "/dev/serial/by-id/usb-shoe"
+[recording]
+dir = "rec"
+[screen]
+host = "0.0.0.0"
+port = 9000
+"""
+
+
+def write(tmp_path, text):
+    path = tmp_path / "table.toml"
+    path.write_text(text)
+    return path
+
+
+def test_good_config(tmp_path):
+    config = load_config(write(tmp_path, GOOD))
+    assert config.table_id == "T4"
+    assert config.rules.decks == 8 and str(config.rules.max_bet) == "500.00"
+    assert config.shoe is not None and config.shoe.url == "/dev/serial/by-id/usb-shoe"
+    assert config.recording_dir == tmp_path / "rec"
+    assert (config.host, config.port) == ("0.0.0.0", 9000)
+    assert config.camera is None
+
+
+def test_defaults_are_loopback_and_a_preset(tmp_path):
+    config = load_config(write(tmp_path, '[shoe]\nurl = "socket://127.0.0.1:7000"\n'))
+    assert config.host == "127.0.0.1" and config.rules.name == "h17-ddd-6"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('tabel_id = "x"\n[shoe]\nurl="u"', "tabel_id"),
+        ('rules = "h17-ddd-7"\n[shoe]\nurl="u"', "rules"),
+        ('[rules]\npreset = "h17-ddd-7"\n[shoe]\nurl="u"', "rules.preset"),
+        ('[rules]\npreset = "s17-6"\nmax_bet = "lots"\n[shoe]\nurl="u"', "rules.max_bet"),
+        ('[rules]\npreset = "s17-6"\nmin_bet = 50\nmax_bet = 10\n[shoe]\nurl="u"', "rules"),
+        ('[rules]\nmax_bet = "500"\n[shoe]\nurl="u"', "rules.preset"),
+        ('[rules]\npreset = "s17-6"\nmax_bett = 1\n[shoe]\nurl="u"', "rules.max_bett"),
+        ('[shoe]\nurl = ""', "shoe.url"),
+        ('[shoe]\nurl = "u"\nprotocol = "bee"', "shoe.protocol"),
+        ('[shoe]\nurl = "u"\ndecks = 7', "shoe.decks"),
+        ('[shoe]\nurl = "u"\n[screen]\nport = 70000', "screen.port"),
+        ('[shoe]\nurl = "u"\n[screen]\nprot = 1', "screen.prot"),
+        ('[camera]\nsource = -1\ncalibration = "c.yaml"', "camera.source"),
+        ('[camera]\nsource = 0\ncalibration = "missing.yaml"', "camera.calibration"),
+        ('[camera]\nsource = 0', "camera.calibration"),
+        ('[camera]\nsource = 0\nlayout = "x.yaml"', "camera.layout"),
+        ("[recording]\ndir = 'r'", "shoe/camera"),
+        ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
+        ("[shoe\nurl = 1", "(syntax)"),
+    ],
+)
+def test_mistakes_name_the_key(tmp_path, text, key):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    assert caught.value.key == key
+    assert str(caught.value).startswith(f"{tmp_path / 'table.toml'}: {key}: ")
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "nope.toml")

@@ -1,0 +1,172 @@
+"""The demo through the real pipeline: the shoe simulator on a pseudo-terminal, the real reader,
+the loop, the file recorder and the screen over HTTP. What the screen shows must be what
+``dealer-assist settle`` says about the recorded round logs; device failures mid-round raise
+their alarms and the round still completes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.table.demo import DemoOptions, DemoTable
+from dealer_assist.table.loop import AlarmKind
+from dealer_assist.table.sources import CameraLink, FeltCard, Sink, TableInput
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def screen_view(url: str) -> dict:
+    with urllib.request.urlopen(url + "api/view", timeout=5) as response:
+        return json.loads(response.read())
+
+
+def settle_cli(path: Path) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "settle", str(path), "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60, check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def options(tmp_path: Path) -> DemoOptions:
+    return DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0, pause_after_round_s=0.0,
+                       seed=11)
+
+
+def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
+    with DemoTable(options(tmp_path)) as demo:
+        shown = []
+        for number in range(1, 6):
+            assert demo.play_round(number, 0.0) is not None, demo.loop.alarms
+            shown.append(screen_view(demo.screen_url)["settlement"])
+        assert screen_view(demo.screen_url)["mode"] == "shoe only"
+    files = sorted((tmp_path / "rounds").glob("*.jsonl"))
+    assert len(files) == 5
+    for path, screen in zip(files, shown, strict=True):
+        settled = settle_cli(path)
+        assert screen["round"] == settled["round"] == path.stem
+        assert screen["net"] == settled["net"]
+        for seat_shown, seat_settled in zip(screen["seats"], settled["seats"], strict=True):
+            assert seat_shown["net"] == seat_settled["net"]
+            assert [(line["reason"], line["amount"]) for line in seat_shown["lines"]] == [
+                (line["reason"], line["amount"]) for line in seat_settled["lines"]
+            ]
+            verb = seat_shown["verb"]
+            assert verb == ("TAKE" if seat_settled["net"].startswith("-") else
+                            "PUSH" if seat_settled["net"] == "0.00" else "PAY")
+
+
+def test_headless_demo_command_prints_each_settlement(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "2",
+         "--camera", "off", "--record", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "dealer's screen: http://127.0.0.1:" in done.stdout
+    assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
+    assert done.stdout.count("table net") == 2
+    assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
+
+
+def test_shoe_unplugged_mid_round_raises_the_alarm_and_the_round_completes(tmp_path):
+    with DemoTable(options(tmp_path)) as demo:
+        steps = list(demo.world.round(1))
+        middle = next(i for i, (_, item) in enumerate(steps)
+                      if type(item).__name__ == "ShoeCard" and i > 8)
+        for index, (channel, item) in enumerate(steps):
+            if index == middle:
+                demo.simulator.cut_link(1.0)  # unplug; plugged back in after a second
+            demo.deliver(channel, item)
+        assert demo.runner.wait_until(lambda loop: loop.rounds_played == 1, 10)
+        kinds = [a.kind for a in demo.loop.alarms]
+        assert AlarmKind.SHOE_LINK_DOWN in kinds
+        want = demo.world.settlements[-1].to_json()
+        got = demo.loop.last_settlement.to_json()
+        assert (got["seats"], got["net"]) == (want["seats"], want["net"])
+        assert demo.runner.wait_until(lambda loop: loop.shoe_up, 5)
+    alarms = [json.loads(line) for line in (tmp_path / "alarms.jsonl").read_text().splitlines()]
+    assert any(a["kind"] == "shoe_link_down" for a in alarms)
+
+
+class ScriptedCamera:
+    """Stands in for the overhead camera (test double: this build has no card detector model).
+    It reports exactly what the simulated dealer did on the felt, and can stop."""
+
+    name = "camera"
+
+    def __init__(self) -> None:
+        self.sink: Sink | None = None
+        self.running = threading.Event()
+        self.rounds_opened = 0
+
+    def new_round(self) -> None:
+        self.rounds_opened += 1
+
+    def start(self, sink: Sink) -> None:
+        self.sink = sink
+        self.running.set()
+        sink(CameraLink(True, "scripted camera"))
+
+    def stop(self) -> None:
+        self.running.clear()
+
+    def show(self, item: TableInput) -> None:
+        if self.running.is_set() and self.sink is not None:
+            self.sink(item)
+
+    @property
+    def sees_empty_felt(self) -> bool:
+        return True  # it reports exactly what the dealer did: nothing lingers
+
+    def lose_feed(self) -> None:
+        assert self.sink is not None
+        self.running.clear()
+        self.sink(CameraLink(False, "no frames for 2 s"))
+
+
+def test_camera_stopping_mid_round_raises_the_alarm_and_the_round_completes(tmp_path):
+    camera = ScriptedCamera()
+    with DemoTable(options(tmp_path), camera=camera) as demo:
+        assert demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 5)
+        for number in (1, 2):  # a full round read by shoe and camera together first
+            assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
+        lost = False
+        for channel, item in demo.world.round(3):  # lazily: decisions follow what is seen
+            demo.deliver(channel, item)
+            if not lost and isinstance(item, FeltCard) and item.card is None:
+                camera.lose_feed()  # right after the hole card lands
+                lost = demo.runner.wait_until(lambda loop: loop.mode.value == "shoe only", 5)
+                demo.world.camera_sees = False  # the dealer now touches each decision
+        assert lost
+        assert demo.runner.wait_until(lambda loop: loop.rounds_played == 3, 10)
+        assert AlarmKind.CAMERA_LOST in [a.kind for a in demo.loop.alarms]
+        assert camera.rounds_opened == 3  # told of each new round, to forget the last felt
+    settled = _settlements(tmp_path)
+    assert len(settled) == 3
+    for want, got in zip(demo.world.settlements, settled, strict=True):
+        assert (got["seats"], got["net"]) == (want.to_json()["seats"], want.to_json()["net"])
+
+
+def _settlements(tmp_path: Path) -> list[dict]:
+    return [settle_cli(path) for path in sorted((tmp_path / "rounds").glob("*.jsonl"))]
+
+
+def test_camera_on_without_a_detector_model_fails_naming_the_model(tmp_path):
+    from dealer_assist.vision.detector import DEFAULT_MODEL
+
+    if DEFAULT_MODEL.exists():
+        pytest.skip("the detector model is installed: the camera can run")
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "1",
+         "--camera", "on", "--record", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert done.returncode == 1
+    assert f"--camera on: model file not found: {DEFAULT_MODEL}" in done.stderr

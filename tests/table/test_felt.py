@@ -1,0 +1,173 @@
+"""The felt tracker: card sightings on the table plane (as the camera pipeline reports them)
+become landings, splits and the hole card's turn; fed with the shoe through the loop, simulated
+rounds settle exactly as played.
+
+The sightings are generated from the simulated table's physical steps with a simple geometry
+(test input standing in for the detector, tracker and calibration, which have no model here)."""
+
+from __future__ import annotations
+
+from itertools import count
+
+import pytest
+
+from dealer_assist.rules import Card, RuleSet
+from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
+from dealer_assist.table.loop import AlarmKind, TableLoop
+from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.sources import (
+    DEALER_SPOT,
+    CameraLink,
+    FeltCard,
+    FeltStacks,
+    FeltSwap,
+    FinishRound,
+    HoleCardShown,
+    ShoeLink,
+    Spot,
+)
+from dealer_assist.table.world import Player, SimulatedTable
+
+C = Card.parse
+SEAT_WIDTH = 900.0
+
+
+def zone_of(x: float, y: float) -> tuple[str, int | None] | None:
+    if y < 0:
+        return None  # the chip tray
+    if y < 100:
+        return ("dealer", None)
+    seat = int(x // SEAT_WIDTH) + 1
+    return ("seat", seat) if 1 <= seat <= 7 else None
+
+
+class Felt:
+    """Lays the simulated dealer's cards out on the table plane and reports sightings."""
+
+    def __init__(self) -> None:
+        self.tracks = count(1)
+        self.dealer: list[int] = []
+        self.stacks: dict[int, list[tuple[float, list[tuple[int, Card]]]]] = {}
+
+    def _slot(self, seat: int) -> float:
+        used = {x for x, _ in self.stacks.get(seat, [])}
+        return next(x for x in (40.0 + 210.0 * i for i in range(4)) if x not in used)
+
+    def sightings(self, item: object) -> list[Sighting]:
+        if isinstance(item, FeltCard) and item.card is not None:
+            track = next(self.tracks)
+            if item.spot.is_dealer:
+                self.dealer.append(track)
+                return [Sighting(SightingKind.APPEARED, item.card, 60.0 * len(self.dealer), 50.0,
+                                 track)]
+            seat = item.spot.seat
+            assert seat is not None
+            stacks = self.stacks.setdefault(seat, [])
+            if not stacks:
+                stacks.append((self._slot(seat), []))
+            x, cards = stacks[item.spot.stack]
+            cards.append((track, item.card))
+            base = (seat - 1) * SEAT_WIDTH
+            return [Sighting(SightingKind.APPEARED, item.card, base + x + 12.0 * len(cards),
+                             200.0 + 8.0 * len(cards), track, item.sideways)]
+        if isinstance(item, HoleCardShown) and item.card is not None:
+            track = next(self.tracks)
+            self.dealer.append(track)
+            x = 60.0 * len(self.dealer)
+            return [Sighting(SightingKind.APPEARED, item.card, x, 50.0, track)]
+        if isinstance(item, FeltStacks):
+            stacks = self.stacks[item.seat]
+            source = item.from_stack or 0
+            x, cards = stacks[source]
+            moved_track, moved_card = cards.pop()
+            new_x = self._slot(item.seat)
+            new_track = next(self.tracks)
+            stacks.insert(source + 1, (new_x, [(new_track, moved_card)]))
+            base = (item.seat - 1) * SEAT_WIDTH
+            # The tracker loses the card where it was, then finds it at its new place.
+            return [
+                Sighting(SightingKind.REMOVED, moved_card, base + x, 216.0, moved_track),
+                Sighting(SightingKind.APPEARED, moved_card, base + new_x + 12.0, 208.0,
+                         new_track),
+            ]
+        if isinstance(item, FinishRound):
+            gone = [(t, c) for _, cards in
+                    (s for stacks in self.stacks.values() for s in stacks) for t, c in cards]
+            gone += [(t, C("2S")) for t in self.dealer]
+            self.dealer, self.stacks = [], {}
+            return [Sighting(SightingKind.REMOVED, c, 0.0, 0.0, t) for t, c in gone]
+        return []
+
+
+@pytest.mark.parametrize("seed", [2, 8])
+def test_rounds_read_from_sightings_settle_exactly_as_played(seed):
+    rules = RuleSet.preset("h17-ddd-6")
+    world = SimulatedTable(rules, [Player(s, f"P{s}") for s in (1, 3, 4, 6)], seed=seed)
+    world.camera_sees = True
+    loop = TableLoop("h17-ddd-6", MemoryRecorder())
+    tracker = FeltTracker(zone_of)
+    felt = Felt()
+    now = 0.0
+    loop.handle(ShoeLink(True), now)
+    loop.handle(CameraLink(True), now)
+    splits = 0
+    for number in range(1, 41):
+        for channel, item in world.round(number):
+            now += 0.01
+            if channel == "camera":
+                splits += isinstance(item, FeltStacks)
+                for sighting in felt.sightings(item):
+                    for camera_input in tracker.feed(sighting):
+                        loop.handle(camera_input, now)
+            else:
+                loop.handle(item, now)
+                if isinstance(item, FinishRound):
+                    for sighting in felt.sightings(item):
+                        tracker.feed(sighting)
+        assert loop.rounds_played == number, [a.text for a in loop.alarms]
+        got = loop.last_settlement.to_json()
+        want = world.settlements[-1].to_json()
+        assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+    assert loop.alarms == []
+    assert splits > 0  # the seeds deal some pairs that split
+
+
+def test_second_dealer_card_is_the_hole_card_turned():
+    tracker = FeltTracker(zone_of)
+    up = tracker.feed(Sighting(SightingKind.APPEARED, C("6S"), 60, 50, 1))
+    hole = tracker.feed(Sighting(SightingKind.APPEARED, C("KD"), 120, 50, 2))
+    draw = tracker.feed(Sighting(SightingKind.APPEARED, C("5C"), 180, 50, 3))
+    assert up == [FeltCard(C("6S"), DEALER_SPOT)]
+    assert hole == [HoleCardShown(C("KD"))]
+    assert draw == [FeltCard(C("5C"), DEALER_SPOT)]
+
+
+def test_split_seen_while_the_moved_card_is_still_tracked():
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("8S"), 50, 200, 1))
+    tracker.feed(Sighting(SightingKind.APPEARED, C("8H"), 62, 208, 2))
+    out = tracker.feed(Sighting(SightingKind.APPEARED, C("8H"), 250, 205, 3))
+    assert out == [FeltStacks(1, 2, from_stack=0)]
+    assert tracker.feed(Sighting(SightingKind.REMOVED, C("8H"), 62, 208, 2)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("3C"), 262, 213, 4, True)) == [
+        FeltCard(C("3C"), Spot(1, 1), True)]
+
+
+def test_card_changing_in_place_is_a_swap_and_reaches_the_loop_as_an_alarm():
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("7S"), 50, 200, 1))
+    out = tracker.feed(Sighting(SightingKind.CHANGED, C("KH"), 50, 200, 1))
+    assert out == [FeltSwap(C("7S"), C("KH"), Spot(1, 0))]
+    loop = TableLoop("h17-ddd-6", MemoryRecorder())
+    loop.handle(CameraLink(True), 0.0)
+    loop.handle(out[0], 0.0)
+    assert [a.kind for a in loop.alarms] == [AlarmKind.SWITCHED_CARD]
+
+
+def test_cards_outside_any_zone_are_ignored_and_a_cleared_table_resets():
+    tracker = FeltTracker(zone_of)
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("QS"), 50, -40, 1)) == []
+    tracker.feed(Sighting(SightingKind.APPEARED, C("6S"), 60, 50, 2))
+    tracker.feed(Sighting(SightingKind.REMOVED, C("6S"), 60, 50, 2))
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("9D"), 60, 50, 3)) == [
+        FeltCard(C("9D"), DEALER_SPOT)]

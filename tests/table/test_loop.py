@@ -1,0 +1,432 @@
+"""The table loop, fed input values directly.
+
+Camera inputs here are test doubles: this build has no camera pipeline (the card detector has no
+trained model yet), so ``FeltCard``/``FeltStacks``/``HoleCardShown`` values stand in for what the
+vision adapter will report. Shoe inputs are the values the real shoe source produces.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dealer_assist.roundlog import settle_log
+from dealer_assist.rules import Action, Card, RuleSet
+from dealer_assist.table.loop import AlarmKind, Mode, TableLoop, payout_words
+from dealer_assist.table.recording import (
+    FileRecorder,
+    MemoryRecorder,
+    SurveillanceRecorder,
+    TeeRecorder,
+)
+from dealer_assist.table.sources import (
+    DEALER_SPOT,
+    AcknowledgeAlarm,
+    CameraLink,
+    CameraMoved,
+    Decide,
+    FeltCard,
+    FeltStacks,
+    FinishRound,
+    HoleCardShown,
+    NewShoe,
+    PlaceBet,
+    ShoeCard,
+    ShoeLink,
+    Spot,
+    VoidRound,
+)
+from dealer_assist.table.world import Player, SimulatedTable
+
+C = Card.parse
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Table:
+    """A loop with a clock that advances a little per input."""
+
+    def __init__(self, shoe: bool = True, camera: bool = True, rules: str = "h17-ddd-6"):
+        self.recorder = MemoryRecorder()
+        self.loop = TableLoop(rules, self.recorder, has_shoe=shoe, has_camera=camera)
+        self.now = 0.0
+        if shoe:
+            self.send(ShoeLink(True, "test"))
+        if camera:
+            self.send(CameraLink(True, "test"))
+
+    def send(self, *items: object) -> None:
+        for item in items:
+            self.now += 0.01
+            self.loop.handle(item, self.now)  # type: ignore[arg-type]
+
+    def wait(self, seconds: float) -> None:
+        self.now += seconds
+        self.loop.tick(self.now)
+
+    def card(self, code: str, seat: int | None = None, stack: int = 0, sideways: bool = False,
+             camera_code: str | None = "same") -> None:
+        """A card out of the shoe and (with a camera) landing at ``seat``."""
+        self.send(ShoeCard(C(code)))
+        if self.loop.has_camera:
+            seen = C(code) if camera_code == "same" else (C(camera_code) if camera_code else None)
+            self.send(FeltCard(seen, Spot(seat, stack), sideways))
+
+    def kinds(self) -> list[AlarmKind]:
+        return [a.kind for a in self.loop.alarms]
+
+    def settled_json(self) -> dict:
+        assert self.recorder.rounds, "no round was recorded"
+        return self.recorder.rounds[-1][2].to_json()
+
+    def recorded_lines(self) -> list[str]:
+        return self.recorder.rounds[-1][1]
+
+
+def deal(table: Table, seats: dict[int, tuple[str, str]], up: str, hole: str) -> None:
+    """Bets of $10 on ``seats`` then the deal in order (hole card face down on camera)."""
+    for seat in seats:
+        table.send(PlaceBet(seat, Decimal("10")))
+    for seat, (first, _) in seats.items():
+        table.card(first, seat)
+    table.card(up, None)
+    for seat, (_, second) in seats.items():
+        table.card(second, seat)
+    table.send(ShoeCard(C(hole)))
+    if table.loop.has_camera:
+        table.send(FeltCard(None, DEALER_SPOT))
+
+
+def test_shoe_only_round_with_touches_settles_like_settle():
+    table = Table(camera=False)
+    assert table.loop.mode is Mode.SHOE_ONLY
+    deal(table, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(Decide(1, Action.STAND))
+    table.send(Decide(2, Action.DOUBLE))
+    table.card("9C")  # seat 2's double card
+    table.card("8H")  # the dealer: 6 + K + 8 = 24
+    assert table.loop.rounds_played == 1
+    got = table.settled_json()
+    assert got["dealer"]["cards"] == ["6S", "KD", "8H"]
+    assert [s["net"] for s in got["seats"]] == ["10.00", "20.00"]
+    assert settle_log(table.recorded_lines()).to_json() == table.recorder.rounds[-1][2].to_json()
+    assert table.loop.alarms == []
+
+
+def test_shoe_only_card_for_a_deciding_hand_is_a_hit():
+    table = Table(camera=False)
+    deal(table, {1: ("2S", "3H")}, up="9S", hole="7D")
+    table.card("4C")
+    table.card("5C")
+    table.send(Decide(1, Action.STAND))
+    table.card("2D")  # the dealer: 9 + 7 + 2 = 18
+    assert any('"action": "hit"' in line for line in table.loop._lines)
+    assert table.settled_json()["seats"][0]["hands"][0]["cards"] == ["2S", "3H", "4C", "5C"]
+
+
+def test_card_landing_at_the_next_seat_means_the_seat_before_stood():
+    table = Table()
+    deal(table, {2: ("9S", "8H"), 3: ("5D", "4C")}, up="6S", hole="QD")
+    table.card("2C", seat=3)  # seat 2 stood on 17; seat 3 hits
+    table.card("JH", seat=3)  # 21: seat 3 stands by itself
+    table.send(HoleCardShown(C("QD")))
+    table.card("5S", seat=None)  # dealer 6 + Q + 5 = 21
+    got = table.settled_json()
+    assert [h["cards"] for s in got["seats"] for h in s["hands"]] == [
+        ["9S", "8H"], ["5D", "4C", "2C", "JH"]]
+    lines = table.recorded_lines()
+    assert '{"type": "action", "seat": 2, "action": "stand", "hand": 0}' in lines
+    assert '{"type": "card", "card": "2C", "to": {"seat": 3, "hand": 0}}' in lines
+    assert table.loop.alarms == []
+
+
+def test_sideways_card_is_a_double_and_the_hole_card_turn_ends_the_players():
+    table = Table()
+    deal(table, {1: ("6S", "5H")}, up="9S", hole="7D")
+    table.card("KC", seat=1, sideways=True)
+    table.send(HoleCardShown(C("7D")))  # 16: dealer must draw
+    table.card("8D", seat=None)
+    got = table.settled_json()
+    hand = got["seats"][0]["hands"][0]
+    assert hand["wagered"] == "20.00" and hand["outcome"] == "win" and hand["net"] == "20.00"
+
+
+def test_two_stacks_at_a_seat_are_a_split():
+    table = Table()
+    deal(table, {1: ("8S", "8H")}, up="6S", hole="KD")
+    table.send(FeltStacks(1, 2, from_stack=0))
+    table.card("3C", seat=1, stack=0)
+    table.card("QH", seat=1, stack=0, sideways=True)  # 8+3 doubled: 21
+    table.card("9D", seat=1, stack=1)
+    table.card("9C", seat=None)  # hand 1 stood at 17 when the dealer drew: 6 + K + 9 = 25
+    got = table.settled_json()
+    hands = got["seats"][0]["hands"]
+    assert [h["cards"] for h in hands] == [["8S", "3C", "QH"], ["8H", "9D"]]
+    assert [h["net"] for h in hands] == ["20.00", "10.00"]
+
+
+def test_felt_before_shoe_pairs_the_same():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    table.send(FeltCard(C("9S"), Spot(1)), ShoeCard(C("9S")))
+    assert table.loop.cards_committed == 1 and table.loop.alarms == []
+
+
+def test_switched_card_raises_and_records_the_shoe_card():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    table.card("9S", seat=1, camera_code="KH")
+    assert table.loop.cards_committed == 0  # a matching reading may still come
+    table.wait(0.6)
+    assert table.kinds() == [AlarmKind.SWITCHED_CARD]
+    assert "9S" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
+
+
+def test_card_on_the_felt_that_never_left_the_shoe():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    table.send(FeltCard(C("AS"), Spot(1)))
+    table.wait(2.0)
+    assert table.kinds() == [AlarmKind.NOT_FROM_SHOE]
+    assert table.loop.cards_committed == 0
+
+
+def test_pip_ten_and_beyond_composition_are_refused_with_alarms():
+    table = Table(camera=False, rules="h17-ddd-2")
+    table.send(NewShoe(2), PlaceBet(1, Decimal("10")))
+    table.send(ShoeCard(C("TS")))
+    assert table.kinds() == [AlarmKind.PIP_TEN] and table.loop.cards_committed == 0
+    table.send(ShoeCard(C("5S")), ShoeCard(C("5S")))  # seat 1, dealer up card
+    table.send(ShoeCard(C("5S")))  # a third 5S from two decks
+    assert table.kinds()[-1] is AlarmKind.BEYOND_COMPOSITION
+    assert table.loop.cards_committed == 2
+
+
+def test_illegal_touch_raises_and_changes_nothing():
+    table = Table(camera=False)
+    deal(table, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    before = list(table.loop._lines)
+    table.send(Decide(2, Action.STAND))  # seat 1 is to act
+    assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
+    assert "out of turn" in table.loop.alarms[0].text
+    assert table.loop._lines == before
+    table.send(AcknowledgeAlarm(1))
+    assert table.loop.active_alarms() == [] and len(table.loop.alarms) == 1
+
+
+def test_camera_lost_mid_round_falls_back_to_touches_and_completes():
+    table = Table()
+    deal(table, {1: ("9S", "4H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.card("2C", seat=1)  # seat 1 hits to 15, read from the felt
+    table.send(ShoeCard(C("3D")))  # then the camera dies before seeing the next card land
+    table.send(CameraLink(False, "no frames for 2 s"))
+    assert table.loop.mode is Mode.SHOE_ONLY
+    assert AlarmKind.CAMERA_LOST in table.kinds()
+    table.send(Decide(1, Action.STAND))  # 18
+    table.send(Decide(2, Action.STAND))
+    table.card("7H")  # dealer 6 + K + 7 = 23
+    assert table.loop.rounds_played == 1
+    assert [s["net"] for s in table.settled_json()["seats"]] == ["10.00", "10.00"]
+
+
+def test_camera_moved_ignores_landings_until_recalibrated():
+    table = Table()
+    table.send(CameraMoved("table markers moved 14 px"))
+    assert table.loop.mode is Mode.SHOE_ONLY and table.kinds() == [AlarmKind.CAMERA_MOVED]
+    table.send(CameraLink(True, "recalibrated"))
+    assert table.loop.mode is Mode.SHOE_AND_CAMERA and table.loop.active_alarms() == []
+
+
+def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.send(ShoeLink(False, "EIO"))
+    assert table.loop.mode is Mode.CAMERA_ONLY and AlarmKind.SHOE_LINK_DOWN in table.kinds()
+    table.send(FeltCard(C("2C"), Spot(1)))  # a hit, read by the camera alone
+    table.send(HoleCardShown(C("KD")))
+    table.send(FeltCard(C("8H"), DEALER_SPOT))  # dealer 24
+    assert table.loop.rounds_played == 1
+    assert table.settled_json()["seats"][0]["net"] == "10.00"
+    table.send(ShoeLink(True, "back"))
+    table.send(ShoeCard(C("2C")), ShoeCard(C("9H")))  # the shoe resends: 9H is not 8H
+    assert table.kinds()[-1] is AlarmKind.SWITCHED_CARD and "9H" in table.loop.alarms[-1].text
+    assert not any(a.kind is AlarmKind.SHOE_LINK_DOWN for a in table.loop.active_alarms())
+
+
+def test_camera_only_face_down_hole_card_is_revealed():
+    table = Table(shoe=False)
+    assert table.loop.mode is Mode.CAMERA_ONLY
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("AS", None), ("7H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(HoleCardShown(C("7D")))  # 9 + 7 = 16 stood; dealer soft 18
+    assert table.settled_json()["seats"][0]["net"] == "-10.00"
+    assert '{"type": "card", "card": null, "to": "dealer", "face_down": true}' in (
+        table.recorded_lines())
+
+
+def test_finish_closes_a_round_whose_remaining_draws_are_optional():
+    table = Table(camera=False)
+    deal(table, {1: ("9S", "7H")}, up="5S", hole="6D")
+    table.card("KC")  # seat 1 busts; the dealer's draw could change nothing
+    assert table.loop.round_open
+    shown = table.loop.view()["settlement"]  # the payouts show at once
+    assert shown["seats"][0]["verb"] == "TAKE" and shown["seats"][0]["net"] == "-10.00"
+    table.send(FinishRound())
+    assert table.loop.rounds_played == 1 and table.settled_json()["net"] == "-10.00"
+
+
+@pytest.mark.parametrize("camera", [True, False])
+def test_simulated_rounds_settle_exactly_as_played(camera):
+    rules = RuleSet.preset("h17-ddd-6")
+    world = SimulatedTable(rules, [Player(s, f"P{s}") for s in (1, 2, 4, 6, 7)], seed=7)
+    world.camera_sees = camera
+    table = Table(camera=camera)
+    for number in range(1, 61):
+        for _, item in world.round(number):
+            table.send(item)
+        assert table.loop.rounds_played == number, [a.text for a in table.loop.alarms]
+        got = table.settled_json()
+        want = world.settlements[-1].to_json()
+        for key in ("dealer", "seats", "net"):
+            assert got[key] == want[key]
+    assert table.loop.alarms == []
+
+
+def test_file_recorder_writes_round_logs_that_settle(tmp_path):
+    recorder = FileRecorder(tmp_path)
+    loop = TableLoop("s17-6", recorder, has_camera=False)
+    loop.handle(ShoeLink(True), 0.0)
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
+    world.camera_sees = False
+    for number in (1, 2):
+        for _, item in world.round(number):
+            loop.handle(item, 0.0)
+    files = sorted((tmp_path / "rounds").glob("*.jsonl"))
+    assert len(files) == 2
+    for path, want in zip(files, world.settlements, strict=True):
+        assert settle_log(path.read_text().splitlines()).seats == want.seats
+
+
+@pytest.mark.parametrize(("amount", "words"), [
+    ("15.00", ("PAY", "$15.00")), ("-1000.00", ("TAKE", "$1,000.00")), ("0.00", ("PUSH", "$0.00")),
+])
+def test_payout_words(amount, words):
+    assert payout_words(amount) == words
+
+
+def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    table.card("9S", 1)
+    table.card("6S", None)
+    table.card("3H", 1)
+    # The camera reports the next card (a hit) before the shoe has reported the hole card.
+    table.send(FeltCard(C("2C"), Spot(1)), FeltCard(None, DEALER_SPOT))
+    table.send(ShoeCard(C("KD")), ShoeCard(C("2C")))
+    table.wait(5.0)
+    view = table.loop.engine_view
+    assert view["dealer"]["cards"] == ["6S", "KD"]
+    assert view["seats"][0]["hands"][0]["cards"] == ["9S", "3H", "2C"]
+    assert table.loop.alarms == []
+
+
+def test_camera_only_simulated_rounds_settle_exactly_as_played():
+    """A hand-held game: no shoe, the camera reads every card; the hole card lies face down, so
+    the camera never reports it until it is turned; the dealer touches "new shoe" at each
+    shuffle."""
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(s, f"P{s}") for s in (2, 3, 5)],
+                           seed=12)
+    table = Table(shoe=False, rules="s17-6")
+    for number in range(1, 41):
+        for channel, item in world.round(number):
+            face_down = isinstance(item, FeltCard) and item.card is None
+            if (channel != "shoe" or isinstance(item, NewShoe)) and not face_down:
+                table.send(item)
+        assert table.loop.rounds_played == number, [a.text for a in table.loop.alarms]
+        got, want = table.settled_json(), world.settlements[-1].to_json()
+        assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+    assert table.loop.alarms == []
+
+
+def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
+    recorder = FileRecorder(tmp_path)
+    loop = TableLoop("h17-ddd-6", recorder, has_camera=False)
+    loop.handle(ShoeLink(True), 0.0)
+    loop.handle(PlaceBet(1, Decimal("10")), 0.1)
+    loop.handle(ShoeCard(C("9S")), 0.2)
+    loop.handle(ShoeCard(C("TH")), 0.3)  # a pip ten: the round cannot go on
+    loop.handle(VoidRound("foreign card TH"), 0.4)
+    assert [a.kind for a in loop.alarms] == [AlarmKind.PIP_TEN, AlarmKind.ROUND_VOIDED]
+    assert loop.round_id is None and not loop.round_open
+    assert (tmp_path / "void" / "r-00001.jsonl").read_text().count("\n") == 3  # round, bet, card
+    assert (tmp_path / "void" / "r-00001.reason.txt").read_text() == "foreign card TH\n"
+    assert not list((tmp_path / "rounds").iterdir())
+    loop.handle(PlaceBet(2, Decimal("25")), 0.5)
+    assert loop.round_id == "r-00002" and loop.round_open
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), flips=st.randoms(use_true_random=False))
+def test_either_reader_may_report_a_card_first(seed, flips):
+    """Whether the shoe or the camera reports a card first never changes the round."""
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 4, 7)],
+                           seed=seed)
+    table = Table()
+    for number in range(1, 6):
+        steps = list(world.round(number))
+        index = 0
+        while index < len(steps):
+            _, item = steps[index]
+            following = steps[index + 1][1] if index + 1 < len(steps) else None
+            pair = isinstance(item, ShoeCard) and isinstance(following, FeltCard)
+            if pair and flips.random() < 0.5:
+                table.send(following, item)
+                index += 2
+                continue
+            table.send(item)
+            index += 1
+        got, want = table.settled_json(), world.settlements[-1].to_json()
+        assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+    assert table.loop.alarms == []
+
+
+def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
+    store = SurveillanceRecorder(tmp_path / "surveillance", "T5")
+    loop = TableLoop("h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5",
+                     has_camera=False)
+    loop.handle(ShoeLink(True), 0.0)
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A"), Player(4, "B")], seed=4)
+    world.camera_sees = False
+    for number in (1, 2, 3):
+        for _, item in world.round(number):
+            loop.handle(item, 0.0)
+    loop.handle(PlaceBet(1, Decimal("10")), 0.0)
+    loop.handle(ShoeCard(C("TS")), 0.0)
+    loop.handle(VoidRound("a pip ten"), 0.0)
+    store.close()
+    assert store.errors == []
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "surveillance"),
+         "--verify"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "CLEAN: 3 settled rounds re-settled, 1 partial; chain verified" in done.stdout
+
+
+def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    table.send(FeltCard(C("KC"), Spot(2)))  # a phantom reading at seat 2
+    table.card("9S", seat=1)  # the real card: it pairs with its own landing at once
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
+    table.wait(1.5)
+    assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "KC" in table.loop.alarms[0].text
+    assert table.loop.cards_committed == 1

@@ -1,0 +1,85 @@
+"""The screen's web app: the page and its assets are served locally, touches are validated and
+reach the loop, and every change is pushed over the WebSocket."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from fastapi.testclient import TestClient
+
+from dealer_assist.rules import Action
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen import TouchError, create_app, parse_touch
+from dealer_assist.table.sources import Decide, PlaceBet, ShoeLink, ShoeProblem
+
+
+@pytest.fixture
+def runner():
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_camera=False)
+    with TableRunner(loop) as running:
+        running.submit(ShoeLink(True, "test"))
+        running.wait_idle()
+        yield running
+
+
+def test_page_and_assets_are_local(runner):
+    client = TestClient(create_app(runner))
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "/static/screen.js" in page.text and "http" not in page.text.replace("http-equiv", "")
+    for asset in ("/static/screen.js", "/static/screen.css"):
+        response = client.get(asset)
+        assert response.status_code == 200 and len(response.text) > 500
+        assert "cdn" not in response.text.lower()
+
+
+def test_touch_reaches_the_loop_and_is_pushed(runner):
+    client = TestClient(create_app(runner))
+    with client.websocket_connect("/ws") as socket:
+        first = socket.receive_json()
+        assert first["mode"] == "shoe only" and first["round"] is None
+        response = client.post("/api/input", json={"type": "bet", "seat": 4, "amount": "25"})
+        assert response.status_code == 200
+        pushed = socket.receive_json()
+        while pushed["round"] is None:
+            pushed = socket.receive_json()
+        assert pushed["round"]["seats"][0]["seat"] == 4
+        assert pushed["round"]["seats"][0]["wager"] == "25.00"
+        runner.submit(ShoeProblem("jam at the exit rollers"))
+        pushed = socket.receive_json()
+        while not pushed["alarms"]:
+            pushed = socket.receive_json()
+        assert pushed["alarms"][0]["text"] == "jam at the exit rollers"
+    assert client.get("/api/view").json()["alarms"][0]["title"] == "shoe reports a problem"
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"type": "bet", "seat": "4", "amount": "25"}, "'seat'"),
+        ({"type": "bet", "seat": 4, "amount": "2.555"}, "amount"),
+        ({"type": "bet", "seat": 4, "amount": "5", "wager": "side"}, "'wager'"),
+        ({"type": "decide", "seat": 1, "action": "fold"}, "fold"),
+        ({"type": "void", "reason": " "}, "'reason'"),
+        ({"type": "dance"}, "dance"),
+        ([], "JSON object"),
+    ],
+)
+def test_bad_touches_are_refused_by_field(runner, message, field):
+    with pytest.raises(TouchError, match=field):
+        parse_touch(message)
+    if isinstance(message, dict):
+        response = TestClient(create_app(runner)).post("/api/input", json=message)
+        assert response.status_code == 400 and field.strip("'") in response.json()["detail"]
+
+
+def test_parse_touch_values():
+    assert parse_touch({"type": "bet", "seat": 2, "amount": "10", "wager": "match"}) == PlaceBet(
+        2, Decimal("10.00"), "match"
+    )
+    assert parse_touch({"type": "decide", "seat": 3, "action": "Double", "hand": 1}) == Decide(
+        3, Action.DOUBLE, None, 1
+    )

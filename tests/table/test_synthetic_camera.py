@@ -1,0 +1,68 @@
+"""The demo's synthetic camera: the simulated dealer's cards rendered on felt by the scene
+generator, read through the camera pipeline (frame tracker, felt tracker) into the live table.
+
+The detector's place is taken by the renderer's own ground truth (every card whose corner index
+is visible, at its centre, sideways as laid): a test double for the detector only, so that these
+tests check the rest of the pipeline exactly and fast (the shipped first model misreads too many
+cards for an exact comparison and takes ~170 ms a frame here; bench/table.py measures the demo
+with it). Everything else is the real pipeline: renderer, ``CardTracker``, ``FeltTracker``, the
+shoe simulator on a pty and its reader, the loop and the screen."""
+
+from __future__ import annotations
+
+import pytest
+
+from dealer_assist.rules import Card
+from dealer_assist.table.demo import DemoOptions, DemoTable
+from dealer_assist.table.sources import FeltCard, FeltStacks, Spot
+from dealer_assist.table.synthetic_camera import (
+    SyntheticFelt,
+    VirtualTable,
+    scene_truth,
+    truth_camera,
+)
+
+artwork = pytest.importorskip("dealer_assist.vision.artwork")
+if not artwork.installed_designs():
+    pytest.skip("card artwork not installed (scripts/install-card-art.sh)", allow_module_level=True)
+
+
+
+@pytest.fixture(scope="module")
+def design():
+    return artwork.load_designs([artwork.installed_designs()[0]])[0]
+
+
+def test_felt_lays_out_hands_where_their_zones_are(design):
+    felt = SyntheticFelt(design)
+    table = VirtualTable()
+    for code, seat, stack, sideways in [("8S", 2, 0, False), ("8H", 2, 0, False),
+                                        ("3C", 2, 0, True), ("9D", 7, 0, False)]:
+        felt.show(FeltCard(Card.parse(code), Spot(seat, stack), sideways))
+    felt.show(FeltStacks(2, 2, from_stack=0))
+    felt.show(FeltCard(Card.parse("AS"), Spot(None)))
+    scene = felt.render()
+    cards = {c.code: c for c in scene.cards}
+    assert set(cards) == {"8S", "8H", "3C", "9D", "AS"}
+    assert cards["3C"].sideways and not cards["8S"].sideways
+    assert table.zone_of(*cards["AS"].center) == ("dealer", None)
+    for code, seat in (("8S", 2), ("8H", 2), ("3C", 2), ("9D", 7)):
+        assert table.zone_of(*cards[code].center) == ("seat", seat)
+    observed = {o.card for o in scene_truth(scene)}
+    assert observed == set(cards)  # nothing hides a whole card's indices in this layout
+
+
+def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path, design):
+    camera = truth_camera(design, seed=3)
+    options = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
+                          pause_after_round_s=0.0, seed=21, card_timeout_s=8.0)
+    with DemoTable(options, camera=camera) as demo:
+        assert demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 8)
+        for number in (1, 2):
+            settlement = demo.play_round(number, 0.0)
+            assert settlement is not None, [a.text for a in demo.loop.alarms]
+            got, want = settlement.to_json(), demo.world.settlements[-1].to_json()
+            assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
+        assert [a.text for a in demo.loop.alarms] == []
+        assert camera.source.frames_processed > 10
+

@@ -1,0 +1,118 @@
+"""``dealer-assist table --config``: a separate process reading a simulated shoe over TCP, serving
+the screen; it keeps running through a shoe unplug and reports it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def get_view(url: str) -> dict:
+    with urllib.request.urlopen(url + "api/view", timeout=5) as response:
+        return json.loads(response.read())
+
+
+def post(url: str, message: dict) -> None:
+    request = urllib.request.Request(url + "api/input", json.dumps(message).encode(),
+                                     {"Content-Type": "application/json"}, method="POST")
+    urllib.request.urlopen(request, timeout=5).read()
+
+
+def wait_for(predicate, url: str, timeout: float = 10.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        view = get_view(url)
+        if predicate(view) or time.monotonic() > deadline:
+            return view
+        time.sleep(0.05)
+
+
+def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    config = tmp_path / "table.toml"
+    config.write_text(
+        f'table_id = "T3"\n[rules]\npreset = "s17-6"\n[shoe]\nurl = "{link.url}"\n'
+        f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        url = ""
+        while not url:
+            line = process.stdout.readline()
+            assert line, process.stderr.read()
+            if line.startswith("dealer's screen: "):
+                url = line.split(": ", 1)[1].strip()
+        simulator.load_shoe(6)
+        view = wait_for(lambda v: v["devices"]["shoe"] == "up", url)
+        assert view["mode"] == "shoe only"
+        post(url, {"type": "bet", "seat": 2, "amount": "10"})
+        for code in ("9S", "6D", "8H", "KD"):  # seat 2: 17; dealer 6 + K
+            simulator.draw(code)
+        view = wait_for(lambda v: v["cards_committed"] == 4, url)
+        assert view["round"]["acting"] == [2, 0]
+
+        link.cut()  # the shoe's cable comes out
+        view = wait_for(lambda v: v["devices"]["shoe"] == "down", url)
+        assert any(a["kind"] == "shoe_link_down" for a in view["alarms"])
+        simulator.draw("7C")  # drawn while unplugged: the shoe keeps it until the link returns
+        post(url, {"type": "decide", "seat": 2, "action": "stand"})
+        link.restore()
+        view = wait_for(lambda v: v["rounds_played"] == 1, url)
+        assert process.poll() is None
+        assert view["settlement"]["seats"][0]["net"] == "10.00"  # 17 beats 6 + K + 7 = 23
+        assert not view["alarms"]  # the link alarm resolved itself when the shoe came back
+        rounds = list((tmp_path / "rec" / "rounds").glob("*.jsonl"))
+        assert len(rounds) == 1 and rounds[0].name.startswith("T3-")
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(10) == 0
+        simulator.stop()
+        link.close()
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "rec" / "surveillance"),
+         "--verify"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert replayed.returncode == 0, replayed.stderr
+    assert "CLEAN: 1 settled rounds re-settled" in replayed.stdout
+
+
+def test_bad_config_exits_2_naming_the_key(tmp_path):
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nurl = "socket://127.0.0.1:1"\n[screen]\nport = "eighty"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert f"{config}: screen.port: must be a port number" in done.stderr
+
+
+def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path):
+    (tmp_path / "table-calibration.yaml").write_text("kind: something-else\n")
+    config = tmp_path / "table.toml"
+    config.write_text(
+        '[shoe]\nurl = "socket://127.0.0.1:9"\n'
+        '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"dealer-assist table: {config}: camera: " in done.stderr
+    # the missing detector model, or (with a model installed) the bad calibration file
+    assert "cards.onnx" in done.stderr or "table-calibration.yaml" in done.stderr
+    assert "camera none" in done.stdout

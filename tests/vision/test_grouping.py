@@ -1,0 +1,56 @@
+"""Grouping corner-index detections into physical cards (pure geometry, no model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dealer_assist.vision.artwork import CARD_CODES
+from dealer_assist.vision.detector import Detections, group_indices
+
+
+def dets(*items: tuple[str, float, float, float, float]) -> Detections:
+    """Index boxes ``(code, cx, cy, w, h)``."""
+    boxes = np.array([[cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2]
+                      for _, cx, cy, w, h in items], np.float32).reshape(-1, 4)
+    return Detections(boxes, np.full(len(items), 0.9, np.float32),
+                      np.array([CARD_CODES.index(c) for c, *_ in items], np.int64))
+
+
+def test_two_corners_of_one_card_are_one_observation_at_its_centre() -> None:
+    # a 70x98 card at (100,100)-(170,198): index ~10x26 near each end of its diagonal
+    cards = group_indices(dets(("7S", 108, 115, 10, 26), ("7S", 162, 183, 10, 26)))
+    assert len(cards) == 1
+    assert cards[0].card == "7S"
+    assert (cards[0].x, cards[0].y) == pytest.approx((135, 149))
+    assert cards[0].sideways is False
+
+
+def test_sideways_card_from_landscape_indices() -> None:
+    cards = group_indices(dets(("TD", 115, 108, 26, 10), ("TD", 183, 162, 26, 10)))
+    assert [(c.card, c.sideways) for c in cards] == [("TD", True)]
+
+
+def test_fan_of_different_cards_stays_separate() -> None:
+    cards = group_indices(dets(("2H", 100, 100, 10, 26), ("9C", 122, 88, 10, 26),
+                               ("KS", 144, 76, 10, 26), ("KS", 198, 144, 10, 26)))
+    assert [c.card for c in cards] == ["2H", "9C", "KS"]
+
+
+def test_same_code_too_close_or_too_far_is_two_cards() -> None:
+    near = group_indices(dets(("8D", 100, 100, 10, 26), ("8D", 120, 100, 10, 26)))
+    far = group_indices(dets(("8D", 100, 100, 10, 26), ("8D", 400, 100, 10, 26)))
+    assert len(near) == 2 and len(far) == 2
+
+
+def test_two_same_cards_in_a_multi_deck_shoe_pair_their_own_corners() -> None:
+    cards = group_indices(dets(("QH", 108, 115, 10, 26), ("QH", 162, 183, 10, 26),
+                               ("QH", 408, 115, 10, 26), ("QH", 462, 183, 10, 26)))
+    assert [(round(c.x), round(c.y)) for c in cards] == [(135, 149), (435, 149)]
+
+
+def test_detections_validate_their_shapes() -> None:
+    with pytest.raises(ValueError, match=r"boxes must be \(N, 4\)"):
+        Detections(np.zeros((2, 3)), np.zeros(2), np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="expected 2 confidences"):
+        Detections(np.zeros((2, 4)), np.zeros(3), np.zeros(2, np.int64))

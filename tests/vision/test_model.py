@@ -1,0 +1,132 @@
+"""The shipped model on committed sample frames with known answers, the detect CLI's JSON, and
+clear messages for a missing or corrupt model."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import pytest
+
+from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, ModelError
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "vision"
+ANSWERS = json.loads((DATA / "answers.json").read_text())
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def detector() -> CardDetector:
+    return CardDetector(DEFAULT_MODEL)
+
+
+def on_card(obs_x: float, obs_y: float, answer: dict) -> bool:
+    """A detection's point lies on the answer's card (within its half-diagonal of the centre)."""
+    return math.dist((obs_x, obs_y), (answer["x"], answer["y"])) < 75
+
+
+# Samples the shipped model is measured to misread (see models/README.md); strict, so a model
+# that reads them correctly makes this list fail until it is updated.
+KNOWN_MISREAD = {
+    "double_kennard.jpg": "8D read as 5D and the sideways 6C missed (held-out design)",
+    "jumbo_kennard_bf.jpg": "4H read as TS",
+}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISREAD[n]))
+    if n in KNOWN_MISREAD else n for n in sorted(ANSWERS)])
+def test_shipped_model_reads_sample(detector: CardDetector, name: str) -> None:
+    answer = ANSWERS[name]
+    cards = detector.detect(cv2.imread(str(DATA / name)))
+    assert sorted(c.card for c in cards) == sorted(a["card"] for a in answer["cards"]), name
+    for expected in answer["cards"]:
+        (seen,) = [c for c in cards if c.card == expected["card"]]
+        assert on_card(seen.x, seen.y, expected), (name, seen, expected)
+        assert seen.sideways == expected["sideways"], (name, seen)
+        assert 0.5 <= seen.confidence <= 1.0
+
+
+def test_samples_cover_the_cases() -> None:
+    cards = [c for a in ANSWERS.values() for c in a["cards"]]
+    assert any(c["sideways"] for c in cards)
+    assert any(c["card"][0] == "T" for c in cards)
+    assert len({a["design"] for a in ANSWERS.values()}) >= 4
+    assert max(len(a["cards"]) for a in ANSWERS.values()) >= 3  # a fan
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dealer_assist", "detect", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_cli_json_one_line_per_image() -> None:
+    names = ["fan_anglo.jpg", "tens_paris.jpg"]
+    result = cli("--json", *(str(DATA / n) for n in names))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["image"] for line in lines] == [str(DATA / n) for n in names]
+    for line, name in zip(lines, names, strict=True):
+        assert set(line) == {"image", "cards"}
+        for card in line["cards"]:
+            assert set(card) == {"card", "x", "y", "confidence", "sideways"}
+            assert isinstance(card["x"], float) and isinstance(card["sideways"], bool)
+        assert sorted(c["card"] for c in line["cards"]) == sorted(
+            a["card"] for a in ANSWERS[name]["cards"])
+
+
+def test_cli_bad_image_named_and_others_still_read(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.jpg"
+    bad.write_bytes(b"\xff\xd8 not really a jpeg")
+    result = cli("--json", str(bad), str(DATA / "tens_paris.jpg"))
+    assert result.returncode == 1
+    assert f"not a readable image: {bad}" in result.stderr
+    assert len(result.stdout.splitlines()) == 1
+
+
+def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:
+    frame = cv2.imread(str(DATA / "tens_paris.jpg"))
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30,
+                             (frame.shape[1], frame.shape[0]))
+    for _ in range(8):
+        writer.write(frame)
+    writer.release()
+    result = cli("--json", str(video))
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted(e["card"] for e in events) == ["TH", "TS"]
+    assert {e["event"] for e in events} == {"appeared"}
+    # a card is an event only after 3 stable frames (0, 1, 2 at the earliest), and only once
+    assert all(2 <= e["frame"] < 8 for e in events)
+
+
+def test_missing_model_is_a_clear_message(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="model file not found: .*nothing.onnx"):
+        CardDetector(tmp_path / "nothing.onnx")
+    result = cli("--model", str(tmp_path / "nothing.onnx"), str(DATA / "tens_paris.jpg"))
+    assert result.returncode == 2
+    assert "model file not found" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_corrupt_model_is_a_clear_message(tmp_path: Path) -> None:
+    corrupt = tmp_path / "cards.onnx"
+    corrupt.write_bytes(DEFAULT_MODEL.read_bytes()[:5000])
+    with pytest.raises(ModelError, match="not a readable ONNX model"):
+        CardDetector(corrupt)
+    result = cli("--model", str(corrupt), str(DATA / "tens_paris.jpg"))
+    assert result.returncode == 2 and "not a readable ONNX model" in result.stderr
+
+
+def test_missing_reader_is_a_clear_message(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="model file not found: .*reader.onnx"):
+        CardDetector(DEFAULT_MODEL, tmp_path / "reader.onnx")
+
+
+def test_detector_model_given_as_reader_is_refused() -> None:
+    with pytest.raises(ModelError, match="an index reader gives"):
+        CardDetector(DEFAULT_MODEL, DEFAULT_MODEL)

@@ -1,0 +1,105 @@
+"""The scene generator's labels: exact boxes, hidden corners removed, reproducible by seed.
+
+Uses a deck drawn here with OpenCV text (so the suite needs no installed artwork)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from dealer_assist.vision.artwork import CARD_CODES, Design, find_index_boxes, load_design
+from dealer_assist.vision.dataset import crop_labels
+from dealer_assist.vision.scenes import SceneConfig, render_layout, render_scene
+
+
+def drawn_face(code: str) -> np.ndarray:
+    face = np.zeros((280, 200, 4), np.uint8)
+    cv2.rectangle(face, (0, 0), (199, 279), (255, 255, 255, 255), -1)
+    colour = (0, 0, 200, 255) if code[1] in "HD" else (0, 0, 0, 255)
+    rank = "10" if code[0] == "T" else code[0]
+    cv2.putText(face, rank, (12, 42), cv2.FONT_HERSHEY_SIMPLEX, 1.0, colour, 3)
+    cv2.circle(face, (24, 62), 9, colour, -1)  # the suit under the rank
+    cv2.circle(face, (100, 140), 30, colour, -1)  # a centre pip, away from the corner
+    face[140:, :] = np.rot90(face[:140, :], 2)  # the bottom half: the top half turned 180
+    return face
+
+
+@pytest.fixture(scope="module")
+def deck() -> Design:
+    faces = {code: drawn_face(code) for code in CARD_CODES}
+    return Design("drawn", faces, find_index_boxes(faces))
+
+
+def test_index_box_found_around_rank_and_suit(deck: Design) -> None:
+    x0, y0, x1, y1 = deck.index_boxes["7S"]
+    # rank glyph from x=12, y~20 to suit bottom y=71, in a 200x280 face
+    assert 0.03 <= x0 <= 0.07 and 0.04 <= y0 <= 0.08
+    assert 0.16 <= x1 <= 0.3 and 0.24 <= y1 <= 0.29
+
+
+def test_uncovered_card_has_both_corner_labels(deck: Design) -> None:
+    scene = render_layout(np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)],
+                          photometric=False)
+    assert sorted(lab.code for lab in scene.labels) == ["7S", "7S"]
+    top_left = min(scene.labels, key=lambda lab: lab.box[1])
+    # card corners at (260, 244); the index box sits just inside that corner
+    assert 260 <= top_left.box[0] <= 268 and 244 <= top_left.box[1] <= 254
+
+
+def test_covered_corner_loses_its_label(deck: Design) -> None:
+    # the second card lies over the first card's bottom-right corner only
+    scene = render_layout(np.random.default_rng(1), deck,
+                          [("7S", 300, 300, 80, 0), ("KD", 330, 350, 80, 0)],
+                          photometric=False)
+    seven = [lab for lab in scene.labels if lab.code == "7S"]
+    assert len(seven) == 1 and seven[0].box[1] < 300  # only the top-left index
+    assert sorted(lab.code for lab in scene.labels if lab.code == "KD") == ["KD", "KD"]
+
+
+def test_sideways_card_flagged(deck: Design) -> None:
+    scene = render_layout(np.random.default_rng(1), deck, [("6C", 300, 300, 80, 90)],
+                          photometric=False)
+    assert scene.cards[0].sideways
+    x0, y0, x1, y1 = scene.labels[0].box
+    assert x1 - x0 > y1 - y0  # the index lies on its side too
+
+
+def test_scenes_reproducible_and_labels_inside(deck: Design) -> None:
+    a = render_scene(np.random.default_rng(42), [deck])
+    b = render_scene(np.random.default_rng(42), [deck])
+    assert np.array_equal(a.image, b.image) and a.labels == b.labels
+    assert a.image.shape == (720, 1280, 3)
+    assert a.labels, "a table scene shows some card"
+    for lab in a.labels:
+        x0, y0, x1, y1 = lab.box
+        assert 0 <= x0 < x1 <= 1280 and 0 <= y0 < y1 <= 720
+        assert a.cards[lab.card].code == lab.code
+
+
+def test_no_tens_when_disallowed(deck: Design) -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        scene = render_scene(rng, [deck], SceneConfig(allow_tens=False, photometric=False))
+        assert all(card.code[0] != "T" for card in scene.cards)
+
+
+def test_crop_drops_labels_cut_by_the_edge(deck: Design) -> None:
+    scene = render_layout(np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)],
+                          photometric=False)
+    rows = crop_labels(scene.labels, 200, 200, 128)  # holds the top-left index only
+    assert len(rows) == 1 and rows[0][0] == CARD_CODES.index("7S")
+    assert all(0 <= v <= 1 for v in rows[0][1:])
+
+
+def test_enrolled_faces_without_alpha_load(deck: Design, tmp_path) -> None:
+    for code, face in deck.faces.items():
+        cv2.imwrite(str(tmp_path / f"{code}.jpg"), face[:, :, :3])
+    loaded = load_design(tmp_path)
+    assert loaded.faces["AS"].shape[2] == 4
+    assert loaded.index_boxes["AS"] == pytest.approx(deck.index_boxes["AS"], abs=0.03)
+
+
+def test_missing_face_named(tmp_path) -> None:
+    with pytest.raises(ValueError, match="missing or unreadable face AS"):
+        load_design(tmp_path)

@@ -1,0 +1,92 @@
+"""The tracker's rules: stability before an event, no duplicate under a passing hand, removal
+after the grace period, identity changes reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from dealer_assist.vision.detector import CardObservation
+from dealer_assist.vision.tracker import CardTracker, EventKind
+
+
+def obs(card: str, x: float, y: float) -> CardObservation:
+    return CardObservation(card, x, y, 0.9, False, ((x - 5, y - 10, x + 5, y + 10),))
+
+
+def run(tracker: CardTracker, frames: list[list[CardObservation]], start: int = 0):
+    events = []
+    for n, seen in enumerate(frames, start):
+        events += tracker.update(n, seen)
+    return events
+
+
+def test_card_is_an_event_only_once_stable() -> None:
+    tracker = CardTracker(stable_frames=3)
+    assert tracker.update(0, [obs("7S", 100, 100)]) == []
+    assert tracker.update(1, [obs("7S", 101, 100)]) == []
+    events = tracker.update(2, [obs("7S", 100, 101)])
+    assert [(e.kind, e.card, e.frame) for e in events] == [(EventKind.APPEARED, "7S", 2)]
+    assert run(tracker, [[obs("7S", 100, 100)]] * 10, start=3) == []
+
+
+def test_flicker_never_becomes_a_card() -> None:
+    tracker = CardTracker(stable_frames=3)
+    frames = [[obs("7S", 100, 100)], [obs("7S", 100, 100)], [], [obs("7S", 100, 100)], []]
+    assert run(tracker, frames) == []
+    assert tracker.confirmed == []
+
+
+def test_hand_passing_over_gives_no_duplicate() -> None:
+    tracker = CardTracker(stable_frames=3, grace_frames=20)
+    frames = [[obs("KD", 300, 200)]] * 5 + [[]] * 15 + [[obs("KD", 302, 199)]] * 5
+    events = run(tracker, frames)
+    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "KD")]
+    assert len(tracker.confirmed) == 1
+
+
+def test_card_gone_longer_than_grace_is_removed() -> None:
+    tracker = CardTracker(stable_frames=2, grace_frames=5)
+    events = run(tracker, [[obs("AH", 50, 60)]] * 3 + [[]] * 7)
+    assert [(e.kind, e.card, e.frame) for e in events] == [
+        (EventKind.APPEARED, "AH", 1), (EventKind.REMOVED, "AH", 8)]
+    assert tracker.confirmed == []
+
+
+def test_identity_change_reported_once_stable() -> None:
+    tracker = CardTracker(stable_frames=3)
+    events = run(tracker, [[obs("5C", 400, 300)]] * 4 + [[obs("TC", 400, 300)]] * 4)
+    kinds = [(e.kind, e.card, e.previous, e.frame) for e in events]
+    assert kinds == [(EventKind.APPEARED, "5C", None, 2), (EventKind.CHANGED, "TC", "5C", 6)]
+    assert [c[1] for c in tracker.confirmed] == ["TC"]
+
+
+def test_one_frame_misread_is_not_a_change() -> None:
+    tracker = CardTracker(stable_frames=3)
+    frames = [[obs("6H", 10, 10)]] * 4 + [[obs("8H", 10, 10)]] + [[obs("6H", 10, 10)]] * 4
+    assert [e.kind for e in run(tracker, frames)] == [EventKind.APPEARED]
+
+
+def test_two_cards_of_same_code_are_two_tracks() -> None:
+    tracker = CardTracker(stable_frames=2, match_radius=25)
+    events = run(tracker, [[obs("9S", 100, 100), obs("9S", 200, 100)]] * 3)
+    assert sorted((e.card, e.x) for e in events) == [("9S", 100), ("9S", 200)]
+
+
+def test_card_added_to_a_hand_is_a_new_event() -> None:
+    tracker = CardTracker(stable_frames=2)
+    first = [obs("4D", 100, 100)]
+    events = run(tracker, [first] * 3 + [first + [obs("JC", 125, 85)]] * 3)
+    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "4D"),
+                                                  (EventKind.APPEARED, "JC")]
+
+
+def test_frames_must_advance() -> None:
+    tracker = CardTracker()
+    tracker.update(5, [])
+    with pytest.raises(ValueError, match="frame 5 does not follow frame 5"):
+        tracker.update(5, [])
+
+
+def test_bad_settings_rejected() -> None:
+    with pytest.raises(ValueError, match="stable_frames"):
+        CardTracker(stable_frames=0)
