@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs dealer-assist into .venv and runs the main job: settles the bundled demo round and
-# prints what the dealer pays each seat. Arguments are passed to `dealer-assist settle`.
+# Installs dealer-assist into .venv and runs the main job: the demo table (a simulated shoe on a
+# pseudo-terminal, simulated players, the real engine and the real dealer's screen). It prints the
+# screen's URL and deals until Ctrl-C. Arguments go to `dealer-assist demo`
+# (e.g. --headless --rounds 5 to print settlements without waiting).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh table
-example=$(.venv/bin/python -c 'from importlib.resources import files; print(files("dealer_assist.roundlog") / "examples" / "demo-round.jsonl")')
-exec .venv/bin/dealer-assist settle "$example" "$@"
+exec .venv/bin/dealer-assist demo "$@"
