@@ -49,8 +49,9 @@ def page():
 
 
 def play_rounds(runner: TableRunner, rounds: int, seed: int) -> SimulatedTable:
-    world = SimulatedTable(RuleSet.preset("h17-ddd-6"),
-                           [Player(s, f"P{s}") for s in (1, 2, 3, 5, 7)], seed=seed)
+    world = SimulatedTable(
+        RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 2, 3, 5, 7)], seed=seed
+    )
     world.camera_sees = False
     for number in range(1, rounds + 1):
         for _, item in world.round(number):
@@ -91,7 +92,8 @@ def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
     band = page.locator("#alarms")
     band.wait_for(state="visible", timeout=5000)
     assert "CAMERA MOVED" in band.inner_text().upper() and "markers moved 14 px" in (
-        band.inner_text())
+        band.inner_text()
+    )
     page.screenshot(path=str(ARTIFACTS / "table-screen-alarm.png"), full_page=True)
     band.locator("button").first.tap()
     band.wait_for(state="hidden", timeout=5000)

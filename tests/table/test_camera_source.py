@@ -37,8 +37,13 @@ def run_source(stages: CameraStages, until, lost_after_s: float = 0.3) -> tuple[
         if until(seen):
             done.set()
 
-    source = CameraSource(stages, FeltTracker(lambda x, y: None), description="test video",
-                          lost_after_s=lost_after_s, drift_every_s=0.0)
+    source = CameraSource(
+        stages,
+        FeltTracker(lambda x, y: None),
+        description="test video",
+        lost_after_s=lost_after_s,
+        drift_every_s=0.0,
+    )
     source.start(sink)
     assert done.wait(10), seen
     source.stop()
@@ -49,11 +54,16 @@ def test_video_file_is_read_then_the_feed_is_reported_lost(tmp_path):
     path = tmp_path / "table.avi"
     write_video(path, 12)
     capture = Capture(str(path))
-    stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
-                          track=lambda number, cards: [], to_table=lambda x, y: (x, y),
-                          close=capture.close)
-    seen, source = run_source(stages, lambda items: any(
-        isinstance(i, CameraLink) and not i.up for i in items))
+    stages = CameraStages(
+        grab=capture.grab,
+        detect=lambda frame: [],
+        track=lambda number, cards: [],
+        to_table=lambda x, y: (x, y),
+        close=capture.close,
+    )
+    seen, source = run_source(
+        stages, lambda items: any(isinstance(i, CameraLink) and not i.up for i in items)
+    )
     assert isinstance(seen[0], CameraLink) and seen[0].up
     assert isinstance(seen[-1], CameraLink) and not seen[-1].up
     assert "test video: no frame for 0.3 s" in seen[-1].detail
@@ -62,8 +72,12 @@ def test_video_file_is_read_then_the_feed_is_reported_lost(tmp_path):
 
 def test_missing_device_is_reported_lost_and_retried(tmp_path):
     capture = Capture(str(tmp_path / "no-such-stream.avi"), reopen_every_s=0.05)
-    stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
-                          track=lambda number, cards: [], to_table=lambda x, y: (x, y))
+    stages = CameraStages(
+        grab=capture.grab,
+        detect=lambda frame: [],
+        track=lambda number, cards: [],
+        to_table=lambda x, y: (x, y),
+    )
     seen, source = run_source(stages, lambda items: bool(items), lost_after_s=0.2)
     assert seen == [CameraLink(False, "test video: no frame for 0.2 s")]
     assert source.frames_processed == 0
@@ -74,9 +88,16 @@ def test_drift_is_reported_once_and_cleared_when_back_in_place(tmp_path):
     write_video(path, 6)
     capture = Capture(str(path))
     verdicts = iter(["moved 6.1 mm", "moved 6.3 mm", None])
-    stages = CameraStages(grab=capture.grab, detect=lambda frame: [],
-                          track=lambda number, cards: [], to_table=lambda x, y: (x, y),
-                          drift=lambda frame: next(verdicts, None))
+    stages = CameraStages(
+        grab=capture.grab,
+        detect=lambda frame: [],
+        track=lambda number, cards: [],
+        to_table=lambda x, y: (x, y),
+        drift=lambda frame: next(verdicts, None),
+    )
     seen, _ = run_source(stages, lambda items: len(items) >= 3)
-    assert seen[:3] == [CameraLink(True, "test video"), CameraMoved("moved 6.1 mm"),
-                        CameraLink(True, "test video: back in place")]
+    assert seen[:3] == [
+        CameraLink(True, "test video"),
+        CameraMoved("moved 6.1 mm"),
+        CameraLink(True, "test video: back in place"),
+    ]

@@ -59,7 +59,7 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('[shoe]\nurl = "u"\n[screen]\nprot = 1', "screen.prot"),
         ('[camera]\nsource = -1\ncalibration = "c.yaml"', "camera.source"),
         ('[camera]\nsource = 0\ncalibration = "missing.yaml"', "camera.calibration"),
-        ('[camera]\nsource = 0', "camera.calibration"),
+        ("[camera]\nsource = 0", "camera.calibration"),
         ('[camera]\nsource = 0\nlayout = "x.yaml"', "camera.layout"),
         ("[recording]\ndir = 'r'", "shoe/camera"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),

@@ -29,14 +29,19 @@ def screen_view(url: str) -> dict:
 def settle_cli(path: Path) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "settle", str(path), "--json"],
-        capture_output=True, text=True, cwd=ROOT, timeout=60, check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=True,
     )
     return json.loads(done.stdout)
 
 
 def options(tmp_path: Path) -> DemoOptions:
-    return DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0, pause_after_round_s=0.0,
-                       seed=11)
+    return DemoOptions(
+        port=0, recording_dir=str(tmp_path), pace_s=0.0, pause_after_round_s=0.0, seed=11
+    )
 
 
 def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
@@ -58,15 +63,34 @@ def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
                 (line["reason"], line["amount"]) for line in seat_settled["lines"]
             ]
             verb = seat_shown["verb"]
-            assert verb == ("TAKE" if seat_settled["net"].startswith("-") else
-                            "PUSH" if seat_settled["net"] == "0.00" else "PAY")
+            assert verb == (
+                "TAKE"
+                if seat_settled["net"].startswith("-")
+                else "PUSH"
+                if seat_settled["net"] == "0.00"
+                else "PAY"
+            )
 
 
 def test_headless_demo_command_prints_each_settlement(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "2",
-         "--camera", "off", "--record", str(tmp_path)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "dealer_assist",
+            "demo",
+            "--headless",
+            "--rounds",
+            "2",
+            "--camera",
+            "off",
+            "--record",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "dealer's screen: http://127.0.0.1:" in done.stdout
@@ -78,8 +102,9 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
 def test_shoe_unplugged_mid_round_raises_the_alarm_and_the_round_completes(tmp_path):
     with DemoTable(options(tmp_path)) as demo:
         steps = list(demo.world.round(1))
-        middle = next(i for i, (_, item) in enumerate(steps)
-                      if type(item).__name__ == "ShoeCard" and i > 8)
+        middle = next(
+            i for i, (_, item) in enumerate(steps) if type(item).__name__ == "ShoeCard" and i > 8
+        )
         for index, (channel, item) in enumerate(steps):
             if index == middle:
                 demo.simulator.cut_link(1.0)  # unplug; plugged back in after a second
@@ -164,9 +189,23 @@ def test_camera_on_without_a_detector_model_fails_naming_the_model(tmp_path):
     if DEFAULT_MODEL.exists():
         pytest.skip("the detector model is installed: the camera can run")
     done = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "1",
-         "--camera", "on", "--record", str(tmp_path)],
-        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "dealer_assist",
+            "demo",
+            "--headless",
+            "--rounds",
+            "1",
+            "--camera",
+            "on",
+            "--record",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
     )
     assert done.returncode == 1
     assert f"--camera on: model file not found: {DEFAULT_MODEL}" in done.stderr

@@ -58,8 +58,9 @@ class Felt:
             track = next(self.tracks)
             if item.spot.is_dealer:
                 self.dealer.append(track)
-                return [Sighting(SightingKind.APPEARED, item.card, 60.0 * len(self.dealer), 50.0,
-                                 track)]
+                return [
+                    Sighting(SightingKind.APPEARED, item.card, 60.0 * len(self.dealer), 50.0, track)
+                ]
             seat = item.spot.seat
             assert seat is not None
             stacks = self.stacks.setdefault(seat, [])
@@ -68,8 +69,16 @@ class Felt:
             x, cards = stacks[item.spot.stack]
             cards.append((track, item.card))
             base = (seat - 1) * SEAT_WIDTH
-            return [Sighting(SightingKind.APPEARED, item.card, base + x + 12.0 * len(cards),
-                             200.0 + 8.0 * len(cards), track, item.sideways)]
+            return [
+                Sighting(
+                    SightingKind.APPEARED,
+                    item.card,
+                    base + x + 12.0 * len(cards),
+                    200.0 + 8.0 * len(cards),
+                    track,
+                    item.sideways,
+                )
+            ]
         if isinstance(item, HoleCardShown) and item.card is not None:
             track = next(self.tracks)
             self.dealer.append(track)
@@ -87,12 +96,14 @@ class Felt:
             # The tracker loses the card where it was, then finds it at its new place.
             return [
                 Sighting(SightingKind.REMOVED, moved_card, base + x, 216.0, moved_track),
-                Sighting(SightingKind.APPEARED, moved_card, base + new_x + 12.0, 208.0,
-                         new_track),
+                Sighting(SightingKind.APPEARED, moved_card, base + new_x + 12.0, 208.0, new_track),
             ]
         if isinstance(item, FinishRound):
-            gone = [(t, c) for _, cards in
-                    (s for stacks in self.stacks.values() for s in stacks) for t, c in cards]
+            gone = [
+                (t, c)
+                for _, cards in (s for stacks in self.stacks.values() for s in stacks)
+                for t, c in cards
+            ]
             gone += [(t, C("2S")) for t in self.dealer]
             self.dealer, self.stacks = [], {}
             return [Sighting(SightingKind.REMOVED, c, 0.0, 0.0, t) for t, c in gone]
@@ -150,7 +161,8 @@ def test_split_seen_while_the_moved_card_is_still_tracked():
     assert out == [FeltStacks(1, 2, from_stack=0)]
     assert tracker.feed(Sighting(SightingKind.REMOVED, C("8H"), 62, 208, 2)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("3C"), 262, 213, 4, True)) == [
-        FeltCard(C("3C"), Spot(1, 1), True)]
+        FeltCard(C("3C"), Spot(1, 1), True)
+    ]
 
 
 def test_card_changing_in_place_is_a_swap_and_reaches_the_loop_as_an_alarm():
@@ -170,4 +182,5 @@ def test_cards_outside_any_zone_are_ignored_and_a_cleared_table_resets():
     tracker.feed(Sighting(SightingKind.APPEARED, C("6S"), 60, 50, 2))
     tracker.feed(Sighting(SightingKind.REMOVED, C("6S"), 60, 50, 2))
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("9D"), 60, 50, 3)) == [
-        FeltCard(C("9D"), DEALER_SPOT)]
+        FeltCard(C("9D"), DEALER_SPOT)
+    ]

@@ -69,8 +69,14 @@ class Table:
         self.now += seconds
         self.loop.tick(self.now)
 
-    def card(self, code: str, seat: int | None = None, stack: int = 0, sideways: bool = False,
-             camera_code: str | None = "same") -> None:
+    def card(
+        self,
+        code: str,
+        seat: int | None = None,
+        stack: int = 0,
+        sideways: bool = False,
+        camera_code: str | None = "same",
+    ) -> None:
         """A card out of the shoe and (with a camera) landing at ``seat``."""
         self.send(ShoeCard(C(code)))
         if self.loop.has_camera:
@@ -138,7 +144,9 @@ def test_card_landing_at_the_next_seat_means_the_seat_before_stood():
     table.card("5S", seat=None)  # dealer 6 + Q + 5 = 21
     got = table.settled_json()
     assert [h["cards"] for s in got["seats"] for h in s["hands"]] == [
-        ["9S", "8H"], ["5D", "4C", "2C", "JH"]]
+        ["9S", "8H"],
+        ["5D", "4C", "2C", "JH"],
+    ]
     lines = table.recorded_lines()
     assert '{"type": "action", "seat": 2, "action": "stand", "hand": 0}' in lines
     assert '{"type": "card", "card": "2C", "to": {"seat": 3, "hand": 0}}' in lines
@@ -269,7 +277,8 @@ def test_camera_only_face_down_hole_card_is_revealed():
     table.send(HoleCardShown(C("7D")))  # 9 + 7 = 16 stood; dealer soft 18
     assert table.settled_json()["seats"][0]["net"] == "-10.00"
     assert '{"type": "card", "card": null, "to": "dealer", "face_down": true}' in (
-        table.recorded_lines())
+        table.recorded_lines()
+    )
 
 
 def test_finish_closes_a_round_whose_remaining_draws_are_optional():
@@ -315,9 +324,14 @@ def test_file_recorder_writes_round_logs_that_settle(tmp_path):
         assert settle_log(path.read_text().splitlines()).seats == want.seats
 
 
-@pytest.mark.parametrize(("amount", "words"), [
-    ("15.00", ("PAY", "$15.00")), ("-1000.00", ("TAKE", "$1,000.00")), ("0.00", ("PUSH", "$0.00")),
-])
+@pytest.mark.parametrize(
+    ("amount", "words"),
+    [
+        ("15.00", ("PAY", "$15.00")),
+        ("-1000.00", ("TAKE", "$1,000.00")),
+        ("0.00", ("PUSH", "$0.00")),
+    ],
+)
 def test_payout_words(amount, words):
     assert payout_words(amount) == words
 
@@ -342,8 +356,9 @@ def test_camera_only_simulated_rounds_settle_exactly_as_played():
     """A hand-held game: no shoe, the camera reads every card; the hole card lies face down, so
     the camera never reports it until it is turned; the dealer touches "new shoe" at each
     shuffle."""
-    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(s, f"P{s}") for s in (2, 3, 5)],
-                           seed=12)
+    world = SimulatedTable(
+        RuleSet.preset("s17-6"), [Player(s, f"P{s}") for s in (2, 3, 5)], seed=12
+    )
     table = Table(shoe=False, rules="s17-6")
     for number in range(1, 41):
         for channel, item in world.round(number):
@@ -377,8 +392,9 @@ def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
 @given(seed=st.integers(0, 10_000), flips=st.randoms(use_true_random=False))
 def test_either_reader_may_report_a_card_first(seed, flips):
     """Whether the shoe or the camera reports a card first never changes the round."""
-    world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 4, 7)],
-                           seed=seed)
+    world = SimulatedTable(
+        RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 4, 7)], seed=seed
+    )
     table = Table()
     for number in range(1, 6):
         steps = list(world.round(number))
@@ -400,8 +416,9 @@ def test_either_reader_may_report_a_card_first(seed, flips):
 
 def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     store = SurveillanceRecorder(tmp_path / "surveillance", "T5")
-    loop = TableLoop("h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5",
-                     has_camera=False)
+    loop = TableLoop(
+        "h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5", has_camera=False
+    )
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A"), Player(4, "B")], seed=4)
     world.camera_sees = False
@@ -414,8 +431,18 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     store.close()
     assert store.errors == []
     done = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "surveillance"),
-         "--verify"], capture_output=True, text=True, timeout=120, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "dealer_assist",
+            "replay",
+            str(tmp_path / "surveillance"),
+            "--verify",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert "CLEAN: 3 settled rounds re-settled, 1 partial; chain verified" in done.stdout

@@ -27,7 +27,6 @@ if not artwork.installed_designs():
     pytest.skip("card artwork not installed (scripts/install-card-art.sh)", allow_module_level=True)
 
 
-
 @pytest.fixture(scope="module")
 def design():
     return artwork.load_designs([artwork.installed_designs()[0]])[0]
@@ -36,8 +35,12 @@ def design():
 def test_felt_lays_out_hands_where_their_zones_are(design):
     felt = SyntheticFelt(design)
     table = VirtualTable()
-    for code, seat, stack, sideways in [("8S", 2, 0, False), ("8H", 2, 0, False),
-                                        ("3C", 2, 0, True), ("9D", 7, 0, False)]:
+    for code, seat, stack, sideways in [
+        ("8S", 2, 0, False),
+        ("8H", 2, 0, False),
+        ("3C", 2, 0, True),
+        ("9D", 7, 0, False),
+    ]:
         felt.show(FeltCard(Card.parse(code), Spot(seat, stack), sideways))
     felt.show(FeltStacks(2, 2, from_stack=0))
     felt.show(FeltCard(Card.parse("AS"), Spot(None)))
@@ -54,8 +57,14 @@ def test_felt_lays_out_hands_where_their_zones_are(design):
 
 def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path, design):
     camera = truth_camera(design, seed=3)
-    options = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
-                          pause_after_round_s=0.0, seed=21, card_timeout_s=8.0)
+    options = DemoOptions(
+        port=0,
+        recording_dir=str(tmp_path),
+        pace_s=0.0,
+        pause_after_round_s=0.0,
+        seed=21,
+        card_timeout_s=8.0,
+    )
     with DemoTable(options, camera=camera) as demo:
         assert demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 8)
         for number in (1, 2):
@@ -65,4 +74,3 @@ def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path,
             assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
         assert [a.text for a in demo.loop.alarms] == []
         assert camera.source.frames_processed > 10
-

@@ -22,8 +22,12 @@ def get_view(url: str) -> dict:
 
 
 def post(url: str, message: dict) -> None:
-    request = urllib.request.Request(url + "api/input", json.dumps(message).encode(),
-                                     {"Content-Type": "application/json"}, method="POST")
+    request = urllib.request.Request(
+        url + "api/input",
+        json.dumps(message).encode(),
+        {"Content-Type": "application/json"},
+        method="POST",
+    )
     urllib.request.urlopen(request, timeout=5).read()
 
 
@@ -46,7 +50,10 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     )
     process = subprocess.Popen(
         [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         url = ""
@@ -82,8 +89,18 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
         simulator.stop()
         link.close()
     replayed = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "rec" / "surveillance"),
-         "--verify"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "dealer_assist",
+            "replay",
+            str(tmp_path / "rec" / "surveillance"),
+            "--verify",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert replayed.returncode == 0, replayed.stderr
     assert "CLEAN: 1 settled rounds re-settled" in replayed.stdout
@@ -94,7 +111,10 @@ def test_bad_config_exits_2_naming_the_key(tmp_path):
     config.write_text('[shoe]\nurl = "socket://127.0.0.1:1"\n[screen]\nport = "eighty"\n')
     done = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 2
     assert f"{config}: screen.port: must be a port number" in done.stderr
@@ -109,7 +129,10 @@ def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path
     )
     done = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert f"dealer-assist table: {config}: camera: " in done.stderr

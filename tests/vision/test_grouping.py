@@ -11,10 +11,14 @@ from dealer_assist.vision.detector import Detections, group_indices
 
 def dets(*items: tuple[str, float, float, float, float]) -> Detections:
     """Index boxes ``(code, cx, cy, w, h)``."""
-    boxes = np.array([[cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2]
-                      for _, cx, cy, w, h in items], np.float32).reshape(-1, 4)
-    return Detections(boxes, np.full(len(items), 0.9, np.float32),
-                      np.array([CARD_CODES.index(c) for c, *_ in items], np.int64))
+    boxes = np.array(
+        [[cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2] for _, cx, cy, w, h in items], np.float32
+    ).reshape(-1, 4)
+    return Detections(
+        boxes,
+        np.full(len(items), 0.9, np.float32),
+        np.array([CARD_CODES.index(c) for c, *_ in items], np.int64),
+    )
 
 
 def test_two_corners_of_one_card_are_one_observation_at_its_centre() -> None:
@@ -32,8 +36,14 @@ def test_sideways_card_from_landscape_indices() -> None:
 
 
 def test_fan_of_different_cards_stays_separate() -> None:
-    cards = group_indices(dets(("2H", 100, 100, 10, 26), ("9C", 122, 88, 10, 26),
-                               ("KS", 144, 76, 10, 26), ("KS", 198, 144, 10, 26)))
+    cards = group_indices(
+        dets(
+            ("2H", 100, 100, 10, 26),
+            ("9C", 122, 88, 10, 26),
+            ("KS", 144, 76, 10, 26),
+            ("KS", 198, 144, 10, 26),
+        )
+    )
     assert [c.card for c in cards] == ["2H", "9C", "KS"]
 
 
@@ -44,8 +54,14 @@ def test_same_code_too_close_or_too_far_is_two_cards() -> None:
 
 
 def test_two_same_cards_in_a_multi_deck_shoe_pair_their_own_corners() -> None:
-    cards = group_indices(dets(("QH", 108, 115, 10, 26), ("QH", 162, 183, 10, 26),
-                               ("QH", 408, 115, 10, 26), ("QH", 462, 183, 10, 26)))
+    cards = group_indices(
+        dets(
+            ("QH", 108, 115, 10, 26),
+            ("QH", 162, 183, 10, 26),
+            ("QH", 408, 115, 10, 26),
+            ("QH", 462, 183, 10, 26),
+        )
+    )
     assert [(round(c.x), round(c.y)) for c in cards] == [(135, 149), (435, 149)]
 
 

@@ -37,9 +37,15 @@ KNOWN_MISREAD = {
 }
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISREAD[n]))
-    if n in KNOWN_MISREAD else n for n in sorted(ANSWERS)])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISREAD[n]))
+        if n in KNOWN_MISREAD
+        else n
+        for n in sorted(ANSWERS)
+    ],
+)
 def test_shipped_model_reads_sample(detector: CardDetector, name: str) -> None:
     answer = ANSWERS[name]
     cards = detector.detect(cv2.imread(str(DATA / name)))
@@ -60,8 +66,13 @@ def test_samples_cover_the_cases() -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "dealer_assist", "detect", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "detect", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_cli_json_one_line_per_image() -> None:
@@ -76,7 +87,8 @@ def test_cli_json_one_line_per_image() -> None:
             assert set(card) == {"card", "x", "y", "confidence", "sideways"}
             assert isinstance(card["x"], float) and isinstance(card["sideways"], bool)
         assert sorted(c["card"] for c in line["cards"]) == sorted(
-            a["card"] for a in ANSWERS[name]["cards"])
+            a["card"] for a in ANSWERS[name]["cards"]
+        )
 
 
 def test_cli_bad_image_named_and_others_still_read(tmp_path: Path) -> None:
@@ -91,8 +103,9 @@ def test_cli_bad_image_named_and_others_still_read(tmp_path: Path) -> None:
 def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:
     frame = cv2.imread(str(DATA / "tens_paris.jpg"))
     video = tmp_path / "table.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30,
-                             (frame.shape[1], frame.shape[0]))
+    writer = cv2.VideoWriter(
+        str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30, (frame.shape[1], frame.shape[0])
+    )
     for _ in range(8):
         writer.write(frame)
     writer.release()

@@ -39,8 +39,9 @@ def test_index_box_found_around_rank_and_suit(deck: Design) -> None:
 
 
 def test_uncovered_card_has_both_corner_labels(deck: Design) -> None:
-    scene = render_layout(np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)],
-                          photometric=False)
+    scene = render_layout(
+        np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)], photometric=False
+    )
     assert sorted(lab.code for lab in scene.labels) == ["7S", "7S"]
     top_left = min(scene.labels, key=lambda lab: lab.box[1])
     # card corners at (260, 244); the index box sits just inside that corner
@@ -49,17 +50,21 @@ def test_uncovered_card_has_both_corner_labels(deck: Design) -> None:
 
 def test_covered_corner_loses_its_label(deck: Design) -> None:
     # the second card lies over the first card's bottom-right corner only
-    scene = render_layout(np.random.default_rng(1), deck,
-                          [("7S", 300, 300, 80, 0), ("KD", 330, 350, 80, 0)],
-                          photometric=False)
+    scene = render_layout(
+        np.random.default_rng(1),
+        deck,
+        [("7S", 300, 300, 80, 0), ("KD", 330, 350, 80, 0)],
+        photometric=False,
+    )
     seven = [lab for lab in scene.labels if lab.code == "7S"]
     assert len(seven) == 1 and seven[0].box[1] < 300  # only the top-left index
     assert sorted(lab.code for lab in scene.labels if lab.code == "KD") == ["KD", "KD"]
 
 
 def test_sideways_card_flagged(deck: Design) -> None:
-    scene = render_layout(np.random.default_rng(1), deck, [("6C", 300, 300, 80, 90)],
-                          photometric=False)
+    scene = render_layout(
+        np.random.default_rng(1), deck, [("6C", 300, 300, 80, 90)], photometric=False
+    )
     assert scene.cards[0].sideways
     x0, y0, x1, y1 = scene.labels[0].box
     assert x1 - x0 > y1 - y0  # the index lies on its side too
@@ -85,8 +90,9 @@ def test_no_tens_when_disallowed(deck: Design) -> None:
 
 
 def test_crop_drops_labels_cut_by_the_edge(deck: Design) -> None:
-    scene = render_layout(np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)],
-                          photometric=False)
+    scene = render_layout(
+        np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)], photometric=False
+    )
     rows = crop_labels(scene.labels, 200, 200, 128)  # holds the top-left index only
     assert len(rows) == 1 and rows[0][0] == CARD_CODES.index("7S")
     assert all(0 <= v <= 1 for v in rows[0][1:])

@@ -48,7 +48,9 @@ def test_card_gone_longer_than_grace_is_removed() -> None:
     tracker = CardTracker(stable_frames=2, grace_frames=5)
     events = run(tracker, [[obs("AH", 50, 60)]] * 3 + [[]] * 7)
     assert [(e.kind, e.card, e.frame) for e in events] == [
-        (EventKind.APPEARED, "AH", 1), (EventKind.REMOVED, "AH", 8)]
+        (EventKind.APPEARED, "AH", 1),
+        (EventKind.REMOVED, "AH", 8),
+    ]
     assert tracker.confirmed == []
 
 
@@ -76,8 +78,10 @@ def test_card_added_to_a_hand_is_a_new_event() -> None:
     tracker = CardTracker(stable_frames=2)
     first = [obs("4D", 100, 100)]
     events = run(tracker, [first] * 3 + [first + [obs("JC", 125, 85)]] * 3)
-    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "4D"),
-                                                  (EventKind.APPEARED, "JC")]
+    assert [(e.kind, e.card) for e in events] == [
+        (EventKind.APPEARED, "4D"),
+        (EventKind.APPEARED, "JC"),
+    ]
 
 
 def test_frames_must_advance() -> None:

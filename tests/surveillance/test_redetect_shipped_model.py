@@ -1,0 +1,62 @@
+"""Replay re-runs the shipped card detector on recorded key frames (real model, real images)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.roundlog import CardDealt, RoundFold, read_events
+from dealer_assist.surveillance import Recorder, RecordingStore
+from dealer_assist.surveillance.replay import Redetector, replay, vision_redetector
+
+SAMPLE = Path(__file__).parents[1] / "data" / "vision" / "fan_anglo.jpg"  # 5H KS 9C QD 3S
+
+
+def record(directory: Path, hole_card: str) -> None:
+    lines = [
+        '{"type": "round", "id": "rd-1", "rules": "s17-6"}',
+        '{"type": "bet", "seat": 1, "amount": "10"}',
+        '{"type": "card", "card": "5H"}',
+        '{"type": "card", "card": "9C"}',
+        '{"type": "card", "card": "KS"}',
+        f'{{"type": "card", "card": "{hole_card}"}}',
+        '{"type": "action", "seat": 1, "action": "stand"}',
+        '{"type": "end"}',
+    ]
+    logged = list(read_events(lines))
+    fold = RoundFold(logged[0].event)  # type: ignore[arg-type]
+    with Recorder.open(directory, "T1") as recorder:
+        recorder.begin_round(logged[0].event)  # type: ignore[arg-type]
+        for item in logged[1:]:
+            index = recorder.event(item.event)
+            fold.apply(item.event)
+            if isinstance(item.event, CardDealt):
+                recorder.frame(SAMPLE.read_bytes(), {"detections": []}, index)
+        assert fold.settlement is not None
+        recorder.end_round(fold.settlement)
+
+
+@pytest.fixture(scope="module")
+def redetect() -> Redetector:
+    return vision_redetector()
+
+
+def test_frames_that_show_the_recorded_cards_replay_clean(
+    tmp_path: Path, redetect: Redetector
+) -> None:
+    record(tmp_path / "rec", hole_card="QD")
+    report = replay(RecordingStore(tmp_path / "rec"), verify=True, redetect=redetect)
+    (result,) = report.rounds
+    assert result.frames_checked == 4
+    assert result.discrepancies == []
+
+
+def test_a_card_the_frame_does_not_show_is_named(tmp_path: Path, redetect: Redetector) -> None:
+    record(tmp_path / "rec", hole_card="8D")  # the frame at the hole card shows no 8D
+    report = replay(RecordingStore(tmp_path / "rec"), verify=True, redetect=redetect)
+    (result,) = report.rounds
+    assert result.frames_checked == 4
+    (found,) = result.discrepancies
+    assert found.kind == "detection" and found.recorded == "8D" and found.round_id == "rd-1"
+    assert "8D" in found.text() and sorted(found.replayed) == ["3S", "5H", "9C", "KS", "QD"]
