@@ -1,6 +1,6 @@
 """Speed of the card detector end to end at 1280x720 on this machine's CPUs.
 
-    python bench/detect.py [--scale 1.0] [--frames 60] [--model models/cards.onnx]
+    PYTHONPATH=. python bench/detect.py [--scale 1.0] [--frames 60] [--model models/cards.onnx]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
 deliver them; the stages timed are JPEG decode, letterbox, ONNX Runtime detector inference,

@@ -32,8 +32,9 @@ def on_card(obs_x: float, obs_y: float, answer: dict) -> bool:
 # Samples the shipped model is measured to misread (see models/README.md); strict, so a model
 # that reads them correctly makes this list fail until it is updated.
 KNOWN_MISREAD = {
-    "double_kennard.jpg": "8D read as 5D and the sideways 6C missed (held-out design)",
-    "jumbo_kennard_bf.jpg": "4H read as TS",
+    "double_kennard.jpg": "8D and the sideways 6C read right but below confidence 0.8 (held out)",
+    "double_bellot.jpg": "9S and the sideways 5C read below confidence 0.8 (5C as QS)",
+    "jumbo_kennard_bf.jpg": "4H's second corner read as 4D, AS read as AC",
 }
 
 
@@ -48,7 +49,7 @@ def test_shipped_model_reads_sample(detector: CardDetector, name: str) -> None:
         (seen,) = [c for c in cards if c.card == expected["card"]]
         assert on_card(seen.x, seen.y, expected), (name, seen, expected)
         assert seen.sideways == expected["sideways"], (name, seen)
-        assert 0.5 <= seen.confidence <= 1.0
+        assert 0.8 <= seen.confidence <= 1.0
 
 
 def test_samples_cover_the_cases() -> None:
