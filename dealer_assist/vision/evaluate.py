@@ -66,10 +66,19 @@ class Score:
         return self.indices_found / self.indices if self.indices else 1.0
 
     def rank_confusion(self) -> Counter[tuple[str, str]]:
-        return Counter({(t[0], r[0]): n for (t, r), n in self.confusions.items() if t[0] != r[0]})
+        """(true rank, read rank) counts over the wrong reads whose rank is wrong."""
+        return self._confusion(0)
 
     def suit_confusion(self) -> Counter[tuple[str, str]]:
-        return Counter({(t[1], r[1]): n for (t, r), n in self.confusions.items() if t[1] != r[1]})
+        """(true suit, read suit) counts over the wrong reads whose suit is wrong."""
+        return self._confusion(1)
+
+    def _confusion(self, part: int) -> Counter[tuple[str, str]]:
+        out: Counter[tuple[str, str]] = Counter()
+        for (truth, read), n in self.confusions.items():
+            if truth[part] != read[part]:
+                out[(truth[part], read[part])] += n
+        return out
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
@@ -147,6 +156,7 @@ def report(name: str, score: Score) -> dict[str, object]:
         "true_positives": score.true_positives, "false_positives": score.false_positives,
         "false_negatives": score.false_negatives, "ignored_partly_hidden": score.ignored,
         "detector_index_recall": round(score.index_recall, 4),
+        "wrong_reads": sum(score.confusions.values()),
         "rank_confusion": {f"{t}->{r}": n for (t, r), n in score.rank_confusion().most_common()},
         "suit_confusion": {f"{t}->{r}": n for (t, r), n in score.suit_confusion().most_common()},
     }
