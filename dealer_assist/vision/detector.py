@@ -299,6 +299,7 @@ def group_indices(detections: Detections) -> list[CardObservation]:
             x=float(x), y=float(y),
             confidence=float(detections.confidences[list(group)].max()),
             sideways=bool(widths.sum() > heights.sum()),
-            index_boxes=tuple(tuple(float(v) for v in box) for box in members),
+            index_boxes=tuple((float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+                              for b in members),
         ))
     return sorted(cards, key=lambda c: (c.x, c.y))

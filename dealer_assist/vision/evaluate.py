@@ -17,6 +17,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def score_scene(
     score.false_negatives += len(labelled - claimed)
 
 
-def _best(obs: CardObservation, boxes: list[tuple[tuple[float, ...], int]]) -> int | None:
+def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) -> int | None:
     best, best_iou = None, MATCH_IOU
     for ob in obs.index_boxes:
         for box, card in boxes:
