@@ -1,6 +1,6 @@
 """Speed of the card detector end to end at 1280x720 on this machine's CPUs.
 
-    python bench/detect.py [--scale 1.0] [--frames 60] [--model models/cards.onnx]
+    PYTHONPATH=. python bench/detect.py [--scale 1.0] [--frames 60] [--model models/cards.onnx]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
 deliver them; the stages timed are JPEG decode, letterbox, ONNX Runtime detector inference,
@@ -24,6 +24,13 @@ from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
 from dealer_assist.vision.scenes import render_scene
 
 
+def decode(jpeg: np.ndarray) -> np.ndarray:
+    frame = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
+    if frame is None:
+        raise ValueError("could not decode a rendered JPEG frame")
+    return frame
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
@@ -36,12 +43,12 @@ def main() -> None:
                           [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
     detector = CardDetector(args.model, scale=args.scale)
     for jpeg in jpegs[:3]:  # warm-up
-        detector.detect(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))
+        detector.detect(decode(jpeg))
     names = ("decode", "letterbox", "inference", "nms", "reading", "grouping", "total")
     stages: dict[str, list[float]] = {k: [] for k in names}
     for i in range(args.frames):
         t0 = time.perf_counter()
-        frame = cv2.imdecode(jpegs[i % len(jpegs)], cv2.IMREAD_COLOR)
+        frame = decode(jpegs[i % len(jpegs)])
         t1 = time.perf_counter()
         detector.detect(frame)
         t2 = time.perf_counter()

@@ -120,7 +120,7 @@ class CardDetector:
         reader_path: Path | str = DEFAULT_READER,
         *,
         scale: float = 1.0,
-        confidence: float = 0.5,
+        confidence: float = 0.8,
         presence: float = 0.25,
         iou: float = 0.5,
         threads: int | None = None,
@@ -154,9 +154,8 @@ class CardDetector:
         self.iou = iou
         self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0, 0.0)
 
-    def detect_indices(self, frame: np.ndarray) -> Detections:
-        """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
-        places read as "not an index" or below ``confidence`` are dropped."""
+    def find_indices(self, frame: np.ndarray) -> np.ndarray:
+        """Where the corner indices are: boxes ``(N, 4)`` in frame pixels, after NMS, unread."""
         t0 = time.perf_counter()
         blob, factor = self._letterbox(frame)
         t1 = time.perf_counter()
@@ -164,10 +163,19 @@ class CardDetector:
         t2 = time.perf_counter()
         boxes = self._decode(raw[0], factor)
         t3 = time.perf_counter()
-        detections = self._read(frame, boxes)
-        t4 = time.perf_counter()
         self.last_times = StageTimes(
-            (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, 0.0)
+            (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, 0.0, 0.0)
+        return boxes
+
+    def detect_indices(self, frame: np.ndarray) -> Detections:
+        """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
+        places read as "not an index" or below ``confidence`` are dropped."""
+        boxes = self.find_indices(frame)
+        t0 = time.perf_counter()
+        detections = self._read(frame, boxes)
+        times = self.last_times
+        self.last_times = StageTimes(times.preprocess, times.inference, times.postprocess,
+                                     (time.perf_counter() - t0) * 1e3, 0.0)
         return detections
 
     def detect(self, frame: np.ndarray) -> list[CardObservation]:
@@ -291,6 +299,7 @@ def group_indices(detections: Detections) -> list[CardObservation]:
             x=float(x), y=float(y),
             confidence=float(detections.confidences[list(group)].max()),
             sideways=bool(widths.sum() > heights.sum()),
-            index_boxes=tuple(tuple(float(v) for v in box) for box in members),
+            index_boxes=tuple((float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+                              for b in members),
         ))
     return sorted(cards, key=lambda c: (c.x, c.y))

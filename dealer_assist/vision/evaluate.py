@@ -17,6 +17,7 @@ import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,8 @@ class Score:
     false_positives: int = 0
     false_negatives: int = 0
     ignored: int = 0
+    indices: int = 0
+    indices_found: int = 0
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     @property
@@ -58,11 +61,25 @@ class Score:
         present = self.true_positives + self.false_negatives
         return self.true_positives / present if present else 1.0
 
+    @property
+    def index_recall(self) -> float:
+        """Share of visible corner indices the detector found (before reading)."""
+        return self.indices_found / self.indices if self.indices else 1.0
+
     def rank_confusion(self) -> Counter[tuple[str, str]]:
-        return Counter({(t[0], r[0]): n for (t, r), n in self.confusions.items() if t[0] != r[0]})
+        """(true rank, read rank) counts over the wrong reads whose rank is wrong."""
+        return self._confusion(0)
 
     def suit_confusion(self) -> Counter[tuple[str, str]]:
-        return Counter({(t[1], r[1]): n for (t, r), n in self.confusions.items() if t[1] != r[1]})
+        """(true suit, read suit) counts over the wrong reads whose suit is wrong."""
+        return self._confusion(1)
+
+    def _confusion(self, part: int) -> Counter[tuple[str, str]]:
+        out: Counter[tuple[str, str]] = Counter()
+        for (truth, read), n in self.confusions.items():
+            if truth[part] != read[part]:
+                out[(truth[part], read[part])] += n
+        return out
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
@@ -107,7 +124,7 @@ def score_scene(
     score.false_negatives += len(labelled - claimed)
 
 
-def _best(obs: CardObservation, boxes: list[tuple[tuple[float, ...], int]]) -> int | None:
+def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) -> int | None:
     best, best_iou = None, MATCH_IOU
     for ob in obs.index_boxes:
         for box, card in boxes:
@@ -125,6 +142,10 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int)
     for _ in range(scenes):
         design = loaded[int(rng.integers(len(loaded)))]
         scene = render_scene(rng, [design])
+        found = detector.find_indices(scene.image)
+        score.indices += len(scene.labels)
+        score.indices_found += sum(
+            any(_iou(lab.box, tuple(box)) >= MATCH_IOU for box in found) for lab in scene.labels)
         score_scene(scene, design.index_boxes, detector.detect(scene.image), score)
     return score
 
@@ -135,6 +156,8 @@ def report(name: str, score: Score) -> dict[str, object]:
         "set": name, "precision": round(score.precision, 4), "recall": round(score.recall, 4),
         "true_positives": score.true_positives, "false_positives": score.false_positives,
         "false_negatives": score.false_negatives, "ignored_partly_hidden": score.ignored,
+        "detector_index_recall": round(score.index_recall, 4),
+        "wrong_reads": sum(score.confusions.values()),
         "rank_confusion": {f"{t}->{r}": n for (t, r), n in score.rank_confusion().most_common()},
         "suit_confusion": {f"{t}->{r}": n for (t, r), n in score.suit_confusion().most_common()},
     }
@@ -151,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
-    parser.add_argument("--confidence", type=float, default=0.5)
+    parser.add_argument("--confidence", type=float, default=0.8)
     args = parser.parse_args(argv)
     if args.designs:
         designs = args.designs

@@ -8,6 +8,8 @@ the reader is trained on crops turned through any angle: turning an index does n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import cv2
 import numpy as np
 
@@ -17,7 +19,7 @@ CROP_SIZE = 32
 CROP_MARGIN = 1.3
 
 
-def crop_index(frame: np.ndarray, box: tuple[float, float, float, float],
+def crop_index(frame: np.ndarray, box: Sequence[float],
                size: int = CROP_SIZE) -> np.ndarray:
     """The square around ``box`` (x0, y0, x1, y1), resized to ``size`` (BGR uint8)."""
     x0, y0, x1, y1 = box

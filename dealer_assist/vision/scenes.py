@@ -118,7 +118,7 @@ def render_layout(
     width, height = size
     canvas = _felt(rng, width, height)
     owner = np.full((height, width), -1, np.int32)
-    placed = []
+    placed: list[PlacedCard] = []
     for code, cx, cy, card_w, angle in cards:
         corners = _card_quad(cx, cy, card_w, angle)
         _paste_card(canvas, owner, design.faces[code], corners, len(placed), rng)
@@ -261,7 +261,7 @@ def _paste_card(
     m = cv2.getPerspectiveTransform(src, corners - np.array([cx0, cy0], np.float32))
     size = (cx1 - cx0, cy1 - cy0)
     warped = cv2.warpPerspective(face, m, size, flags=cv2.INTER_AREA)
-    roi = canvas[cy0:cy1, cx0:cx1].astype(np.float32)
+    roi: np.ndarray = canvas[cy0:cy1, cx0:cx1].astype(np.float32)
     # a soft shadow under the card, offset away from the lamp
     shadow = cv2.GaussianBlur(warped[:, :, 3].astype(np.float32) / 255, (0, 0), 2.0)
     shadow = np.roll(shadow, (2, 2), axis=(0, 1)) * rng.uniform(0.2, 0.45)
@@ -399,7 +399,7 @@ def _camera_tilt(rng: np.random.Generator, width: int, height: int) -> np.ndarra
 
 def _photometric(rng: np.random.Generator, image: np.ndarray) -> np.ndarray:
     h, w = image.shape[:2]
-    img = image.astype(np.float32)
+    img: np.ndarray = image.astype(np.float32)
     img *= rng.uniform(0.85, 1.15, 3)[None, None, :]  # white balance
     img = img * rng.uniform(0.7, 1.2) + rng.uniform(-20, 20)
     # lamp falloff and a soft shadow band
@@ -425,4 +425,5 @@ def _photometric(rng: np.random.Generator, image: np.ndarray) -> np.ndarray:
     out = np.clip(img, 0, 255).astype(np.uint8)
     quality = int(rng.integers(35, 95))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else out
+    decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
+    return out if decoded is None else decoded

@@ -96,9 +96,9 @@ def main(argv: list[str] | None = None) -> int:
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--faces", type=Path, action="append", default=[])
-    p.add_argument("--scenes", type=int, default=800)
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--scenes", type=int, default=1400)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--seed", type=int, default=13)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     args = p.parse_args(argv)
     import torch

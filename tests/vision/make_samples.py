@@ -55,6 +55,11 @@ SAMPLES: dict[str, tuple[str, list[tuple[str, float, float, float, float]]]] = {
         "kennard_bf",
         [("4H", 300, 300, 85, 20), ("TC", 330, 280, 85, 22), ("AS", 900, 420, 85, -25)],
     ),
+    # a doubled hand on a trained design: the double lies sideways below the two cards
+    "double_bellot.jpg": (
+        "bellot",
+        [("9S", 800, 430, 75, -4), ("2H", 826, 410, 75, -2), ("5C", 830, 520, 75, 88)],
+    ),
 }
 
 

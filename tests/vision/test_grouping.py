@@ -70,3 +70,4 @@ def test_detections_validate_their_shapes() -> None:
         Detections(np.zeros((2, 3)), np.zeros(2), np.zeros(2, np.int64))
     with pytest.raises(ValueError, match="expected 2 confidences"):
         Detections(np.zeros((2, 4)), np.zeros(3), np.zeros(2, np.int64))
+

@@ -32,8 +32,10 @@ def on_card(obs_x: float, obs_y: float, answer: dict) -> bool:
 # Samples the shipped model is measured to misread (see models/README.md); strict, so a model
 # that reads them correctly makes this list fail until it is updated.
 KNOWN_MISREAD = {
-    "double_kennard.jpg": "8D read as 5D and the sideways 6C missed (held-out design)",
-    "jumbo_kennard_bf.jpg": "4H read as TS",
+    "double_kennard.jpg": "8D and the sideways 6C read below confidence 0.8 (held-out design)",
+    "double_bellot.jpg": "the sideways 5C missed, a ghost AH read in the 2H's pips",
+    "jumbo_kennard_bf.jpg": "a pip of the AS read as a second card (4S)",
+    "tens_paris.jpg": "both tens read right, plus a ghost AS on the TS's centre pip",
 }
 
 
@@ -54,7 +56,15 @@ def test_shipped_model_reads_sample(detector: CardDetector, name: str) -> None:
         (seen,) = [c for c in cards if c.card == expected["card"]]
         assert on_card(seen.x, seen.y, expected), (name, seen, expected)
         assert seen.sideways == expected["sideways"], (name, seen)
-        assert 0.5 <= seen.confidence <= 1.0
+        assert 0.8 <= seen.confidence <= 1.0
+
+
+def test_pip_tens_are_found_where_they_lie(detector: CardDetector) -> None:
+    """A ten on a Spanish table is an alarm: both tens must be read, at their places."""
+    cards = detector.detect(cv2.imread(str(DATA / "tens_paris.jpg")))
+    for expected in ANSWERS["tens_paris.jpg"]["cards"]:
+        assert any(c.card == expected["card"] and on_card(c.x, c.y, expected) for c in cards), (
+            expected, cards)
 
 
 def test_samples_cover_the_cases() -> None:
@@ -76,7 +86,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_json_one_line_per_image() -> None:
-    names = ["fan_anglo.jpg", "tens_paris.jpg"]
+    names = ["fan_anglo.jpg", "split_tigullio.jpg"]
     result = cli("--json", *(str(DATA / n) for n in names))
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
@@ -94,14 +104,14 @@ def test_cli_json_one_line_per_image() -> None:
 def test_cli_bad_image_named_and_others_still_read(tmp_path: Path) -> None:
     bad = tmp_path / "broken.jpg"
     bad.write_bytes(b"\xff\xd8 not really a jpeg")
-    result = cli("--json", str(bad), str(DATA / "tens_paris.jpg"))
+    result = cli("--json", str(bad), str(DATA / "split_tigullio.jpg"))
     assert result.returncode == 1
     assert f"not a readable image: {bad}" in result.stderr
     assert len(result.stdout.splitlines()) == 1
 
 
 def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:
-    frame = cv2.imread(str(DATA / "tens_paris.jpg"))
+    frame = cv2.imread(str(DATA / "split_tigullio.jpg"))
     video = tmp_path / "table.avi"
     writer = cv2.VideoWriter(
         str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30, (frame.shape[1], frame.shape[0])
@@ -112,7 +122,7 @@ def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:
     result = cli("--json", str(video))
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert sorted(e["card"] for e in events) == ["TH", "TS"]
+    assert sorted(e["card"] for e in events) == ["7D", "7H", "AC", "JH"]
     assert {e["event"] for e in events} == {"appeared"}
     # a card is an event only after 3 stable frames (0, 1, 2 at the earliest), and only once
     assert all(2 <= e["frame"] < 8 for e in events)

@@ -1,0 +1,43 @@
+"""The evaluation's scoring rules, on hand-made scenes and observations."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dealer_assist.vision.detector import CardObservation
+from dealer_assist.vision.evaluate import Score, score_scene
+from dealer_assist.vision.scenes import IndexLabel, PlacedCard, Scene
+
+BOXES = {code: (0.05, 0.05, 0.2, 0.25) for code in ("7S", "KD")}
+
+
+def scene() -> Scene:
+    quad = np.array([[100, 100], [170, 100], [170, 198], [100, 198]], np.float32)
+    cards = (PlacedCard("7S", quad, False), PlacedCard("KD", quad + [300, 0], False))
+    labels = (IndexLabel(6, (103.5, 104.9, 114.0, 124.5), 0),
+              IndexLabel(38, (403.5, 104.9, 414.0, 124.5), 1))
+    return Scene(np.zeros((720, 1280, 3), np.uint8), cards, labels)
+
+
+def seen(card: str, box: tuple[float, float, float, float]) -> CardObservation:
+    return CardObservation(card, (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, 0.9, False, (box,))
+
+
+def test_right_wrong_duplicate_ghost_and_missed() -> None:
+    score = Score()
+    score_scene(scene(), BOXES, [
+        seen("7S", (104, 105, 114, 124)),   # right
+        seen("7S", (103, 104, 113, 125)),   # the same card again: a false positive
+        seen("KH", (404, 105, 414, 124)),   # wrong suit: false positive, and KD is missed
+        seen("2C", (900, 600, 910, 620)),   # nothing there: false positive
+    ], score)
+    assert (score.true_positives, score.false_positives, score.false_negatives) == (1, 3, 1)
+    assert score.suit_confusion() == {("D", "H"): 1}
+    assert score.precision == 0.25 and score.recall == 0.5
+
+
+def test_confusion_sums_every_wrong_read() -> None:
+    score = Score()
+    score.confusions.update({("6S", "8S"): 2, ("6H", "8H"): 1, ("6H", "6D"): 3, ("TC", "KS"): 1})
+    assert score.rank_confusion() == {("6", "8"): 3, ("T", "K"): 1}
+    assert score.suit_confusion() == {("H", "D"): 3, ("C", "S"): 1}
