@@ -100,7 +100,8 @@ class ShoeDecoder:
         self.session: int | None = None
         self.last_seq = 0
         self.awaiting_resend = False
-        self.stale_heartbeats = 0  # consecutive heartbeats naming an event already acknowledged
+        self.stale_heartbeats = 0  # consecutive heartbeats naming one event already acknowledged
+        self._stale_pending: tuple[int, int] | None = None  # the event those heartbeats name
         self._gap_reported_at: tuple[int | None, int] | None = None
         self.stats = DecoderStats()
 
@@ -155,9 +156,18 @@ class ShoeDecoder:
                 self.session, self.last_seq = frame.session, frame.seq
         elif self._behind(frame.session, frame.seq):
             self._gap(events, frame.session, frame.seq)
-        # The shoe still holds an event we acknowledged: our ACKs are not reaching it.
+        # The shoe still holds an event we acknowledged: our ACKs are not reaching it. While cards
+        # come fast each heartbeat may name a newer event whose ACK is still in flight; only the
+        # same event named heartbeat after heartbeat shows that the ACKs are lost.
         unheard = pending_session == self.session and 0 < pending_seq <= self.last_seq
-        self.stale_heartbeats = self.stale_heartbeats + 1 if unheard else 0
+        pending = (pending_session, pending_seq)
+        if not unheard:
+            self.stale_heartbeats = 0
+        elif pending == self._stale_pending:
+            self.stale_heartbeats += 1
+        else:
+            self.stale_heartbeats = 1
+        self._stale_pending = pending if unheard else None
 
     def _behind(self, session: int, last_seq: int) -> bool:
         if self.session is None or session == 0:

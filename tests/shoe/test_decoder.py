@@ -230,3 +230,19 @@ def test_splitter_offsets_count_from_the_start_of_the_stream() -> None:
     splitter.feed(b"xyz")
     assert [f.offset for f in splitter.feed(card(2, "AS"))] == [3]
     assert splitter.stream_offset == 3 + len(card(2, "AS"))
+
+
+def test_only_the_same_unheard_event_heartbeat_after_heartbeat_counts_as_stale() -> None:
+    # Dealing fast, each heartbeat may name a newer event whose ACK is still on its way: that is
+    # not a shoe that cannot hear us (a false "not receiving acknowledgements" alarm before).
+    decoder = synced()
+    for seq in range(2, 12):
+        decoder.feed(card(seq, "7S"))
+        decoder.feed(heartbeat(seq, pending=(SESSION, seq)))
+        assert decoder.stale_heartbeats == 1
+    # Our ACKs really are lost: the shoe keeps naming the same event.
+    for repeat in range(2, 8):
+        decoder.feed(heartbeat(11, pending=(SESSION, 11)))
+        assert decoder.stale_heartbeats == repeat
+    decoder.feed(heartbeat(11))  # nothing pending any more: the ACK got through
+    assert decoder.stale_heartbeats == 0
