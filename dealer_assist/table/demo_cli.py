@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port if args.port is not None else (0 if args.headless else 8021),
             recording_dir=args.record,
-            # Headless still leaves 30 ms between cards: no dealer deals faster, and the shoe
-            # reader's acknowledgement check misfires at machine speed (see docs/table.md).
+            # Headless still leaves 30 ms between cards: no dealer deals faster.
             pace_s=0.03 if args.headless else max(args.pace, 0.0),
             pause_after_round_s=0.0 if args.headless else 4.0,
             camera=args.camera,
