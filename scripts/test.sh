@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs (.venv with the table and test extras, and Debian's
-# chromium for the browser tests) and runs the whole suite. Arguments go to pytest.
+# chromium for the browser tests), runs the static checks (ruff, mypy), then the whole suite.
+# Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh "table,test"
@@ -12,4 +13,8 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2
   fi
 fi
+echo "ruff: lint" >&2
+.venv/bin/ruff check dealer_assist tests bench
+echo "mypy: type check of the package" >&2
+.venv/bin/mypy dealer_assist
 exec .venv/bin/python -m pytest "$@"
