@@ -25,16 +25,9 @@ def random_round(rng: random.Random, preset: str) -> list[Event]:
     engine = RoundEngine(rules, f"rnd-{rng.randrange(10**6)}")
     events: list[Event] = [RoundStart(engine.round_id, preset)]
 
-    def apply(event: Event) -> None:
+    def apply(event: Bet | CardDealt | Insurance | PlayerAction) -> None:
         events.append(event)
-        if isinstance(event, Bet):
-            engine.bet(event.seat, event.amount, event.wager, event.player)
-        elif isinstance(event, CardDealt):
-            engine.card(event.card)
-        elif isinstance(event, Insurance):
-            engine.insurance(event.seat, event.amount)
-        elif isinstance(event, PlayerAction):
-            engine.action(event.seat, event.action, event.amount, event.hand)
+        event.apply_to(engine)
 
     seats = rng.sample(range(1, 8), rng.randint(1, 7))
     for seat in sorted(seats):
