@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs card artwork from the package registries and renders it to PNG faces.
 #   Debian gnome-cards-data (SVG sheets, GPL/LGPL) via apt-get, rendered by rsvg-convert;
-#   npm @heruka_urgyen/react-playing-cards (Adrian Kennard's CC0 designs, via `npm pack`).
+#   npm @heruka_urgyen/react-playing-cards (Adrian Kennard's CC0 designs, via `npm pack`);
+#   npm cardsJS (Chris Aguilar's Vectorized Playing Cards 1.3, LGPL-3);
+#   Debian fonts (DejaVu, Liberation, FreeFont, URW base35) for the drawn training decks.
 # Output: ${DEALER_ASSIST_CARD_ART:-~/.cache/dealer-assist/card-art}/<design>/<CODE>.png
 # Usage: scripts/install-card-art.sh [PYTHON]   (PYTHON needs numpy + opencv; default: python3)
 set -euo pipefail
@@ -11,9 +13,10 @@ out="${DEALER_ASSIST_CARD_ART:-$HOME/.cache/dealer-assist/card-art}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-if ! dpkg -s gnome-cards-data librsvg2-bin >/dev/null 2>&1; then
+fonts="fonts-dejavu-core fonts-liberation fonts-freefont-ttf fonts-urw-base35"
+if ! dpkg -s gnome-cards-data librsvg2-bin $fonts >/dev/null 2>&1; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-cards-data librsvg2-bin >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-cards-data librsvg2-bin $fonts >/dev/null
 fi
 sheets=/usr/share/aisleriot/cards
 designs=$("$python" -c 'from dealer_assist.vision.artwork import GNOME_DESIGNS; print(*GNOME_DESIGNS)')
@@ -25,9 +28,14 @@ split_gnome_sheet(Path(sys.argv[1]), Path(sys.argv[2]))' "$work/$design.png" "$o
   echo "installed $design"
 done
 
-(cd "$work" && npm pack --silent @heruka_urgyen/react-playing-cards@0.5.0 >/dev/null && tar xzf ./*.tgz)
-for variant in 2color:kennard 2color-bf:kennard_bf; do
-  src="$work/package/src/images/${variant%%:*}"
+(cd "$work" && npm pack --silent @heruka_urgyen/react-playing-cards@0.5.0 cardsJS@1.1.1 >/dev/null \
+  && mkdir kennard-pkg vectorized-pkg \
+  && tar xzf heruka_urgyen-react-playing-cards-0.5.0.tgz -C kennard-pkg \
+  && tar xzf cardsJS-1.1.1.tgz -C vectorized-pkg)
+for variant in kennard-pkg/package/src/images/2color:kennard \
+               kennard-pkg/package/src/images/2color-bf:kennard_bf \
+               vectorized-pkg/package/cards:vectorized; do
+  src="$work/${variant%%:*}"
   design="${variant##*:}"
   mkdir -p "$work/$design"
   for svg in "$src"/[2-9AJQKT][SHDC].svg; do

@@ -27,8 +27,9 @@ GNOME_DESIGNS: tuple[str, ...] = (
     "gnomangelo_bitmap", "neoclassical", "ornamental", "orell", "paris", "plastic", "simplistic",
     "tango", "tigullio",
 )
-#: Adrian Kennard's CC0 designs from npm @heruka_urgyen/react-playing-cards.
-KENNARD_DESIGNS: tuple[str, ...] = ("kennard", "kennard_bf")
+#: From npm: Adrian Kennard's CC0 designs (@heruka_urgyen/react-playing-cards) and Chris
+#: Aguilar's Vectorized Playing Cards 1.3 (cardsJS, LGPL-3).
+NPM_DESIGNS: tuple[str, ...] = ("kennard", "kennard_bf", "vectorized")
 #: Never used in training: measured accuracy on these says how the model does on unseen decks.
 HELD_OUT_DESIGNS: tuple[str, ...] = ("kennard", "tigullio", "plastic")
 CARD_WIDTH_PX = 200

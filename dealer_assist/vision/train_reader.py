@@ -4,8 +4,10 @@
 
 Needs torch (the training extra), imported only inside ``main``. Crops come from the same scene
 generator as the detector's data, from the training designs only (``--faces`` adds an enrolled
-deck), with the index box jittered as a detector would place it and turned through any angle.
-Negative crops (pips, court pictures, chips, felt) teach the "not an index" answer.
+deck) and as many drawn decks (:mod:`.procedural`: installed fonts and parametric suits, so the
+reader learns indices rather than seventeen fonts), with the index box jittered as a detector
+would place it and turned through any angle (half of those near a quarter turn: sideways
+doubles). Negative crops (pips, court pictures, chips, felt) teach the "not an index" answer.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from dealer_assist.vision.artwork import (
     load_design,
     load_designs,
 )
+from dealer_assist.vision.procedural import drawn_designs
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
 from dealer_assist.vision.scenes import render_scene
 
@@ -44,7 +47,9 @@ def _jitter(rng: np.random.Generator, box: tuple[float, ...]) -> tuple[float, ..
 
 def _turn(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     centre = (CROP_SIZE / 2 - 0.5, CROP_SIZE / 2 - 0.5)
-    m = cv2.getRotationMatrix2D(centre, rng.uniform(0, 360), 1.0)
+    angle = rng.uniform(0, 360) if rng.random() < 0.5 else (
+        90 * rng.integers(1, 4) + rng.normal(0, 8))
+    m = cv2.getRotationMatrix2D(centre, angle, 1.0)
     return cv2.warpAffine(crop, m, (CROP_SIZE, CROP_SIZE), borderMode=cv2.BORDER_REPLICATE)
 
 
@@ -60,7 +65,7 @@ def make_crops(
         sizes = []
         for lab in scene.labels:
             crop = crop_index(scene.image, _jitter(rng, lab.box))
-            crops.append(_turn(rng, crop) if rng.random() < 0.5 else crop)
+            crops.append(_turn(rng, crop) if rng.random() < 0.6 else crop)
             ranks.append(RANK_CLASSES.index(lab.code[0]))
             suits.append(SUIT_CLASSES.index(lab.code[1]))
             sizes.append(max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]))
@@ -96,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--faces", type=Path, action="append", default=[])
-    p.add_argument("--scenes", type=int, default=1400)
-    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--drawn", type=int, default=45,
+                   help="drawn decks added to the real designs (default 45; half the scenes)")
+    p.add_argument("--scenes", type=int, default=2400)
+    p.add_argument("--epochs", type=int, default=18)
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     args = p.parse_args(argv)
@@ -107,8 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(args.seed)
     torch.set_num_threads(os.cpu_count() or 1)
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
-    designs = load_designs(names) + [load_design(f) for f in args.faces] * max(
-        1, len(names) // 2)
+    real = load_designs(names) + [load_design(f) for f in args.faces] * max(1, len(names) // 2)
+    drawn = drawn_designs(args.drawn, args.seed)
+    # one design per scene: repeat the real ones so that half the scenes show a real deck
+    designs = real * max(1, round(len(drawn) / len(real))) + drawn
     started = time.time()
     crops, ranks, suits = make_crops(designs, args.scenes, args.seed)
     render_s = time.time() - started
@@ -125,11 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         def __init__(self) -> None:
             super().__init__()
             self.body = nn.Sequential(
-                block(3, 24), nn.MaxPool2d(2), block(24, 48), nn.MaxPool2d(2),
-                block(48, 96), nn.MaxPool2d(2), block(96, 128),
+                block(3, 32), block(32, 32), nn.MaxPool2d(2), block(32, 64), nn.MaxPool2d(2),
+                block(64, 128), nn.MaxPool2d(2), block(128, 192),
                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.1))
-            self.rank = nn.Linear(128, len(RANK_CLASSES))
-            self.suit = nn.Linear(128, len(SUIT_CLASSES))
+            self.rank = nn.Linear(192, len(RANK_CLASSES))
+            self.suit = nn.Linear(192, len(SUIT_CLASSES))
 
         def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             features = self.body(images)
@@ -168,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.onnx.export(model, (x[:1],), str(args.out), input_names=["crops"],
                       output_names=["rank", "suit"], dynamic_axes={"crops": {0: "n"}},
                       opset_version=17, dynamo=False)
-    summary = {"designs": names, "enrolled": [str(f) for f in args.faces],
+    summary = {"designs": names, "drawn": args.drawn, "enrolled": [str(f) for f in args.faces],
                "scenes": args.scenes, "crops": len(x), "epochs": args.epochs, "seed": args.seed,
                "render_seconds": round(render_s), "train_seconds": round(train_s),
                "cpu_count": os.cpu_count()}

@@ -1,0 +1,54 @@
+"""Drawn training decks: reproducible, 52 faces, the index where the box says, in both corners."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dealer_assist.vision.artwork import CARD_CODES
+from dealer_assist.vision.procedural import drawn_designs, installed_fonts, text_fonts
+
+pytest.importorskip("PIL", reason="drawn decks need Pillow (the test and train extras)")
+if not text_fonts(installed_fonts()):  # Debian's fonts-dejavu-core is on every image we use
+    pytest.skip("no fonts installed under /usr/share/fonts", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def decks():
+    return drawn_designs(3, seed=4)
+
+
+def ink(face: np.ndarray, box: tuple[float, ...]) -> float:
+    h, w = face.shape[:2]
+    x0, y0, x1, y1 = box
+    patch = face[int(y0 * h) : int(np.ceil(y1 * h)), int(x0 * w) : int(np.ceil(x1 * w)), :3]
+    return float((patch.astype(int).sum(axis=2) < 450).mean())
+
+
+def test_reproducible_from_seed(decks) -> None:
+    again = drawn_designs(3, seed=4)
+    for a, b in zip(decks, again, strict=True):
+        assert a.index_boxes == b.index_boxes
+        assert all(np.array_equal(a.faces[c], b.faces[c]) for c in CARD_CODES)
+    other = drawn_designs(1, seed=5)[0]
+    assert not np.array_equal(other.faces["AS"], decks[0].faces["AS"])
+
+
+def test_every_face_has_its_index_in_both_corners(decks) -> None:
+    for deck in decks:
+        assert sorted(deck.faces) == sorted(CARD_CODES)
+        for code in CARD_CODES:
+            face = deck.faces[code]
+            assert face.shape[2] == 4 and face[face.shape[0] // 2, face.shape[1] // 2, 3] == 255
+            box = deck.index_boxes[code]
+            assert box[2] < 0.5 and box[3] < 0.5, "the index sits in the top-left corner"
+            turned = (1 - box[2], 1 - box[3], 1 - box[0], 1 - box[1])
+            assert ink(face, box) > 0.05 and ink(face, turned) > 0.05, code
+
+
+def test_pips_and_pictures_keep_clear_of_the_index(decks) -> None:
+    # the label box must hold the index alone: the strip beside it is bare paper on every face
+    for deck in decks:
+        for code in CARD_CODES:
+            x0, y0, x1, y1 = deck.index_boxes[code]
+            assert ink(deck.faces[code], (x1 + 0.005, y0, x1 + 0.03, y1)) == 0.0, (deck.name, code)
