@@ -57,12 +57,29 @@ class Bet:
 
 
 @dataclass(frozen=True, slots=True)
+class ShoeOrigin:
+    """Where an electronic shoe said a card came from, in its own numbering (round-log field
+    ``"shoe": {"session": 3, "seq": 41, "index": 12}``): the link session, the event's sequence
+    number and the card's 1-based position in the shoe. Lets surveillance tie a logged card to
+    the shoe's own record."""
+
+    session: int
+    seq: int
+    index: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"session": self.session, "seq": self.seq, "index": self.index}
+
+
+@dataclass(frozen=True, slots=True)
 class CardDealt:
-    """The next card out of the shoe (``card`` None only for a face-down hole card)."""
+    """The next card out of the shoe (``card`` None only for a face-down hole card); ``shoe``:
+    the shoe's own numbering of it, when a shoe dealt it."""
 
     card: Card | None
     to: CardTarget | None = None
     face_down: bool = False
+    shoe: ShoeOrigin | None = None
 
     def apply_to(self, engine: RoundEngine) -> CardTarget:
         return engine.card(self.card, self.to, self.face_down)
@@ -178,7 +195,18 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
         target = None if to is None else CardTarget.parse(to)
     except ValueError as error:
         raise EventError(str(error)) from None
-    return CardDealt(card, target, face_down)
+    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")))
+
+
+def _shoe_origin(raw: object) -> ShoeOrigin | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"session", "seq", "index"}:
+        raise EventError(f"'shoe' must be {{\"session\", \"seq\", \"index\"}}, got {raw!r}")
+    values = [raw["session"], raw["seq"], raw["index"]]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        raise EventError(f"'shoe' numbers must be whole numbers from 0, got {raw!r}")
+    return ShoeOrigin(*values)
 
 
 def _parse_action(obj: Mapping[str, Any]) -> PlayerAction:
@@ -259,6 +287,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             out["to"] = event.to.to_json()
         if event.face_down:
             out["face_down"] = True
+        if event.shoe is not None:
+            out["shoe"] = event.shoe.to_json()
         return out
     if isinstance(event, Insurance):
         return {"type": "insurance", "seat": event.seat, "amount": format_money(event.amount)}

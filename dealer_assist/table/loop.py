@@ -37,6 +37,7 @@ from dealer_assist.roundlog import (
     Reveal,
     RoundFold,
     RoundStart,
+    ShoeOrigin,
     dumps_event,
 )
 from dealer_assist.rules import (
@@ -275,7 +276,7 @@ class TableLoop:
                 f"the camera did not see {pending.shoe.card.code} land; "
                 "recorded from the shoe (a card for the hand in play is taken as a hit)",
             )
-            self._commit(pending.shoe.card, None, False)
+            self._commit(pending.shoe.card, None, False, origin=pending.shoe.origin)
         while self._pending_felt and now - self._pending_felt[0].since >= self.shoe_wait_s:
             pending = self._pending_felt.popleft()
             changed = True
@@ -313,7 +314,7 @@ class TableLoop:
             self._pending_shoe.append(_Pending(self._now, shoe=item, rejected=rejected))
             self._pair()
         elif not rejected:
-            self._commit(card, None, False)
+            self._commit(card, None, False, origin=item.origin)
 
     def _accept_from_shoe(self, card: Card) -> bool:
         """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
@@ -449,7 +450,7 @@ class TableLoop:
         while self._pending_shoe and self._hole_card_due():
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
-                self._commit(pending.shoe.card, None, False)
+                self._commit(pending.shoe.card, None, False, origin=pending.shoe.origin)
 
     def _pair(self, force: bool = False) -> None:
         """Match shoe cards with landings: the same card first (a phantom or stray reading is
@@ -481,7 +482,7 @@ class TableLoop:
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
                     f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
                 )
-            self._commit(shoe.card, felt.spot, felt.sideways)
+            self._commit(shoe.card, felt.spot, felt.sideways, origin=shoe.origin)
             self._take_hole_card()
 
     def _on_felt_stacks(self, item: FeltStacks) -> None:
@@ -600,7 +601,7 @@ class TableLoop:
         while self._pending_shoe:
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
-                self._commit(pending.shoe.card, None, False)
+                self._commit(pending.shoe.card, None, False, origin=pending.shoe.origin)
         self._pending_felt.clear()
 
     # ------------------------------------------------------------------ dealer
@@ -710,9 +711,11 @@ class TableLoop:
                 return False
 
     def _commit(
-        self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False
+        self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False,
+        origin: ShoeOrigin | None = None,
     ) -> None:
-        """Record one card: the decision it implies (if any), then the card itself."""
+        """Record one card: the decision it implies (if any), then the card itself (with the
+        shoe's numbering of it, when the shoe dealt it)."""
         shown = card.code if card is not None else "a face-down card"
         if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
             self._alarm(
@@ -741,7 +744,7 @@ class TableLoop:
                     AlarmKind.MISPLACED,
                     f"{shown} landed at {landing} but is due to {target}: recorded to {target}",
                 )
-        if self._apply(CardDealt(card, to, face_down)):
+        if self._apply(CardDealt(card, to, face_down, origin)):
             self.cards_committed += 1
 
     def _decision_for(self, card: Card | None, landing: Spot | None, sideways: bool) -> bool:

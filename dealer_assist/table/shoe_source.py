@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.table.sources import (
     NewShoe,
     ShoeBurn,
@@ -88,7 +89,7 @@ def map_shoe_event(event: object) -> list[TableInput]:
     from dealer_assist.shoe import events as shoe
 
     if isinstance(event, shoe.CardDrawn):
-        return [ShoeCard(event.card, event.index)]
+        return [ShoeCard(event.card, ShoeOrigin(event.session, event.seq, event.index))]
     if isinstance(event, shoe.BurnCard):
         return [ShoeBurn(event.card)]
     if isinstance(event, shoe.ShoeLoaded):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
 
+from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules import Action, Card
 
 
@@ -45,10 +46,11 @@ DEALER_SPOT = Spot()
 
 @dataclass(frozen=True, slots=True)
 class ShoeCard:
-    """A card left the shoe for play (``index``: its position in the shoe, when known)."""
+    """A card left the shoe for play; ``origin``: the shoe's own numbering of it (link session,
+    sequence number, position in the shoe), when a numbering shoe dealt it."""
 
     card: Card
-    index: int | None = None
+    origin: ShoeOrigin | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,7 +139,7 @@ class SimulatedTable:
         assert self.truth is not None
         card = self._draw()
         self.truth.card(card)
-        yield "shoe", ShoeCard(card, self.drawn)
+        yield "shoe", ShoeCard(card)
         yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
 
     def _decide(

@@ -13,6 +13,7 @@ from dealer_assist.roundlog import (
     EventError,
     LogError,
     PlayerAction,
+    ShoeOrigin,
     dumps_event,
     parse_event,
     read_events,
@@ -34,6 +35,7 @@ SPEC_LINES = """\
 {"type": "reveal", "card": "KH"}
 {"type": "card", "card": "10d", "to": {"seat": 1, "hand": 0}}
 {"type": "bet", "seat": 2, "amount": 12.5}
+{"type": "card", "card": "9C", "shoe": {"session": 3, "seq": 41, "index": 12}}
 """
 
 
@@ -51,6 +53,8 @@ def test_parsed_values() -> None:
     assert events[11] == CardDealt(Card.parse("TD"), CardTarget(1, 0))
     assert events[12] == Bet(2, Decimal("12.50"))  # a JSON number, read exactly
     assert json.loads(dumps_event(events[11]))["card"] == "TD"
+    assert events[13] == CardDealt(Card.parse("9C"), shoe=ShoeOrigin(3, 41, 12))
+    assert json.loads(dumps_event(events[13]))["shoe"] == {"session": 3, "seq": 41, "index": 12}
 
 
 def test_numbers_are_never_floats() -> None:
@@ -72,6 +76,9 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "action", "seat": 1, "action": "fold"}', "unknown action"),
         ('{"type": "action", "seat": 1, "action": "hit", "amount": "5"}', "only a double"),
         ('{"type": "action", "seat": 1, "action": "hit", "hand": -1}', "'hand' must be"),
+        ('{"type": "card", "card": "7S", "shoe": {"seq": 4}}', "'shoe' must be"),
+        ('{"type": "card", "card": "7S", "shoe": {"session": 1, "seq": -4, "index": 2}}',
+         "'shoe' numbers must be whole numbers"),
         ('{"type": "shuffle"}', "unknown event type"),
         ("[1, 2]", "must be a JSON object"),
     ],

@@ -53,6 +53,13 @@ def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
         assert screen_view(demo.screen_url)["mode"] == "shoe only"
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == 5
+    # every card carries the shoe's own numbering, so surveillance can tie it to the shoe's record
+    cards = [event for path in files for event in map(json.loads, path.read_text().splitlines())
+             if event["type"] == "card"]
+    assert len(cards) >= 10 and all(set(c["shoe"]) == {"session", "seq", "index"} for c in cards)
+    for earlier, later in zip(cards, cards[1:], strict=False):
+        assert later["shoe"]["seq"] > earlier["shoe"]["seq"]
+        assert later["shoe"]["index"] > earlier["shoe"]["index"]
     for path, screen in zip(files, shown, strict=True):
         settled = settle_cli(path)
         assert screen["round"] == settled["round"] == path.stem
