@@ -12,8 +12,6 @@ import threading
 import urllib.request
 from pathlib import Path
 
-import pytest
-
 from dealer_assist.table.demo import DemoOptions, DemoTable
 from dealer_assist.table.loop import AlarmKind
 from dealer_assist.table.sources import CameraLink, FeltCard, Sink, TableInput
@@ -190,29 +188,19 @@ def _settlements(tmp_path: Path) -> list[dict]:
     return [settle_cli(path) for path in sorted((tmp_path / "rounds").glob("*.jsonl"))]
 
 
-def test_camera_on_without_a_detector_model_fails_naming_the_model(tmp_path):
-    from dealer_assist.vision.detector import DEFAULT_MODEL
+def test_camera_on_without_card_artwork_fails_naming_what_is_missing(tmp_path):
+    import os
 
-    if DEFAULT_MODEL.exists():
-        pytest.skip("the detector model is installed: the camera can run")
+    missing = tmp_path / "no-art"
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dealer_assist",
-            "demo",
-            "--headless",
-            "--rounds",
-            "1",
-            "--camera",
-            "on",
-            "--record",
-            str(tmp_path),
-        ],
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "1",
+         "--camera", "on", "--record", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
         timeout=120,
+        env={**os.environ, "DEALER_ASSIST_CARD_ART": str(missing)},
     )
     assert done.returncode == 1
-    assert f"--camera on: model file not found: {DEFAULT_MODEL}" in done.stderr
+    assert f"--camera on: no card artwork installed (run scripts/install-card-art.sh): {missing}" \
+        in done.stderr
