@@ -1,10 +1,11 @@
 """Speed of the card detector end to end at 1280x720 on this machine's CPUs.
 
-    PYTHONPATH=. python bench/detect.py [--scale 1.0] [--frames 60] [--model models/cards.onnx]
+    PYTHONPATH=. python bench/detect.py [--scale 1.0] [--frames 60] [--whole-frame]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
-deliver them; the stages timed are JPEG decode, letterbox, ONNX Runtime detector inference,
-decoding + NMS, reading the indices (crop + reader CNN), and grouping into cards.
+deliver them; the stages timed are JPEG decode, card regions + letterbox, ONNX Runtime
+detector inference, decoding + NMS, reading the indices (crop + reader CNN), and grouping into
+cards.
 Prints milliseconds per stage (median and 95th percentile) and fps.
 """
 
@@ -36,15 +37,17 @@ def main() -> None:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--whole-frame", action="store_true",
+                        help="run the network on the whole frame, not on card regions")
     args = parser.parse_args()
     rng = np.random.default_rng(7)
     designs = load_designs(list(HELD_OUT_DESIGNS))
     jpegs = [cv2.imencode(".jpg", render_scene(rng, designs).image,
                           [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
-    detector = CardDetector(args.model, scale=args.scale)
+    detector = CardDetector(args.model, scale=args.scale, regions=not args.whole_frame)
     for jpeg in jpegs[:3]:  # warm-up
         detector.detect(decode(jpeg))
-    names = ("decode", "letterbox", "inference", "nms", "reading", "grouping", "total")
+    names = ("decode", "regions+letterbox", "inference", "nms", "reading", "grouping", "total")
     stages: dict[str, list[float]] = {k: [] for k in names}
     for i in range(args.frames):
         t0 = time.perf_counter()
@@ -54,7 +57,7 @@ def main() -> None:
         t2 = time.perf_counter()
         times = detector.last_times
         stages["decode"].append((t1 - t0) * 1e3)
-        stages["letterbox"].append(times.preprocess)
+        stages["regions+letterbox"].append(times.preprocess)
         stages["inference"].append(times.inference)
         stages["nms"].append(times.postprocess)
         stages["reading"].append(times.reading)
@@ -62,10 +65,11 @@ def main() -> None:
         stages["total"].append((t2 - t0) * 1e3)
     h, w = frame.shape[:2]
     print(f"cpu_count={os.cpu_count()} frame={w}x{h} scale={args.scale} "
+          f"regions={not args.whole_frame} "
           f"model={args.model.name} frames={args.frames}")
     for name, values in stages.items():
         p95 = sorted(values)[int(0.95 * (len(values) - 1))]
-        print(f"  {name:<10} median {statistics.median(values):7.2f} ms   p95 {p95:7.2f} ms")
+        print(f"  {name:<17} median {statistics.median(values):7.2f} ms   p95 {p95:7.2f} ms")
     print(f"  fps (1000 / median total) = {1000 / statistics.median(stages['total']):.1f}")
 
 

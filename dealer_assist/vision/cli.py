@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ONNX index reader (default: models/index-reader.onnx)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="resize frames by this before inference (default 1.0; 0.75 faster)")
-    parser.add_argument("--confidence", type=float, default=0.8,
-                        help="least reading confidence of a corner index (default 0.8)")
+    parser.add_argument("--confidence", type=float, default=0.95,
+                        help="least reading confidence of a corner index (default 0.95)")
     parser.add_argument("--stable-frames", type=int, default=3,
                         help="video: frames a card must be seen before it is an event (default 3)")
     parser.add_argument("--grace-frames", type=int, default=45,

@@ -3,6 +3,8 @@
 The detector runs on frames at their own pixel scale, so training images are crops of rendered
 1280x720 frames (not shrunken frames): a card keeps its 60-90 px width and its index its
 10-15 px rank height. Each crop is centred near a random card so most crops are full of indices.
+Some crops are turned a quarter turn (labels turned with them, exactly), because a doubled card
+lies sideways and the table's fans are not all upright.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ def crop_labels(
     return rows
 
 
+def turn_rows(
+    rows: list[tuple[int, float, float, float, float]], clockwise: bool
+) -> list[tuple[int, float, float, float, float]]:
+    """YOLO rows of a square crop turned a quarter turn (as ``cv2.rotate`` turns the image)."""
+    if clockwise:  # (x, y) -> (1 - y, x)
+        return [(c, 1 - y, x, h, w) for c, x, y, w, h in rows]
+    return [(c, y, 1 - x, h, w) for c, x, y, w, h in rows]  # (x, y) -> (y, 1 - x)
+
+
 def _crop_origin(rng: np.random.Generator, scene: Scene, size: int) -> tuple[int, int]:
     h, w = scene.image.shape[:2]
     if scene.cards:
@@ -58,9 +69,11 @@ def write_dataset(
     seed: int,
     split: str,
     config: SceneConfig | None = None,
+    turns: float = 0.0,
 ) -> int:
     """Render ``scenes`` scenes and write ``crops_per_scene`` crops of each under
-    ``out/images/<split>`` and ``out/labels/<split>``; returns the number of labels written."""
+    ``out/images/<split>`` and ``out/labels/<split>`` (a share ``turns`` of them turned a quarter
+    turn either way); returns the number of labels written."""
     rng = np.random.default_rng(seed)
     img_dir, lab_dir = out / "images" / split, out / "labels" / split
     img_dir.mkdir(parents=True, exist_ok=True)
@@ -72,6 +85,11 @@ def write_dataset(
             x0, y0 = _crop_origin(rng, scene, crop_size)
             crop = scene.image[y0 : y0 + crop_size, x0 : x0 + crop_size]
             rows = crop_labels(scene.labels, x0, y0, crop_size)
+            if rng.random() < turns:
+                clockwise = bool(rng.random() < 0.5)
+                crop = cv2.rotate(crop, cv2.ROTATE_90_CLOCKWISE if clockwise
+                                  else cv2.ROTATE_90_COUNTERCLOCKWISE)
+                rows = turn_rows(rows, clockwise)
             name = f"{split}_{i:05d}_{k}"
             cv2.imwrite(str(img_dir / f"{name}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 92])
             (lab_dir / f"{name}.txt").write_text(

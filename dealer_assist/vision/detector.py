@@ -1,10 +1,12 @@
 """The card detector at the table: ONNX Runtime only (no torch).
 
-A frame goes through letterbox -> detector inference -> decoding and NMS (where the corner
-indices are) -> the index reader (which card each index shows, see :mod:`.reader`) -> grouping
-of the indices into physical cards. Each card seen gives one :class:`CardObservation`:
-the two corner indices of one card (same code, about a card's diagonal apart) become one
-observation placed at the card's centre; a card with one index visible is placed on that index.
+A frame goes through card regions (where bright, unsaturated paper lies on the felt, so the
+network runs only on the part of the frame that can hold a card) -> letterbox -> detector
+inference -> decoding and NMS (where the corner indices are) -> the index reader (which card
+each index shows, see :mod:`.reader`) -> grouping of the indices into physical cards. Each card
+seen gives one :class:`CardObservation`: the two corner indices of one card (same code, about a
+card's diagonal apart) become one observation placed at the card's centre; a card with one
+index visible is placed on that index.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ _STRIDE = 32
 #: Distance between the two index centres of one card, in units of an index box's long side
 #: (measured over the installed designs: 3.1 to 5.4; a little slack either side).
 PAIR_DISTANCE = (2.4, 6.5)
+#: Card regions are looked for at this fraction of the frame's size (cheap; cards stay blobs).
+_REGION_SHRINK = 4
+#: Beyond this share of the frame in regions, one pass over the whole frame is cheaper.
+_REGIONS_MAX_SHARE = 0.7
 
 
 class ModelError(ValueError):
@@ -112,6 +118,7 @@ class CardDetector:
     trained for; 0.75 is faster and still within its scale augmentation). ``presence`` is the
     least detector score (summed over its card classes) for a place to count as an index;
     ``confidence`` the least reading confidence (rank probability x suit probability).
+    ``regions``: run the network only on :func:`card_regions` (False: always the whole frame).
     """
 
     def __init__(
@@ -120,9 +127,10 @@ class CardDetector:
         reader_path: Path | str = DEFAULT_READER,
         *,
         scale: float = 1.0,
-        confidence: float = 0.8,
+        confidence: float = 0.95,
         presence: float = 0.25,
         iou: float = 0.5,
+        regions: bool = True,
         threads: int | None = None,
     ) -> None:
         path, reader = Path(model_path), Path(reader_path)
@@ -152,19 +160,37 @@ class CardDetector:
         self.confidence = confidence
         self.presence = presence
         self.iou = iou
+        self.regions = regions and self._fixed_size is None
         self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0, 0.0)
 
     def find_indices(self, frame: np.ndarray) -> np.ndarray:
         """Where the corner indices are: boxes ``(N, 4)`` in frame pixels, after NMS, unread."""
+        h, w = frame.shape[:2]
         t0 = time.perf_counter()
-        blob, factor = self._letterbox(frame)
-        t1 = time.perf_counter()
-        (raw,) = self._session.run(None, {self._input_name: blob})
-        t2 = time.perf_counter()
-        boxes = self._decode(raw[0], factor)
-        t3 = time.perf_counter()
-        self.last_times = StageTimes(
-            (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, 0.0, 0.0)
+        regions = card_regions(frame) if self.regions else []
+        if not self.regions or sum((x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in regions) > \
+                _REGIONS_MAX_SHARE * w * h:
+            regions = [(0, 0, w, h)]
+        preprocess, inference, postprocess = time.perf_counter() - t0, 0.0, 0.0
+        found_boxes, found_scores = [], []
+        for x0, y0, x1, y1 in regions:
+            t1 = time.perf_counter()
+            blob, factor = self._letterbox(frame[y0:y1, x0:x1])
+            t2 = time.perf_counter()
+            (raw,) = self._session.run(None, {self._input_name: blob})
+            t3 = time.perf_counter()
+            boxes, scores = self._candidates(raw[0], factor)
+            found_boxes.append(boxes + np.array([x0, y0, x0, y0], np.float32))
+            found_scores.append(scores)
+            preprocess += t2 - t1
+            inference += t3 - t2
+            postprocess += time.perf_counter() - t3
+        t4 = time.perf_counter()
+        boxes = self._suppress(np.concatenate(found_boxes), np.concatenate(found_scores)) \
+            if found_boxes else np.zeros((0, 4), np.float32)
+        postprocess += time.perf_counter() - t4
+        self.last_times = StageTimes(preprocess * 1e3, inference * 1e3,
+                                     postprocess * 1e3, 0.0, 0.0)
         return boxes
 
     def detect_indices(self, frame: np.ndarray) -> Detections:
@@ -210,25 +236,32 @@ class CardDetector:
         blob = cv2.dnn.blobFromImage(frame, 1 / 255.0, swapRB=True)
         return blob, factor
 
-    def _decode(self, raw: np.ndarray, factor: float) -> np.ndarray:
+    def _candidates(self, raw: np.ndarray, factor: float) -> tuple[np.ndarray, np.ndarray]:
         # the detector's class scores, summed, say "an index is here"; which one is the reader's
         presence = np.minimum(raw[4:].sum(axis=0), 1.0)
         keep = presence >= self.presence
-        if not keep.any():
-            return np.zeros((0, 4), np.float32)
         cx, cy, bw, bh = raw[:4, keep]
         boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1) / factor
+        return boxes.astype(np.float32).reshape(-1, 4), presence[keep].astype(np.float32)
+
+    def _suppress(self, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        if len(boxes) == 0:
+            return np.zeros((0, 4), np.float32)
         xywh = np.stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
                          boxes[:, 3] - boxes[:, 1]], axis=1)
         # class-agnostic: one place on a card holds one index
-        chosen = cv2.dnn.NMSBoxes(xywh.tolist(), presence[keep].tolist(), self.presence, self.iou)
-        return boxes[np.asarray(chosen, dtype=np.int64).reshape(-1)].astype(np.float32)
+        chosen = cv2.dnn.NMSBoxes(xywh.tolist(), scores.tolist(), self.presence, self.iou)
+        return boxes[np.asarray(chosen, dtype=np.int64).reshape(-1)]
 
     def _read(self, frame: np.ndarray, boxes: np.ndarray) -> Detections:
         if len(boxes) == 0:
             return Detections.empty()
         crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
-        ranks, suits = self._reader.run(None, {self._reader_input: crops_to_blob(crops)})
+        # each index read twice, as seen and turned half a turn (the reader was trained on every
+        # angle): the two answers multiplied and renormalised outvote a one-off misreading
+        turned = [cv2.rotate(crop, cv2.ROTATE_180) for crop in crops]
+        ranks, suits = self._reader.run(None, {self._reader_input: crops_to_blob(crops + turned)})
+        ranks, suits = _agree(ranks, len(crops)), _agree(suits, len(crops))
         rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
         confidences = ranks.max(axis=1) * suits.max(axis=1)
         keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= self.confidence)
@@ -236,6 +269,69 @@ class CardDetector:
                               for r, s in zip(rank_ids[keep], suit_ids[keep], strict=True)],
                              np.int64)
         return Detections(boxes[keep], confidences[keep].astype(np.float32), class_ids)
+
+
+def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, int, int]]:
+    """Rectangles ``(x0, y0, x1, y1)`` of ``frame`` that may hold cards, sides multiples of 32.
+
+    Card paper is brighter than the felt and unsaturated: pixels (at a quarter of the frame's
+    size) brighter than the frame's median by 45 levels (and at least 110) with saturation
+    under 100, less thin lines (the felt's printing), are grown by ``margin`` pixels, and each
+    connected blob's bounding box, grown to the network's stride, is a region. Chips, glare and
+    white sleeves give extra regions, which only cost time. A bright frame (median above 150: a
+    light felt, a close-up of cards) cannot be told apart this way and is one region.
+    """
+    h, w = frame.shape[:2]
+    k = _REGION_SHRINK
+    small = cv2.resize(frame, (max(1, w // k), max(1, h // k)), interpolation=cv2.INTER_AREA)
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    median = float(np.median(hsv[:, :, 2]))
+    if median > 150:
+        return [(0, 0, w, h)]
+    level = max(110.0, median + 45)
+    bright = ((hsv[:, :, 2] > level) & (hsv[:, :, 1] < 100)).astype(np.uint8)
+    # the felt's printed lines are as pale as paper but thin: an opening removes them
+    paper = cv2.morphologyEx(bright, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    grow = 2 * (margin // k) + 1
+    grown = cv2.dilate(paper, cv2.getStructuringElement(cv2.MORPH_RECT, (grow, grow)))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    regions = []
+    for x, y, bw, bh, area in stats[1:count]:
+        if area < 6:  # a speck: smaller than any index
+            continue
+        side_w = min(w, -(-bw * k // _STRIDE) * _STRIDE)
+        side_h = min(h, -(-bh * k // _STRIDE) * _STRIDE)
+        cx, cy = (x + bw / 2) * k, (y + bh / 2) * k
+        x0 = int(min(max(0.0, cx - side_w / 2), w - side_w))
+        y0 = int(min(max(0.0, cy - side_h / 2), h - side_h))
+        regions.append((x0, y0, x0 + side_w, y0 + side_h))
+    return regions
+
+
+def _merge_overlaps(detections: Detections) -> Detections:
+    boxes = detections.boxes
+    order = np.argsort(-detections.confidences)
+    kept: list[int] = []
+    for i in order:
+        for j in kept:
+            if detections.class_ids[i] != detections.class_ids[j]:
+                continue
+            ix = min(boxes[i, 2], boxes[j, 2]) - max(boxes[i, 0], boxes[j, 0])
+            iy = min(boxes[i, 3], boxes[j, 3]) - max(boxes[i, 1], boxes[j, 1])
+            smaller = min(np.prod(boxes[i, 2:] - boxes[i, :2]),
+                          np.prod(boxes[j, 2:] - boxes[j, :2]))
+            if ix > 0 and iy > 0 and ix * iy >= 0.5 * smaller:
+                break
+        else:
+            kept.append(int(i))
+    keep = np.array(sorted(kept), np.int64)
+    return Detections(boxes[keep], detections.confidences[keep], detections.class_ids[keep])
+
+
+def _agree(probs: np.ndarray, n: int) -> np.ndarray:
+    """Two readings of ``n`` crops (rows ``:n`` and ``n:``) multiplied and renormalised."""
+    joint = probs[:n] * probs[n:]
+    return joint / np.maximum(joint.sum(axis=1, keepdims=True), 1e-12)
 
 
 def _open_session(path: Path, threads: int | None):  # -> onnxruntime.InferenceSession
@@ -264,8 +360,11 @@ def group_indices(detections: Detections) -> list[CardObservation]:
     """Pair corner indices into cards: same code, about a card's diagonal apart, similar size.
 
     Pairs are taken greedily, the pair nearest the typical distance first, so two cards of the
-    same code (a multi-deck shoe) each keep their own indices when they lie apart.
+    same code (a multi-deck shoe) each keep their own indices when they lie apart. Two boxes of
+    one code that overlap (by half of the smaller) are one index seen twice (a jumbo index can
+    draw one box round its rank and another round rank and suit): the surer one is kept.
     """
+    detections = _merge_overlaps(detections)
     n = len(detections)
     boxes = detections.boxes
     centres = (boxes[:, :2] + boxes[:, 2:]) / 2
@@ -303,3 +402,4 @@ def group_indices(detections: Detections) -> list[CardObservation]:
                               for b in members),
         ))
     return sorted(cards, key=lambda c: (c.x, c.y))
+

@@ -26,6 +26,7 @@ import numpy as np
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
     installed_designs,
+    load_design,
     load_designs,
 )
 from dealer_assist.vision.detector import (
@@ -135,8 +136,11 @@ def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) 
 
 
 def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int) -> Score:
-    """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them."""
-    loaded = load_designs(designs)
+    """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them.
+
+    A design is an installed design's name or a folder of 52 faces (an enrolled deck)."""
+    loaded = [load_design(Path(d)) if Path(d).is_dir() else load_designs([d])[0]
+              for d in designs]
     rng = np.random.default_rng(seed)
     score = Score()
     for _ in range(scenes):
@@ -168,13 +172,18 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", choices=["held-out", "trained"], default="held-out")
-    parser.add_argument("--designs", nargs="*", default=None, help="override the design set")
+    parser.add_argument("--designs", nargs="*", default=None,
+                        help="override the design set: installed names or folders of faces")
     parser.add_argument("--scenes", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1000)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
-    parser.add_argument("--confidence", type=float, default=0.8)
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--presence", type=float, default=0.25,
+                        help="least detector score for a place to count as an index")
+    parser.add_argument("--whole-frame", action="store_true",
+                        help="run the network on the whole frame, not on card regions")
     args = parser.parse_args(argv)
     if args.designs:
         designs = args.designs
@@ -183,12 +192,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         designs = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     detector = CardDetector(args.model, args.reader, scale=args.scale,
-                            confidence=args.confidence)
+                            confidence=args.confidence, presence=args.presence,
+                            regions=not args.whole_frame)
     started = time.time()
     score = evaluate(detector, designs, args.scenes, args.seed)
     summary = report(args.set, score) | {
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
-        "confidence": args.confidence, "seconds": round(time.time() - started)}
+        "confidence": args.confidence, "presence": args.presence,
+        "regions": not args.whole_frame,
+        "seconds": round(time.time() - started)}
     json.dump(summary, sys.stdout)
     print()
     print(f"{args.set}: precision {score.precision:.4f} recall {score.recall:.4f} "

@@ -251,7 +251,9 @@ def _body(face: np.ndarray, rank: str, suit_mask: np.ndarray, ink: np.ndarray,
                       tuple(int(v) for v in ink), 1, cv2.LINE_AA)
         for _ in range(14):
             colour = tuple(int(v) for v in court_colours[rng.integers(3)])
-            r = int(rng.integers(3, 18))
+            r = min(int(rng.integers(3, 18)), int(min(right - left, bottom - top) / 2) - 3)
+            if r < 2:
+                break  # an index so wide that no picture fits beside it
             x = rng.uniform(left + r + 2, right - r - 2)
             y = rng.uniform(top + r + 2, bottom - r - 2)
             cv2.ellipse(face, (round(x), round(y)), (r, int(rng.integers(3, r + 1))),

@@ -25,6 +25,7 @@ from dealer_assist.vision.artwork import (
     load_designs,
 )
 from dealer_assist.vision.dataset import write_data_yaml, write_dataset
+from dealer_assist.vision.procedural import drawn_designs
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 
@@ -42,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fine-tune from this checkpoint (.pt) instead of starting from scratch")
     p.add_argument("--scenes", type=int, default=900, help="rendered 1280x720 scenes")
     p.add_argument("--crops", type=int, default=2, help="training crops per scene")
+    p.add_argument("--drawn", type=int, default=45,
+                   help="drawn decks (installed fonts, parametric suits) added to the designs")
+    p.add_argument("--turns", type=float, default=0.3,
+                   help="share of crops turned a quarter turn (sideways indices)")
     p.add_argument("--imgsz", type=int, default=320, help="crop size = training input size")
     p.add_argument("--epochs", type=int, default=15)
     p.add_argument("--hours", type=float, default=None,
@@ -69,13 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     enrolled = [load_design(folder) for folder in args.faces]
     # an enrolled deck is the one the table deals: weight it over the generic designs
     pool = designs + enrolled * max(1, len(designs) // 2)
+    if args.drawn:  # half the scenes from drawn decks: indices in fonts no real design has
+        drawn = drawn_designs(args.drawn, args.seed)
+        pool = pool * max(1, round(len(drawn) / max(1, len(pool)))) + drawn
     if not pool:
         raise SystemExit(f"no designs: install artwork into {art_dir()} or pass --faces")
     data = args.work / "data"
     if data.exists():
         shutil.rmtree(data)
     started = time.time()
-    n_train = write_dataset(data, pool, args.scenes, args.crops, args.imgsz, args.seed, "train")
+    n_train = write_dataset(data, pool, args.scenes, args.crops, args.imgsz, args.seed, "train",
+                            turns=args.turns)
     n_val = write_dataset(data, pool, max(10, args.scenes // 20), 1, args.imgsz, args.seed + 1,
                           "val")
     render_s = time.time() - started
@@ -90,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         fliplr=0.0, degrees=0.0, scale=0.3, translate=0.1, mosaic=1.0, close_mosaic=3,
         hsv_h=0.02, hsv_s=0.5, hsv_v=0.4, patience=0, verbose=False,
         optimizer="AdamW", lr0=args.lr, lrf=0.05, warmup_epochs=1.0, time=args.hours,
+        single_cls=True,  # where an index is; which card it shows is the reader's job
     )
     train_s = time.time() - started
     best = args.work / "run" / "weights" / "last.pt"
@@ -101,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(best, args.out.with_suffix(".pt"))
     summary = {
         "designs": names, "enrolled": [str(f) for f in args.faces], "held_out": HELD_OUT_DESIGNS,
-        "scenes": args.scenes, "crops": args.crops, "imgsz": args.imgsz, "hours": args.hours,
+        "drawn": args.drawn, "scenes": args.scenes, "crops": args.crops, "turns": args.turns,
+        "imgsz": args.imgsz, "hours": args.hours, "single_class": True,
         "epochs": args.epochs, "epochs_run": trained_epochs,
         "batch": args.batch, "lr": args.lr, "seed": args.seed,
         "init": str(args.init) if args.init else None,

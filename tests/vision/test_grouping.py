@@ -71,3 +71,11 @@ def test_detections_validate_their_shapes() -> None:
     with pytest.raises(ValueError, match="expected 2 confidences"):
         Detections(np.zeros((2, 4)), np.zeros(3), np.zeros(2, np.int64))
 
+
+
+def test_two_boxes_on_one_index_are_one_card() -> None:
+    # a jumbo index drawn once round the rank and once round rank and suit: one card, not two
+    cards = group_indices(dets(("AS", 860, 400, 28, 40), ("AS", 856, 396, 28, 33)))
+    assert [c.card for c in cards] == ["AS"] and len(cards[0].index_boxes) == 1
+    # different codes on one place stay separate (the reader disagrees; not this rule's call)
+    assert len(group_indices(dets(("AS", 860, 400, 28, 40), ("AC", 856, 396, 28, 33)))) == 2

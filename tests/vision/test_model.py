@@ -32,10 +32,9 @@ def on_card(obs_x: float, obs_y: float, answer: dict) -> bool:
 # Samples the shipped model is measured to misread (see models/README.md); strict, so a model
 # that reads them correctly makes this list fail until it is updated.
 KNOWN_MISREAD = {
-    "double_kennard.jpg": "8D and the sideways 6C read below confidence 0.8 (held-out design)",
-    "double_bellot.jpg": "the sideways 5C missed, a ghost AH read in the 2H's pips",
-    "jumbo_kennard_bf.jpg": "a pip of the AS read as a second card (4S)",
-    "tens_paris.jpg": "both tens read right, plus a ghost AS on the TS's centre pip",
+    "fan_anglo.jpg": "the 5H at the bottom of the fan read as 6H",
+    "jumbo_kennard_bf.jpg": "the AS's two jumbo indices too close for a pair (two AS), and the "
+    "4H's second corner read as 4D",
 }
 
 
@@ -56,7 +55,7 @@ def test_shipped_model_reads_sample(detector: CardDetector, name: str) -> None:
         (seen,) = [c for c in cards if c.card == expected["card"]]
         assert on_card(seen.x, seen.y, expected), (name, seen, expected)
         assert seen.sideways == expected["sideways"], (name, seen)
-        assert 0.8 <= seen.confidence <= 1.0
+        assert detector.confidence <= seen.confidence <= 1.0
 
 
 def test_pip_tens_are_found_where_they_lie(detector: CardDetector) -> None:
@@ -86,7 +85,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_json_one_line_per_image() -> None:
-    names = ["fan_anglo.jpg", "split_tigullio.jpg"]
+    names = sorted(n for n in ANSWERS if n not in KNOWN_MISREAD)[:2]
     result = cli("--json", *(str(DATA / n) for n in names))
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]

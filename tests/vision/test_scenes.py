@@ -109,3 +109,33 @@ def test_enrolled_faces_without_alpha_load(deck: Design, tmp_path) -> None:
 def test_missing_face_named(tmp_path) -> None:
     with pytest.raises(ValueError, match="missing or unreadable face AS"):
         load_design(tmp_path)
+
+
+def test_enrolment_names_a_missing_face_before_training(deck: Design, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    for code, face in deck.faces.items():
+        if code != "QH":
+            cv2.imwrite(str(tmp_path / f"{code}.png"), face)
+    result = subprocess.run([sys.executable, "-m", "dealer_assist.vision.enrol", str(tmp_path)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "missing or unreadable face QH" in result.stderr and str(tmp_path) in result.stderr
+
+
+@pytest.mark.parametrize("clockwise", [True, False])
+def test_turned_crop_labels_follow_the_pixels(clockwise: bool) -> None:
+    from dealer_assist.vision.dataset import turn_rows
+
+    crop = np.zeros((320, 320), np.uint8)
+    crop[40:66, 200:212] = 255  # an index box 12 wide, 26 tall
+    rows = [(7, 206 / 320, 53 / 320, 12 / 320, 26 / 320)]
+    turned = cv2.rotate(crop, cv2.ROTATE_90_CLOCKWISE if clockwise
+                        else cv2.ROTATE_90_COUNTERCLOCKWISE)
+    ys, xs = np.nonzero(turned)
+    (c, x, y, w, h), = turn_rows(rows, clockwise)
+    assert c == 7
+    assert (x * 320, y * 320) == pytest.approx(((xs.min() + xs.max() + 1) / 2,
+                                                (ys.min() + ys.max() + 1) / 2), abs=0.01)
+    assert (w * 320, h * 320) == pytest.approx((26, 12))

@@ -1,0 +1,44 @@
+"""Card regions: the detector runs only where paper lies, so no visible index may fall outside."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dealer_assist.vision.artwork import CARD_CODES, Design, find_index_boxes
+from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, card_regions
+from dealer_assist.vision.scenes import render_scene
+from tests.vision.test_scenes import drawn_face
+
+
+def test_every_visible_index_lies_inside_a_region() -> None:
+    faces = {code: drawn_face(code) for code in CARD_CODES}
+    deck = Design("drawn", faces, find_index_boxes(faces))
+    rng = np.random.default_rng(11)
+    labels = 0
+    for _ in range(15):  # lamps, glare, shadows, chips, arms: the generator's full range
+        scene = render_scene(rng, [deck])
+        regions = card_regions(scene.image)
+        covered = np.zeros(scene.image.shape[:2], bool)
+        for x0, y0, x1, y1 in regions:
+            assert 0 <= x0 < x1 <= 1280 and 0 <= y0 < y1 <= 720
+            assert (x1 - x0) % 32 == 0 and (y1 - y0) % 32 == 0  # the network's stride
+            covered[y0:y1, x0:x1] = True
+        assert covered.mean() < 0.7, "regions should spare the empty felt"
+        for lab in scene.labels:
+            x0, y0, x1, y1 = (int(round(v)) for v in lab.box)
+            assert covered[max(0, y0) : y1, max(0, x0) : x1].all(), lab
+            labels += 1
+    assert labels > 100
+
+
+def test_empty_felt_has_no_region_and_no_card() -> None:
+    felt = np.zeros((720, 1280, 3), np.uint8)
+    felt[:] = (40, 110, 30)
+    felt += np.random.default_rng(0).integers(0, 6, felt.shape, dtype=np.uint8)
+    assert card_regions(felt) == []
+    assert CardDetector(DEFAULT_MODEL).detect(felt) == []
+
+
+def test_bright_frame_is_one_region() -> None:
+    close_up = np.full((480, 640, 3), 235, np.uint8)  # a card filling the frame
+    assert card_regions(close_up) == [(0, 0, 640, 480)]
