@@ -32,8 +32,9 @@ DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.onnx"
 DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.onnx")
 _STRIDE = 32
 #: Distance between the two index centres of one card, in units of an index box's long side
-#: (measured over the installed designs: 3.1 to 5.4; a little slack either side).
-PAIR_DISTANCE = (2.4, 6.5)
+#: (measured over the installed designs' tight index boxes: 3.1 to 5.4; the detector's boxes
+#: carry a margin, which brings a jumbo index's two corners to 2.0).
+PAIR_DISTANCE = (1.8, 6.5)
 #: Card regions are looked for at this fraction of the frame's size (cheap; cards stay blobs).
 _REGION_SHRINK = 4
 #: Beyond this share of the frame in regions, one pass over the whole frame is cheaper.
