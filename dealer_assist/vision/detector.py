@@ -116,10 +116,11 @@ class CardDetector:
     """Loads the two ONNX models once; ``detect(frame)`` gives the cards in a BGR frame.
 
     ``scale`` resizes the frame before the detector (1.0 = the frame's own pixels, what it was
-    trained for; 0.75 is faster and still within its scale augmentation). ``presence`` is the
-    least detector score (summed over its card classes) for a place to count as an index;
-    ``confidence`` the least reading confidence (rank probability x suit probability).
-    ``regions``: run the network only on :func:`card_regions` (False: always the whole frame).
+    trained for; 0.75 is faster but finds fewer indices). ``presence`` is the least detector
+    score (its class scores summed; the shipped model has one class, "index") for a place to
+    count as an index; ``confidence`` the least reading confidence (rank probability x suit
+    probability, each index read twice and the readings combined). ``regions``: run the
+    network only on :func:`card_regions` (False: always the whole frame).
     """
 
     def __init__(
