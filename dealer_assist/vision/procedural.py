@@ -176,9 +176,7 @@ def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
         ink = (red if suit in "HD" else black).astype(np.float64)
         face = np.empty((h, w, 4), np.uint8)
         face[:, :, :3] = paper
-        face[:, :, 3] = 0
-        cv2.rectangle(face, (0, 0), (w - 1, h - 1), (*(int(v) for v in paper), 255), -1)
-        _round_corners(face, round(w * rng.uniform(0.03, 0.08)))
+        _round_corners(face, round(w * rng.uniform(0.03, 0.08)))  # sets the alpha channel
         if border:
             inset = round(w * 0.02)
             cv2.rectangle(face, (inset, inset), (w - 1 - inset, h - 1 - inset),
