@@ -37,8 +37,8 @@ _STRIDE = 32
 PAIR_DISTANCE = (1.8, 6.5)
 #: Card regions are looked for at this fraction of the frame's size (cheap; cards stay blobs).
 _REGION_SHRINK = 4
-#: Beyond this share of the frame in regions, one pass over the whole frame is cheaper.
-_REGIONS_MAX_SHARE = 0.7
+#: Regions adding up to this share of the frame (they may overlap) are read as one whole frame.
+_REGIONS_MAX_SHARE = 1.0
 
 
 class ModelError(ValueError):
