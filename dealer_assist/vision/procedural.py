@@ -42,6 +42,8 @@ def text_fonts(fonts: list[Path]) -> list[Path]:
 
 def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None) -> list[Design]:
     """``count`` drawn decks, reproducible from ``seed``."""
+    if count == 0:
+        return []
     all_fonts = fonts if fonts is not None else installed_fonts()
     rank_fonts = text_fonts(all_fonts)
     suit_fonts = [f for f in all_fonts if f.name in _SUIT_GLYPH_FONTS]
@@ -51,6 +53,12 @@ def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None) -> lis
     rng = np.random.default_rng(seed)
     return [_drawn_design(rng, f"drawn-{seed}-{i}", rank_fonts, suit_fonts)
             for i in range(count)]
+
+
+def mixed_with_drawn(real: list[Design], drawn: list[Design]) -> list[Design]:
+    """The designs to draw scenes from, one per scene: the real ones repeated so that about
+    half the scenes show a real deck and half a drawn one."""
+    return real * max(1, round(len(drawn) / max(1, len(real)))) + drawn
 
 
 # --- suit shapes -----------------------------------------------------------------------------

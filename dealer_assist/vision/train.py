@@ -25,7 +25,7 @@ from dealer_assist.vision.artwork import (
     load_designs,
 )
 from dealer_assist.vision.dataset import write_data_yaml, write_dataset
-from dealer_assist.vision.procedural import drawn_designs
+from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 
@@ -74,11 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     enrolled = [load_design(folder) for folder in args.faces]
     # an enrolled deck is the one the table deals: weight it over the generic designs
     pool = designs + enrolled * max(1, len(designs) // 2)
-    if args.drawn:  # half the scenes from drawn decks: indices in fonts no real design has
-        drawn = drawn_designs(args.drawn, args.seed)
-        pool = pool * max(1, round(len(drawn) / max(1, len(pool)))) + drawn
     if not pool:
         raise SystemExit(f"no designs: install artwork into {art_dir()} or pass --faces")
+    # half the scenes from drawn decks: indices in fonts no real design has
+    pool = mixed_with_drawn(pool, drawn_designs(args.drawn, args.seed))
     data = args.work / "data"
     if data.exists():
         shutil.rmtree(data)

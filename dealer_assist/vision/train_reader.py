@@ -28,7 +28,7 @@ from dealer_assist.vision.artwork import (
     load_design,
     load_designs,
 )
-from dealer_assist.vision.procedural import drawn_designs
+from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
 from dealer_assist.vision.scenes import render_scene
 
@@ -115,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(os.cpu_count() or 1)
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     real = load_designs(names) + [load_design(f) for f in args.faces] * max(1, len(names) // 2)
-    drawn = drawn_designs(args.drawn, args.seed)
-    # one design per scene: repeat the real ones so that half the scenes show a real deck
-    designs = real * max(1, round(len(drawn) / len(real))) + drawn
+    designs = mixed_with_drawn(real, drawn_designs(args.drawn, args.seed))
     started = time.time()
     crops, ranks, suits = make_crops(designs, args.scenes, args.seed)
     render_s = time.time() - started

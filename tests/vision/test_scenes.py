@@ -139,3 +139,14 @@ def test_turned_crop_labels_follow_the_pixels(clockwise: bool) -> None:
     assert (x * 320, y * 320) == pytest.approx(((xs.min() + xs.max() + 1) / 2,
                                                 (ys.min() + ys.max() + 1) / 2), abs=0.01)
     assert (w * 320, h * 320) == pytest.approx((26, 12))
+
+
+def test_half_the_scenes_show_a_real_deck(deck: Design) -> None:
+    from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
+
+    real = [Design(f"real{i}", deck.faces, deck.index_boxes) for i in range(15)]
+    drawn = [Design(f"drawn{i}", deck.faces, deck.index_boxes) for i in range(45)]
+    pool = mixed_with_drawn(real, drawn)
+    assert sum(d.name.startswith("real") for d in pool) == 45 and pool[-45:] == drawn
+    assert mixed_with_drawn(real, []) == real
+    assert drawn_designs(0, seed=1, fonts=[]) == []  # no decks asked: no fonts needed
