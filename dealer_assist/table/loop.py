@@ -276,7 +276,7 @@ class TableLoop:
                 f"the camera did not see {pending.shoe.card.code} land; "
                 "recorded from the shoe (a card for the hand in play is taken as a hit)",
             )
-            self._commit(pending.shoe.card, None, False, origin=pending.shoe.origin)
+            self._commit_shoe_card(pending.shoe)
         while self._pending_felt and now - self._pending_felt[0].since >= self.shoe_wait_s:
             pending = self._pending_felt.popleft()
             changed = True
@@ -314,7 +314,7 @@ class TableLoop:
             self._pending_shoe.append(_Pending(self._now, shoe=item, rejected=rejected))
             self._pair()
         elif not rejected:
-            self._commit(card, None, False, origin=item.origin)
+            self._commit_shoe_card(item)
 
     def _accept_from_shoe(self, card: Card) -> bool:
         """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
@@ -450,7 +450,7 @@ class TableLoop:
         while self._pending_shoe and self._hole_card_due():
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
-                self._commit(pending.shoe.card, None, False, origin=pending.shoe.origin)
+                self._commit_shoe_card(pending.shoe)
 
     def _pair(self, force: bool = False) -> None:
         """Match shoe cards with landings: the same card first (a phantom or stray reading is
@@ -482,7 +482,7 @@ class TableLoop:
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
                     f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
                 )
-            self._commit(shoe.card, felt.spot, felt.sideways, origin=shoe.origin)
+            self._commit_shoe_card(shoe, felt.spot, felt.sideways)
             self._take_hole_card()
 
     def _on_felt_stacks(self, item: FeltStacks) -> None:
@@ -601,7 +601,7 @@ class TableLoop:
         while self._pending_shoe:
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
-                self._commit(pending.shoe.card, None, False, origin=pending.shoe.origin)
+                self._commit_shoe_card(pending.shoe)
         self._pending_felt.clear()
 
     # ------------------------------------------------------------------ dealer
@@ -709,6 +709,12 @@ class TableLoop:
                 return False
             if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
                 return False
+
+    def _commit_shoe_card(
+        self, shoe: ShoeCard, landing: Spot | None = None, sideways: bool = False
+    ) -> None:
+        """Record a card the shoe dealt, with the shoe's numbering of it."""
+        self._commit(shoe.card, landing, sideways, origin=shoe.origin)
 
     def _commit(
         self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False,
