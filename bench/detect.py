@@ -1,6 +1,7 @@
 """Speed of the card detector end to end at 1280x720 on this machine's CPUs.
 
-    PYTHONPATH=. python bench/detect.py [--scale 1.0] [--frames 60] [--whole-frame]
+    PYTHONPATH=. python bench/detect.py [--model M] [--reader R] [--scale 1.0] [--frames 60]
+                                        [--whole-frame]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
 deliver them; the stages timed are JPEG decode, card regions + letterbox, ONNX Runtime
@@ -21,7 +22,7 @@ import cv2
 import numpy as np
 
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
-from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
 from dealer_assist.vision.scenes import render_scene
 
 
@@ -35,6 +36,7 @@ def decode(jpeg: np.ndarray) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--frames", type=int, default=60)
     parser.add_argument("--whole-frame", action="store_true",
@@ -44,7 +46,7 @@ def main() -> None:
     designs = load_designs(list(HELD_OUT_DESIGNS))
     jpegs = [cv2.imencode(".jpg", render_scene(rng, designs).image,
                           [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
-    detector = CardDetector(args.model, scale=args.scale, regions=not args.whole_frame)
+    detector = CardDetector(args.model, args.reader, scale=args.scale, regions=not args.whole_frame)
     for jpeg in jpegs[:3]:  # warm-up
         detector.detect(decode(jpeg))
     names = ("decode", "regions+letterbox", "inference", "nms", "reading", "grouping", "total")
@@ -66,7 +68,7 @@ def main() -> None:
     h, w = frame.shape[:2]
     print(f"cpu_count={os.cpu_count()} frame={w}x{h} scale={args.scale} "
           f"regions={not args.whole_frame} "
-          f"model={args.model.name} frames={args.frames}")
+          f"model={args.model.name} reader={args.reader.name} frames={args.frames}")
     for name, values in stages.items():
         p95 = sorted(values)[int(0.95 * (len(values) - 1))]
         print(f"  {name:<17} median {statistics.median(values):7.2f} ms   p95 {p95:7.2f} ms")

@@ -15,7 +15,8 @@ protocol = "dealer-assist"   # or "ascii" (a plain [Game]<Card:4S> shoe; then de
 [camera]                     # omit when no camera is fitted
 source = 0                   # device index, stream URL or video file
 calibration = "calibration/table.yaml"   # from `dealer-assist calibrate table` (holds the layout)
-model = "models/cards.onnx"  # optional: the card detector (default: the shipped model)
+model = "models/cards-ourdeck.int8.onnx"          # optional: the card detector and the index
+reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped models)
 
 [recording]
 dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
@@ -59,6 +60,7 @@ class CameraConfig:
     source: int | str
     calibration: Path | None = None
     model: Path | None = None
+    reader: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,7 @@ class TableConfig:
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
-    "camera": {"source", "calibration", "model"},
+    "camera": {"source", "calibration", "model", "reader"},
     "recording": {"dir", "surveillance"},
     "screen": {"host", "port"},
 }
@@ -175,11 +177,12 @@ def parse_config(
                 "required: the table calibration file (dealer-assist calibrate table) that "
                 "places the camera's pixels on the table and names the card zones",
             )
-        model = raw_camera.get("model")
+        model, reader = raw_camera.get("model"), raw_camera.get("reader")
         camera = CameraConfig(
             source,
             _file(path, base, "camera.calibration", raw_camera["calibration"]),
             None if model is None else _file(path, base, "camera.model", model),
+            None if reader is None else _file(path, base, "camera.reader", reader),
         )
 
     recording = _section(path, data, "recording") or {}

@@ -56,10 +56,10 @@ def open_live_camera(config: CameraConfig) -> CameraSource:
     missing or wrong (the model file, the calibration file and its key)."""
     from dealer_assist.calibration.drift import DriftMonitor
     from dealer_assist.calibration.table import TableCalibration
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
     from dealer_assist.vision.tracker import CardTracker
 
-    detector = CardDetector(config.model or DEFAULT_MODEL)
+    detector = CardDetector(config.model or DEFAULT_MODEL, config.reader or DEFAULT_READER)
     assert config.calibration is not None  # the config requires it with a camera
     calibration = TableCalibration.load(config.calibration)
     layout = calibration.layout

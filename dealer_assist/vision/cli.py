@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true",
                         help="one JSON object a line: per image its cards, per video its events")
     parser.add_argument("--model", type=Path, default=None,
-                        help="ONNX model (default: models/cards.onnx)")
+                        help="ONNX model (default: models/cards.int8.onnx)")
     parser.add_argument("--reader", type=Path, default=None,
-                        help="ONNX index reader (default: models/index-reader.onnx)")
+                        help="ONNX index reader (default: models/index-reader.int8.onnx)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="resize frames by this before inference (default 1.0; 0.75 faster)")
     parser.add_argument("--confidence", type=float, default=0.95,

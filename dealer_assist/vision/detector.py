@@ -28,8 +28,10 @@ from dealer_assist.vision.reader import (
     crops_to_blob,
 )
 
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.onnx"
-DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.onnx")
+#: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
+#: exports ``cards.onnx`` and ``index-reader.onnx`` beside them.
+DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.int8.onnx"
+DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.int8.onnx")
 _STRIDE = 32
 #: Distance between the two index centres of one card, in units of an index box's long side
 #: (measured over the installed designs' tight index boxes: 3.1 to 5.4; the detector's boxes

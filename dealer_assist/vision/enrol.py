@@ -6,9 +6,10 @@
 (``7S.png``, ``TC.jpg``, ...). The command renders table scenes from that deck (weighted over
 the generic designs, which stay in so the models do not forget them), fine-tunes the shipped
 detector checkpoint (``models/cards.pt``), trains an index reader, exports both to
-``models/cards-<name>.onnx`` and ``models/index-reader-<name>.onnx``, and scores them against
-the shipped models on scenes of the enrolled deck. Needs the training extra (torch).
-Run the table with ``model = "models/cards-<name>.onnx"`` (and the reader beside it).
+``models/cards-<name>.onnx`` and ``models/index-reader-<name>.onnx``, quantises both to INT8
+(``*.int8.onnx``, what the table runs) and scores them against the shipped models on scenes of
+the enrolled deck. Needs the training extra (torch). Then, in ``table.toml``'s ``[camera]``:
+``model = "models/cards-<name>.int8.onnx"`` and ``reader = "models/index-reader-<name>.int8.onnx"``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from dealer_assist.vision import evaluate, train, train_reader
+from dealer_assist.vision import evaluate, quantize, train, train_reader
 from dealer_assist.vision.artwork import ArtworkError, load_design
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
 
@@ -46,14 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or args.deck.name
     detector = args.out_dir / f"cards-{name}.onnx"
     reader = args.out_dir / f"index-reader-{name}.onnx"
-    train.main(["--faces", str(args.deck), "--init", str(DEFAULT_MODEL.with_suffix(".pt")),
+    train.main(["--faces", str(args.deck), "--init", str(MODELS_DIR / "cards.pt"),
                 "--scenes", str(args.scenes), "--epochs", str(args.epochs),
                 "--out", str(detector)])
     train_reader.main(["--faces", str(args.deck), "--scenes", str(args.reader_scenes),
                        "--epochs", str(args.reader_epochs), "--out", str(reader)])
+    quantize.main(["--detector", str(detector), "--reader", str(reader), "--faces", str(args.deck)])
     results = {}
     for label, model, read in (("shipped", DEFAULT_MODEL, DEFAULT_READER),
-                               ("enrolled", detector, reader)):
+                               ("enrolled", quantize.quantized_path(detector),
+                                quantize.quantized_path(reader))):
         found = evaluate.evaluate(CardDetector(model, read), [str(args.deck)],
                                   args.check_scenes, seed=2000)
         results[label] = evaluate.report(name, found)

@@ -1,11 +1,16 @@
-"""Optional INT8 (static, QDQ) quantisation of the ONNX detector for faster CPU inference.
+"""INT8 quantisation of the two ONNX models, which is what the table runs (AVX-512 VNNI CPUs
+run 8-bit convolutions several times faster than float ones).
 
-    python -m dealer_assist.vision.quantize models/cards.onnx models/cards-int8.onnx
+    python -m dealer_assist.vision.quantize      # models/cards.int8.onnx, index-reader.int8.onnx
+    python -m dealer_assist.vision.quantize --detector X.onnx --reader Y.onnx
 
-Calibrates activations on rendered 1280x720 frames of the training designs (never the held-out
-ones) and quantises convolutions only, so the box/score head stays in float. Needs ``onnx``
-(the training extra); the quantised model then runs on plain ONNX Runtime like the float one.
-Check its accuracy with ``python -m dealer_assist.vision.evaluate --model ...`` before use.
+Static QDQ quantisation with ONNX Runtime's tools: weights per channel, activations calibrated
+(min/max) on rendered 1280x720 frames of the trained designs (never the held-out ones) and on the
+indices the float detector finds in them. The detector is quantised throughout except its
+decoding tail (the last convolution of each output branch and the box/score arithmetic after
+them: quantised, that arithmetic found no index at all), which stays in float. The reader's
+convolutions are quantised, its two classifier layers stay float. Each output is written beside
+its source as ``<stem>.int8.onnx``. Needs ``onnx`` (the training extra).
 """
 
 from __future__ import annotations
@@ -13,22 +18,72 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import cv2
 import numpy as np
 
-from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, installed_designs, load_designs
+from dealer_assist.vision.artwork import (
+    HELD_OUT_DESIGNS,
+    installed_designs,
+    load_design,
+    load_designs,
+)
+from dealer_assist.vision.detector import _STRIDE, CardDetector
+from dealer_assist.vision.reader import crop_index, crops_to_blob
 from dealer_assist.vision.scenes import render_scene
 
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dealer_assist.vision.quantize",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--frames", type=int, default=24, help="calibration frames")
-    parser.add_argument("--seed", type=int, default=77)
-    args = parser.parse_args(argv)
-    import cv2
+
+def quantized_path(model: Path) -> Path:
+    """Where the INT8 version of ``model`` is written: ``cards.onnx`` -> ``cards.int8.onnx``."""
+    return model.with_name(f"{model.stem}.int8.onnx")
+
+
+def calibration_inputs(detector: Path, reader: Path, frames: int, seed: int,
+                       faces: Path | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Detector blobs (whole frames padded to the stride) and reader blobs (the indices the
+    float detector finds in those frames, each as seen and turned half a turn). ``faces``: an
+    enrolled deck, shown in half the frames."""
+    designs = load_designs([d for d in installed_designs() if d not in HELD_OUT_DESIGNS])
+    if faces is not None:
+        designs += [load_design(faces)] * max(1, len(designs))
+    if not designs:
+        raise SystemExit("quantize: no card artwork installed (scripts/install-card-art.sh)")
+    float_detector = CardDetector(detector, reader)
+    rng = np.random.default_rng(seed)
+    frame_blobs, crop_blobs = [], []
+    for _ in range(frames):
+        frame = render_scene(rng, designs).image
+        pad = -frame.shape[0] % _STRIDE
+        padded = cv2.copyMakeBorder(frame, 0, pad, 0, -frame.shape[1] % _STRIDE,
+                                    cv2.BORDER_CONSTANT, value=(114, 114, 114))
+        frame_blobs.append(cv2.dnn.blobFromImage(padded, 1 / 255.0, swapRB=True))
+        crops = [crop_index(frame, tuple(float(v) for v in box))
+                 for box in float_detector.find_indices(frame)]
+        if crops:
+            crop_blobs.append(crops_to_blob(crops + [cv2.rotate(c, cv2.ROTATE_180)
+                                                     for c in crops]))
+    return frame_blobs, crop_blobs
+
+
+def detector_tail(model: Path) -> list[str]:
+    """The detector's nodes left in float: in its decoding head (YOLO's last module), all but
+    the box and class branches, and the last convolution of each branch."""
+    import onnx
+
+    graph = onnx.load(str(model)).graph
+    head = max(int(n.name.split("/")[1].split(".")[1]) for n in graph.node
+               if n.name.startswith("/model."))
+    prefix = f"/model.{head}/"
+    return [n.name for n in graph.node if n.name.startswith(prefix) and (
+        not ("/cv2." in n.name or "/cv3." in n.name)
+        or (n.op_type == "Conv" and n.name.endswith(".2/Conv")))]
+
+
+def quantize(model: Path, out: Path, blobs: list[np.ndarray], *,
+             op_types: list[str] | None, exclude: list[str]) -> None:
+    """Statically quantise ``model`` to ``out`` with activations calibrated on ``blobs``."""
+    import onnxruntime as ort
     from onnxruntime.quantization import (
         CalibrationDataReader,
         CalibrationMethod,
@@ -37,29 +92,41 @@ def main(argv: list[str] | None = None) -> int:
         quantize_static,
     )
 
-    designs = load_designs([d for d in installed_designs() if d not in HELD_OUT_DESIGNS])
-    rng = np.random.default_rng(args.seed)
-    blobs = []
-    for _ in range(args.frames):
-        frame = render_scene(rng, designs).image
-        padded = cv2.copyMakeBorder(frame, 0, 736 - frame.shape[0], 0, 0, cv2.BORDER_CONSTANT,
-                                    value=(114, 114, 114))
-        blobs.append(cv2.dnn.blobFromImage(padded, 1 / 255.0, swapRB=True))
+    input_name = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]) \
+        .get_inputs()[0].name
 
-    class Frames(CalibrationDataReader):
+    class Blobs(CalibrationDataReader):
         def __init__(self) -> None:
             self._items = iter(blobs)
 
         def get_next(self) -> dict[str, np.ndarray] | None:
             blob = next(self._items, None)
-            return None if blob is None else {"images": blob}
+            return None if blob is None else {input_name: blob}
 
-    quantize_static(
-        str(args.model), str(args.out), Frames(), quant_format=QuantFormat.QDQ,
-        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True,
-        op_types_to_quantize=["Conv"], calibrate_method=CalibrationMethod.MinMax,
-    )
-    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    quantize_static(str(model), str(out), Blobs(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    per_channel=True, op_types_to_quantize=op_types, nodes_to_exclude=exclude,
+                    calibrate_method=CalibrationMethod.MinMax)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dealer_assist.vision.quantize",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--detector", type=Path, default=MODELS_DIR / "cards.onnx")
+    parser.add_argument("--reader", type=Path, default=MODELS_DIR / "index-reader.onnx")
+    parser.add_argument("--frames", type=int, default=48, help="calibration frames")
+    parser.add_argument("--seed", type=int, default=77)
+    parser.add_argument("--faces", type=Path, default=None,
+                        help="an enrolled deck's faces, shown in half the calibration frames")
+    args = parser.parse_args(argv)
+    frame_blobs, crop_blobs = calibration_inputs(args.detector, args.reader, args.frames,
+                                                 args.seed, args.faces)
+    quantize(args.detector, quantized_path(args.detector), frame_blobs,
+             op_types=None, exclude=detector_tail(args.detector))
+    quantize(args.reader, quantized_path(args.reader), crop_blobs, op_types=["Conv"], exclude=[])
+    for path in (quantized_path(args.detector), quantized_path(args.reader)):
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 
 

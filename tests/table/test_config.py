@@ -76,3 +76,18 @@ def test_mistakes_name_the_key(tmp_path, text, key):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_camera_models_are_files_beside_the_config(tmp_path):
+    for name in ("table.yaml", "cards-ours.int8.onnx", "index-reader-ours.int8.onnx"):
+        (tmp_path / name).write_bytes(b"x")
+    config = load_config(write(tmp_path, (
+        '[camera]\nsource = 0\ncalibration = "table.yaml"\n'
+        'model = "cards-ours.int8.onnx"\nreader = "index-reader-ours.int8.onnx"\n')))
+    assert config.camera is not None
+    assert config.camera.model == tmp_path / "cards-ours.int8.onnx"
+    assert config.camera.reader == tmp_path / "index-reader-ours.int8.onnx"
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, (
+            '[camera]\nsource = 0\ncalibration = "table.yaml"\nreader = "gone.onnx"\n')))
+    assert caught.value.key == "camera.reader"

@@ -137,5 +137,5 @@ def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path
     assert done.returncode == 0, done.stderr
     assert f"dealer-assist table: {config}: camera: " in done.stderr
     # the missing detector model, or (with a model installed) the bad calibration file
-    assert "cards.onnx" in done.stderr or "table-calibration.yaml" in done.stderr
+    assert "cards.int8.onnx" in done.stderr or "table-calibration.yaml" in done.stderr
     assert "camera none" in done.stdout

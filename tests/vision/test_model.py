@@ -33,7 +33,6 @@ def on_card(obs_x: float, obs_y: float, answer: dict) -> bool:
 # that reads them correctly makes this list fail until it is updated.
 KNOWN_MISREAD = {
     "fan_anglo.jpg": "the 5H at the bottom of the fan read as 6H",
-    "jumbo_kennard_bf.jpg": "the 4H's second corner read as 4D (reported as a second card)",
 }
 
 

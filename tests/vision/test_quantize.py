@@ -1,0 +1,56 @@
+"""INT8 quantisation: the command turns the float exports into models the table can run, with the
+decoding tail left in float, and the result still reads cards."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import cv2
+import onnx
+import pytest
+
+from dealer_assist.vision import quantize
+from dealer_assist.vision.artwork import installed_designs
+from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "vision"
+MODELS = DEFAULT_MODEL.parent
+
+
+def test_shipped_defaults_are_the_quantised_models() -> None:
+    assert DEFAULT_MODEL == quantize.quantized_path(MODELS / "cards.onnx")
+    assert DEFAULT_READER == quantize.quantized_path(MODELS / "index-reader.onnx")
+
+
+def test_detector_tail_stays_float() -> None:
+    tail = quantize.detector_tail(MODELS / "cards.onnx")
+    graph = onnx.load(str(MODELS / "cards.onnx")).graph
+    last = max(int(n.name.split("/")[1].split(".")[1]) for n in graph.node
+               if n.name.startswith("/model."))
+    assert all(name.startswith(f"/model.{last}/") for name in tail)
+    # the output convolutions of the box and class branches, and the distribution decoding
+    assert {"/model.23/cv2.0/cv2.0.2/Conv", "/model.23/cv3.2/cv3.2.2/Conv",
+            "/model.23/dfl/conv/Conv"} <= set(tail)
+    # ... but the branches' inner convolutions are quantised
+    assert "/model.23/cv2.0/cv2.0.0/conv/Conv" not in tail
+
+
+@pytest.mark.skipif(not installed_designs(), reason="card artwork not installed; "
+                    "scripts/test.sh installs it (scripts/install-card-art.sh)")
+def test_quantize_command_writes_models_that_read(tmp_path: Path) -> None:
+    for name in ("cards.onnx", "index-reader.onnx"):
+        shutil.copy(MODELS / name, tmp_path / name)
+    assert quantize.main(["--detector", str(tmp_path / "cards.onnx"),
+                          "--reader", str(tmp_path / "index-reader.onnx"),
+                          "--frames", "6"]) == 0
+    detector_path, reader_path = (tmp_path / "cards.int8.onnx",
+                                  tmp_path / "index-reader.int8.onnx")
+    ops = {n.op_type for n in onnx.load(str(detector_path)).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops
+    assert detector_path.stat().st_size < (tmp_path / "cards.onnx").stat().st_size / 2
+    detector = CardDetector(detector_path, reader_path)
+    answer = json.loads((DATA / "answers.json").read_text())["split_tigullio.jpg"]
+    cards = detector.detect(cv2.imread(str(DATA / "split_tigullio.jpg")))
+    assert sorted(c.card for c in cards) == sorted(a["card"] for a in answer["cards"])
