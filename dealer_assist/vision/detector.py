@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -312,19 +313,22 @@ def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, in
     return regions
 
 
+def same_place(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Two boxes ``(x0, y0, x1, y1)`` cover one place: they overlap by half the smaller one."""
+    ix = min(a[2], b[2]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[1], b[1])
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return ix > 0 and iy > 0 and ix * iy >= 0.5 * smaller
+
+
 def _merge_overlaps(detections: Detections) -> Detections:
     boxes = detections.boxes
     order = np.argsort(-detections.confidences)
     kept: list[int] = []
     for i in order:
         for j in kept:
-            if detections.class_ids[i] != detections.class_ids[j]:
-                continue
-            ix = min(boxes[i, 2], boxes[j, 2]) - max(boxes[i, 0], boxes[j, 0])
-            iy = min(boxes[i, 3], boxes[j, 3]) - max(boxes[i, 1], boxes[j, 1])
-            smaller = min(np.prod(boxes[i, 2:] - boxes[i, :2]),
-                          np.prod(boxes[j, 2:] - boxes[j, :2]))
-            if ix > 0 and iy > 0 and ix * iy >= 0.5 * smaller:
+            if detections.class_ids[i] == detections.class_ids[j] and \
+                    same_place(boxes[i], boxes[j]):
                 break
         else:
             kept.append(int(i))

@@ -1,6 +1,12 @@
 """Following cards across frames and turning them into events.
 
 Rules (all counted in frames, so they hold for any frame rate):
+- An observation belongs to a track when its point lies within ``match_radius`` of the track's,
+  or when one of its corner indices lies where one of the track's did: a card's point is its
+  centre while both corners are read and a corner while one is, so the point jumps by half a
+  card as the next card of a fan covers a corner, and the corners do not move. A corner of a
+  card already matched in this frame that reads as another card is passed over: it is that
+  card's other reading, not a new card (the shoe, or a change over the whole card, decides).
 - A card becomes an event (``APPEARED``) only once seen at the same place for ``stable_frames``
   consecutive frames: a card sliding across the felt or a flicker of the detector is not a card.
 - A confirmed card that goes unseen (a hand passing over it) keeps its identity for
@@ -14,9 +20,13 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from dealer_assist.vision.detector import CardObservation
+from dealer_assist.vision.detector import CardObservation, same_place
+
+Box = tuple[float, float, float, float]
+#: Corner boxes a track remembers (a card has two; room for a re-seated box or two).
+_CORNERS_KEPT = 4
 
 
 class EventKind(enum.Enum):
@@ -60,6 +70,15 @@ class _Track:
     confirmed: bool = False
     rival: str | None = None
     rival_hits: int = 0
+    corners: list[Box] = field(default_factory=list)
+
+    def shares_corner(self, obs: CardObservation) -> bool:
+        return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
+
+    def remember(self, obs: CardObservation) -> None:
+        fresh = list(obs.index_boxes)
+        kept = [c for c in self.corners if not any(same_place(c, b) for b in fresh)]
+        self.corners = (kept + fresh)[-_CORNERS_KEPT:]
 
 
 class CardTracker:
@@ -104,13 +123,18 @@ class CardTracker:
             )
             for distance, ti, i in pairs:
                 track = self._tracks[ti]
-                if distance > self.match_radius or track.last_seen == frame or i not in unmatched:
+                if track.last_seen == frame or i not in unmatched:
+                    continue
+                if distance > self.match_radius and not track.shares_corner(observations[i]):
                     continue
                 unmatched.remove(i)
                 events += self._seen(track, observations[i], frame)
         for i in unmatched:
             obs = observations[i]
+            if any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
+                continue  # the other corner of a card already seen, read otherwise
             track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame)
+            track.remember(obs)
             self._next_id += 1
             self._tracks.append(track)
             events += self._maybe_confirm(track, frame)
@@ -121,6 +145,7 @@ class CardTracker:
         consecutive = track.last_seen == frame - 1
         track.last_seen = frame
         track.x, track.y = obs.x, obs.y
+        track.remember(obs)
         if obs.card == track.card:
             track.rival, track.rival_hits = None, 0
             track.hits = track.hits + 1 if consecutive or track.confirmed else 1

@@ -74,6 +74,44 @@ def test_two_cards_of_same_code_are_two_tracks() -> None:
     assert sorted((e.card, e.x) for e in events) == [("9S", 100), ("9S", 200)]
 
 
+def card(code: str, corners: list[tuple[float, float]]) -> CardObservation:
+    """A card seen by the corners listed (index centres): placed at their mean, as grouped."""
+    boxes = tuple((x - 6, y - 12, x + 6, y + 12) for x, y in corners)
+    x = sum(c[0] for c in corners) / len(corners)
+    y = sum(c[1] for c in corners) / len(corners)
+    return CardObservation(code, x, y, 0.9, False, boxes)
+
+
+def test_card_seen_by_one_corner_then_both_stays_one_card() -> None:
+    """The point of a card is its centre with both corners read and a corner with one: it jumps
+    by half a card (here 64 px, past match_radius) and is still the same card."""
+    tracker = CardTracker(stable_frames=2, match_radius=25)
+    top, bottom = (100, 100), (160, 180)
+    frames = ([[card("5S", [top])]] * 3 + [[card("5S", [top, bottom])]] * 3
+              + [[card("5S", [bottom])]] * 3 + [[card("5S", [top])]] * 3)
+    events = run(tracker, frames)
+    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "5S")]
+    assert len(tracker.confirmed) == 1
+
+
+def test_corner_read_as_another_card_is_not_a_new_card() -> None:
+    """A card whose corners disagree (5S at the top, 5C at the bottom, frame after frame) is one
+    card, the one it was confirmed as; the other reading does not start a card of its own."""
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    top, bottom = (100, 100), (160, 180)
+    frames = ([[card("5S", [top, bottom])]] * 3 + [[card("5S", [top]), card("5C", [bottom])]] * 5
+              + [[card("5S", [top, bottom])]] * 3)
+    assert [(e.kind, e.card) for e in run(tracker, frames)] == [(EventKind.APPEARED, "5S")]
+
+
+def test_same_code_cards_side_by_side_keep_their_corners() -> None:
+    """Two copies of one card (a six-deck shoe) in one fan: corners apart, two cards."""
+    tracker = CardTracker(stable_frames=2, match_radius=25)
+    first, second = card("9S", [(100, 100), (160, 180)]), card("9S", [(130, 100), (190, 180)])
+    events = run(tracker, [[first]] * 3 + [[first, second]] * 3)
+    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "9S")] * 2
+
+
 def test_card_added_to_a_hand_is_a_new_event() -> None:
     tracker = CardTracker(stable_frames=2)
     first = [obs("4D", 100, 100)]
