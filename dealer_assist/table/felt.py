@@ -154,22 +154,25 @@ class FeltTracker:
     @staticmethod
     def _split_source(seat: _Seat, placed: _Placed) -> tuple[int, _Placed] | None:
         """The two-card stack a same-code card came from: the one it was just removed from, or
-        else the most recently dealt-to pair still showing that card."""
+        else the most recently dealt-to pair still showing that card, or else one showing that
+        rank (the camera may have read the card's suit otherwise before it moved: clubs and
+        spades are its commonest confusion)."""
         for index, moved in reversed(seat.removed):
             if moved.card == placed.card and index < len(seat.stacks):
                 if len(seat.stacks[index]) == 1:
                     return index, moved
-        candidates = [
-            (max(c.order for c in stack), index, card)
-            for index, stack in enumerate(seat.stacks)
-            if len(stack) == 2
-            for card in stack
-            if card.card == placed.card
-        ]
-        if not candidates:
-            return None
-        _, index, card = max(candidates, key=lambda item: item[0])
-        return index, card
+        for same in (lambda c: c == placed.card, lambda c: c.rank == placed.card.rank):
+            candidates = [
+                (max(c.order for c in stack), index, card)
+                for index, stack in enumerate(seat.stacks)
+                if len(stack) == 2
+                for card in stack
+                if same(card.card)
+            ]
+            if candidates:
+                _, index, card = max(candidates, key=lambda item: item[0])
+                return index, card
+        return None
 
     def _remove(self, track: int) -> None:
         self._dealer = [c for c in self._dealer if c.track != track]

@@ -12,8 +12,11 @@ Rules (all counted in frames, so they hold for any frame rate):
 - A confirmed card that goes unseen (a hand passing over it) keeps its identity for
   ``grace_frames``; seen again at its place with its code, nothing new is reported.
 - A confirmed card unseen for longer than ``grace_frames`` is reported ``REMOVED``.
-- A confirmed card read as another code at its place for ``stable_frames`` frames is reported
-  ``CHANGED`` (with the previous code): a swapped card, or a misread the table must question.
+- A confirmed card read as another code at its place for ``change_frames`` sightings in a row is
+  reported ``CHANGED`` (with the previous code): a swapped card, or a misread the table must
+  question. It takes longer than appearing because a card that has been read right for a while
+  and then reads otherwise is more often misread (clubs for spades under glare) than swapped;
+  a swapped card stays swapped, so waiting about a second loses nothing.
 """
 
 from __future__ import annotations
@@ -89,12 +92,14 @@ class CardTracker:
     """
 
     def __init__(self, stable_frames: int = 3, grace_frames: int = 45,
-                 match_radius: float = 25.0) -> None:
-        if stable_frames < 1 or grace_frames < 0 or match_radius <= 0:
+                 match_radius: float = 25.0, change_frames: int = 8) -> None:
+        if stable_frames < 1 or grace_frames < 0 or match_radius <= 0 or change_frames < 1:
             raise ValueError(
-                f"need stable_frames >= 1, grace_frames >= 0, match_radius > 0; got "
-                f"{stable_frames}, {grace_frames}, {match_radius}")
+                f"need stable_frames >= 1, grace_frames >= 0, match_radius > 0, "
+                f"change_frames >= 1; got {stable_frames}, {grace_frames}, {match_radius}, "
+                f"{change_frames}")
         self.stable_frames = stable_frames
+        self.change_frames = change_frames
         self.grace_frames = grace_frames
         self.match_radius = match_radius
         self._tracks: list[_Track] = []
@@ -157,7 +162,7 @@ class CardTracker:
             track.rival_hits += 1
         else:
             track.rival, track.rival_hits = obs.card, 1
-        if track.rival_hits < self.stable_frames:
+        if track.rival_hits < self.change_frames:
             return []
         previous, track.card = track.card, obs.card
         track.rival, track.rival_hits = None, 0

@@ -165,6 +165,17 @@ def test_split_seen_while_the_moved_card_is_still_tracked():
     ]
 
 
+def test_split_seen_when_the_moved_card_was_read_with_another_suit():
+    """The pair was read 3D 3C; the card moved to a new stack reads 3S (the camera's commonest
+    confusion is clubs for spades): still a split, not a card from nowhere."""
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("3D"), 50, 200, 1))
+    tracker.feed(Sighting(SightingKind.APPEARED, C("3C"), 62, 208, 2))
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("3S"), 250, 205, 3)) == [
+        FeltStacks(1, 2, from_stack=0)
+    ]
+
+
 def test_card_changing_in_place_is_a_swap_and_reaches_the_loop_as_an_alarm():
     tracker = FeltTracker(zone_of)
     tracker.feed(Sighting(SightingKind.APPEARED, C("7S"), 50, 200, 1))

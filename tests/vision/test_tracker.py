@@ -55,11 +55,23 @@ def test_card_gone_longer_than_grace_is_removed() -> None:
 
 
 def test_identity_change_reported_once_stable() -> None:
-    tracker = CardTracker(stable_frames=3)
-    events = run(tracker, [[obs("5C", 400, 300)]] * 4 + [[obs("TC", 400, 300)]] * 4)
+    tracker = CardTracker(stable_frames=3, change_frames=5)
+    events = run(tracker, [[obs("5C", 400, 300)]] * 4 + [[obs("TC", 400, 300)]] * 6)
     kinds = [(e.kind, e.card, e.previous, e.frame) for e in events]
-    assert kinds == [(EventKind.APPEARED, "5C", None, 2), (EventKind.CHANGED, "TC", "5C", 6)]
+    assert kinds == [(EventKind.APPEARED, "5C", None, 2), (EventKind.CHANGED, "TC", "5C", 8)]
     assert [c[1] for c in tracker.confirmed] == ["TC"]
+
+
+def test_a_change_needs_longer_than_appearing() -> None:
+    """Clubs read as spades for a few frames, then clubs again: no change; the default asks for
+    eight readings in a row."""
+    tracker = CardTracker(stable_frames=3)
+    assert tracker.change_frames == 8
+    frames = ([[obs("8C", 400, 300)]] * 4 + [[obs("8S", 400, 300)]] * 7
+              + [[obs("8C", 400, 300)]] + [[obs("8S", 400, 300)]] * 7)
+    assert [e.kind for e in run(tracker, frames)] == [EventKind.APPEARED]
+    events = run(tracker, [[obs("8S", 400, 300)]], start=len(frames))
+    assert [(e.kind, e.card, e.previous) for e in events] == [(EventKind.CHANGED, "8S", "8C")]
 
 
 def test_one_frame_misread_is_not_a_change() -> None:
