@@ -91,6 +91,11 @@ class FeltTracker:
             stack for seat in self._seats.values() for stack in seat.stacks
         )
 
+    @property
+    def hole_card_seen(self) -> bool:
+        """The dealer's second card has appeared this round (the hole card turned over)."""
+        return self._dealer_seen >= 2
+
     def reset(self) -> None:
         """A cleared table: the next card starts a new round's picture."""
         self._dealer.clear()
@@ -148,6 +153,15 @@ class FeltTracker:
             seat.removed = [(i, c) for i, c in seat.removed if c is not moved]
             seat.stacks.insert(stack_index + 1, [placed])
             return [FeltStacks(number, len(seat.stacks), from_stack=stack_index)]
+        occupied = [index for index, stack in enumerate(seat.stacks) if stack]
+        if occupied:
+            # Only a split starts a second stack. A card further from the stacks than a fan
+            # reaches (a doubled card laid sideways, or a card whose point is a corner because
+            # one index is covered) belongs to the nearest one.
+            nearest = min(occupied, key=lambda index: min(
+                math.hypot(c.x - placed.x, c.y - placed.y) for c in seat.stacks[index]))
+            seat.stacks[nearest].append(placed)
+            return [FeltCard(placed.card, Spot(number, nearest), sideways)]
         seat.stacks.append([placed])
         return [FeltCard(placed.card, Spot(number, len(seat.stacks) - 1), sideways)]
 
@@ -156,7 +170,8 @@ class FeltTracker:
         """The two-card stack a same-code card came from: the one it was just removed from, or
         else the most recently dealt-to pair still showing that card, or else one showing that
         rank (the camera may have read the card's suit otherwise before it moved: clubs and
-        spades are its commonest confusion)."""
+        spades are its commonest confusion). A card like one in a longer hand, lying apart from
+        it, is that hand's next card seen by a corner, not a split."""
         for index, moved in reversed(seat.removed):
             if moved.card == placed.card and index < len(seat.stacks):
                 if len(seat.stacks[index]) == 1:

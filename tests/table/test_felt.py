@@ -176,6 +176,17 @@ def test_split_seen_when_the_moved_card_was_read_with_another_suit():
     ]
 
 
+def test_card_beyond_a_fans_reach_joins_the_nearest_stack_unless_it_splits():
+    """A doubled card laid sideways (or a card seen by a corner) can lie further from its hand
+    than the stack radius; only a split starts a second stack."""
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("9S"), 50, 200, 1))
+    tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 62, 208, 2))
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("KH"), 140, 150, 3, True)) == [
+        FeltCard(C("KH"), Spot(1, 0), True)
+    ]
+
+
 def test_card_changing_in_place_is_a_swap_and_reaches_the_loop_as_an_alarm():
     tracker = FeltTracker(zone_of)
     tracker.feed(Sighting(SightingKind.APPEARED, C("7S"), 50, 200, 1))
@@ -194,4 +205,17 @@ def test_cards_outside_any_zone_are_ignored_and_a_cleared_table_resets():
     tracker.feed(Sighting(SightingKind.REMOVED, C("6S"), 60, 50, 2))
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("9D"), 60, 50, 3)) == [
         FeltCard(C("9D"), DEALER_SPOT)
+    ]
+
+
+def test_same_card_again_beside_a_long_hand_is_its_next_card_not_a_split():
+    """Six decks: a hand 2C AD QD 2H gets a second 2H, seen by a corner further up than the
+    stack radius. Only a pair splits, so it is that hand's next card."""
+    tracker = FeltTracker(zone_of)
+    for track, (code, x, y) in enumerate(
+        [("2C", 50, 300), ("AD", 66, 278), ("QD", 82, 256), ("2H", 98, 234)], start=1
+    ):
+        tracker.feed(Sighting(SightingKind.APPEARED, C(code), x, y, track))
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 98, 150, 5)) == [
+        FeltCard(C("2H"), Spot(1, 0))
     ]
