@@ -7,8 +7,10 @@ Rules (all counted in frames, so they hold for any frame rate):
   card as the next card of a fan covers a corner, and the corners do not move. A corner of a
   card already matched in this frame that reads as another card is passed over: it is that
   card's other reading, not a new card (the shoe, or a change over the whole card, decides).
-- A card becomes an event (``APPEARED``) only once seen at the same place for ``stable_frames``
-  consecutive frames: a card sliding across the felt or a flicker of the detector is not a card.
+- A card becomes an event (``APPEARED``) only once seen at the same place in ``stable_frames``
+  frames with at most one frame missed between sightings: a card sliding across the felt or a
+  flicker of the detector is not a card, and a card read just above and just below the
+  reader's confidence in turn still becomes one.
 - A confirmed card that goes unseen (a hand passing over it) keeps its identity for
   ``grace_frames``; seen again at its place with its code, nothing new is reported.
 - A confirmed card unseen for longer than ``grace_frames`` is reported ``REMOVED``.
@@ -28,6 +30,8 @@ from dataclasses import dataclass, field
 from dealer_assist.vision.detector import CardObservation, same_place
 
 Box = tuple[float, float, float, float]
+#: Frames an unconfirmed card may go unseen between sightings and still become a card.
+_MISSED_ALLOWED = 1
 #: Corner boxes a track remembers (a card has two; room for a re-seated box or two).
 _CORNERS_KEPT = 4
 
@@ -147,13 +151,13 @@ class CardTracker:
         return events
 
     def _seen(self, track: _Track, obs: CardObservation, frame: int) -> list[CardEvent]:
-        consecutive = track.last_seen == frame - 1
+        recent = frame - track.last_seen <= _MISSED_ALLOWED + 1
         track.last_seen = frame
         track.x, track.y = obs.x, obs.y
         track.remember(obs)
         if obs.card == track.card:
             track.rival, track.rival_hits = None, 0
-            track.hits = track.hits + 1 if consecutive or track.confirmed else 1
+            track.hits = track.hits + 1 if recent or track.confirmed else 1
             return self._maybe_confirm(track, frame)
         if not track.confirmed:  # an unconfirmed track simply restarts as the new reading
             track.card, track.hits = obs.card, 1
@@ -182,7 +186,7 @@ class CardTracker:
             if track.confirmed and unseen > self.grace_frames:
                 events.append(CardEvent(EventKind.REMOVED, track.card, track.x, track.y, frame,
                                         track.track_id))
-            elif not track.confirmed and unseen > 0:
+            elif not track.confirmed and unseen > _MISSED_ALLOWED:
                 continue  # a flicker that never became a card
             else:
                 kept.append(track)

@@ -31,9 +31,19 @@ def test_card_is_an_event_only_once_stable() -> None:
 
 def test_flicker_never_becomes_a_card() -> None:
     tracker = CardTracker(stable_frames=3)
-    frames = [[obs("7S", 100, 100)], [obs("7S", 100, 100)], [], [obs("7S", 100, 100)], []]
+    seen, gap = [[obs("7S", 100, 100)]], [[]] * 2
+    frames = seen * 2 + gap + seen + gap + seen + gap
     assert run(tracker, frames) == []
     assert tracker.confirmed == []
+
+
+def test_card_read_every_other_frame_becomes_a_card() -> None:
+    """A card read just above the reader's confidence and just below it in turn (a spade read
+    0.98, 0.94, 0.97...) is a card; one missed frame between sightings is allowed."""
+    tracker = CardTracker(stable_frames=3)
+    frames = [[obs("3S", 100, 100)], []] * 3
+    assert [(e.kind, e.card, e.frame) for e in run(tracker, frames)] == [
+        (EventKind.APPEARED, "3S", 4)]
 
 
 def test_hand_passing_over_gives_no_duplicate() -> None:
