@@ -78,6 +78,7 @@ class SyntheticFelt:
         self._dealer: list[tuple[str, float]] = []  # (code, angle)
         self._dealer_slots = 0
         self._stacks: dict[int, list[list[tuple[str, bool]]]] = {}
+        self._frames = 0
 
     def show(self, item: TableInput) -> None:
         with self._lock:
@@ -129,14 +130,18 @@ class SyntheticFelt:
         return cards
 
     def render(self) -> Any:
-        """The frame's :class:`~dealer_assist.vision.scenes.Scene` (same felt and light every
-        frame: the camera does not move)."""
+        """The next frame's :class:`~dealer_assist.vision.scenes.Scene`: the same felt and light
+        every frame (the camera does not move), new sensor noise in each (as a real camera)."""
         import numpy as np
 
         from dealer_assist.vision.scenes import render_layout
 
-        rng = np.random.default_rng(self.seed)
-        return render_layout(rng, self.design, self.layout(), FRAME_SIZE, photometric=True)
+        with self._lock:
+            self._frames += 1
+            frame = self._frames
+        return render_layout(np.random.default_rng(self.seed), self.design, self.layout(),
+                             FRAME_SIZE, photometric=True,
+                             sensor=np.random.default_rng([self.seed, frame]))
 
 
 class SyntheticCamera:
@@ -159,6 +164,11 @@ class SyntheticCamera:
 
     def show(self, item: TableInput) -> None:
         self.felt.show(item)
+
+    @property
+    def sees_hole_card(self) -> bool:
+        """The camera pipeline has seen the dealer's hole card turned over."""
+        return self.source.felt.hole_card_seen
 
     @property
     def sees_empty_felt(self) -> bool:

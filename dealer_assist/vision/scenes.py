@@ -112,11 +112,18 @@ def render_layout(
     cards: list[tuple[str, float, float, float, float]],
     size: tuple[int, int] = FRAME_SIZE,
     photometric: bool = True,
+    sensor: np.random.Generator | None = None,
 ) -> Scene:
     """Render chosen cards ``(code, centre x, centre y, width, angle in degrees)`` on felt, in
-    order (later cards cover earlier ones); an angle near +-90 lays a card sideways."""
+    order (later cards cover earlier ones); an angle near +-90 lays a card sideways.
+
+    ``sensor``: frames of one fixed camera. The felt and the light (lamps, glare, blur, JPEG
+    quality) then depend on ``rng``'s state alone, not on how many cards lie on the felt, and
+    only the sensor noise, drawn from ``sensor``, changes from frame to frame. Without it the
+    light is drawn after the cards (a one-off scene)."""
     width, height = size
     canvas = _felt(rng, width, height)
+    light = rng if sensor is None else np.random.default_rng(int(rng.integers(2**63)))
     owner = np.full((height, width), -1, np.int32)
     placed: list[PlacedCard] = []
     for code, cx, cy, card_w, angle in cards:
@@ -124,7 +131,7 @@ def render_layout(
         _paste_card(canvas, owner, design.faces[code], corners, len(placed), rng)
         placed.append(PlacedCard(code, corners, abs(abs(angle) % 180 - 90) < 45))
     labels = _visible_labels(placed, design, owner)
-    image = _photometric(rng, canvas) if photometric else canvas
+    image = _photometric(light, canvas, sensor) if photometric else canvas
     return Scene(image, tuple(placed), tuple(labels))
 
 
@@ -397,7 +404,8 @@ def _camera_tilt(rng: np.random.Generator, width: int, height: int) -> np.ndarra
     return cv2.getPerspectiveTransform(src, (src + jitter).astype(np.float32))
 
 
-def _photometric(rng: np.random.Generator, image: np.ndarray) -> np.ndarray:
+def _photometric(rng: np.random.Generator, image: np.ndarray,
+                 sensor: np.random.Generator | None = None) -> np.ndarray:
     h, w = image.shape[:2]
     img: np.ndarray = image.astype(np.float32)
     img *= rng.uniform(0.85, 1.15, 3)[None, None, :]  # white balance
@@ -421,7 +429,8 @@ def _photometric(rng: np.random.Generator, image: np.ndarray) -> np.ndarray:
         kernel[k // 2, :] = 1 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
         img = cv2.filter2D(img, -1, cv2.warpAffine(kernel, rot, (k, k)))
-    img += rng.normal(0, rng.uniform(1, 7), img.shape)
+    sigma = rng.uniform(1, 7)
+    img += (sensor or rng).normal(0, sigma, img.shape)
     out = np.clip(img, 0, 255).astype(np.uint8)
     quality = int(rng.integers(35, 95))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])

@@ -82,6 +82,27 @@ def test_scenes_reproducible_and_labels_inside(deck: Design) -> None:
         assert a.cards[lab.card].code == lab.code
 
 
+def test_fixed_camera_frames_differ_by_sensor_noise_only(deck: Design) -> None:
+    """A fixed camera's frames: a card added at one seat leaves the light everywhere else as it
+    was, and two frames of one layout differ only by fresh sensor noise."""
+    one = [("7S", 300, 300, 80, 0)]
+    two = one + [("KD", 900, 400, 80, 0)]
+
+    def frame(cards: list, number: int) -> np.ndarray:
+        return render_layout(np.random.default_rng(5), deck, cards,
+                             sensor=np.random.default_rng([5, number])).image.astype(np.int16)
+
+    first, again, later = frame(one, 1), frame(one, 2), frame(two, 3)
+    assert not np.array_equal(first, again)  # new noise in each frame
+    assert np.abs(first - again).mean() < 8  # and nothing else
+    away = (slice(200, 400), slice(200, 400))  # around the 7S, far from where the KD lands
+    assert np.abs(first[away] - later[away]).mean() < 8
+    # a one-off scene draws its light after the cards: adding one changes the light elsewhere
+    scene_one = render_layout(np.random.default_rng(5), deck, one).image.astype(np.int16)
+    scene_two = render_layout(np.random.default_rng(5), deck, two).image.astype(np.int16)
+    assert np.abs(scene_one[away] - scene_two[away]).mean() > 8
+
+
 def test_no_tens_when_disallowed(deck: Design) -> None:
     rng = np.random.default_rng(3)
     for _ in range(5):
