@@ -210,6 +210,9 @@ class DemoTable:
                 self.runner.wait_until(lambda loop: _hands_at(loop, item.seat) >= item.stacks,
                                        timeout)
             elif isinstance(item, HoleCardShown):
+                # A dealer turns the hole card and lets it be seen before drawing: a card drawn
+                # before the camera has read the hole card would be taken for it.
+                self._wait(lambda: self.camera.sees_hole_card, timeout)  # type: ignore[union-attr]
                 self.runner.wait_until(
                     lambda loop: not loop.round_open or not _players_deciding(loop), timeout
                 )
@@ -243,10 +246,13 @@ class DemoTable:
 
 class FeltCamera(Source, Protocol):
     """A camera the demo can show physical steps to (the rendered synthetic camera, or in tests a
-    scripted stand-in): ``show`` receives what happened on the felt; ``sees_empty_felt`` says
-    the camera has seen the felt cleared."""
+    scripted stand-in): ``show`` receives what happened on the felt; ``sees_hole_card`` and
+    ``sees_empty_felt`` say the camera has seen the hole card turned and the felt cleared."""
 
     def show(self, item: TableInput) -> None: ...
+
+    @property
+    def sees_hole_card(self) -> bool: ...
 
     @property
     def sees_empty_felt(self) -> bool: ...

@@ -126,8 +126,8 @@ def test_shoe_unplugged_mid_round_raises_the_alarm_and_the_round_completes(tmp_p
 
 
 class ScriptedCamera:
-    """Stands in for the overhead camera (test double: this build has no card detector model).
-    It reports exactly what the simulated dealer did on the felt, and can stop."""
+    """Stands in for the overhead camera (a test double, so the test can stop the feed at a
+    chosen moment). It reports exactly what the simulated dealer did on the felt."""
 
     name = "camera"
 
@@ -150,6 +150,10 @@ class ScriptedCamera:
     def show(self, item: TableInput) -> None:
         if self.running.is_set() and self.sink is not None:
             self.sink(item)
+
+    @property
+    def sees_hole_card(self) -> bool:
+        return True  # it reports the turn as it happens
 
     @property
     def sees_empty_felt(self) -> bool:
