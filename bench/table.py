@@ -22,6 +22,7 @@ import json
 import os
 import statistics
 import sys
+from collections import Counter
 import tempfile
 import threading
 import time
@@ -210,12 +211,13 @@ def _camera_rounds(camera: object, what: str, rounds: int) -> None:
             elapsed = time.perf_counter() - started
             frames = source.frames_processed - frames_before
             busy = source.seconds_busy - busy_before
-            alarms = len(demo.loop.alarms)
+            alarms = Counter(alarm.kind.value for alarm in demo.loop.alarms)
     print(
         f"camera in the live loop ({what}), 1280x720 frames, {rounds} rounds: "
         f"{frames / elapsed:.1f} frames/s, {1000 * busy / max(frames, 1):.0f} ms of pipeline a "
         f"frame, {elapsed / rounds:.1f} s a round; {exact}/{rounds} rounds settled exactly as "
-        f"dealt, {alarms} alarms"
+        f"dealt, {sum(alarms.values())} alarms"
+        + (f" ({', '.join(f'{kind} {n}' for kind, n in alarms.most_common())})" if alarms else "")
     )
 
 
@@ -223,7 +225,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=300)
     parser.add_argument("--idle", type=float, default=10.0)
-    parser.add_argument("--camera-rounds", type=int, default=3)
+    parser.add_argument("--camera-rounds", type=int, default=10)
     parser.add_argument("--camera-design", default="kennard",
                         help="the demo camera's deck (default kennard, never trained on)")
     parser.add_argument("--camera-only", action="store_true", help="skip the shoe and loop parts")

@@ -45,6 +45,7 @@ from dealer_assist.table.sources import (
     TableInput,
     VoidRound,
 )
+from dealer_assist.table.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.world import Player, SimulatedTable
 
 DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
@@ -63,7 +64,8 @@ class DemoOptions:
     pace_s: float = 0.6
     pause_after_round_s: float = 4.0
     card_timeout_s: float = 5.0
-    camera: str = "off"  # "on": the synthetic camera or fail; "auto": on if it can run; "off"
+    camera: str = "auto"  # "on": the synthetic camera or fail; "auto": on if it can run; "off"
+    camera_deck: str = HOUSE_DECK  # the synthetic camera's card design
 
 
 def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
@@ -277,8 +279,8 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[S
         out(f"dealer's screen: {demo.screen_url}")
         out(f"recording round logs to: {demo.recording_dir / 'rounds'}")
         if camera is not None:
-            out("mode: shoe + camera (shoe simulator on a pty; overhead camera rendered and read "
-                "by the card detector)")
+            out(f"mode: shoe + camera (shoe simulator on a pty; overhead camera: deck "
+                f"{options.camera_deck} rendered on felt and read by the card detector)")
         else:
             out(f"mode: shoe only (shoe simulator on a pty; camera {note})")
         number = 0
@@ -303,7 +305,7 @@ def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:
     from dealer_assist.table.synthetic_camera import demo_camera
 
     try:
-        return demo_camera(seed=options.seed), ""
+        return demo_camera(design_name=options.camera_deck, seed=options.seed), ""
     except ValueError as error:  # the detector's ModelError, the artwork's ArtworkError
         if options.camera == "on":
             raise DemoError(f"--camera on: {error}") from None

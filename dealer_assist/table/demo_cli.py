@@ -1,12 +1,15 @@
 """``dealer-assist demo``: a whole table on one machine (simulated shoe and players, real pipeline).
 
 dealer-assist demo [--rounds N] [--headless] [--seed N] [--rules PRESET] [--port P] [--record DIR]
+                   [--camera auto|on|off] [--camera-deck DESIGN] [--pace SECONDS]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from dealer_assist.table.synthetic_camera import HOUSE_DECK
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,10 +37,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--camera",
         choices=("off", "on", "auto"),
-        default="off",
-        help="the synthetic overhead camera read by the card detector: off (default: shoe only; "
-        "the first detector model still misreads too many cards, see docs/table.md), on (or "
-        "fail), auto (on when the model and the card artwork are installed)",
+        default="auto",
+        help="the synthetic overhead camera read by the card detector: auto (default: on when "
+        "the model and the card artwork are installed, else shoe only, saying why), on (or "
+        "fail), off (shoe only)",
+    )
+    parser.add_argument(
+        "--camera-deck",
+        default=HOUSE_DECK,
+        metavar="DESIGN",
+        help=f"the camera's card design (default {HOUSE_DECK}, one the models were trained on, "
+        "as a casino's enrolled deck; kennard, tigullio and plastic were never trained on)",
     )
     parser.add_argument(
         "--pace",
@@ -67,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
             pace_s=0.03 if args.headless else max(args.pace, 0.0),
             pause_after_round_s=0.0 if args.headless else 4.0,
             camera=args.camera,
+            camera_deck=args.camera_deck,
         )
         run_demo(options, out=lambda line: print(line, flush=True))
     except RuleSetError as error:

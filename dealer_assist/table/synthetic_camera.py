@@ -30,6 +30,10 @@ from dealer_assist.table.sources import (
 )
 
 FRAME_SIZE = (1280, 720)
+#: The demo table's deck: one the shipped models were trained on, as a casino's own deck is once
+#: enrolled (``python -m dealer_assist.vision.enrol``). ``--camera-deck kennard`` shows a deck
+#: the models never saw.
+HOUSE_DECK = "anglo"
 CARD_WIDTH = 80.0  # the detector reads 80-px cards better than the 58-px end of its training
 FAN_STEP = (16.0, -22.0)  # each card of a hand up and to the right of the last
 
@@ -207,7 +211,7 @@ def truth_camera(design: Any, seed: int = 0) -> SyntheticCamera:
 
 
 def demo_camera(
-    model: Path | None = None, design_name: str = "kennard", seed: int = 0, fps: float = 8.0
+    model: Path | None = None, design_name: str = HOUSE_DECK, seed: int = 0, fps: float = 8.0
 ) -> SyntheticCamera:
     """The synthetic camera read by the real detector and tracker; raises ``ValueError`` subclasses
     naming what is missing (the model file, the card artwork)."""

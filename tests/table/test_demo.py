@@ -12,9 +12,13 @@ import threading
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from dealer_assist.table.demo import DemoOptions, DemoTable
 from dealer_assist.table.loop import AlarmKind
 from dealer_assist.table.sources import CameraLink, FeltCard, Sink, TableInput
+from dealer_assist.table.synthetic_camera import HOUSE_DECK
+from dealer_assist.vision.artwork import installed_designs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,6 +106,33 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
     assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
     assert done.stdout.count("table net") == 2
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
+
+
+@pytest.mark.skipif(not installed_designs(), reason="card artwork not installed; "
+                    "scripts/test.sh installs it (scripts/install-card-art.sh)")
+def test_headless_demo_reads_the_cards_with_its_camera_by_default(tmp_path):
+    """The main job as a newcomer runs it: the shoe and the synthetic overhead camera (the house
+    deck rendered on felt, read by the shipped INT8 models), the cards' landings recorded."""
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "2",
+         "--record", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"mode: shoe + camera (shoe simulator on a pty; overhead camera: deck {HOUSE_DECK} " \
+        "rendered on felt and read by the card detector)" in done.stdout
+    assert done.stdout.count("table net") == 2
+    files = sorted((tmp_path / "rounds").glob("*.jsonl"))
+    assert len(files) == 2
+    cards = [event for path in files for event in map(json.loads, path.read_text().splitlines())
+             if event["type"] == "card"]
+    # where each card landed comes from the camera alone (a shoe-only table records no "to");
+    # the face-down hole card has no index to see
+    seen = [card for card in cards if "to" in card]
+    assert len(seen) >= 0.8 * (len(cards) - 2), cards
+    for path in files:
+        assert path.stem in done.stdout
+        assert settle_cli(path)["seats"]
 
 
 def test_shoe_unplugged_mid_round_raises_the_alarm_and_the_round_completes(tmp_path):
