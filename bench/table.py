@@ -11,8 +11,9 @@
    from /proc per-thread times, excluding the simulator's own thread.
 4. Camera frames per second in the live loop: the demo table with its synthetic camera (frames
    rendered by the scene generator, read by the trackers), once with the renderer's ground truth
-   as detector (the pipeline's own cost) and once with the shipped detector model (its speed,
-   and how many rounds it reads exactly as dealt, and how many alarms it raises).
+   as detector (the pipeline's own cost) and once with the shipped detector models (their speed,
+   how many rounds are settled exactly as dealt, and the alarms raised, by kind), for each deck
+   of ``--camera-design`` (default: the demo's house deck and kennard, never trained on).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import json
 import os
 import statistics
 import sys
-from collections import Counter
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -37,6 +38,7 @@ from dealer_assist.table.runner import TableRunner  # noqa: E402
 from dealer_assist.table.screen import ScreenServer  # noqa: E402
 from dealer_assist.table.shoe_source import SerialShoeSource  # noqa: E402
 from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink  # noqa: E402
+from dealer_assist.table.synthetic_camera import HOUSE_DECK  # noqa: E402
 from dealer_assist.table.world import Player, SimulatedTable  # noqa: E402
 
 
@@ -168,7 +170,7 @@ def bench_loop_throughput() -> None:
     )
 
 
-def bench_camera(rounds: int, design_name: str = "kennard") -> None:
+def bench_camera(rounds: int, design_name: str = HOUSE_DECK) -> None:
     """The demo table with its synthetic camera: frames through the camera pipeline per second,
     with the renderer's ground truth as detector (the pipeline's own cost) and with the shipped
     detector (its speed, and how its readings fare against the rounds as dealt)."""
@@ -226,15 +228,17 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=300)
     parser.add_argument("--idle", type=float, default=10.0)
     parser.add_argument("--camera-rounds", type=int, default=10)
-    parser.add_argument("--camera-design", default="kennard",
-                        help="the demo camera's deck (default kennard, never trained on)")
+    parser.add_argument("--camera-design", nargs="+", default=[HOUSE_DECK, "kennard"],
+                        help=f"the demo camera's decks (default {HOUSE_DECK}, the demo's house "
+                        "deck, and kennard, never trained on)")
     parser.add_argument("--camera-only", action="store_true", help="skip the shoe and loop parts")
     args = parser.parse_args()
     print(f"os.cpu_count() = {os.cpu_count()}")
     if not args.camera_only:
         bench_latency(args.cards, args.idle)
         bench_loop_throughput()
-    bench_camera(args.camera_rounds, args.camera_design)
+    for design in args.camera_design:
+        bench_camera(args.camera_rounds, design)
 
 
 if __name__ == "__main__":
