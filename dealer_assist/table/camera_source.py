@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -58,6 +60,11 @@ class TrackedEvent(Protocol):
     def kind(self) -> Any: ...
 
 
+#: Frames a table's camera detects at once, each on one core (``CardDetector(threads=1)``): on
+#: 2 cores, 50 frames/s against 26 for one frame at a time on both (``bench/detect.py``).
+DETECTION_WORKERS = 2
+
+
 @dataclass(frozen=True, slots=True)
 class CameraStages:
     """The pipeline's parts: ``grab()`` a frame (None: none came), ``detect(frame)`` the cards,
@@ -73,7 +80,13 @@ class CameraStages:
 
 
 class CameraSource:
-    """The camera thread; ``frames_processed`` and ``seconds_busy`` are kept for the benchmark."""
+    """The camera thread; ``frames_processed`` and ``seconds_busy`` are kept for the benchmark.
+
+    ``workers``: frames detected at once. With more than one, the camera thread hands each frame
+    to a pool and goes on grabbing, and the frames' cards are tracked in frame order as they
+    come back: a detector that takes longer than a frame interval on one core keeps up with the
+    camera on several (``detect`` must then be safe to call from several threads, as
+    :class:`~dealer_assist.vision.detector.CardDetector` is)."""
 
     name = "camera"
 
@@ -86,13 +99,17 @@ class CameraSource:
         lost_after_s: float = 2.0,
         drift_every_s: float = 5.0,
         max_fps: float | None = None,
+        workers: int = 1,
     ):
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
         self.stages = stages
         self.felt = felt
         self.description = description
         self.lost_after_s = lost_after_s
         self.drift_every_s = drift_every_s
         self.min_interval = 0.0 if not max_fps else 1.0 / max_fps
+        self.workers = workers
         self.frames_processed = 0
         self.seconds_busy = 0.0
         self._stop = threading.Event()
@@ -118,7 +135,15 @@ class CameraSource:
             self.stages.close()
 
     def _run(self, sink: Sink) -> None:
+        if self.workers == 1:
+            self._loop(sink, None)
+            return
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="camera-detect") as pool:
+            self._loop(sink, pool)
+
+    def _loop(self, sink: Sink, pool: ThreadPoolExecutor | None) -> None:
         stages = self.stages
+        in_flight: deque[tuple[int, float, Future[Sequence[Observation]]]] = deque()
         up: bool | None = None
         moved = False
         last_frame = time.monotonic()
@@ -131,6 +156,9 @@ class CameraSource:
             except (OSError, ValueError, RuntimeError):
                 frame = None
             if frame is None:
+                while in_flight:  # no frame is coming: the ones in hand are tracked now
+                    number, grabbed, detection = in_flight.popleft()
+                    self._track(sink, number, detection.result(), grabbed)
                 if up is not False and started - last_frame >= self.lost_after_s:
                     up = False
                     sink(CameraLink(False, f"{self.description}: no frame for "
@@ -154,15 +182,24 @@ class CameraSource:
                 self._new_round.clear()
                 self.felt.reset()
             frame_number += 1
-            observations = stages.detect(frame)
-            for event in stages.track(frame_number, observations):
-                for item in self._to_inputs(event, observations):
-                    sink(item)
+            if pool is None:
+                self._track(sink, frame_number, stages.detect(frame), started)
+            else:
+                in_flight.append((frame_number, started, pool.submit(stages.detect, frame)))
+                while in_flight and (len(in_flight) >= self.workers or in_flight[0][2].done()):
+                    number, grabbed, detection = in_flight.popleft()
+                    self._track(sink, number, detection.result(), grabbed)
             busy = time.monotonic() - started
-            self.frames_processed += 1
-            self.seconds_busy += busy
             if self.min_interval > busy:
                 self._stop.wait(self.min_interval - busy)
+
+    def _track(self, sink: Sink, frame_number: int, observations: Sequence[Observation],
+               grabbed: float) -> None:
+        for event in self.stages.track(frame_number, observations):
+            for item in self._to_inputs(event, observations):
+                sink(item)
+        self.frames_processed += 1
+        self.seconds_busy += time.monotonic() - grabbed
 
     def _to_inputs(self, event: TrackedEvent, observations: Sequence[Observation]) -> list[Any]:
         try:

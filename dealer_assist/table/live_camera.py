@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dealer_assist.table.camera_source import CameraSource, CameraStages
+from dealer_assist.table.camera_source import DETECTION_WORKERS, CameraSource, CameraStages
 from dealer_assist.table.config import CameraConfig
 from dealer_assist.table.felt import FeltTracker
 
@@ -59,7 +59,8 @@ def open_live_camera(config: CameraConfig) -> CameraSource:
     from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
     from dealer_assist.vision.tracker import CardTracker
 
-    detector = CardDetector(config.model or DEFAULT_MODEL, config.reader or DEFAULT_READER)
+    detector = CardDetector(config.model or DEFAULT_MODEL, config.reader or DEFAULT_READER,
+                            threads=1)
     assert config.calibration is not None  # the config requires it with a camera
     calibration = TableCalibration.load(config.calibration)
     layout = calibration.layout
@@ -84,4 +85,5 @@ def open_live_camera(config: CameraConfig) -> CameraSource:
         drift=moved,
         close=capture.close,
     )
-    return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}")
+    return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
+                        workers=DETECTION_WORKERS)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealer_assist.table.camera_source import CameraSource, CameraStages
+from dealer_assist.table.camera_source import DETECTION_WORKERS, CameraSource, CameraStages
 from dealer_assist.table.felt import FeltTracker
 from dealer_assist.table.sources import (
     FeltCard,
@@ -219,7 +219,7 @@ def demo_camera(
     from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.tracker import CardTracker
 
-    detector = CardDetector(model or DEFAULT_MODEL)
+    detector = CardDetector(model or DEFAULT_MODEL, threads=1)
     design = load_designs([design_name])[0]
     felt = SyntheticFelt(design, seed=seed)
     tracker = CardTracker(stable_frames=2, grace_frames=6)
@@ -230,6 +230,7 @@ def demo_camera(
         to_table=lambda x, y: (x, y),
     )
     source = CameraSource(
-        stages, FeltTracker(felt.table.zone_of), description="synthetic camera", max_fps=fps
+        stages, FeltTracker(felt.table.zone_of), description="synthetic camera", max_fps=fps,
+        workers=DETECTION_WORKERS,
     )
     return SyntheticCamera(felt, source)

@@ -101,3 +101,46 @@ def test_drift_is_reported_once_and_cleared_when_back_in_place(tmp_path):
         CameraMoved("moved 6.1 mm"),
         CameraLink(True, "test video: back in place"),
     ]
+
+
+def test_frames_detected_at_once_are_tracked_in_frame_order(tmp_path):
+    """Two workers: a frame's detection may finish before the one grabbed ahead of it (here
+    every other frame is slower), yet the tracker sees each frame's cards, in frame order; and
+    two detections do run at once."""
+    path = tmp_path / "table.avi"
+    write_video(path, 20)
+    capture = Capture(str(path))
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def detect(frame):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        shade = int(frame[0, 0, 0])
+        # every other frame slower; the last one slowest, so it is still out when frames end
+        threading.Event().wait(0.3 if shade >= 220 else 0.06 if shade // 10 % 2 else 0.01)
+        with lock:
+            running[0] -= 1
+        return [shade]
+
+    tracked: list = []
+
+    def track(number, observations):
+        tracked.append((number, observations[0]))
+        return []
+
+    stages = CameraStages(grab=capture.grab, detect=detect, track=track,
+                          to_table=lambda x, y: (x, y), close=capture.close)
+    lost = threading.Event()
+    source = CameraSource(stages, FeltTracker(lambda x, y: None), description="test video",
+                          lost_after_s=0.3, drift_every_s=0.0, workers=2)
+    source.start(lambda item: lost.set() if not item.up else None)  # the video has ended
+    assert lost.wait(10), tracked
+    source.stop()
+    assert [number for number, _ in tracked] == list(range(1, 21))
+    shades = [shade for _, shade in tracked]
+    assert shades == sorted(shades) and len(set(shades)) == 20  # each frame's own cards
+    assert most[0] == 2
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        CameraSource(stages, FeltTracker(lambda x, y: None), workers=0)
