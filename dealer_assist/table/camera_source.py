@@ -17,6 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -189,9 +190,18 @@ class CameraSource:
                 while in_flight and (len(in_flight) >= self.workers or in_flight[0][2].done()):
                     number, grabbed, detection = in_flight.popleft()
                     self._track(sink, number, detection.result(), grabbed)
-            busy = time.monotonic() - started
-            if self.min_interval > busy:
-                self._stop.wait(self.min_interval - busy)
+            deadline = started + self.min_interval
+            while in_flight and time.monotonic() < deadline:
+                # frames in hand are tracked while the rate limit waits, not a frame later
+                number, grabbed, detection = in_flight[0]
+                try:
+                    observations = detection.result(timeout=deadline - time.monotonic())
+                except FutureTimeout:
+                    break
+                in_flight.popleft()
+                self._track(sink, number, observations, grabbed)
+            if deadline > time.monotonic():
+                self._stop.wait(deadline - time.monotonic())
 
     def _track(self, sink: Sink, frame_number: int, observations: Sequence[Observation],
                grabbed: float) -> None:
