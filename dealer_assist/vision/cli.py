@@ -26,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ONNX index reader (default: models/index-reader.int8.onnx)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="resize frames by this before inference (default 1.0; 0.75 faster)")
-    parser.add_argument("--confidence", type=float, default=0.95,
-                        help="least reading confidence of a corner index (default 0.95)")
+    parser.add_argument("--confidence", type=float, default=None,
+                        help="least reading confidence of a corner index (default: the "
+                        "detector's, 0.7: the mean of its four readings)")
     parser.add_argument("--stable-frames", type=int, default=3,
                         help="video: frames a card must be seen before it is an event (default 3)")
     parser.add_argument("--grace-frames", type=int, default=45,
@@ -38,15 +39,17 @@ def run(args: argparse.Namespace) -> int:
     import cv2
 
     from dealer_assist.vision.detector import (
+        DEFAULT_CONFIDENCE,
         DEFAULT_MODEL,
         DEFAULT_READER,
         CardDetector,
         ModelError,
     )
 
+    confidence = DEFAULT_CONFIDENCE if args.confidence is None else args.confidence
     try:
         detector = CardDetector(args.model or DEFAULT_MODEL, args.reader or DEFAULT_READER,
-                                scale=args.scale, confidence=args.confidence)
+                                scale=args.scale, confidence=confidence)
     except ModelError as exc:
         print(f"dealer-assist detect: {exc}", file=sys.stderr)
         return 2

@@ -30,6 +30,7 @@ from dealer_assist.vision.artwork import (
     load_designs,
 )
 from dealer_assist.vision.detector import (
+    DEFAULT_CONFIDENCE,
     DEFAULT_MODEL,
     DEFAULT_READER,
     CardDetector,
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
-    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
     parser.add_argument("--presence", type=float, default=0.25,
                         help="least detector score for a place to count as an index")
     parser.add_argument("--whole-frame", action="store_true",
