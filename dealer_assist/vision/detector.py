@@ -42,8 +42,9 @@ PAIR_DISTANCE = (1.8, 6.5)
 _REGION_SHRINK = 4
 #: Regions adding up to this share of the frame (they may overlap) are read as one whole frame.
 _REGIONS_MAX_SHARE = 1.0
-#: The least reading confidence (mean over the four readings of rank x suit probability) for a
-#: found index to count: precision before recall, the tracker catches a missed card later.
+#: The least reading confidence (the rank's and the suit's probabilities, each averaged over the
+#: four readings, multiplied) for a found index to count: precision before recall, as the
+#: tracker catches a missed card on a later frame.
 DEFAULT_CONFIDENCE = 0.7
 #: The turns each index is read at besides as seen.
 _TURNS = (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_COUNTERCLOCKWISE)
@@ -127,8 +128,11 @@ class CardDetector:
     trained for; 0.75 is faster but finds fewer indices). ``presence`` is the least detector
     score (its class scores summed; the shipped model has one class, "index") for a place to
     count as an index; ``confidence`` the least reading confidence (rank probability x suit
-    probability, each index read twice and the readings combined). ``regions``: run the
-    network only on :func:`card_regions` (False: always the whole frame).
+    probability, each averaged over four readings of the index at quarter turns). ``regions``:
+    run the network only on :func:`card_regions` (False: always the whole frame). ``threads``:
+    ONNX Runtime threads per inference (default: all cores; the table's camera uses one and
+    detects frames at once). Safe to call from several threads at once (``last_times`` then
+    holds the stages of whichever call last wrote them).
     """
 
     def __init__(
