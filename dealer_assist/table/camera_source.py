@@ -62,8 +62,10 @@ class TrackedEvent(Protocol):
 
 
 #: Frames a table's camera detects at once, each on one core (``CardDetector(threads=1)``): on
-#: 2 cores, 50 frames/s against 26 for one frame at a time on both (``bench/detect.py``).
+#: 2 cores, 41 frames/s against 20 for one frame at a time on both (``bench/detect.py``).
 DETECTION_WORKERS = 2
+#: A frame handed to the detection pool: its number, when it was grabbed, its detection.
+_InFlight = tuple[int, float, "Future[Sequence[Observation]]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +146,7 @@ class CameraSource:
 
     def _loop(self, sink: Sink, pool: ThreadPoolExecutor | None) -> None:
         stages = self.stages
-        in_flight: deque[tuple[int, float, Future[Sequence[Observation]]]] = deque()
+        in_flight: deque[_InFlight] = deque()
         up: bool | None = None
         moved = False
         last_frame = time.monotonic()
@@ -158,8 +160,7 @@ class CameraSource:
                 frame = None
             if frame is None:
                 while in_flight:  # no frame is coming: the ones in hand are tracked now
-                    number, grabbed, detection = in_flight.popleft()
-                    self._track(sink, number, detection.result(), grabbed)
+                    self._track_oldest(sink, in_flight)
                 if up is not False and started - last_frame >= self.lost_after_s:
                     up = False
                     sink(CameraLink(False, f"{self.description}: no frame for "
@@ -188,20 +189,27 @@ class CameraSource:
             else:
                 in_flight.append((frame_number, started, pool.submit(stages.detect, frame)))
                 while in_flight and (len(in_flight) >= self.workers or in_flight[0][2].done()):
-                    number, grabbed, detection = in_flight.popleft()
-                    self._track(sink, number, detection.result(), grabbed)
+                    self._track_oldest(sink, in_flight)
             deadline = started + self.min_interval
-            while in_flight and time.monotonic() < deadline:
-                # frames in hand are tracked while the rate limit waits, not a frame later
-                number, grabbed, detection = in_flight[0]
-                try:
-                    observations = detection.result(timeout=deadline - time.monotonic())
-                except FutureTimeout:
-                    break
-                in_flight.popleft()
-                self._track(sink, number, observations, grabbed)
+            # frames in hand are tracked while the rate limit waits, not a frame later
+            while in_flight and time.monotonic() < deadline and \
+                    self._track_oldest(sink, in_flight, deadline - time.monotonic()):
+                pass
             if deadline > time.monotonic():
                 self._stop.wait(deadline - time.monotonic())
+
+    def _track_oldest(self, sink: Sink, in_flight: deque[_InFlight],
+                      timeout: float | None = None) -> bool:
+        """Track the oldest frame in hand once its detection is done; False if it was not done
+        within ``timeout`` seconds (then it stays in hand)."""
+        number, grabbed, detection = in_flight[0]
+        try:
+            observations = detection.result(timeout=timeout)
+        except FutureTimeout:
+            return False
+        in_flight.popleft()
+        self._track(sink, number, observations, grabbed)
+        return True
 
     def _track(self, sink: Sink, frame_number: int, observations: Sequence[Observation],
                grabbed: float) -> None:
