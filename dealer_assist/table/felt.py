@@ -67,6 +67,9 @@ class _Placed:
 class _Seat:
     stacks: list[list[_Placed]] = field(default_factory=list)
     removed: list[tuple[int, _Placed]] = field(default_factory=list)  # (stack, card) gone
+    # a split announced because a pair lost a card: (the new stack, the card that left), until
+    # that card is seen again at its new place
+    moving: tuple[int, _Placed] | None = None
 
 
 class FeltTracker:
@@ -105,10 +108,10 @@ class FeltTracker:
     def feed(self, sighting: Sighting) -> list[CameraInput]:
         """The camera inputs one sighting stands for (often none)."""
         if sighting.kind is SightingKind.REMOVED:
-            self._remove(sighting.track)
+            inputs = self._remove(sighting.track)
             if self.empty:
                 self.reset()
-            return []
+            return inputs
         zone = self.zone_of(sighting.x, sighting.y)
         if sighting.kind is SightingKind.CHANGED:
             previous = self._replace(sighting)
@@ -135,6 +138,16 @@ class FeltTracker:
 
     def _at_seat(self, number: int, placed: _Placed, sideways: bool) -> list[CameraInput]:
         seat = self._seats.setdefault(number, _Seat())
+        if seat.moving is not None:
+            target, moved = seat.moving
+            stack = seat.stacks[target]
+            if placed.card.rank == moved.card.rank and (not stack or min(
+                    math.hypot(c.x - placed.x, c.y - placed.y) for c in stack
+            ) <= self.stack_radius_mm):
+                # the card that left the pair, seen at its new place: the split is recorded
+                stack.insert(0, placed)
+                seat.moving = None
+                return []
         nearest = None
         best = self.stack_radius_mm
         for index, stack in enumerate(seat.stacks):
@@ -153,6 +166,11 @@ class FeltTracker:
             seat.removed = [(i, c) for i, c in seat.removed if c is not moved]
             seat.stacks.insert(stack_index + 1, [placed])
             return [FeltStacks(number, len(seat.stacks), from_stack=stack_index)]
+        if seat.moving is not None and not seat.stacks[seat.moving[0]]:
+            # the new hand's first card lands before the one moved there is read again
+            target = seat.moving[0]
+            seat.stacks[target].append(placed)
+            return [FeltCard(placed.card, Spot(number, target), sideways)]
         occupied = [index for index, stack in enumerate(seat.stacks) if stack]
         if occupied:
             # Only a split starts a second stack. A card further from the stacks than a fan
@@ -189,15 +207,24 @@ class FeltTracker:
                 return index, card
         return None
 
-    def _remove(self, track: int) -> None:
+    def _remove(self, track: int) -> list[CameraInput]:
+        """Forget a card gone from the felt. A pair that loses a card is being split: the card
+        was moved to a new stack, where the camera may not read it at once (a lone card read
+        below confidence); the split is announced now, before the next card lands on the pair."""
         self._dealer = [c for c in self._dealer if c.track != track]
-        for seat in self._seats.values():
+        for number, seat in self._seats.items():
             for index, stack in enumerate(seat.stacks):
                 for placed in stack:
                     if placed.track == track:
                         stack.remove(placed)
+                        if len(stack) == 1 and stack[0].card.points == placed.card.points \
+                                and seat.moving is None:
+                            seat.stacks.insert(index + 1, [])
+                            seat.moving = (index + 1, placed)
+                            return [FeltStacks(number, len(seat.stacks), from_stack=index)]
                         seat.removed.append((index, placed))
-                        return
+                        return []
+        return []
 
     def _replace(self, sighting: Sighting) -> Card | None:
         everywhere = [self._dealer] + [s for seat in self._seats.values() for s in seat.stacks]

@@ -219,3 +219,33 @@ def test_same_card_again_beside_a_long_hand_is_its_next_card_not_a_split():
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 98, 150, 5)) == [
         FeltCard(C("2H"), Spot(1, 0))
     ]
+
+
+def test_pair_losing_a_card_is_a_split_before_the_moved_card_is_read():
+    """The dealer moves the 3S of a 3D 3S pair; alone at its new place the camera does not read
+    it (or reads it 3C). The pair losing a card announces the split, so the next card dealt to
+    the first hand is not taken for a hit on the pair, the new hand's card lands in the new
+    stack, and the moved card, read at last, is not a card of its own."""
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("3D"), 50, 200, 1))
+    tracker.feed(Sighting(SightingKind.APPEARED, C("3S"), 62, 208, 2))
+    assert tracker.feed(Sighting(SightingKind.REMOVED, C("3S"), 62, 208, 2)) == [
+        FeltStacks(1, 2, from_stack=0)
+    ]
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("JD"), 62, 208, 3)) == [
+        FeltCard(C("JD"), Spot(1, 0))
+    ]
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("4C"), 262, 195, 4)) == [
+        FeltCard(C("4C"), Spot(1, 1))
+    ]
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("3C"), 250, 205, 5)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("QH"), 275, 185, 6)) == [
+        FeltCard(C("QH"), Spot(1, 1))
+    ]
+
+
+def test_a_hand_of_two_unlike_cards_losing_one_is_no_split():
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("9D"), 50, 200, 1))
+    tracker.feed(Sighting(SightingKind.APPEARED, C("3S"), 62, 208, 2))
+    assert tracker.feed(Sighting(SightingKind.REMOVED, C("3S"), 62, 208, 2)) == []
