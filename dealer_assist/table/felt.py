@@ -138,24 +138,19 @@ class FeltTracker:
 
     def _at_seat(self, number: int, placed: _Placed, sideways: bool) -> list[CameraInput]:
         seat = self._seats.setdefault(number, _Seat())
+        # how far the card lies from each stack's nearest card
+        gaps = {index: min(math.hypot(c.x - placed.x, c.y - placed.y) for c in stack)
+                for index, stack in enumerate(seat.stacks) if stack}
+        nearest = min(gaps, key=gaps.__getitem__, default=None)
         if seat.moving is not None:
             target, moved = seat.moving
-            stack = seat.stacks[target]
-            if placed.card.rank == moved.card.rank and (not stack or min(
-                    math.hypot(c.x - placed.x, c.y - placed.y) for c in stack
-            ) <= self.stack_radius_mm):
+            if placed.card.rank == moved.card.rank and \
+                    gaps.get(target, 0.0) <= self.stack_radius_mm:
                 # the card that left the pair, seen at its new place: the split is recorded
-                stack.insert(0, placed)
+                seat.stacks[target].insert(0, placed)
                 seat.moving = None
                 return []
-        nearest = None
-        best = self.stack_radius_mm
-        for index, stack in enumerate(seat.stacks):
-            for other in stack:
-                distance = math.hypot(other.x - placed.x, other.y - placed.y)
-                if distance <= best:
-                    nearest, best = index, distance
-        if nearest is not None:
+        if nearest is not None and gaps[nearest] <= self.stack_radius_mm:
             seat.stacks[nearest].append(placed)
             return [FeltCard(placed.card, Spot(number, nearest), sideways)]
         source = self._split_source(seat, placed)
@@ -171,13 +166,10 @@ class FeltTracker:
             target = seat.moving[0]
             seat.stacks[target].append(placed)
             return [FeltCard(placed.card, Spot(number, target), sideways)]
-        occupied = [index for index, stack in enumerate(seat.stacks) if stack]
-        if occupied:
+        if nearest is not None:
             # Only a split starts a second stack. A card further from the stacks than a fan
             # reaches (a doubled card laid sideways, or a card whose point is a corner because
             # one index is covered) belongs to the nearest one.
-            nearest = min(occupied, key=lambda index: min(
-                math.hypot(c.x - placed.x, c.y - placed.y) for c in seat.stacks[index]))
             seat.stacks[nearest].append(placed)
             return [FeltCard(placed.card, Spot(number, nearest), sideways)]
         seat.stacks.append([placed])
