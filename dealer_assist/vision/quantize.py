@@ -27,11 +27,11 @@ from dealer_assist.vision.artwork import (
     load_design,
     load_designs,
 )
-from dealer_assist.vision.detector import _STRIDE, CardDetector
+from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
 from dealer_assist.vision.reader import crop_index, crops_to_blob
 from dealer_assist.vision.scenes import render_scene
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+MODELS_DIR = DEFAULT_MODEL.parent
 
 
 def quantized_path(model: Path) -> Path:
@@ -54,10 +54,7 @@ def calibration_inputs(detector: Path, reader: Path, frames: int, seed: int,
     frame_blobs, crop_blobs = [], []
     for _ in range(frames):
         frame = render_scene(rng, designs).image
-        pad = -frame.shape[0] % _STRIDE
-        padded = cv2.copyMakeBorder(frame, 0, pad, 0, -frame.shape[1] % _STRIDE,
-                                    cv2.BORDER_CONSTANT, value=(114, 114, 114))
-        frame_blobs.append(cv2.dnn.blobFromImage(padded, 1 / 255.0, swapRB=True))
+        frame_blobs.append(float_detector._letterbox(frame)[0])  # as the detector pads it
         crops = [crop_index(frame, tuple(float(v) for v in box))
                  for box in float_detector.find_indices(frame)]
         if crops:
