@@ -135,12 +135,14 @@ def installed_designs(root: Path | None = None) -> list[str]:
 
 
 def find_index_boxes(faces: dict[str, np.ndarray]) -> dict[str, tuple[float, float, float, float]]:
-    """Find each face's top-left corner index: the ink nearest the corner.
+    """Find each face's top-left corner index (rank and suit): the ink nearest the corner.
 
     The search window is the top-left 26% x 40% of the card minus a border strip (the outline).
     Ink components touching the window's far edges belong to pips or court pictures and are
-    dropped; what is left, grown a little, is the index. A design's median box stands in for a
-    face where nothing sensible is found.
+    dropped; what is left is the index. A jumbo index's suit reaches past 40% of the card, so
+    ink directly under what was found, close below it and ending within 60% of the card, joins
+    it. The box is grown a little. A design's median box stands in for a face where nothing
+    sensible is found.
     """
     raw: dict[str, tuple[float, float, float, float] | None] = {
         code: _index_box(face) for code, face in faces.items()
@@ -159,31 +161,40 @@ def find_index_boxes(faces: dict[str, np.ndarray]) -> dict[str, tuple[float, flo
 def _index_box(face: np.ndarray) -> tuple[float, float, float, float] | None:
     h, w = face.shape[:2]
     win_w, win_h = int(0.26 * w), int(0.40 * h)
+    deep_w, deep_h = int(0.35 * w), int(0.60 * h)  # where a jumbo index's suit may reach
     border = max(2, int(0.035 * w))
-    bgr = face[:win_h, :win_w, :3].astype(np.int16)
-    alpha = face[:win_h, :win_w, 3]
+    bgr = face[:deep_h, :deep_w, :3].astype(np.int16)
+    alpha = face[:deep_h, :deep_w, 3]
     paper = np.median(face[h // 2 - 5 : h // 2 + 5, border : border + 6, :3].reshape(-1, 3), axis=0)
     ink = (np.abs(bgr - paper).sum(axis=2) > 90) & (alpha > 200)
     ink[:border, :] = False
     ink[:, :border] = False
     count, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
-    xs0, ys0, xs1, ys1 = [], [], [], []
+    index: list[tuple[int, int, int, int]] = []  # x0, y0, x1, y1 in pixels
+    beyond: list[tuple[int, int, int, int]] = []
     for i in range(1, count):
         x, y, bw, bh, area = stats[i]
-        if area < 4 or x + bw >= win_w - 1 or y + bh >= win_h - 1:
+        if area < 4:
             continue
-        if bw > 0.9 * win_w or bh > 0.9 * win_h:
-            continue
-        xs0.append(x)
-        ys0.append(y)
-        xs1.append(x + bw)
-        ys1.append(y + bh)
-    if not xs0:
+        if x + bw < win_w - 1 and y + bh < win_h - 1:
+            if bw <= 0.9 * win_w and bh <= 0.9 * win_h:
+                index.append((x, y, x + bw, y + bh))
+        elif x + bw < deep_w - 1 and y + bh < deep_h - 1:
+            beyond.append((x, y, x + bw, y + bh))
+    if not index:
         return None
+    x0, y0 = min(b[0] for b in index), min(b[1] for b in index)
+    x1, y1 = max(b[2] for b in index), max(b[3] for b in index)
+    for bx0, by0, bx1, by1 in sorted(beyond, key=lambda b: b[1]):
+        # a jumbo suit: centred under the rank, close below it, about its size
+        if (x0 <= (bx0 + bx1) / 2 <= x1 and y1 - 2 <= by0 <= y1 + 0.5 * (y1 - y0)
+                and by1 - by0 <= 1.5 * (y1 - y0) and bx1 - bx0 <= 2 * (x1 - x0)):
+            y1 = max(y1, by1)
+            x0, x1 = min(x0, bx0), max(x1, bx1)
     pad = 0.01
     return (
-        max(0.0, min(xs0) / w - pad),
-        max(0.0, min(ys0) / h - pad),
-        min(1.0, max(xs1) / w + pad),
-        min(1.0, max(ys1) / h + pad),
+        max(0.0, x0 / w - pad),
+        max(0.0, y0 / h - pad),
+        min(1.0, x1 / w + pad),
+        min(1.0, y1 / h + pad),
     )

@@ -38,6 +38,27 @@ def test_index_box_found_around_rank_and_suit(deck: Design) -> None:
     assert 0.16 <= x1 <= 0.3 and 0.24 <= y1 <= 0.29
 
 
+def jumbo_face(code: str) -> np.ndarray:
+    """A jumbo index: a tall rank with a suit wider than it reaching past 40% of the card."""
+    face = np.zeros((280, 200, 4), np.uint8)
+    cv2.rectangle(face, (0, 0), (199, 279), (255, 255, 255, 255), -1)
+    colour = (0, 0, 200, 255) if code[1] in "HD" else (0, 0, 0, 255)
+    cv2.putText(face, code[0], (14, 62), cv2.FONT_HERSHEY_SIMPLEX, 2.0, colour, 5)
+    cv2.circle(face, (33, 97), 24, colour, -1)  # the suit under the rank: y 73-121, x 9-57
+    cv2.circle(face, (140, 140), 30, colour, -1)  # a centre pip, away from the corner
+    face[140:, :] = np.rot90(face[:140, :], 2)
+    return face
+
+
+def test_jumbo_index_box_takes_in_the_suit_under_the_rank() -> None:
+    faces = {code: jumbo_face(code) for code in CARD_CODES}
+    x0, y0, x1, y1 = find_index_boxes(faces)["7S"]
+    # the rank ends near y=62 (22%); the suit reaches y=121 (43%) and x=57 (28.5%)
+    assert 0.41 <= y1 <= 0.46 and 0.28 <= x1 <= 0.31
+    assert x0 <= 0.06 and y0 <= 0.1
+    assert x1 < 110 / 200, "the centre pip is not part of the index"
+
+
 def test_uncovered_card_has_both_corner_labels(deck: Design) -> None:
     scene = render_layout(
         np.random.default_rng(1), deck, [("7S", 300, 300, 80, 0)], photometric=False
