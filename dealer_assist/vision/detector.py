@@ -25,8 +25,10 @@ from dealer_assist.vision.reader import (
     CROP_SIZE,
     RANK_CLASSES,
     SUIT_CLASSES,
+    agree,
     crop_index,
     crops_to_blob,
+    reading_views,
 )
 
 #: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
@@ -35,9 +37,10 @@ DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.int8.onn
 DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.int8.onnx")
 _STRIDE = 32
 #: Distance between the two index centres of one card, in units of an index box's long side
-#: (measured over the installed designs' tight index boxes: 3.1 to 5.4; the detector's boxes
-#: carry a margin, which brings a jumbo index's two corners to 2.0).
-PAIR_DISTANCE = (1.8, 6.5)
+#: (measured over the installed designs' tight index boxes: 1.8 for a jumbo index, whose box
+#: holds a tall rank and the suit under it, to 7.3 for a narrow ace; the detector's boxes carry
+#: a margin, which brings a jumbo index's two corners closer still).
+PAIR_DISTANCE = (1.4, 7.5)
 #: Card regions are looked for at this fraction of the frame's size (cheap; cards stay blobs).
 _REGION_SHRINK = 4
 #: Regions adding up to this share of the frame (they may overlap) are read as one whole frame.
@@ -46,8 +49,6 @@ _REGIONS_MAX_SHARE = 1.0
 #: four readings, multiplied) for a found index to count: precision before recall, as the
 #: tracker catches a missed card on a later frame.
 DEFAULT_CONFIDENCE = 0.7
-#: The turns each index is read at besides as seen.
-_TURNS = (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_COUNTERCLOCKWISE)
 
 
 class ModelError(ValueError):
@@ -271,11 +272,10 @@ class CardDetector:
         if len(boxes) == 0:
             return Detections.empty()
         crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
-        # each index read four times, as seen and turned by each quarter turn (the reader was
-        # trained on every angle): the readings' mean is sure only where all four agree
-        views = crops + [cv2.rotate(crop, turn) for turn in _TURNS for crop in crops]
+        # the reader was trained on every angle: each index is read at four quarter turns
+        views = reading_views(crops)
         ranks, suits = self._reader.run(None, {self._reader_input: crops_to_blob(views)})
-        ranks, suits = _agree(ranks, len(crops)), _agree(suits, len(crops))
+        ranks, suits = agree(ranks, len(crops)), agree(suits, len(crops))
         rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
         confidences = ranks.max(axis=1) * suits.max(axis=1)
         keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= self.confidence)
@@ -343,11 +343,6 @@ def _merge_overlaps(detections: Detections) -> Detections:
             kept.append(int(i))
     keep = np.array(sorted(kept), np.int64)
     return Detections(boxes[keep], detections.confidences[keep], detections.class_ids[keep])
-
-
-def _agree(probs: np.ndarray, n: int) -> np.ndarray:
-    """The readings of ``n`` crops (rows ``k*n:(k+1)*n``, one block per view) averaged."""
-    return probs.reshape(-1, n, probs.shape[1]).mean(axis=0)
 
 
 def _open_session(path: Path, threads: int | None):  # -> onnxruntime.InferenceSession

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from dealer_assist.vision.artwork import (
@@ -28,7 +27,7 @@ from dealer_assist.vision.artwork import (
     load_designs,
 )
 from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-from dealer_assist.vision.reader import crop_index, crops_to_blob
+from dealer_assist.vision.reader import crop_index, crops_to_blob, reading_views
 from dealer_assist.vision.scenes import render_scene
 
 MODELS_DIR = DEFAULT_MODEL.parent
@@ -42,7 +41,7 @@ def quantized_path(model: Path) -> Path:
 def calibration_inputs(detector: Path, reader: Path, frames: int, seed: int,
                        faces: Path | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Detector blobs (whole frames padded to the stride) and reader blobs (the indices the
-    float detector finds in those frames, each as seen and turned half a turn). ``faces``: an
+    float detector finds in those frames, in the views they are read in). ``faces``: an
     enrolled deck, shown in half the frames."""
     designs = load_designs([d for d in installed_designs() if d not in HELD_OUT_DESIGNS])
     if faces is not None:
@@ -58,8 +57,7 @@ def calibration_inputs(detector: Path, reader: Path, frames: int, seed: int,
         crops = [crop_index(frame, tuple(float(v) for v in box))
                  for box in float_detector.find_indices(frame)]
         if crops:
-            crop_blobs.append(crops_to_blob(crops + [cv2.rotate(c, cv2.ROTATE_180)
-                                                     for c in crops]))
+            crop_blobs.append(crops_to_blob(reading_views(crops)))
     return frame_blobs, crop_blobs
 
 

@@ -17,6 +17,7 @@ RANK_CLASSES = "A23456789TJQK-"  # "-" = not an index (a pip, a court picture, a
 SUIT_CLASSES = "SHDC"
 CROP_SIZE = 32
 CROP_MARGIN = 1.3
+_TURNS = (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_COUNTERCLOCKWISE)
 
 
 def crop_index(frame: np.ndarray, box: Sequence[float],
@@ -36,3 +37,15 @@ def crops_to_blob(crops: list[np.ndarray]) -> np.ndarray:
     """Stack BGR crops into the reader's NCHW float input (RGB, 0-1)."""
     batch = np.stack(crops).astype(np.float32)[:, :, :, ::-1] / 255.0
     return np.ascontiguousarray(batch.transpose(0, 3, 1, 2))
+
+
+def reading_views(crops: list[np.ndarray]) -> list[np.ndarray]:
+    """Each crop as seen, then all of them turned a quarter, a half and three quarters of a turn
+    (one block of ``len(crops)`` per view): how every index is read, and calibrated."""
+    return crops + [cv2.rotate(crop, turn) for turn in _TURNS for crop in crops]
+
+
+def agree(probs: np.ndarray, n: int) -> np.ndarray:
+    """The readings of ``n`` crops' views (one block of ``n`` rows per view) averaged: sure
+    only where every view agrees."""
+    return probs.reshape(-1, n, probs.shape[1]).mean(axis=0)

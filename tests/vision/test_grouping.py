@@ -30,6 +30,13 @@ def test_two_corners_of_one_card_are_one_observation_at_its_centre() -> None:
     assert cards[0].sideways is False
 
 
+def test_jumbo_index_corners_pair_though_their_boxes_are_long() -> None:
+    # a 70x98 card at (100,100)-(170,198): a jumbo index (rank and suit) is ~16x42 at each
+    # corner, its centres 1.7 long sides apart (kennard_bf, ornamental: 1.8 on tight boxes)
+    cards = group_indices(dets(("4H", 110, 123, 16, 42), ("4H", 160, 175, 16, 42)))
+    assert [c.card for c in cards] == ["4H"]
+
+
 def test_sideways_card_from_landscape_indices() -> None:
     cards = group_indices(dets(("TD", 115, 108, 26, 10), ("TD", 183, 162, 26, 10)))
     assert [(c.card, c.sideways) for c in cards] == [("TD", True)]
