@@ -43,7 +43,8 @@ MATCH_IOU = 0.3
 
 @dataclass
 class Score:
-    """Running tally over scenes; ``confusions`` counts (true code, read code) for wrong reads."""
+    """Running tally over scenes; ``confusions`` counts (true code, read code) for wrong reads,
+    ``by_design`` holds the same tally for each design's scenes."""
 
     true_positives: int = 0
     false_positives: int = 0
@@ -52,6 +53,7 @@ class Score:
     indices: int = 0
     indices_found: int = 0
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    by_design: dict[str, Score] = field(default_factory=dict)
 
     @property
     def precision(self) -> float:
@@ -148,10 +150,12 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int)
         design = loaded[int(rng.integers(len(loaded)))]
         scene = render_scene(rng, [design])
         found = detector.find_indices(scene.image)
-        score.indices += len(scene.labels)
-        score.indices_found += sum(
-            any(_iou(lab.box, tuple(box)) >= MATCH_IOU for box in found) for lab in scene.labels)
-        score_scene(scene, design.index_boxes, detector.detect(scene.image), score)
+        observations = detector.detect(scene.image)
+        for tally in (score, score.by_design.setdefault(design.name, Score())):
+            tally.indices += len(scene.labels)
+            tally.indices_found += sum(any(_iou(lab.box, tuple(box)) >= MATCH_IOU for box in found)
+                                       for lab in scene.labels)
+            score_scene(scene, design.index_boxes, observations, tally)
     return score
 
 
@@ -165,6 +169,9 @@ def report(name: str, score: Score) -> dict[str, object]:
         "wrong_reads": sum(score.confusions.values()),
         "rank_confusion": {f"{t}->{r}": n for (t, r), n in score.rank_confusion().most_common()},
         "suit_confusion": {f"{t}->{r}": n for (t, r), n in score.suit_confusion().most_common()},
+        "by_design": {design: {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
+                               "wrong_reads": sum(s.confusions.values())}
+                      for design, s in sorted(score.by_design.items())},
     }
 
 
@@ -207,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.set}: precision {score.precision:.4f} recall {score.recall:.4f} "
           f"({score.true_positives} right, {score.false_positives} false, "
           f"{score.false_negatives} missed) on {args.scenes} scenes", file=sys.stderr)
+    for design, tally in sorted(score.by_design.items()):
+        print(f"  {design:<18} precision {tally.precision:.4f} recall {tally.recall:.4f} "
+              f"({sum(tally.confusions.values())} wrong reads)", file=sys.stderr)
     return 0
 
 

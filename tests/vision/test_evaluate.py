@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from dealer_assist.vision.detector import CardObservation
 from dealer_assist.vision.evaluate import Score, score_scene
 from dealer_assist.vision.scenes import IndexLabel, PlacedCard, Scene
+from tests.vision.faces import drawn_face, jumbo_face
 
 BOXES = {code: (0.05, 0.05, 0.2, 0.25) for code in ("7S", "KD")}
 
@@ -41,3 +44,30 @@ def test_confusion_sums_every_wrong_read() -> None:
     score.confusions.update({("6S", "8S"): 2, ("6H", "8H"): 1, ("6H", "6D"): 3, ("TC", "KS"): 1})
     assert score.rank_confusion() == {("6", "8"): 3, ("T", "K"): 1}
     assert score.suit_confusion() == {("H", "D"): 3, ("C", "S"): 1}
+
+
+def test_each_design_keeps_its_own_tally(tmp_path) -> None:
+    """``evaluate`` with the shipped models over two decks (folders of 52 faces): each deck's
+    tally is kept apart and the two add up to the whole (a design read badly shows up)."""
+    import cv2
+
+    from dealer_assist.vision.artwork import CARD_CODES
+    from dealer_assist.vision.detector import CardDetector
+    from dealer_assist.vision.evaluate import evaluate
+
+    folders = []
+    for name, draw in (("plain", drawn_face), ("jumbo", jumbo_face)):
+        folder = tmp_path / name
+        folder.mkdir()
+        for code in CARD_CODES:
+            cv2.imwrite(str(folder / f"{code}.png"), draw(code))
+        folders.append(str(folder))
+    score = evaluate(CardDetector(), folders, scenes=6, seed=3)
+    assert sorted(score.by_design) == ["jumbo", "plain"]
+    parts = score.by_design.values()
+    assert score.true_positives + score.false_negatives > 0
+    for attribute in ("true_positives", "false_positives", "false_negatives", "indices",
+                      "indices_found"):
+        assert getattr(score, attribute) == sum(getattr(p, attribute) for p in parts), attribute
+    assert score.confusions == sum((p.confusions for p in parts), Counter())
+    assert all(p.indices > 0 for p in parts)

@@ -11,18 +11,7 @@ import pytest
 from dealer_assist.vision.artwork import CARD_CODES, Design, find_index_boxes, load_design
 from dealer_assist.vision.dataset import crop_labels
 from dealer_assist.vision.scenes import SceneConfig, render_layout, render_scene
-
-
-def drawn_face(code: str) -> np.ndarray:
-    face = np.zeros((280, 200, 4), np.uint8)
-    cv2.rectangle(face, (0, 0), (199, 279), (255, 255, 255, 255), -1)
-    colour = (0, 0, 200, 255) if code[1] in "HD" else (0, 0, 0, 255)
-    rank = "10" if code[0] == "T" else code[0]
-    cv2.putText(face, rank, (12, 42), cv2.FONT_HERSHEY_SIMPLEX, 1.0, colour, 3)
-    cv2.circle(face, (24, 62), 9, colour, -1)  # the suit under the rank
-    cv2.circle(face, (100, 140), 30, colour, -1)  # a centre pip, away from the corner
-    face[140:, :] = np.rot90(face[:140, :], 2)  # the bottom half: the top half turned 180
-    return face
+from tests.vision.faces import drawn_face, jumbo_face
 
 
 @pytest.fixture(scope="module")
@@ -36,18 +25,6 @@ def test_index_box_found_around_rank_and_suit(deck: Design) -> None:
     # rank glyph from x=12, y~20 to suit bottom y=71, in a 200x280 face
     assert 0.03 <= x0 <= 0.07 and 0.04 <= y0 <= 0.08
     assert 0.16 <= x1 <= 0.3 and 0.24 <= y1 <= 0.29
-
-
-def jumbo_face(code: str) -> np.ndarray:
-    """A jumbo index: a tall rank with a suit wider than it reaching past 40% of the card."""
-    face = np.zeros((280, 200, 4), np.uint8)
-    cv2.rectangle(face, (0, 0), (199, 279), (255, 255, 255, 255), -1)
-    colour = (0, 0, 200, 255) if code[1] in "HD" else (0, 0, 0, 255)
-    cv2.putText(face, code[0], (14, 62), cv2.FONT_HERSHEY_SIMPLEX, 2.0, colour, 5)
-    cv2.circle(face, (33, 97), 24, colour, -1)  # the suit under the rank: y 73-121, x 9-57
-    cv2.circle(face, (140, 140), 30, colour, -1)  # a centre pip, away from the corner
-    face[140:, :] = np.rot90(face[:140, :], 2)
-    return face
 
 
 def test_jumbo_index_box_takes_in_the_suit_under_the_rank() -> None:
