@@ -43,6 +43,8 @@ DEFAULT_TIERS = (
 )
 MATCH_6_DECKS = MatchPaytable(unsuited=4, suited=9)
 MATCH_8_DECKS = MatchPaytable(unsuited=3, suited=12)
+#: The paytable a deck count sets when the house names no other (spec section 2, 004 section e).
+MATCH_BY_DECKS = {6: MATCH_6_DECKS, 8: MATCH_8_DECKS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +153,16 @@ class RuleSet:
                 values[OPTION_FIELDS.get(key, key)] = OPTION_PARSERS[key](raw)
             except (ValueError, TypeError) as error:
                 raise RuleSetError(f"house option {key!r}: {error}") from None
+        decks = values.get("decks")
+        if decks in ALLOWED_DECKS and "match_the_dealer" not in overrides \
+                and base.match_the_dealer is not None:
+            # the deck count sets the side bet's paytable unless the house gives its own
+            if decks not in MATCH_BY_DECKS:
+                raise RuleSetError(
+                    f"Match the Dealer has no standard paytable for {decks} decks (6 decks: 4:1 "
+                    'and 9:1, 8 decks: 3:1 and 12:1): give "match_the_dealer" as '
+                    '{"unsuited": N, "suited": N}, or "off"')
+            values["match_the_dealer"] = MATCH_BY_DECKS[decks]
         return dataclasses.replace(base, **values)
 
 

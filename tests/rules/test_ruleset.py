@@ -61,6 +61,28 @@ def test_overrides() -> None:
 
 
 @pytest.mark.parametrize(
+    ("spec", "paytable"),
+    [
+        ({"preset": "h17-ddd-6", "decks": 8}, MatchPaytable(3, 12)),
+        ({"preset": "s17-8", "decks": 6}, MatchPaytable(4, 9)),
+        ({"preset": "s17-8", "decks": 6, "match_the_dealer": "8-deck"}, MatchPaytable(3, 12)),
+        ({"preset": "h17-ddd-2", "decks": 6}, None),  # the side bet stays off
+    ],
+)
+def test_the_deck_count_sets_the_match_paytable(spec: dict, paytable: MatchPaytable) -> None:
+    # spec section 2: decks "drives the Match-the-Dealer paytable" (004 section e)
+    assert RuleSet.from_spec(spec).match_the_dealer == paytable
+
+
+def test_match_on_a_deck_count_without_a_paytable_is_refused() -> None:
+    with pytest.raises(RuleSetError, match="no standard paytable for 2 decks"):
+        RuleSet.from_spec({"preset": "s17-6", "decks": 2})
+    own = RuleSet.from_spec({"preset": "s17-6", "decks": 2,
+                             "match_the_dealer": {"unsuited": 3, "suited": 11}})
+    assert own.match_the_dealer == MatchPaytable(3, 11)
+
+
+@pytest.mark.parametrize(
     ("spec", "message"),
     [
         ({"preset": "h17-ddd-6", "soft17": "stand"}, "only allowed where the dealer hits soft 17"),
