@@ -156,6 +156,9 @@ def parse_config(
         decks = raw_shoe.get("decks")
         if decks is not None and (not isinstance(decks, int) or decks not in (2, 4, 5, 6, 8)):
             raise ConfigError(path, "shoe.decks", f"must be 2, 4, 5, 6 or 8, got {decks!r}")
+        if decks is not None and decks != rules.decks:
+            raise ConfigError(path, "shoe.decks", f"the shoe holds {decks} decks but the rules "
+                              f"are for {rules.decks} (set rules.decks to match)")
         if protocol == "ascii" and decks is None:
             decks = rules.decks
         shoe = ShoeConfig(url, protocol, decks)

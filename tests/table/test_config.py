@@ -55,6 +55,7 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('[shoe]\nurl = ""', "shoe.url"),
         ('[shoe]\nurl = "u"\nprotocol = "bee"', "shoe.protocol"),
         ('[shoe]\nurl = "u"\ndecks = 7', "shoe.decks"),
+        ('[rules]\npreset = "s17-6"\n[shoe]\nurl = "u"\ndecks = 8', "shoe.decks"),
         ('[shoe]\nurl = "u"\n[screen]\nport = 70000', "screen.port"),
         ('[shoe]\nurl = "u"\n[screen]\nprot = 1', "screen.prot"),
         ('[camera]\nsource = -1\ncalibration = "c.yaml"', "camera.source"),
