@@ -4,7 +4,9 @@ A scene is drawn on the table plane: felt and its printed layout, the dealer's r
 cards overlapping as a dealer places them (with sideways doubled cards and split hands), chips,
 hands and arms. Then the camera: a mild perspective, lamp glare, shadows, blur, sensor noise and
 JPEG artefacts. Each card's two corner indices are labelled only where at least
-``VISIBLE_FRACTION`` of the index is uncovered.
+``VISIBLE_FRACTION`` of the index is uncovered; an index partly covered (at least
+``GLIMPSE_FRACTION`` of it seen, less than ``VISIBLE_FRACTION``) is listed apart as one that must
+not be read (its suit or rank may be the part hidden).
 
 Scale follows the overhead geometry of a real table: at 1280x720 a card is 60-90 px wide, so the
 detector is trained and run at the frame's own pixel scale (see docs/vision.md).
@@ -21,6 +23,7 @@ import numpy as np
 from dealer_assist.vision.artwork import CARD_CODES, Design
 
 VISIBLE_FRACTION = 0.8
+GLIMPSE_FRACTION = 0.2
 FRAME_SIZE = (1280, 720)
 
 
@@ -55,11 +58,13 @@ class IndexLabel:
 
 @dataclass(frozen=True)
 class Scene:
-    """A rendered frame (BGR uint8), the cards on it and the visible index labels."""
+    """A rendered frame (BGR uint8), the cards on it, the visible index labels and the partly
+    covered indices (``covered``: seen in part, too little to be read)."""
 
     image: np.ndarray
     cards: tuple[PlacedCard, ...]
     labels: tuple[IndexLabel, ...]
+    covered: tuple[IndexLabel, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,16 +99,18 @@ def render_scene(
         _chips(rng, canvas, owner, cards, card_w)
     if rng.random() < cfg.occluder_probability:
         _arm(rng, canvas, owner, width, height, card_w)
-    labels = _visible_labels(cards, design, owner)
+    labels, covered = _visible_labels(cards, design, owner)
     homography = _camera_tilt(rng, width, height)
     image = cv2.warpPerspective(canvas, homography, (width, height), borderMode=cv2.BORDER_REFLECT)
     cards = [
         PlacedCard(c.code, _apply(homography, c.corners), c.sideways) for c in cards
     ]
     labels = [_warp_label(lab, homography) for lab in labels]
+    covered = [_warp_label(lab, homography) for lab in covered]
     if cfg.photometric:
         image = _photometric(rng, image)
-    return Scene(image, tuple(cards), tuple(lab for lab in labels if _inside(lab, width, height)))
+    return Scene(image, tuple(cards), tuple(lab for lab in labels if _inside(lab, width, height)),
+                 tuple(lab for lab in covered if _inside(lab, width, height)))
 
 
 def render_layout(
@@ -130,9 +137,9 @@ def render_layout(
         corners = _card_quad(cx, cy, card_w, angle)
         _paste_card(canvas, owner, design.faces[code], corners, len(placed), rng)
         placed.append(PlacedCard(code, corners, abs(abs(angle) % 180 - 90) < 45))
-    labels = _visible_labels(placed, design, owner)
+    labels, covered = _visible_labels(placed, design, owner)
     image = _photometric(light, canvas, sensor) if photometric else canvas
-    return Scene(image, tuple(placed), tuple(labels))
+    return Scene(image, tuple(placed), tuple(labels), tuple(covered))
 
 
 def _deal_codes(rng: np.random.Generator, count: int, allow_tens: bool) -> list[str]:
@@ -356,8 +363,12 @@ def index_quads(card: PlacedCard, box: tuple[float, float, float, float]) -> lis
     return out
 
 
-def _visible_labels(cards: list[PlacedCard], design: Design, owner: np.ndarray) -> list[IndexLabel]:
-    labels = []
+def _visible_labels(
+    cards: list[PlacedCard], design: Design, owner: np.ndarray
+) -> tuple[list[IndexLabel], list[IndexLabel]]:
+    """The indices seen whole enough to read, and those seen only in part."""
+    labels: list[IndexLabel] = []
+    covered: list[IndexLabel] = []
     for card_id, card in enumerate(cards):
         for quad in index_quads(card, design.index_boxes[card.code]):
             x0, y0 = np.floor(quad.min(axis=0)).astype(int)
@@ -371,11 +382,13 @@ def _visible_labels(cards: list[PlacedCard], design: Design, owner: np.ndarray) 
             if area == 0:
                 continue
             seen = int((owner[y0:y1, x0:x1][mask > 0] == card_id).sum())
-            if seen >= VISIBLE_FRACTION * area:
-                box = (float(quad[:, 0].min()), float(quad[:, 1].min()),
-                       float(quad[:, 0].max()), float(quad[:, 1].max()))
-                labels.append(IndexLabel(CARD_CODES.index(card.code), box, card_id))
-    return labels
+            if seen < GLIMPSE_FRACTION * area:
+                continue
+            box = (float(quad[:, 0].min()), float(quad[:, 1].min()),
+                   float(quad[:, 0].max()), float(quad[:, 1].max()))
+            label = IndexLabel(CARD_CODES.index(card.code), box, card_id)
+            (labels if seen >= VISIBLE_FRACTION * area else covered).append(label)
+    return labels, covered
 
 
 def _apply(homography: np.ndarray, points: np.ndarray) -> np.ndarray:

@@ -7,7 +7,9 @@ generator as the detector's data, from the training designs only (``--faces`` ad
 deck) and as many drawn decks (:mod:`.procedural`: installed fonts and parametric suits, so the
 reader learns indices rather than seventeen fonts), with the index box jittered as a detector
 would place it and turned through any angle (half of those near a quarter turn: sideways
-doubles). Negative crops (pips, court pictures, chips, felt) teach the "not an index" answer.
+doubles). Negative crops (pips, court pictures, chips, felt, and indices partly covered by
+another card, a chip or an arm, whose hidden part may be the suit) teach the "not an index"
+answer.
 """
 
 from __future__ import annotations
@@ -71,6 +73,16 @@ def make_crops(
             sizes.append(max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]))
         side = float(np.median(sizes)) if sizes else 25.0
         boxes = np.array([lab.box for lab in scene.labels]).reshape(-1, 4)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+        for lab in scene.covered:  # partly covered: the hidden part may be the suit; not read
+            x0, y0, x1, y1 = lab.box
+            p = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
+            if len(centres) and np.min(np.hypot(*(centres - p).T)) < side * 0.6:
+                continue  # another card's index lies there
+            crop = crop_index(scene.image, _jitter(rng, lab.box))
+            crops.append(_turn(rng, crop) if rng.random() < 0.6 else crop)
+            ranks.append(NOT_INDEX)
+            suits.append(-100)
         for card in scene.cards:  # negatives: inside cards but away from any index
             t = rng.uniform(0.15, 0.85, 2)
             p = card.corners[0] + t[0] * (card.corners[1] - card.corners[0]) + \
@@ -78,7 +90,6 @@ def make_crops(
             box = (p[0] - side / 3, p[1] - side / 2, p[0] + side / 3, p[1] + side / 2)
             if not (0 <= box[0] and box[2] < w and 0 <= box[1] and box[3] < h):
                 continue
-            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
             if len(centres) and np.min(np.hypot(*(centres - p).T)) < side * 0.6:
                 continue
             crops.append(crop_index(scene.image, box))
@@ -87,7 +98,6 @@ def make_crops(
         for _ in range(3):  # felt, chips, arms
             x, y = rng.uniform(side, w - side), rng.uniform(side, h - side)
             box = (x - side / 3, y - side / 2, x + side / 3, y + side / 2)
-            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
             if len(centres) and np.min(np.hypot(*(centres - (x, y)).T)) < side:
                 continue
             crops.append(crop_index(scene.image, box))

@@ -59,6 +59,23 @@ def test_covered_corner_loses_its_label(deck: Design) -> None:
     assert sorted(lab.code for lab in scene.labels if lab.code == "KD") == ["KD", "KD"]
 
 
+def test_index_seen_in_part_is_listed_as_covered(deck: Design) -> None:
+    # the 7S's bottom-right index spans x 324-336; a card from x=330 on hides half of it
+    scene = render_layout(
+        np.random.default_rng(1),
+        deck,
+        [("7S", 300, 300, 80, 0), ("KD", 370, 300, 80, 0)],
+        photometric=False,
+    )
+    assert [lab.box[1] < 300 for lab in scene.labels if lab.code == "7S"] == [True]
+    (part,) = scene.covered
+    assert part.code == "7S" and part.box[1] > 300 and part.box[0] > 320
+    # wholly hidden corners are neither read nor listed: the KD over the first card's corner
+    hidden = render_layout(np.random.default_rng(1), deck,
+                           [("7S", 300, 300, 80, 0), ("KD", 340, 360, 120, 0)], photometric=False)
+    assert hidden.covered == ()
+
+
 def test_sideways_card_flagged(deck: Design) -> None:
     scene = render_layout(
         np.random.default_rng(1), deck, [("6C", 300, 300, 80, 90)], photometric=False
