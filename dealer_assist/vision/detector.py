@@ -41,6 +41,9 @@ _STRIDE = 32
 #: holds a tall rank and the suit under it, to 7.3 for a narrow ace; the detector's boxes carry
 #: a margin, which brings a jumbo index's two corners closer still).
 PAIR_DISTANCE = (1.4, 7.5)
+#: The larger of two paired corners' boxes is less than this many times the other's long side (a
+#: jumbo index boxed with its suit at one corner and by its rank alone at the other: 1.7).
+PAIR_SIZE_RATIO = 2.2
 #: Card regions are looked for at this fraction of the frame's size (cheap; cards stay blobs).
 _REGION_SHRINK = 4
 #: Regions adding up to this share of the frame (they may overlap) are read as one whole frame.
@@ -389,7 +392,7 @@ def group_indices(detections: Detections) -> list[CardObservation]:
             ratio = max(sizes[i], sizes[j]) / max(min(sizes[i], sizes[j]), 1e-6)
             distance = float(np.linalg.norm(centres[i] - centres[j])) / float(
                 (sizes[i] + sizes[j]) / 2)
-            if ratio < 1.6 and PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1]:
+            if ratio < PAIR_SIZE_RATIO and PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1]:
                 candidates.append((abs(distance - typical), i, j))
     used: set[int] = set()
     groups: list[tuple[int, ...]] = []

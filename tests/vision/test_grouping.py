@@ -37,6 +37,13 @@ def test_jumbo_index_corners_pair_though_their_boxes_are_long() -> None:
     assert [c.card for c in cards] == ["4H"]
 
 
+def test_jumbo_corners_pair_when_one_is_boxed_by_its_rank_alone() -> None:
+    # measured on the committed jumbo sample: one corner's box 37x54 (rank and suit), the
+    # other's 26x32 (the rank only), centres 95 px apart
+    cards = group_indices(dets(("TC", 315.5, 239, 37, 54), ("TC", 344, 330, 26, 32)))
+    assert [c.card for c in cards] == ["TC"]
+
+
 def test_sideways_card_from_landscape_indices() -> None:
     cards = group_indices(dets(("TD", 115, 108, 26, 10), ("TD", 183, 162, 26, 10)))
     assert [(c.card, c.sideways) for c in cards] == [("TD", True)]
