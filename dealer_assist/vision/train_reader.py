@@ -113,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--faces", type=Path, action="append", default=[])
     p.add_argument("--drawn", type=int, default=45,
                    help="drawn decks added to the real designs (default 45; half the scenes)")
-    p.add_argument("--scenes", type=int, default=2400)
-    p.add_argument("--epochs", type=int, default=18)
-    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--scenes", type=int, default=4800)
+    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--seed", type=int, default=14)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     args = p.parse_args(argv)
     import torch
