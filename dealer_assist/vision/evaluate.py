@@ -150,11 +150,12 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int)
         design = loaded[int(rng.integers(len(loaded)))]
         scene = render_scene(rng, [design])
         found = detector.find_indices(scene.image)
+        found_labels = sum(any(_iou(lab.box, tuple(box)) >= MATCH_IOU for box in found)
+                           for lab in scene.labels)
         observations = detector.detect(scene.image)
         for tally in (score, score.by_design.setdefault(design.name, Score())):
             tally.indices += len(scene.labels)
-            tally.indices_found += sum(any(_iou(lab.box, tuple(box)) >= MATCH_IOU for box in found)
-                                       for lab in scene.labels)
+            tally.indices_found += found_labels
             score_scene(scene, design.index_boxes, observations, tally)
     return score
 

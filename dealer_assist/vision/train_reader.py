@@ -55,6 +55,13 @@ def _turn(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     return cv2.warpAffine(crop, m, (CROP_SIZE, CROP_SIZE), borderMode=cv2.BORDER_REPLICATE)
 
 
+def _as_detected(rng: np.random.Generator, image: np.ndarray,
+                 box: tuple[float, ...]) -> np.ndarray:
+    """The crop of an index box placed as a detector would place it, turned in 60% of crops."""
+    crop = crop_index(image, _jitter(rng, box))
+    return _turn(rng, crop) if rng.random() < 0.6 else crop
+
+
 def make_crops(
     designs: list[Design], scenes: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -66,8 +73,7 @@ def make_crops(
         h, w = scene.image.shape[:2]
         sizes = []
         for lab in scene.labels:
-            crop = crop_index(scene.image, _jitter(rng, lab.box))
-            crops.append(_turn(rng, crop) if rng.random() < 0.6 else crop)
+            crops.append(_as_detected(rng, scene.image, lab.box))
             ranks.append(RANK_CLASSES.index(lab.code[0]))
             suits.append(SUIT_CLASSES.index(lab.code[1]))
             sizes.append(max(lab.box[2] - lab.box[0], lab.box[3] - lab.box[1]))
@@ -79,8 +85,7 @@ def make_crops(
             p = np.array([(x0 + x1) / 2, (y0 + y1) / 2])
             if len(centres) and np.min(np.hypot(*(centres - p).T)) < side * 0.6:
                 continue  # another card's index lies there
-            crop = crop_index(scene.image, _jitter(rng, lab.box))
-            crops.append(_turn(rng, crop) if rng.random() < 0.6 else crop)
+            crops.append(_as_detected(rng, scene.image, lab.box))
             ranks.append(NOT_INDEX)
             suits.append(-100)
         for card in scene.cards:  # negatives: inside cards but away from any index
