@@ -3,7 +3,8 @@
 #   Debian gnome-cards-data (SVG sheets, GPL/LGPL) via apt-get, rendered by rsvg-convert;
 #   npm @heruka_urgyen/react-playing-cards (Adrian Kennard's CC0 designs, via `npm pack`);
 #   npm cardsJS (Chris Aguilar's Vectorized Playing Cards 1.3, LGPL-3);
-#   Debian fonts (DejaVu, Liberation, FreeFont, URW base35) for the drawn training decks.
+#   Debian fonts (DejaVu, Liberation, FreeFont, URW base35, Symbola, STIX, OpenSymbol) for the
+#   drawn training decks.
 # Output: ${DEALER_ASSIST_CARD_ART:-~/.cache/dealer-assist/card-art}/<design>/<CODE>.png
 # Usage: scripts/install-card-art.sh [PYTHON]   (PYTHON needs numpy + opencv; default: python3)
 set -euo pipefail
@@ -13,7 +14,7 @@ out="${DEALER_ASSIST_CARD_ART:-$HOME/.cache/dealer-assist/card-art}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-fonts="fonts-dejavu-core fonts-liberation fonts-freefont-ttf fonts-urw-base35"
+fonts="fonts-dejavu-core fonts-liberation fonts-freefont-ttf fonts-urw-base35 fonts-symbola fonts-stix fonts-opensymbol"
 if ! dpkg -s gnome-cards-data librsvg2-bin $fonts >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnome-cards-data librsvg2-bin $fonts >/dev/null

@@ -21,12 +21,20 @@ from dealer_assist.vision.artwork import CARD_CODES, CARD_WIDTH_PX, Design
 FONT_DIRS = (Path("/usr/share/fonts/truetype"), Path("/usr/share/fonts/opentype"))
 #: Fonts whose glyphs are not letters and digits (symbols, dingbats, scripts, maths).
 _NOT_TEXT = ("StandardSymbols", "D050000L", "Z003", "MathTeX")
-#: Fonts with their own suit glyphs (U+2660 spade, U+2663 club, U+2665 heart, U+2666 diamond).
+#: Fonts with their own suit glyphs (U+2660 spade, U+2663 club, U+2665 heart, U+2666 diamond),
+#: one or two faces of each family that draws them, so that no family's suits dominate.
 #: Checked by eye: FreeSerifBold swaps spade and club; StandardSymbolsPS maps none of them.
-_SUIT_GLYPH_FONTS = ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "FreeSerif.ttf",
-                     "FreeSans.ttf")
+_SUIT_GLYPH_FONTS = (
+    "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSerif.ttf", "DejaVuSansMono.ttf",
+    "FreeSerif.ttf", "FreeSans.ttf", "FreeSansBold.ttf", "FreeMono.ttf",
+    "LiberationSans-Regular.ttf", "LiberationSerif-Regular.ttf", "LiberationMono-Regular.ttf",
+    "C059-Roman.otf", "C059-Bold.otf", "NimbusSans-Regular.otf", "NimbusRoman-Regular.otf",
+    "NimbusMonoPS-Regular.otf", "P052-Roman.otf", "URWBookman-Light.otf", "URWBookman-Demi.otf",
+    "URWGothic-Book.otf", "URWGothic-Demi.otf",
+    "STIXGeneral-Regular.otf", "STIX-Regular.otf", "Symbola_hint.ttf", "opens___.ttf")
 _SUIT_CHARS = {"S": "\u2660", "C": "\u2663", "H": "\u2665", "D": "\u2666"}
 _SUIT_FACE_GRID = 96  # suit masks are drawn at this size, then resized
+_UNMAPPED = "\U000F0001"  # a private-use code point no font here maps
 
 
 def installed_fonts() -> list[Path]:
@@ -36,8 +44,22 @@ def installed_fonts() -> list[Path]:
 
 
 def text_fonts(fonts: list[Path]) -> list[Path]:
-    """The fonts fit for a rank index (letters and digits)."""
-    return [f for f in fonts if not any(tag in f.name for tag in _NOT_TEXT)]
+    """The fonts fit for a rank index: not a symbol or script face, and drawing every rank
+    (symbol faces such as STIX's size variants or OpenSymbol map some letters or none)."""
+    return [f for f in fonts
+            if not any(tag in f.name for tag in _NOT_TEXT) and _draws_every_rank(f)]
+
+
+def _draws_every_rank(font_path: Path) -> bool:
+    from PIL import ImageFont
+
+    font = ImageFont.truetype(str(font_path), size=40)
+    missing = np.asarray(font.getmask(_UNMAPPED))  # the font's box for a glyph it lacks
+    for text in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"):
+        mask = np.asarray(font.getmask(text))
+        if mask.max(initial=0) == 0 or np.array_equal(mask, missing):
+            return False
+    return True
 
 
 def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None) -> list[Design]:
@@ -92,8 +114,9 @@ def _spade(rng: np.random.Generator) -> np.ndarray:
 def _club(rng: np.random.Generator) -> np.ndarray:
     g = _SUIT_FACE_GRID
     mask = np.zeros((g, g), np.uint8)
-    r = g * rng.uniform(0.17, 0.22)
-    spread = r * rng.uniform(1.05, 1.35)
+    r = g * rng.uniform(0.17, 0.26)
+    # lobes from well apart to merged into one blob (heavy plastic-deck clubs), inside the grid
+    spread = min(r * rng.uniform(0.75, 1.35), g * 0.49 - r)
     cx, cy = g / 2, g * 0.26 + r * 0.3
     lobes = [(cx, cy), (cx - spread, cy + spread * rng.uniform(0.95, 1.3)),
              (cx + spread, cy + spread * rng.uniform(0.95, 1.3))]

@@ -52,3 +52,15 @@ def test_pips_and_pictures_keep_clear_of_the_index(decks) -> None:
         for code in CARD_CODES:
             x0, y0, x1, y1 = deck.index_boxes[code]
             assert ink(deck.faces[code], (x1 + 0.005, y0, x1 + 0.03, y1)) == 0.0, (deck.name, code)
+
+
+def test_fonts_without_every_rank_are_not_rank_fonts() -> None:
+    # STIX's size variants and OpenSymbol (scripts/install-card-art.sh) map few letters or none:
+    # a deck drawn with one showed blank or boxed ranks
+    fonts = installed_fonts()
+    symbol_faces = [f for f in fonts if f.name.startswith("STIXSize") or f.name == "opens___.ttf"]
+    if not symbol_faces:
+        pytest.skip("no STIX size-variant or OpenSymbol font installed")
+    rank_fonts = text_fonts(fonts)
+    assert not set(symbol_faces) & set(rank_fonts)
+    assert any(f.name == "DejaVuSans.ttf" for f in rank_fonts)
