@@ -10,6 +10,10 @@ would place it and turned through any angle (half of those near a quarter turn: 
 doubles). Negative crops (pips, court pictures, chips, felt, and indices partly covered by
 another card, a chip or an arm, whose hidden part may be the suit) teach the "not an index"
 answer.
+
+Scenes are rendered in chunks, each seeded from ``--seed`` and its number, on every core at
+once (the crops do not depend on the core count). The network trains in bfloat16 autocast
+(weights stay float32): about three times faster on a CPU with AVX-512 BF16 than float32.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import argparse
 import json
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 import cv2
@@ -36,6 +42,7 @@ from dealer_assist.vision.scenes import render_scene
 
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 NOT_INDEX = RANK_CLASSES.index("-")
+CHUNK_SCENES = 200  # scenes per rendering task; each chunk has its own seed
 
 
 def _jitter(rng: np.random.Generator, box: tuple[float, ...]) -> tuple[float, ...]:
@@ -63,7 +70,7 @@ def _as_detected(rng: np.random.Generator, image: np.ndarray,
 
 
 def make_crops(
-    designs: list[Design], scenes: int, seed: int
+    designs: list[Design], scenes: int, seed: int | np.random.SeedSequence
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Render scenes; return crops (N, 32, 32, 3) uint8, rank ids and suit ids."""
     rng = np.random.default_rng(seed)
@@ -111,6 +118,39 @@ def make_crops(
     return np.stack(crops), np.array(ranks), np.array(suits)
 
 
+_WORKER_DESIGNS: list[Design] = []
+
+
+def _training_designs(names: list[str], faces: list[Path], drawn: int,
+                      seed: int) -> list[Design]:
+    real = load_designs(names) + [load_design(f) for f in faces] * max(1, len(names) // 2)
+    return mixed_with_drawn(real, drawn_designs(drawn, seed))
+
+
+def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int) -> None:
+    cv2.setNumThreads(1)  # one process per core already
+    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed)
+
+
+def _render_chunk(scenes: int, seed: np.random.SeedSequence
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return make_crops(_WORKER_DESIGNS, scenes, seed)
+
+
+def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
+                 seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The training crops of ``scenes`` scenes, rendered in chunks on every core; the same
+    crops whatever the core count."""
+    chunks = [min(CHUNK_SCENES, scenes - start) for start in range(0, scenes, CHUNK_SCENES)]
+    seeds = np.random.SeedSequence(seed).spawn(len(chunks))
+    workers = min(len(chunks), os.cpu_count() or 1)
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                             initializer=_start_worker,
+                             initargs=(names, faces, drawn, seed)) as pool:
+        parts = list(pool.map(_render_chunk, chunks, seeds))
+    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train_reader",
                                 description=__doc__,
@@ -118,25 +158,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--faces", type=Path, action="append", default=[])
     p.add_argument("--drawn", type=int, default=45,
                    help="drawn decks added to the real designs (default 45; half the scenes)")
-    p.add_argument("--scenes", type=int, default=4800)
-    p.add_argument("--epochs", type=int, default=12)
+    p.add_argument("--scenes", type=int, default=12000)
+    p.add_argument("--epochs", type=int, default=16)
     p.add_argument("--seed", type=int, default=14)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     args = p.parse_args(argv)
-    import torch
+    names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
+    started = time.time()
+    crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed)
+    render_s = time.time() - started
+    print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
+          f"in {render_s:.0f} s", flush=True)
+    import torch  # after rendering: the rendering processes need no torch
     from torch import nn
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(os.cpu_count() or 1)
-    names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
-    real = load_designs(names) + [load_design(f) for f in args.faces] * max(1, len(names) // 2)
-    designs = mixed_with_drawn(real, drawn_designs(args.drawn, args.seed))
-    started = time.time()
-    crops, ranks, suits = make_crops(designs, args.scenes, args.seed)
-    render_s = time.time() - started
-    print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
-          f"in {render_s:.0f} s", flush=True)
-    x = torch.from_numpy(crops[:, :, :, ::-1].copy()).permute(0, 3, 1, 2).float() / 255
+    x = torch.from_numpy(crops)  # uint8 BGR, NHWC; made float a batch at a time
     yr, ys = torch.from_numpy(ranks).long(), torch.from_numpy(suits).long()
 
     def block(cin: int, cout: int) -> nn.Sequential:
@@ -155,9 +193,16 @@ def main(argv: list[str] | None = None) -> int:
 
         def forward(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             features = self.body(images)
-            return self.rank(features).softmax(1), self.suit(features).softmax(1)
+            # float() so that under autocast the softmax (and the loss's log) is float32
+            return (self.rank(features).float().softmax(1),
+                    self.suit(features).float().softmax(1))
 
-    model = Reader()
+    def as_input(images: torch.Tensor) -> torch.Tensor:
+        """uint8 BGR NHWC crops as the network's RGB float input, channels-last in memory."""
+        rgb = images.flip(3).permute(0, 3, 1, 2).float() / 255
+        return rgb.contiguous(memory_format=torch.channels_last)
+
+    model = Reader().to(memory_format=torch.channels_last)
     optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     steps = args.epochs * ((len(x) + 255) // 256)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 3e-3, total_steps=steps)
@@ -169,11 +214,12 @@ def main(argv: list[str] | None = None) -> int:
         total, right = 0.0, 0
         for i in range(0, len(x), 256):
             idx = order[i : i + 256]
-            batch = x[idx]
+            batch = as_input(x[idx])
             # colour and brightness jitter so lamps and white balance do not matter
             batch = (batch * torch.empty(len(idx), 3, 1, 1).uniform_(0.8, 1.2)
                      + torch.empty(len(idx), 1, 1, 1).uniform_(-0.1, 0.1)).clamp(0, 1)
-            p_rank, p_suit = model(batch)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                p_rank, p_suit = model(batch)
             loss = nll(p_rank.clamp_min(1e-7).log(), yr[idx]) + \
                 nll(p_suit.clamp_min(1e-7).log(), ys[idx])
             optimiser.zero_grad()
@@ -187,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     train_s = time.time() - started
     model.eval()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.onnx.export(model, (x[:1],), str(args.out), input_names=["crops"],
+    model = model.to(memory_format=torch.contiguous_format)
+    torch.onnx.export(model, (as_input(x[:1]).contiguous(),), str(args.out), input_names=["crops"],
                       output_names=["rank", "suit"], dynamic_axes={"crops": {0: "n"}},
                       opset_version=17, dynamo=False)
     summary = {"designs": names, "drawn": args.drawn, "enrolled": [str(f) for f in args.faces],
