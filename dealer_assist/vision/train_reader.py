@@ -148,7 +148,8 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
                              initializer=_start_worker,
                              initargs=(names, faces, drawn, seed)) as pool:
         parts = list(pool.map(_render_chunk, chunks, seeds))
-    return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+    crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
+    return crops, ranks, suits
 
 
 def main(argv: list[str] | None = None) -> int:
