@@ -164,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=14)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     args = p.parse_args(argv)
+    if args.scenes < 1 or args.epochs < 1:
+        p.error("--scenes and --epochs must be at least 1")
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     started = time.time()
     crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed)

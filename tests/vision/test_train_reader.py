@@ -31,3 +31,11 @@ def test_chunks_rendered_in_worker_processes_match_serial_rendering(monkeypatch)
     not_index = RANK_CLASSES.index("-")
     assert (ranks != not_index).any() and (ranks == not_index).any()  # indices and negatives
     assert (suits[ranks == not_index] == -100).all()  # a negative has no suit to learn
+
+
+@pytest.mark.parametrize("flag", ["--scenes", "--epochs"])
+def test_nothing_to_train_on_is_refused_before_any_work(flag, capsys) -> None:
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main([flag, "0"])
+    assert refused.value.code == 2
+    assert "--scenes and --epochs must be at least 1" in capsys.readouterr().err
