@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from dealer_assist.vision.artwork import CARD_CODES, CARD_WIDTH_PX, Design
+from dealer_assist.vision.artwork import CARD_CODES, CARD_WIDTH_PX, RANKS, Design
 
 FONT_DIRS = (Path("/usr/share/fonts/truetype"), Path("/usr/share/fonts/opentype"))
 #: Fonts whose glyphs are not letters and digits (symbols, dingbats, scripts, maths).
@@ -55,11 +55,16 @@ def _draws_every_rank(font_path: Path) -> bool:
 
     font = ImageFont.truetype(str(font_path), size=40)
     missing = np.asarray(font.getmask(_UNMAPPED))  # the font's box for a glyph it lacks
-    for text in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"):
-        mask = np.asarray(font.getmask(text))
+    for rank in RANKS:
+        mask = np.asarray(font.getmask(_index_text(rank)))
         if mask.max(initial=0) == 0 or np.array_equal(mask, missing):
             return False
     return True
+
+
+def _index_text(rank: str) -> str:
+    """What a corner index prints for a rank ("T" is printed "10")."""
+    return "10" if rank == "T" else rank
 
 
 def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None) -> list[Design]:
@@ -212,8 +217,7 @@ def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
             inset = round(w * 0.02)
             cv2.rectangle(face, (inset, inset), (w - 1 - inset, h - 1 - inset),
                           tuple(int(v) for v in ink), 1, cv2.LINE_AA)
-        text = "10" if rank == "T" else rank
-        glyph = _glyph(rank_font, text, round(index_h * 2))
+        glyph = _glyph(rank_font, _index_text(rank), round(index_h * 2))
         rank_w = round(glyph.shape[1] / glyph.shape[0] * index_h * squeeze)
         rank_mask = _fit(glyph, rank_w, round(index_h))
         suit_mask = shapes[suit]
