@@ -216,7 +216,7 @@ class CardDetector:
         places read as "not an index" or below ``confidence`` are dropped."""
         boxes = self.find_indices(frame)
         t0 = time.perf_counter()
-        detections = self._read(frame, boxes)
+        detections = self.read(frame, boxes)
         times = self.last_times
         self.last_times = StageTimes(times.preprocess, times.inference, times.postprocess,
                                      (time.perf_counter() - t0) * 1e3, 0.0)
@@ -271,7 +271,11 @@ class CardDetector:
         chosen = cv2.dnn.NMSBoxes(xywh.tolist(), scores.tolist(), self.presence, self.iou)
         return boxes[np.asarray(chosen, dtype=np.int64).reshape(-1)]
 
-    def _read(self, frame: np.ndarray, boxes: np.ndarray) -> Detections:
+    def read(self, frame: np.ndarray, boxes: np.ndarray, *,
+             confidence: float | None = None) -> Detections:
+        """The indices at ``boxes`` (``(N, 4)`` frame pixels) read; places read as "not an
+        index" or below ``confidence`` (default: the detector's) are dropped."""
+        least = self.confidence if confidence is None else confidence
         if len(boxes) == 0:
             return Detections.empty()
         crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
@@ -281,7 +285,7 @@ class CardDetector:
         ranks, suits = agree(ranks, len(crops)), agree(suits, len(crops))
         rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
         confidences = ranks.max(axis=1) * suits.max(axis=1)
-        keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= self.confidence)
+        keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= least)
         class_ids = np.array([CARD_CODES.index(RANK_CLASSES[r] + SUIT_CLASSES[s])
                               for r, s in zip(rank_ids[keep], suit_ids[keep], strict=True)],
                              np.int64)

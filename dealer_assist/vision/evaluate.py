@@ -8,6 +8,10 @@ a card through its index boxes (IoU >= 0.3 with one of that card's index boxes).
 correct if its code is the card's and the card was not already claimed; a second observation of
 one card, a wrong code, or an observation on nothing are false positives. An observation of a
 card whose only indices were too covered to be labelled is ignored (neither right nor wrong).
+
+``--misses`` also says why each missed card was missed: for each of its visible indices, whether
+the detector found no box there, the reader read the box as "not an index", read it right but
+below the confidence, or read it as another card (sure or not).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from dealer_assist.vision.artwork import (
+    CARD_CODES,
     HELD_OUT_DESIGNS,
     installed_designs,
     load_design,
@@ -35,10 +40,14 @@ from dealer_assist.vision.detector import (
     DEFAULT_READER,
     CardDetector,
     CardObservation,
+    Detections,
 )
 from dealer_assist.vision.scenes import Scene, index_quads, render_scene
 
 MATCH_IOU = 0.3
+#: Why one visible index of a missed card gave no right observation (see :func:`miss_causes`).
+UNFOUND, NOT_AN_INDEX, UNSURE, MISREAD = ("unfound", "not an index", "below confidence",
+                                          "misread")
 
 
 @dataclass
@@ -54,6 +63,8 @@ class Score:
     indices_found: int = 0
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
     by_design: dict[str, Score] = field(default_factory=dict)
+    #: missed cards by the causes of their indices (only when the evaluation explains misses)
+    misses: Counter[tuple[str, ...]] = field(default_factory=Counter)
 
     @property
     def precision(self) -> float:
@@ -97,8 +108,9 @@ def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 def score_scene(
     scene: Scene, index_boxes: dict[str, tuple[float, float, float, float]],
     observations: list[CardObservation], score: Score,
-) -> None:
-    """Add one scene's outcome to ``score``. ``index_boxes`` is the scene design's boxes."""
+) -> set[int]:
+    """Add one scene's outcome to ``score``; return the cards (numbers in ``scene.cards``)
+    found right. ``index_boxes`` is the scene design's boxes."""
     labelled = {lab.card for lab in scene.labels}
     label_boxes = [(lab.box, lab.card) for lab in scene.labels]
     hidden_boxes = []  # every index of every card, covered or not, for the "ignored" rule
@@ -126,6 +138,33 @@ def score_scene(
             claimed.add(match)
             score.true_positives += 1
     score.false_negatives += len(labelled - claimed)
+    return claimed
+
+
+def miss_causes(scene: Scene, claimed: set[int], found: np.ndarray,
+                readings: Detections) -> Counter[tuple[str, ...]]:
+    """Why each labelled card not in ``claimed`` was missed: one sorted tuple per card, a cause
+    per visible index (:data:`UNFOUND`, :data:`NOT_AN_INDEX`, :data:`UNSURE`, :data:`MISREAD`).
+
+    ``found`` is the detector's boxes (``(N, 4)``); ``readings`` those boxes read at confidence 0
+    (every box the reader took for an index, however unsure)."""
+    causes: dict[int, list[str]] = {}
+    for lab in scene.labels:
+        if lab.card in claimed:
+            continue
+        read = _best_box(lab.box, readings.boxes)
+        if read is not None:
+            code = CARD_CODES[int(readings.class_ids[read])]
+            cause = UNSURE if code == scene.cards[lab.card].code else MISREAD
+        else:
+            cause = NOT_AN_INDEX if _best_box(lab.box, found) is not None else UNFOUND
+        causes.setdefault(lab.card, []).append(cause)
+    return Counter(tuple(sorted(c)) for c in causes.values())
+
+
+def _best_box(box: tuple[float, ...], boxes: np.ndarray) -> int | None:
+    ious = [_iou(box, tuple(float(v) for v in b)) for b in boxes]
+    return int(np.argmax(ious)) if ious and max(ious) >= MATCH_IOU else None
 
 
 def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) -> int | None:
@@ -138,8 +177,10 @@ def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) 
     return best
 
 
-def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int) -> Score:
-    """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them.
+def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
+             explain_misses: bool = False) -> Score:
+    """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them;
+    ``explain_misses`` also tallies :func:`miss_causes` (reading every index a second time).
 
     A design is an installed design's name or a folder of 52 faces (an enrolled deck)."""
     loaded = [load_design(Path(d)) if Path(d).is_dir() else load_designs([d])[0]
@@ -156,7 +197,10 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int)
         for tally in (score, score.by_design.setdefault(design.name, Score())):
             tally.indices += len(scene.labels)
             tally.indices_found += found_labels
-            score_scene(scene, design.index_boxes, observations, tally)
+            claimed = score_scene(scene, design.index_boxes, observations, tally)
+        if explain_misses:
+            readings = detector.read(scene.image, found, confidence=0.0)
+            score.misses += miss_causes(scene, claimed, found, readings)
     return score
 
 
@@ -173,7 +217,12 @@ def report(name: str, score: Score) -> dict[str, object]:
         "by_design": {design: {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                                "wrong_reads": sum(s.confusions.values())}
                       for design, s in sorted(score.by_design.items())},
-    }
+    } | ({"misses": {_miss_name(causes): n for causes, n in score.misses.most_common()}}
+         if score.misses else {})
+
+
+def _miss_name(causes: tuple[str, ...]) -> str:
+    return f"{len(causes)} {'indices' if len(causes) > 1 else 'index'}: " + " + ".join(causes)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="least detector score for a place to count as an index")
     parser.add_argument("--whole-frame", action="store_true",
                         help="run the network on the whole frame, not on card regions")
+    parser.add_argument("--misses", action="store_true",
+                        help="also say why each missed card was missed (slower)")
     args = parser.parse_args(argv)
     if args.designs:
         designs = args.designs
@@ -204,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
                             confidence=args.confidence, presence=args.presence,
                             regions=not args.whole_frame)
     started = time.time()
-    score = evaluate(detector, designs, args.scenes, args.seed)
+    score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses)
     summary = report(args.set, score) | {
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
         "confidence": args.confidence, "presence": args.presence,
@@ -218,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
     for design, tally in sorted(score.by_design.items()):
         print(f"  {design:<18} precision {tally.precision:.4f} recall {tally.recall:.4f} "
               f"({sum(tally.confusions.values())} wrong reads)", file=sys.stderr)
+    if args.misses:
+        print("missed cards, by why each visible index gave no right card:", file=sys.stderr)
+        for causes, n in score.misses.most_common():
+            print(f"  {n:5d}  {_miss_name(causes)}", file=sys.stderr)
     return 0
 
 

@@ -6,8 +6,17 @@ from collections import Counter
 
 import numpy as np
 
-from dealer_assist.vision.detector import CardObservation
-from dealer_assist.vision.evaluate import Score, score_scene
+from dealer_assist.vision.artwork import CARD_CODES
+from dealer_assist.vision.detector import CardObservation, Detections
+from dealer_assist.vision.evaluate import (
+    MISREAD,
+    NOT_AN_INDEX,
+    UNFOUND,
+    UNSURE,
+    Score,
+    miss_causes,
+    score_scene,
+)
 from dealer_assist.vision.scenes import IndexLabel, PlacedCard, Scene
 from tests.vision.faces import drawn_face, jumbo_face
 
@@ -39,6 +48,31 @@ def test_right_wrong_duplicate_ghost_and_missed() -> None:
     assert score.precision == 0.25 and score.recall == 0.5
 
 
+def test_each_missed_card_is_explained_index_by_index() -> None:
+    """Four cards: one found right (not a miss), one whose two indices were read right but
+    unsure and not found at all, one read as "not an index", one misread."""
+    quad = np.array([[0, 0], [70, 0], [70, 98], [0, 98]], np.float32)
+    cards = tuple(PlacedCard(code, quad + [200 * k, 0], False)
+                  for k, code in enumerate(("7S", "KD", "2C", "9H")))
+    index = (3.0, 5.0, 13.0, 25.0)
+
+    def at(k: int, dy: float = 0.0) -> tuple[float, float, float, float]:
+        return (index[0] + 200 * k, index[1] + dy, index[2] + 200 * k, index[3] + dy)
+
+    labels = (IndexLabel(CARD_CODES.index("7S"), at(0), 0),
+              IndexLabel(CARD_CODES.index("KD"), at(1), 1),
+              IndexLabel(CARD_CODES.index("KD"), at(1, 60), 1),
+              IndexLabel(CARD_CODES.index("2C"), at(2), 2),
+              IndexLabel(CARD_CODES.index("9H"), at(3), 3))
+    scene = Scene(np.zeros((720, 1280, 3), np.uint8), cards, labels)
+    found = np.array([at(0), at(1), at(2), at(3)], np.float32)  # KD's second index: no box
+    readings = Detections(np.array([at(0), at(1), at(3)], np.float32),
+                          np.array([0.95, 0.4, 0.9], np.float32),
+                          np.array([CARD_CODES.index(c) for c in ("7S", "KD", "9S")]))
+    causes = miss_causes(scene, {0}, found, readings)
+    assert causes == {(UNSURE, UNFOUND): 1, (NOT_AN_INDEX,): 1, (MISREAD,): 1}
+
+
 def test_confusion_sums_every_wrong_read() -> None:
     score = Score()
     score.confusions.update({("6S", "8S"): 2, ("6H", "8H"): 1, ("6H", "6D"): 3, ("TC", "KS"): 1})
@@ -48,7 +82,8 @@ def test_confusion_sums_every_wrong_read() -> None:
 
 def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     """``evaluate`` with the shipped models over two decks (folders of 52 faces): each deck's
-    tally is kept apart and the two add up to the whole (a design read badly shows up)."""
+    tally is kept apart and the two add up to the whole (a design read badly shows up), and
+    each missed card gets its causes."""
     import cv2
 
     from dealer_assist.vision.artwork import CARD_CODES
@@ -62,7 +97,7 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
         for code in CARD_CODES:
             cv2.imwrite(str(folder / f"{code}.png"), draw(code))
         folders.append(str(folder))
-    score = evaluate(CardDetector(), folders, scenes=6, seed=3)
+    score = evaluate(CardDetector(), folders, scenes=6, seed=3, explain_misses=True)
     assert sorted(score.by_design) == ["jumbo", "plain"]
     parts = score.by_design.values()
     assert score.true_positives + score.false_negatives > 0
@@ -71,3 +106,4 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
         assert getattr(score, attribute) == sum(getattr(p, attribute) for p in parts), attribute
     assert score.confusions == sum((p.confusions for p in parts), Counter())
     assert all(p.indices > 0 for p in parts)
+    assert sum(score.misses.values()) == score.false_negatives  # every miss explained
