@@ -191,8 +191,7 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
         design = loaded[int(rng.integers(len(loaded)))]
         scene = render_scene(rng, [design])
         found = detector.find_indices(scene.image)
-        found_labels = sum(any(_iou(lab.box, tuple(box)) >= MATCH_IOU for box in found)
-                           for lab in scene.labels)
+        found_labels = sum(_best_box(lab.box, found) is not None for lab in scene.labels)
         observations = detector.detect(scene.image)
         for tally in (score, score.by_design.setdefault(design.name, Score())):
             tally.indices += len(scene.labels)
