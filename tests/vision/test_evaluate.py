@@ -86,7 +86,6 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     each missed card gets its causes."""
     import cv2
 
-    from dealer_assist.vision.artwork import CARD_CODES
     from dealer_assist.vision.detector import CardDetector
     from dealer_assist.vision.evaluate import evaluate
 
