@@ -4,12 +4,12 @@
 
 Needs torch (the training extra), imported only inside ``main``. Crops come from the same scene
 generator as the detector's data, from the training designs only (``--faces`` adds an enrolled
-deck) and as many drawn decks (:mod:`.procedural`: installed fonts and parametric suits, so the
-reader learns indices rather than seventeen fonts), with the index box jittered as a detector
-would place it and turned through any angle (half of those near a quarter turn: sideways
-doubles). Negative crops (pips, court pictures, chips, felt, and indices partly covered by
-another card, a chip or an arm, whose hidden part may be the suit) teach the "not an index"
-answer.
+deck) and from 135 drawn decks shown in half the scenes (:mod:`.procedural`: installed fonts
+and parametric suits, so the reader learns indices rather than seventeen fonts), with the index
+box jittered as a detector would place it and turned through any angle (half of those near a
+quarter turn: sideways doubles). Negative crops (pips, court pictures, chips, felt, and indices
+partly covered by another card, a chip or an arm, whose hidden part may be the suit) teach the
+"not an index" answer.
 
 Scenes are rendered in chunks, each seeded from ``--seed`` and its number, on every core at
 once (the crops do not depend on the core count). The network trains in bfloat16 autocast
@@ -157,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--faces", type=Path, action="append", default=[])
-    p.add_argument("--drawn", type=int, default=45,
-                   help="drawn decks added to the real designs (default 45; half the scenes)")
+    p.add_argument("--drawn", type=int, default=135,
+                   help="drawn decks added to the real designs (default 135; half the scenes)")
     p.add_argument("--scenes", type=int, default=12000)
     p.add_argument("--epochs", type=int, default=16)
     p.add_argument("--seed", type=int, default=14)
