@@ -67,8 +67,11 @@ def _index_text(rank: str) -> str:
     return "10" if rank == "T" else rank
 
 
-def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None) -> list[Design]:
-    """``count`` drawn decks, reproducible from ``seed``."""
+def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None, *,
+                  weights: bool = False) -> list[Design]:
+    """``count`` drawn decks, reproducible from ``seed``. ``weights``: each deck also prints
+    its indices lighter or bolder than its fonts draw them (from a random stream of its own, so
+    the decks are otherwise the ones drawn without it)."""
     if count == 0:
         return []
     all_fonts = fonts if fonts is not None else installed_fonts()
@@ -78,8 +81,31 @@ def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None) -> lis
         raise FileNotFoundError(f"no fonts under {', '.join(map(str, FONT_DIRS))} "
                                 "(run scripts/install-card-art.sh)")
     rng = np.random.default_rng(seed)
-    return [_drawn_design(rng, f"drawn-{seed}-{i}", rank_fonts, suit_fonts)
+    weight_rng = np.random.default_rng((seed, 1)) if weights else None
+    return [_drawn_design(rng, f"drawn-{seed}-{i}", rank_fonts, suit_fonts,
+                          _stroke_weight(weight_rng) if weight_rng is not None else 0.0)
             for i in range(count)]
+
+
+def _stroke_weight(rng: np.random.Generator) -> float:
+    """A deck's ink weight: the share of a glyph's height its strokes grow by (thinned when
+    negative); a third of decks print as drawn, the rest from light to heavy plastic-deck bold."""
+    return 0.0 if rng.random() < 1 / 3 else float(rng.uniform(-0.025, 0.06))
+
+
+def _weighted(mask: np.ndarray, weight: float) -> np.ndarray:
+    """``mask`` with its strokes grown (``weight`` > 0) or thinned by ``weight`` of its height,
+    cropped tight again; thinning never removes a stroke altogether."""
+    k = round(abs(weight) * mask.shape[0])
+    if k == 0:
+        return mask
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * k + 1, 2 * k + 1))
+    if weight < 0:
+        thinned = cv2.erode(mask, kernel)
+        return thinned if (thinned > 40).any() else mask
+    grown = cv2.dilate(cv2.copyMakeBorder(mask, k, k, k, k, cv2.BORDER_CONSTANT, value=0), kernel)
+    ys, xs = np.nonzero(grown > 40)
+    return grown[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
 
 
 def mixed_with_drawn(real: list[Design], drawn: list[Design]) -> list[Design]:
@@ -186,7 +212,7 @@ def _fit(mask: np.ndarray, width: int, height: int) -> np.ndarray:
 # --- one deck --------------------------------------------------------------------------------
 
 def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
-                  suit_fonts: list[Path]) -> Design:
+                  suit_fonts: list[Path], weight: float = 0.0) -> Design:
     w = CARD_WIDTH_PX
     h = round(w * rng.uniform(1.38, 1.56))  # bridge to poker proportions
     rank_font = rank_fonts[rng.integers(len(rank_fonts))]
@@ -194,6 +220,7 @@ def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
         else None
     shapes = {s: _SHAPES[s](rng) for s in "SHDC"} if suit_font is None else {
         s: _glyph(suit_font, c, _SUIT_FACE_GRID) for s, c in _SUIT_CHARS.items()}
+    index_suits = {s: _weighted(mask, weight) for s, mask in shapes.items()}
     black = rng.integers(0, 50, 3)
     red = np.array([rng.integers(0, 70), rng.integers(0, 50), rng.integers(150, 235)])
     paper = np.clip(255 - rng.integers(0, 25) + rng.integers(-6, 7, 3), 200, 255)
@@ -217,10 +244,10 @@ def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
             inset = round(w * 0.02)
             cv2.rectangle(face, (inset, inset), (w - 1 - inset, h - 1 - inset),
                           tuple(int(v) for v in ink), 1, cv2.LINE_AA)
-        glyph = _glyph(rank_font, _index_text(rank), round(index_h * 2))
+        glyph = _weighted(_glyph(rank_font, _index_text(rank), round(index_h * 2)), weight)
         rank_w = round(glyph.shape[1] / glyph.shape[0] * index_h * squeeze)
         rank_mask = _fit(glyph, rank_w, round(index_h))
-        suit_mask = shapes[suit]
+        suit_mask = index_suits[suit]
         suit_w = round(suit_mask.shape[1] / suit_mask.shape[0] * suit_h)
         suit_mask = _fit(suit_mask, suit_w, round(suit_h))
         column = max(rank_mask.shape[1], suit_mask.shape[1])

@@ -121,15 +121,16 @@ def make_crops(
 _WORKER_DESIGNS: list[Design] = []
 
 
-def _training_designs(names: list[str], faces: list[Path], drawn: int,
-                      seed: int) -> list[Design]:
+def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int,
+                      weights: bool) -> list[Design]:
     real = load_designs(names) + [load_design(f) for f in faces] * max(1, len(names) // 2)
-    return mixed_with_drawn(real, drawn_designs(drawn, seed))
+    return mixed_with_drawn(real, drawn_designs(drawn, seed, weights=weights))
 
 
-def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int) -> None:
+def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int,
+                  weights: bool) -> None:
     cv2.setNumThreads(1)  # one process per core already
-    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed)
+    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights)
 
 
 def _render_chunk(scenes: int, seed: np.random.SeedSequence
@@ -138,15 +139,16 @@ def _render_chunk(scenes: int, seed: np.random.SeedSequence
 
 
 def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
-                 seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 seed: int, *, weights: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The training crops of ``scenes`` scenes, rendered in chunks on every core; the same
-    crops whatever the core count."""
+    crops whatever the core count. ``weights``: see :func:`.procedural.drawn_designs`."""
     chunks = [min(CHUNK_SCENES, scenes - start) for start in range(0, scenes, CHUNK_SCENES)]
     seeds = np.random.SeedSequence(seed).spawn(len(chunks))
     workers = min(len(chunks), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                              initializer=_start_worker,
-                             initargs=(names, faces, drawn, seed)) as pool:
+                             initargs=(names, faces, drawn, seed, weights)) as pool:
         parts = list(pool.map(_render_chunk, chunks, seeds))
     crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
     return crops, ranks, suits
@@ -159,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--faces", type=Path, action="append", default=[])
     p.add_argument("--drawn", type=int, default=135,
                    help="drawn decks added to the real designs (default 135; half the scenes)")
+    p.add_argument("--drawn-weights", action="store_true",
+                   help="drawn decks print their indices lighter or bolder than their fonts")
     p.add_argument("--scenes", type=int, default=12000)
     p.add_argument("--epochs", type=int, default=16)
     p.add_argument("--seed", type=int, default=14)
@@ -168,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--scenes and --epochs must be at least 1")
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     started = time.time()
-    crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed)
+    crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed,
+                                         weights=args.drawn_weights)
     render_s = time.time() - started
     print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
           f"in {render_s:.0f} s", flush=True)
@@ -240,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.onnx.export(model, (as_input(x[:1]).contiguous(),), str(args.out), input_names=["crops"],
                       output_names=["rank", "suit"], dynamic_axes={"crops": {0: "n"}},
                       opset_version=17, dynamo=False)
-    summary = {"designs": names, "drawn": args.drawn, "enrolled": [str(f) for f in args.faces],
+    summary = {"designs": names, "drawn": args.drawn, "drawn_weights": args.drawn_weights,
+               "enrolled": [str(f) for f in args.faces],
                "scenes": args.scenes, "crops": len(x), "epochs": args.epochs, "seed": args.seed,
                "render_seconds": round(render_s), "train_seconds": round(train_s),
                "cpu_count": os.cpu_count()}

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES
-from dealer_assist.vision.procedural import drawn_designs, installed_fonts, text_fonts
+from dealer_assist.vision.procedural import (
+    _stroke_weight,
+    _weighted,
+    drawn_designs,
+    installed_fonts,
+    text_fonts,
+)
 
 pytest.importorskip("PIL", reason="drawn decks need Pillow (the test and train extras)")
 if not text_fonts(installed_fonts()):  # Debian's fonts-dejavu-core is on every image we use
@@ -52,6 +58,35 @@ def test_pips_and_pictures_keep_clear_of_the_index(decks) -> None:
         for code in CARD_CODES:
             x0, y0, x1, y1 = deck.index_boxes[code]
             assert ink(deck.faces[code], (x1 + 0.005, y0, x1 + 0.03, y1)) == 0.0, (deck.name, code)
+
+
+def test_stroke_weights_make_the_same_decks_lighter_or_bolder(decks) -> None:
+    weighted = drawn_designs(3, seed=4, weights=True)
+    stream = np.random.default_rng((4, 1))
+    weights = [_stroke_weight(stream) for _ in weighted]
+    assert any(w != 0 for w in weights), "seed 4's three decks should not all print as drawn"
+    for plain, deck, weight in zip(decks, weighted, weights, strict=True):
+        assert deck.name == plain.name
+        for code in CARD_CODES:
+            before = ink(plain.faces[code], plain.index_boxes[code]) * \
+                np.prod(np.subtract(plain.index_boxes[code][2:], plain.index_boxes[code][:2]))
+            after = ink(deck.faces[code], deck.index_boxes[code]) * \
+                np.prod(np.subtract(deck.index_boxes[code][2:], deck.index_boxes[code][:2]))
+            if round(abs(weight) * 20) == 0:  # too light a change to move a stroke a pixel
+                continue
+            assert (after > before) if weight > 0 else (after < before), (deck.name, code, weight)
+
+
+def test_a_weighted_glyph_is_grown_whole_and_thinned_but_never_erased() -> None:
+    bar = np.zeros((40, 12), np.uint8)
+    bar[:, 4:8] = 255  # a stroke 4 px wide, touching the mask's top and bottom
+    grown = _weighted(bar, 0.05)  # 2 px each way
+    assert grown.shape == (44, 8)  # grown on every side, nothing clipped at the mask's edges
+    assert (grown[2:-2] == 255).all()  # (its ends rounded by the round pen)
+    thinned = _weighted(bar, -0.025)  # 1 px each way
+    assert (thinned[20] == 255).sum() == 2
+    assert (_weighted(bar, -0.2) == bar).all()  # would erase the stroke: left as drawn
+    assert _weighted(bar, 0.01) is bar
 
 
 def test_fonts_without_every_rank_are_not_rank_fonts() -> None:
