@@ -94,8 +94,8 @@ def _stroke_weight(rng: np.random.Generator) -> float:
 
 
 def _weighted(mask: np.ndarray, weight: float) -> np.ndarray:
-    """``mask`` with its strokes grown (``weight`` > 0) or thinned by ``weight`` of its height,
-    cropped tight again; thinning never removes a stroke altogether."""
+    """``mask`` with its strokes grown (``weight`` > 0, then cropped tight again) or thinned in
+    place by ``weight`` of its height; thinning never removes a stroke altogether."""
     k = round(abs(weight) * mask.shape[0])
     if k == 0:
         return mask
