@@ -5,9 +5,10 @@
 Needs torch (the training extra), imported only inside ``main``. Crops come from the same scene
 generator as the detector's data, from the training designs only (``--faces`` adds an enrolled
 deck) and from 135 drawn decks shown in half the scenes (:mod:`.procedural`: installed fonts
-and parametric suits, so the reader learns indices rather than seventeen fonts), with the index
-box jittered as a detector would place it and turned through any angle (half of those near a
-quarter turn: sideways doubles). Negative crops (pips, court pictures, chips, felt, and indices
+and parametric suits, each printing its indices lighter or bolder than its fonts draw them, so
+the reader learns indices rather than seventeen fonts), with the index box jittered as a
+detector would place it and turned through any angle (half of those near a quarter turn:
+sideways doubles). Negative crops (pips, court pictures, chips, felt, and indices
 partly covered by another card, a chip or an arm, whose hidden part may be the suit) teach the
 "not an index" answer.
 
@@ -154,19 +155,26 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
     return crops, ranks, suits
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line; its defaults are the recipe of the shipped reader."""
     p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train_reader",
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--faces", type=Path, action="append", default=[])
     p.add_argument("--drawn", type=int, default=135,
                    help="drawn decks added to the real designs (default 135; half the scenes)")
-    p.add_argument("--drawn-weights", action="store_true",
-                   help="drawn decks print their indices lighter or bolder than their fonts")
+    p.add_argument("--drawn-weights", action=argparse.BooleanOptionalAction, default=True,
+                   help="drawn decks print their indices lighter or bolder than their fonts "
+                        "(default since 0.7; --no-drawn-weights reproduces 0.6)")
     p.add_argument("--scenes", type=int, default=12000)
     p.add_argument("--epochs", type=int, default=16)
     p.add_argument("--seed", type=int, default=14)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
     args = p.parse_args(argv)
     if args.scenes < 1 or args.epochs < 1:
         p.error("--scenes and --epochs must be at least 1")

@@ -1,7 +1,10 @@
 """The reader's training crops: rendered in chunks on every core, the same crops as rendering
-those chunks one after another in one process (so a model is reproducible on any machine)."""
+those chunks one after another in one process (so a model is reproducible on any machine); and
+the command's defaults are the shipped reader's recipe."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -39,3 +42,14 @@ def test_nothing_to_train_on_is_refused_before_any_work(flag, capsys) -> None:
         train_reader.main([flag, "0"])
     assert refused.value.code == 2
     assert "--scenes and --epochs must be at least 1" in capsys.readouterr().err
+
+
+def test_defaults_reproduce_the_shipped_reader() -> None:
+    """The model card's training command is the bare command: every setting the shipped reader
+    was trained with (its .train.json) is the command's default."""
+    shipped = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
+    defaults = train_reader.parser().parse_args([])
+    assert defaults.faces == [] and shipped["enrolled"] == []
+    for setting in ("drawn", "drawn_weights", "scenes", "epochs", "seed"):
+        assert getattr(defaults, setting) == shipped[setting], setting
+    assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
