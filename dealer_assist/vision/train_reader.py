@@ -250,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     model.eval()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     model = model.to(memory_format=torch.contiguous_format)
+    # the weights as trained (batch norms unfolded), for fine-tuning this reader later
+    torch.save(model.state_dict(), args.out.with_suffix(".pt"))
     torch.onnx.export(model, (as_input(x[:1]).contiguous(),), str(args.out), input_names=["crops"],
                       output_names=["rank", "suit"], dynamic_axes={"crops": {0: "n"}},
                       opset_version=17, dynamo=False)
