@@ -169,6 +169,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scenes", type=int, default=12000)
     p.add_argument("--epochs", type=int, default=16)
     p.add_argument("--seed", type=int, default=14)
+    p.add_argument("--init", type=Path, default=None,
+                   help="start from these torch weights (a reader's .pt, e.g. the shipped "
+                        "models/index-reader.pt) instead of from scratch")
+    p.add_argument("--lr", type=float, default=3e-3,
+                   help="peak learning rate of the one-cycle schedule (default 3e-3; "
+                        "lower when fine-tuning from --init)")
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     return p
 
@@ -178,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.scenes < 1 or args.epochs < 1:
         p.error("--scenes and --epochs must be at least 1")
+    if not args.lr > 0:
+        p.error("--lr must be above 0")
+    if args.init is not None and not args.init.is_file():
+        p.error(f"--init {args.init}: no such file")
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     started = time.time()
     crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed,
@@ -218,10 +228,13 @@ def main(argv: list[str] | None = None) -> int:
         rgb = images.flip(3).permute(0, 3, 1, 2).float() / 255
         return rgb.contiguous(memory_format=torch.channels_last)
 
-    model = Reader().to(memory_format=torch.channels_last)
+    model = Reader()
+    if args.init is not None:
+        model.load_state_dict(torch.load(args.init, weights_only=True))
+    model = model.to(memory_format=torch.channels_last)
     optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     steps = args.epochs * ((len(x) + 255) // 256)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, 3e-3, total_steps=steps)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=steps)
     nll = nn.NLLLoss(ignore_index=-100)
     started = time.time()
     for epoch in range(args.epochs):
@@ -258,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"designs": names, "drawn": args.drawn, "drawn_weights": args.drawn_weights,
                "enrolled": [str(f) for f in args.faces],
                "scenes": args.scenes, "crops": len(x), "epochs": args.epochs, "seed": args.seed,
+               "init": str(args.init) if args.init else None, "lr": args.lr,
                "render_seconds": round(render_s), "train_seconds": round(train_s),
                "cpu_count": os.cpu_count()}
     args.out.with_suffix(".train.json").write_text(json.dumps(summary, indent=2) + "\n")

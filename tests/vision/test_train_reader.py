@@ -44,12 +44,24 @@ def test_nothing_to_train_on_is_refused_before_any_work(flag, capsys) -> None:
     assert "--scenes and --epochs must be at least 1" in capsys.readouterr().err
 
 
+def test_a_bad_learning_rate_or_a_missing_starting_point_is_refused_before_any_work(
+        tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--lr", "0"])
+    assert refused.value.code == 2 and "--lr must be above 0" in capsys.readouterr().err
+    missing = tmp_path / "nowhere.pt"
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--init", str(missing)])
+    assert refused.value.code == 2
+    assert f"--init {missing}: no such file" in capsys.readouterr().err
+
+
 def test_defaults_reproduce_the_shipped_reader() -> None:
     """The model card's training command is the bare command: every setting the shipped reader
     was trained with (its .train.json) is the command's default."""
     shipped = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
     defaults = train_reader.parser().parse_args([])
     assert defaults.faces == [] and shipped["enrolled"] == []
-    for setting in ("drawn", "drawn_weights", "scenes", "epochs", "seed"):
+    for setting in ("drawn", "drawn_weights", "scenes", "epochs", "seed", "init", "lr"):
         assert getattr(defaults, setting) == shipped[setting], setting
     assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
