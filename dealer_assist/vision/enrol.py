@@ -5,11 +5,12 @@
 ``/path/to/deck`` holds the 52 faces, each cropped to the card's outline and named by code
 (``7S.png``, ``TC.jpg``, ...). The command renders table scenes from that deck (weighted over
 the generic designs, which stay in so the models do not forget them), fine-tunes the shipped
-detector checkpoint (``models/cards.pt``), trains an index reader, exports both to
-``models/cards-<name>.onnx`` and ``models/index-reader-<name>.onnx``, quantises both to INT8
-(``*.int8.onnx``, what the table runs) and scores them against the shipped models on scenes of
-the enrolled deck. Needs the training extra (torch). Then, in ``table.toml``'s ``[camera]``:
-``model = "models/cards-<name>.int8.onnx"`` and ``reader = "models/index-reader-<name>.int8.onnx"``.
+detector (``models/cards.pt``) and the shipped reader (``models/index-reader.pt``) on them,
+exports both to ``models/cards-<name>.onnx`` and ``models/index-reader-<name>.onnx``,
+quantises both to INT8 (``*.int8.onnx``, what the table runs) and scores them against the
+shipped models on scenes of the enrolled deck. Needs the training extra (torch). Then, in
+``table.toml``'s ``[camera]``: ``model = "models/cards-<name>.int8.onnx"`` and
+``reader = "models/index-reader-<name>.int8.onnx"``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out-dir", type=Path, default=MODELS_DIR)
     p.add_argument("--scenes", type=int, default=300, help="detector fine-tune scenes")
     p.add_argument("--epochs", type=int, default=5, help="detector fine-tune epochs")
-    p.add_argument("--reader-scenes", type=int, default=2400)
-    p.add_argument("--reader-epochs", type=int, default=18)
+    p.add_argument("--reader-scenes", type=int, default=2400, help="reader fine-tune scenes")
+    p.add_argument("--reader-epochs", type=int, default=6, help="reader fine-tune epochs")
+    p.add_argument("--reader-lr", type=float, default=1e-3,
+                   help="reader fine-tune peak learning rate")
     p.add_argument("--check-scenes", type=int, default=100,
                    help="scenes of the enrolled deck to score the old and new models on")
     args = p.parse_args(argv)
@@ -50,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     train.main(["--faces", str(args.deck), "--init", str(MODELS_DIR / "cards.pt"),
                 "--scenes", str(args.scenes), "--epochs", str(args.epochs),
                 "--out", str(detector)])
-    train_reader.main(["--faces", str(args.deck), "--scenes", str(args.reader_scenes),
+    train_reader.main(["--faces", str(args.deck), "--init", str(MODELS_DIR / "index-reader.pt"),
+                       "--lr", str(args.reader_lr), "--scenes", str(args.reader_scenes),
                        "--epochs", str(args.reader_epochs), "--out", str(reader)])
     quantize.main(["--detector", str(detector), "--reader", str(reader), "--faces", str(args.deck)])
     results = {}
