@@ -42,7 +42,7 @@ from dealer_assist.vision.detector import (
     CardObservation,
     Detections,
 )
-from dealer_assist.vision.scenes import Scene, index_quads, render_scene
+from dealer_assist.vision.scenes import Scene, SceneConfig, index_quads, render_scene
 
 MATCH_IOU = 0.3
 #: Why one visible index of a missed card gave no right observation (see :func:`miss_causes`).
@@ -178,9 +178,10 @@ def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) 
 
 
 def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
-             explain_misses: bool = False) -> Score:
+             explain_misses: bool = False, config: SceneConfig | None = None) -> Score:
     """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them;
-    ``explain_misses`` also tallies :func:`miss_causes` (reading every index a second time).
+    ``explain_misses`` also tallies :func:`miss_causes` (reading every index a second time);
+    ``config`` changes the scenes (e.g. the cards' size in pixels) from the generator's defaults.
 
     A design is an installed design's name or a folder of 52 faces (an enrolled deck)."""
     loaded = [load_design(Path(d)) if Path(d).is_dir() else load_designs([d])[0]
@@ -189,7 +190,7 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
     score = Score()
     for _ in range(scenes):
         design = loaded[int(rng.integers(len(loaded)))]
-        scene = render_scene(rng, [design])
+        scene = render_scene(rng, [design], config)
         found = detector.find_indices(scene.image)
         found_labels = sum(_best_box(lab.box, found) is not None for lab in scene.labels)
         observations = detector.detect(scene.image)
@@ -243,7 +244,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the network on the whole frame, not on card regions")
     parser.add_argument("--misses", action="store_true",
                         help="also say why each missed card was missed (slower)")
+    parser.add_argument("--card-width", type=float, nargs=2, metavar=("LEAST", "MOST"),
+                        default=SceneConfig().card_width,
+                        help="cards' width in the 1280x720 frame, in pixels, before the camera "
+                             "tilt (default %(default)s: a 7-seat table filling the frame)")
     args = parser.parse_args(argv)
+    least, most = args.card_width
+    if not 0 < least <= most:
+        parser.error("--card-width LEAST MOST: need 0 < LEAST <= MOST")
+    config = SceneConfig(card_width=(least, most))
     if args.designs:
         designs = args.designs
     elif args.set == "held-out":
@@ -254,9 +263,11 @@ def main(argv: list[str] | None = None) -> int:
                             confidence=args.confidence, presence=args.presence,
                             regions=not args.whole_frame)
     started = time.time()
-    score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses)
+    score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,
+                     config=config)
     summary = report(args.set, score) | {
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
+        "card_width": [least, most],
         "confidence": args.confidence, "presence": args.presence,
         "regions": not args.whole_frame,
         "seconds": round(time.time() - started)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES
 from dealer_assist.vision.detector import CardObservation, Detections
@@ -106,3 +107,42 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     assert score.confusions == sum((p.confusions for p in parts), Counter())
     assert all(p.indices > 0 for p in parts)
     assert sum(score.misses.values()) == score.false_negatives  # every miss explained
+
+
+def test_the_cards_size_in_the_frame_is_the_evaluations_to_choose(tmp_path) -> None:
+    """``config`` reaches the scene generator: the indices scored are those of scenes rendered
+    from the same seed with that config, and two sizes label different indices."""
+    import cv2
+
+    from dealer_assist.vision.artwork import load_design
+    from dealer_assist.vision.detector import CardDetector
+    from dealer_assist.vision.evaluate import evaluate
+    from dealer_assist.vision.scenes import SceneConfig, render_scene
+
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    for code in CARD_CODES:
+        cv2.imwrite(str(folder / f"{code}.png"), drawn_face(code))
+    design = load_design(folder)
+    labelled = {}
+    for width in (60.0, 90.0):
+        config = SceneConfig(card_width=(width, width))
+        score = evaluate(CardDetector(), [str(folder)], scenes=2, seed=5, config=config)
+        rng = np.random.default_rng(5)
+        expected = 0
+        for _ in range(2):
+            rng.integers(1)  # the design drawn for the scene, as evaluate draws it
+            expected += len(render_scene(rng, [design], config).labels)
+        assert score.indices == expected > 0
+        labelled[width] = expected
+    assert labelled[60.0] != labelled[90.0]
+
+
+def test_a_card_width_band_that_is_empty_or_negative_is_refused(capsys) -> None:
+    from dealer_assist.vision.evaluate import main
+
+    for band in (["90", "60"], ["0", "60"]):
+        with pytest.raises(SystemExit) as refused:
+            main(["--scenes", "1", "--card-width", *band])
+        assert refused.value.code == 2
+        assert "need 0 < LEAST <= MOST" in capsys.readouterr().err
