@@ -189,7 +189,7 @@ def _board(args: argparse.Namespace) -> int:
 def _table(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.layout import Layout
     from dealer_assist.calibration.lens import CameraModel, read_color
-    from dealer_assist.calibration.table import PointPair, fit_table
+    from dealer_assist.calibration.table import READABLE_CARD_WIDTH_PX, PointPair, fit_table
 
     camera = CameraModel.load(args.camera)
     layout = Layout.load(args.layout)
@@ -198,6 +198,7 @@ def _table(args: argparse.Namespace) -> int:
     calibration = fit.calibration
     calibration.save(args.output)
     eye = calibration.camera_position_mm
+    widths = calibration.card_widths_px()
     if args.json:
         print(
             json.dumps(
@@ -207,6 +208,7 @@ def _table(args: argparse.Namespace) -> int:
                     "markers_seen": sorted(calibration.reference_markers),
                     "camera_position_mm": list(eye),
                     "tilt_deg": calibration.tilt_deg,
+                    "card_widths_px": {k: round(v, 1) for k, v in widths.items()},
                     "warnings": list(fit.warnings),
                 },
                 indent=1,
@@ -220,6 +222,14 @@ def _table(args: argparse.Namespace) -> int:
         )
         for label, residual in fit.residuals_mm:
             print(f"  {label}: {residual:.2f} mm")
+        if widths:
+            least, most = READABLE_CARD_WIDTH_PX
+            narrowest = min(widths, key=widths.__getitem__)
+            print(
+                f"a card looks {min(widths.values()):.0f}-{max(widths.values()):.0f} px wide in"
+                f" the card areas (narrowest: {narrowest}); the camera reads cards"
+                f" {least:.0f}-{most:.0f} px wide"
+            )
         print(f"wrote {args.output}")
     for warning in fit.warnings:
         print(f"warning: {warning}", file=sys.stderr)

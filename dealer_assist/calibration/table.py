@@ -39,6 +39,12 @@ MIN_MARKERS = 3
 MIN_POINTS = 4
 MAX_MARKER_RESIDUAL_MM = 15.0
 """A marker this far from its layout place after the fit is taken as misplaced, and left out."""
+CARD_WIDTH_MM = 63.5
+"""A poker-size playing card's width."""
+READABLE_CARD_WIDTH_PX = (70.0, 95.0)
+"""How wide a card should look in the frame, in pixels, for the camera to read it: the card
+reader misses several times more cards below (models/README.md, "Card size in the frame"), and
+above, cards are larger than any it was trained on."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,22 @@ class TableCalibration:
         mm = self.image_to_table(x, y)
         zone = self.layout.zone_at(*mm)
         return Location(mm, zone.seat if zone else None, zone.name if zone else None)
+
+    def card_widths_px(self) -> dict[str, float]:
+        """How wide a card lying at the centre of each card area looks in the frame, in pixels
+        (the narrower of a card laid along the table's x and y axes); keys "seat N", "dealer"."""
+        widths = {}
+        half = CARD_WIDTH_MM / 2
+        for zone in self.layout.zones:
+            if zone.name != "cards":
+                continue
+            x, y = zone.shape.centroid
+            ends = self.tables_to_image(np.array(
+                [[x - half, y], [x + half, y], [x, y - half], [x, y + half]]))
+            across = float(np.linalg.norm(ends[1] - ends[0]))
+            down = float(np.linalg.norm(ends[3] - ends[2]))
+            widths["dealer" if zone.seat is None else f"seat {zone.seat}"] = min(across, down)
+        return widths
 
     @property
     def camera_position_mm(self) -> tuple[float, float, float]:
@@ -305,7 +327,33 @@ def fit_table(
         warnings.append(
             f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points"
         )
+    warnings.extend(card_size_warnings(calibration, name))
     return TableFit(calibration, tuple(residuals), tuple(warnings))
+
+
+def card_size_warnings(calibration: TableCalibration, name: str) -> list[str]:
+    """A warning for the smallest and for the largest card area whose cards look narrower or
+    wider in the frame than :data:`READABLE_CARD_WIDTH_PX`, saying how to move the camera."""
+    widths = calibration.card_widths_px()
+    if not widths:
+        return []
+    least, most = READABLE_CARD_WIDTH_PX
+    warnings = []
+    small = min(widths, key=widths.__getitem__)
+    if widths[small] < least:
+        warnings.append(
+            f"{name}: a card in the {small} card area looks {widths[small]:.0f} px wide; the"
+            f" camera reads cards {least:.0f}-{most:.0f} px wide and misses many more the smaller"
+            " they are: move the camera closer, zoom in or raise its resolution"
+        )
+    large = max(widths, key=widths.__getitem__)
+    if widths[large] > most:
+        warnings.append(
+            f"{name}: a card in the {large} card area looks {widths[large]:.0f} px wide; the"
+            f" camera reads cards {least:.0f}-{most:.0f} px wide, larger ones are untried: move"
+            " the camera further away, zoom out or lower its resolution"
+        )
+    return warnings
 
 
 def _solve(

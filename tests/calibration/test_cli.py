@@ -58,6 +58,24 @@ def test_camera_json_matches_the_true_lens(
     assert out.is_file()
 
 
+def test_table_reports_how_wide_cards_look(
+    practice: Path, layout_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The technician sees each card area's card width in pixels, and a warning when the camera
+    shows cards smaller than it reads well (the practice camera does)."""
+    args = ["calibrate", "table", str(practice / "table.png"), "--camera",
+            str(practice / "camera.yaml"), "--layout", str(layout_path),
+            "-o", str(practice / "table-again.yaml")]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "a card looks 32-38 px wide in the card areas (narrowest: seat 4)" in out
+    assert "warning: " in err and "seat 4 card area looks 32 px wide" in err
+    assert main([*args, "--json"]) == 0
+    widths = json.loads(capsys.readouterr().out)["card_widths_px"]
+    assert sorted(widths) == ["dealer"] + [f"seat {n}" for n in range(1, 8)]
+    assert 31 < widths["seat 4"] < 33 and all(w < 70 for w in widths.values())
+
+
 def test_locate_prints_seat_and_zone(practice: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from dealer_assist.calibration.table import TableCalibration
 
