@@ -48,7 +48,13 @@ def run(args: argparse.Namespace) -> int:
         from dealer_assist.table.live_camera import open_live_camera
 
         try:
-            camera = open_live_camera(config.camera)
+            camera = open_live_camera(
+                config.camera,
+                warn=lambda message: print(
+                    f"dealer-assist table: {config.path}: camera: warning: {message}",
+                    file=sys.stderr,
+                ),
+            )
         except ValueError as error:  # the detector's model, the calibration file
             notes["camera"] = f"unavailable: {error}"
             print(f"dealer-assist table: {config.path}: camera: {error}", file=sys.stderr)

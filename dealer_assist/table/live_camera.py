@@ -6,6 +6,7 @@ a :class:`~dealer_assist.table.camera_source.CameraSource`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +52,13 @@ class Capture:
             self._capture = None
 
 
-def open_live_camera(config: CameraConfig) -> CameraSource:
+def open_live_camera(config: CameraConfig,
+                     warn: Callable[[str], None] = lambda message: None) -> CameraSource:
     """The camera pipeline for ``[camera]``; raises ``ValueError`` subclasses naming what is
-    missing or wrong (the model file, the calibration file and its key)."""
+    missing or wrong (the model file, the calibration file and its key). ``warn`` is told what
+    runs but reads worse: cards the calibrated camera shows too small or too large to read."""
     from dealer_assist.calibration.drift import DriftMonitor
-    from dealer_assist.calibration.table import TableCalibration
+    from dealer_assist.calibration.table import TableCalibration, card_size_warnings
     from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
     from dealer_assist.vision.tracker import CardTracker
 
@@ -63,6 +66,8 @@ def open_live_camera(config: CameraConfig) -> CameraSource:
                             threads=1)
     assert config.calibration is not None  # the config requires it with a camera
     calibration = TableCalibration.load(config.calibration)
+    for warning in card_size_warnings(calibration, str(config.calibration)):
+        warn(warning)
     layout = calibration.layout
     drift = DriftMonitor(calibration)
     capture = Capture(config.source)

@@ -139,3 +139,41 @@ def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path
     # the missing detector model, or (with a model installed) the bad calibration file
     assert "cards.int8.onnx" in done.stderr or "table-calibration.yaml" in done.stderr
     assert "camera none" in done.stdout
+
+
+def test_a_camera_that_shows_cards_too_small_is_warned_of_at_start(tmp_path):
+    """A table calibrated for a camera that shows cards 32-38 px wide (the practice camera's
+    view, placed from hand-given points) still runs its camera, and says at start that it will
+    read cards poorly and where."""
+    import numpy as np
+
+    from dealer_assist.calibration.layout import Layout
+    from dealer_assist.calibration.lens import CameraModel
+    from dealer_assist.calibration.synthetic import SyntheticCamera, table_pose
+    from dealer_assist.calibration.table import PointPair, fit_table
+
+    camera = SyntheticCamera.typical()
+    layout = Layout.load(ROOT / "calibration" / "layouts" / "standard-7seat.yaml")
+    truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
+    pixels = camera.project(np.array(truth), table_pose())
+    points = [PointPair((float(u), float(v)), p)
+              for (u, v), p in zip(pixels, truth, strict=True)]
+    fit = fit_table(np.zeros((720, 1280, 3), np.uint8), "table.png",
+                    CameraModel(camera.K, camera.dist, camera.image_size), layout, points)
+    fit.calibration.save(tmp_path / "table-calibration.yaml")
+    config = tmp_path / "table.toml"
+    config.write_text(
+        '[shoe]\nurl = "socket://127.0.0.1:9"\n'
+        '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "camera 0" in done.stdout  # the camera runs
+    assert f"dealer-assist table: {config}: camera: warning: " in done.stderr
+    assert "seat 4 card area looks 32 px wide" in done.stderr
