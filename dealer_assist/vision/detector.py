@@ -31,9 +31,11 @@ from dealer_assist.vision.reader import (
     reading_views,
 )
 
+#: Where the shipped models, their training settings and torch weights live.
+MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 #: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
 #: exports ``cards.onnx`` and ``index-reader.onnx`` beside them.
-DEFAULT_MODEL = Path(__file__).resolve().parents[2] / "models" / "cards.int8.onnx"
+DEFAULT_MODEL = MODELS_DIR / "cards.int8.onnx"
 DEFAULT_READER = DEFAULT_MODEL.with_name("index-reader.int8.onnx")
 _STRIDE = 32
 #: Distance between the two index centres of one card, in units of an index box's long side

@@ -22,9 +22,7 @@ from pathlib import Path
 
 from dealer_assist.vision import evaluate, quantize, train, train_reader
 from dealer_assist.vision.artwork import ArtworkError, load_design
-from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
-
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, MODELS_DIR, CardDetector
 
 
 def main(argv: list[str] | None = None) -> int:

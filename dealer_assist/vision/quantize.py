@@ -26,11 +26,9 @@ from dealer_assist.vision.artwork import (
     load_design,
     load_designs,
 )
-from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+from dealer_assist.vision.detector import MODELS_DIR, CardDetector
 from dealer_assist.vision.reader import crop_index, crops_to_blob, reading_views
 from dealer_assist.vision.scenes import render_scene
-
-MODELS_DIR = DEFAULT_MODEL.parent
 
 
 def quantized_path(model: Path) -> Path:

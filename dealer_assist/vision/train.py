@@ -25,9 +25,8 @@ from dealer_assist.vision.artwork import (
     load_designs,
 )
 from dealer_assist.vision.dataset import write_data_yaml, write_dataset
+from dealer_assist.vision.detector import MODELS_DIR
 from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
-
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 
 
 def build_parser() -> argparse.ArgumentParser:

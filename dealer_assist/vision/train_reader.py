@@ -37,11 +37,11 @@ from dealer_assist.vision.artwork import (
     load_design,
     load_designs,
 )
+from dealer_assist.vision.detector import MODELS_DIR
 from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
 from dealer_assist.vision.scenes import render_scene
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 NOT_INDEX = RANK_CLASSES.index("-")
 CHUNK_SCENES = 200  # scenes per rendering task; each chunk has its own seed
 
