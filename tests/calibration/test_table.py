@@ -22,6 +22,7 @@ from dealer_assist.calibration.table import (
     READABLE_CARD_WIDTH_PX,
     PointPair,
     TableCalibration,
+    TableFit,
     fit_table,
 )
 
@@ -237,22 +238,39 @@ def test_a_camera_showing_cards_too_small_to_read_says_so(table_scene: TableScen
     assert "move the camera closer, zoom in or raise its resolution" in warning
 
 
-def test_a_camera_showing_cards_at_a_readable_size_gives_no_card_size_warning(
-        table_scene: TableScene) -> None:
-    """The same lens and pose at 3072x1728 shows every card 2.4 times as wide in pixels, within
-    the readable range; placed from hand-given points on a blank frame of that size."""
-    camera = SyntheticCamera.typical((3072, 1728))
+def _fit_at(size: tuple[int, int], table_scene: TableScene) -> TableFit:
+    """The practice view at another resolution, placed from hand-given points on a blank frame."""
+    camera = SyntheticCamera.typical(size)
     lens = CameraModel(camera.K, camera.dist, camera.image_size)
     truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
     pixels = camera.project(np.array(truth), table_scene.pose)
     points = [PointPair((float(u), float(v)), (x, y))
               for (u, v), (x, y) in zip(pixels, truth, strict=True)]
-    fit = fit_table(np.zeros((1728, 3072, 3), np.uint8), "big.png", lens, table_scene.layout,
-                    points)
+    return fit_table(np.zeros((size[1], size[0], 3), np.uint8), "big.png", lens,
+                     table_scene.layout, points)
+
+
+def test_a_camera_showing_cards_at_a_readable_size_gives_no_card_size_warning(
+        table_scene: TableScene) -> None:
+    """The same lens and pose at 3072x1728 shows every card 2.4 times as wide in pixels, within
+    the readable range."""
+    fit = _fit_at((3072, 1728), table_scene)
     widths = fit.calibration.card_widths_px()
     least, most = READABLE_CARD_WIDTH_PX
     assert least <= min(widths.values()) <= max(widths.values()) <= most
     assert not [w for w in fit.warnings if "px wide" in w]
+
+
+def test_a_camera_showing_cards_larger_than_tried_says_so(table_scene: TableScene) -> None:
+    """At 3840x2160 the nearest card areas show cards wider than the reader was trained on: the
+    fit warns about the widest, and asks for the camera further away."""
+    fit = _fit_at((3840, 2160), table_scene)
+    widths = fit.calibration.card_widths_px()
+    widest = max(widths, key=widths.__getitem__)
+    assert widths[widest] > READABLE_CARD_WIDTH_PX[1]
+    [warning] = [w for w in fit.warnings if "px wide" in w]
+    assert f"the {widest} card area looks {widths[widest]:.0f} px wide" in warning
+    assert "move the camera further away, zoom out or lower its resolution" in warning
 
 
 def test_the_readable_card_widths_lie_within_those_the_card_reader_is_trained_on() -> None:
