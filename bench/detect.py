@@ -1,7 +1,8 @@
-"""Speed of the card detector end to end at 1280x720 on this machine's CPUs.
+"""Speed of the card detector end to end (1280x720 unless told) on this machine's CPUs.
 
     PYTHONPATH=. python bench/detect.py [--model M] [--reader R] [--scale 1.0] [--frames 60]
                                         [--whole-frame] [--workers 2]
+                                        [--size 3072x1728 --card-width 76 90]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
 deliver them; the stages timed are JPEG decode, card regions + letterbox, ONNX Runtime
@@ -26,7 +27,7 @@ import numpy as np
 
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
-from dealer_assist.vision.scenes import render_scene
+from dealer_assist.vision.scenes import SceneConfig, render_scene
 
 
 def decode(jpeg: np.ndarray) -> np.ndarray:
@@ -46,10 +47,19 @@ def main() -> None:
                         help="frames detected at once for the throughput figure (1: skip it)")
     parser.add_argument("--whole-frame", action="store_true",
                         help="run the network on the whole frame, not on card regions")
+    parser.add_argument("--size", default="1280x720",
+                        help="frame size WxH (a 3K camera over a whole table: 3072x1728)")
+    parser.add_argument("--card-width", type=float, nargs=2, default=(58.0, 95.0),
+                        metavar=("LEAST", "MOST"), help="cards' width in the frame, pixels")
     args = parser.parse_args()
+    try:
+        width, height = (int(v) for v in args.size.lower().split("x"))
+    except ValueError:
+        parser.error(f"--size {args.size}: expected WxH, e.g. 3072x1728")
+    config = SceneConfig(size=(width, height), card_width=tuple(args.card_width))
     rng = np.random.default_rng(7)
     designs = load_designs(list(HELD_OUT_DESIGNS))
-    jpegs = [cv2.imencode(".jpg", render_scene(rng, designs).image,
+    jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
                           [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
     detector = CardDetector(args.model, args.reader, scale=args.scale, regions=not args.whole_frame)
     for jpeg in jpegs[:3]:  # warm-up
@@ -71,7 +81,8 @@ def main() -> None:
         stages["grouping"].append(times.grouping)
         stages["total"].append((t2 - t0) * 1e3)
     h, w = frame.shape[:2]
-    print(f"cpu_count={os.cpu_count()} frame={w}x{h} scale={args.scale} "
+    print(f"cpu_count={os.cpu_count()} frame={w}x{h} cards={args.card_width[0]:g}-"
+          f"{args.card_width[1]:g}px scale={args.scale} "
           f"regions={not args.whole_frame} "
           f"model={args.model.name} reader={args.reader.name} frames={args.frames}")
     for name, values in stages.items():

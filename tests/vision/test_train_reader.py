@@ -36,12 +36,12 @@ def test_chunks_rendered_in_worker_processes_match_serial_rendering(monkeypatch)
     assert (suits[ranks == not_index] == -100).all()  # a negative has no suit to learn
 
 
-@pytest.mark.parametrize("flag", ["--scenes", "--epochs"])
+@pytest.mark.parametrize("flag", ["--scenes", "--epochs", "--width"])
 def test_nothing_to_train_on_is_refused_before_any_work(flag, capsys) -> None:
     with pytest.raises(SystemExit) as refused:
         train_reader.main([flag, "0"])
     assert refused.value.code == 2
-    assert "--scenes and --epochs must be at least 1" in capsys.readouterr().err
+    assert "--scenes, --epochs and --width must be at least 1" in capsys.readouterr().err
 
 
 def test_a_bad_learning_rate_or_a_missing_starting_point_is_refused_before_any_work(
@@ -62,6 +62,6 @@ def test_defaults_reproduce_the_shipped_reader() -> None:
     shipped = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
     defaults = train_reader.parser().parse_args([])
     assert defaults.faces == [] and shipped["enrolled"] == []
-    for setting in ("drawn", "drawn_weights", "scenes", "epochs", "seed", "init", "lr"):
+    for setting in ("drawn", "drawn_weights", "scenes", "epochs", "seed", "width", "init", "lr"):
         assert getattr(defaults, setting) == shipped[setting], setting
     assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
