@@ -117,11 +117,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     print(f"dealer's screen: {screen.url}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # a service manager's stop: clean exit
+    # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
+    # not left to Python, because a process started in the background inherits it ignored
+    for stopping in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stopping, lambda *_: stop.set())
     try:
         stop.wait()
-    except KeyboardInterrupt:
-        pass
     finally:
         screen.stop()
         runner.stop()

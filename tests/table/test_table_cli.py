@@ -177,3 +177,32 @@ def test_a_camera_that_shows_cards_too_small_is_warned_of_at_start(tmp_path):
     assert "camera 0" in done.stdout  # the camera runs
     assert f"dealer-assist table: {config}: camera: warning: " in done.stderr
     assert "seat 4 card area looks 32 px wide" in done.stderr
+
+
+def test_ctrl_c_and_a_service_stop_end_the_table_even_when_started_in_the_background(tmp_path):
+    """A process started in the background (``cmd &`` in a script) inherits SIGINT ignored; the
+    table still stops cleanly on it, and on SIGTERM, exiting 0."""
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nurl = "socket://127.0.0.1:9"\n[screen]\nport = 0\n')
+    for stopping in (signal.SIGINT, signal.SIGTERM):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        )
+        try:
+            while True:
+                line = process.stdout.readline()
+                assert line, process.stderr.read()
+                if line.startswith("dealer's screen: "):
+                    break
+        finally:
+            process.send_signal(stopping)
+            try:
+                code = process.wait(10)
+            finally:
+                process.kill()
+        assert code == 0, stopping
