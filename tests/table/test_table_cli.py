@@ -120,9 +120,10 @@ def test_bad_config_exits_2_naming_the_key(tmp_path):
     assert f"{config}: screen.port: must be a port number" in done.stderr
 
 
-def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path):
-    (tmp_path / "table-calibration.yaml").write_text("kind: something-else\n")
-    config = tmp_path / "table.toml"
+def check_with_camera(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """``table --check`` on a config with an unreachable shoe and a camera calibrated by
+    ``folder/table-calibration.yaml``; the config's path and the finished process."""
+    config = folder / "table.toml"
     config.write_text(
         '[shoe]\nurl = "socket://127.0.0.1:9"\n'
         '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
@@ -134,6 +135,12 @@ def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path
         text=True,
         timeout=60,
     )
+    return config, done
+
+
+def test_camera_that_cannot_run_is_named_and_the_table_runs_on_the_shoe(tmp_path):
+    (tmp_path / "table-calibration.yaml").write_text("kind: something-else\n")
+    config, done = check_with_camera(tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"dealer-assist table: {config}: camera: " in done.stderr
     # the missing detector model, or (with a model installed) the bad calibration file
@@ -161,18 +168,7 @@ def test_a_camera_that_shows_cards_too_small_is_warned_of_at_start(tmp_path):
     fit = fit_table(np.zeros((720, 1280, 3), np.uint8), "table.png",
                     CameraModel(camera.K, camera.dist, camera.image_size), layout, points)
     fit.calibration.save(tmp_path / "table-calibration.yaml")
-    config = tmp_path / "table.toml"
-    config.write_text(
-        '[shoe]\nurl = "socket://127.0.0.1:9"\n'
-        '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    config, done = check_with_camera(tmp_path)
     assert done.returncode == 0, done.stderr
     assert "camera 0" in done.stdout  # the camera runs
     assert f"dealer-assist table: {config}: camera: warning: " in done.stderr
