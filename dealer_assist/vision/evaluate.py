@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--card-width", type=float, nargs=2, metavar=("LEAST", "MOST"),
                         default=SceneConfig().card_width,
                         help="cards' width in the 1280x720 frame, in pixels, before the camera "
-                             "tilt (default %(default)s: a 7-seat table filling the frame)")
+                             "tilt (default %(default)s: the range the models are trained on)")
     args = parser.parse_args(argv)
     least, most = args.card_width
     if not 0 < least <= most:

@@ -8,8 +8,9 @@ JPEG artefacts. Each card's two corner indices are labelled only where at least
 ``GLIMPSE_FRACTION`` of it seen, less than ``VISIBLE_FRACTION``) is listed apart as one that must
 not be read (its suit or rank may be the part hidden).
 
-Scale follows the overhead geometry of a real table: at 1280x720 a card is 60-90 px wide, so the
-detector is trained and run at the frame's own pixel scale (see docs/vision.md).
+Cards are 58-95 px wide in a 1280x720 frame by default: the size a table's camera must show
+them at to read them (a 1280x720 view of a whole 2 m felt shows them about 35 px wide; see
+docs/vision.md, "Resolution"), and the detector is trained and run at the frame's own pixel scale.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ class Scene:
 
 @dataclass(frozen=True)
 class SceneConfig:
-    """Knobs of the generator; defaults match a 7-seat table seen at 1280x720."""
+    """Knobs of the generator; defaults: a 7-seat table's cards at 1280x720, 58-95 px wide."""
 
     size: tuple[int, int] = FRAME_SIZE
     card_width: tuple[float, float] = (58.0, 95.0)
