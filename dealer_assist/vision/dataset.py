@@ -1,7 +1,7 @@
 """Writing rendered scenes as an Ultralytics (YOLO format) data set of frame-scale crops.
 
 The detector runs on frames at their own pixel scale, so training images are crops of rendered
-1280x720 frames (not shrunken frames): a card keeps its 60-90 px width and its index its
+1280x720 frames (not shrunken frames): a card keeps its 58-95 px width and its index its
 10-15 px rank height. Each crop is centred near a random card so most crops are full of indices.
 Some crops are turned a quarter turn (labels turned with them, exactly), because a doubled card
 lies sideways and the table's fans are not all upright.
