@@ -40,6 +40,27 @@ def wait_for(predicate, url: str, timeout: float = 10.0) -> dict:
         time.sleep(0.05)
 
 
+def start_table(config: Path, **popen) -> subprocess.Popen:
+    """``dealer-assist table --config config`` as a separate process, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **popen,
+    )
+
+
+def screen_url(process: subprocess.Popen) -> str:
+    """The dealer's screen URL the table prints once it serves it (its stderr if it exits)."""
+    while True:
+        line = process.stdout.readline()
+        assert line, process.stderr.read()
+        if line.startswith("dealer's screen: "):
+            return line.split(": ", 1)[1].strip()
+
+
 def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     link = TcpLink()
     simulator = ShoeSimulator(link).start()
@@ -48,20 +69,9 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
         f'table_id = "T3"\n[rules]\npreset = "s17-6"\n[shoe]\nurl = "{link.url}"\n'
         f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
     )
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_table(config)
     try:
-        url = ""
-        while not url:
-            line = process.stdout.readline()
-            assert line, process.stderr.read()
-            if line.startswith("dealer's screen: "):
-                url = line.split(": ", 1)[1].strip()
+        url = screen_url(process)
         simulator.load_shoe(6)
         view = wait_for(lambda v: v["devices"]["shoe"] == "up", url)
         assert view["mode"] == "shoe only"
@@ -181,20 +191,10 @@ def test_ctrl_c_and_a_service_stop_end_the_table_even_when_started_in_the_backgr
     config = tmp_path / "table.toml"
     config.write_text('[shoe]\nurl = "socket://127.0.0.1:9"\n[screen]\nport = 0\n')
     for stopping in (signal.SIGINT, signal.SIGTERM):
-        process = subprocess.Popen(
-            [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-        )
+        process = start_table(
+            config, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         try:
-            while True:
-                line = process.stdout.readline()
-                assert line, process.stderr.read()
-                if line.startswith("dealer's screen: "):
-                    break
+            screen_url(process)
         finally:
             process.send_signal(stopping)
             try:
