@@ -16,17 +16,16 @@ from dealer_assist.calibration.errors import (
 from dealer_assist.calibration.layout import Layout, MarkerPlacement
 from dealer_assist.calibration.lens import CameraModel
 from dealer_assist.calibration.printables import FlatArt, paste_marker
-from dealer_assist.calibration.synthetic import SyntheticCamera
 from dealer_assist.calibration.table import (
     CARD_WIDTH_MM,
     READABLE_CARD_WIDTH_PX,
     PointPair,
     TableCalibration,
-    TableFit,
     fit_table,
 )
 
 from .conftest import TableScene
+from .practice_view import fit_from_hand_points
 
 
 def _felt_grid(layout: Layout, step: int = 25) -> np.ndarray:
@@ -238,23 +237,11 @@ def test_a_camera_showing_cards_too_small_to_read_says_so(table_scene: TableScen
     assert "move the camera closer, zoom in or raise its resolution" in warning
 
 
-def _fit_at(size: tuple[int, int], table_scene: TableScene) -> TableFit:
-    """The practice view at another resolution, placed from hand-given points on a blank frame."""
-    camera = SyntheticCamera.typical(size)
-    lens = CameraModel(camera.K, camera.dist, camera.image_size)
-    truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
-    pixels = camera.project(np.array(truth), table_scene.pose)
-    points = [PointPair((float(u), float(v)), (x, y))
-              for (u, v), (x, y) in zip(pixels, truth, strict=True)]
-    return fit_table(np.zeros((size[1], size[0], 3), np.uint8), "big.png", lens,
-                     table_scene.layout, points)
-
-
 def test_a_camera_showing_cards_at_a_readable_size_gives_no_card_size_warning(
         table_scene: TableScene) -> None:
     """The same lens and pose at 3072x1728 shows every card 2.4 times as wide in pixels, within
     the readable range."""
-    fit = _fit_at((3072, 1728), table_scene)
+    fit = fit_from_hand_points((3072, 1728), table_scene.layout)
     widths = fit.calibration.card_widths_px()
     least, most = READABLE_CARD_WIDTH_PX
     assert least <= min(widths.values()) <= max(widths.values()) <= most
@@ -264,7 +251,7 @@ def test_a_camera_showing_cards_at_a_readable_size_gives_no_card_size_warning(
 def test_a_camera_showing_cards_larger_than_tried_says_so(table_scene: TableScene) -> None:
     """At 3840x2160 the nearest card areas show cards wider than the reader was trained on: the
     fit warns about the widest, and asks for the camera further away."""
-    fit = _fit_at((3840, 2160), table_scene)
+    fit = fit_from_hand_points((3840, 2160), table_scene.layout)
     widths = fit.calibration.card_widths_px()
     widest = max(widths, key=widths.__getitem__)
     assert widths[widest] > READABLE_CARD_WIDTH_PX[1]

@@ -162,21 +162,11 @@ def test_a_camera_that_shows_cards_too_small_is_warned_of_at_start(tmp_path):
     """A table calibrated for a camera that shows cards 32-38 px wide (the practice camera's
     view, placed from hand-given points) still runs its camera, and says at start that it will
     read cards poorly and where."""
-    import numpy as np
-
     from dealer_assist.calibration.layout import Layout
-    from dealer_assist.calibration.lens import CameraModel
-    from dealer_assist.calibration.synthetic import SyntheticCamera, table_pose
-    from dealer_assist.calibration.table import PointPair, fit_table
+    from tests.calibration.practice_view import fit_from_hand_points
 
-    camera = SyntheticCamera.typical()
     layout = Layout.load(ROOT / "calibration" / "layouts" / "standard-7seat.yaml")
-    truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
-    pixels = camera.project(np.array(truth), table_pose())
-    points = [PointPair((float(u), float(v)), p)
-              for (u, v), p in zip(pixels, truth, strict=True)]
-    fit = fit_table(np.zeros((720, 1280, 3), np.uint8), "table.png",
-                    CameraModel(camera.K, camera.dist, camera.image_size), layout, points)
+    fit = fit_from_hand_points((1280, 720), layout)
     fit.calibration.save(tmp_path / "table-calibration.yaml")
     config, done = check_with_camera(tmp_path)
     assert done.returncode == 0, done.stderr
