@@ -27,7 +27,7 @@ import numpy as np
 
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
-from dealer_assist.vision.scenes import SceneConfig, render_scene
+from dealer_assist.vision.scenes import SceneConfig, parse_frame_size, render_scene
 
 
 def decode(jpeg: np.ndarray) -> np.ndarray:
@@ -53,10 +53,10 @@ def main() -> None:
                         metavar=("LEAST", "MOST"), help="cards' width in the frame, pixels")
     args = parser.parse_args()
     try:
-        width, height = (int(v) for v in args.size.lower().split("x"))
-    except ValueError:
-        parser.error(f"--size {args.size}: expected WxH, e.g. 3072x1728")
-    config = SceneConfig(size=(width, height), card_width=tuple(args.card_width))
+        size = parse_frame_size(args.size)
+    except ValueError as bad:
+        parser.error(f"--size {bad}")
+    config = SceneConfig(size=size, card_width=tuple(args.card_width))
     rng = np.random.default_rng(7)
     designs = load_designs(list(HELD_OUT_DESIGNS))
     jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,

@@ -42,7 +42,13 @@ from dealer_assist.vision.detector import (
     CardObservation,
     Detections,
 )
-from dealer_assist.vision.scenes import Scene, SceneConfig, index_quads, render_scene
+from dealer_assist.vision.scenes import (
+    Scene,
+    SceneConfig,
+    index_quads,
+    parse_frame_size,
+    render_scene,
+)
 
 MATCH_IOU = 0.3
 #: Why one visible index of a missed card gave no right observation (see :func:`miss_causes`).
@@ -246,13 +252,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="also say why each missed card was missed (slower)")
     parser.add_argument("--card-width", type=float, nargs=2, metavar=("LEAST", "MOST"),
                         default=SceneConfig().card_width,
-                        help="cards' width in the 1280x720 frame, in pixels, before the camera "
-                             "tilt (default %(default)s: the range the models are trained on)")
+                        help="cards' width in the frame, in pixels, before the camera tilt "
+                             "(default %(default)s: the range the models are trained on)")
+    parser.add_argument("--size", default="1280x720",
+                        help="frame size WxH (default 1280x720; a 3K camera over a whole "
+                             "table: 3072x1728 with --card-width 76 90)")
     args = parser.parse_args(argv)
     least, most = args.card_width
     if not 0 < least <= most:
         parser.error("--card-width LEAST MOST: need 0 < LEAST <= MOST")
-    config = SceneConfig(card_width=(least, most))
+    try:
+        size = parse_frame_size(args.size)
+    except ValueError as bad:
+        parser.error(f"--size {bad}")
+    config = SceneConfig(size=size, card_width=(least, most))
     if args.designs:
         designs = args.designs
     elif args.set == "held-out":
@@ -267,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
                      config=config)
     summary = report(args.set, score) | {
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
-        "card_width": [least, most],
+        "size": list(size), "card_width": [least, most],
         "confidence": args.confidence, "presence": args.presence,
         "regions": not args.whole_frame,
         "seconds": round(time.time() - started)}

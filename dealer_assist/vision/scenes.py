@@ -80,6 +80,17 @@ class SceneConfig:
     photometric: bool = True
 
 
+def parse_frame_size(text: str) -> tuple[int, int]:
+    """``"3072x1728"`` as ``(3072, 1728)``; ValueError unless it is two positive integers."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"{text!r}: expected WxH, e.g. 3072x1728") from None
+    if width < 1 or height < 1:
+        raise ValueError(f"{text!r}: width and height must be at least 1")
+    return width, height
+
+
 def render_scene(
     rng: np.random.Generator, designs: list[Design], config: SceneConfig | None = None
 ) -> Scene:

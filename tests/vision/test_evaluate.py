@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import numpy as np
@@ -146,3 +147,44 @@ def test_a_card_width_band_that_is_empty_or_negative_is_refused(capsys) -> None:
             main(["--scenes", "1", "--card-width", *band])
         assert refused.value.code == 2
         assert "need 0 < LEAST <= MOST" in capsys.readouterr().err
+
+
+def test_a_frame_size_that_is_not_two_positive_integers_is_refused(capsys) -> None:
+    from dealer_assist.vision.evaluate import main
+
+    for size, said in (("3072", "expected WxH"), ("0x720", "width and height must be at least"),
+                       ("wide", "expected WxH")):
+        with pytest.raises(SystemExit) as refused:
+            main(["--scenes", "1", "--size", size])
+        assert refused.value.code == 2
+        assert f"--size {size!r}: {said}" in capsys.readouterr().err
+
+
+def test_the_frame_size_reaches_the_scenes_scored(tmp_path, capsys) -> None:
+    """``--size`` scores scenes rendered at that size: the command's tallies are those of
+    :func:`evaluate` given that size, and the detector finds the indices there (this plain
+    drawn face is read poorly at any size: the reader never saw it)."""
+    import cv2
+
+    from dealer_assist.vision.detector import CardDetector
+    from dealer_assist.vision.evaluate import evaluate, main
+    from dealer_assist.vision.scenes import SceneConfig
+
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    for code in CARD_CODES:
+        cv2.imwrite(str(folder / f"{code}.png"), drawn_face(code))
+    assert main(["--scenes", "1", "--designs", str(folder), "--size", "2560x1440",
+                 "--card-width", "80", "80"]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert summary["size"] == [2560, 1440]
+    assert summary["detector_index_recall"] >= 0.9
+    config = SceneConfig(size=(2560, 1440), card_width=(80.0, 80.0))
+    score = evaluate(CardDetector(), [str(folder)], scenes=1, seed=1000, config=config)
+    tallies = (score.true_positives, score.false_positives, score.false_negatives, score.indices)
+    assert (summary["true_positives"], summary["false_positives"],
+            summary["false_negatives"]) == tallies[:3]
+    at_720 = evaluate(CardDetector(), [str(folder)], scenes=1, seed=1000,
+                      config=SceneConfig(card_width=(80.0, 80.0)))
+    assert (at_720.true_positives, at_720.false_positives, at_720.false_negatives,
+            at_720.indices) != tallies
