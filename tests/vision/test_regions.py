@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES, Design, find_index_boxes
 from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, card_regions
-from dealer_assist.vision.scenes import render_scene
+from dealer_assist.vision.scenes import SceneConfig, render_scene
 from tests.vision.test_scenes import drawn_face
 
 
-def test_every_visible_index_lies_inside_a_region() -> None:
+@pytest.mark.parametrize("size, card_width", [
+    ((1280, 720), (58.0, 95.0)),  # the generator's range
+    ((3072, 1728), (76.0, 90.0)),  # a 3K camera over a whole table
+])
+def test_every_visible_index_lies_inside_a_region(size: tuple[int, int],
+                                                  card_width: tuple[float, float]) -> None:
     faces = {code: drawn_face(code) for code in CARD_CODES}
     deck = Design("drawn", faces, find_index_boxes(faces))
     rng = np.random.default_rng(11)
+    config = SceneConfig(size=size, card_width=card_width)
     labels = 0
     for _ in range(15):  # lamps, glare, shadows, chips, arms: the generator's full range
-        scene = render_scene(rng, [deck])
+        scene = render_scene(rng, [deck], config)
         regions = card_regions(scene.image)
         covered = np.zeros(scene.image.shape[:2], bool)
         for x0, y0, x1, y1 in regions:
-            assert 0 <= x0 < x1 <= 1280 and 0 <= y0 < y1 <= 720
+            assert 0 <= x0 < x1 <= size[0] and 0 <= y0 < y1 <= size[1]
             assert (x1 - x0) % 32 == 0 and (y1 - y0) % 32 == 0  # the network's stride
             covered[y0:y1, x0:x1] = True
         assert covered.mean() < 0.7, "regions should spare the empty felt"
