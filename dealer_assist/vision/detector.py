@@ -320,10 +320,12 @@ def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, in
     paper = cv2.morphologyEx(bright, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     grow = 2 * (margin // k) + 1
     grown = cv2.dilate(paper, cv2.getStructuringElement(cv2.MORPH_RECT, (grow, grow)))
-    count, _, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    # each blob's outline (a blob inside another's hole lies within that one's region anyway):
+    # at 3K many times cheaper than labelling every pixel
+    outlines, _ = cv2.findContours(grown, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     regions = []
-    for x, y, bw, bh, area in stats[1:count]:
-        if area < 6:  # a speck: smaller than any index
+    for x, y, bw, bh in sorted(cv2.boundingRect(outline) for outline in outlines):
+        if bw * bh < 6:  # a speck: smaller than any index
             continue
         side_w = min(w, -(-bw * k // _STRIDE) * _STRIDE)
         side_h = min(h, -(-bh * k // _STRIDE) * _STRIDE)
