@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,17 @@ import numpy as np
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
 from dealer_assist.vision.scenes import SceneConfig, parse_frame_size, render_scene
+
+
+def cpu_model() -> str:
+    """The CPU's model name (INT8 inference speed differs most between CPU makes)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def decode(jpeg: np.ndarray) -> np.ndarray:
@@ -81,8 +93,8 @@ def main() -> None:
         stages["grouping"].append(times.grouping)
         stages["total"].append((t2 - t0) * 1e3)
     h, w = frame.shape[:2]
-    print(f"cpu_count={os.cpu_count()} frame={w}x{h} cards={args.card_width[0]:g}-"
-          f"{args.card_width[1]:g}px scale={args.scale} "
+    print(f"cpu_count={os.cpu_count()} cpu={cpu_model()!r}")
+    print(f"frame={w}x{h} cards={args.card_width[0]:g}-{args.card_width[1]:g}px scale={args.scale} "
           f"regions={not args.whole_frame} "
           f"model={args.model.name} reader={args.reader.name} frames={args.frames}")
     for name, values in stages.items():
