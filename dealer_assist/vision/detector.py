@@ -324,7 +324,7 @@ def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, in
     # at 3K many times cheaper than labelling every pixel
     outlines, _ = cv2.findContours(grown, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     regions = []
-    for x, y, bw, bh in sorted(cv2.boundingRect(outline) for outline in outlines):
+    for x, y, bw, bh in sorted(tuple(cv2.boundingRect(outline)) for outline in outlines):
         if bw * bh < 6:  # a speck: smaller than any index
             continue
         side_w = min(w, -(-bw * k // _STRIDE) * _STRIDE)
