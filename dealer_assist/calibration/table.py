@@ -350,8 +350,9 @@ def card_size_warnings(calibration: TableCalibration, name: str) -> list[str]:
     if widths[large] > most:
         warnings.append(
             f"{name}: a card in the {large} card area looks {widths[large]:.0f} px wide; the"
-            f" camera reads cards {least:.0f}-{most:.0f} px wide, larger ones are untried: move"
-            " the camera further away, zoom out or lower its resolution"
+            f" camera reads cards {least:.0f}-{most:.0f} px wide; larger than it was trained on,"
+            " it loses decks with large indices: move the camera further away, zoom out or"
+            " lower its resolution"
         )
     return warnings
 
