@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import cv2
 import numpy as np
+
+from dealer_assist.vision.artwork import CARD_CODES
 
 
 def drawn_face(code: str) -> np.ndarray:
@@ -29,3 +34,12 @@ def jumbo_face(code: str) -> np.ndarray:
     cv2.circle(face, (140, 140), 30, colour, -1)  # a centre pip, away from the corner
     face[140:, :] = np.rot90(face[:140, :], 2)
     return face
+
+
+def write_deck(folder: Path, draw: Callable[[str], np.ndarray] = drawn_face) -> Path:
+    """A folder of 52 faces drawn by ``draw``, named by code (``7S.png``), as a casino's own
+    deck is given; returns the folder."""
+    folder.mkdir()
+    for code in CARD_CODES:
+        cv2.imwrite(str(folder / f"{code}.png"), draw(code))
+    return folder

@@ -20,7 +20,7 @@ from dealer_assist.vision.evaluate import (
     score_scene,
 )
 from dealer_assist.vision.scenes import IndexLabel, PlacedCard, Scene
-from tests.vision.faces import drawn_face, jumbo_face
+from tests.vision.faces import drawn_face, jumbo_face, write_deck
 
 BOXES = {code: (0.05, 0.05, 0.2, 0.25) for code in ("7S", "KD")}
 
@@ -86,18 +86,11 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     """``evaluate`` with the shipped models over two decks (folders of 52 faces): each deck's
     tally is kept apart and the two add up to the whole (a design read badly shows up), and
     each missed card gets its causes."""
-    import cv2
-
     from dealer_assist.vision.detector import CardDetector
     from dealer_assist.vision.evaluate import evaluate
 
-    folders = []
-    for name, draw in (("plain", drawn_face), ("jumbo", jumbo_face)):
-        folder = tmp_path / name
-        folder.mkdir()
-        for code in CARD_CODES:
-            cv2.imwrite(str(folder / f"{code}.png"), draw(code))
-        folders.append(str(folder))
+    folders = [str(write_deck(tmp_path / name, draw))
+               for name, draw in (("plain", drawn_face), ("jumbo", jumbo_face))]
     score = evaluate(CardDetector(), folders, scenes=6, seed=3, explain_misses=True)
     assert sorted(score.by_design) == ["jumbo", "plain"]
     parts = score.by_design.values()
@@ -113,17 +106,12 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
 def test_the_cards_size_in_the_frame_is_the_evaluations_to_choose(tmp_path) -> None:
     """``config`` reaches the scene generator: the indices scored are those of scenes rendered
     from the same seed with that config, and two sizes label different indices."""
-    import cv2
-
     from dealer_assist.vision.artwork import load_design
     from dealer_assist.vision.detector import CardDetector
     from dealer_assist.vision.evaluate import evaluate
     from dealer_assist.vision.scenes import SceneConfig, render_scene
 
-    folder = tmp_path / "plain"
-    folder.mkdir()
-    for code in CARD_CODES:
-        cv2.imwrite(str(folder / f"{code}.png"), drawn_face(code))
+    folder = write_deck(tmp_path / "plain")
     design = load_design(folder)
     labelled = {}
     for width in (60.0, 90.0):
@@ -164,16 +152,11 @@ def test_the_frame_size_reaches_the_scenes_scored(tmp_path, capsys) -> None:
     """``--size`` scores scenes rendered at that size: the command's tallies are those of
     :func:`evaluate` given that size, and the detector finds the indices there (this plain
     drawn face is read poorly at any size: the reader never saw it)."""
-    import cv2
-
     from dealer_assist.vision.detector import CardDetector
     from dealer_assist.vision.evaluate import evaluate, main
     from dealer_assist.vision.scenes import SceneConfig
 
-    folder = tmp_path / "plain"
-    folder.mkdir()
-    for code in CARD_CODES:
-        cv2.imwrite(str(folder / f"{code}.png"), drawn_face(code))
+    folder = write_deck(tmp_path / "plain")
     assert main(["--scenes", "1", "--designs", str(folder), "--size", "2560x1440",
                  "--card-width", "80", "80"]) == 0
     summary = json.loads(capsys.readouterr().out.splitlines()[0])
