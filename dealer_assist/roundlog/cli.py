@@ -20,15 +20,16 @@ def run(args: argparse.Namespace) -> int:
 
     source = "standard input" if args.file == "-" else args.file
     try:
+        # bytes, so that a line that is not UTF-8 is refused by its number
         if args.file == "-":
-            settlements = list(settle_rounds(sys.stdin))
+            settlements = list(settle_rounds(sys.stdin.buffer))
         else:
-            with open(args.file, encoding="utf-8") as handle:
+            with open(args.file, "rb") as handle:
                 settlements = list(settle_rounds(handle))
     except LogError as error:
         print(f"dealer-assist settle: {source}: {error}", file=sys.stderr)
         return 2
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         print(f"dealer-assist settle: cannot read {source}: {error}", file=sys.stderr)
         return 2
     for settlement in settlements:

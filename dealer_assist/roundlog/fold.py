@@ -43,11 +43,14 @@ class LoggedEvent:
     event: Event
 
 
-def read_events(lines: Iterable[str]) -> Iterator[LoggedEvent]:
-    """Parse JSON Lines into events; blank lines are skipped; the round line sets the version."""
+def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
+    """Parse JSON Lines into events; blank lines are skipped; the round line sets the version.
+
+    Lines may be bytes (a file opened in binary), so that text that is not UTF-8 is refused
+    naming its line; a byte-order mark before the first line is allowed."""
     version = LOG_VERSION
     for number, raw in enumerate(lines, start=1):
-        text = raw.strip()
+        text = _decoded(raw, number).strip()
         if not text:
             continue
         try:
@@ -56,6 +59,11 @@ def read_events(lines: Iterable[str]) -> Iterator[LoggedEvent]:
             raise LogError(
                 number, text, f"not valid JSON ({error.msg} at column {error.colno})"
             ) from None
+        except RecursionError:
+            raise LogError(number, text, "not valid JSON (nested too deeply)") from None
+        except ValueError:  # an integer past Python's limit on digits
+            raise LogError(number, text, "not valid JSON (a number with too many digits)"
+                           ) from None
         try:
             if isinstance(obj, dict) and obj.get("type") == "round":
                 version = obj.get("version", LOG_VERSION)
@@ -63,6 +71,17 @@ def read_events(lines: Iterable[str]) -> Iterator[LoggedEvent]:
         except (EventError, ValueError) as error:
             raise LogError(number, text, str(error)) from None
         yield LoggedEvent(number, text, event)
+
+
+def _decoded(raw: str | bytes, number: int) -> str:
+    if isinstance(raw, str):
+        return raw.removeprefix("\ufeff") if number == 1 else raw
+    try:
+        return raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        shown = raw.decode("utf-8", errors="replace").strip()
+        raise LogError(number, shown, f"not UTF-8 text (byte 0x{raw[error.start]:02x} at "
+                                      f"column {error.start + 1})") from None
 
 
 class RoundFold:
@@ -90,7 +109,7 @@ class RoundFold:
         return result
 
 
-def settle_rounds(lines: Iterable[str]) -> Iterator[Settlement]:
+def settle_rounds(lines: Iterable[str | bytes]) -> Iterator[Settlement]:
     """Settle every round in a log, in order; raises :class:`LogError` at the first refusal."""
     fold: RoundFold | None = None
     last_line: int | None = None
@@ -121,7 +140,7 @@ def settle_rounds(lines: Iterable[str]) -> Iterator[Settlement]:
         yield settlement
 
 
-def settle_log(lines: Iterable[str]) -> Settlement:
+def settle_log(lines: Iterable[str | bytes]) -> Settlement:
     """Settle a log holding exactly one round."""
     settlements = list(settle_rounds(lines))
     if len(settlements) != 1:

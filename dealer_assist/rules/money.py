@@ -6,6 +6,9 @@ from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
+#: No stake, limit or payout at a table comes near this; above it a payout's arithmetic could
+#: run past ``Decimal``'s 28 digits and round away cents, so such amounts are refused.
+MOST = Decimal("999999999999.99")
 
 
 class MoneyError(ValueError):
@@ -25,6 +28,8 @@ def parse_money(value: object, what: str = "amount") -> Decimal:
         raise MoneyError(f"{what} must be a decimal amount, got {value!r}") from None
     if not amount.is_finite():
         raise MoneyError(f"{what} must be a finite amount, got {value!r}")
+    if abs(amount) > MOST:
+        raise MoneyError(f"{what} is too large, got {value!r} (at most {MOST:f})")
     if amount != amount.quantize(CENT):
         raise MoneyError(f"{what} must be in whole cents, got {value!r}")
     return amount.quantize(CENT)

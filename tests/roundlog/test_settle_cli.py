@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.golden import DATA, expected_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,3 +109,50 @@ def test_json_numbers_in_the_round_line_echo_as_json() -> None:
     as_text = settle(str(log))
     assert as_text.returncode == 0, as_text.stderr
     assert 'rules {"preset": "s17-6", "max_bet": 500.5}' in as_text.stdout
+
+
+def _bet_line(**bet: object) -> bytes:
+    return json.dumps({"type": "bet", "seat": 1, "amount": "10"} | bet).encode()
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    # Decimal cannot quantise 1e40 to cents: once a traceback, now refused by its line
+    (_bet_line(amount="1e40"), "amount is too large"),
+    (b'{"type": "bet", "seat": 1, "amount": 1e40}', "amount is too large"),
+    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
+    (b'{"type": "bet", "seat": 1' + b"1" * 5000 + b', "amount": "10"}',
+     "not valid JSON (a number with too many digits)"),
+    (_bet_line(player="J\u00e9r\u00f4me").replace(b"\\u00e9", b"\xe9"),
+     "not UTF-8 text (byte 0xe9"),
+])
+def test_hostile_lines_are_refused_by_number_never_a_traceback(
+        tmp_path: Path, line: bytes, why: str) -> None:
+    first = EXAMPLE.read_bytes().splitlines()[0]
+    log = tmp_path / "hostile.jsonl"
+    log.write_bytes(first + b"\n" + line + b"\n")
+    result = settle(str(log), "--json")
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"dealer-assist settle: {log}: line 2")
+    assert why in result.stderr and "\n" not in result.stderr.strip()
+
+
+def test_a_byte_order_mark_before_the_log_is_read_past(tmp_path: Path) -> None:
+    log = tmp_path / "notepad.jsonl"
+    log.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.read_bytes())
+    result = settle(str(log), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["net"] == expected_for(EXAMPLE)["net"]
+
+
+def test_a_house_limit_too_large_for_exact_cents_is_refused(tmp_path: Path) -> None:
+    lines = EXAMPLE.read_text().splitlines()
+    start = json.loads(lines[0])
+    start["rules"] = {"preset": start["rules"], "max_bet": "1e30"} \
+        if isinstance(start["rules"], str) else start["rules"] | {"max_bet": "1e30"}
+    log = tmp_path / "limit.jsonl"
+    log.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    result = settle(str(log), "--json")
+    assert result.returncode == 2
+    assert "line 1" in result.stderr and "'max_bet'" in result.stderr
+    assert "too large" in result.stderr
