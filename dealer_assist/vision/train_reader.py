@@ -155,6 +155,13 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
     return crops, ranks, suits
 
 
+def recorded_run(weights: Path) -> dict[str, object] | None:
+    """The ``.train.json`` saved beside a reader's weights, if any: a fine-tuned reader's record
+    carries the run it started from, so its whole chain of runs can be repeated."""
+    record = weights.with_suffix(".train.json")
+    return json.loads(record.read_text()) if record.is_file() else None
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line; its defaults are the recipe of the shipped reader."""
     p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train_reader",
@@ -174,7 +181,8 @@ def parser() -> argparse.ArgumentParser:
                         "times as many (default 32: 0.33 M parameters)")
     p.add_argument("--init", type=Path, default=None,
                    help="start from these torch weights (a reader's .pt, e.g. the shipped "
-                        "models/index-reader.pt) instead of from scratch")
+                        "models/index-reader.pt) instead of from scratch; the record of the run "
+                        "that made them (the .train.json beside them) is kept in this run's")
     p.add_argument("--lr", type=float, default=3e-3,
                    help="peak learning rate of the one-cycle schedule (default 3e-3; "
                         "lower when fine-tuning from --init)")
@@ -191,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--lr must be above 0")
     if args.init is not None and not args.init.is_file():
         p.error(f"--init {args.init}: no such file")
+    # read now: --out may be the very file whose weights --init names
+    init_run = recorded_run(args.init) if args.init is not None else None
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     started = time.time()
     crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed,
@@ -277,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                "scenes": args.scenes, "crops": len(x), "epochs": args.epochs, "seed": args.seed,
                "width": args.width, "init": str(args.init) if args.init else None, "lr": args.lr,
                "render_seconds": round(render_s), "train_seconds": round(train_s),
-               "cpu_count": os.cpu_count()}
+               "cpu_count": os.cpu_count(), "init_run": init_run}
     args.out.with_suffix(".train.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary), flush=True)
     return 0

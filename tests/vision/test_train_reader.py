@@ -56,12 +56,32 @@ def test_a_bad_learning_rate_or_a_missing_starting_point_is_refused_before_any_w
     assert f"--init {missing}: no such file" in capsys.readouterr().err
 
 
-def test_defaults_reproduce_the_shipped_reader() -> None:
-    """The model card's training command is the bare command: every setting the shipped reader
-    was trained with (its .train.json) is the command's default."""
-    shipped = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
+def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
+    """The model card's training commands rebuild the shipped reader: its record's chain of runs
+    (a fine-tune keeps the record of the run it started from) ends in a run from scratch with
+    every setting the bare command's default, and each fine-tune on the way rendered fresh scenes
+    (a seed of its own) of the defaults' data."""
+    run = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
     defaults = train_reader.parser().parse_args([])
-    assert defaults.faces == [] and shipped["enrolled"] == []
-    for setting in ("drawn", "drawn_weights", "scenes", "epochs", "seed", "width", "init", "lr"):
-        assert getattr(defaults, setting) == shipped[setting], setting
+    assert defaults.faces == []
+    seeds = []
+    while True:
+        assert run["enrolled"] == []
+        for setting in ("drawn", "drawn_weights", "scenes", "width"):
+            assert run[setting] == getattr(defaults, setting), setting
+        seeds.append(run["seed"])
+        if run["init"] is None:
+            break
+        assert run["init_run"] is not None, f"no record of {run['init']}, the run started from"
+        run = run["init_run"]
+    for setting in ("epochs", "seed", "init", "lr"):
+        assert run[setting] == getattr(defaults, setting), setting
+    assert len(set(seeds)) == len(seeds)
     assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
+
+
+def test_a_fine_tune_keeps_the_record_of_the_weights_it_starts_from(tmp_path) -> None:
+    weights = tmp_path / "reader.pt"
+    assert train_reader.recorded_run(weights) is None  # no record: a reader made elsewhere
+    weights.with_suffix(".train.json").write_text('{"seed": 14, "init": null}')
+    assert train_reader.recorded_run(weights) == {"seed": 14, "init": None}
