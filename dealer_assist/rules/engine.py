@@ -83,9 +83,9 @@ class CardTarget:
         """From a round log's ``to``: ``"dealer"`` or ``{"seat": 1, "hand": 0}``."""
         if raw == "dealer":
             return DEALER
-        if isinstance(raw, Mapping) and isinstance(raw.get("seat"), int):
+        if isinstance(raw, Mapping) and _whole(raw.get("seat")):
             hand = raw.get("hand")
-            if hand is not None and not isinstance(hand, int):
+            if hand is not None and not _whole(hand):
                 raise CardError(f"'to' hand must be a number, got {hand!r}")
             return cls(seat=raw["seat"], hand=hand)
         raise CardError(f'\'to\' must be "dealer" or {{"seat": N, "hand": N}}, got {raw!r}')
@@ -985,3 +985,8 @@ BONUS_NAMES: dict[Bonus21, str] = {
     Bonus21.S777_SUITED: "7-7-7 SUITED",
     Bonus21.S777_SPADES: "7-7-7 SPADES",
 }
+
+
+def _whole(value: object) -> bool:
+    """A JSON whole number (``true`` is a bool, not seat 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -73,6 +73,8 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "bet", "seat": 1, "amount": "10", "wager": "side"}', "'wager' must be"),
         ('{"type": "card"}', "'card' is missing"),
         ('{"type": "card", "card": "7S", "to": "seat 3"}', "'to' must be"),
+        ('{"type": "card", "card": "7S", "to": {"seat": true}}', "'to' must be"),
+        ('{"type": "card", "card": "7S", "to": {"seat": 1, "hand": false}}', "'to' hand must"),
         ('{"type": "action", "seat": 1, "action": "fold"}', "unknown action"),
         ('{"type": "action", "seat": 1, "action": "hit", "amount": "5"}', "only a double"),
         ('{"type": "action", "seat": 1, "action": "hit", "hand": -1}', "'hand' must be"),
