@@ -21,6 +21,7 @@ from dealer_assist.rules import (
     MoneyError,
     RoundEngine,
     Settlement,
+    is_whole_number,
     parse_money,
 )
 from dealer_assist.rules.money import format_money
@@ -124,7 +125,7 @@ Event = RoundStart | Bet | CardDealt | Insurance | PlayerAction | Reveal | End
 
 def _seat(obj: Mapping[str, Any]) -> int:
     seat = obj.get("seat")
-    if not isinstance(seat, int) or isinstance(seat, bool):
+    if not is_whole_number(seat):
         raise EventError(f"'seat' must be a whole number, got {seat!r}")
     return seat
 
@@ -204,7 +205,7 @@ def _shoe_origin(raw: object) -> ShoeOrigin | None:
     if not isinstance(raw, dict) or set(raw) != {"session", "seq", "index"}:
         raise EventError(f"'shoe' must be {{\"session\", \"seq\", \"index\"}}, got {raw!r}")
     values = [raw["session"], raw["seq"], raw["index"]]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+    if not all(is_whole_number(v) and v >= 0 for v in values):
         raise EventError(f"'shoe' numbers must be whole numbers from 0, got {raw!r}")
     return ShoeOrigin(*values)
 
@@ -220,7 +221,7 @@ def _parse_action(obj: Mapping[str, Any]) -> PlayerAction:
     if amount is not None and action is not Action.DOUBLE:
         raise EventError(f"only a double takes an amount, not a {action.value}")
     hand = obj.get("hand")
-    if hand is not None and (not isinstance(hand, int) or isinstance(hand, bool) or hand < 0):
+    if hand is not None and (not is_whole_number(hand) or hand < 0):
         raise EventError(f"'hand' must be a hand number from 0, got {hand!r}")
     return PlayerAction(_seat(obj), action, amount, hand)
 
@@ -241,7 +242,7 @@ UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 def upgrade(obj: dict[str, Any], version: int) -> dict[str, Any]:
     """Bring an event written under an older log version up to :data:`LOG_VERSION`."""
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+    if not is_whole_number(version) or version < 1:
         raise EventError(f"log version must be a whole number from 1, got {version!r}")
     if version > LOG_VERSION:
         raise EventError(

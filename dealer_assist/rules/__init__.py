@@ -24,6 +24,7 @@ from dealer_assist.rules.engine import (
     RoundError,
     RoundIncompleteError,
     WagerError,
+    is_whole_number,
 )
 from dealer_assist.rules.money import MoneyError, format_money, parse_money
 from dealer_assist.rules.ruleset import (
@@ -75,6 +76,7 @@ __all__ = [
     "WagerError",
     "format_money",
     "hand_total",
+    "is_whole_number",
     "parse_money",
     "spanish_shoe",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeGuard
 
 from dealer_assist.rules.cards import Card, Rank, Suit, hand_total
 from dealer_assist.rules.money import ZERO, cents, format_money
@@ -83,9 +83,9 @@ class CardTarget:
         """From a round log's ``to``: ``"dealer"`` or ``{"seat": 1, "hand": 0}``."""
         if raw == "dealer":
             return DEALER
-        if isinstance(raw, Mapping) and _whole(raw.get("seat")):
+        if isinstance(raw, Mapping) and is_whole_number(raw.get("seat")):
             hand = raw.get("hand")
-            if hand is not None and not _whole(hand):
+            if hand is not None and not is_whole_number(hand):
                 raise CardError(f"'to' hand must be a number, got {hand!r}")
             return cls(seat=raw["seat"], hand=hand)
         raise CardError(f'\'to\' must be "dealer" or {{"seat": N, "hand": N}}, got {raw!r}')
@@ -370,7 +370,7 @@ class RoundEngine:
             raise WagerError(
                 f"seat {seat}: bets are closed once dealing starts ({self.describe()})"
             )
-        if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= rules.seats:
+        if not is_whole_number(seat) or not 1 <= seat <= rules.seats:
             raise WagerError(f"seat must be 1 to {rules.seats}, got {seat!r}")
         if wager == "main":
             if seat in self._seats:
@@ -987,6 +987,6 @@ BONUS_NAMES: dict[Bonus21, str] = {
 }
 
 
-def _whole(value: object) -> bool:
-    """A JSON whole number (``true`` is a bool, not seat 1)."""
+def is_whole_number(value: object) -> TypeGuard[int]:
+    """A JSON whole number: an int that is not a bool (``true`` is not seat 1)."""
     return isinstance(value, int) and not isinstance(value, bool)
