@@ -200,21 +200,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.init is not None and not args.init.is_file():
         p.error(f"--init {args.init}: no such file")
     # read now: --out may be the very file whose weights --init names
-    init_run = recorded_run(args.init) if args.init is not None else None
-    names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
-    started = time.time()
-    crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed,
-                                         weights=args.drawn_weights)
-    render_s = time.time() - started
-    print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
-          f"in {render_s:.0f} s", flush=True)
-    import torch  # after rendering: the rendering processes need no torch
+    try:
+        init_run = recorded_run(args.init) if args.init is not None else None
+    except ValueError as error:
+        p.error(f"--init {args.init}: its record {args.init.with_suffix('.train.json')} "
+                f"is not readable JSON ({error})")
+    if init_run is not None and init_run.get("width", args.width) != args.width:
+        p.error(f"--init {args.init} was trained with --width {init_run['width']}: give the same "
+                f"--width to fine-tune it")
+    # torch here, before the minutes of rendering, so that weights --init cannot load are
+    # refused at once (the rendering processes are spawned and import none of it)
+    import torch
     from torch import nn
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(os.cpu_count() or 1)
-    x = torch.from_numpy(crops)  # uint8 BGR, NHWC; made float a batch at a time
-    yr, ys = torch.from_numpy(ranks).long(), torch.from_numpy(suits).long()
 
     def block(cin: int, cout: int) -> nn.Sequential:
         return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout),
@@ -244,8 +244,22 @@ def main(argv: list[str] | None = None) -> int:
 
     model = Reader()
     if args.init is not None:
-        model.load_state_dict(torch.load(args.init, weights_only=True))
+        try:
+            model.load_state_dict(torch.load(args.init, weights_only=True))
+        except Exception as error:  # a torch file of anything else, or no torch file at all
+            reason = str(error).strip().splitlines()[0]
+            p.error(f"--init {args.init}: not the weights of a --width {args.width} reader "
+                    f"({reason})")
     model = model.to(memory_format=torch.channels_last)
+    names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
+    started = time.time()
+    crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed,
+                                         weights=args.drawn_weights)
+    render_s = time.time() - started
+    print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
+          f"in {render_s:.0f} s", flush=True)
+    x = torch.from_numpy(crops)  # uint8 BGR, NHWC; made float a batch at a time
+    yr, ys = torch.from_numpy(ranks).long(), torch.from_numpy(suits).long()
     optimiser = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
     steps = args.epochs * ((len(x) + 255) // 256)
     schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, args.lr, total_steps=steps)

@@ -85,3 +85,56 @@ def test_a_fine_tune_keeps_the_record_of_the_weights_it_starts_from(tmp_path) ->
     assert train_reader.recorded_run(weights) is None  # no record: a reader made elsewhere
     weights.with_suffix(".train.json").write_text('{"seed": 14, "init": null}')
     assert train_reader.recorded_run(weights) == {"seed": 14, "init": None}
+
+
+def test_weights_of_another_width_are_refused_before_any_work(tmp_path, capsys) -> None:
+    """The record beside the --init weights names their width; a run of another width could not
+    load them, so it stops before the minutes of rendering (and before importing torch)."""
+    weights = tmp_path / "wide.pt"
+    weights.write_bytes(b"weights")
+    weights.with_suffix(".train.json").write_text('{"seed": 14, "width": 48, "init": null}')
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--init", str(weights)])
+    assert refused.value.code == 2
+    assert (f"--init {weights} was trained with --width 48: give the same --width"
+            in capsys.readouterr().err)
+
+
+def test_an_unreadable_record_beside_the_weights_is_refused_before_any_work(
+        tmp_path, capsys) -> None:
+    weights = tmp_path / "reader.pt"
+    weights.write_bytes(b"weights")
+    weights.with_suffix(".train.json").write_text('{"seed": 14, "wid')
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--init", str(weights)])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--init {weights}: its record {weights.with_suffix('.train.json')}" in err
+    assert "is not readable JSON" in err
+
+
+def test_weights_that_do_not_load_are_refused_before_rendering(tmp_path, capsys,
+                                                               monkeypatch) -> None:
+    """Needs torch (the training environment; the table's test environment has none, so this
+    is skipped there): a .pt that is not a reader of this width (here a corrupt file, then the
+    weights of another network) is refused before any scene is rendered."""
+    torch = pytest.importorskip("torch")
+
+    def no_rendering(*args, **kwargs):
+        raise AssertionError("rendered before the weights were checked")
+
+    monkeypatch.setattr(train_reader, "render_crops", no_rendering)
+    corrupt = tmp_path / "corrupt.pt"
+    corrupt.write_bytes(b"not a torch file")
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--init", str(corrupt)])
+    assert refused.value.code == 2
+    assert f"--init {corrupt}: not the weights of a --width 32 reader (" in capsys.readouterr().err
+
+    other = tmp_path / "other.pt"
+    conv = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)
+    torch.save({"body.0.0.weight": conv.weight.detach()}, other)
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--init", str(other), "--width", "16"])
+    assert refused.value.code == 2
+    assert f"--init {other}: not the weights of a --width 16 reader (" in capsys.readouterr().err
