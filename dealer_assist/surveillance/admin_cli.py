@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import sqlite3
 import sys
+
+from dealer_assist.cli import tcp_port
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("recording", metavar="RECORDING")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default loopback only: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8021)
+    serve.add_argument("--port", type=tcp_port, default=8021)
 
     stats = commands.add_parser("stats", help="rounds per hour, hands per seat, payouts, alarms")
     stats.add_argument("recording", metavar="RECORDING")
@@ -57,6 +60,9 @@ def run(args: argparse.Namespace) -> int:
                 "operator": _operator}[args.action](store, args)
     except (RecordingError, ValueError) as error:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
+        return 2
+    except sqlite3.OperationalError as error:  # the operators table, written directly
+        print(f"dealer-assist surveillance: {store.unwritable(error)}", file=sys.stderr)
         return 2
     finally:
         store.close()
@@ -139,12 +145,15 @@ def _operator(store: object, args: argparse.Namespace) -> int:
             raise ValueError(f"no operator {args.name!r}")
         print(f"removed {args.name}")
         return 0
-    if args.password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = getpass.getpass(f"password for {args.name}: ")
-        if getpass.getpass("again: ") != password:
-            raise ValueError("the two passwords differ")
+    try:
+        if args.password_stdin:
+            password = sys.stdin.readline().rstrip("\n")
+        else:
+            password = getpass.getpass(f"password for {args.name}: ")
+            if getpass.getpass("again: ") != password:
+                raise ValueError("the two passwords differ")
+    except EOFError:
+        raise ValueError(f"no password given for {args.name} (end of input)") from None
     operator = add_operator(store, args.name, password, args.role)  # type: ignore[arg-type]
     print(f"{operator.name} can log in as {operator.role}")
     return 0

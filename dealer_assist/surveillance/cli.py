@@ -63,9 +63,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect,
                         anchors=anchors)
+        # every look at a recording is logged in it; one that cannot be logged is not shown
         log_access(store, args.user or getpass.getuser(), "replay", {
             "round": args.round, "verify": args.verify, "redetect": args.redetect,
             "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
+    except RecordingError as error:
+        print(f"dealer-assist replay: {error}", file=sys.stderr)
+        return 2
     finally:
         store.close()
     if args.round is not None and not report.rounds:

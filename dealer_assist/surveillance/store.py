@@ -244,6 +244,9 @@ class RecordingStore:
     Opening upgrades an older schema in place (see :data:`SCHEMA_VERSION`).
     """
 
+    #: How long a write waits for another program's lock on the index before it is refused.
+    busy_timeout_s = 30.0
+
     def __init__(self, directory: Path | str, *, create: bool = False, clock: Clock = utc_now):
         self.directory = Path(directory)
         self.clock = clock
@@ -256,11 +259,11 @@ class RecordingStore:
             self.directory.mkdir(parents=True, exist_ok=True)
         self.db_path = db_path
         try:
-            self.conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+            self.conn = sqlite3.connect(db_path, isolation_level=None,
+                                        timeout=self.busy_timeout_s)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
-            self.conn.execute("PRAGMA busy_timeout=30000")
             self._open_schema()
         except sqlite3.DatabaseError as error:
             raise RecordingError(f"cannot open the index database: {error}", db_path) from None
@@ -324,7 +327,10 @@ class RecordingStore:
         """Chain one record after the last one and index it, in one durable transaction."""
         body_text = canonical_json(body)
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise self.unwritable(error) from None
         try:
             seq, prev_hash = self.head()
             seq += 1
@@ -344,10 +350,19 @@ class RecordingStore:
             )
             index_record(conn, record)
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError):
+                raise self.unwritable(error) from None
             raise
         return record
+
+    def unwritable(self, error: sqlite3.Error) -> RecordingError:
+        """The error for a write SQLite refused: names the database and the likely causes."""
+        return RecordingError(
+            f"cannot write to the index database ({error}): is it read-only, locked by another "
+            "program, or its disk full?", self.db_path)
 
     def _next_round_key(self) -> int:
         row = self.conn.execute("SELECT MAX(round_key) FROM records").fetchone()

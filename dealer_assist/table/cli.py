@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.runner import TableRunner
     from dealer_assist.table.screen import ScreenServer
     from dealer_assist.table.shoe_source import SerialShoeSource
-    from dealer_assist.table.sources import Source
+    from dealer_assist.table.sources import RecordingFailed, Source
 
     try:
         config = load_config(args.config)
@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
     if camera is not None:
         sources.append(camera)
     runner = TableRunner(loop, sources)
+    if store is not None:
+        store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))
     screen = ScreenServer(runner, config.host, config.port)
     stop = threading.Event()
     runner.start()

@@ -64,6 +64,7 @@ from dealer_assist.table.sources import (
     Insure,
     NewShoe,
     PlaceBet,
+    RecordingFailed,
     ShoeBurn,
     ShoeCard,
     ShoeLink,
@@ -100,6 +101,7 @@ class AlarmKind(enum.Enum):
     SHOE_PROBLEM = "shoe reports a problem"  #: jam, unreadable card, lost frames
     BET_REFUSED = "bet refused"
     ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
+    RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
 
 
 @dataclass(frozen=True, slots=True)
@@ -596,6 +598,12 @@ class TableLoop:
         )
         self._flush_pending_shoe()
 
+    def _on_recording_failed(self, item: RecordingFailed) -> None:
+        self._alarm(
+            AlarmKind.RECORDING_FAILED,
+            f"{item.detail}: the round-log files still record every round; call the technician",
+        )
+
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
         while self._pending_shoe:
@@ -936,4 +944,5 @@ _HANDLERS: dict[type, Any] = {
     FinishRound: TableLoop._on_finish,
     VoidRound: TableLoop._on_void,
     AcknowledgeAlarm: TableLoop._on_acknowledge,
+    RecordingFailed: TableLoop._on_recording_failed,
 }

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -85,12 +87,18 @@ class SurveillanceRecorder:
     """Rounds and alarms into the surveillance store (``dealer_assist.surveillance.Recorder``:
     hash-chained SQLite, replayable with ``dealer-assist replay``), written from its own thread
     because each record is fsync'd (about 10 ms). A voided round is left open there, so the store
-    marks it partial, with a ``void`` alarm saying why. Write failures are kept in ``errors``
-    (the table goes on; the file recording still has the round)."""
+    marks it partial, with a ``void`` alarm saying why.
+
+    A write that fails (the store read-only, locked by another program, its disk full) is kept in
+    ``errors`` and the thread goes on with the next; the first failure after a write that worked
+    is handed to ``on_failure`` (the table raises an alarm with it), so a store that keeps failing
+    raises one alarm, not one per record. The file recording still has every round."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str):
         self.directory = Path(directory)
         self.errors: list[str] = []
+        self.on_failure: Callable[[str], None] | None = None
+        self._failing = False
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         self._opened = threading.Event()
         self._open_error: str | None = None
@@ -121,31 +129,45 @@ class SurveillanceRecorder:
 
         try:
             recorder = Recorder.open(self.directory, table=table_id)
-        except (OSError, ValueError) as error:
-            self._open_error = str(error)
-            self._opened.set()
+        except (OSError, ValueError, sqlite3.Error) as error:
+            self._open_error = str(error) or type(error).__name__
             return
-        self._opened.set()
+        finally:
+            self._opened.set()
         try:
             while (item := self._queue.get()) is not None:
-                kind, payload = item
                 try:
-                    if kind == "alarm":
-                        recorder.alarm(*payload)
-                        continue
-                    lines, last = payload
-                    events = [json.loads(line) for line in lines]
-                    recorder.begin_round(events[0])
-                    for event in events[1:]:
-                        recorder.event(event)
-                    if kind == "round":
-                        recorder.end_round(last)
-                    else:
-                        recorder.alarm("void", last)
-                except (OSError, ValueError) as error:
-                    self.errors.append(f"{kind}: {error}")
+                    self._write(recorder, *item)
+                except Exception as error:  # whatever the store raises, the next record is tried
+                    self._failed(f"{item[0]}: {type(error).__name__}: {error}")
+                else:
+                    self._failing = False
         finally:
-            recorder.close()
+            try:
+                recorder.close()
+            except sqlite3.Error as error:
+                self.errors.append(f"close: {error}")
+
+    @staticmethod
+    def _write(recorder: Any, kind: str, payload: Any) -> None:
+        if kind == "alarm":
+            recorder.alarm(*payload)
+            return
+        lines, last = payload
+        events = [json.loads(line) for line in lines]
+        recorder.begin_round(events[0])
+        for event in events[1:]:
+            recorder.event(event)
+        if kind == "round":
+            recorder.end_round(last)
+        else:
+            recorder.alarm("void", last)
+
+    def _failed(self, error: str) -> None:
+        self.errors.append(error)
+        if not self._failing and self.on_failure is not None:
+            self.on_failure(f"surveillance store {self.directory}: {error}")
+        self._failing = True
 
 
 class TeeRecorder:

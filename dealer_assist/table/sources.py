@@ -199,7 +199,18 @@ class AcknowledgeAlarm:
 
 DealerInput = PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm
 
-TableInput = ShoeInput | CameraInput | DealerInput
+
+# ----------------------------------------------------------------------------------- recording
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingFailed:
+    """A recorder could not write (e.g. the surveillance store is read-only, locked or full)."""
+
+    detail: str
+
+
+TableInput = ShoeInput | CameraInput | DealerInput | RecordingFailed
 
 Sink = Callable[[TableInput], None]
 

@@ -226,3 +226,49 @@ def test_anchor_from_a_previous_replay(recording: Path, capsys: pytest.CaptureFi
     assert main(["replay", str(recording), "--verify"]) == 0
     assert main(["replay", str(recording), "--verify", "--anchor", anchor]) == 1
     assert "no longer has the anchored hash" in capsys.readouterr().out
+
+
+def test_a_recording_another_program_has_locked_is_refused_by_name_and_loses_nothing(
+    recording: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real SQLite lock (another connection's write transaction); the 30 s each write waits for
+    it is cut to 0.05 s here. Every command that writes (the access log, a prune, an operator)
+    is refused with the database's name instead of a traceback."""
+    import io
+
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    database = recording / "index.sqlite"
+    refused = f"{database}: cannot write to the index database (database is locked)"
+    lock = sqlite3.connect(database, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        for argv in (["replay", str(recording), "--verify"],
+                     ["surveillance", "stats", str(recording)],
+                     ["surveillance", "prune", str(recording), "--older-than-hours", "0.01"]):
+            assert main(argv) == 2, argv
+            assert refused in capsys.readouterr().err, argv
+        monkeypatch.setattr(sys, "stdin", io.StringIO("long enough secret\n"))
+        assert main(["surveillance", "operator", str(recording), "add", "olga",
+                     "--password-stdin"]) == 2
+        assert refused in capsys.readouterr().err
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    frames = list((recording / "frames").rglob("*.*"))
+    assert main(["replay", str(recording), "--verify"]) == 0  # the chain whole
+    assert f"CLEAN: {GOLDEN_COUNT} settled rounds" in capsys.readouterr().out
+    assert main(["surveillance", "operator", str(recording), "list"]) == 0
+    assert "olga" not in capsys.readouterr().out
+    assert list((recording / "frames").rglob("*.*")) == frames  # the refused prune took none
+
+
+def test_adding_an_operator_with_no_password_to_read_is_refused(recording: Path) -> None:
+    """No terminal (a new session has none, so the password prompt reads stdin) and stdin
+    empty: as when the command runs from a script without --password-stdin."""
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "surveillance", "operator", str(recording),
+         "add", "olga"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, start_new_session=True)
+    assert done.returncode == 2
+    assert "no password given for olga (end of input)" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -7,8 +7,10 @@ vision adapter will report. Shoe inputs are the values the real shoe source prod
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from hypothesis import strategies as st
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import Action, Card, RuleSet
+from dealer_assist.surveillance import RecordingStore
 from dealer_assist.table.loop import AlarmKind, Mode, TableLoop, payout_words
 from dealer_assist.table.recording import (
     FileRecorder,
@@ -25,6 +28,7 @@ from dealer_assist.table.recording import (
     SurveillanceRecorder,
     TeeRecorder,
 )
+from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -37,6 +41,7 @@ from dealer_assist.table.sources import (
     HoleCardShown,
     NewShoe,
     PlaceBet,
+    RecordingFailed,
     ShoeCard,
     ShoeLink,
     Spot,
@@ -446,6 +451,54 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "CLEAN: 3 settled rounds re-settled, 1 partial; chain verified" in done.stdout
+
+
+def test_a_surveillance_store_that_cannot_be_written_raises_one_alarm_and_loses_no_round(
+    tmp_path, monkeypatch
+):
+    """The store locked by another program for two rounds (a real SQLite lock; the 30 s each
+    write waits for it cut to 0.05 s): one "recording failed" alarm, not one per record; every
+    round still in the round-log files; once the lock is gone the next round goes into the
+    store, whose chain verifies."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    store = SurveillanceRecorder(tmp_path / "surveillance", "T5")
+    loop = TableLoop(
+        "h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5", has_camera=False
+    )
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A")], seed=4)
+    world.camera_sees = False
+    with TableRunner(loop) as runner:
+        store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))  # as cli.py
+        runner.submit(ShoeLink(True))
+        lock = sqlite3.connect(tmp_path / "surveillance" / "index.sqlite", isolation_level=None)
+        lock.execute("BEGIN EXCLUSIVE")
+        for number in (1, 2):
+            for _, item in world.round(number):
+                runner.submit(item)
+        assert runner.wait_idle(60)
+        tried = time.monotonic() + 60
+        while len(store.errors) < 2 and time.monotonic() < tried:  # both rounds tried
+            time.sleep(0.01)
+        lock.execute("ROLLBACK")
+        lock.close()
+        for _, item in world.round(3):
+            runner.submit(item)
+        assert runner.wait_idle(60)
+        store.close()
+        assert runner.wait_idle(60)
+    assert [e.split(":")[0] for e in store.errors[:2]] == ["round", "round"]
+    failed = [a for a in loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
+    assert len(failed) == 1, loop.alarms
+    database = tmp_path / "surveillance" / "index.sqlite"
+    assert f"{database}: cannot write to the index database (database is locked)" in (
+        failed[0].text)
+    assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 3
+    assert "recording_failed" in (tmp_path / "alarms.jsonl").read_text()
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "surveillance"),
+         "--verify"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "CLEAN: 1 settled rounds re-settled, 0 partial; chain verified" in done.stdout
 
 
 def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
