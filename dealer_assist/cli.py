@@ -26,6 +26,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def tcp_port(text: str) -> int:
+    """An argparse type for a TCP port number, 0 to 65535 (0: any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {port}")
+    return port
+
+
 def _top_parser() -> argparse.ArgumentParser:
     lines = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items())
     return argparse.ArgumentParser(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 from typing import Any
@@ -128,11 +129,16 @@ def _simulate(args: argparse.Namespace) -> int:
         return _fail("--cut-every with --pty needs --link PATH, a path that survives the cut")
     link: SimLink
     if args.pty:
-        link = PtyLink(args.link)
+        if args.link and os.path.lexists(args.link) and not os.path.islink(args.link):
+            return _fail(f"--link {args.link}: a file is there; the link replaces only a link")
+        try:
+            link = PtyLink(args.link)
+        except OSError as exc:
+            return _fail(f"--link {args.link}: {exc.strerror or exc}")
     else:
         host, sep, port = args.serve.rpartition(":")
-        if not sep or not port.isdigit():
-            return _fail(f"--serve wants HOST:PORT, got {args.serve!r}")
+        if not sep or not port.isdigit() or int(port) > 65535:
+            return _fail(f"--serve wants HOST:PORT (port 0-65535), got {args.serve!r}")
         try:
             link = TcpLink(host or "127.0.0.1", int(port))
         except OSError as exc:

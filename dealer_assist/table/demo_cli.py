@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dealer_assist.cli import tcp_port
 from dealer_assist.table.synthetic_camera import HOUSE_DECK
 
 
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=tcp_port,
         help="screen port (default 8021; with --headless any free port)",
     )
     parser.add_argument(

@@ -148,6 +148,9 @@ def test_listen_reads_an_ascii_shoe_on_a_pty() -> None:
         (["simulate", "--pty", "--cards", "7S,XX"], "not a card code"),
         (["simulate", "--pty", "--cut-every", "1"], "--link"),
         (["simulate", "--serve", "localhost", "--cards", "7S"], "HOST:PORT"),
+        (["simulate", "--serve", "127.0.0.1:99999", "--cards", "7S"], "port 0-65535"),
+        (["simulate", "--pty", "--link", "/nonexistent/dir/shoe", "--cards", "7S"],
+         "--link /nonexistent/dir/shoe: No such file or directory"),
         (["simulate", "--pty", "--decks", "3"], "--decks"),
         (["simulate", "--pty", "--corrupt", "2"], "corrupt_rate"),
     ],
@@ -156,6 +159,15 @@ def test_bad_arguments_say_what_is_wrong(args: list[str], message: str) -> None:
     done = run("shoe", *args)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_a_file_where_the_link_would_go_is_not_replaced(tmp_path: Path) -> None:
+    precious = tmp_path / "precious.txt"
+    precious.write_text("the floor's notes\n")
+    done = run("shoe", "simulate", "--pty", "--link", str(precious), "--cards", "7S")
+    assert done.returncode == 2
+    assert f"--link {precious}: a file is there; the link replaces only a link" in done.stderr
+    assert not precious.is_symlink() and precious.read_text() == "the floor's notes\n"
 
 
 def test_top_level_help_lists_the_shoe_command() -> None:

@@ -239,3 +239,18 @@ def test_camera_on_without_card_artwork_fails_naming_what_is_missing(tmp_path):
     assert done.returncode == 1
     assert f"--camera on: no card artwork installed (run scripts/install-card-art.sh): {missing}" \
         in done.stderr
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["demo", "--headless", "--port", "99999"], "argument --port: a port is 0 to 65535, got 99999"),
+    (["demo", "--headless", "--port", "-1"], "argument --port: a port is 0 to 65535, got -1"),
+    (["surveillance", "serve", ".", "--port", "70000"],
+     "argument --port: a port is 0 to 65535, got 70000"),
+])
+def test_a_port_number_out_of_range_is_refused_by_its_option(argv, message, capsys):
+    from dealer_assist.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(argv)
+    assert refused.value.code == 2
+    assert message in capsys.readouterr().err
