@@ -37,7 +37,8 @@ from dealer_assist.surveillance.store import (
     utc_now,
 )
 
-_TABLE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
+#: A table's name (``fullmatch``): it is written into file names and the store's records.
+TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
 
 class RecorderStateError(RecordingError):
@@ -89,7 +90,7 @@ class Recorder:
         cls, directory: Path | str, table: str = "T1", *, clock: Clock = utc_now
     ) -> Recorder:
         """Open (or create) a recording directory for ``table``; marks its unfinished rounds."""
-        if not _TABLE_NAME.match(table):
+        if not TABLE_NAME.fullmatch(table):
             raise RecordingError(
                 f"table name {table!r} must be 1-32 letters, digits, '-' or '_'", directory
             )

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dealer_assist.rules import RuleSet
+from dealer_assist.surveillance.recorder import TABLE_NAME
 
 
 class ConfigError(ValueError):
@@ -126,6 +127,10 @@ def parse_config(
         if key not in _TOP_KEYS:
             raise ConfigError(path, key, f"unknown key (known: {', '.join(sorted(_TOP_KEYS))})")
     table_id = _string(path, "table_id", data.get("table_id", "T1"))
+    if not TABLE_NAME.fullmatch(table_id):
+        # it names the round-log files and the surveillance store's table: no '/' or '..'
+        raise ConfigError(path, "table_id",
+                          f"must be 1-32 letters, digits, '-' or '_', got {table_id!r}")
 
     raw_rules = data.get("rules", "h17-ddd-6")
     if isinstance(raw_rules, dict) and "preset" not in raw_rules:
@@ -218,10 +223,17 @@ def load_config(path: str | Path) -> TableConfig:
     """Read and validate ``table.toml``; errors name the file, the key (or line) and why."""
     shown = str(path)
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        raw = Path(path).read_bytes()
     except OSError as error:
         raise ConfigError(shown, "(file)", f"cannot read: {error.strerror or error}") from None
+    try:
+        # a byte-order mark (as some Windows editors save UTF-8) is read past
+        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(shown, "(file)", f"not UTF-8 text (byte 0x{raw[error.start]:02x} at "
+                                           f"offset {error.start}): save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(shown, "(syntax)", str(error)) from None
     return parse_config(data, shown, Path(path).resolve().parent)

@@ -65,6 +65,9 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ("[recording]\ndir = 'r'", "shoe/camera"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
         ("[shoe\nurl = 1", "(syntax)"),
+        ('table_id = "BJ/3"\n[shoe]\nurl = "u"', "table_id"),  # it names files: no '/'
+        ('table_id = ".."\n[shoe]\nurl = "u"', "table_id"),
+        ('table_id = "a table with a name far too long"\n[shoe]\nurl = "u"', "table_id"),
     ],
 )
 def test_mistakes_name_the_key(tmp_path, text, key):
@@ -92,3 +95,14 @@ def test_camera_models_are_files_beside_the_config(tmp_path):
         load_config(write(tmp_path, (
             '[camera]\nsource = 0\ncalibration = "table.yaml"\nreader = "gone.onnx"\n')))
     assert caught.value.key == "camera.reader"
+
+
+def test_a_config_saved_in_another_encoding_is_named_and_a_utf8_bom_read_past(tmp_path):
+    path = tmp_path / "table.toml"
+    path.write_bytes('table_id = "T4"\n[shoe]\nurl = "u"\n'.encode("utf-16"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == (f"{path}: (file): not UTF-8 text (byte 0xff at offset 0): "
+                                 "save it as UTF-8")
+    path.write_bytes('\ufefftable_id = "T4"\n[shoe]\nurl = "u"\n'.encode("utf-8"))
+    assert load_config(path).table_id == "T4"
