@@ -189,7 +189,7 @@ class Layout:
         """Read and validate a layout YAML file; raises LayoutError naming the file and key."""
         path = Path(path)
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.safe_load(path.read_bytes())  # UTF-8, or UTF-16 with its BOM
         except OSError as exc:
             raise LayoutError(str(path), f"cannot read layout: {exc.strerror or exc}") from exc
         except yaml.YAMLError as exc:

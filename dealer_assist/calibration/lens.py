@@ -164,6 +164,13 @@ class CameraModel:
             raise CalibrationFileError(
                 source, f"K must be 3x3 and dist 4/5/8/12/14 numbers, got {K.shape}, {dist.size}"
             )
+        if not (K[0, 0] > 0 and K[1, 1] > 0):
+            raise CalibrationFileError(
+                source, f"K's focal lengths fx, fy must be above 0, got {K[0, 0]:g}, {K[1, 1]:g}")
+        if not np.all(np.isfinite(dist)):
+            raise CalibrationFileError(source, "dist must be finite numbers")
+        if width < 1 or height < 1:
+            raise CalibrationFileError(source, f"image_size must be positive, got {width}x{height}")
         return cls(
             K,
             dist,
@@ -414,7 +421,7 @@ def frozen_array(array: np.ndarray) -> np.ndarray:
 def read_yaml(path: str | Path) -> Any:
     """Parse a YAML file; CalibrationFileError names the file if it cannot be read or parsed."""
     try:
-        return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        return yaml.safe_load(Path(path).read_bytes())  # UTF-8, or UTF-16 with its BOM
     except OSError as exc:
         raise CalibrationFileError(str(path), f"cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:

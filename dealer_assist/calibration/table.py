@@ -38,6 +38,8 @@ MIN_MARKERS = 3
 """Fewest layout markers that must be seen to place the table (12 corners, spread over the felt)."""
 MIN_POINTS = 4
 MAX_MARKER_RESIDUAL_MM = 15.0
+#: A fit left further off than this cannot put a card in the right betting area: refused.
+REFUSE_RESIDUAL_MM = 60.0
 """A marker this far from its layout place after the fit is taken as misplaced, and left out."""
 CARD_WIDTH_MM = 63.5
 """A poker-size playing card's width."""
@@ -239,6 +241,11 @@ class TableCalibration:
             raise CalibrationFileError(
                 source, f"bad or missing pose, residual_mm or reference_markers: {exc}"
             ) from exc
+        numbers = [rvec, tvec, np.array([residual]), *markers.values()]
+        if not all(np.all(np.isfinite(values)) for values in numbers):
+            raise CalibrationFileError(
+                source, "pose, residual_mm or reference_markers is not a finite number: "
+                "calibrate the table again")
         return cls(
             camera,
             layout,
@@ -323,6 +330,11 @@ def fit_table(
             f"{name}: {dropped} lies {offset:.0f} mm from where the layout puts it (moved?);"
             " left out"
         )
+    if not worst <= REFUSE_RESIDUAL_MM:  # also NaN
+        raise CalibrationError(
+            name, f"{label} is {worst:.0f} mm off after the fit (at most {REFUSE_RESIDUAL_MM:.0f} "
+            "mm is usable): check the layout file, the points and the camera calibration"
+        )
     if worst > MAX_MARKER_RESIDUAL_MM:
         warnings.append(
             f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points"
@@ -379,6 +391,11 @@ def _solve(
         object_points, image_points, camera.K, camera.dist, rvec, tvec
     )
     rvec, tvec = rvec.ravel(), tvec.ravel()
+    if not (np.all(np.isfinite(rvec)) and np.all(np.isfinite(tvec)) and tvec[2] > 0):
+        raise CalibrationError(
+            name, "these points do not put the table in front of the camera (some repeated, "
+            "all on one line, or a layout that is not this felt's?)"
+        )
     provisional = TableCalibration(camera, layout, rvec, tvec, dict(seen), 0.0, method, name)
     residuals = [
         (label, float(np.linalg.norm(provisional.images_to_table(pixels) - mm, axis=1).mean()))

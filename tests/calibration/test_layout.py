@@ -142,3 +142,12 @@ def test_unreadable_layout_files_are_refused(tmp_path: Path) -> None:
     broken.write_text("seats: [unclosed\n")
     with pytest.raises(LayoutError, match=r"broken\.yaml: not valid YAML"):
         Layout.load(broken)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("name: table à droite\n".encode("latin-1"))
+    with pytest.raises(LayoutError, match=r"latin\.yaml: not valid YAML: unacceptable character"):
+        Layout.load(latin)
+    # a layout saved as UTF-16 (with its byte-order mark) is read as what it says
+    utf16 = tmp_path / "utf16.yaml"
+    utf16.write_bytes(broken.read_text().encode("utf-16"))
+    with pytest.raises(LayoutError, match=r"utf16\.yaml: not valid YAML: while parsing"):
+        Layout.load(utf16)

@@ -150,3 +150,17 @@ def test_bad_camera_files_are_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CalibrationFileError, match=r"short\.yaml: K must be 3x3"):
         CameraModel.load(short)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("kind: dealer-assist camera calibration\nnote: caméra\n".encode("latin-1"))
+    with pytest.raises(CalibrationFileError, match=r"latin\.yaml: not valid YAML: unacceptable "
+                                                   r"character #x00e9[\s\S]*position 48"):
+        CameraModel.load(latin)
+    flat = tmp_path / "flat.yaml"
+    flat.write_text(
+        "kind: dealer-assist camera calibration\n"
+        "K: [[0, 0, 640], [0, 1000, 360], [0, 0, 1]]\ndist: [0, 0, 0, 0, 0]\n"
+        "image_size: [1280, 720]\n"
+    )
+    with pytest.raises(CalibrationFileError, match=r"flat\.yaml: K's focal lengths fx, fy must "
+                                                   r"be above 0, got 0, 1000"):
+        CameraModel.load(flat)

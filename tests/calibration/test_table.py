@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import cv2
@@ -100,6 +101,14 @@ def test_bad_table_files_are_refused(tmp_path: Path, table_scene: TableScene) ->
     table_scene.fit.calibration.camera.save(camera_only)
     with pytest.raises(CalibrationFileError, match=r"camera\.yaml: not a table calibration"):
         TableCalibration.load(camera_only)
+    nowhere = tmp_path / "nowhere.yaml"
+    table_scene.fit.calibration.save(nowhere)
+    text = re.sub(r"tvec:\n( *)- [^\n]+", r"tvec:\n\1- .nan", nowhere.read_text())
+    assert "- .nan" in text
+    nowhere.write_text(text)
+    with pytest.raises(CalibrationFileError, match=r"nowhere\.yaml: pose, residual_mm or "
+                                                   r"reference_markers is not a finite number"):
+        TableCalibration.load(nowhere)
 
 
 def _cover(frame: np.ndarray, scene: TableScene, marker_ids: list[int]) -> np.ndarray:
@@ -266,3 +275,29 @@ def test_the_readable_card_widths_lie_within_those_the_card_reader_is_trained_on
     trained_least, trained_most = SceneConfig().card_width
     least, most = READABLE_CARD_WIDTH_PX
     assert trained_least <= least < most <= trained_most
+
+
+def test_points_that_cannot_place_the_table_are_refused_not_written(
+    table_scene: TableScene,
+) -> None:
+    """Repeated points, points on one line, or one point far from where the felt has it: each
+    is refused (a calibration written from them would place cards nowhere, or in the wrong
+    betting area)."""
+    camera = table_scene.fit.calibration.camera
+    truth = [(-700.0, 100.0), (700.0, 100.0), (-450.0, 750.0), (450.0, 750.0), (0.0, 950.0)]
+    pixels = table_scene.camera.project(np.array(truth), table_scene.pose)
+
+    def fit(pairs: list[tuple[tuple[float, float], tuple[float, float]]]) -> None:
+        points = [PointPair((u, v), (x, y)) for (u, v), (x, y) in pairs]
+        fit_table(table_scene.frame, "hand.png", camera, table_scene.layout, points)
+
+    nowhere = r"^hand\.png: these points do not put the table in front of the camera"
+    with pytest.raises(CalibrationError, match=nowhere):
+        fit([((1.0, 1.0), (0.0, 0.0))] * 4)
+    with pytest.raises(CalibrationError, match=nowhere):
+        fit([((float(k), float(k)), (10.0 * k, 10.0 * k)) for k in range(1, 5)])
+    misplaced = list(zip(map(tuple, pixels), truth, strict=True))
+    misplaced[4] = (misplaced[4][0], (0.0, 600.0))  # the fifth point measured 350 mm off
+    with pytest.raises(CalibrationError, match=r"^hand\.png: point \d is \d+ mm off after the "
+                                               r"fit \(at most 60 mm is usable\)"):
+        fit(misplaced)
