@@ -122,12 +122,18 @@ def _prune(store: object, args: argparse.Namespace) -> int:
 
     from dealer_assist.surveillance.query import prune_frames
 
-    if not args.older_than_hours > 0:
-        raise ValueError("--older-than-hours must be above 0")
+    if not 0 < args.older_than_hours <= 876_000:
+        raise ValueError("--older-than-hours must be above 0 and at most 876000 (100 years)")
     result = prune_frames(store, timedelta(hours=args.older_than_hours),  # type: ignore[arg-type]
                           getpass.getuser())
     print(f"pruned {result['pruned']} non-key frames ({result['bytes']} bytes) recorded before "
           f"{result['cutoff']}; logs and key frames kept")
+    if result["refused"]:
+        print(f"dealer-assist surveillance: kept {len(result['refused'])} frame(s) the index "
+              f"calls old video but whose chained record does not agree (records "
+              f"{', '.join(map(str, result['refused']))}): run 'dealer-assist replay "
+              f"{args.recording} --verify'", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -8,14 +8,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from pathlib import PurePosixPath
 from typing import Any
 
 from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.replay import load_round
 from dealer_assist.surveillance.store import (
+    FRAMES_DIR,
+    Record,
     RecordingError,
     RecordingStore,
+    canonical_bytes,
     cents,
+    chain_hash,
     format_time,
     parse_time,
 )
@@ -210,7 +215,11 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
     """Delete non-key frames recorded before ``now - older_than``; key frames and logs stay.
 
     The pruning is itself a chained ``prune`` record listing the frames, so verification knows
-    those files are gone on purpose.
+    those files are gone on purpose. The search index says which frames are old video, but it is
+    not chained: each is deleted only if its chained record agrees (a frame record, its own hash
+    intact and the next record linked to it, not key, never marked key, its file under
+    ``frames/``). Those that do not are kept and listed in ``refused`` (``replay --verify`` says
+    what was altered).
     """
     moment = now or store.clock()
     cutoff = format_time(moment - older_than)
@@ -218,18 +227,46 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
         "SELECT seq, file, size FROM frames WHERE key = 0 AND pruned_at IS NULL AND at < ?"
         " ORDER BY seq", (cutoff,)
     ).fetchall()
-    if not rows:
-        return {"pruned": 0, "bytes": 0, "cutoff": cutoff}
+    marked = {record.body.get("frame") for record in store.records(kinds=("keyframe",))
+              if _json_object(record)}
+    doomed = [row for row in rows if row["seq"] not in marked and _prunable(store, row)]
+    refused = sorted({row["seq"] for row in rows} - {row["seq"] for row in doomed})
+    if not doomed:
+        return {"pruned": 0, "bytes": 0, "cutoff": cutoff, "refused": refused}
     store.append("prune", {"user": user, "cutoff": cutoff, "policy_seconds":
-                           int(older_than.total_seconds()), "frames": [r["seq"] for r in rows]})
+                           int(older_than.total_seconds()), "frames": [r["seq"] for r in doomed]})
     kept = {row["file"] for row in store.conn.execute("SELECT file FROM frames WHERE key = 1")}
     freed = 0
-    for row in rows:
+    for row in doomed:
         path = store.directory / row["file"]
         if row["file"] not in kept and path.is_file():
             freed += path.stat().st_size
             path.unlink()
-    return {"pruned": len(rows), "bytes": freed, "cutoff": cutoff}
+    return {"pruned": len(doomed), "bytes": freed, "cutoff": cutoff, "refused": refused}
+
+
+def _json_object(record: Record) -> bool:
+    try:
+        return isinstance(record.body, dict)
+    except ValueError:
+        return False
+
+
+def _prunable(store: RecordingStore, row: Any) -> bool:
+    """Whether the chained record of an index row the index calls old video says the same."""
+    record = store.record(row["seq"])
+    if record is None or record.kind != "frame" or record.file != row["file"]:
+        return False
+    if record.hash != chain_hash(record.prev_hash, canonical_bytes(record)):
+        return False
+    following = store.conn.execute(
+        "SELECT prev_hash FROM records WHERE seq = ?", (record.seq + 1,)).fetchone()
+    if following is not None and following["prev_hash"] != record.hash:
+        return False
+    parts = PurePosixPath(record.file or "").parts
+    if len(parts) < 2 or parts[0] != FRAMES_DIR or ".." in parts:
+        return False
+    return _json_object(record) and record.body.get("key") is False
 
 
 def mark_key_frame(store: RecordingStore, seq: int, user: str) -> None:

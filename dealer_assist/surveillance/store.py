@@ -257,6 +257,10 @@ class RecordingStore:
                     f"not a recording directory (no {INDEX_NAME})", self.directory
                 )
             self.directory.mkdir(parents=True, exist_ok=True)
+        elif not create and db_path.stat().st_size == 0:
+            # e.g. truncated to nothing: refused (and left as found), not set up anew as an
+            # empty recording that would verify clean
+            raise RecordingError("empty: the recording's records are missing", db_path)
         self.db_path = db_path
         try:
             self.conn = sqlite3.connect(db_path, isolation_level=None,
@@ -264,6 +268,10 @@ class RecordingStore:
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
+            if not create and self.schema_version() == 0:
+                self.conn.close()
+                raise RecordingError("holds no recording (an SQLite file never set up as one)",
+                                     db_path)
             self._open_schema()
         except sqlite3.DatabaseError as error:
             raise RecordingError(f"cannot open the index database: {error}", db_path) from None

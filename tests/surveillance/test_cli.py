@@ -67,6 +67,25 @@ def test_replay_refuses_what_it_cannot_read(
     assert "not a recording directory" in capsys.readouterr().err
 
 
+def test_an_index_truncated_to_nothing_is_refused_not_rebuilt_as_a_clean_recording(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = recording / "index.sqlite"
+    database.write_bytes(b"")
+    for argv in (["replay", str(recording), "--verify"], ["surveillance", "stats", str(recording)]):
+        assert main(argv) == 2, argv
+        assert (f"{database}: empty: the recording's records are missing"
+                in capsys.readouterr().err)
+    assert database.read_bytes() == b""  # left as found, for whoever investigates
+    other = sqlite3.connect(database)  # some other program's database in its place
+    other.execute("CREATE TABLE notes (text TEXT)")
+    other.commit()
+    other.close()
+    assert main(["replay", str(recording), "--verify"]) == 2
+    assert (f"{database}: holds no recording (an SQLite file never set up as one)"
+            in capsys.readouterr().err)
+
+
 def test_unknown_round_is_an_error(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(recording), "--round", "nope"]) == 2
     assert "no round 'nope'" in capsys.readouterr().err

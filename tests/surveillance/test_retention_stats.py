@@ -103,3 +103,34 @@ def test_shifts_and_groupings_are_checked() -> None:
         parse_shifts("early=5,late=25")
     with pytest.raises(ValueError, match="cannot group statistics by 'pit'"):
         table_statistics(None, by=("pit",))  # type: ignore[arg-type]
+
+
+def test_pruning_deletes_only_what_the_chained_records_call_old_video(
+    recording: Path, tmp_path: Path
+) -> None:
+    """The search index is not chained: an index edited to call a key frame video, or to point
+    a video frame at a file outside the recording, must not make prune delete either file."""
+    store = RecordingStore(recording)
+    frames = store.conn.execute("SELECT seq, file, key FROM frames ORDER BY seq").fetchall()
+    key_frame = next(f for f in frames if f["key"])
+    video = [f for f in frames if not f["key"]]
+    victim = tmp_path / "outside.txt"
+    victim.write_text("not the recording's\n")
+    store.conn.execute("UPDATE frames SET key = 0 WHERE seq = ?", (key_frame["seq"],))
+    store.conn.execute("UPDATE frames SET file = ? WHERE seq = ?",
+                       (f"../{victim.name}", video[0]["seq"]))
+    result = prune_frames(store, timedelta(hours=1), "olga",
+                          now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert result["refused"] == sorted([key_frame["seq"], video[0]["seq"]])
+    assert result["pruned"] == len(video) - 1
+    assert victim.read_text() == "not the recording's\n"
+    assert (recording / key_frame["file"]).is_file()
+    assert (recording / video[0]["file"]).is_file()
+    assert not (recording / video[1]["file"]).exists()
+    prune = list(store.records(kinds=("prune",)))
+    assert len(prune) == 1 and key_frame["seq"] not in prune[0].body["frames"]
+    store.close()
+    from dealer_assist.cli import main
+
+    assert main(["surveillance", "prune", str(recording), "--older-than-hours", "1"]) == 1
+    assert victim.read_text() == "not the recording's\n"
