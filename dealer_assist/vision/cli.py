@@ -47,6 +47,15 @@ def run(args: argparse.Namespace) -> int:
     )
 
     confidence = DEFAULT_CONFIDENCE if args.confidence is None else args.confidence
+    for wrong, option, rule in (
+        (not 0 < confidence <= 1, "--confidence", "a fraction above 0, at most 1 (0.7, not 70)"),
+        (not 0 < args.scale <= 4, "--scale", "above 0 and at most 4"),
+        (args.stable_frames < 1, "--stable-frames", "at least 1"),
+        (args.grace_frames < 0, "--grace-frames", "at least 0"),
+    ):
+        if wrong:
+            print(f"dealer-assist detect: {option} must be {rule}", file=sys.stderr)
+            return 2
     try:
         detector = CardDetector(args.model or DEFAULT_MODEL, args.reader or DEFAULT_READER,
                                 scale=args.scale, confidence=confidence)

@@ -164,10 +164,11 @@ class CardDetector:
         self._fixed_size = tuple(fixed) if all(isinstance(v, int) for v in fixed) else None
         # dynamic exports name their output dims instead of sizing them: run once to check
         probe = np.zeros((1, 3, *(self._fixed_size or (_STRIDE, _STRIDE))), np.float32)
-        (out,) = _probe(self._session, path, probe)
-        if out.ndim != 3 or out.shape[1] < 5:
+        outs = _probe(self._session, path, probe)
+        if len(outs) != 1 or outs[0].ndim != 3 or outs[0].shape[1] < 5:
             raise ModelError(
-                f"model output is {out.shape}; a detector gives (1, 4 + classes, N)", path)
+                f"model outputs are {[o.shape for o in outs]}; a detector gives one, "
+                "(1, 4 + classes, N) (is this the index reader?)", path)
         self._reader = _open_session(reader, threads)
         outs = _probe(self._reader, reader, np.zeros((1, 3, CROP_SIZE, CROP_SIZE), np.float32))
         if [o.shape for o in outs] != [(1, len(RANK_CLASSES)), (1, len(SUIT_CLASSES))]:

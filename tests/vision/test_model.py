@@ -12,7 +12,7 @@ from pathlib import Path
 import cv2
 import pytest
 
-from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, ModelError
+from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector, ModelError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vision"
 ANSWERS = json.loads((DATA / "answers.json").read_text())
@@ -135,3 +135,25 @@ def test_missing_reader_is_a_clear_message(tmp_path: Path) -> None:
 def test_detector_model_given_as_reader_is_refused() -> None:
     with pytest.raises(ModelError, match="an index reader gives"):
         CardDetector(DEFAULT_MODEL, DEFAULT_MODEL)
+
+
+def test_reader_given_as_the_detector_model_is_refused() -> None:
+    with pytest.raises(ModelError, match=r"model outputs are .*a detector gives one.*is this the "
+                                         r"index reader\?\): .*index-reader\.int8\.onnx"):
+        CardDetector(DEFAULT_READER, DEFAULT_READER)
+
+
+@pytest.mark.parametrize(("option", "value", "rule"), [
+    ("--confidence", "70", "a fraction above 0, at most 1 (0.7, not 70)"),
+    ("--confidence", "0", "a fraction above 0, at most 1"),
+    ("--scale", "0", "above 0 and at most 4"),
+    ("--scale", "nan", "above 0 and at most 4"),
+    ("--scale", "75", "above 0 and at most 4"),
+    ("--stable-frames", "0", "at least 1"),
+    ("--grace-frames", "-1", "at least 0"),
+])
+def test_detect_options_out_of_range_are_refused(option, value, rule, capsys) -> None:
+    from dealer_assist.cli import main
+
+    assert main(["detect", str(DATA / "fan_anglo.jpg"), option, value]) == 2
+    assert f"dealer-assist detect: {option} must be {rule}" in capsys.readouterr().err
