@@ -76,6 +76,7 @@ class AsciiShoeDecoder:
         self._buffer_offset = 0
         self.messages = 0
         self.garbled = 0
+        self._in_garbage = False  # since the last message: noise is one report, not one a byte
         self._pending_load = True
 
     @property
@@ -92,6 +93,7 @@ class AsciiShoeDecoder:
         """The port was re-opened: a partial message is lost (reported as garbled)."""
         self._buffer_offset += len(self._buffer)
         self._buffer.clear()
+        self._in_garbage = False
 
     def _next(self) -> tuple[int, int]:
         self._seq += 1
@@ -139,19 +141,24 @@ class AsciiShoeDecoder:
             match = _TOKEN.match(buf, pos)
             if match is not None:
                 events.extend(self._message(match, self._buffer_offset + pos))
+                self._in_garbage = False
                 pos = match.end()
                 continue
             if _PARTIAL.match(buf, pos):
                 break  # an incomplete message: wait for the rest
             stop = _GARBAGE_END.search(buf, pos + 1)
             end = stop.start() if stop else len(buf)
-            text = bytes(buf[pos:end])
-            self.garbled += 1
-            events.append(
-                MalformedFrame(
-                    *self._next(), self._buffer_offset + pos, f"unrecognised text {text!r}"
+            if not self._in_garbage:  # the rest of a burst, up to the next message, is merged
+                text = bytes(buf[pos:min(end, pos + 40)])
+                self.garbled += 1
+                events.append(
+                    MalformedFrame(
+                        *self._next(), self._buffer_offset + pos,
+                        f"unrecognised text {text!r}{' ...' if end > pos + 40 else ''} "
+                        "(and any more before the next message)",
+                    )
                 )
-            )
+                self._in_garbage = True
             pos = end
         del buf[:pos]
         self._buffer_offset += pos

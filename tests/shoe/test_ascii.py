@@ -141,3 +141,23 @@ def test_new_shoe_starts_a_new_session_and_count() -> None:
     (burn,) = decoder.feed(b"[Manual Burn Cards]<Card:AS>\n")
     assert isinstance(burn, BurnCard) and (burn.seq, burn.index) == (2, 1)
     assert decoder.ack_frame() is None and decoder.resend_frame() is None
+
+
+def test_a_burst_of_line_noise_is_one_report_until_the_next_message() -> None:
+    """Random bytes on the line (a loose connector) arrive in many small reads: one report per
+    burst, not one per byte, so the table's alarms and their fsyncs keep pace; a message after
+    the burst is read, and noise after it is a second report."""
+    import random
+
+    noise = bytes(random.Random(7).randrange(256) for _ in range(20_000))
+    decoder = AsciiShoeDecoder(6)
+    events: list[ShoeEvent] = []
+    for start in range(0, len(noise), 64):
+        events += decoder.feed(noise[start : start + 64])
+    events += decoder.feed(b"\r\n[Game]<Card:QH>\r\n")
+    events += decoder.feed(noise[:500])
+    reports = [e for e in events if isinstance(e, MalformedFrame)]
+    assert len(reports) == 2, [e.reason for e in reports]
+    assert reports[0].offset == 0 and reports[1].offset > len(noise)
+    assert "and any more before the next message" in reports[0].reason
+    assert Card.parse("QH") in [e.card for e in events if isinstance(e, CardDrawn)]
