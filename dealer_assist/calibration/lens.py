@@ -241,7 +241,12 @@ def read_color(path: str | Path) -> np.ndarray:
     path = Path(path)
     if not path.is_file():
         raise ImageReadError(str(path), "no such image file")
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImageReadError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    # decoded from bytes: OpenCV's own file opening crashes on a name that is not UTF-8
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
     if image is None:
         raise ImageReadError(str(path), "not a readable image (PNG, JPEG, ...)")
     return image

@@ -65,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     for name in args.paths:
         path = Path(name)
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # OpenCV crashes opening such a name
+            print(f"dealer-assist detect: {name!r}: the file name is not UTF-8 text; rename the "
+                  "file", file=sys.stderr)
+            status = 1
+            continue
         if not path.is_file():
             print(f"dealer-assist detect: no such file: {name}", file=sys.stderr)
             status = 1

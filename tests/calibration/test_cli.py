@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -255,3 +256,11 @@ def test_bad_charuco_options_exit_2(
     assert main(["calibrate", "board", "--board", "charuco", *options, "-o", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_an_image_whose_name_is_not_utf8_is_read(practice: Path, tmp_path: Path) -> None:
+    """OpenCV crashed the process opening such a name; the image is decoded from its bytes."""
+    odd = os.fsencode(tmp_path) + b"/table\xfe.png"
+    with open(odd, "wb") as handle:
+        handle.write((practice / "table.png").read_bytes())
+    assert np.array_equal(read_color(os.fsdecode(odd)), read_color(practice / "table.png"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -157,3 +158,17 @@ def test_detect_options_out_of_range_are_refused(option, value, rule, capsys) ->
 
     assert main(["detect", str(DATA / "fan_anglo.jpg"), option, value]) == 2
     assert f"dealer-assist detect: {option} must be {rule}" in capsys.readouterr().err
+
+
+def test_a_file_name_that_is_not_utf8_is_named_and_the_other_files_still_read(tmp_path) -> None:
+    """OpenCV crashed the process (segmentation fault) opening such a name."""
+    odd = os.fsencode(tmp_path) + b"/fan\xfe.jpg"
+    with open(odd, "wb") as handle:
+        handle.write((DATA / "fan_anglo.jpg").read_bytes())
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"dealer_assist", b"detect", odd,
+         str(DATA / "fan_anglo.jpg").encode()],
+        cwd=ROOT, capture_output=True, timeout=120)
+    assert done.returncode == 1
+    assert b"the file name is not UTF-8 text; rename the file" in done.stderr
+    assert b"fan_anglo.jpg: 5 cards" in done.stdout
