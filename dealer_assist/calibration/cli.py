@@ -18,6 +18,28 @@ DEFAULT_LAYOUT = (
 """The shipped standard 7-seat layout, in the source checkout (installs are editable)."""
 
 
+def _ranged(kind: type, least: float, most: float, what: str) -> Any:
+    """An argparse type: a finite number from ``least`` (exclusive when 0) to ``most``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (least < value if least == 0 else least <= value) or not value <= most:
+            above = f"above {least:g}" if least == 0 else f"from {least:g}"
+            raise argparse.ArgumentTypeError(f"{what} is {above} to {most:g}, got {text}")
+        return value
+
+    return parse
+
+
+_MM = _ranged(float, 0, 10_000, "a length in mm")
+_SQUARE_MM = _ranged(float, 0, 500, "a board square's side in mm")
+_DPI = _ranged(int, 72, 2400, "a printer resolution in DPI")
+_PIXELS = _ranged(float, 0, 100_000, "a position or width in pixels")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the ``calibrate`` subcommands."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -31,11 +53,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "--rows", type=int, default=6, help="inner corners down (ChArUco: squares - 1)"
         )
         p.add_argument(
-            "--square-mm", type=float, default=25.0, help="side of one square, as printed"
+            "--square-mm", type=_SQUARE_MM, default=25.0, help="side of one square, as printed"
         )
         p.add_argument(
             "--marker-mm",
-            type=float,
+            type=_SQUARE_MM,
             default=None,
             help="ChArUco marker side (default 0.75 square)",
         )
@@ -44,16 +66,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("camera", help="solve the lens from board images")
     p.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
     board_options(p)
-    p.add_argument("--min-images", type=int, default=5)
+    p.add_argument("--min-images", type=_ranged(int, 3, 10_000, "a count of images"), default=5)
     p.add_argument(
-        "--max-blur-px", type=float, default=4.0, help="reject boards with edges wider than this"
+        "--max-blur-px", type=_PIXELS, default=4.0, help="reject boards with edges wider than this"
     )
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-o", "--output", type=Path, required=True, help="camera file to write (YAML)")
 
     p = sub.add_parser("board", help="write a printable calibration board (PNG at a DPI)")
     board_options(p)
-    p.add_argument("--dpi", type=int, default=300)
+    p.add_argument("--dpi", type=_DPI, default=300)
     p.add_argument("-o", "--output", type=Path, required=True)
 
     p = sub.add_parser("table", help="place the table plane from one frame of the layout's markers")
@@ -72,15 +94,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("markers", help="write printable sheets of the layout's ArUco markers")
     p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
-    p.add_argument("--dpi", type=int, default=300)
+    p.add_argument("--dpi", type=_DPI, default=300)
     p.add_argument(
         "-o", "--output", type=Path, required=True, help="PNG (pages get -1, -2... if several)"
     )
 
     p = sub.add_parser("locate", help="which seat and zone an image pixel falls in")
     p.add_argument("table", type=Path)
-    p.add_argument("x", type=float)
-    p.add_argument("y", type=float)
+    p.add_argument("x", type=_ranged(float, -100_000, 100_000, "a pixel position"))
+    p.add_argument("y", type=_ranged(float, -100_000, 100_000, "a pixel position"))
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("check", help="draw the calibrated layout over a frame")
@@ -91,7 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("drift", help="has the camera moved since calibration? (exit 1 if so)")
     p.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
     p.add_argument("--table", type=Path, required=True)
-    p.add_argument("--threshold-mm", type=float, default=3.0)
+    p.add_argument("--threshold-mm", type=_MM, default=3.0)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser(

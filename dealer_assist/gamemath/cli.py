@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers <= 0:
         print(f"par-sheet: --workers must be positive, got {args.workers}", file=sys.stderr)
         return 2
+    if args.seed < 0:
+        print(f"par-sheet: --seed must be 0 or more, got {args.seed}", file=sys.stderr)
+        return 2
     try:
         rules = GameRules.from_ruleset(_load_rules(args.rules))
     except ValueError as error:

@@ -264,3 +264,33 @@ def test_an_image_whose_name_is_not_utf8_is_read(practice: Path, tmp_path: Path)
     with open(odd, "wb") as handle:
         handle.write((practice / "table.png").read_bytes())
     assert np.array_equal(read_color(os.fsdecode(odd)), read_color(practice / "table.png"))
+
+
+DPI_RANGE = "argument --dpi: a printer resolution in DPI is from 72 to 2400"
+SQUARE_RANGE = "argument --square-mm: a board square's side in mm is above 0 to 500"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["board", "--dpi", "0"], f"{DPI_RANGE}, got 0"),
+    (["board", "--dpi", "-300"], f"{DPI_RANGE}, got -300"),
+    (["board", "--square-mm", "nan"], f"{SQUARE_RANGE}, got nan"),
+    (["board", "--square-mm", "1e9"], f"{SQUARE_RANGE}, got 1e9"),
+    (["camera", "x.png", "--min-images", "0"],
+     "argument --min-images: a count of images is from 3 to 10000, got 0"),
+    (["camera", "x.png", "--max-blur-px", "nan"],
+     "argument --max-blur-px: a position or width in pixels is above 0 to 100000, got nan"),
+    (["drift", "x.png", "--table", "t.yaml", "--threshold-mm", "nan"],
+     "argument --threshold-mm: a length in mm is above 0 to 10000, got nan"),
+    (["locate", "t.yaml", "nan", "1"],
+     "argument x: a pixel position is from -100000 to 100000, got nan"),
+])
+def test_numbers_out_of_range_are_refused_by_their_option(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A technician's typo (0 DPI wrote a 5-pixel board; nan never raised a drift alarm)."""
+    with pytest.raises(SystemExit) as refused:
+        main(["calibrate", *argv, "-o", str(tmp_path / "out.png")] if argv[0] in (
+            "board", "camera") else ["calibrate", *argv])
+    assert refused.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out.png").exists()

@@ -76,6 +76,7 @@ def test_two_decks_without_match_the_dealer(capsys: pytest.CaptureFixture[str]) 
         ),
         (("--rules", "s17-6", "--rounds", "0"), "--rounds must be positive"),
         (("--rules", "s17-6", "--workers", "0"), "--workers must be positive"),
+        (("--rules", "s17-6", "--seed", "-1"), "--seed must be 0 or more, got -1"),
     ],
 )
 def test_bad_input_is_a_clear_message_not_a_traceback(
