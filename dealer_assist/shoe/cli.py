@@ -176,22 +176,20 @@ def _cutter(sim: Any, stop: threading.Event, args: argparse.Namespace) -> None:
 
 
 def _listen(args: argparse.Namespace) -> int:
-    import serial
-
     from dealer_assist.rules.cards import ALLOWED_DECKS
     from dealer_assist.shoe.ascii import ASCII_BAUDRATE, AsciiShoeDecoder
     from dealer_assist.shoe.events import CardDrawn, ShoeEvent
     from dealer_assist.shoe.integrity import ShoeIntegrity
     from dealer_assist.shoe.protocol import SERIAL_BAUDRATE
-    from dealer_assist.shoe.reader import ShoeReader
+    from dealer_assist.shoe.reader import ShoeReader, check_port_url
 
     if args.decks is not None and args.decks not in ALLOWED_DECKS:
         return _fail(f"--decks must be one of {ALLOWED_DECKS}, got {args.decks}")
     if args.count is not None and args.count < 1:
         return _fail(f"--count must be at least 1, got {args.count}")
     try:
-        serial.serial_for_url(args.url, do_not_open=True)
-    except (ValueError, serial.SerialException) as exc:
+        check_port_url(args.url)
+    except ValueError as exc:
         return _fail(f"bad URL {args.url!r}: {exc}")
     if args.ascii:
         reader = ShoeReader(

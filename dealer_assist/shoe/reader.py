@@ -70,6 +70,21 @@ if os.name == "posix":
 _OPEN_ERRORS: tuple[type[Exception], ...] = (*_PORT_ERRORS, ValueError)
 
 
+def check_port_url(url: str) -> None:
+    """Refuse (ValueError saying why) a port URL that could never open: a scheme pyserial does
+    not know, or a network one (``socket://``, ``rfc2217://``) without a host and a port from 1
+    to 65535. A device path is not checked: a shoe may be plugged in later."""
+    try:
+        serial.serial_for_url(url, do_not_open=True)
+    except serial.SerialException as error:
+        raise ValueError(str(error)) from None
+    scheme, _, rest = url.partition("://")
+    if scheme.lower() in ("socket", "rfc2217"):
+        host, _, port = rest.split("?")[0].rpartition(":")
+        if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ValueError(f"{scheme}:// needs HOST:PORT with a port from 1 to 65535")
+
+
 class ShoeReader:
     """Owns one shoe port in a background thread; events come out of :meth:`events`/:meth:`get`.
 

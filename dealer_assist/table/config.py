@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from dealer_assist.rules import RuleSet
+from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 
 
@@ -153,6 +154,10 @@ def parse_config(
     raw_shoe = _section(path, data, "shoe")
     if raw_shoe is not None:
         url = _string(path, "shoe.url", raw_shoe.get("url"))
+        try:
+            check_port_url(url)
+        except ValueError as error:
+            raise ConfigError(path, "shoe.url", f"{url!r} can never open: {error}") from None
         protocol = raw_shoe.get("protocol", "dealer-assist")
         if protocol not in ("dealer-assist", "ascii"):
             raise ConfigError(

@@ -144,6 +144,8 @@ def test_listen_reads_an_ascii_shoe_on_a_pty() -> None:
     ("args", "message"),
     [
         (["listen", "nosuch://x"], "bad URL"),
+        (["listen", "socket://127.0.0.1"], "socket:// needs HOST:PORT with a port from 1 to 65535"),
+        (["listen", "socket://127.0.0.1:99999"], "socket:// needs HOST:PORT"),
         (["listen", "loop://", "--count", "0"], "--count"),
         (["simulate", "--pty", "--cards", "7S,XX"], "not a card code"),
         (["simulate", "--pty", "--cut-every", "1"], "--link"),

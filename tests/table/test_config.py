@@ -53,6 +53,9 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('[rules]\nmax_bet = "500"\n[shoe]\nurl="u"', "rules.preset"),
         ('[rules]\npreset = "s17-6"\nmax_bett = 1\n[shoe]\nurl="u"', "rules.max_bett"),
         ('[shoe]\nurl = ""', "shoe.url"),
+        ('[shoe]\nurl = "bogus://x"', "shoe.url"),
+        ('[shoe]\nurl = "socket://127.0.0.1"', "shoe.url"),  # no port: could never open
+        ('[shoe]\nurl = "socket://127.0.0.1:99999"', "shoe.url"),
         ('[shoe]\nurl = "u"\nprotocol = "bee"', "shoe.protocol"),
         ('[shoe]\nurl = "u"\ndecks = 7', "shoe.decks"),
         ('[rules]\npreset = "s17-6"\n[shoe]\nurl = "u"\ndecks = 8', "shoe.decks"),
