@@ -74,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         if camera is not None:
             camera.stop()
-        return 0
+        # a camera configured but unable to start would leave the table shoe only: not a pass
+        return 2 if "camera" in notes else 0
     try:
         recorder: Recorder = FileRecorder(config.recording_dir)
     except RecordingError as error:
