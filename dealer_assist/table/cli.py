@@ -112,6 +112,11 @@ def run(args: argparse.Namespace) -> int:
         store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))
     screen = ScreenServer(runner, config.host, config.port)
     stop = threading.Event()
+    # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
+    # not left to Python, because a process started in the background inherits it ignored.
+    # Installed before the screen's address is printed: whoever reads it may stop us at once.
+    for stopping in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(stopping, lambda *_: stop.set())
     runner.start()
     try:
         screen.start()
@@ -120,10 +125,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     print(f"dealer's screen: {screen.url}", flush=True)
-    # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
-    # not left to Python, because a process started in the background inherits it ignored
-    for stopping in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(stopping, lambda *_: stop.set())
     try:
         stop.wait()
     finally:
