@@ -87,28 +87,29 @@ def test_a_fine_tune_keeps_the_record_of_the_weights_it_starts_from(tmp_path) ->
     assert train_reader.recorded_run(weights) == {"seed": 14, "init": None}
 
 
+def refusal_of_weights_with_record(weights, record: str, capsys) -> str:
+    """What train_reader says refusing ``--init weights`` with ``record`` beside them."""
+    weights.write_bytes(b"weights")
+    weights.with_suffix(".train.json").write_text(record)
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--init", str(weights)])
+    assert refused.value.code == 2
+    return capsys.readouterr().err
+
+
 def test_weights_of_another_width_are_refused_before_any_work(tmp_path, capsys) -> None:
     """The record beside the --init weights names their width; a run of another width could not
     load them, so it stops before the minutes of rendering (and before importing torch)."""
     weights = tmp_path / "wide.pt"
-    weights.write_bytes(b"weights")
-    weights.with_suffix(".train.json").write_text('{"seed": 14, "width": 48, "init": null}')
-    with pytest.raises(SystemExit) as refused:
-        train_reader.main(["--init", str(weights)])
-    assert refused.value.code == 2
-    assert (f"--init {weights} was trained with --width 48: give the same --width"
-            in capsys.readouterr().err)
+    err = refusal_of_weights_with_record(weights, '{"seed": 14, "width": 48, "init": null}',
+                                         capsys)
+    assert f"--init {weights} was trained with --width 48: give the same --width" in err
 
 
 def test_an_unreadable_record_beside_the_weights_is_refused_before_any_work(
         tmp_path, capsys) -> None:
     weights = tmp_path / "reader.pt"
-    weights.write_bytes(b"weights")
-    weights.with_suffix(".train.json").write_text('{"seed": 14, "wid')
-    with pytest.raises(SystemExit) as refused:
-        train_reader.main(["--init", str(weights)])
-    assert refused.value.code == 2
-    err = capsys.readouterr().err
+    err = refusal_of_weights_with_record(weights, '{"seed": 14, "wid', capsys)
     assert f"--init {weights}: its record {weights.with_suffix('.train.json')}" in err
     assert "is not readable JSON" in err
 
