@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -26,15 +27,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def tcp_port(text: str) -> int:
-    """An argparse type for a TCP port number, 0 to 65535 (0: any free port)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {port}")
-    return port
+def number_in(kind: type, least: float, most: float, what: str, *, above: bool = False) -> Any:
+    """An argparse type: a ``kind`` (int or float) from ``least`` (or, with ``above``, more than
+    it) to ``most``; NaN and infinities are refused with the rest."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not ((least < value) if above else (least <= value)) or not value <= most:
+            low = f"above {least:g}" if above else f"from {least:g}"
+            raise argparse.ArgumentTypeError(f"{what} is {low} to {most:g}, got {text}")
+        return value
+
+    return parse
+
+
+#: An argparse type for a TCP port number (0: any free port).
+tcp_port = number_in(int, 0, 65535, "a port")
 
 
 def _top_parser() -> argparse.ArgumentParser:

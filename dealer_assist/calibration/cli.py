@@ -12,32 +12,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dealer_assist.cli import number_in
+
 DEFAULT_LAYOUT = (
     Path(__file__).resolve().parents[2] / "calibration" / "layouts" / "standard-7seat.yaml"
 )
 """The shipped standard 7-seat layout, in the source checkout (installs are editable)."""
 
 
-def _ranged(kind: type, least: float, most: float, what: str) -> Any:
-    """An argparse type: a finite number from ``least`` (exclusive when 0) to ``most``."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not (least < value if least == 0 else least <= value) or not value <= most:
-            above = f"above {least:g}" if least == 0 else f"from {least:g}"
-            raise argparse.ArgumentTypeError(f"{what} is {above} to {most:g}, got {text}")
-        return value
-
-    return parse
-
-
-_MM = _ranged(float, 0, 10_000, "a length in mm")
-_SQUARE_MM = _ranged(float, 0, 500, "a board square's side in mm")
-_DPI = _ranged(int, 72, 2400, "a printer resolution in DPI")
-_PIXELS = _ranged(float, 0, 100_000, "a position or width in pixels")
+_MM = number_in(float, 0, 10_000, "a length in mm", above=True)
+_SQUARE_MM = number_in(float, 0, 500, "a board square's side in mm", above=True)
+_DPI = number_in(int, 72, 2400, "a printer resolution in DPI")
+_POSITION = number_in(float, -100_000, 100_000, "a pixel position")
+_PIXELS = number_in(float, 0, 100_000, "a width in pixels", above=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("camera", help="solve the lens from board images")
     p.add_argument("images", nargs="+", type=Path, metavar="IMAGE")
     board_options(p)
-    p.add_argument("--min-images", type=_ranged(int, 3, 10_000, "a count of images"), default=5)
+    p.add_argument("--min-images", type=number_in(int, 3, 10_000, "a count of images"), default=5)
     p.add_argument(
         "--max-blur-px", type=_PIXELS, default=4.0, help="reject boards with edges wider than this"
     )
@@ -101,8 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("locate", help="which seat and zone an image pixel falls in")
     p.add_argument("table", type=Path)
-    p.add_argument("x", type=_ranged(float, -100_000, 100_000, "a pixel position"))
-    p.add_argument("y", type=_ranged(float, -100_000, 100_000, "a pixel position"))
+    p.add_argument("x", type=_POSITION)
+    p.add_argument("y", type=_POSITION)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("check", help="draw the calibrated layout over a frame")

@@ -278,7 +278,7 @@ SQUARE_RANGE = "argument --square-mm: a board square's side in mm is above 0 to 
     (["camera", "x.png", "--min-images", "0"],
      "argument --min-images: a count of images is from 3 to 10000, got 0"),
     (["camera", "x.png", "--max-blur-px", "nan"],
-     "argument --max-blur-px: a position or width in pixels is above 0 to 100000, got nan"),
+     "argument --max-blur-px: a width in pixels is above 0 to 100000, got nan"),
     (["drift", "x.png", "--table", "t.yaml", "--threshold-mm", "nan"],
      "argument --threshold-mm: a length in mm is above 0 to 10000, got nan"),
     (["locate", "t.yaml", "nan", "1"],

@@ -241,11 +241,13 @@ def test_camera_on_without_card_artwork_fails_naming_what_is_missing(tmp_path):
         in done.stderr
 
 
+PORT_RANGE = "argument --port: a port is from 0 to 65535"
+
+
 @pytest.mark.parametrize(("argv", "message"), [
-    (["demo", "--headless", "--port", "99999"], "argument --port: a port is 0 to 65535, got 99999"),
-    (["demo", "--headless", "--port", "-1"], "argument --port: a port is 0 to 65535, got -1"),
-    (["surveillance", "serve", ".", "--port", "70000"],
-     "argument --port: a port is 0 to 65535, got 70000"),
+    (["demo", "--headless", "--port", "99999"], f"{PORT_RANGE}, got 99999"),
+    (["demo", "--headless", "--port", "-1"], f"{PORT_RANGE}, got -1"),
+    (["surveillance", "serve", ".", "--port", "70000"], f"{PORT_RANGE}, got 70000"),
 ])
 def test_a_port_number_out_of_range_is_refused_by_its_option(argv, message, capsys):
     from dealer_assist.cli import main
