@@ -134,7 +134,9 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         raise
     except OSError as exc:
-        print(f"error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        # a failed write (a full disk) names no file: the output being written is the one
+        where = exc.filename or getattr(args, "output", None) or ""
+        print(f"error: {where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

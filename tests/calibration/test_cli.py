@@ -294,3 +294,10 @@ def test_numbers_out_of_range_are_refused_by_their_option(
     assert refused.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out.png").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_a_full_disk_while_writing_names_the_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """/dev/full is a real device whose every write fails with 'No space left on device'."""
+    assert main(["calibrate", "board", "-o", "/dev/full"]) == 2
+    assert "error: /dev/full: No space left on device" in capsys.readouterr().err
