@@ -337,9 +337,6 @@ class RecordingStore:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as error:
-            raise self.unwritable(error) from None
-        try:
             seq, prev_hash = self.head()
             seq += 1
             if kind == "round":
