@@ -227,8 +227,7 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
         "SELECT seq, file, size FROM frames WHERE key = 0 AND pruned_at IS NULL AND at < ?"
         " ORDER BY seq", (cutoff,)
     ).fetchall()
-    marked = {record.body.get("frame") for record in store.records(kinds=("keyframe",))
-              if _json_object(record)}
+    marked = {_object_body(record).get("frame") for record in store.records(kinds=("keyframe",))}
     doomed = [row for row in rows if row["seq"] not in marked and _prunable(store, row)]
     refused = sorted({row["seq"] for row in rows} - {row["seq"] for row in doomed})
     if not doomed:
@@ -245,11 +244,13 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
     return {"pruned": len(doomed), "bytes": freed, "cutoff": cutoff, "refused": refused}
 
 
-def _json_object(record: Record) -> bool:
+def _object_body(record: Record) -> dict[str, Any]:
+    """A record's body if it is a JSON object, else empty (verification reports altered ones)."""
     try:
-        return isinstance(record.body, dict)
+        body = record.body
     except ValueError:
-        return False
+        return {}
+    return body if isinstance(body, dict) else {}
 
 
 def _prunable(store: RecordingStore, row: Any) -> bool:
@@ -266,7 +267,7 @@ def _prunable(store: RecordingStore, row: Any) -> bool:
     parts = PurePosixPath(record.file or "").parts
     if len(parts) < 2 or parts[0] != FRAMES_DIR or ".." in parts:
         return False
-    return _json_object(record) and record.body.get("key") is False
+    return _object_body(record).get("key") is False
 
 
 def mark_key_frame(store: RecordingStore, seq: int, user: str) -> None:
