@@ -25,6 +25,7 @@ from dealer_assist.calibration.errors import (
     ImageReadError,
     TooFewImagesError,
 )
+from dealer_assist.image_files import ImageFileError, read_image
 
 CAMERA_FILE_KIND = "dealer-assist camera calibration"
 MIN_IMAGES = 5
@@ -238,18 +239,10 @@ def read_gray(path: str | Path) -> np.ndarray:
 
 def read_color(path: str | Path) -> np.ndarray:
     """Read an image file as 8-bit BGR; raises ImageReadError naming the file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ImageReadError(str(path), "no such image file")
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImageReadError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    # decoded from bytes: OpenCV's own file opening crashes on a name that is not UTF-8
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR) if data else None
-    if image is None:
-        raise ImageReadError(str(path), "not a readable image (PNG, JPEG, ...)")
-    return image
+        return read_image(path)
+    except ImageFileError as error:
+        raise ImageReadError(str(error.path), error.why) from None
 
 
 def laplacian_variance(gray: np.ndarray) -> float:

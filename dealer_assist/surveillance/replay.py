@@ -30,6 +30,8 @@ from dealer_assist.surveillance.store import (
 )
 
 Redetector = Callable[[bytes], Sequence[str]]
+"""A key frame's bytes -> the card codes seen in it; raises ValueError when they are not a whole
+image."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,9 +319,16 @@ def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore
         path = store.directory / frame.file
         if not path.is_file():
             continue
-        seen = [code.upper() for code in redetect(path.read_bytes())]
-        result.frames_checked += 1
         recorded = str(event["card"]).upper()
+        try:
+            seen = [code.upper() for code in redetect(path.read_bytes())]
+        except ValueError as error:
+            result.discrepancies.append(Discrepancy(
+                "detection", f"event {index} recorded card {recorded}; its key frame "
+                f"{frame.file} cannot be decoded: {error}", seq=frame.seq, recorded=recorded,
+                **where))
+            continue
+        result.frames_checked += 1
         if recorded not in seen:
             result.discrepancies.append(Discrepancy(
                 "detection", f"event {index} recorded card {recorded}; the detector now sees "
@@ -342,9 +351,7 @@ def vision_redetector(model: str | None = None) -> Redetector:
     Raises :class:`RedetectUnavailable` saying why when the vision module or its model is absent.
     """
     try:
-        import cv2  # the vision module's own dependency; surveillance only borrows it here
-        import numpy as np
-
+        from dealer_assist.image_files import decode_image
         from dealer_assist.vision.detector import CardDetector  # type: ignore
     except ImportError as error:
         raise RedetectUnavailable(
@@ -356,10 +363,7 @@ def vision_redetector(model: str | None = None) -> Redetector:
         raise RedetectUnavailable(f"the card detector cannot be loaded: {error}") from None
 
     def redetect(image: bytes) -> list[str]:
-        frame = cv2.imdecode(np.frombuffer(image, np.uint8), cv2.IMREAD_COLOR)
-        if frame is None:
-            return []
-        return [observation.card for observation in detector.detect(frame)]
+        return [observation.card for observation in detector.detect(decode_image(image))]
 
     return redetect
 

@@ -14,6 +14,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from dealer_assist.image_files import ImageFileError, read_image
+
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 #: All 52 codes in class order: the detector's class id is the index in this tuple.
@@ -52,8 +54,8 @@ def art_dir() -> Path:
 
 def split_gnome_sheet(sheet_png: Path, out_dir: Path) -> None:
     """Cut a rendered 13x5 gnome-cards sheet into 52 face PNGs named by card code."""
-    sheet = cv2.imread(str(sheet_png), cv2.IMREAD_UNCHANGED)
-    if sheet is None or sheet.ndim != 3 or sheet.shape[2] != 4:
+    sheet = _read_art(sheet_png)
+    if sheet.ndim != 3 or sheet.shape[2] != 4:
         raise ArtworkError("not an RGBA sheet", sheet_png)
     cell_w, cell_h = sheet.shape[1] / 13, sheet.shape[0] / 5
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -67,11 +69,18 @@ def split_gnome_sheet(sheet_png: Path, out_dir: Path) -> None:
 
 def normalise_face(face_png: Path, out_png: Path) -> None:
     """Trim a single rendered face to its card outline and scale it to the common width."""
-    face = cv2.imread(str(face_png), cv2.IMREAD_UNCHANGED)
-    if face is None or face.ndim != 3 or face.shape[2] != 4:
+    face = _read_art(face_png)
+    if face.ndim != 3 or face.shape[2] != 4:
         raise ArtworkError("not an RGBA face", face_png)
     out_png.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(out_png), _to_width(_trim_to_alpha(face)))
+
+
+def _read_art(path: Path, what: str = "") -> np.ndarray:
+    try:
+        return read_image(path, keep_alpha=True)
+    except ImageFileError as error:
+        raise ArtworkError(what + error.why, path) from None
 
 
 def _trim_to_alpha(rgba: np.ndarray) -> np.ndarray:
@@ -107,9 +116,7 @@ def load_design(folder: Path) -> Design:
     for code in CARD_CODES:
         path = next((p for p in (folder / f"{code}.png", folder / f"{code}.jpg") if p.is_file()),
                     folder / f"{code}.png")
-        face = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
-        if face is None:
-            raise ArtworkError(f"missing or unreadable face {code}", path)
+        face = _read_art(path, f"face {code}: ")
         if face.ndim == 2:
             face = cv2.cvtColor(face, cv2.COLOR_GRAY2BGRA)
         elif face.shape[2] == 3:

@@ -36,8 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import cv2
-
+    from dealer_assist.image_files import ImageFileError, read_image
     from dealer_assist.vision.detector import (
         DEFAULT_CONFIDENCE,
         DEFAULT_MODEL,
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         path = Path(name)
         try:
             name.encode("utf-8")
-        except UnicodeEncodeError:  # OpenCV crashes opening such a name
+        except UnicodeEncodeError:  # cannot be printed, and OpenCV crashes opening such a video
             print(f"dealer-assist detect: {name!r}: the file name is not UTF-8 text; rename the "
                   "file", file=sys.stderr)
             status = 1
@@ -79,9 +78,10 @@ def run(args: argparse.Namespace) -> int:
         if path.suffix.lower() in VIDEO_SUFFIXES:
             status = max(status, _video(detector, name, args))
             continue
-        frame = cv2.imread(name, cv2.IMREAD_COLOR)
-        if frame is None:
-            print(f"dealer-assist detect: not a readable image: {name}", file=sys.stderr)
+        try:
+            frame = read_image(path)
+        except ImageFileError as error:
+            print(f"dealer-assist detect: {error}", file=sys.stderr)
             status = 1
             continue
         cards = detector.detect(frame)

@@ -127,6 +127,11 @@ def test_unreadable_image_files_are_named(tmp_path: Path) -> None:
     junk.write_bytes(b"not a png at all")
     with pytest.raises(ImageReadError, match=r"junk\.png: not a readable image"):
         read_gray(junk)
+    cut = tmp_path / "board-cut.png"
+    whole = cv2.imencode(".png", np.full((480, 640), 200, np.uint8))[1].tobytes()
+    cut.write_bytes(whole[: len(whole) - 20])  # a copy that lost its last bytes
+    with pytest.raises(ImageReadError, match=r"board-cut\.png: a PNG file that does not decode"):
+        read_gray(cut)
 
 
 def test_camera_file_round_trips(lens: LensCalibration, tmp_path: Path) -> None:

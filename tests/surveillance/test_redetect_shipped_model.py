@@ -13,7 +13,9 @@ from dealer_assist.surveillance.replay import Redetector, replay, vision_redetec
 SAMPLE = Path(__file__).parents[1] / "data" / "vision" / "split_tigullio.jpg"  # 7H AC 7D JH
 
 
-def record(directory: Path, hole_card: str) -> None:
+def record(directory: Path, hole_card: str, cut_short: str = "") -> None:
+    """One round with a key frame (the sample) at each card; the frame at the card
+    ``cut_short`` is recorded cut in half, as a camera's broken JPEG would be."""
     lines = [
         '{"type": "round", "id": "rd-1", "rules": "s17-6"}',
         '{"type": "bet", "seat": 1, "amount": "10"}',
@@ -32,7 +34,10 @@ def record(directory: Path, hole_card: str) -> None:
             index = recorder.event(item.event)
             fold.apply(item.event)
             if isinstance(item.event, CardDealt):
-                recorder.frame(SAMPLE.read_bytes(), {"detections": []}, index)
+                image = SAMPLE.read_bytes()
+                if str(item.event.card) == cut_short:
+                    image = image[: len(image) // 2]
+                recorder.frame(image, {"detections": []}, index)
         assert fold.settlement is not None
         recorder.end_round(fold.settlement)
 
@@ -60,3 +65,17 @@ def test_a_card_the_frame_does_not_show_is_named(tmp_path: Path, redetect: Redet
     (found,) = result.discrepancies
     assert found.kind == "detection" and found.recorded == "KD" and found.round_id == "rd-1"
     assert "KD" in found.text() and sorted(found.replayed) == ["7D", "7H", "AC", "JH"]
+
+
+def test_a_key_frame_cut_short_is_named_not_read_as_empty(
+    tmp_path: Path, redetect: Redetector
+) -> None:
+    record(tmp_path / "rec", hole_card="JH", cut_short="7D")
+    report = replay(RecordingStore(tmp_path / "rec"), verify=True, redetect=redetect)
+    (result,) = report.rounds
+    assert report.chain == []  # recorded as it came: the chain holds; the picture is broken
+    assert result.frames_checked == 3
+    (found,) = result.discrepancies
+    assert found.kind == "detection" and found.recorded == "7D"
+    assert "its key frame frames/" in found.what
+    assert "cannot be decoded: a JPEG file that does not decode whole" in found.what

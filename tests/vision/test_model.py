@@ -89,8 +89,21 @@ def test_cli_bad_image_named_and_others_still_read(tmp_path: Path) -> None:
     bad.write_bytes(b"\xff\xd8 not really a jpeg")
     result = cli("--json", str(bad), str(DATA / "split_tigullio.jpg"))
     assert result.returncode == 1
-    assert f"not a readable image: {bad}" in result.stderr
+    assert f"{bad}: not a readable image" in result.stderr
     assert len(result.stdout.splitlines()) == 1
+
+
+def test_cli_refuses_a_photo_cut_short(tmp_path: Path) -> None:
+    """A copy cut short would otherwise be read with a grey bottom: "0 cards", exit 0."""
+    whole = (DATA / "fan_anglo.jpg").read_bytes()
+    cut = tmp_path / "fan_cut.jpg"
+    cut.write_bytes(whole[: len(whole) // 2])
+    result = cli("--json", str(cut), str(DATA / "split_tigullio.jpg"))
+    assert result.returncode == 1
+    assert f"{cut}: a JPEG file that does not decode whole (cut short or damaged)" \
+        in result.stderr
+    assert [json.loads(line)["image"] for line in result.stdout.splitlines()] == \
+        [str(DATA / "split_tigullio.jpg")]
 
 
 def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:

@@ -143,7 +143,16 @@ def test_enrolled_faces_without_alpha_load(deck: Design, tmp_path) -> None:
 
 
 def test_missing_face_named(tmp_path) -> None:
-    with pytest.raises(ValueError, match="missing or unreadable face AS"):
+    with pytest.raises(ValueError, match="face AS: no such image file"):
+        load_design(tmp_path)
+
+
+def test_a_face_cut_short_is_named(deck: Design, tmp_path) -> None:
+    for code, face in deck.faces.items():
+        cv2.imwrite(str(tmp_path / f"{code}.jpg"), face[:, :, :3])
+    whole = (tmp_path / "7D.jpg").read_bytes()
+    (tmp_path / "7D.jpg").write_bytes(whole[: len(whole) * 2 // 3])
+    with pytest.raises(ValueError, match="face 7D: a JPEG file that does not decode whole"):
         load_design(tmp_path)
 
 
@@ -157,7 +166,7 @@ def test_enrolment_names_a_missing_face_before_training(deck: Design, tmp_path) 
     result = subprocess.run([sys.executable, "-m", "dealer_assist.vision.enrol", str(tmp_path)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
-    assert "missing or unreadable face QH" in result.stderr and str(tmp_path) in result.stderr
+    assert "face QH: no such image file" in result.stderr and str(tmp_path) in result.stderr
 
 
 @pytest.mark.parametrize("clockwise", [True, False])
