@@ -48,6 +48,16 @@ def number_in(kind: type, least: float, most: float, what: str, *, above: bool =
 tcp_port = number_in(int, 0, 65535, "a port")
 
 
+def utf8_text(text: str) -> str:
+    """An argparse type: text given in UTF-8 (text in another encoding arrives as bytes that
+    no record, page or log line can carry)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not UTF-8 text") from None
+    return text
+
+
 def _top_parser() -> argparse.ArgumentParser:
     lines = "\n".join(f"  {name:<12} {help_}" for name, (_, help_) in COMMANDS.items())
     return argparse.ArgumentParser(

@@ -8,8 +8,10 @@ replay, export). Every search, view, replay and export is appended to the hash c
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import hmac
+import os
 import re
 import secrets
 from dataclasses import dataclass
@@ -99,6 +101,12 @@ def authenticate(store: RecordingStore, name: str, password: str) -> Operator:
         raise AccessError("wrong operator name or password")
     log_access(store, name, "login", {})
     return Operator(row["name"], row["role"])
+
+
+def login_name() -> str:
+    """Who is at the terminal, for the access log: the login name, as UTF-8 text even where the
+    system's name is in another encoding (its odd bytes written as ``\\xNN``)."""
+    return os.fsencode(getpass.getuser()).decode("utf-8", "backslashreplace")
 
 
 def log_access(store: RecordingStore, user: str, action: str, target: dict[str, Any]) -> None:

@@ -81,12 +81,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _stats(store: object, args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import log_access
+    from dealer_assist.surveillance.access import log_access, login_name
     from dealer_assist.surveillance.query import parse_shifts, table_statistics
 
     by = tuple(p.strip() for p in args.by.split(",") if p.strip())
     rows = table_statistics(store, by=by, shifts=parse_shifts(args.shifts))  # type: ignore[arg-type]
-    log_access(store, getpass.getuser(), "statistics", {"by": args.by})  # type: ignore[arg-type]
+    log_access(store, login_name(), "statistics", {"by": args.by})  # type: ignore[arg-type]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -120,12 +120,13 @@ def _storage(store: object, args: argparse.Namespace) -> int:
 def _prune(store: object, args: argparse.Namespace) -> int:
     from datetime import timedelta
 
+    from dealer_assist.surveillance.access import login_name
     from dealer_assist.surveillance.query import prune_frames
 
     if not 0 < args.older_than_hours <= 876_000:
         raise ValueError("--older-than-hours must be above 0 and at most 876000 (100 years)")
     result = prune_frames(store, timedelta(hours=args.older_than_hours),  # type: ignore[arg-type]
-                          getpass.getuser())
+                          login_name())
     print(f"pruned {result['pruned']} non-key frames ({result['bytes']} bytes) recorded before "
           f"{result['cutoff']}; logs and key frames kept")
     if result["refused"]:

@@ -9,14 +9,16 @@ vision module's detector on the frames at card events. Exit status: 0 clean, 1 d
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
+
+from dealer_assist.cli import utf8_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recording", metavar="RECORDING", help="recording directory")
-    parser.add_argument("--round", metavar="ID", help="only the rounds with this id (or #KEY)")
+    parser.add_argument("--round", metavar="ID", type=utf8_text,
+                        help="only the rounds with this id (or #KEY)")
     parser.add_argument("--verify", action="store_true",
                         help="also verify the hash chain and the frame files' SHA-256")
     parser.add_argument("--redetect", action="store_true",
@@ -26,12 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a chain head noted earlier (from a previous replay's last line); "
                         "with --verify, fails if it is gone or changed (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--user", default=None,
+    parser.add_argument("--user", default=None, type=utf8_text,
                         help="who is replaying, for the access log (default: the login name)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import log_access
+    from dealer_assist.surveillance.access import log_access, login_name
     from dealer_assist.surveillance.replay import (
         RedetectUnavailable,
         parse_anchor,
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect,
                         anchors=anchors)
         # every look at a recording is logged in it; one that cannot be logged is not shown
-        log_access(store, args.user or getpass.getuser(), "replay", {
+        log_access(store, args.user or login_name(), "replay", {
             "round": args.round, "verify": args.verify, "redetect": args.redetect,
             "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
     except RecordingError as error:

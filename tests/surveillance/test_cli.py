@@ -291,3 +291,27 @@ def test_adding_an_operator_with_no_password_to_read_is_refused(recording: Path)
     assert done.returncode == 2
     assert "no password given for olga (end of input)" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_name_that_is_not_utf8_is_refused_or_logged_readably(recording: Path) -> None:
+    """A shell in another encoding passes bytes Python cannot write into a UTF-8 record: the
+    chain's hash crashed on them. A name given is refused (nothing shown, nothing logged); a
+    login name the system spells that way is logged with its odd bytes written out."""
+    import os
+
+    odd = os.fsdecode(b"agent-\xe9")  # Latin-1, as an old terminal sends it
+    before = len(access_log(RecordingStore(recording)))
+    for option in ("--user", "--round"):
+        result = subprocess.run([sys.executable, "-m", "dealer_assist", "replay", str(recording),
+                                 option, odd], capture_output=True, text=True, cwd=ROOT,
+                                timeout=60)
+        assert result.returncode == 2, result.stderr
+        assert f"argument {option}: 'agent-\\udce9' is not UTF-8 text" in result.stderr
+        assert result.stdout == ""
+    assert len(access_log(RecordingStore(recording))) == before
+    result = subprocess.run([sys.executable, "-m", "dealer_assist", "replay", str(recording)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60,
+                            env={**os.environ, "LOGNAME": odd, "USER": odd, "LNAME": odd,
+                                 "USERNAME": odd})
+    assert result.returncode == 0, result.stderr
+    assert access_log(RecordingStore(recording))[0]["user"] == "agent-\\xe9"
