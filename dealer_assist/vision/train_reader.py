@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -40,7 +41,7 @@ from dealer_assist.vision.artwork import (
 from dealer_assist.vision.detector import MODELS_DIR
 from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
-from dealer_assist.vision.scenes import render_scene
+from dealer_assist.vision.scenes import SceneConfig, render_scene
 
 NOT_INDEX = RANK_CLASSES.index("-")
 CHUNK_SCENES = 200  # scenes per rendering task; each chunk has its own seed
@@ -71,13 +72,15 @@ def _as_detected(rng: np.random.Generator, image: np.ndarray,
 
 
 def make_crops(
-    designs: list[Design], scenes: int, seed: int | np.random.SeedSequence
+    designs: list[Design], scenes: int, seed: int | np.random.SeedSequence,
+    config: SceneConfig | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Render scenes; return crops (N, 32, 32, 3) uint8, rank ids and suit ids."""
+    """Render scenes (``config``: the generator's knobs, default its own); return crops
+    (N, 32, 32, 3) uint8, rank ids and suit ids."""
     rng = np.random.default_rng(seed)
     crops, ranks, suits = [], [], []
     for _ in range(scenes):
-        scene = render_scene(rng, designs)
+        scene = render_scene(rng, designs, config)
         h, w = scene.image.shape[:2]
         sizes = []
         for lab in scene.labels:
@@ -120,6 +123,7 @@ def make_crops(
 
 
 _WORKER_DESIGNS: list[Design] = []
+_WORKER_CONFIG: list[SceneConfig] = []
 
 
 def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int,
@@ -129,27 +133,30 @@ def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int
 
 
 def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int,
-                  weights: bool) -> None:
+                  weights: bool, config: SceneConfig) -> None:
     cv2.setNumThreads(1)  # one process per core already
     _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights)
+    _WORKER_CONFIG[:] = [config]
 
 
 def _render_chunk(scenes: int, seed: np.random.SeedSequence
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return make_crops(_WORKER_DESIGNS, scenes, seed)
+    return make_crops(_WORKER_DESIGNS, scenes, seed, _WORKER_CONFIG[0])
 
 
 def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
-                 seed: int, *, weights: bool = False
+                 seed: int, *, weights: bool = False, config: SceneConfig | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The training crops of ``scenes`` scenes, rendered in chunks on every core; the same
-    crops whatever the core count. ``weights``: see :func:`.procedural.drawn_designs`."""
+    crops whatever the core count. ``weights``: see :func:`.procedural.drawn_designs`;
+    ``config``: the scene generator's knobs (default its own)."""
     chunks = [min(CHUNK_SCENES, scenes - start) for start in range(0, scenes, CHUNK_SCENES)]
     seeds = np.random.SeedSequence(seed).spawn(len(chunks))
     workers = min(len(chunks), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                              initializer=_start_worker,
-                             initargs=(names, faces, drawn, seed, weights)) as pool:
+                             initargs=(names, faces, drawn, seed, weights,
+                                       config or SceneConfig())) as pool:
         parts = list(pool.map(_render_chunk, chunks, seeds))
     crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
     return crops, ranks, suits
@@ -186,6 +193,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=3e-3,
                    help="peak learning rate of the one-cycle schedule (default 3e-3; "
                         "lower when fine-tuning from --init)")
+    p.add_argument("--card-width", type=float, nargs=2, metavar=("LEAST", "MOST"),
+                   default=SceneConfig().card_width,
+                   help="cards' width in the scenes, in pixels (default %(default)s: the "
+                        "scene generator's range; a narrower one aims a fine-tune at one size)")
     p.add_argument("--out", type=Path, default=MODELS_DIR / "index-reader.onnx")
     return p
 
@@ -197,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--scenes, --epochs and --width must be at least 1")
     if not args.lr > 0:
         p.error("--lr must be above 0")
+    least, most = args.card_width
+    if not (0 < least <= most and math.isfinite(most)):
+        p.error("--card-width LEAST MOST: need 0 < LEAST <= MOST, finite")
     if args.init is not None and not args.init.is_file():
         p.error(f"--init {args.init}: no such file")
     # read now: --out may be the very file whose weights --init names
@@ -253,8 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     model = model.to(memory_format=torch.channels_last)
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     started = time.time()
-    crops, ranks, suits = render_crops(names, args.faces, args.drawn, args.scenes, args.seed,
-                                         weights=args.drawn_weights)
+    crops, ranks, suits = render_crops(
+        names, args.faces, args.drawn, args.scenes, args.seed, weights=args.drawn_weights,
+        config=SceneConfig(card_width=(least, most)))
     render_s = time.time() - started
     print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
           f"in {render_s:.0f} s", flush=True)
@@ -298,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
                       opset_version=17, dynamo=False)
     summary = {"designs": names, "drawn": args.drawn, "drawn_weights": args.drawn_weights,
                "enrolled": [str(f) for f in args.faces],
-               "scenes": args.scenes, "crops": len(x), "epochs": args.epochs, "seed": args.seed,
+               "scenes": args.scenes, "card_width": list(args.card_width), "crops": len(x),
+               "epochs": args.epochs, "seed": args.seed,
                "width": args.width, "init": str(args.init) if args.init else None, "lr": args.lr,
                "render_seconds": round(render_s), "train_seconds": round(train_s),
                "cpu_count": os.cpu_count(), "init_run": init_run}

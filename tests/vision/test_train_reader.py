@@ -12,6 +12,7 @@ import pytest
 from dealer_assist.vision import train_reader
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, installed_designs, load_designs
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES
+from dealer_assist.vision.scenes import SceneConfig
 
 TRAINED = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
 
@@ -34,6 +35,28 @@ def test_chunks_rendered_in_worker_processes_match_serial_rendering(monkeypatch)
     not_index = RANK_CLASSES.index("-")
     assert (ranks != not_index).any() and (ranks == not_index).any()  # indices and negatives
     assert (suits[ranks == not_index] == -100).all()  # a negative has no suit to learn
+
+
+@pytest.mark.skipif(len(TRAINED) < 1, reason="card artwork not installed; "
+                    "run scripts/install-card-art.sh")
+def test_a_card_width_reaches_the_rendering_processes() -> None:
+    """``--card-width`` aims a fine-tune at one size of card: every worker renders it."""
+    small = SceneConfig(card_width=(40.0, 40.0))
+    names = TRAINED[:1]
+    crops, _, _ = train_reader.render_crops(names, [], 0, 1, seed=5, config=small)
+    (chunk,) = np.random.SeedSequence(5).spawn(1)
+    serial, _, _ = train_reader.make_crops(load_designs(names), 1, chunk, small)
+    default, _, _ = train_reader.make_crops(load_designs(names), 1, chunk)
+    assert np.array_equal(crops, serial)
+    assert not (len(default) == len(serial) and np.array_equal(default, serial))
+
+
+@pytest.mark.parametrize("widths", [["0", "80"], ["80", "58"], ["58", "inf"], ["nan", "80"]])
+def test_a_card_width_that_cannot_be_rendered_is_refused(widths, capsys) -> None:
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--card-width", *widths])
+    assert refused.value.code == 2
+    assert "--card-width LEAST MOST: need 0 < LEAST <= MOST, finite" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag", ["--scenes", "--epochs", "--width"])
