@@ -124,8 +124,10 @@ def test_redetect_says_clearly_when_vision_is_unavailable(recording: Path) -> No
 
 
 def test_redetection_compares_each_card_frame_with_its_card_event(recording: Path) -> None:
-    """A stand-in detector (the vision module is built on another branch; its model is not here):
-    it reads the card back from the recording's own detections, except one frame it misreads."""
+    """A stand-in detector, since the golden recording's frames are drawn placeholders (a card
+    code printed on a white box) that no card model reads: it reads the card back from the
+    recording's own detections, except one frame it misreads. The shipped model on real
+    frames: test_redetect_shipped_model.py."""
     store = RecordingStore(recording)
     key = round_keys(store, "sb-1")[0]
     data = load_round(store, key)
