@@ -83,7 +83,8 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
     """The model card's training commands rebuild the shipped reader: its record's chain of runs
     (a fine-tune keeps the record of the run it started from) ends in a run from scratch with
     every setting the bare command's default, and each fine-tune on the way rendered fresh scenes
-    (a seed of its own) of the defaults' data."""
+    (a seed of its own) of the defaults' data, or of cards of a narrower range of widths (a
+    record from before ``--card-width`` rendered the default range)."""
     run = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
     defaults = train_reader.parser().parse_args([])
     assert defaults.faces == []
@@ -92,6 +93,8 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
         assert run["enrolled"] == []
         for setting in ("drawn", "drawn_weights", "scenes", "width"):
             assert run[setting] == getattr(defaults, setting), setting
+        least, most = run.get("card_width", defaults.card_width)
+        assert defaults.card_width[0] <= least <= most <= defaults.card_width[1]
         seeds.append(run["seed"])
         if run["init"] is None:
             break
@@ -99,6 +102,7 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
         run = run["init_run"]
     for setting in ("epochs", "seed", "init", "lr"):
         assert run[setting] == getattr(defaults, setting), setting
+    assert tuple(run.get("card_width", defaults.card_width)) == tuple(defaults.card_width)
     assert len(set(seeds)) == len(seeds)
     assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
 
