@@ -45,6 +45,7 @@ from dealer_assist.vision.detector import (
 from dealer_assist.vision.scenes import (
     Scene,
     SceneConfig,
+    check_card_width,
     index_quads,
     parse_frame_size,
     render_scene,
@@ -258,9 +259,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="frame size WxH (default 1280x720; a 3K camera over a whole "
                              "table: 3072x1728 with --card-width 76 90)")
     args = parser.parse_args(argv)
-    least, most = args.card_width
-    if not 0 < least <= most:
-        parser.error("--card-width LEAST MOST: need 0 < LEAST <= MOST")
+    try:
+        least, most = check_card_width(*args.card_width)
+    except ValueError as bad:
+        parser.error(f"--card-width LEAST MOST: {bad}")
     try:
         size = parse_frame_size(args.size)
     except ValueError as bad:

@@ -91,6 +91,14 @@ def parse_frame_size(text: str) -> tuple[int, int]:
     return width, height
 
 
+def check_card_width(least: float, most: float) -> tuple[float, float]:
+    """``(least, most)``, cards' widths in pixels; ValueError unless ``0 < least <= most`` and
+    both are finite."""
+    if not (0 < least <= most and math.isfinite(most)):
+        raise ValueError("need 0 < LEAST <= MOST, finite")
+    return least, most
+
+
 def render_scene(
     rng: np.random.Generator, designs: list[Design], config: SceneConfig | None = None
 ) -> Scene:

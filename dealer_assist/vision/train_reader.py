@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -41,7 +40,7 @@ from dealer_assist.vision.artwork import (
 from dealer_assist.vision.detector import MODELS_DIR
 from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
-from dealer_assist.vision.scenes import SceneConfig, render_scene
+from dealer_assist.vision.scenes import SceneConfig, check_card_width, render_scene
 
 NOT_INDEX = RANK_CLASSES.index("-")
 CHUNK_SCENES = 200  # scenes per rendering task; each chunk has its own seed
@@ -208,9 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--scenes, --epochs and --width must be at least 1")
     if not args.lr > 0:
         p.error("--lr must be above 0")
-    least, most = args.card_width
-    if not (0 < least <= most and math.isfinite(most)):
-        p.error("--card-width LEAST MOST: need 0 < LEAST <= MOST, finite")
+    try:
+        least, most = check_card_width(*args.card_width)
+    except ValueError as bad:
+        p.error(f"--card-width LEAST MOST: {bad}")
     if args.init is not None and not args.init.is_file():
         p.error(f"--init {args.init}: no such file")
     # read now: --out may be the very file whose weights --init names

@@ -127,14 +127,15 @@ def test_the_cards_size_in_the_frame_is_the_evaluations_to_choose(tmp_path) -> N
     assert labelled[60.0] != labelled[90.0]
 
 
-def test_a_card_width_band_that_is_empty_or_negative_is_refused(capsys) -> None:
+def test_a_card_width_band_that_is_empty_negative_or_endless_is_refused(capsys) -> None:
     from dealer_assist.vision.evaluate import main
 
-    for band in (["90", "60"], ["0", "60"]):
+    for band in (["90", "60"], ["0", "60"], ["60", "inf"]):
         with pytest.raises(SystemExit) as refused:
             main(["--scenes", "1", "--card-width", *band])
         assert refused.value.code == 2
-        assert "need 0 < LEAST <= MOST" in capsys.readouterr().err
+        assert "--card-width LEAST MOST: need 0 < LEAST <= MOST, finite" in \
+            capsys.readouterr().err
 
 
 def test_a_frame_size_that_is_not_two_positive_integers_is_refused(capsys) -> None:
