@@ -122,7 +122,6 @@ def make_crops(
 
 
 _WORKER_DESIGNS: list[Design] = []
-_WORKER_CONFIG: list[SceneConfig] = []
 
 
 def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int,
@@ -132,15 +131,14 @@ def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int
 
 
 def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int,
-                  weights: bool, config: SceneConfig) -> None:
+                  weights: bool) -> None:
     cv2.setNumThreads(1)  # one process per core already
     _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights)
-    _WORKER_CONFIG[:] = [config]
 
 
-def _render_chunk(scenes: int, seed: np.random.SeedSequence
+def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig | None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return make_crops(_WORKER_DESIGNS, scenes, seed, _WORKER_CONFIG[0])
+    return make_crops(_WORKER_DESIGNS, scenes, seed, config)
 
 
 def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
@@ -154,9 +152,8 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
     workers = min(len(chunks), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                              initializer=_start_worker,
-                             initargs=(names, faces, drawn, seed, weights,
-                                       config or SceneConfig())) as pool:
-        parts = list(pool.map(_render_chunk, chunks, seeds))
+                             initargs=(names, faces, drawn, seed, weights)) as pool:
+        parts = list(pool.map(_render_chunk, chunks, seeds, [config] * len(chunks)))
     crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
     return crops, ranks, suits
 
