@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import math
 import os
 import random
 import select
@@ -44,7 +45,10 @@ class Faults:
 
 
 class SimLink(abc.ABC):
-    """One end of a byte link to the host (the simulator's side), polled by its thread."""
+    """One end of a byte link to the host (the simulator's side), polled by its thread.
+
+    Not thread-safe: once a simulator runs, only its thread touches the link; other threads
+    unplug it through :meth:`ShoeSimulator.cut_link` and :meth:`ShoeSimulator.restore_link`."""
 
     generation: int = 0  # bumped whenever a fresh host connection appears
 
@@ -298,6 +302,7 @@ class ShoeSimulator:
         self._progress_at = time.monotonic()
         self._restore_at: float | None = None
         self._cut_request: float | None = None
+        self._restore_request = False
         self.frames_sent = 0
         self.retransmissions = 0
 
@@ -392,10 +397,16 @@ class ShoeSimulator:
         return not self.unacknowledged
 
     # -- faults ------------------------------------------------------------------------------
-    def cut_link(self, down_for: float) -> None:
-        """Unplug the link now and plug it back in after ``down_for`` seconds."""
+    def cut_link(self, down_for: float | None = None) -> None:
+        """Unplug the link now and plug it back in after ``down_for`` seconds (None: when
+        :meth:`restore_link` is called)."""
+        with self._lock:  # done by the simulator's thread, which owns the link
+            self._cut_request = math.inf if down_for is None else down_for
+
+    def restore_link(self) -> None:
+        """Plug a link cut by :meth:`cut_link` back in now."""
         with self._lock:
-            self._cut_request = down_for  # done by the simulator's thread, which owns the link
+            self._restore_request = True
 
     # -- the thread ---------------------------------------------------------------------------
     def start(self) -> ShoeSimulator:
@@ -459,6 +470,10 @@ class ShoeSimulator:
                     self.link.cut()
                     self._restore_at = now + self._cut_request
                     self._cut_request = None
+                if self._restore_request:
+                    self._restore_request = False
+                    if self._restore_at is not None:  # a cut is in force
+                        self._restore_at = now
                 if self._restore_at is not None and now >= self._restore_at:
                     self._restore_at = None
                     self.link.restore()

@@ -104,6 +104,26 @@ def test_noise_and_unplugs_lose_nothing(kind: str, tmp_path: Path) -> None:
         assert reader.stats.connects >= 4
 
 
+@pytest.mark.parametrize("kind", ["pty", "socket"])
+def test_an_unplug_without_a_time_lasts_until_plugged_back_in(kind: str, tmp_path: Path) -> None:
+    """``cut_link()`` from another thread (a test, an operator) stays cut, with cards drawn
+    meanwhile kept by the shoe, until ``restore_link()``; the link is touched only by the
+    simulator's own thread (a cut from outside once closed a socket under its select)."""
+    with ShoeSimulator(make_link(kind, tmp_path)) as sim:
+        sim.load_shoe(6)
+        with ShoeReader(sim.url) as reader:
+            sim.draw("9S")
+            read_until(reader, has_cards(1), "the first card")
+            sim.cut_link()
+            read_until(reader, lambda ev: any(isinstance(e, LinkDown) for e in ev), "link down")
+            sim.draw("7C")
+            time.sleep(2.0)  # longer than any timed cut here: still unplugged
+            assert not sim.link.connected and sim.unacknowledged >= 1  # the 7C, kept
+            sim.restore_link()
+            events = read_until(reader, has_cards(1), "the card drawn while unplugged")
+        assert cards_in(events) == [Card.parse("7C")]
+
+
 def test_dropped_and_duplicated_frames_over_socket() -> None:
     shoe = shuffled_spanish_shoe(2, seed=3)
     faults = Faults(drop_rate=0.05, duplicate_rate=0.05, seed=9)

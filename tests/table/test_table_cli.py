@@ -81,12 +81,12 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
         view = wait_for(lambda v: v["cards_committed"] == 4, url)
         assert view["round"]["acting"] == [2, 0]
 
-        link.cut()  # the shoe's cable comes out
+        simulator.cut_link()  # the shoe's cable comes out (until restore_link)
         view = wait_for(lambda v: v["devices"]["shoe"] == "down", url)
         assert any(a["kind"] == "shoe_link_down" for a in view["alarms"])
         simulator.draw("7C")  # drawn while unplugged: the shoe keeps it until the link returns
         post(url, {"type": "decide", "seat": 2, "action": "stand"})
-        link.restore()
+        simulator.restore_link()
         view = wait_for(lambda v: v["rounds_played"] == 1, url)
         assert process.poll() is None
         assert view["settlement"]["seats"][0]["net"] == "10.00"  # 17 beats 6 + K + 7 = 23
