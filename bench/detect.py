@@ -28,7 +28,12 @@ import numpy as np
 
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
-from dealer_assist.vision.scenes import SceneConfig, parse_frame_size, render_scene
+from dealer_assist.vision.scenes import (
+    SceneConfig,
+    check_card_width,
+    parse_frame_size,
+    render_scene,
+)
 
 
 def cpu_model() -> str:
@@ -68,7 +73,11 @@ def main() -> None:
         size = parse_frame_size(args.size)
     except ValueError as bad:
         parser.error(f"--size {bad}")
-    config = SceneConfig(size=size, card_width=tuple(args.card_width))
+    try:
+        card_width = check_card_width(*args.card_width)
+    except ValueError as bad:
+        parser.error(f"--card-width LEAST MOST: {bad}")
+    config = SceneConfig(size=size, card_width=card_width)
     rng = np.random.default_rng(7)
     designs = load_designs(list(HELD_OUT_DESIGNS))
     jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
