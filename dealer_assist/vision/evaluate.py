@@ -9,6 +9,9 @@ correct if its code is the card's and the card was not already claimed; a second
 one card, a wrong code, or an observation on nothing are false positives. An observation of a
 card whose only indices were too covered to be labelled is ignored (neither right nor wrong).
 
+Scores are also given by design and by the camera blur drawn for each frame (none, gaussian
+softer or harder than a sigma of 0.7 px, or a motion streak 3, 4 or 5 px long).
+
 ``--misses`` also says why each missed card was missed: for each of its visible indices, whether
 the detector found no box there, the reader read the box as "not an index", read it right but
 below the confidence, or read it as another card (sure or not).
@@ -43,6 +46,7 @@ from dealer_assist.vision.detector import (
     Detections,
 )
 from dealer_assist.vision.scenes import (
+    Blur,
     Scene,
     SceneConfig,
     check_card_width,
@@ -60,7 +64,8 @@ UNFOUND, NOT_AN_INDEX, UNSURE, MISREAD = ("unfound", "not an index", "below conf
 @dataclass
 class Score:
     """Running tally over scenes; ``confusions`` counts (true code, read code) for wrong reads,
-    ``by_design`` holds the same tally for each design's scenes."""
+    ``by_design`` and ``by_blur`` hold the same tally for each design's scenes and for each
+    band of camera blur (:func:`blur_band`)."""
 
     true_positives: int = 0
     false_positives: int = 0
@@ -70,6 +75,7 @@ class Score:
     indices_found: int = 0
     confusions: Counter[tuple[str, str]] = field(default_factory=Counter)
     by_design: dict[str, Score] = field(default_factory=dict)
+    by_blur: dict[str, Score] = field(default_factory=dict)
     #: missed cards by the causes of their indices (only when the evaluation explains misses)
     misses: Counter[tuple[str, ...]] = field(default_factory=Counter)
 
@@ -102,6 +108,21 @@ class Score:
             if truth[part] != read[part]:
                 out[(truth[part], read[part])] += n
         return out
+
+
+#: The bands :func:`blur_band` sorts frames into, from sharp to smeared.
+BLUR_BANDS = ("none", "gaussian <= 0.7 px", "gaussian > 0.7 px", "motion 3 px", "motion 4 px",
+              "motion 5 px")
+
+
+def blur_band(blur: Blur) -> str:
+    """Which of ``BLUR_BANDS`` a frame's camera blur falls in (a longer streak than 5 px counts
+    as 5)."""
+    if blur.kind == "gaussian":
+        return BLUR_BANDS[1] if blur.size <= 0.7 else BLUR_BANDS[2]
+    if blur.kind == "motion":
+        return f"motion {min(max(round(blur.size), 3), 5)} px"
+    return BLUR_BANDS[0]
 
 
 def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
@@ -201,7 +222,8 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
         found = detector.find_indices(scene.image)
         found_labels = sum(_best_box(lab.box, found) is not None for lab in scene.labels)
         observations = detector.detect(scene.image)
-        for tally in (score, score.by_design.setdefault(design.name, Score())):
+        for tally in (score, score.by_design.setdefault(design.name, Score()),
+                      score.by_blur.setdefault(blur_band(scene.blur), Score())):
             tally.indices += len(scene.labels)
             tally.indices_found += found_labels
             claimed = score_scene(scene, design.index_boxes, observations, tally)
@@ -224,8 +246,16 @@ def report(name: str, score: Score) -> dict[str, object]:
         "by_design": {design: {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                                "wrong_reads": sum(s.confusions.values())}
                       for design, s in sorted(score.by_design.items())},
+        "by_blur": {band: _counts(score.by_blur[band])
+                    for band in BLUR_BANDS if band in score.by_blur},
     } | ({"misses": {_miss_name(causes): n for causes, n in score.misses.most_common()}}
          if score.misses else {})
+
+
+def _counts(score: Score) -> dict[str, object]:
+    return {"precision": round(score.precision, 4), "recall": round(score.recall, 4),
+            "true_positives": score.true_positives, "false_positives": score.false_positives,
+            "false_negatives": score.false_negatives}
 
 
 def _miss_name(causes: tuple[str, ...]) -> str:
@@ -294,6 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     for design, tally in sorted(score.by_design.items()):
         print(f"  {design:<18} precision {tally.precision:.4f} recall {tally.recall:.4f} "
               f"({sum(tally.confusions.values())} wrong reads)", file=sys.stderr)
+    for band in BLUR_BANDS:
+        if band in score.by_blur:
+            tally = score.by_blur[band]
+            print(f"  blur {band:<18} precision {tally.precision:.4f} recall {tally.recall:.4f} "
+                  f"({tally.true_positives} right, {tally.false_positives} false, "
+                  f"{tally.false_negatives} missed)", file=sys.stderr)
     if args.misses:
         print("missed cards, by why each visible index gave no right card:", file=sys.stderr)
         for causes, n in score.misses.most_common():

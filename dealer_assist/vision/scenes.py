@@ -58,14 +58,25 @@ class IndexLabel:
 
 
 @dataclass(frozen=True)
+class Blur:
+    """The camera blur drawn for a frame: ``kind`` is "none", "gaussian" (``size``: its sigma in
+    pixels) or "motion" (``size``: the streak's length in pixels)."""
+
+    kind: str = "none"
+    size: float = 0.0
+
+
+@dataclass(frozen=True)
 class Scene:
-    """A rendered frame (BGR uint8), the cards on it, the visible index labels and the partly
-    covered indices (``covered``: seen in part, too little to be read)."""
+    """A rendered frame (BGR uint8), the cards on it, the visible index labels, the partly
+    covered indices (``covered``: seen in part, too little to be read) and the camera blur drawn
+    for it (none without the camera's effects)."""
 
     image: np.ndarray
     cards: tuple[PlacedCard, ...]
     labels: tuple[IndexLabel, ...]
     covered: tuple[IndexLabel, ...] = ()
+    blur: Blur = Blur()
 
 
 @dataclass(frozen=True)
@@ -127,10 +138,11 @@ def render_scene(
     ]
     labels = [_warp_label(lab, homography) for lab in labels]
     covered = [_warp_label(lab, homography) for lab in covered]
+    blur = Blur()
     if cfg.photometric:
-        image = _photometric(rng, image)
+        image, blur = _photometric(rng, image)
     return Scene(image, tuple(cards), tuple(lab for lab in labels if _inside(lab, width, height)),
-                 tuple(lab for lab in covered if _inside(lab, width, height)))
+                 tuple(lab for lab in covered if _inside(lab, width, height)), blur)
 
 
 def render_layout(
@@ -158,8 +170,8 @@ def render_layout(
         _paste_card(canvas, owner, design.faces[code], corners, len(placed), rng)
         placed.append(PlacedCard(code, corners, abs(abs(angle) % 180 - 90) < 45))
     labels, covered = _visible_labels(placed, design, owner)
-    image = _photometric(light, canvas, sensor) if photometric else canvas
-    return Scene(image, tuple(placed), tuple(labels), tuple(covered))
+    image, blur = _photometric(light, canvas, sensor) if photometric else (canvas, Blur())
+    return Scene(image, tuple(placed), tuple(labels), tuple(covered), blur)
 
 
 def _deal_codes(rng: np.random.Generator, count: int, allow_tens: bool) -> list[str]:
@@ -438,7 +450,7 @@ def _camera_tilt(rng: np.random.Generator, width: int, height: int) -> np.ndarra
 
 
 def _photometric(rng: np.random.Generator, image: np.ndarray,
-                 sensor: np.random.Generator | None = None) -> np.ndarray:
+                 sensor: np.random.Generator | None = None) -> tuple[np.ndarray, Blur]:
     h, w = image.shape[:2]
     img: np.ndarray = image.astype(np.float32)
     img *= rng.uniform(0.85, 1.15, 3)[None, None, :]  # white balance
@@ -454,10 +466,13 @@ def _photometric(rng: np.random.Generator, image: np.ndarray,
         spot = np.exp(-(((xx - gx) / sx) ** 2 + ((yy - gy) / sy) ** 2))
         img += (spot * rng.uniform(60, 160))[:, :, None]
     img = np.clip(img, 0, 255)
+    blur = Blur()
     if rng.random() < 0.5:
-        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.1))
+        blur = Blur("gaussian", float(rng.uniform(0.3, 1.1)))
+        img = cv2.GaussianBlur(img, (0, 0), blur.size)
     elif rng.random() < 0.4:  # motion blur from a moving hand or camera shake
         k = int(rng.integers(3, 6))
+        blur = Blur("motion", float(k))
         kernel = np.zeros((k, k), np.float32)
         kernel[k // 2, :] = 1 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
@@ -468,4 +483,4 @@ def _photometric(rng: np.random.Generator, image: np.ndarray,
     quality = int(rng.integers(35, 95))
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
     decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
-    return out if decoded is None else decoded
+    return (out if decoded is None else decoded), blur

@@ -103,6 +103,40 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     assert sum(score.misses.values()) == score.false_negatives  # every miss explained
 
 
+def test_each_blur_band_keeps_the_tally_of_its_own_frames(tmp_path) -> None:
+    """Frames are tallied by the camera blur drawn for them: each band holds the indices of the
+    very scenes rendered with that blur, and the bands add up to the whole."""
+    from dealer_assist.vision.artwork import load_design
+    from dealer_assist.vision.detector import CardDetector
+    from dealer_assist.vision.evaluate import blur_band, evaluate
+    from dealer_assist.vision.scenes import render_scene
+
+    folder = write_deck(tmp_path / "plain")
+    score = evaluate(CardDetector(), [str(folder)], scenes=8, seed=11)
+    design, rng = load_design(folder), np.random.default_rng(11)
+    expected: Counter[str] = Counter()
+    for _ in range(8):
+        rng.integers(1)  # the design drawn for the scene, as evaluate draws it
+        scene = render_scene(rng, [design])
+        expected[blur_band(scene.blur)] += len(scene.labels)
+    assert {band: tally.indices for band, tally in score.by_blur.items()} == expected
+    assert len(expected) >= 2, "these seeds draw frames of more than one blur"
+    for attribute in ("true_positives", "false_positives", "false_negatives"):
+        assert getattr(score, attribute) == sum(getattr(p, attribute)
+                                                for p in score.by_blur.values()), attribute
+
+
+def test_blur_bands() -> None:
+    from dealer_assist.vision.evaluate import BLUR_BANDS, blur_band
+    from dealer_assist.vision.scenes import Blur
+
+    assert [blur_band(b) for b in (Blur(), Blur("gaussian", 0.3), Blur("gaussian", 0.7),
+                                   Blur("gaussian", 0.71), Blur("motion", 3), Blur("motion", 4),
+                                   Blur("motion", 5))] == \
+        ["none", "gaussian <= 0.7 px", "gaussian <= 0.7 px", *BLUR_BANDS[2:]]
+    assert blur_band(Blur("motion", 9)) == "motion 5 px"
+
+
 def test_the_cards_size_in_the_frame_is_the_evaluations_to_choose(tmp_path) -> None:
     """``config`` reaches the scene generator: the indices scored are those of scenes rendered
     from the same seed with that config, and two sizes label different indices."""

@@ -10,7 +10,7 @@ import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES, Design, find_index_boxes, load_design
 from dealer_assist.vision.dataset import crop_labels
-from dealer_assist.vision.scenes import SceneConfig, render_layout, render_scene
+from dealer_assist.vision.scenes import Blur, SceneConfig, render_layout, render_scene
 from tests.vision.faces import drawn_face, jumbo_face
 
 
@@ -116,6 +116,22 @@ def test_fixed_camera_frames_differ_by_sensor_noise_only(deck: Design) -> None:
     scene_one = render_layout(np.random.default_rng(5), deck, one).image.astype(np.int16)
     scene_two = render_layout(np.random.default_rng(5), deck, two).image.astype(np.int16)
     assert np.abs(scene_one[away] - scene_two[away]).mean() > 8
+
+
+def test_each_frame_records_the_camera_blur_drawn_for_it(deck: Design) -> None:
+    """The blur a frame was rendered with is kept with it (the evaluation scores by it): every
+    kind is drawn, each within its range, and a frame rendered without the camera has none."""
+    seen: dict[str, list[float]] = {}
+    for seed in range(40):
+        scene = render_layout(np.random.default_rng(seed), deck, [("7S", 100, 80, 60, 0)],
+                              size=(200, 160))
+        seen.setdefault(scene.blur.kind, []).append(scene.blur.size)
+    assert sorted(seen) == ["gaussian", "motion", "none"]
+    assert all(0.3 <= sigma <= 1.1 for sigma in seen["gaussian"])
+    assert set(seen["motion"]) <= {3.0, 4.0, 5.0} and seen["none"] == [0.0] * len(seen["none"])
+    plain = render_layout(np.random.default_rng(0), deck, [("7S", 100, 80, 60, 0)],
+                          size=(200, 160), photometric=False)
+    assert plain.blur == Blur()
 
 
 def test_no_tens_when_disallowed(deck: Design) -> None:
