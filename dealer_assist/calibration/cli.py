@@ -200,7 +200,12 @@ def _board(args: argparse.Namespace) -> int:
 def _table(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.layout import Layout
     from dealer_assist.calibration.lens import CameraModel, read_color
-    from dealer_assist.calibration.table import READABLE_CARD_WIDTH_PX, PointPair, fit_table
+    from dealer_assist.calibration.table import (
+        READABLE_CARD_WIDTH_PX,
+        READABLE_EDGE_WIDTH_PX,
+        PointPair,
+        fit_table,
+    )
 
     camera = CameraModel.load(args.camera)
     layout = Layout.load(args.layout)
@@ -220,6 +225,8 @@ def _table(args: argparse.Namespace) -> int:
                     "camera_position_mm": list(eye),
                     "tilt_deg": calibration.tilt_deg,
                     "card_widths_px": {k: round(v, 1) for k, v in widths.items()},
+                    "marker_edge_width_px": None if fit.marker_edge_width_px is None
+                    else round(fit.marker_edge_width_px, 2),
                     "warnings": list(fit.warnings),
                 },
                 indent=1,
@@ -240,6 +247,11 @@ def _table(args: argparse.Namespace) -> int:
                 f"a card looks {min(widths.values()):.0f}-{max(widths.values()):.0f} px wide in"
                 f" the card areas (narrowest: {narrowest}); the camera reads cards"
                 f" {least:.0f}-{most:.0f} px wide"
+            )
+        if fit.marker_edge_width_px is not None:
+            print(
+                f"the markers' edges measure {fit.marker_edge_width_px:.1f} px (sharpness; the"
+                f" camera reads cards well up to {READABLE_EDGE_WIDTH_PX:g} px)"
             )
         print(f"wrote {args.output}")
     for warning in fit.warnings:

@@ -28,6 +28,7 @@ from dealer_assist.calibration.lens import (
     BLUR_HINT_LAPLACIAN,
     UNDISTORT_CRITERIA,
     CameraModel,
+    edge_width_px,
     frozen_array,
     laplacian_variance,
     read_yaml,
@@ -47,6 +48,11 @@ READABLE_CARD_WIDTH_PX = (70.0, 95.0)
 """How wide a card should look in the frame, in pixels, for the camera to read it: the card
 reader misses several times more cards below (models/README.md, "Card size in the frame"), and
 above, cards are larger than any it was trained on."""
+READABLE_EDGE_WIDTH_PX = 2.6
+"""The widest the markers' black-to-white edges may measure (``lens.edge_width_px``) for the
+camera to read cards well: about 2.0 px in a sharp frame, 2.6 px under a Gaussian blur of sigma
+0.7 px, past which the card reader misses about three times as many cards (models/README.md,
+"Camera blur"). It measures focus; a motion streak along an edge leaves the edge across it sharp."""
 
 
 @dataclass(frozen=True)
@@ -260,11 +266,13 @@ class TableCalibration:
 
 @dataclass(frozen=True, eq=False)
 class TableFit:
-    """A fitted table with the residual of each fitted marker or point and any warnings."""
+    """A fitted table with the residual of each fitted marker or point, any warnings, and how
+    wide the markers' edges measured (None without markers): how sharp the camera is."""
 
     calibration: TableCalibration
     residuals_mm: tuple[tuple[str, float], ...]
     warnings: tuple[str, ...]
+    marker_edge_width_px: float | None = None
 
 
 def fit_table(
@@ -340,7 +348,22 @@ def fit_table(
             f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points"
         )
     warnings.extend(card_size_warnings(calibration, name))
-    return TableFit(calibration, tuple(residuals), tuple(warnings))
+    edge = _marker_edge_width(image, seen)
+    if edge is not None and edge > READABLE_EDGE_WIDTH_PX:
+        warnings.append(
+            f"{name}: the frame is soft: the markers' edges measure {edge:.1f} px (sharp: about"
+            f" 2 px; cards read well up to {READABLE_EDGE_WIDTH_PX:g} px), and the camera misses"
+            " several times more cards in frames this soft: focus the camera, clean its lens or"
+            " raise the stream's quality"
+        )
+    return TableFit(calibration, tuple(residuals), tuple(warnings), edge)
+
+
+def _marker_edge_width(image: np.ndarray, markers: Mapping[int, np.ndarray]) -> float | None:
+    if not markers:
+        return None
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    return edge_width_px(gray, np.concatenate(list(markers.values())))
 
 
 def card_size_warnings(calibration: TableCalibration, name: str) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from pathlib import Path
 
@@ -59,11 +60,12 @@ def test_camera_json_matches_the_true_lens(
     assert out.is_file()
 
 
-def test_table_reports_how_wide_cards_look(
+def test_table_reports_how_wide_cards_look_and_how_sharp_the_frame_is(
     practice: Path, layout_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The technician sees each card area's card width in pixels, and a warning when the camera
-    shows cards smaller than it reads well (the practice camera does)."""
+    shows cards smaller than it reads well (the practice camera does), and how sharp the frame
+    is (the practice frame is sharp)."""
     args = ["calibrate", "table", str(practice / "table.png"), "--camera",
             str(practice / "camera.yaml"), "--layout", str(layout_path),
             "-o", str(practice / "table-again.yaml")]
@@ -71,8 +73,12 @@ def test_table_reports_how_wide_cards_look(
     out, err = capsys.readouterr()
     assert "a card looks 32-38 px wide in the card areas (narrowest: seat 4)" in out
     assert "warning: " in err and "seat 4 card area looks 32 px wide" in err
+    assert re.search(r"the markers' edges measure 2\.\d px \(sharpness; the camera reads cards"
+                     r" well up to 2\.6 px\)", out)
     assert main([*args, "--json"]) == 0
-    widths = json.loads(capsys.readouterr().out)["card_widths_px"]
+    result = json.loads(capsys.readouterr().out)
+    assert 1.8 < result["marker_edge_width_px"] < 2.3
+    widths = result["card_widths_px"]
     assert sorted(widths) == ["dealer"] + [f"seat {n}" for n in range(1, 8)]
     assert 31 < widths["seat 4"] < 33 and all(w < 70 for w in widths.values())
 

@@ -20,6 +20,7 @@ from dealer_assist.calibration.printables import FlatArt, paste_marker
 from dealer_assist.calibration.table import (
     CARD_WIDTH_MM,
     READABLE_CARD_WIDTH_PX,
+    READABLE_EDGE_WIDTH_PX,
     PointPair,
     TableCalibration,
     fit_table,
@@ -267,6 +268,35 @@ def test_a_camera_showing_cards_larger_than_tried_says_so(table_scene: TableScen
     [warning] = [w for w in fit.warnings if "px wide" in w]
     assert f"the {widest} card area looks {widths[widest]:.0f} px wide" in warning
     assert "move the camera further away, zoom out or lower its resolution" in warning
+
+
+def test_a_sharp_camera_gives_no_soft_frame_warning(table_scene: TableScene) -> None:
+    """The practice frame is rendered sharp: its markers' edges measure about 2 px."""
+    assert table_scene.fit.marker_edge_width_px == pytest.approx(2.0, abs=0.15)
+    assert not [w for w in table_scene.fit.warnings if "the frame is soft" in w]
+
+
+@pytest.mark.parametrize(("sigma", "soft"), [(0.5, False), (1.1, True)])
+def test_a_camera_out_of_focus_says_so(table_scene: TableScene, sigma: float, soft: bool) -> None:
+    """The same view blurred as a lens out of focus blurs it: the markers' edges widen with the
+    blur, and past a Gaussian sigma of 0.7 px (where the card reader misses several times more
+    cards) the fit warns and says what to do; the table is placed all the same."""
+    frame = table_scene.camera.render(table_scene.art, table_scene.pose, blur_sigma=sigma,
+                                      seed=1)
+    fit = fit_table(frame, "focus.png", table_scene.fit.calibration.camera, table_scene.layout)
+    edge = fit.marker_edge_width_px
+    assert edge is not None and edge > table_scene.fit.marker_edge_width_px
+    assert (edge > READABLE_EDGE_WIDTH_PX) is soft
+    warnings = [w for w in fit.warnings if "the frame is soft" in w]
+    if soft:
+        assert warnings == [
+            f"focus.png: the frame is soft: the markers' edges measure {edge:.1f} px (sharp: about"
+            f" 2 px; cards read well up to {READABLE_EDGE_WIDTH_PX:g} px), and the camera misses"
+            " several times more cards in frames this soft: focus the camera, clean its lens or"
+            " raise the stream's quality"]
+    else:
+        assert warnings == []
+    assert fit.calibration.residual_mm < 2
 
 
 def test_the_readable_card_widths_lie_within_those_the_card_reader_is_trained_on() -> None:
