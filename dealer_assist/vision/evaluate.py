@@ -246,13 +246,13 @@ def report(name: str, score: Score) -> dict[str, object]:
         "by_design": {design: {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
                                "wrong_reads": sum(s.confusions.values())}
                       for design, s in sorted(score.by_design.items())},
-        "by_blur": {band: _counts(score.by_blur[band])
+        "by_blur": {band: _band_summary(score.by_blur[band])
                     for band in BLUR_BANDS if band in score.by_blur},
     } | ({"misses": {_miss_name(causes): n for causes, n in score.misses.most_common()}}
          if score.misses else {})
 
 
-def _counts(score: Score) -> dict[str, object]:
+def _band_summary(score: Score) -> dict[str, object]:
     return {"precision": round(score.precision, 4), "recall": round(score.recall, 4),
             "true_positives": score.true_positives, "false_positives": score.false_positives,
             "false_negatives": score.false_negatives}
