@@ -1,4 +1,4 @@
-"""Camera calibration: lens, table plane, layouts and zones, visual check, drift.
+"""Camera calibration: lens, table plane, layouts and zones, visual check, drift, focus.
 
 The names below are loaded on first use, so ``dealer_assist.calibration.layout`` can be imported
 without OpenCV.
@@ -17,6 +17,9 @@ _EXPORTS = {
     "DriftMonitor": "drift",
     "DriftReport": "drift",
     "check_drift": "drift",
+    "FocusMonitor": "focus",
+    "FocusReport": "focus",
+    "check_focus": "focus",
     "CameraModel": "lens",
     "calibrate_lens": "lens",
     "Layout": "layout",

@@ -302,6 +302,7 @@ def _locate(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.drift import check_drift
+    from dealer_assist.calibration.focus import check_focus
     from dealer_assist.calibration.lens import read_color
     from dealer_assist.calibration.overlay import draw_overlay
     from dealer_assist.calibration.printables import write_png
@@ -316,7 +317,7 @@ def _check(args: argparse.Namespace) -> int:
     print(
         f"wrote {args.output}; markers seen {sorted(seen)}"
         + (f", missing {missing}" if missing else "")
-        + f"; {drift.message}"
+        + f"; {drift.message}; {check_focus(calibration, frame).message}"
     )
     return 0
 

@@ -348,7 +348,7 @@ def fit_table(
             f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points"
         )
     warnings.extend(card_size_warnings(calibration, name))
-    edge = _marker_edge_width(image, seen)
+    edge = marker_edge_width_px(image, seen)
     if edge is not None and edge > READABLE_EDGE_WIDTH_PX:
         warnings.append(
             f"{name}: the frame is soft: the markers' edges measure {edge:.1f} px (sharp: about"
@@ -359,7 +359,9 @@ def fit_table(
     return TableFit(calibration, tuple(residuals), tuple(warnings), edge)
 
 
-def _marker_edge_width(image: np.ndarray, markers: Mapping[int, np.ndarray]) -> float | None:
+def marker_edge_width_px(image: np.ndarray, markers: Mapping[int, np.ndarray]) -> float | None:
+    """How wide the black-to-white edges at ``markers``' corners are (``lens.edge_width_px``):
+    how sharp the frame is there; None without markers."""
     if not markers:
         return None
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)

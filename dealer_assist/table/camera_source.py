@@ -4,9 +4,10 @@
 frame tracker turn readings into appeared / removed / changed events, calibration place each event
 on the table plane, and the :class:`~dealer_assist.table.felt.FeltTracker` turn those into the
 loop's camera inputs. It reports the feed lost when no frame arrives for ``lost_after_s`` (and
-keeps trying), the feed back when frames return, and the camera moved when the drift check says
-so. The stages are plain callables, so the same thread serves a USB camera, a stream, a video
-file or the demo's rendered table.
+keeps trying), the feed back when frames return, the camera moved when the drift check says
+so, and its view soft (or sharp again) when the focus check says so. The stages are plain
+callables, so the same thread serves a USB camera, a stream, a video file or the demo's rendered
+table.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 
 from dealer_assist.rules import Card, CardCodeError
 from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
-from dealer_assist.table.sources import CameraLink, CameraMoved, Sink
+from dealer_assist.table.sources import CameraFocus, CameraLink, CameraMoved, Sink
 
 
 class Observation(Protocol):
@@ -72,7 +73,8 @@ _InFlight = tuple[int, float, "Future[Sequence[Observation]]"]
 class CameraStages:
     """The pipeline's parts: ``grab()`` a frame (None: none came), ``detect(frame)`` the cards,
     ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
-    ``drift(frame)`` a reason the camera moved (None: it has not)."""
+    ``drift(frame)`` a reason the camera moved (None: it has not), ``focus(frame)`` a reason its
+    view is too soft to read cards well (None: sharp); both checked every few seconds."""
 
     grab: Callable[[], Any]
     detect: Callable[[Any], Sequence[Observation]]
@@ -80,6 +82,7 @@ class CameraStages:
     to_table: Callable[[float, float], tuple[float, float]]
     drift: Callable[[Any], str | None] | None = None
     close: Callable[[], None] | None = None
+    focus: Callable[[Any], str | None] | None = None
 
 
 class CameraSource:
@@ -148,7 +151,7 @@ class CameraSource:
         stages = self.stages
         in_flight: deque[_InFlight] = deque()
         up: bool | None = None
-        moved = False
+        moved = soft = False
         last_frame = time.monotonic()
         last_drift = 0.0
         frame_number = 0
@@ -171,15 +174,19 @@ class CameraSource:
             if up is not True:
                 up = True
                 sink(CameraLink(True, self.description))
-            if stages.drift is not None and started - last_drift >= self.drift_every_s:
+            if started - last_drift >= self.drift_every_s:
                 last_drift = started
-                reason = stages.drift(frame)
+                reason = None if stages.drift is None else stages.drift(frame)
                 if reason is not None and not moved:
                     moved = True
                     sink(CameraMoved(reason))
                 elif reason is None and moved:
                     moved = False  # back where it was calibrated: trusted again
                     sink(CameraLink(True, f"{self.description}: back in place"))
+                blur = None if stages.focus is None else stages.focus(frame)
+                if (blur is not None) != soft:
+                    soft = blur is not None
+                    sink(CameraFocus(not soft, blur or f"{self.description}: sharp again"))
             if self._new_round.is_set():
                 self._new_round.clear()
                 self.felt.reset()

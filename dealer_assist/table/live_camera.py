@@ -1,6 +1,6 @@
 """The table's real overhead camera: OpenCV capture, the card detector, the frame tracker, the
-table calibration (pixel -> table mm, the layout's card zones) and its drift check, assembled into
-a :class:`~dealer_assist.table.camera_source.CameraSource`.
+table calibration (pixel -> table mm, the layout's card zones) and its drift and focus checks,
+assembled into a :class:`~dealer_assist.table.camera_source.CameraSource`.
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ def open_live_camera(config: CameraConfig,
     missing or wrong (the model file, the calibration file and its key). ``warn`` is told what
     runs but reads worse: cards the calibrated camera shows too small or too large to read."""
     from dealer_assist.calibration.drift import DriftMonitor
+    from dealer_assist.calibration.focus import FocusMonitor
     from dealer_assist.calibration.table import TableCalibration, card_size_warnings
     from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
     from dealer_assist.vision.tracker import CardTracker
@@ -70,6 +71,7 @@ def open_live_camera(config: CameraConfig,
         warn(warning)
     layout = calibration.layout
     drift = DriftMonitor(calibration)
+    focus = FocusMonitor(calibration)
     capture = Capture(config.source)
 
     def zone_of(x: float, y: float) -> tuple[str, int | None] | None:
@@ -82,6 +84,10 @@ def open_live_camera(config: CameraConfig,
         report = drift.check(frame)
         return report.message if report.alarm else None
 
+    def soft(frame: Any) -> str | None:
+        report = focus.check(frame)
+        return report.message if report.soft else None
+
     stages = CameraStages(
         grab=capture.grab,
         detect=detector.detect,
@@ -89,6 +95,7 @@ def open_live_camera(config: CameraConfig,
         to_table=calibration.image_to_table,
         drift=moved,
         close=capture.close,
+        focus=soft,
     )
     return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
                         workers=DETECTION_WORKERS)

@@ -53,6 +53,7 @@ from dealer_assist.rules import (
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    CameraFocus,
     CameraLink,
     CameraMoved,
     Decide,
@@ -96,6 +97,7 @@ class AlarmKind(enum.Enum):
     CAMERA_MISSED = "camera missed a card"  #: a shoe card the camera never saw land
     UNREADABLE = "unreadable card"  #: neither reader could identify a card
     CAMERA_MOVED = "camera moved"  #: calibration drift
+    CAMERA_SOFT = "camera out of focus"  #: its view too soft to read cards well
     SHOE_LINK_DOWN = "shoe link down"
     CAMERA_LOST = "camera feed lost"
     SHOE_PROBLEM = "shoe reports a problem"  #: jam, unreadable card, lost frames
@@ -598,6 +600,16 @@ class TableLoop:
         )
         self._flush_pending_shoe()
 
+    def _on_camera_focus(self, item: CameraFocus) -> None:
+        if item.sharp:
+            self._resolve(AlarmKind.CAMERA_SOFT)
+            return
+        self._alarm(
+            AlarmKind.CAMERA_SOFT,
+            f"the camera's view is soft ({item.detail}): it will miss more cards, each one an "
+            "alarm; call the technician to focus it or clean its lens",
+        )
+
     def _on_recording_failed(self, item: RecordingFailed) -> None:
         self._alarm(
             AlarmKind.RECORDING_FAILED,
@@ -938,6 +950,7 @@ _HANDLERS: dict[type, Any] = {
     HoleCardShown: TableLoop._on_hole_card,
     CameraLink: TableLoop._on_camera_link,
     CameraMoved: TableLoop._on_camera_moved,
+    CameraFocus: TableLoop._on_camera_focus,
     PlaceBet: TableLoop._on_bet,
     Decide: TableLoop._on_decide,
     Insure: TableLoop._on_insure,

@@ -143,7 +143,16 @@ class CameraMoved:
     detail: str
 
 
-CameraInput = FeltCard | FeltStacks | FeltSwap | HoleCardShown | CameraLink | CameraMoved
+@dataclass(frozen=True, slots=True)
+class CameraFocus:
+    """The camera's view went soft (``sharp`` False: it misses more cards) or is sharp again."""
+
+    sharp: bool
+    detail: str
+
+
+CameraInput = (FeltCard | FeltStacks | FeltSwap | HoleCardShown | CameraLink | CameraMoved
+               | CameraFocus)
 
 
 # -------------------------------------------------------------------------------------- dealer

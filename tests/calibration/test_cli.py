@@ -117,7 +117,9 @@ def test_check_draws_the_overlay(practice: Path, capsys: pytest.CaptureFixture[s
         )
         == 0
     )
-    assert "markers seen [0, 1, 2, 3, 4, 5]; camera still" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "markers seen [0, 1, 2, 3, 4, 5]; camera still" in out
+    assert "; frame sharp: the markers' edges measure 2." in out
     frame = read_color(practice / "table.png")
     drawn = read_color(overlay)
     assert drawn.shape == frame.shape

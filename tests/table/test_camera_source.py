@@ -15,7 +15,7 @@ import pytest
 from dealer_assist.table.camera_source import CameraSource, CameraStages
 from dealer_assist.table.felt import FeltTracker
 from dealer_assist.table.live_camera import Capture
-from dealer_assist.table.sources import CameraLink, CameraMoved
+from dealer_assist.table.sources import CameraFocus, CameraLink, CameraMoved
 
 cv2 = pytest.importorskip("cv2")
 
@@ -100,6 +100,26 @@ def test_drift_is_reported_once_and_cleared_when_back_in_place(tmp_path):
         CameraLink(True, "test video"),
         CameraMoved("moved 6.1 mm"),
         CameraLink(True, "test video: back in place"),
+    ]
+
+
+def test_a_soft_view_is_reported_once_and_cleared_when_sharp_again(tmp_path):
+    path = tmp_path / "table.avi"
+    write_video(path, 6)
+    capture = Capture(str(path))
+    verdicts = iter(["frame soft: 3.1 px", "frame soft: 3.2 px", None])
+    stages = CameraStages(
+        grab=capture.grab,
+        detect=lambda frame: [],
+        track=lambda number, cards: [],
+        to_table=lambda x, y: (x, y),
+        focus=lambda frame: next(verdicts, None),
+    )
+    seen, _ = run_source(stages, lambda items: len(items) >= 3)
+    assert seen[:3] == [
+        CameraLink(True, "test video"),
+        CameraFocus(False, "frame soft: 3.1 px"),
+        CameraFocus(True, "test video: sharp again"),
     ]
 
 

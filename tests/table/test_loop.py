@@ -32,6 +32,7 @@ from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    CameraFocus,
     CameraLink,
     CameraMoved,
     Decide,
@@ -254,6 +255,23 @@ def test_camera_moved_ignores_landings_until_recalibrated():
     assert table.loop.mode is Mode.SHOE_ONLY and table.kinds() == [AlarmKind.CAMERA_MOVED]
     table.send(CameraLink(True, "recalibrated"))
     assert table.loop.mode is Mode.SHOE_AND_CAMERA and table.loop.active_alarms() == []
+
+
+def test_a_soft_camera_view_alarms_keeps_the_camera_trusted_and_clears_when_sharp():
+    """Out of focus the camera still places cards right (it is where it was calibrated), it
+    only misses more of them: an alarm for the technician, no change of mode; a round played
+    meanwhile reads its cards from the felt as before."""
+    table = Table()
+    table.send(CameraFocus(False, "frame soft: the markers' edges measure 3.3 px"))
+    assert table.kinds() == [AlarmKind.CAMERA_SOFT]
+    assert "3.3 px" in table.loop.alarms[0].text and "focus it" in table.loop.alarms[0].text
+    assert table.loop.mode is Mode.SHOE_AND_CAMERA
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.send(Decide(1, Action.STAND))
+    table.card("8H")  # dealer 24
+    assert table.loop.rounds_played == 1 and table.kinds() == [AlarmKind.CAMERA_SOFT]
+    table.send(CameraFocus(True, "camera: sharp again"))
+    assert table.loop.active_alarms() == [] and len(table.loop.alarms) == 1
 
 
 def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
