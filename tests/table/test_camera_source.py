@@ -83,44 +83,29 @@ def test_missing_device_is_reported_lost_and_retried(tmp_path):
     assert source.frames_processed == 0
 
 
-def test_drift_is_reported_once_and_cleared_when_back_in_place(tmp_path):
+@pytest.mark.parametrize(("check", "verdicts", "reported"), [
+    ("drift", ["moved 6.1 mm", "moved 6.3 mm"],
+     [CameraMoved("moved 6.1 mm"), CameraLink(True, "test video: back in place")]),
+    ("focus", ["frame soft: 3.1 px", "frame soft: 3.2 px"],
+     [CameraFocus(False, "frame soft: 3.1 px"), CameraFocus(True, "test video: sharp again")]),
+], ids=["drift", "focus"])
+def test_a_camera_check_is_reported_once_and_cleared_when_it_passes(tmp_path, check, verdicts,
+                                                                     reported):
+    """The drift and the focus check: two failing frames in a row give one report, the first
+    passing frame (None) clears it."""
     path = tmp_path / "table.avi"
     write_video(path, 6)
     capture = Capture(str(path))
-    verdicts = iter(["moved 6.1 mm", "moved 6.3 mm", None])
+    answers = iter([*verdicts, None])
     stages = CameraStages(
         grab=capture.grab,
         detect=lambda frame: [],
         track=lambda number, cards: [],
         to_table=lambda x, y: (x, y),
-        drift=lambda frame: next(verdicts, None),
+        **{check: lambda frame: next(answers, None)},
     )
     seen, _ = run_source(stages, lambda items: len(items) >= 3)
-    assert seen[:3] == [
-        CameraLink(True, "test video"),
-        CameraMoved("moved 6.1 mm"),
-        CameraLink(True, "test video: back in place"),
-    ]
-
-
-def test_a_soft_view_is_reported_once_and_cleared_when_sharp_again(tmp_path):
-    path = tmp_path / "table.avi"
-    write_video(path, 6)
-    capture = Capture(str(path))
-    verdicts = iter(["frame soft: 3.1 px", "frame soft: 3.2 px", None])
-    stages = CameraStages(
-        grab=capture.grab,
-        detect=lambda frame: [],
-        track=lambda number, cards: [],
-        to_table=lambda x, y: (x, y),
-        focus=lambda frame: next(verdicts, None),
-    )
-    seen, _ = run_source(stages, lambda items: len(items) >= 3)
-    assert seen[:3] == [
-        CameraLink(True, "test video"),
-        CameraFocus(False, "frame soft: 3.1 px"),
-        CameraFocus(True, "test video: sharp again"),
-    ]
+    assert seen[:3] == [CameraLink(True, "test video"), *reported]
 
 
 def test_frames_detected_at_once_are_tracked_in_frame_order(tmp_path):
