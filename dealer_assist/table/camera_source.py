@@ -71,7 +71,8 @@ _InFlight = tuple[int, float, "Future[Sequence[Observation]]"]
 
 @dataclass(frozen=True, slots=True)
 class CameraStages:
-    """The pipeline's parts: ``grab()`` a frame (None: none came), ``detect(frame)`` the cards,
+    """The pipeline's parts: ``grab()`` a frame (None: none came; an OSError, ValueError or
+    RuntimeError: none usable, its message saying why), ``detect(frame)`` the cards,
     ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
     ``drift(frame)`` a reason the camera moved (None: it has not), ``focus(frame)`` a reason its
     view is too soft to read cards well (None: sharp); both checked every few seconds."""
@@ -155,21 +156,24 @@ class CameraSource:
         last_frame = time.monotonic()
         last_drift = 0.0
         frame_number = 0
+        refused = ""  # why the last grab gave no frame, when it said
         while not self._stop.is_set():
             started = time.monotonic()
             try:
                 frame = stages.grab()
-            except (OSError, ValueError, RuntimeError):
-                frame = None
+            except (OSError, ValueError, RuntimeError) as error:
+                frame, refused = None, str(error)
             if frame is None:
                 while in_flight:  # no frame is coming: the ones in hand are tracked now
                     self._track_oldest(sink, in_flight)
                 if up is not False and started - last_frame >= self.lost_after_s:
                     up = False
                     sink(CameraLink(False, f"{self.description}: no frame for "
-                                           f"{self.lost_after_s:g} s"))
+                                           f"{self.lost_after_s:g} s"
+                                           + (f" ({refused})" if refused else "")))
                 self._stop.wait(0.05)
                 continue
+            refused = ""
             last_frame = started
             if up is not True:
                 up = True

@@ -88,8 +88,17 @@ def open_live_camera(config: CameraConfig,
         report = focus.check(frame)
         return report.message if report.soft else None
 
+    def grab() -> Any:
+        """The next frame; a frame of another size than the calibrated one is refused (its
+        pixels would land cards in the wrong places), e.g. a camera plugged back in at its
+        default resolution: the feed is then reported lost, saying so."""
+        frame = capture.grab()
+        if frame is not None:
+            calibration.camera.check_frame(frame, f"camera {config.source}")
+        return frame
+
     stages = CameraStages(
-        grab=capture.grab,
+        grab=grab,
         detect=detector.detect,
         track=CardTracker().update,
         to_table=calibration.image_to_table,

@@ -49,20 +49,3 @@ def test_the_monitor_goes_soft_after_two_frames_in_a_row_and_sharp_at_once(
     verdicts = [monitor.check(f).soft for f in (soft, sharp, soft, blank, soft, blank, sharp)]
     assert verdicts == [False, False, False, False, True, True, False]
 
-
-def test_the_table_cameras_focus_check_is_this_monitor(table_scene: TableScene, tmp_path) -> None:
-    """The live camera the table opens from its config checks focus on its calibration's
-    markers: a soft view twice over gives the reason, a sharp one none."""
-    from dealer_assist.table.config import CameraConfig
-    from dealer_assist.table.live_camera import open_live_camera
-
-    calibration = tmp_path / "table.yaml"
-    table_scene.fit.calibration.save(calibration)
-    source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration))
-    focus = source.stages.focus
-    assert focus is not None
-    soft = frame(table_scene, 1.1)
-    assert focus(soft) is None  # one soft frame alone
-    reason = focus(soft)
-    assert reason is not None and reason.startswith("frame soft: the markers' edges measure 3.")
-    assert focus(frame(table_scene, 0.0)) is None

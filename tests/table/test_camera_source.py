@@ -83,6 +83,28 @@ def test_missing_device_is_reported_lost_and_retried(tmp_path):
     assert source.frames_processed == 0
 
 
+def test_frames_refused_by_the_grab_are_reported_lost_with_the_reason(tmp_path):
+    """A grab that refuses its frames (here: every one, for its size) gives none to the
+    detector, and the feed-lost report carries the grab's reason; a frame that comes after
+    clears the reason."""
+    answers = iter([ValueError("image is 640x360 but the camera was calibrated at 1280x720")] * 8)
+
+    def grab():
+        answer = next(answers, None)
+        if answer is None:
+            return np.zeros((4, 4, 3), np.uint8)
+        raise answer
+
+    stages = CameraStages(grab=grab, detect=lambda frame: [], track=lambda number, cards: [],
+                          to_table=lambda x, y: (x, y))
+    seen, source = run_source(stages, lambda items: len(items) >= 2, lost_after_s=0.2)
+    assert seen[:2] == [
+        CameraLink(False, "test video: no frame for 0.2 s (image is 640x360 but the camera was "
+                          "calibrated at 1280x720)"),
+        CameraLink(True, "test video"),
+    ]
+
+
 @pytest.mark.parametrize(("check", "verdicts", "reported"), [
     ("drift", ["moved 6.1 mm", "moved 6.3 mm"],
      [CameraMoved("moved 6.1 mm"), CameraLink(True, "test video: back in place")]),
