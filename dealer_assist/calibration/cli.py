@@ -324,18 +324,22 @@ def _check(args: argparse.Namespace) -> int:
 
 def _drift(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.drift import DriftMonitor
+    from dealer_assist.calibration.focus import check_focus
     from dealer_assist.calibration.lens import read_color
     from dealer_assist.calibration.table import TableCalibration
 
-    monitor = DriftMonitor(TableCalibration.load(args.table), args.threshold_mm, confirm_frames=1)
+    calibration = TableCalibration.load(args.table)
+    monitor = DriftMonitor(calibration, args.threshold_mm, confirm_frames=1)
     alarmed = False
     for path in args.images:
-        report = monitor.check(read_color(path), str(path))
+        frame = read_color(path)
+        report = monitor.check(frame, str(path))
+        focus = check_focus(calibration, frame)
         alarmed |= report.alarm
         if args.json:
-            print(json.dumps({"image": str(path), **report.to_json()}))
+            print(json.dumps({"image": str(path), **report.to_json(), "focus": focus.to_json()}))
         else:
-            print(f"{path}: {'ALARM ' if report.alarm else ''}{report.message}")
+            print(f"{path}: {'ALARM ' if report.alarm else ''}{report.message}; {focus.message}")
     return 1 if alarmed else 0
 
 

@@ -31,7 +31,7 @@ class FocusReport:
     message: str
 
     def to_json(self) -> dict[str, Any]:
-        """Plain form for ``calibrate drift --json``."""
+        """Plain form for ``calibrate drift --json`` (its ``focus``)."""
         return {
             "edge_width_px": None if self.edge_width_px is None else round(self.edge_width_px, 2),
             "soft": self.soft,

@@ -128,14 +128,19 @@ def test_check_draws_the_overlay(practice: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_drift_exit_status(practice: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 1 on a drift alarm; each frame's focus is reported beside its drift, never an
+    alarm of this command's (the practice frames are sharp)."""
     table = str(practice / "table.yaml")
     assert main(["calibrate", "drift", str(practice / "table-still.png"), "--table", table]) == 0
+    out = capsys.readouterr().out
+    assert "camera still" in out and "; frame sharp: the markers' edges measure 2." in out
     assert (
         main(["calibrate", "drift", str(practice / "table-bumped.png"), "--table", table, "--json"])
         == 1
     )
     report = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert report["alarm"] is True and report["moved_mm"] > 3
+    assert report["focus"]["soft"] is False and 1.8 < report["focus"]["edge_width_px"] < 2.3
 
 
 def test_bad_inputs_exit_2_naming_the_file(
