@@ -154,7 +154,7 @@ class CameraSource:
         up: bool | None = None
         moved = soft = False
         last_frame = time.monotonic()
-        last_drift = 0.0
+        last_check = 0.0
         frame_number = 0
         refused = ""  # why the last grab gave no frame, when it said
         while not self._stop.is_set():
@@ -178,8 +178,8 @@ class CameraSource:
             if up is not True:
                 up = True
                 sink(CameraLink(True, self.description))
-            if started - last_drift >= self.drift_every_s:
-                last_drift = started
+            if started - last_check >= self.drift_every_s:
+                last_check = started
                 reason = None if stages.drift is None else stages.drift(frame)
                 if reason is not None and not moved:
                     moved = True
