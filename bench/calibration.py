@@ -22,6 +22,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dealer_assist.calibration.drift import check_drift  # noqa: E402
+from dealer_assist.calibration.focus import check_focus  # noqa: E402
 from dealer_assist.calibration.layout import Layout  # noqa: E402
 from dealer_assist.calibration.lens import (  # noqa: E402
     CameraModel,
@@ -35,7 +36,7 @@ from dealer_assist.calibration.synthetic import (  # noqa: E402
     board_poses,
     table_pose,
 )
-from dealer_assist.calibration.table import fit_table  # noqa: E402
+from dealer_assist.calibration.table import detect_markers, fit_table  # noqa: E402
 
 LAYOUT = Path(__file__).resolve().parents[1] / "calibration" / "layouts" / "standard-7seat.yaml"
 T = TypeVar("T")
@@ -46,6 +47,11 @@ def timed(work: Callable[[], T]) -> tuple[T, float]:
     start = time.perf_counter()
     result = work()
     return result, time.perf_counter() - start
+
+
+def median_ms(work: Callable[[], object], repeats: int = 40) -> float:
+    """Median wall milliseconds of ``repeats`` calls."""
+    return 1000 * float(np.median([timed(work)[1] for _ in range(repeats)]))
 
 
 def lens_errors(label: str, camera: SyntheticCamera, model: CameraModel, seconds: float) -> None:
@@ -106,6 +112,22 @@ def main() -> None:
             f"drift, camera {label}: moved {report.moved_mm:.2f} mm, alarm {report.alarm}"
             f" ({seconds * 1000:.0f} ms per frame)"
         )
+    live = camera.render(table, pose, seed=7)
+
+    def checks_sharing_markers() -> None:
+        markers = detect_markers(live, layout.aruco_dictionary)
+        check_drift(calibration, live, markers=markers)
+        check_focus(calibration, live, markers=markers)
+
+    def checks_each_finding_markers() -> None:
+        check_drift(calibration, live)
+        check_focus(calibration, live)
+
+    print(
+        f"the table's live checks of one frame (drift + focus), median of 40:"
+        f" {median_ms(checks_sharing_markers):.1f} ms with the markers found once (as the table"
+        f" runs them), {median_ms(checks_each_finding_markers):.1f} ms with each finding them"
+    )
     many = pixels[:1000]
     _, seconds = timed(lambda: [calibration.locate(u, v) for u, v in many])
     print(f"locate: {seconds / len(many) * 1e6:.0f} us per pixel, one at a time")

@@ -311,13 +311,13 @@ def _check(args: argparse.Namespace) -> int:
     calibration = TableCalibration.load(args.table)
     frame = read_color(args.image)
     seen = detect_markers(frame, calibration.layout.aruco_dictionary)
-    drift = check_drift(calibration, frame, name=str(args.image))
+    drift = check_drift(calibration, frame, name=str(args.image), markers=seen)
     write_png(args.output, draw_overlay(frame, calibration, seen, drift))
     missing = [m.marker_id for m in calibration.layout.markers if m.marker_id not in seen]
     print(
         f"wrote {args.output}; markers seen {sorted(seen)}"
         + (f", missing {missing}" if missing else "")
-        + f"; {drift.message}; {check_focus(calibration, frame).message}"
+        + f"; {drift.message}; {check_focus(calibration, frame, markers=seen).message}"
     )
     return 0
 
@@ -326,15 +326,16 @@ def _drift(args: argparse.Namespace) -> int:
     from dealer_assist.calibration.drift import DriftMonitor
     from dealer_assist.calibration.focus import check_focus
     from dealer_assist.calibration.lens import read_color
-    from dealer_assist.calibration.table import TableCalibration
+    from dealer_assist.calibration.table import TableCalibration, detect_markers
 
     calibration = TableCalibration.load(args.table)
     monitor = DriftMonitor(calibration, args.threshold_mm, confirm_frames=1)
     alarmed = False
     for path in args.images:
         frame = read_color(path)
-        report = monitor.check(frame, str(path))
-        focus = check_focus(calibration, frame)
+        seen = detect_markers(frame, calibration.layout.aruco_dictionary)
+        report = monitor.check(frame, str(path), markers=seen)
+        focus = check_focus(calibration, frame, markers=seen)
         alarmed |= report.alarm
         if args.json:
             print(json.dumps({"image": str(path), **report.to_json(), "focus": focus.to_json()}))

@@ -7,6 +7,7 @@ markers, so one marker nudged on the felt or half-covered by a hand does not rai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,12 +52,15 @@ def check_drift(
     threshold_mm: float = DEFAULT_THRESHOLD_MM,
     min_markers: int = MIN_MARKERS_FOR_DRIFT,
     name: str = "frame",
+    markers: Mapping[int, np.ndarray] | None = None,
 ) -> DriftReport:
     """Compare one frame's markers with the calibration's baseline (stateless). A frame of
-    another size than the calibrated one raises CalibrationError naming ``name``."""
+    another size than the calibrated one raises CalibrationError naming ``name``. ``markers``:
+    the frame's markers if already detected (``detect_markers``), else they are detected here."""
     calibration.camera.check_frame(frame, name)
     baseline = calibration.reference_markers
-    seen = detect_markers(frame, calibration.layout.aruco_dictionary)
+    seen = (detect_markers(frame, calibration.layout.aruco_dictionary)
+            if markers is None else markers)
     found = tuple(sorted(i for i in seen if i in baseline))
     missing = tuple(sorted(set(baseline) - set(found)))
     if len(found) < min_markers:
@@ -104,9 +108,12 @@ class DriftMonitor:
         self.min_markers = min_markers
         self._over = 0
 
-    def check(self, frame: np.ndarray, name: str = "frame") -> DriftReport:
-        """Judge one frame; ``alarm`` in the result is the debounced state."""
-        report = check_drift(self.calibration, frame, self.threshold_mm, self.min_markers, name)
+    def check(self, frame: np.ndarray, name: str = "frame",
+              markers: Mapping[int, np.ndarray] | None = None) -> DriftReport:
+        """Judge one frame (``markers`` as :func:`check_drift`'s); ``alarm`` in the result is the
+        debounced state."""
+        report = check_drift(self.calibration, frame, self.threshold_mm, self.min_markers, name,
+                             markers)
         if report.moved_mm is None:
             alarm = self._over >= self.confirm_frames
         else:

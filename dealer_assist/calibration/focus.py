@@ -7,6 +7,7 @@ more cards long before it stops seeing them, so the table loop raises an alarm f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,12 +42,18 @@ class FocusReport:
 
 
 def check_focus(
-    calibration: TableCalibration, frame: np.ndarray, limit_px: float = READABLE_EDGE_WIDTH_PX
+    calibration: TableCalibration,
+    frame: np.ndarray,
+    limit_px: float = READABLE_EDGE_WIDTH_PX,
+    markers: Mapping[int, np.ndarray] | None = None,
 ) -> FocusReport:
-    """Measure one frame's sharpness on the layout markers in it (stateless)."""
+    """Measure one frame's sharpness on the layout markers in it (stateless). ``markers``: the
+    frame's markers if already detected (``detect_markers``), else they are detected here."""
     layout = calibration.layout
     known = {m.marker_id for m in layout.markers}
-    seen = {i: c for i, c in detect_markers(frame, layout.aruco_dictionary).items() if i in known}
+    if markers is None:
+        markers = detect_markers(frame, layout.aruco_dictionary)
+    seen = {i: c for i, c in markers.items() if i in known}
     edge = marker_edge_width_px(frame, seen)
     if edge is None:
         return FocusReport(None, False, limit_px, "cannot judge focus: no layout marker visible")
@@ -75,9 +82,11 @@ class FocusMonitor:
         self.confirm_frames = confirm_frames
         self._over = 0
 
-    def check(self, frame: np.ndarray) -> FocusReport:
-        """Judge one frame; ``soft`` in the result is the debounced state."""
-        report = check_focus(self.calibration, frame, self.limit_px)
+    def check(self, frame: np.ndarray,
+              markers: Mapping[int, np.ndarray] | None = None) -> FocusReport:
+        """Judge one frame (``markers`` as :func:`check_focus`'s); ``soft`` in the result is the
+        debounced state."""
+        report = check_focus(self.calibration, frame, self.limit_px, markers)
         if report.edge_width_px is not None:
             self._over = self._over + 1 if report.soft else 0
         soft = self._over >= self.confirm_frames

@@ -6,7 +6,7 @@ assembled into a :class:`~dealer_assist.table.camera_source.CameraSource`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,11 @@ def open_live_camera(config: CameraConfig,
     runs but reads worse: cards the calibrated camera shows too small or too large to read."""
     from dealer_assist.calibration.drift import DriftMonitor
     from dealer_assist.calibration.focus import FocusMonitor
-    from dealer_assist.calibration.table import TableCalibration, card_size_warnings
+    from dealer_assist.calibration.table import (
+        TableCalibration,
+        card_size_warnings,
+        detect_markers,
+    )
     from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
     from dealer_assist.vision.tracker import CardTracker
 
@@ -80,12 +84,21 @@ def open_live_camera(config: CameraConfig,
             return None
         return ("dealer", None) if zone.seat is None else ("seat", zone.seat)
 
+    checked: list[Any] = [None, {}]  # the frame the drift check last saw, and its markers
+
+    def markers_in(frame: Any) -> Mapping[int, Any]:
+        """The frame's layout markers, detected once for both checks of that frame."""
+        if checked[0] is not frame:
+            checked[:] = [frame, detect_markers(frame, layout.aruco_dictionary)]
+        return checked[1]
+
     def moved(frame: Any) -> str | None:
-        report = drift.check(frame)
+        report = drift.check(frame, markers=markers_in(frame))
         return report.message if report.alarm else None
 
     def soft(frame: Any) -> str | None:
-        report = focus.check(frame)
+        report = focus.check(frame, markers=markers_in(frame))
+        checked[:] = [None, {}]  # the frame is not kept past its checks
         return report.message if report.soft else None
 
     def grab() -> Any:

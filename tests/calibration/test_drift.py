@@ -9,6 +9,7 @@ import pytest
 from dealer_assist.calibration.drift import DriftMonitor, check_drift
 from dealer_assist.calibration.layout import MarkerPlacement
 from dealer_assist.calibration.printables import FlatArt, paste_marker
+from dealer_assist.calibration.table import detect_markers
 
 from .conftest import TableScene
 
@@ -78,6 +79,15 @@ def test_hidden_markers_give_no_verdict(table_scene: TableScene) -> None:
     assert report.moved_mm is None and not report.alarm
     assert report.markers_missing == (0, 1, 2, 3, 4, 5)
     assert report.message == "cannot judge drift: 0 of 6 baseline markers visible (need 2)"
+
+
+def test_markers_already_found_are_the_ones_compared(table_scene: TableScene) -> None:
+    """Given the frame's markers (found once for the focus check too), drift compares those."""
+    calibration = table_scene.fit.calibration
+    assert check_drift(calibration, table_scene.frame, markers={}).moved_mm is None
+    found = detect_markers(table_scene.frame, calibration.layout.aruco_dictionary)
+    assert check_drift(calibration, table_scene.frame, markers=found) == \
+        check_drift(calibration, table_scene.frame)
 
 
 def test_monitor_confirms_over_two_frames_and_clears_when_back(table_scene: TableScene) -> None:

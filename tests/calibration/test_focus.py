@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dealer_assist.calibration.focus import FocusMonitor, check_focus
-from dealer_assist.calibration.table import READABLE_EDGE_WIDTH_PX
+from dealer_assist.calibration.table import READABLE_EDGE_WIDTH_PX, detect_markers
 
 from .conftest import TableScene
 
@@ -37,6 +37,16 @@ def test_no_marker_in_view_gives_no_verdict(table_scene: TableScene) -> None:
     report = check_focus(table_scene.fit.calibration, blank)
     assert report.edge_width_px is None and not report.soft
     assert report.message == "cannot judge focus: no layout marker visible"
+
+
+def test_markers_already_found_are_the_ones_measured(table_scene: TableScene) -> None:
+    """Given the frame's markers (found once for the drift check too), focus measures those:
+    none given, no verdict, though the frame shows them."""
+    sharp = frame(table_scene, 0.0)
+    assert check_focus(table_scene.fit.calibration, sharp, markers={}).edge_width_px is None
+    found = detect_markers(sharp, table_scene.fit.calibration.layout.aruco_dictionary)
+    assert check_focus(table_scene.fit.calibration, sharp, markers=found) == \
+        check_focus(table_scene.fit.calibration, sharp)
 
 
 def test_the_monitor_goes_soft_after_two_frames_in_a_row_and_sharp_at_once(
