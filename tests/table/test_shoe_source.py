@@ -1,0 +1,66 @@
+"""The shoe as the table's source, over a real pseudo-terminal: the simulator speaks the
+dealer-assist protocol, ``SerialShoeSource`` reads it and hands the loop its cards, and the
+problems only a person can resolve (a card the shoe could not read, the lid opened mid-shoe, the
+shoe's own alarm) as ``ShoeProblem`` with the shoe's words. Pip tens and excess copies are the
+loop's to judge (it counts the camera's cards too), so the source does not report them."""
+
+from __future__ import annotations
+
+import queue
+import time
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.rules.cards import Card
+from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
+from dealer_assist.table.shoe_source import SerialShoeSource
+from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink, ShoeProblem
+
+PATIENCE_S = 30.0  # a generous bound for a slow shared machine: not a timing assertion
+
+
+def take_until(inputs: queue.Queue, done, what: str) -> list:
+    got: list = []
+    deadline = time.monotonic() + PATIENCE_S
+    while not done(got):
+        if time.monotonic() > deadline:
+            pytest.fail(f"gave up waiting for {what}; got {got}")
+        try:
+            got.append(inputs.get(timeout=0.5))
+        except queue.Empty:
+            pass
+    return got
+
+
+def problems(got: list) -> list[str]:
+    return [item.text for item in got if isinstance(item, ShoeProblem)]
+
+
+def test_the_shoes_problems_reach_the_table_in_its_words_and_its_cards_in_order(
+        tmp_path: Path) -> None:
+    inputs: queue.Queue = queue.Queue()
+    with ShoeSimulator(PtyLink(str(tmp_path / "shoe"))) as sim:
+        sim.load_shoe(6)
+        source = SerialShoeSource(sim.url, decks=6)
+        source.start(inputs.put)
+        try:
+            sim.draw("7S")
+            sim.unreadable()
+            sim.draw("KH")
+            sim.lid(opened=True)
+            sim.alarm(3, "jam at the exit rollers")
+            sim.draw("TS")  # a pip ten: the loop's to judge, not reported here
+            got = take_until(inputs, lambda got: len(problems(got)) >= 3
+                             and sum(isinstance(i, ShoeCard) for i in got) >= 3, "three problems")
+        finally:
+            source.stop()
+    assert got[0] == ShoeLink(True, sim.url)
+    assert NewShoe(6) in got
+    assert [i.card for i in got if isinstance(i, ShoeCard)] == [Card.parse(c)
+                                                                for c in ("7S", "KH", "TS")]
+    assert problems(got) == [
+        "unreadable card at shoe index 2 (seq 3)",
+        "lid opened after 3 cards, before the shoe ran out (seq 5)",
+        "shoe alarm 3: jam at the exit rollers",
+    ]
