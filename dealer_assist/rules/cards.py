@@ -22,10 +22,6 @@ class Suit(enum.Enum):
     DIAMONDS = "D"
     CLUBS = "C"
 
-    @property
-    def symbol(self) -> str:
-        return {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}[self.value]
-
 
 class Rank(enum.Enum):
     ACE = "A"
@@ -46,10 +42,6 @@ class Rank(enum.Enum):
     def value_points(self) -> int:
         """Blackjack value with an ace counted as 1; J/Q/K (and a pip ten) count 10."""
         return _POINTS[self.value]
-
-    @property
-    def is_ten_value(self) -> bool:
-        return self.value_points == 10
 
 
 _POINTS = {"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10} | {str(n): n for n in range(2, 10)}

@@ -15,7 +15,6 @@ import os
 import random
 import select
 import socket
-import tempfile
 import threading
 import time
 import tty
@@ -503,8 +502,3 @@ class ShoeSimulator:
                         FrameType.HEARTBEAT, self.session, self._max_sent_seq, payload
                     )
                     self._emit(heartbeat)
-
-
-def temporary_link_path() -> str:
-    """A fresh path for a pty's stable symlink, in a private temporary directory."""
-    return os.path.join(tempfile.mkdtemp(prefix="shoe-"), "shoe")

@@ -80,7 +80,6 @@ class SyntheticFelt:
         self.seed = seed
         self._lock = threading.Lock()
         self._dealer: list[tuple[str, float]] = []  # (code, angle)
-        self._dealer_slots = 0
         self._stacks: dict[int, list[list[tuple[str, bool]]]] = {}
         self._frames = 0
 
@@ -88,7 +87,6 @@ class SyntheticFelt:
         with self._lock:
             if isinstance(item, FeltCard):
                 if item.spot.is_dealer:
-                    self._dealer_slots += 1
                     if item.card is not None:
                         self._dealer.append((item.card.code, 0.0))
                     return
@@ -106,7 +104,7 @@ class SyntheticFelt:
             elif isinstance(item, HoleCardShown) and item.card is not None:
                 self._dealer.insert(1, (item.card.code, 0.0))
             elif isinstance(item, FinishRound):
-                self._dealer, self._dealer_slots, self._stacks = [], 0, {}
+                self._dealer, self._stacks = [], {}
 
     @property
     def empty(self) -> bool:

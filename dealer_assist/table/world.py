@@ -92,10 +92,6 @@ class SimulatedTable:
         self.drawn = 0
         yield "shoe", NewShoe(self.rules.decks)
 
-    def cards_for_shoe(self) -> list[Card]:
-        """The shoe's card order (what a simulated shoe device is loaded with)."""
-        return list(self.shoe)
-
     def _draw(self) -> Card:
         card = self.shoe[self.drawn]
         self.drawn += 1
