@@ -38,11 +38,6 @@ class Rank(enum.Enum):
     QUEEN = "Q"
     KING = "K"
 
-    @property
-    def value_points(self) -> int:
-        """Blackjack value with an ace counted as 1; J/Q/K (and a pip ten) count 10."""
-        return _POINTS[self.value]
-
 
 _POINTS = {"A": 1, "T": 10, "J": 10, "Q": 10, "K": 10} | {str(n): n for n in range(2, 10)}
 

@@ -302,8 +302,6 @@ class ShoeSimulator:
         self._restore_at: float | None = None
         self._cut_request: float | None = None
         self._restore_request = False
-        self.frames_sent = 0
-        self.retransmissions = 0
 
     @property
     def url(self) -> str:
@@ -436,7 +434,6 @@ class ShoeSimulator:
                     if rng.random() < faults.corrupt_rate:
                         data[i] ^= rng.randrange(1, 256)
             self.link.send(bytes(data))
-            self.frames_sent += 1
 
     def _on_host_frame(self, frame_type: int, session: int, seq: int) -> None:
         pending = self._pending
@@ -452,8 +449,6 @@ class ShoeSimulator:
             self._rewind()
 
     def _rewind(self) -> None:
-        if self._sent:
-            self.retransmissions += 1
         self._sent = 0
         self._progress_at = time.monotonic()
 

@@ -35,7 +35,6 @@ class TableRunner:
         self.sources = list(sources or [])
         self.tick_s = tick_s
         self.clock = clock
-        self.inputs_handled = 0
         self.errors: list[str] = []
         self._queue: queue.Queue[TableInput | None] = queue.Queue()
         self._listeners: list[ViewListener] = []
@@ -117,7 +116,6 @@ class TableRunner:
                     except Exception as error:  # a bug must not stop the table: show it
                         self.errors.append(f"{type(error).__name__}: {error} (input {item!r})")
                         loop.updates += 1
-                    self.inputs_handled += 1
                 loop.tick(self.clock())
                 view = self._publish() if loop.updates != self._seen_updates else None
                 new_round = loop.round_id != self._round_seen
