@@ -407,6 +407,8 @@ class RoundEngine:
         target = self._seats.get(seat)
         if target is None:
             raise WagerError(f"seat {seat}: insurance needs a main wager at that seat")
+        if not self.rules.insurance:
+            raise WagerError(f"seat {seat}: this table does not offer insurance")
         if not self.insurance_open:
             up = self.up_card.code if self.up_card else "none yet"
             raise WagerError(
@@ -607,7 +609,7 @@ class RoundEngine:
                 if rules.double_for_less and amount > hand.wager:
                     return f"a double may be at most the original wager {format_money(hand.wager)}"
                 if not rules.double_for_less and amount != full:
-                    return f"no doubling for less on this table: the double is {format_money(full)}"
+                    return self._not_the_double(hand, amount, full)
             return None
         if action is Action.SPLIT:
             if doubled or len(hand.cards) != 2:
@@ -635,6 +637,20 @@ class RoundEngine:
                 return "rescue needs a doubled hand"
             return None
         raise AssertionError(action)
+
+    def _not_the_double(self, hand: _Hand, amount: Decimal, full: Decimal) -> str:
+        """Why ``amount`` is refused as a double on a table without doubling for less."""
+        if amount < full:
+            return f"no doubling for less on this table: the double is {format_money(full)}"
+        if not self.rules.double_double_down:
+            return f"the double is {format_money(full)}, the original wager"
+        if full < hand.wagered:
+            return (
+                f"the double is {format_money(full)}: the hand's wager"
+                f" {format_money(hand.wagered)}, capped at the table maximum"
+                f" {format_money(self.rules.max_bet)}"
+            )
+        return f"the double is {format_money(full)}, the hand's wager so far"
 
     def _full_double(self, hand: _Hand) -> Decimal:
         if self.rules.double_double_down:

@@ -101,8 +101,11 @@ class RuleSet:
         mins = [t.min_wager for t in self.super_bonus_tiers]
         if mins != sorted(set(mins)):
             found.append("super_bonus_tiers must have increasing, distinct min_wager")
-        if any(t.amount < 0 or t.min_wager <= 0 for t in self.super_bonus_tiers):
-            found.append("super_bonus_tiers need positive min_wager and non-negative amount")
+        if any(t.amount <= 0 or t.min_wager <= 0 for t in self.super_bonus_tiers):
+            found.append(
+                "super_bonus_tiers need a positive min_wager and a positive amount (a tier that"
+                " pays nothing would still owe the other seats Envy: leave its wagers out)"
+            )
         return found
 
     @property
