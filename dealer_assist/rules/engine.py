@@ -566,8 +566,13 @@ class RoundEngine:
     ) -> tuple[_Seat, int, _Hand]:
         current = self._current()
         if current is None:
+            own = self._seats.get(seat)
+            finished = "" if own is None else "; " + ", ".join(
+                f"hand {i}: {h.describe()}, {h.status.value}" for i, h in enumerate(own.hands)
+            )
             raise IllegalActionError(
-                f"seat {seat}: cannot {action.value}: no hand is in play ({self.describe()})"
+                f"seat {seat}: cannot {action.value}: no hand is in play{finished}"
+                f" ({self.describe()})"
             )
         seat_state, index, open_hand = current
         if seat != seat_state.number or (hand is not None and hand != index):
