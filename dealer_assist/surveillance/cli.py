@@ -92,6 +92,12 @@ def _print_text(report: object) -> None:
     partial = [r for r in report.rounds if r.status != "settled"]
     for discrepancy in report.discrepancies:
         print(discrepancy.text())
+    if report.unrecorded_files:
+        shown = ", ".join(report.unrecorded_files[:3])
+        more = len(report.unrecorded_files) - 3
+        print(f"note: {len(report.unrecorded_files)} frame file(s) on disk are named by no record"
+              f" (a frame written as the recorder stopped, or records deleted): {shown}"
+              + (f" and {more} more" if more > 0 else ""))
     for round_replay in partial:
         print(f"note: table {round_replay.table} round {round_replay.round_id} "
               f"(#{round_replay.key}) is {round_replay.status}: not settled, nothing to compare")

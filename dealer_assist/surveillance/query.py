@@ -175,21 +175,21 @@ def storage_report(store: RecordingStore) -> dict[str, Any]:
         " SUM(kind = 'round') AS rounds FROM records WHERE table_id IS NOT NULL"
         " GROUP BY table_id, hour"
     ):
-        bucket = hours[(row["table_id"], row["hour"])]
+        bucket = hours[(row["table_id"], row["hour"] or "")]  # "": a record with no time
         bucket["records"], bucket["record_bytes"] = row["n"], row["size"]
         bucket["rounds"] = row["rounds"]
     for row in store.conn.execute(
         "SELECT table_id, substr(at, 1, 13) AS hour, COUNT(*) AS n, SUM(size) AS size"
         " FROM frames WHERE pruned_at IS NULL GROUP BY table_id, hour"
     ):
-        bucket = hours[(row["table_id"] or "", row["hour"])]
+        bucket = hours[(row["table_id"] or "", row["hour"] or "")]
         bucket["frames"], bucket["frame_bytes"] = row["n"], row["size"]
     played = [h for h in hours.values() if h["rounds"] > 0]
     total = sum(h["record_bytes"] + h["frame_bytes"] for h in hours.values())
     on_disk = _disk_bytes(store)
     return {
         "hours": [
-            {"table": table, "hour": hour + ":00Z", **values}
+            {"table": table, "hour": hour + ":00Z" if hour else "(no time recorded)", **values}
             for (table, hour), values in sorted(hours.items())
         ],
         "hours_of_play": len(played),
@@ -227,7 +227,15 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
         "SELECT seq, file, size FROM frames WHERE key = 0 AND pruned_at IS NULL AND at < ?"
         " ORDER BY seq", (cutoff,)
     ).fetchall()
-    marked = {_object_body(record).get("frame") for record in store.records(kinds=("keyframe",))}
+    marked: set[int] = set()
+    for record in store.records(kinds=("keyframe",)):
+        frame = _object_body(record).get("frame")
+        if not isinstance(frame, int):
+            raise RecordingError(
+                f"{record.describe()} does not say which frame it keeps (altered?): nothing was"
+                " pruned, since that frame cannot be told from the rest; run"
+                " 'dealer-assist replay --verify'", store.db_path)
+        marked.add(frame)
     doomed = [row for row in rows if row["seq"] not in marked and _prunable(store, row)]
     refused = sorted({row["seq"] for row in rows} - {row["seq"] for row in doomed})
     if not doomed:
@@ -258,7 +266,11 @@ def _prunable(store: RecordingStore, row: Any) -> bool:
     record = store.record(row["seq"])
     if record is None or record.kind != "frame" or record.file != row["file"]:
         return False
-    if record.hash != chain_hash(record.prev_hash, canonical_bytes(record)):
+    try:
+        intact = record.hash == chain_hash(record.prev_hash, canonical_bytes(record))
+    except ValueError:  # a link or hash format no longer readable
+        intact = False
+    if not intact:
         return False
     following = store.conn.execute(
         "SELECT prev_hash FROM records WHERE seq = ?", (record.seq + 1,)).fetchone()
@@ -295,6 +307,12 @@ def shift_of(moment: datetime, shifts: tuple[tuple[str, int], ...] = DEFAULT_SHI
         if moment.hour >= start:
             name = shift_name
     return name
+
+
+def _damaged_index(store: RecordingStore, what: str) -> RecordingError:
+    return RecordingError(
+        f"the search index is damaged: {what}. It is derived from the chained records, which"
+        " 'dealer-assist replay --verify' checks", store.db_path)
 
 
 def parse_shifts(text: str) -> tuple[tuple[str, int], ...]:
@@ -334,15 +352,26 @@ def table_statistics(store: RecordingStore, *, by: tuple[str, ...] = ("table", "
         stats["rounds"] += 1
         stats["partial_rounds"] += row["status"] == "partial"
         stats["hours"].add(row["started_at"][:13])
-    for row in store.conn.execute("SELECT round_key, seat, net_cents, hands FROM round_seats"):
-        stats = groups[group_of[row["round_key"]]]
-        stats["hands_per_seat"][row["seat"]] += row["hands"]
-        if row["net_cents"] > 0:
-            stats["paid_cents"] += row["net_cents"]
-        else:
-            stats["taken_cents"] -= row["net_cents"]
-    for row in store.conn.execute("SELECT round_key, kind, amount_cents FROM payout_lines"):
-        groups[group_of[row["round_key"]]]["payouts"][row["kind"]] += row["amount_cents"]
+    def stats_of(key: Any, table: str) -> dict[str, Any]:
+        if key not in group_of:
+            raise _damaged_index(store, f"{table} has rows for round #{key}, which it does not"
+                                        " list")
+        return groups[group_of[key]]
+
+    try:
+        for row in store.conn.execute(
+                "SELECT round_key, seat, net_cents, hands FROM round_seats"):
+            stats = stats_of(row["round_key"], "round_seats")
+            stats["hands_per_seat"][row["seat"]] += row["hands"]
+            if row["net_cents"] > 0:
+                stats["paid_cents"] += row["net_cents"]
+            else:
+                stats["taken_cents"] -= row["net_cents"]
+        for row in store.conn.execute("SELECT round_key, kind, amount_cents FROM payout_lines"):
+            payouts = stats_of(row["round_key"], "payout_lines")["payouts"]
+            payouts[row["kind"]] += row["amount_cents"]
+    except TypeError as error:  # text or nothing where the index keeps numbers
+        raise _damaged_index(store, f"it holds a value of the wrong type ({error})") from None
     for row in store.conn.execute("SELECT round_key, kind FROM alarms WHERE round_key IS NOT NULL"):
         if row["round_key"] in group_of:
             groups[group_of[row["round_key"]]]["alarms"][row["kind"]] += 1

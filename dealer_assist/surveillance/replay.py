@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from dealer_assist.roundlog import (
 )
 from dealer_assist.rules import RoundError
 from dealer_assist.surveillance.store import (
+    FRAMES_DIR,
     GENESIS_HASH,
     Record,
     RecordingStore,
@@ -38,7 +40,7 @@ image."""
 class Discrepancy:
     """One difference found by replay or verification, with everything needed to find it."""
 
-    kind: str  # chain, file, settlement, refused, detection
+    kind: str  # chain, database, file, settlement, refused, detection
     what: str
     round_key: int | None = None
     round_id: str | None = None
@@ -144,12 +146,13 @@ def round_keys(store: RecordingStore, round_id: str | None = None) -> list[int]:
 
 
 def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
-    """Check every record's link and hash, and every frame file's SHA-256.
+    """Check the database's own integrity, every record's link and hash, and every frame file's
+    SHA-256.
 
     Returns the discrepancies and the number of records checked. A frame file that is missing is
     fine only if a chained ``prune`` record says it was pruned.
     """
-    problems: list[Discrepancy] = []
+    problems = _database_check(store)
     pruned: set[int] = set()
     frames: list[Record] = []
     expected_seq = 1
@@ -186,6 +189,31 @@ def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
     for record in frames:
         problems.extend(_check_frame_file(store, record, record.seq in pruned))
     return problems, count
+
+
+def unrecorded_files(store: RecordingStore) -> list[str]:
+    """Frame files on disk that no record names: the frame written as the recorder was killed
+    (it writes the file, then its record), or files whose records were deleted."""
+    named = {row[0] for row in store.conn.execute(
+        "SELECT file FROM records WHERE file IS NOT NULL")}
+    on_disk = (path.relative_to(store.directory).as_posix()
+               for path in (store.directory / FRAMES_DIR).rglob("*")
+               if path.is_file() and path.suffix != ".part")
+    return sorted(name for name in on_disk if name not in named)
+
+
+def _database_check(store: RecordingStore) -> list[Discrepancy]:
+    """SQLite's own check that its indexes agree with its tables. The chain walk reads the table
+    itself, but replay finds rounds through indexes, and a damaged index hides them silently."""
+    try:
+        found = [str(row[0]) for row in store.conn.execute("PRAGMA integrity_check(10)")]
+    except sqlite3.DatabaseError as error:
+        found = [str(error)]
+    if found == ["ok"]:
+        return []
+    return [Discrepancy(
+        "database", f"the index database fails SQLite's integrity check ({'; '.join(found)}):"
+        " rounds found through a damaged index may be missing from this replay")]
 
 
 def _where(record: Record) -> dict[str, Any]:
@@ -282,10 +310,10 @@ def compare_settlements(recorded: dict[str, Any], replayed: dict[str, Any],
                                      recorded=old, replayed=new, **where, **at))
 
     differ("round net", recorded.get("net"), replayed.get("net"))
-    old_dealer, new_dealer = recorded.get("dealer") or {}, replayed.get("dealer") or {}
+    old_dealer, new_dealer = _mapping(recorded.get("dealer")), _mapping(replayed.get("dealer"))
     differ("dealer cards", old_dealer.get("cards"), new_dealer.get("cards"))
-    old_seats = {s.get("seat"): s for s in recorded.get("seats") or [] if isinstance(s, dict)}
-    new_seats = {s.get("seat"): s for s in replayed.get("seats") or []}
+    old_seats = {_seat_key(s.get("seat")): s for s in _mappings(recorded.get("seats"))}
+    new_seats = {_seat_key(s.get("seat")): s for s in _mappings(replayed.get("seats"))}
     for seat in sorted(set(old_seats) | set(new_seats), key=lambda s: (str(type(s)), s)):
         old, new = old_seats.get(seat), new_seats.get(seat)
         if old is None or new is None:
@@ -295,7 +323,7 @@ def compare_settlements(recorded: dict[str, Any], replayed: dict[str, Any],
         differ("seat net", old.get("net"), new.get("net"), seat=seat)
         for name in ("super_bonus", "envy", "match", "insurance"):
             differ(name.replace("_", " "), old.get(name), new.get(name), seat=seat)
-        old_hands, new_hands = old.get("hands") or [], new.get("hands") or []
+        old_hands, new_hands = _mappings(old.get("hands")), _mappings(new.get("hands"))
         if len(old_hands) != len(new_hands):
             differ("number of hands", len(old_hands), len(new_hands), seat=seat)
         for hand, (old_hand, new_hand) in enumerate(zip(old_hands, new_hands, strict=False)):
@@ -303,6 +331,21 @@ def compare_settlements(recorded: dict[str, Any], replayed: dict[str, Any],
                 differ(f"hand {name}", old_hand.get(name), new_hand.get(name), seat=seat,
                        hand=hand)
     return found
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """A recorded JSON value where an object belongs: itself, or empty when it is not one (an
+    altered record: the chain reports it; here its figures read as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _mappings(value: Any) -> list[dict[str, Any]]:
+    """The objects in a recorded JSON value where a list of objects belongs."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _seat_key(value: Any) -> int | str:
+    return value if isinstance(value, int | str) else repr(value)
 
 
 def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore,
@@ -340,7 +383,7 @@ def _object(text: str) -> dict[str, Any] | None:
     """A record body as a JSON object, or None when it is not one."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, nested too deep, or too many digits
         return None
     return value if isinstance(value, dict) else None
 
@@ -381,6 +424,7 @@ class ReplayReport:
     records_checked: int
     head_seq: int
     head_hash: str
+    unrecorded_files: list[str] = field(default_factory=list)
 
     @property
     def discrepancies(self) -> list[Discrepancy]:
@@ -396,6 +440,7 @@ class ReplayReport:
             "records_checked": self.records_checked,
             "chain": [d.to_json() for d in self.chain or []],
             "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "unrecorded_files": self.unrecorded_files,
             "discrepancies": len(self.discrepancies),
             "clean": not self.discrepancies,
         }
@@ -448,4 +493,5 @@ def replay(store: RecordingStore, *, round_id: str | None = None, verify: bool =
     if chain is not None:
         chain.extend(check_anchors(store, anchors))
     head_seq, head_hash = store.head()
-    return ReplayReport(results, chain, checked, head_seq, head_hash)
+    unrecorded = unrecorded_files(store) if verify else []
+    return ReplayReport(results, chain, checked, head_seq, head_hash, unrecorded)

@@ -266,6 +266,9 @@ class RecordingStore:
             self.conn = sqlite3.connect(db_path, isolation_level=None,
                                         timeout=self.busy_timeout_s)
             self.conn.row_factory = sqlite3.Row
+            # Text that is not UTF-8 (a byte changed on disk) is read with U+FFFD in its place:
+            # the record then fails its hash and is reported, and the rest stays readable.
+            self.conn.text_factory = _lenient_text
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             if not create and self.schema_version() == 0:
@@ -273,8 +276,14 @@ class RecordingStore:
                 raise RecordingError("holds no recording (an SQLite file never set up as one)",
                                      db_path)
             self._open_schema()
+        except RecordingError:
+            raise
         except sqlite3.DatabaseError as error:
             raise RecordingError(f"cannot open the index database: {error}", db_path) from None
+        except UnicodeDecodeError as error:  # SQLite's message quoting a damaged schema
+            raise RecordingError(f"cannot open the index database: its schema is damaged (not"
+                                 f" UTF-8 text: {error.reason} at byte {error.start})",
+                                 db_path) from None
 
     # -- schema -------------------------------------------------------------------------------
 
@@ -286,7 +295,11 @@ class RecordingStore:
         if "schema_version" not in tables:
             return 0
         row = self.conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-        return int(row[0] or 0)
+        try:
+            return int(row[0] or 0)
+        except (TypeError, ValueError):
+            raise RecordingError(f"schema version {row[0]!r} is not a number (damaged?)",
+                                 self.db_path) from None
 
     def _open_schema(self) -> None:
         from dealer_assist.surveillance.schema import upgrade
@@ -299,6 +312,12 @@ class RecordingStore:
                 self.db_path,
             )
         if version == SCHEMA_VERSION:
+            columns = {row[1] for row in self.conn.execute("PRAGMA table_info(records)")}
+            missing = [name for name in RECORD_COLUMNS if name not in columns]
+            if missing:
+                raise RecordingError(
+                    f"the records table has no column {', '.join(missing)} (damaged?)",
+                    self.db_path)
             return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -360,6 +379,10 @@ class RecordingStore:
                 conn.execute("ROLLBACK")
             if isinstance(error, sqlite3.OperationalError):
                 raise self.unwritable(error) from None
+            if isinstance(error, sqlite3.DatabaseError | OverflowError):
+                raise RecordingError(
+                    f"cannot add a record: the index database is damaged ({error}); nothing was"
+                    " changed: run 'dealer-assist replay --verify' on it", self.db_path) from None
             raise
         return record
 
@@ -428,13 +451,35 @@ def _statements(script: str) -> list[str]:
     return [part.strip() for part in script.split(";") if part.strip()]
 
 
+RECORD_COLUMNS = ("seq", "at", "table_id", "round_key", "round_id", "kind", "body", "file",
+                  "sha256", "hash_format", "prev_hash", "hash")
+
+
 def record_from_row(row: sqlite3.Row) -> Record:
+    """A row as a Record. A text column holding another type (a byte string or a number written
+    over it, or nothing where something is required) is read as text, so that the record fails
+    its hash and is reported rather than stopping everything that reads the recording."""
     return Record(
-        seq=row["seq"], at=row["at"], table=row["table_id"], round_key=row["round_key"],
-        round_id=row["round_id"], kind=row["kind"], body_text=row["body"], file=row["file"],
-        sha256=row["sha256"], hash_format=row["hash_format"], prev_hash=row["prev_hash"],
-        hash=row["hash"],
+        seq=row["seq"], at=_text(row["at"]), table=_optional_text(row["table_id"]),
+        round_key=row["round_key"], round_id=_optional_text(row["round_id"]),
+        kind=_text(row["kind"]), body_text=_text(row["body"]), file=_optional_text(row["file"]),
+        sha256=_optional_text(row["sha256"]), hash_format=row["hash_format"],
+        prev_hash=_text(row["prev_hash"]), hash=_text(row["hash"]),
     )
+
+
+def _lenient_text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return _lenient_text(value) if isinstance(value, bytes) else str(value)
+
+
+def _text(value: Any) -> str:
+    return _optional_text(value) or ""
 
 
 # -- indexing: one function, used by live appends and by rebuilds -------------------------------

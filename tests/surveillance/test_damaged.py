@@ -1,0 +1,203 @@
+"""A damaged recording (bytes changed on disk, values of the wrong type written into its
+database, a damaged SQLite index) is reported by what and where: never a traceback, never a
+silent CLEAN, and what is intact is still replayed. Each case is made on a real copy of the
+golden recording, with SQLite or by changing the file's bytes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.cli import main
+from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance.query import mark_key_frame
+from dealer_assist.surveillance.replay import compare_settlements
+from tests.surveillance.factory import GOLDEN_COUNT
+
+
+def _sql(recording: Path, *statements: str) -> None:
+    conn = sqlite3.connect(recording / "index.sqlite")
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def _allow_null(recording: Path, column: str) -> None:
+    """Drop a records column's NOT NULL (SQLite's writable schema), as a damaged file could."""
+    _sql(recording, "PRAGMA writable_schema = ON",
+         f"UPDATE sqlite_master SET sql = replace(sql, '{column} TEXT NOT NULL', '{column} TEXT')"
+         " WHERE name = 'records'")
+
+
+def _seq(recording: Path, kind: str) -> int:
+    store = RecordingStore(recording)
+    seq = next(r.seq for r in store.records(kinds=(kind,)))
+    store.close()  # the last connection checkpoints the WAL into index.sqlite
+    return seq
+
+
+def _patch_bytes(recording: Path, find: bytes, replace: bytes, within: range | None = None) -> int:
+    """Replace every ``find`` in the database file (in ``within`` if given) by ``replace``."""
+    path = recording / "index.sqlite"
+    raw = bytearray(path.read_bytes())
+    span = within or range(len(raw))
+    count, at = 0, raw.find(find, span.start, span.stop)
+    while at >= 0:
+        raw[at:at + len(find)] = replace
+        count, at = count + 1, raw.find(find, at + 1, span.stop)
+    path.write_bytes(bytes(raw))
+    return count
+
+
+def test_text_that_is_not_utf8_is_a_record_altered_and_the_rest_replays(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SQLite stores a text's bytes as given: one changed on disk can leave bytes that are not
+    UTF-8, which Python's sqlite3 refuses to read (it used to stop the whole replay)."""
+    seq = _seq(recording, "settlement")
+    _sql(recording, f"UPDATE records SET prev_hash = CAST(x'cf' || substr(prev_hash, 2) AS TEXT)"
+                    f" WHERE seq = {seq}")
+    assert main(["replay", str(recording), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"record {seq} (settlement, round " in out
+    assert "does not link to the record before it" in out and "was altered" in out
+    assert out.splitlines()[-1].startswith(f"2 DISCREPANCIES: {GOLDEN_COUNT} settled rounds")
+
+
+def test_a_damaged_sqlite_index_is_not_verified_clean(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Replay finds rounds through SQLite's index on the records' kind; one entry changed in it
+    ("round" -> "rounz") hides rounds from that query while the table itself is intact."""
+    _seq(recording, "round")
+    conn = sqlite3.connect(recording / "index.sqlite")
+    try:
+        pages = [row[0] for row in conn.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'records_kind' AND pagetype = 'leaf'")]
+        size = conn.execute("PRAGMA page_size").fetchone()[0]
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite has no dbstat table to find the index's pages with")
+    finally:
+        conn.close()
+    for page in pages:
+        _patch_bytes(recording, b"round", b"rounz", range((page - 1) * size, page * size))
+    assert main(["replay", str(recording), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert "database: the index database fails SQLite's integrity check (row " in out
+    assert "missing from index records_kind" in out
+    assert "rounds found through a damaged index may be missing from this replay" in out
+
+
+def test_a_damaged_schema_is_named(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _seq(recording, "round")
+    assert _patch_bytes(recording, b"    hash TEXT NOT NULL)", b"    hash TEXT NOT NUL\xcc)",
+                        range(0, 8192)) == 1
+    assert main(["replay", str(recording)]) == 2
+    assert ("index.sqlite: cannot open the index database: its schema is damaged (not UTF-8 text:"
+            " invalid continuation byte at byte ") in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("column", "value"), [
+    ("body", "NULL"), ("prev_hash", "x'00ff'"), ("hash", "x'00ff'"), ("round_id", "x'61'"),
+])
+def test_a_column_of_the_wrong_type_is_a_record_altered(
+        recording: Path, capsys: pytest.CaptureFixture[str], column: str, value: str) -> None:
+    seq = _seq(recording, "event")
+    _allow_null(recording, column)
+    _sql(recording, f"UPDATE records SET {column} = {value} WHERE seq = {seq}")
+    assert main(["replay", str(recording), "--verify", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert any(d["seq"] == seq and "was altered" in d["what"] for d in report["chain"])
+    assert len(report["rounds"]) == GOLDEN_COUNT
+
+
+def test_a_record_number_past_sqlites_integers_is_refused_without_losing_anything(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(recording, "UPDATE records SET seq = 9223372036854775807 WHERE seq ="
+                    " (SELECT MAX(seq) FROM records)")
+    frames = sorted((recording / "frames").rglob("*"))
+    assert main(["surveillance", "prune", str(recording), "--older-than-hours", "0.01"]) == 2
+    assert "cannot add a record: the index database is damaged (Python int too large to" \
+        " convert to SQLite INTEGER); nothing was changed" in capsys.readouterr().err
+    assert sorted((recording / "frames").rglob("*")) == frames
+
+
+@pytest.mark.parametrize(("statement", "message"), [
+    ("ALTER TABLE records DROP COLUMN sha256", "the records table has no column sha256"),
+    ("UPDATE schema_version SET version = 'abc'", "schema version 'abc' is not a number"),
+])
+def test_a_damaged_schema_table_is_refused_by_name(
+        recording: Path, capsys: pytest.CaptureFixture[str], statement: str,
+        message: str) -> None:
+    _sql(recording, statement)
+    assert main(["replay", str(recording), "--verify"]) == 2
+    assert f"index.sqlite: {message} (damaged?)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("recorded", [
+    {"dealer": 5, "seats": [{"seat": [1], "hands": 5}], "net": "0.00"},
+    {"dealer": {"cards": 7}, "seats": 5},
+    {"seats": [{"seat": 1, "hands": ["x", {"cards": "?"}]}]},
+])
+def test_a_recorded_settlement_of_another_shape_reads_as_differences(recorded: dict) -> None:
+    replayed = {"net": "10.00", "dealer": {"cards": ["9H", "8S"]},
+                "seats": [{"seat": 1, "net": "10.00", "hands": [{"cards": ["KC", "9D"]}]}]}
+    found = compare_settlements(recorded, replayed)
+    assert found and all(d.kind == "settlement" for d in found)
+    assert any("recorded" in d.what and "replayed" in d.what for d in found)
+
+
+def test_a_settlement_nested_too_deep_is_a_settlement_not_an_object(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    seq = _seq(recording, "settlement")
+    _sql(recording, f"UPDATE records SET body = '{'[' * 100000}{']' * 100000}' WHERE seq = {seq}")
+    assert main(["replay", str(recording)]) == 1
+    assert "the recorded settlement is not a JSON object (altered?)" in capsys.readouterr().out
+
+
+def test_statistics_from_a_search_index_that_disagrees_with_itself_are_refused(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(recording, "INSERT INTO round_seats (round_key, seat, wager_cents, net_cents, hands)"
+                    " VALUES (999, 1, 500, 500, 1)")
+    assert main(["surveillance", "stats", str(recording)]) == 2
+    assert ("the search index is damaged: round_seats has rows for round #999, which it does not"
+            " list. It is derived from the chained records, which 'dealer-assist replay"
+            " --verify' checks") in capsys.readouterr().err
+
+
+def test_storage_counts_records_with_no_time(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _allow_null(recording, "at")
+    _sql(recording, "UPDATE records SET at = NULL WHERE seq = 3")
+    assert main(["surveillance", "storage", str(recording), "--json"]) == 0
+    hours = json.loads(capsys.readouterr().out)["hours"]
+    assert [h["records"] for h in hours if h["hour"] == "(no time recorded)"] == [1]
+
+
+def test_prune_deletes_nothing_when_a_key_frame_mark_cannot_be_read(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = RecordingStore(recording)
+    mark_key_frame(store, next(r.seq for r in store.records(kinds=("frame",))), "olga")
+    store.close()
+    seq = _seq(recording, "keyframe")
+    _sql(recording, f"""UPDATE records SET body = '{{"frame": [1]}}' WHERE seq = {seq}""")
+    frames = sorted((recording / "frames").rglob("*"))
+    assert main(["surveillance", "prune", str(recording), "--older-than-hours", "0.01"]) == 2
+    err = capsys.readouterr().err
+    assert f"record {seq} (keyframe" in err
+    assert "does not say which frame it keeps (altered?): nothing was pruned" in err
+    assert sorted((recording / "frames").rglob("*")) == frames
+
+
+def test_frame_files_no_record_names_are_noted(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Deleting records leaves their frames on disk: verify lists them (a frame written as the
+    recorder was killed shows the same way, so it is a note, not a discrepancy)."""
+    _sql(recording, "DELETE FROM records")
+    assert main(["replay", str(recording), "--verify"]) == 0
+    out = capsys.readouterr().out
+    count = len([p for p in (recording / "frames").rglob("*") if p.is_file()])
+    assert count > 3
+    assert f"note: {count} frame file(s) on disk are named by no record" in out
