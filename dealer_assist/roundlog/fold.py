@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from dealer_assist.roundlog.events import (
     LOG_VERSION,
@@ -14,6 +15,7 @@ from dealer_assist.roundlog.events import (
     RoundStart,
     parse_event,
 )
+from dealer_assist.roundlog.report import printable
 from dealer_assist.rules import CardTarget, RoundEngine, RoundError, RuleSet, Settlement
 
 _MAX_SHOWN = 160
@@ -30,6 +32,7 @@ class LogError(ValueError):
         shown = ""
         if event_text:
             text = event_text if len(event_text) <= _MAX_SHOWN else event_text[:_MAX_SHOWN] + "..."
+            text = printable(text)
             shown = f": {text}"
         super().__init__(f"{where}{shown}: {why}")
 
@@ -54,7 +57,10 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
         if not text:
             continue
         try:
-            obj = json.loads(text, parse_float=Decimal)
+            obj = json.loads(text, parse_float=Decimal, parse_constant=_no_constant,
+                             object_pairs_hook=_no_repeated_keys)
+        except _AmbiguousJSON as error:
+            raise LogError(number, text, f"not valid JSON for a round log ({error})") from None
         except json.JSONDecodeError as error:
             raise LogError(
                 number, text, f"not valid JSON ({error.msg} at column {error.colno})"
@@ -71,6 +77,23 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
         except (EventError, ValueError) as error:
             raise LogError(number, text, str(error)) from None
         yield LoggedEvent(number, text, event)
+
+
+class _AmbiguousJSON(ValueError):
+    """JSON that Python reads but a log must not hold: NaN or Infinity, a key given twice."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _AmbiguousJSON(f"{name} is not a number")
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise _AmbiguousJSON(f"key {key!r} is given twice")
+        obj[key] = value
+    return obj
 
 
 def _decoded(raw: str | bytes, number: int) -> str:

@@ -8,6 +8,15 @@ from decimal import Decimal
 from dealer_assist.rules import Settlement
 
 
+def printable(text: str) -> str:
+    """``text`` safe to print on a terminal: control characters (an escape sequence in a round
+    id) and lone surrogates (which no output encoding takes) written as escapes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def _signed(amount: Decimal) -> str:
     return f"{amount:+,.2f}"
 
@@ -16,7 +25,7 @@ def settlement_text(settlement: Settlement) -> str:
     """The round's payouts as aligned text: each hand and side bet, seat totals, the table's."""
     rows: list[tuple[str, str, str, str]] = []
     for seat in settlement.seats:
-        label = f"seat {seat.seat}" + (f" ({seat.player})" if seat.player else "")
+        label = f"seat {seat.seat}" + (f" ({printable(seat.player)})" if seat.player else "")
         for index, hand in enumerate(seat.hands):
             cards = " ".join(hand.cards)
             what = f"hand {index}: {cards} = {hand.total}, wagered {hand.wagered:,.2f}"
@@ -28,7 +37,7 @@ def settlement_text(settlement: Settlement) -> str:
     state = " blackjack" if dealer.blackjack else (" bust" if dealer.bust else "")
     rules = settlement.rules if isinstance(settlement.rules, str) else json.dumps(settlement.rules)
     out = [
-        f"round {settlement.round_id}   rules {rules}",
+        f"round {printable(str(settlement.round_id))}   rules {printable(rules)}",
         f"dealer: {' '.join(dealer.cards)} = {dealer.total}{state}",
     ]
     rows.append(("table net", "", "", _signed(settlement.net)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
@@ -9,6 +10,9 @@ ZERO = Decimal("0.00")
 #: No stake, limit or payout at a table comes near this; above it a payout's arithmetic could
 #: run past ``Decimal``'s 28 digits and round away cents, so such amounts are refused.
 MOST = Decimal("999999999999.99")
+#: A decimal amount as text, ASCII digits only: ``Decimal`` alone also reads full-width and other
+#: scripts' digits and underscores, which no pit system writes and a person could misread.
+_DECIMAL_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
 
 
 class MoneyError(ValueError):
@@ -22,13 +26,16 @@ def parse_money(value: object, what: str = "amount") -> Decimal:
     if isinstance(value, float):
         # JSON parsed without parse_float=Decimal: repr is the shortest text that round-trips.
         value = repr(value)
+    text = str(value).strip()
     try:
-        amount = Decimal(str(value).strip())
+        amount = Decimal(text)
     except InvalidOperation:
         raise MoneyError(f"{what} must be a decimal amount, got {value!r}") from None
     if not amount.is_finite():
         raise MoneyError(f"{what} must be a finite amount, got {value!r}")
-    if abs(amount) > MOST:
+    if not _DECIMAL_TEXT.fullmatch(text):
+        raise MoneyError(f"{what} must be written with the digits 0-9, got {value!r}")
+    if amount.copy_abs() > MOST:  # copy_abs: abs() would overflow on an exponent like 1e999999999
         raise MoneyError(f"{what} is too large, got {value!r} (at most {MOST:f})")
     if amount != amount.quantize(CENT):
         raise MoneyError(f"{what} must be in whole cents, got {value!r}")

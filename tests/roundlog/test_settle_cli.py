@@ -124,6 +124,16 @@ def _bet_line(**bet: object) -> bytes:
      "not valid JSON (a number with too many digits)"),
     (_bet_line(player="J\u00e9r\u00f4me").replace(b"\\u00e9", b"\xe9"),
      "not UTF-8 text (byte 0xe9"),
+    # an exponent past Decimal's range: abs() overflowed there (decimal.Overflow)
+    (_bet_line(amount="1e999999999"), "amount is too large"),
+    # Python's json takes the last of two keys: a 10.00 wager was settled as 1000.00
+    (b'{"type": "bet", "seat": 1, "amount": "10", "amount": "1000"}',
+     "not valid JSON for a round log (key 'amount' is given twice)"),
+    # not JSON numbers, and echoed into --json they made output no JSON reader takes
+    (_bet_line(note=float("nan")), "not valid JSON for a round log (NaN is not a number)"),
+    # Decimal reads other scripts' digits and underscores; a log must not
+    (_bet_line(amount="\uff11\uff10"), "amount must be written with the digits 0-9"),
+    (_bet_line(amount="1_000"), "amount must be written with the digits 0-9"),
 ])
 def test_hostile_lines_are_refused_by_number_never_a_traceback(
         tmp_path: Path, line: bytes, why: str) -> None:
@@ -135,6 +145,19 @@ def test_hostile_lines_are_refused_by_number_never_a_traceback(
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith(f"dealer-assist settle: {log}: line 2")
     assert why in result.stderr and "\n" not in result.stderr.strip()
+
+
+def test_text_output_shows_control_characters_and_lone_surrogates_as_escapes(
+        tmp_path: Path) -> None:
+    """A round id with a terminal escape sequence or a lone surrogate (JSON allows both as
+    escapes): printed as escapes, not sent to the terminal or crashing the encoder."""
+    lines = EXAMPLE.read_text().splitlines()
+    start = json.loads(lines[0]) | {"id": "r-\x1b[31m-\ud800"}
+    log = tmp_path / "odd-id.jsonl"
+    log.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    result = settle(str(log))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("round r-\\x1b[31m-\\ud800   rules ")
 
 
 def test_a_byte_order_mark_before_the_log_is_read_past(tmp_path: Path) -> None:
