@@ -3,17 +3,23 @@
 OpenCV's ``imread`` decodes a JPEG cut short (a copy interrupted, a full disk) with a grey
 bottom and only a warning on stderr, so a half photograph gave "0 cards" or a drift reading of
 its top half; and it crashes on a file name that is not UTF-8. Here Python reads the file and
-OpenCV decodes its bytes, which refuses a cut-short JPEG or PNG.
+OpenCV decodes its bytes, which refuses a cut-short JPEG or PNG. A PNG or JPEG header claiming
+more than :data:`MAX_PIXELS` is refused before anything is decoded.
 """
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import cv2
 import numpy as np
 
 _SIGNATURES = {b"\xff\xd8\xff": "JPEG", b"\x89PNG\r\n\x1a\n": "PNG"}
+MAX_PIXELS = 100_000_000
+"""Largest image read, in pixels: three times an 8K camera frame (7680x4320, 33 million) and
+twelve times a 4K one, yet decoded in 300 MB (BGR). A 74-byte PNG can claim 60000x60000: OpenCV
+would refuse it with an exception past 2^30 pixels, and below that decode it into gigabytes."""
 
 
 class ImageFileError(ValueError):
@@ -45,11 +51,37 @@ def decode_image(data: bytes, path: Path | None = None, *,
                  keep_alpha: bool = False) -> np.ndarray:
     """An image file's bytes decoded as :func:`read_image` does; ``path`` names it in the
     :class:`ImageFileError` raised when they are not a whole image."""
+    size = _header_size(data)
+    if size is not None and size[0] * size[1] > MAX_PIXELS:
+        raise ImageFileError(path, f"image is {size[0]}x{size[1]}, larger than {MAX_PIXELS:,} "
+                             "pixels (an 8K camera frame is 33,177,600); not decoded")
     flags = cv2.IMREAD_UNCHANGED if keep_alpha else cv2.IMREAD_COLOR
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
+    except cv2.error as error:  # e.g. a TIFF or BMP header past OpenCV's own size limit
+        raise ImageFileError(path, "OpenCV refuses to decode it, too large or damaged (failed "
+                             f"check: {error.err})") from None
     if image is None:
         kind = next((name for signature, name in _SIGNATURES.items()
                      if data.startswith(signature)), None)
         raise ImageFileError(path, f"a {kind} file that does not decode whole (cut short or "
                              "damaged)" if kind else "not a readable image (PNG, JPEG, ...)")
     return image
+
+
+def _header_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) a PNG or JPEG header claims, read without decoding; None for another kind
+    of file or a header not found (the decoder then judges the file)."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR" and len(data) >= 24:
+        width, height = struct.unpack(">II", data[16:24])
+        return width, height
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    at = 2
+    while at + 9 <= len(data) and data[at] == 0xFF:  # JPEG: walk the segments to the frame header
+        marker = data[at + 1]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # SOF0..SOF15
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return width, height
+        at += 1 if marker == 0xFF else 2 + int.from_bytes(data[at + 2:at + 4], "big")
+    return None

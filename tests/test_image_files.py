@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from dealer_assist.image_files import ImageFileError, read_image
+from dealer_assist.image_files import ImageFileError, decode_image, read_image
 
 DATA = Path(__file__).parent / "data" / "vision"
 
@@ -68,3 +69,42 @@ def test_a_file_name_that_is_not_utf8_is_read(photo: np.ndarray, tmp_path: Path)
     cv2.imwrite(str(tmp_path / "plain.png"), photo)
     (tmp_path / "plain.png").rename(tmp_path / name)
     assert read_image(tmp_path / name).shape == photo.shape
+
+
+def _claiming(data: bytes, width: int, height: int) -> bytes:
+    """A PNG's or baseline JPEG's bytes with the header changed to claim ``width`` x ``height``."""
+    if data.startswith(b"\x89PNG"):
+        return data[:16] + struct.pack(">II", width, height) + data[24:]
+    at = data.index(b"\xff\xc0")
+    return data[:at + 5] + struct.pack(">HH", height, width) + data[at + 9:]
+
+
+def test_a_header_claiming_more_pixels_than_read_is_refused_undecoded(
+        photo: np.ndarray, tmp_path: Path) -> None:
+    """Past 2^30 pixels OpenCV raised its own error; below, it decoded into gigabytes."""
+    for suffix in (".png", ".jpg"):
+        whole = cv2.imencode(suffix, photo)[1].tobytes()
+        for width, height in [(60000, 60000), (10001, 10000)]:
+            path = tmp_path / f"huge{suffix}"
+            path.write_bytes(_claiming(whole, width, height))
+            why = (f"image is {width}x{height}, larger than 100,000,000 pixels (an 8K camera "
+                   "frame is 33,177,600); not decoded")
+            with pytest.raises(ImageFileError) as error:
+                read_image(path)
+            assert str(error.value) == f"{path}: {why}"
+            with pytest.raises(ImageFileError) as error:  # bytes from a recording name no file
+                decode_image(path.read_bytes())
+            assert str(error.value) == why
+    frame = tmp_path / "8k.png"  # an 8K camera frame is well within the limit
+    cv2.imwrite(str(frame), np.zeros((4320, 7680), np.uint8))
+    assert read_image(frame).shape == (4320, 7680, 3)
+
+
+def test_a_header_past_opencvs_own_limit_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "huge.bmp"  # a BMP's header is not read here: OpenCV refuses it
+    path.write_bytes(b"BM" + struct.pack("<IHHIIiiHHIIiiII", 54, 0, 0, 54, 40, 60000, 60000, 1,
+                                         24, 0, 0, 2835, 2835, 0, 0))
+    with pytest.raises(ImageFileError) as error:
+        read_image(path)
+    assert str(error.value) == (f"{path}: OpenCV refuses to decode it, too large or damaged "
+                                "(failed check: pixels <= CV_IO_MAX_IMAGE_PIXELS)")
