@@ -194,6 +194,8 @@ class Layout:
             raise LayoutError(str(path), f"cannot read layout: {exc.strerror or exc}") from exc
         except yaml.YAMLError as exc:
             raise LayoutError(str(path), f"not valid YAML: {exc}") from exc
+        except RecursionError:
+            raise LayoutError(str(path), "not valid YAML: nested too deeply") from None
         return cls.from_dict(data, source=str(path))
 
     @classmethod

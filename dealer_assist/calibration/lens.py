@@ -8,6 +8,7 @@ per-image reprojection errors and how much of the frame the board covered.
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,29 +155,32 @@ class CameraModel:
                 source, f"not a camera calibration (kind must be {CAMERA_FILE_KIND!r})"
             )
         try:
-            K = np.array(data["K"], dtype=np.float64)
-            dist = np.array(data["dist"], dtype=np.float64).ravel()
-            width, height = (int(v) for v in data["image_size"])
-        except (KeyError, TypeError, ValueError) as exc:
+            K = file_numbers(data["K"], source, "K", (3, 3))
+            dist = file_numbers(data["dist"], source, "dist").ravel()
+            size = data["image_size"]
+        except KeyError as exc:
             raise CalibrationFileError(
                 source, f"bad or missing K, dist or image_size: {exc}"
             ) from exc
-        if K.shape != (3, 3) or dist.size not in (4, 5, 8, 12, 14) or not np.all(np.isfinite(K)):
+        if dist.size not in (4, 5, 8, 12, 14):
             raise CalibrationFileError(
-                source, f"K must be 3x3 and dist 4/5/8/12/14 numbers, got {K.shape}, {dist.size}"
-            )
+                source, f"dist must be 4, 5, 8, 12 or 14 numbers, got {dist.size}")
         if not (K[0, 0] > 0 and K[1, 1] > 0):
             raise CalibrationFileError(
                 source, f"K's focal lengths fx, fy must be above 0, got {K[0, 0]:g}, {K[1, 1]:g}")
-        if not np.all(np.isfinite(dist)):
-            raise CalibrationFileError(source, "dist must be finite numbers")
-        if width < 1 or height < 1:
-            raise CalibrationFileError(source, f"image_size must be positive, got {width}x{height}")
+        if K[2].tolist() != [0, 0, 1]:
+            raise CalibrationFileError(
+                source, f"K's last row must be [0, 0, 1], got {K[2].tolist()}")
+        if not (isinstance(size, list) and len(size) == 2
+                and all(type(v) is int and v > 0 for v in size)):
+            raise CalibrationFileError(
+                source, f"image_size must be [width, height] in whole pixels above 0, got {size!r}")
+        rms = data.get("rms_px")
         return cls(
             K,
             dist,
-            (width, height),
-            data.get("rms_px"),
+            (size[0], size[1]),
+            None if rms is None else float(file_numbers(rms, source, "rms_px", ())),
             data.get("images_used"),
             data.get("board", ""),
         )
@@ -428,3 +432,21 @@ def read_yaml(path: str | Path) -> Any:
         raise CalibrationFileError(str(path), f"cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
         raise CalibrationFileError(str(path), f"not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise CalibrationFileError(str(path), "not valid YAML: nested too deeply") from None
+
+
+def file_numbers(value: Any, source: str, key: str, shape: tuple[int, ...] | None = None
+                 ) -> np.ndarray:
+    """``value`` from a calibration file as float64, of ``shape`` if given, every entry a finite
+    number (not text or null); else CalibrationFileError naming the file and key."""
+    try:
+        array = np.array(value)
+    except ValueError:  # a ragged list
+        array = np.array(None)
+    if (array.dtype.kind not in "iuf" or not np.all(np.isfinite(array))
+            or shape is not None and array.shape != shape):
+        what = ("a finite number" if shape == () else "finite numbers" if shape is None
+                else f"{'x'.join(map(str, shape))} finite numbers")
+        raise CalibrationFileError(source, f"{key} must be {what}, got {reprlib.repr(value)}")
+    return array.astype(np.float64)

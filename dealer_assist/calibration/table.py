@@ -8,6 +8,8 @@ side-effect-free mapping that the vision and table code query with ``image_to_ta
 
 from __future__ import annotations
 
+import math
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,7 @@ from dealer_assist.calibration.lens import (
     UNDISTORT_CRITERIA,
     CameraModel,
     edge_width_px,
+    file_numbers,
     frozen_array,
     laplacian_variance,
     read_yaml,
@@ -44,6 +47,12 @@ REFUSE_RESIDUAL_MM = 60.0
 """A marker this far from its layout place after the fit is taken as misplaced, and left out."""
 CARD_WIDTH_MM = 63.5
 """A poker-size playing card's width."""
+MAX_ROTATION_RAD = 4 * math.pi
+"""Longest pose rotation vector a table file may hold: OpenCV's are at most pi (half a turn),
+its refined fit's a little past; two turns is no pose but a damaged file (1e300 gives NaNs)."""
+MIN_CAMERA_HEIGHT_MM = 100.0
+"""Nearest the camera may be to the felt's plane in a table file: at 0 pixels have no table
+point (the mapping is singular), below 0 it looks up through the felt."""
 READABLE_CARD_WIDTH_PX = (70.0, 95.0)
 """How wide a card should look in the frame, in pixels, for the camera to read it: the card
 reader misses several times more cards below (models/README.md, "Card size in the frame"), and
@@ -236,22 +245,30 @@ class TableCalibration:
         camera = CameraModel.from_dict(data.get("camera"), f"{source}: camera")
         layout = Layout.from_dict(data.get("layout"), f"{source}: layout")
         try:
-            rvec = np.array(data["pose"]["rvec"], np.float64).reshape(3)
-            tvec = np.array(data["pose"]["tvec"], np.float64).reshape(3)
-            markers = {
-                int(k): np.array(v, np.float64).reshape(4, 2)
-                for k, v in (data.get("reference_markers") or {}).items()
-            }
-            residual = float(data["residual_mm"])
-        except (KeyError, TypeError, ValueError) as exc:
+            rvec = file_numbers(data["pose"]["rvec"], source, "pose.rvec", (3,))
+            tvec = file_numbers(data["pose"]["tvec"], source, "pose.tvec", (3,))
+            residual = float(file_numbers(data["residual_mm"], source, "residual_mm", ()))
+        except (KeyError, TypeError) as exc:
             raise CalibrationFileError(
-                source, f"bad or missing pose, residual_mm or reference_markers: {exc}"
+                source, f"bad or missing pose or residual_mm: {exc}"
             ) from exc
-        numbers = [rvec, tvec, np.array([residual]), *markers.values()]
-        if not all(np.all(np.isfinite(values)) for values in numbers):
+        found = data.get("reference_markers") or {}
+        if not isinstance(found, dict) or not all(type(i) is int for i in found):
             raise CalibrationFileError(
-                source, "pose, residual_mm or reference_markers is not a finite number: "
-                "calibrate the table again")
+                source, "reference_markers must map marker ids to their four corner pixels,"
+                f" got {reprlib.repr(found)}")
+        markers = {i: file_numbers(corners, source, f"reference_markers.{i}", (4, 2))
+                   for i, corners in found.items()}
+        turn = math.hypot(*rvec)
+        if not turn <= MAX_ROTATION_RAD:
+            raise CalibrationFileError(
+                source, f"pose.rvec must turn at most {MAX_ROTATION_RAD:.1f} rad (two turns),"
+                f" got {turn:g}: calibrate the table again")
+        height = float(cv2.Rodrigues(rvec)[0][:, 2] @ tvec)
+        if not height >= MIN_CAMERA_HEIGHT_MM:
+            raise CalibrationFileError(
+                source, f"pose.tvec must put the camera at least {MIN_CAMERA_HEIGHT_MM:g} mm above"
+                f" the felt, got {height:.0f} mm: calibrate the table again")
         return cls(
             camera,
             layout,

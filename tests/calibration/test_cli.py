@@ -11,6 +11,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+import yaml
 
 from dealer_assist.calibration.lens import read_color, read_gray
 from dealer_assist.cli import main
@@ -171,6 +172,41 @@ def test_bad_inputs_exit_2_naming_the_file(
     assert f"error: {blank}: found 0 of layout standard-7seat's 6" in capsys.readouterr().err
     assert main(["calibrate", "locate", str(tmp_path / "none.yaml"), "1", "2"]) == 2
     assert "none.yaml: cannot read" in capsys.readouterr().err
+
+
+def test_an_image_claiming_too_many_pixels_exits_2_like_a_missing_one(
+    practice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 74-byte PNG claiming 60000x60000 ended the command with OpenCV's traceback."""
+    huge = tmp_path / "huge.png"
+    small = cv2.imencode(".png", np.zeros((2, 2), np.uint8))[1].tobytes()
+    huge.write_bytes(small[:16] + struct.pack(">II", 60000, 60000) + small[24:])
+    table = str(practice / "table.yaml")
+    for image in (huge, tmp_path / "missing.png"):
+        assert main(["calibrate", "drift", str(image), str(practice / "table-still.png"),
+                     "--table", table]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.startswith(f"error: {image}: ")
+    assert main(["calibrate", "check", str(huge), "--table", table, "-o",
+                 str(tmp_path / "o.png")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {huge}: image is 60000x60000, larger than 100,000,000 pixels (an 8K camera frame"
+        " is 33,177,600); not decoded\n")
+
+
+def test_a_table_file_with_an_impossible_pose_exits_2_instead_of_answering(
+    practice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rotation of 1e300 rad loaded, and then every pixel was "no zone", exit 0."""
+    data = yaml.safe_load((practice / "table.yaml").read_text())
+    data["pose"]["rvec"] = [1e300, 0, 0]
+    table = tmp_path / "table.yaml"
+    table.write_text(yaml.safe_dump(data))
+    assert main(["calibrate", "locate", str(table), "640", "400"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (
+        f"error: {table}: pose.rvec must turn at most 12.6 rad (two turns), got 1e+300: "
+        "calibrate the table again\n")
 
 
 def _png_dpi(path: Path) -> float:

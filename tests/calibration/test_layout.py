@@ -151,3 +151,12 @@ def test_unreadable_layout_files_are_refused(tmp_path: Path) -> None:
     utf16.write_bytes(broken.read_text().encode("utf-16"))
     with pytest.raises(LayoutError, match=r"utf16\.yaml: not valid YAML: while parsing"):
         Layout.load(utf16)
+
+
+def test_a_layout_nested_too_deeply_is_refused(tmp_path: Path) -> None:
+    """PyYAML recursed once per level and raised RecursionError."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("outline: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(LayoutError) as caught:
+        Layout.load(path)
+    assert str(caught.value) == f"{path}: not valid YAML: nested too deeply"

@@ -7,6 +7,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+import yaml
 
 from dealer_assist.calibration.errors import (
     BlurredImageError,
@@ -169,3 +170,42 @@ def test_bad_camera_files_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CalibrationFileError, match=r"flat\.yaml: K's focal lengths fx, fy must "
                                                    r"be above 0, got 0, 1000"):
         CameraModel.load(flat)
+
+
+GOOD_CAMERA = {
+    "kind": "dealer-assist camera calibration", "version": 1, "image_size": [1280, 720],
+    "K": [[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]],
+    "dist": [0.0, 0.0, 0.0, 0.0, 0.0], "rms_px": 0.1,
+}
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("image_size", [float("inf"), 720],
+     "image_size must be [width, height] in whole pixels above 0, got [inf, 720]"),
+    ("image_size", [1280.9, 720.2],
+     "image_size must be [width, height] in whole pixels above 0, got [1280.9, 720.2]"),
+    ("K", [["1000", "0", "640"], ["0", "1000", "360"], ["0", "0", "1"]],
+     "K must be 3x3 finite numbers, got [['1000', '0', '640'], ['0', '1000', '360'], "
+     "['0', '0', '1']]"),
+    ("K", [[1000, 0, 640], [0, 1000, 360], [0, 0, 0]],
+     "K's last row must be [0, 0, 1], got [0.0, 0.0, 0.0]"),
+    ("rms_px", float("nan"), "rms_px must be a finite number, got nan"),
+], ids=["size-inf", "size-fractional", "K-text", "K-last-row-0", "rms-nan"])
+def test_camera_files_with_values_no_lens_has_are_refused_naming_the_key(
+    tmp_path: Path, key: str, value: object, message: str
+) -> None:
+    """These loaded, then crashed (an infinite size) or gave a lens that is no lens."""
+    path = tmp_path / "camera.yaml"
+    path.write_text(yaml.safe_dump({**GOOD_CAMERA, key: value}))
+    with pytest.raises(CalibrationFileError) as caught:
+        CameraModel.load(path)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+def test_yaml_nested_too_deeply_is_refused_naming_the_file(tmp_path: Path) -> None:
+    """PyYAML recursed once per level and raised RecursionError."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("K: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(CalibrationFileError) as caught:
+        CameraModel.load(path)
+    assert str(caught.value) == f"{path}: not valid YAML: nested too deeply"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 import pytest
+import yaml
 
 from dealer_assist.calibration.errors import (
     CalibrationError,
@@ -107,9 +109,41 @@ def test_bad_table_files_are_refused(tmp_path: Path, table_scene: TableScene) ->
     text = re.sub(r"tvec:\n( *)- [^\n]+", r"tvec:\n\1- .nan", nowhere.read_text())
     assert "- .nan" in text
     nowhere.write_text(text)
-    with pytest.raises(CalibrationFileError, match=r"nowhere\.yaml: pose, residual_mm or "
-                                                   r"reference_markers is not a finite number"):
+    with pytest.raises(CalibrationFileError, match=r"nowhere\.yaml: pose\.tvec must be 3 finite "
+                                                   r"numbers, got \[nan, "):
         TableCalibration.load(nowhere)
+
+
+@pytest.mark.parametrize(("breakage", "message"), [
+    (lambda d: d.update(reference_markers=[1, 2]),
+     r"reference_markers must map marker ids to their four corner pixels, got \[1, 2\]"),
+    (lambda d: d["reference_markers"].update({0: [[1, 2], [3, 4]]}),
+     r"reference_markers\.0 must be 4x2 finite numbers, got \[\[1, 2\], \[3, 4\]\]"),
+    (lambda d: d["pose"].update(tvec=[0, 0, 0]),
+     r"pose\.tvec must put the camera at least 100 mm above the felt, got 0 mm: calibrate the "
+     "table again"),
+    (lambda d: d["pose"].update(tvec=[-v for v in d["pose"]["tvec"]]),
+     r"pose\.tvec must put the camera at least 100 mm above the felt, got -1\d\d\d mm: "
+     "calibrate the table again"),
+    (lambda d: d["pose"].update(rvec=[1e300, 0, 0]),
+     r"pose\.rvec must turn at most 12\.6 rad \(two turns\), got 1e\+300: calibrate the table "
+     "again"),
+    (lambda d: d["camera"].update(image_size=[float("inf"), 720]),
+     r"camera: image_size must be \[width, height\] in whole pixels above 0, got \[inf, 720\]"),
+], ids=["markers-a-list", "marker-2x2", "camera-on-the-felt", "camera-under-the-felt",
+        "rotation-1e300", "image-size-inf"])
+def test_table_files_that_place_no_camera_are_refused_naming_the_key(
+    tmp_path: Path, table_scene: TableScene, breakage: Any, message: str
+) -> None:
+    """These loaded, then crashed on the first query (AttributeError, a singular matrix,
+    OverflowError) or answered every pixel "no zone" and every frame "camera still"."""
+    data = table_scene.fit.calibration.to_dict()
+    breakage(data)
+    path = tmp_path / "table.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(CalibrationFileError) as caught:
+        TableCalibration.load(path)
+    assert re.fullmatch(re.escape(f"{path}: ") + message, str(caught.value))
 
 
 def _cover(frame: np.ndarray, scene: TableScene, marker_ids: list[int]) -> np.ndarray:
