@@ -17,15 +17,18 @@ from dealer_assist.roundlog.events import (
     parse_event,
 )
 from dealer_assist.roundlog.fold import (
+    AmbiguousJSONError,
     LogError,
     LoggedEvent,
     RoundFold,
+    load_strict,
     read_events,
     settle_log,
     settle_rounds,
 )
 
 __all__ = [
+    "AmbiguousJSONError",
     "LOG_VERSION",
     "Bet",
     "CardDealt",
@@ -42,6 +45,7 @@ __all__ = [
     "ShoeOrigin",
     "dumps_event",
     "event_to_json",
+    "load_strict",
     "parse_event",
     "read_events",
     "settle_log",

@@ -57,9 +57,8 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
         if not text:
             continue
         try:
-            obj = json.loads(text, parse_float=Decimal, parse_constant=_no_constant,
-                             object_pairs_hook=_no_repeated_keys)
-        except _AmbiguousJSON as error:
+            obj = load_strict(text)
+        except AmbiguousJSONError as error:
             raise LogError(number, text, f"not valid JSON for a round log ({error})") from None
         except json.JSONDecodeError as error:
             raise LogError(
@@ -79,19 +78,27 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
         yield LoggedEvent(number, text, event)
 
 
-class _AmbiguousJSON(ValueError):
-    """JSON that Python reads but a log must not hold: NaN or Infinity, a key given twice."""
+class AmbiguousJSONError(ValueError):
+    """JSON that Python reads but money must not come from: NaN or Infinity, a key given twice."""
+
+
+def load_strict(text: str | bytes) -> Any:
+    """JSON read as money must be: numbers with a fraction as ``Decimal`` (never float), and
+    refusing (:class:`AmbiguousJSONError`) what readers take differently: a key given twice
+    (Python keeps the last), ``NaN`` or ``Infinity``. Else raises as ``json.loads`` does."""
+    return json.loads(text, parse_float=Decimal, parse_constant=_no_constant,
+                      object_pairs_hook=_no_repeated_keys)
 
 
 def _no_constant(name: str) -> Any:
-    raise _AmbiguousJSON(f"{name} is not a number")
+    raise AmbiguousJSONError(f"{name} is not a number")
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj:
-            raise _AmbiguousJSON(f"key {key!r} is given twice")
+            raise AmbiguousJSONError(f"key {key!r} is given twice")
         obj[key] = value
     return obj
 

@@ -8,16 +8,19 @@ takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, voi
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import unicodedata
 from decimal import Decimal
 from importlib import resources
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI, HTTPException, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from dealer_assist.roundlog import AmbiguousJSONError, load_strict
 from dealer_assist.rules import Action, MoneyError, parse_money
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
@@ -45,11 +48,45 @@ def _int_field(message: dict[str, Any], key: str) -> int:
     return value
 
 
+#: The longest player name or void reason taken: each is shown on every screen update.
+MAX_TEXT = 200
+
+
+def _text_field(message: dict[str, Any], key: str) -> str | None:
+    """An optional text field: text of at most MAX_TEXT characters, without control characters
+    or lone surrogates (which no screen update can carry)."""
+    value = message.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TouchError(f"'{key}' must be text, got {value!r}")
+    if len(value) > MAX_TEXT:
+        raise TouchError(f"'{key}' must be at most {MAX_TEXT} characters, got {len(value)}")
+    if any(unicodedata.category(c) in ("Cc", "Cs") for c in value):
+        raise TouchError(f"'{key}' must not hold control characters or lone surrogates, got"
+                         f" {value!r}")
+    return value
+
+
 def _money_field(message: dict[str, Any], key: str) -> Decimal:
     try:
         return parse_money(message.get(key), key)
     except MoneyError as error:
         raise TouchError(str(error)) from None
+
+
+def read_touch(body: bytes) -> object:
+    """A touch's JSON, read as a round log is (:func:`~dealer_assist.roundlog.load_strict`): an
+    amount given twice, a float or NaN would otherwise be taken as another amount than sent."""
+    try:
+        return load_strict(body)
+    except AmbiguousJSONError as error:
+        raise TouchError(f"not valid JSON for a touch ({error})") from None
+    except json.JSONDecodeError as error:
+        raise TouchError(f"not valid JSON ({error.msg} at column {error.colno})") from None
+    except (ValueError, RecursionError):  # not UTF-8, too many digits, nested too deep
+        raise TouchError("not valid JSON (not UTF-8 text, nested too deep or a number too"
+                         " long)") from None
 
 
 def parse_touch(message: object) -> DealerInput | NewShoe:
@@ -61,12 +98,11 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         wager = message.get("wager", "main")
         if wager not in ("main", "match"):
             raise TouchError(f"'wager' must be \"main\" or \"match\", got {wager!r}")
-        player = message.get("player")
         return PlaceBet(
             _int_field(message, "seat"),
             _money_field(message, "amount"),
             wager,
-            None if player is None else str(player),
+            _text_field(message, "player"),
         )
     if kind == "decide":
         try:
@@ -90,8 +126,8 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
     if kind == "void":
-        reason = message.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
+        reason = _text_field(message, "reason")
+        if reason is None or not reason.strip():
             raise TouchError("'reason' must say why the round is voided")
         return VoidRound(reason.strip())
     raise TouchError(
@@ -123,9 +159,9 @@ def create_app(runner: TableRunner) -> FastAPI:
         return runner.view()
 
     @app.post("/api/input")
-    def touch(message: dict[str, Any]) -> dict[str, Any]:
+    async def touch(request: Request) -> dict[str, Any]:
         try:
-            item = parse_touch(message)
+            item = parse_touch(read_touch(await request.body()))
         except TouchError as error:
             raise HTTPException(status_code=400, detail=str(error)) from None
         runner.submit(item)

@@ -76,6 +76,36 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
         assert response.status_code == 400 and field.strip("'") in response.json()["detail"]
 
 
+@pytest.mark.parametrize(("body", "detail"), [
+    # JSON decoded as Python does it took the last key, and a float for a number: both
+    # recorded another amount than the one sent (500.00, 25.00)
+    (b'{"type": "bet", "seat": 1, "amount": "5", "amount": "500"}',
+     "not valid JSON for a touch (key 'amount' is given twice)"),
+    (b'{"type": "bet", "seat": 2, "amount": 24.999999999999999999}',
+     "amount must be in whole cents"),
+    (b'{"type": "bet", "seat": 2, "amount": NaN}', "not valid JSON for a touch (NaN is not"),
+    (b'{"type": "bet", "seat": 4, "amount": "10", "player": {"id": 7}}',
+     "'player' must be text"),
+    # a lone surrogate in the view made every later screen update fail (HTTP 500, WebSocket
+    # closed) until the round was gone
+    (b'{"type": "bet", "seat": 3, "amount": "10", "player": "\\ud800"}',
+     "'player' must not hold control characters or lone surrogates"),
+    (b'{"type": "void", "reason": "foreign \\u001b[2J card"}',
+     "'reason' must not hold control characters"),
+    (b'{"type": "void", "reason": "' + b"x" * 201 + b'"}',
+     "'reason' must be at most 200 characters, got 201"),
+    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (not UTF-8 text, nested too deep"),
+])
+def test_touches_read_another_way_than_sent_are_refused_and_the_screen_goes_on(
+        runner, body, detail):
+    client = TestClient(create_app(runner))
+    response = client.post("/api/input", content=body,
+                           headers={"content-type": "application/json"})
+    assert response.status_code == 400 and detail in response.json()["detail"]
+    view = client.get("/api/view")
+    assert view.status_code == 200 and view.json()["round"] is None
+
+
 def test_parse_touch_values():
     assert parse_touch({"type": "bet", "seat": 2, "amount": "10", "wager": "match"}) == PlaceBet(
         2, Decimal("10.00"), "match"
