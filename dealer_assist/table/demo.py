@@ -166,6 +166,7 @@ class DemoTable:
         self.simulator.stop()
         self.shoe_link.close()
         self._link_dir.cleanup()
+        self.recorder.close()
 
     def __enter__(self) -> DemoTable:
         return self.start()

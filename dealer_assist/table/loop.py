@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -197,6 +198,7 @@ class TableLoop:
         self.rules = RuleSet.from_spec(rules_spec)
         self.rules_spec = rules_spec
         self.recorder = recorder
+        self._recording_fails = False  # the last write to the recorder failed
         self.table_id = table_id
         self.round_prefix = round_prefix
         self.has_shoe = has_shoe
@@ -611,10 +613,21 @@ class TableLoop:
         )
 
     def _on_recording_failed(self, item: RecordingFailed) -> None:
-        self._alarm(
-            AlarmKind.RECORDING_FAILED,
-            f"{item.detail}: the round-log files still record every round; call the technician",
-        )
+        self._alarm(AlarmKind.RECORDING_FAILED, f"{item.detail}: call the technician")
+
+    def _record(self, write: Callable[[], None]) -> None:
+        """Hand something to the recorder. A write that fails (a full disk, the recording folder
+        gone) is an alarm and play goes on: the round is settled and shown, and the recorders
+        keep what they could not write (``FileRecorder`` tries it again at its next write).
+        One alarm for a run of failures; another only after a write has worked again."""
+        try:
+            write()
+        except Exception as error:  # whatever a recorder raises, the table must not stop
+            if not self._recording_fails:
+                self._recording_fails = True  # also stops the alarm's own write re-alarming
+                self._on_recording_failed(RecordingFailed(str(error)))
+        else:
+            self._recording_fails = False
 
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
@@ -678,7 +691,8 @@ class TableLoop:
         if self._fold is None or self._fold.ended:
             return
         round_id = self.round_id or "?"
-        self.recorder.write_void(round_id, list(self._lines), item.reason)
+        lines = list(self._lines)
+        self._record(lambda: self.recorder.write_void(round_id, lines, item.reason))
         self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {item.reason}")
         self._fold = None
         self._lines = []
@@ -829,7 +843,8 @@ class TableLoop:
         assert settlement is not None
         self.last_settlement = settlement
         self.rounds_played += 1
-        self.recorder.write_round(self.round_id or "?", list(self._lines), settlement)
+        round_id, lines = self.round_id or "?", list(self._lines)
+        self._record(lambda: self.recorder.write_round(round_id, lines, settlement))
         return True
 
     # ------------------------------------------------------------------ alarms
@@ -837,7 +852,7 @@ class TableLoop:
     def _alarm(self, kind: AlarmKind, text: str) -> Alarm:
         alarm = Alarm(len(self.alarms) + 1, kind, text, self.round_id, self._now)
         self.alarms.append(alarm)
-        self.recorder.write_alarm(alarm)
+        self._record(lambda: self.recorder.write_alarm(alarm))
         return alarm
 
     def _resolve(self, kind: AlarmKind) -> None:

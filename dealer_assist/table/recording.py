@@ -3,11 +3,13 @@
 ``<dir>/rounds/<round-id>.jsonl`` holds exactly what ``dealer-assist settle`` reads;
 ``<dir>/void/<round-id>.jsonl`` holds voided rounds (with a ``.reason.txt`` beside each);
 ``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Files are flushed and fsync'd
-as each round ends, so a power cut loses at most the round in play.
+as each round ends, so a power cut loses at most the round in play. A round file is never
+overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -25,36 +27,83 @@ class RecordingError(ValueError):
     """The recording directory cannot be used (names the path and why)."""
 
 
-def _write_synced(path: Path, text: str, mode: str = "w") -> None:
-    with open(path, mode, encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
+def _write_synced(path: Path, text: str, mode: str) -> Path:
+    """Write ``text`` and fsync it; the folder is made again if it was removed. Mode ``"x"``
+    never overwrites: a file already there is kept and ``name~2`` (``~3``...) written instead.
+    Returns the path written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target, copy = path, 1
+    while True:
+        try:
+            handle = open(target, mode, encoding="utf-8", errors="backslashreplace")
+        except FileExistsError:
+            copy += 1
+            target = path.with_name(f"{path.stem}~{copy}{path.suffix}")
+            continue
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return target
 
 
 class FileRecorder:
-    """Writes finished rounds, voided rounds and alarms under ``directory``."""
+    """Writes finished rounds, voided rounds and alarms under ``directory``, which it holds for
+    itself until :meth:`close` (another table given the same directory is refused).
+
+    A write that fails (a full disk, the folder unmounted) raises, naming the file, and is kept:
+    every later write tries it again first, so the round reaches the disk once it can."""
 
     def __init__(self, directory: str | os.PathLike[str]):
         self.directory = Path(directory)
         try:
             for sub in ("rounds", "void"):
                 (self.directory / sub).mkdir(parents=True, exist_ok=True)
-        except OSError as error:
+            self._lock = open(self.directory / ".table.lock", "a+", encoding="utf-8")
+        except (OSError, ValueError) as error:
             raise RecordingError(f"recording directory {self.directory}: {error}") from None
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.seek(0)
+            holder = self._lock.read().strip() or "another process"
+            self._lock.close()
+            raise RecordingError(
+                f"recording directory {self.directory} is in use by another table ({holder}):"
+                " give each table its own") from None
+        self._lock.truncate(0)
+        self._lock.write(f"pid {os.getpid()}\n")
+        self._lock.flush()
         self.rounds_written: list[Path] = []
+        self._unwritten: list[tuple[Path, str, str]] = []
+
+    def close(self) -> None:
+        """Let another table record here."""
+        self._lock.close()
 
     def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        path = self.directory / "rounds" / f"{round_id}.jsonl"
-        _write_synced(path, "\n".join(lines) + "\n")
-        self.rounds_written.append(path)
+        self._write(self.directory / "rounds" / f"{round_id}.jsonl", "\n".join(lines) + "\n", "x")
 
     def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        _write_synced(self.directory / "void" / f"{round_id}.jsonl", "\n".join(lines) + "\n")
-        _write_synced(self.directory / "void" / f"{round_id}.reason.txt", reason + "\n")
+        self._write(self.directory / "void" / f"{round_id}.jsonl", "\n".join(lines) + "\n", "x")
+        self._write(self.directory / "void" / f"{round_id}.reason.txt", reason + "\n", "x")
 
     def write_alarm(self, alarm: Alarm) -> None:
-        _write_synced(self.directory / "alarms.jsonl", json.dumps(alarm.to_json()) + "\n", "a")
+        self._write(self.directory / "alarms.jsonl", json.dumps(alarm.to_json()) + "\n", "a")
+
+    def _write(self, path: Path, text: str, mode: str) -> None:
+        self._unwritten.append((path, text, mode))
+        while self._unwritten:
+            path, text, mode = self._unwritten[0]
+            try:
+                written = _write_synced(path, text, mode)
+            except OSError as error:
+                raise RecordingError(
+                    f"round-log file {path}: {error.strerror or error} ({len(self._unwritten)}"
+                    " write(s) kept to try again)") from None
+            self._unwritten.pop(0)
+            if written.parent.name == "rounds":
+                self.rounds_written.append(written)
 
 
 class MemoryRecorder:
@@ -166,24 +215,33 @@ class SurveillanceRecorder:
     def _failed(self, error: str) -> None:
         self.errors.append(error)
         if not self._failing and self.on_failure is not None:
-            self.on_failure(f"surveillance store {self.directory}: {error}")
+            self.on_failure(f"surveillance store {self.directory}: {error} (the round-log files"
+                            " still record every round)")
         self._failing = True
 
 
 class TeeRecorder:
-    """Hands everything to several recorders (the round-log files and the surveillance store)."""
+    """Hands everything to several recorders (the round-log files and the surveillance store).
+    Each is given every write though another fails; the first failure is raised after."""
 
     def __init__(self, *recorders: _Writes):
         self.recorders = recorders
 
     def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        for recorder in self.recorders:
-            recorder.write_round(round_id, lines, settlement)
+        self._each(lambda recorder: recorder.write_round(round_id, lines, settlement))
 
     def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        for recorder in self.recorders:
-            recorder.write_void(round_id, lines, reason)
+        self._each(lambda recorder: recorder.write_void(round_id, lines, reason))
 
     def write_alarm(self, alarm: Alarm) -> None:
+        self._each(lambda recorder: recorder.write_alarm(alarm))
+
+    def _each(self, write: Callable[[_Writes], None]) -> None:
+        failure: Exception | None = None
         for recorder in self.recorders:
-            recorder.write_alarm(alarm)
+            try:
+                write(recorder)
+            except Exception as error:  # the next recorder still gets it; raised below
+                failure = failure or error
+        if failure is not None:
+            raise failure
