@@ -91,6 +91,8 @@ def list_operators(store: RecordingStore) -> list[Operator]:
 
 def authenticate(store: RecordingStore, name: str, password: str) -> Operator:
     """The operator for this name and password; :class:`AccessError` (logged) otherwise."""
+    # A name UTF-8 cannot hold (a lone surrogate) is logged escaped; no operator has a backslash.
+    name = name.encode("utf-8", "backslashreplace").decode("utf-8")
     row = store.conn.execute(
         "SELECT name, role, password FROM operators WHERE name = ?", (name,)
     ).fetchone()

@@ -121,10 +121,11 @@ def _prune(store: object, args: argparse.Namespace) -> int:
     from datetime import timedelta
 
     from dealer_assist.surveillance.access import login_name
-    from dealer_assist.surveillance.query import prune_frames
+    from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, prune_frames
 
-    if not 0 < args.older_than_hours <= 876_000:
-        raise ValueError("--older-than-hours must be above 0 and at most 876000 (100 years)")
+    if not 0 < args.older_than_hours <= MAX_PRUNE_HOURS:
+        raise ValueError(f"--older-than-hours must be above 0 and at most {MAX_PRUNE_HOURS}"
+                         " (100 years)")
     result = prune_frames(store, timedelta(hours=args.older_than_hours),  # type: ignore[arg-type]
                           login_name())
     print(f"pruned {result['pruned']} non-key frames ({result['bytes']} bytes) recorded before "

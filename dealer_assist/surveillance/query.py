@@ -164,6 +164,10 @@ def frame_file(store: RecordingStore, seq: int) -> tuple[bytes, str]:
 
 # -- retention ----------------------------------------------------------------------------------
 
+#: The longest retention policy, in hours (100 years): the CLI and the page refuse more, since
+#: the cutoff date overflows a few thousand years back.
+MAX_PRUNE_HOURS = 876_000
+
 
 def storage_report(store: RecordingStore) -> dict[str, Any]:
     """Bytes stored per table and clock hour of play, and the average per hour of play."""

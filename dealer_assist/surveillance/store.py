@@ -50,7 +50,8 @@ def format_time(moment: datetime) -> str:
     """UTC timestamp text that sorts as it reads: ``2026-11-29T13:05:07.123Z``."""
     if moment.tzinfo is None:
         raise RecordingError(f"timestamps must carry a time zone, got naive {moment!r}")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    # isoformat, not strftime: "%Y" leaves a year before 1000 unpadded, which sorts wrongly
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse_time(text: str) -> datetime:

@@ -6,14 +6,14 @@ the recording's chain as access records.
 """
 
 
+import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal, InvalidOperation
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +23,8 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
+from dealer_assist.roundlog import AmbiguousJSONError, load_strict
+from dealer_assist.rules.money import parse_money
 from dealer_assist.surveillance.access import (
     AccessError,
     Operator,
@@ -31,6 +33,7 @@ from dealer_assist.surveillance.access import (
     log_access,
 )
 from dealer_assist.surveillance.query import (
+    MAX_PRUNE_HOURS,
     RoundQuery,
     frame_file,
     mark_key_frame,
@@ -54,6 +57,8 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
+_SQLITE_MIN, _SQLITE_MAX = -(2**63), 2**63 - 1  # the integers SQLite stores
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,35 @@ class Login(BaseModel):
 
 class PruneRequest(BaseModel):
     older_than_hours: float
+
+
+def _round_key(key: int) -> int:
+    """A round key from the path: one SQLite cannot hold is no round, as -1 is."""
+    if not _SQLITE_MIN <= key <= _SQLITE_MAX:
+        raise HTTPException(404, f"no round #{key}")
+    return key
+
+
+def _frame_seq(seq: int) -> int:
+    """A frame record's number from the path: one SQLite cannot hold is no frame, as -1 is."""
+    if not _SQLITE_MIN <= seq <= _SQLITE_MAX:
+        raise HTTPException(404, f"no frame record {seq}")
+    return seq
+
+
+RoundKey = Annotated[int, Depends(_round_key)]
+FrameSeq = Annotated[int, Depends(_frame_seq)]
+
+
+async def _unique_keys(request: Request) -> None:
+    """Refuse a JSON body read two ways (a key given twice: ``json`` keeps the last without a
+    word; NaN); a body that is not JSON is left to the route's own parsing to refuse."""
+    try:
+        load_strict(await request.body())
+    except AmbiguousJSONError as error:
+        raise HTTPException(400, f"the request body is ambiguous: {error}") from None
+    except (ValueError, RecursionError):
+        pass
 
 
 def create_app(recording: Path | str) -> FastAPI:
@@ -120,7 +154,7 @@ def create_app(recording: Path | str) -> FastAPI:
     def page() -> str:
         return (_STATIC / "index.html").read_text(encoding="utf-8")
 
-    @app.post("/api/login")
+    @app.post("/api/login", dependencies=[Depends(_unique_keys)])
     def login(body: Login, response: Response) -> dict[str, str]:
         with store() as opened:
             try:
@@ -158,14 +192,14 @@ def create_app(recording: Path | str) -> FastAPI:
         return {"rounds": found, "tables": tables, "alarm_kinds": kinds}
 
     @app.get("/api/rounds/{key}")
-    def one_round(key: int, who: Who) -> dict[str, Any]:
+    def one_round(key: RoundKey, who: Who) -> dict[str, Any]:
         with store() as opened:
             view = _view(opened, key)
             log_access(opened, who.name, "view", {"round_key": key, "round": view["round"]})
         return view
 
     @app.get("/api/rounds/{key}/replay")
-    def replay_one(key: int, who: Who) -> dict[str, Any]:
+    def replay_one(key: RoundKey, who: Who) -> dict[str, Any]:
         with store() as opened:
             data = load_round(opened, key)
             if data is None:
@@ -177,7 +211,7 @@ def create_app(recording: Path | str) -> FastAPI:
                 "replayed": result.replayed}
 
     @app.get("/api/rounds/{key}/export")
-    def export(key: int, who: Who) -> Response:
+    def export(key: RoundKey, who: Who) -> Response:
         with store() as opened:
             view = _view(opened, key)
             data = load_round(opened, key)
@@ -197,7 +231,7 @@ def create_app(recording: Path | str) -> FastAPI:
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.get("/api/frames/{seq}")
-    def frame(seq: int, who: Who) -> Response:
+    def frame(seq: FrameSeq, who: Who) -> Response:
         with store() as opened:
             try:
                 data, media_type = frame_file(opened, seq)
@@ -226,15 +260,16 @@ def create_app(recording: Path | str) -> FastAPI:
             log_access(opened, who.name, "access-log", {"limit": limit})
             return {"entries": access_log(opened, max(1, min(limit, 5000)))}
 
-    @app.post("/api/retention/prune")
+    @app.post("/api/retention/prune", dependencies=[Depends(_unique_keys)])
     def prune(body: PruneRequest, who: FullOperator) -> Any:
-        if not body.older_than_hours > 0:
-            raise HTTPException(422, "older_than_hours must be above 0")
+        if not 0 < body.older_than_hours <= MAX_PRUNE_HOURS:
+            raise HTTPException(422, f"older_than_hours must be above 0 and at most "
+                                     f"{MAX_PRUNE_HOURS} (100 years)")
         with store() as opened:
             return prune_frames(opened, timedelta(hours=body.older_than_hours), who.name)
 
     @app.post("/api/frames/{seq}/key")
-    def keep_frame(seq: int, who: FullOperator) -> Any:
+    def keep_frame(seq: FrameSeq, who: FullOperator) -> Any:
         with store() as opened:
             try:
                 mark_key_frame(opened, seq, who.name)
@@ -257,21 +292,30 @@ def _view(store: RecordingStore, key: int) -> dict[str, Any]:
 
 
 def _query_from(params: Any) -> RoundQuery:
-    def text(name: str) -> str | None:
-        value = params.get(name, "").strip()
-        return value or None
+    """The search criteria in a query string; a bad one is refused (422) by name."""
+    def value(name: str, parse: Callable[[str], Any] = str) -> Any:
+        text = params.get(name, "").strip()
+        if not text:
+            return None
+        try:
+            return parse(text)
+        except (ValueError, ArithmeticError) as error:  # ArithmeticError: a date out of range
+            raise HTTPException(422, f"bad search: {name}: {error}") from None
 
-    try:
-        seat = text("seat")
-        payout = text("payout_above")
-        since, until = text("since"), text("until")
-        return RoundQuery(
-            table=text("table"), round_id=text("round"), alarm=text("alarm"),
-            seat=None if seat is None else int(seat),
-            payout_above=None if payout is None else Decimal(payout),
-            since=None if since is None else parse_time(since),
-            until=None if until is None else parse_time(until),
-            limit=int(params.get("limit", 200)),
-        )
-    except (ValueError, InvalidOperation) as error:
-        raise HTTPException(422, f"bad search: {error}") from None
+    limit = value("limit", _integer)
+    return RoundQuery(
+        table=value("table"), round_id=value("round"), alarm=value("alarm"),
+        seat=value("seat", _integer), payout_above=value("payout_above", parse_money),
+        since=value("since", parse_time), until=value("until", parse_time),
+        limit=200 if limit is None else limit,
+    )
+
+
+def _integer(text: str) -> int:
+    """A whole number in the digits 0-9 (``int`` also reads other scripts') that SQLite holds."""
+    if not _INTEGER.fullmatch(text):
+        raise ValueError(f"{text!r} is not a whole number in the digits 0-9")
+    number = int(text)
+    if not _SQLITE_MIN <= number <= _SQLITE_MAX:
+        raise ValueError(f"{number} is out of range")
+    return number

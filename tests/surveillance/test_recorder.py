@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from dealer_assist.roundlog import Bet, CardDealt, RoundStart, read_events, sett
 from dealer_assist.rules import Card
 from dealer_assist.surveillance import Recorder, RecorderStateError, RecordingError, RecordingStore
 from dealer_assist.surveillance.replay import load_round, replay, round_keys
-from dealer_assist.surveillance.store import GENESIS_HASH
+from dealer_assist.surveillance.store import GENESIS_HASH, format_time, parse_time
 from tests.golden import ROUNDS, assert_subset, expected_for
 from tests.surveillance.factory import StepClock, frame_jpeg, golden_logs, record_round
 
@@ -152,3 +153,13 @@ def test_a_settled_round_that_todays_engine_refuses_is_a_discrepancy(tmp_path: P
     assert problem.kind == "refused" and problem.round_id == settlement.round_id
     assert f"event {extra} " in problem.what and '"5C"' in problem.what
     assert "refused by today's engine" in problem.what
+
+
+def test_record_times_are_text_that_sorts_as_time() -> None:
+    """Searches compare times as text: strftime's unpadded year 999 sorted after 2026."""
+    moments = [datetime(999, 1, 1, tzinfo=UTC), datetime(2026, 11, 29, 13, 5, 7, 123456,
+                                                          tzinfo=UTC)]
+    texts = [format_time(moment) for moment in moments]
+    assert texts == ["0999-01-01T00:00:00.000Z", "2026-11-29T13:05:07.123Z"]
+    assert sorted(texts) == texts and [parse_time(t) for t in texts] == [
+        moments[0], moments[1].replace(microsecond=123000)]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from httpx import Response
 
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log, add_operator, check_password
@@ -95,6 +96,63 @@ def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
     assert len(late) == GOLDEN_COUNT
     bad = client.get("/api/rounds", params={"seat": "two"})
     assert bad.status_code == 422 and "bad search" in bad.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"seat": "9223372036854775808"}, "seat"),
+        ({"seat": "\u0662"}, "seat"),  # an Arabic-Indic 2, which int() reads as 2
+        ({"limit": "abc"}, "limit"),
+        ({"payout_above": "NaN"}, "payout_above"),
+        ({"payout_above": "Infinity"}, "payout_above"),
+        ({"payout_above": "1e30"}, "payout_above"),
+        ({"since": "0001-01-01T00:00:00+14:00"}, "since"),
+        ({"until": "9999-12-31T23:59:59-14:00"}, "until"),
+    ],
+)
+def test_a_bad_search_parameter_is_refused_by_name(
+    client: TestClient, params: dict[str, str], name: str
+) -> None:
+    _login(client)
+    response = client.get("/api/rounds", params=params)
+    assert response.status_code == 422
+    assert response.json()["detail"].startswith(f"bad search: {name}: ")
+
+
+def test_numbers_past_sqlite_and_policies_past_the_cap_are_refused_not_crashed(
+    client: TestClient,
+) -> None:
+    _login(client)
+    huge = 2**63
+    for path in (f"/api/rounds/{huge}", f"/api/rounds/{huge}/replay",
+                 f"/api/rounds/{huge}/export"):
+        response = client.get(path)
+        assert (response.status_code, response.json()) == (404, {"detail": f"no round #{huge}"})
+    assert client.get(f"/api/frames/{huge}").json() == {"detail": f"no frame record {huge}"}
+    assert client.post(f"/api/frames/{huge}/key").status_code == 404
+    for hours, status, detail in [
+        (b"1e12", 422, "at most 876000"), (b"1e400", 422, "at most 876000"),
+        (b"Infinity", 400, "Infinity is not a number"), (b"NaN", 400, "NaN is not a number"),
+    ]:
+        response = client.post("/api/retention/prune", content=b'{"older_than_hours": %s}' % hours,
+                               headers={"content-type": "application/json"})
+        assert response.status_code == status
+        assert detail in response.json()["detail"]
+
+
+def test_a_login_utf8_cannot_hold_or_giving_a_key_twice_is_refused(
+    client: TestClient, recording: Path
+) -> None:
+    def post(body: bytes) -> Response:
+        return client.post("/api/login", content=body,
+                           headers={"content-type": "application/json"})
+
+    assert post(b'{"name": "\\ud800", "password": "\\ud800"}').status_code == 401
+    assert access_log(RecordingStore(recording))[0]["user"] == "\\ud800"
+    twice = post(f'{{"name": "olga", "password": "wrong", "password": "{PASSWORD}"}}'.encode())
+    assert twice.status_code == 400 and "key 'password' is given twice" in twice.text
+    assert client.get("/api/me").status_code == 401
 
 
 def test_round_view_has_events_frames_settlement_and_the_frame_bytes(client: TestClient) -> None:
