@@ -223,8 +223,10 @@ def _listen(args: argparse.Namespace) -> int:
 
 
 def _text(item: Any) -> str:
+    """One line per event: control characters in text from the shoe (an alarm's) are escaped."""
+    from dealer_assist.roundlog.report import printable
     from dealer_assist.shoe.integrity import IntegrityAlarm
 
     if isinstance(item, IntegrityAlarm):
-        return f"ALARM {item.kind.value}: {item.message}"
-    return str(item.describe())
+        return printable(f"ALARM {item.kind.value}: {item.message}")
+    return printable(item.describe())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.shoe.simulator import shuffled_spanish_shoe
+from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator, shuffled_spanish_shoe
 
 ROOT = Path(__file__).parents[2]
 TIMEOUT_S = 60  # generous bound so a stuck process fails the test instead of hanging it
@@ -138,6 +138,27 @@ def test_listen_reads_an_ascii_shoe_on_a_pty() -> None:
     assert cards == ["4S", "KD", "AH", "7C", "TH", "QS", "5D", "2C", "8S", "JH"]
     assert "ALARM pip_ten: pip ten TH" in out
     assert "ALARM undecodable" in out and "Ca#d:9H" in out
+
+
+def test_listen_text_escapes_shoe_text_so_one_event_is_one_line(tmp_path: Path) -> None:
+    forged = "\x1b[2J\r\ncard AS seq=3 index=2 session=1"  # clears the screen, then a fake card
+    with ShoeSimulator(PtyLink(str(tmp_path / "shoe"))) as sim:
+        sim.load_shoe(6)
+        listener = dealer_assist("shoe", "listen", sim.url, "--count", "2")
+        try:
+            sim.draw("7S")
+            sim.alarm(7, forged)
+            sim.draw("8H")  # unacknowledged frames are resent until the listener has them
+            out, err = listener.communicate(timeout=TIMEOUT_S)
+        finally:
+            listener.kill()
+    assert listener.returncode == 0, err
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("card ")] == [
+        "7S", "8H"]
+    assert "\x1b" not in out
+    escaped = "\\x1b[2J\\r\\ncard AS seq=3 index=2 session=1"
+    assert f"code=7 text={escaped}\n" in out
+    assert f"ALARM shoe_reported: shoe alarm 7: {escaped}\n" in out
 
 
 @pytest.mark.parametrize(
