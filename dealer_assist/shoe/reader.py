@@ -17,6 +17,7 @@ import os
 import queue
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -72,8 +73,19 @@ _OPEN_ERRORS: tuple[type[Exception], ...] = (*_PORT_ERRORS, ValueError)
 
 def check_port_url(url: str) -> None:
     """Refuse (ValueError saying why) a port URL that could never open: a scheme pyserial does
-    not know, or a network one (``socket://``, ``rfc2217://``) without a host and a port from 1
-    to 65535. A device path is not checked: a shoe may be plugged in later."""
+    not know, a network one (``socket://``, ``rfc2217://``) without a host and a port from 1
+    to 65535, or a ``spy://`` log that is a folder or in a folder that does not exist. A device
+    path is not checked: a shoe may be plugged in later. Nothing is opened or created."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "spy":
+        # pyserial opens the spy log as it parses the URL: check its folder, then parse without it
+        options = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+        for log in options.pop("file", []):
+            if not os.path.isdir(os.path.dirname(log) or "."):
+                raise ValueError(f"the spy log's folder does not exist: {log!r}")
+            if os.path.isdir(log):
+                raise ValueError(f"the spy log is a folder: {log!r}")
+        url = url.partition("?")[0] + "?" + urllib.parse.urlencode(options, doseq=True)
     try:
         serial.serial_for_url(url, do_not_open=True)
     except serial.SerialException as error:

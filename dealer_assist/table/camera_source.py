@@ -72,7 +72,8 @@ _InFlight = tuple[int, float, "Future[Sequence[Observation]]"]
 @dataclass(frozen=True, slots=True)
 class CameraStages:
     """The pipeline's parts: ``grab()`` a frame (None: none came; an OSError, ValueError or
-    RuntimeError: none usable, its message saying why), ``detect(frame)`` the cards,
+    RuntimeError: none usable, its message saying why; any other exception likewise, its type
+    named), ``detect(frame)`` the cards,
     ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
     ``drift(frame)`` a reason the camera moved (None: it has not), ``focus(frame)`` a reason its
     view is too soft to read cards well (None: sharp); both checked every few seconds."""
@@ -163,6 +164,11 @@ class CameraSource:
                 frame = stages.grab()
             except (OSError, ValueError, RuntimeError) as error:
                 frame, refused = None, str(error)
+            except Exception as error:
+                # Anything else (cv2.error: cv2 is not imported here) is caught at this one
+                # boundary, so the thread never dies: the feed is lost, the error's type and
+                # text say why, and the grab is tried again.
+                frame, refused = None, f"{type(error).__name__}: {' '.join(str(error).split())}"
             if frame is None:
                 while in_flight:  # no frame is coming: the ones in hand are tracked now
                     self._track_oldest(sink, in_flight)

@@ -30,6 +30,8 @@ port = 8021
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +113,26 @@ def _string(path: str, key: str, value: object) -> str:
     return value.strip()
 
 
+def _text(path: str, key: str, value: object) -> str:
+    """A non-empty string without control characters (a NUL cannot be in a path or a host)."""
+    text = _string(path, key, value)
+    if re.search(r"[\x00-\x1f\x7f-\x9f]", text):
+        raise ConfigError(path, key, f"must not hold control characters, got {text!r}")
+    return text
+
+
+def _can_create(path: str, key: str, folder: Path) -> None:
+    """Refuse ``folder`` when it could not be created and written in: its nearest existing part
+    must be a folder this user may write in. Nothing is created."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(path, key, f"cannot create {folder}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(path, key, f"cannot create {folder}: {existing} is not writable")
+
+
 def _file(path: str, base: Path, key: str, value: object) -> Path:
     name = Path(_string(path, key, value))
     resolved = name if name.is_absolute() else base / name
@@ -181,8 +203,9 @@ def parse_config(
             raise ConfigError(
                 path, "camera.source", f"must be a device index, URL or file, got {source!r}"
             )
-        if isinstance(source, int) and source < 0:
-            raise ConfigError(path, "camera.source", f"a device index is 0 or more, got {source}")
+        if isinstance(source, int) and not 0 <= source <= 2**31 - 1:  # what OpenCV takes
+            raise ConfigError(path, "camera.source",
+                              f"a device index is 0 to 2147483647, got {source}")
         if "calibration" not in raw_camera:
             raise ConfigError(
                 path,
@@ -199,7 +222,7 @@ def parse_config(
         )
 
     recording = _section(path, data, "recording") or {}
-    recording_dir = Path(_string(path, "recording.dir", recording.get("dir", "recordings")))
+    recording_dir = Path(_text(path, "recording.dir", recording.get("dir", "recordings")))
     surveillance = recording.get("surveillance", False)
     if not isinstance(surveillance, bool):
         raise ConfigError(
@@ -207,9 +230,13 @@ def parse_config(
         )
     if not recording_dir.is_absolute():
         recording_dir = base / recording_dir
+    for sub in ("rounds", "void"):  # what the recorder creates at start
+        _can_create(path, "recording.dir", recording_dir / sub)
+    if surveillance:
+        _can_create(path, "recording.surveillance", recording_dir / "surveillance")
 
     screen = _section(path, data, "screen") or {}
-    host = _string(path, "screen.host", screen.get("host", "127.0.0.1"))
+    host = _text(path, "screen.host", screen.get("host", "127.0.0.1"))
     port = screen.get("port", 8021)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(path, "screen.port", f"must be a port number 0-65535, got {port!r}")
@@ -241,4 +268,6 @@ def load_config(path: str | Path) -> TableConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(shown, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise ConfigError(shown, "(syntax)", "arrays or tables nested too deeply to read") from None
     return parse_config(data, shown, Path(path).resolve().parent)

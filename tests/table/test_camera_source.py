@@ -8,6 +8,7 @@ drift handling under test do not depend on what is read."""
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -103,6 +104,62 @@ def test_frames_refused_by_the_grab_are_reported_lost_with_the_reason(tmp_path):
                           "calibrated at 1280x720)"),
         CameraLink(True, "test video"),
     ]
+
+
+def test_a_grab_that_raises_anything_else_is_reported_lost_and_tried_again():
+    """Not only the usual errors: whatever a grab raises is a lost feed naming the error's type
+    (its text on one line), the thread lives on, and the first frame that comes clears it."""
+
+    class Glitch(Exception):
+        pass
+
+    answers = iter([Glitch("driver\n  fault")] * 8)
+
+    def grab():
+        answer = next(answers, None)
+        if answer is None:
+            return np.zeros((4, 4, 3), np.uint8)
+        raise answer
+
+    stages = CameraStages(grab=grab, detect=lambda frame: [], track=lambda number, cards: [],
+                          to_table=lambda x, y: (x, y))
+    seen, _ = run_source(stages, lambda items: len(items) >= 2, lost_after_s=0.2)
+    assert seen[:2] == [CameraLink(False, "test video: no frame for 0.2 s (Glitch: driver fault)"),
+                        CameraLink(True, "test video")]
+
+
+def test_a_device_index_opencv_cannot_take_is_reported_lost_and_retried():
+    """cv2.VideoCapture raises cv2.error for an index past a C int, as a missing camera gives no
+    frame: the feed is reported lost saying why, and the capture is tried again."""
+    capture = Capture(2**32, reopen_every_s=0.05)
+    refusals: list = []
+
+    def grab():
+        try:
+            return capture.grab()
+        except cv2.error as error:
+            refusals.append(error)
+            raise
+
+    stages = CameraStages(grab=grab, detect=lambda frame: [], track=lambda number, cards: [],
+                          to_table=lambda x, y: (x, y))
+    lost = threading.Event()
+    seen: list = []
+    source = CameraSource(stages, FeltTracker(lambda x, y: None), description="test video",
+                          lost_after_s=0.2)
+    source.start(lambda item: (seen.append(item), lost.set()))
+    try:
+        assert lost.wait(10)
+        tried = len(refusals)
+        deadline = time.monotonic() + 5
+        while len(refusals) < tried + 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(refusals) >= tried + 3  # still trying after the report
+    finally:
+        source.stop()
+    assert len(seen) == 1 and not seen[0].up
+    assert seen[0].detail.startswith("test video: no frame for 0.2 s (error: OpenCV")
+    assert "integer won't fit into a C int" in seen[0].detail
 
 
 @pytest.mark.parametrize(("check", "verdicts", "reported"), [

@@ -62,12 +62,19 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('[shoe]\nurl = "u"\n[screen]\nport = 70000', "screen.port"),
         ('[shoe]\nurl = "u"\n[screen]\nprot = 1', "screen.prot"),
         ('[camera]\nsource = -1\ncalibration = "c.yaml"', "camera.source"),
+        ('[camera]\nsource = 2147483648\ncalibration = "c.yaml"', "camera.source"),  # not a C int
         ('[camera]\nsource = 0\ncalibration = "missing.yaml"', "camera.calibration"),
         ("[camera]\nsource = 0", "camera.calibration"),
         ('[camera]\nsource = 0\nlayout = "x.yaml"', "camera.layout"),
         ("[recording]\ndir = 'r'", "shoe/camera"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
+        ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "a\\u0000b"', "recording.surveillance"),
+        ('[shoe]\nurl = "u"\n[recording]\ndir = "a\\u0000b"', "recording.dir"),
+        ('[shoe]\nurl = "u"\n[screen]\nhost = "127.0.0.1\\u0000"', "screen.host"),
+        ('[shoe]\nurl = "u"\n[screen]\nhost = "127.0.\\u007f0.1"', "screen.host"),
+        ('[shoe]\nurl = "spy:///dev/ttyUSB0?file=/no/such/dir/log"', "shoe.url"),
         ("[shoe\nurl = 1", "(syntax)"),
+        ("x = " + "[" * 5000 + "]" * 5000 + '\n[shoe]\nurl = "u"', "(syntax)"),  # too deep
         ('table_id = "BJ/3"\n[shoe]\nurl = "u"', "table_id"),  # it names files: no '/'
         ('table_id = ".."\n[shoe]\nurl = "u"', "table_id"),
         ('table_id = "a table with a name far too long"\n[shoe]\nurl = "u"', "table_id"),
@@ -109,3 +116,24 @@ def test_a_config_saved_in_another_encoding_is_named_and_a_utf8_bom_read_past(tm
                                  "save it as UTF-8")
     path.write_bytes('\ufefftable_id = "T4"\n[shoe]\nurl = "u"\n'.encode("utf-8"))
     assert load_config(path).table_id == "T4"
+
+
+def test_the_recording_folder_must_be_creatable_and_checking_creates_nothing(tmp_path):
+    """A recording dir that is a file, or under one, is refused (as the start would fail); a
+    folder that can be made is accepted without being made; so is a spy:// shoe's log."""
+    (tmp_path / "afile").write_text("x")
+    shoe = f'[shoe]\nurl = "spy:///dev/ttyUSB0?file={tmp_path}/spy.log"\n'
+    for folder in ("afile", "afile/sub"):
+        with pytest.raises(ConfigError) as caught:
+            load_config(write(tmp_path, f'{shoe}[recording]\ndir = "{folder}"\n'))
+        assert caught.value.key == "recording.dir"
+        assert caught.value.why == f"cannot create {tmp_path / folder / 'rounds'}: " \
+                                   f"{tmp_path / 'afile'} is not a folder"
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / "surveillance").write_text("x")
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, f'{shoe}[recording]\ndir = "rec"\nsurveillance = true\n'))
+    assert caught.value.key == "recording.surveillance"
+    config = load_config(write(tmp_path, f'{shoe}[recording]\ndir = "new/deeper"\n'))
+    assert config.recording_dir == tmp_path / "new" / "deeper"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "rec", "table.toml"]

@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,6 +132,41 @@ def test_bad_config_exits_2_naming_the_key(tmp_path):
     assert f"{config}: screen.port: must be a port number" in done.stderr
 
 
+def run_table(config: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``dealer-assist table --config config *extra`` to its end."""
+    return subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("x = " + "[" * 5000 + "]" * 5000 + "\n", "(syntax)"),  # deeper than Python recurses
+    ('[shoe]\nurl = "spy:///dev/ttyUSB0?file=/no/such/dir/log"\n', "shoe.url"),
+    ('[shoe]\nurl = "socket://127.0.0.1:9"\n[recording]\ndir = "afile"\n', "recording.dir"),
+], ids=["nested too deep", "spy log folder missing", "recording dir a file"])
+def test_a_config_unfit_to_start_fails_the_check_with_the_starts_message(tmp_path, text, key):
+    """No traceback: the start and --check both exit 2 with the same message naming the key."""
+    (tmp_path / "afile").write_text("x")
+    config = tmp_path / "table.toml"
+    config.write_text(text)
+    started, checked = run_table(config), run_table(config, "--check")
+    assert (started.returncode, checked.returncode) == (2, 2), started.stderr
+    assert started.stderr == checked.stderr
+    assert started.stderr.startswith(f"dealer-assist table: {config}: {key}: ")
+    assert "Traceback" not in started.stderr
+
+
+def test_the_check_creates_nothing(tmp_path):
+    """--check on a fit config neither creates the recording folder nor the spy:// log."""
+    config = tmp_path / "table.toml"
+    config.write_text(f'[shoe]\nurl = "spy:///dev/ttyUSB0?file={tmp_path}/spy.log"\n'
+                      '[recording]\ndir = "rec"\n')
+    done = run_table(config, "--check")
+    assert done.returncode == 0, done.stderr
+    assert [path.name for path in tmp_path.iterdir()] == ["table.toml"]
+
+
 def check_with_camera(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
     """``table --check`` on a config with an unreachable shoe and a camera calibrated by
     ``folder/table-calibration.yaml``; the config's path and the finished process."""
@@ -138,14 +175,7 @@ def check_with_camera(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
         '[shoe]\nurl = "socket://127.0.0.1:9"\n'
         '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return config, done
+    return config, run_table(config, "--check")
 
 
 def test_camera_that_cannot_run_is_named_and_fails_the_check_though_the_shoe_would_run(tmp_path):
