@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import unicodedata
 from decimal import Decimal
@@ -202,33 +203,40 @@ class ScreenServer:
             create_app(runner), host=host, port=port, log_level="warning", access_log=False
         )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="screen", daemon=True)
+        self._thread: threading.Thread | None = None
         self.host = host
         self.port = port
 
     @property
     def url(self) -> str:
         host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{host}:{self.port}/"
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}/"
 
     def start(self, timeout: float = 10.0) -> ScreenServer:
+        """Listen (here, so that a refusal says why: the port in use, an address this machine
+        does not have, a name that does not resolve), then serve from a background thread."""
+        try:
+            family = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM,
+                                        flags=socket.AI_PASSIVE)[0][0]
+            listening = socket.create_server((self.host, self.port), family=family)
+        except (OSError, ValueError, TypeError) as error:  # TypeError: a NUL in the host
+            raise OSError(f"the screen could not listen on {self.host!r}:{self.port}: {error}"
+                          ) from None
+        self.port = listening.getsockname()[1]
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listening]},
+                                        name="screen", daemon=True)
         self._thread.start()
         waited = 0.0
         while not self._server.started:
             if not self._thread.is_alive():
-                raise OSError(
-                    f"the screen could not listen on {self.host}:{self.port} (in use by another "
-                    "program? choose another port)"
-                )
+                raise OSError(f"the screen did not start on {self.host}:{self.port}")
             threading.Event().wait(0.02)
             waited += 0.02
             if waited > timeout:
                 raise OSError(f"the screen did not start on {self.host}:{self.port}")
-        sockets = self._server.servers[0].sockets if self._server.servers else []
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
         return self
 
     def stop(self) -> None:
         self._server.should_exit = True
-        self._thread.join(5)
+        if self._thread is not None:
+            self._thread.join(5)

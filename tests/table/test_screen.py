@@ -12,7 +12,7 @@ from dealer_assist.rules import Action
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
-from dealer_assist.table.screen import TouchError, create_app, parse_touch
+from dealer_assist.table.screen import ScreenServer, TouchError, create_app, parse_touch
 from dealer_assist.table.sources import Decide, PlaceBet, ShoeLink, ShoeProblem
 
 
@@ -104,6 +104,21 @@ def test_touches_read_another_way_than_sent_are_refused_and_the_screen_goes_on(
     assert response.status_code == 400 and detail in response.json()["detail"]
     view = client.get("/api/view")
     assert view.status_code == 200 and view.json()["round"] is None
+
+
+def test_a_screen_that_cannot_listen_says_why(runner):
+    """It said "in use by another program?" whatever the cause, after uvicorn's tracebacks."""
+    first = ScreenServer(runner, "127.0.0.1", 0).start()
+    try:
+        for host, port, why in [
+            ("127.0.0.1", first.port, "Address already in use"),
+            ("192.0.2.1", 0, "Cannot assign requested address"),  # not this machine's
+            ("127.0.0.1\x00", 0, "must not contain null character"),
+        ]:
+            with pytest.raises(OSError, match=f"the screen could not listen on .*{why}"):
+                ScreenServer(runner, host, port).start()
+    finally:
+        first.stop()
 
 
 def test_parse_touch_values():
