@@ -5,10 +5,10 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from httpx import Response
 
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log, add_operator, check_password
@@ -144,7 +144,7 @@ def test_numbers_past_sqlite_and_policies_past_the_cap_are_refused_not_crashed(
 def test_a_login_utf8_cannot_hold_or_giving_a_key_twice_is_refused(
     client: TestClient, recording: Path
 ) -> None:
-    def post(body: bytes) -> Response:
+    def post(body: bytes) -> Any:
         return client.post("/api/login", content=body,
                            headers={"content-type": "application/json"})
 
