@@ -22,6 +22,7 @@ How the three sources combine (the camera's landing spot supplies what the shoe 
 from __future__ import annotations
 
 import enum
+import json
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ from dealer_assist.roundlog import (
     RoundStart,
     ShoeOrigin,
     dumps_event,
+    parse_event,
 )
 from dealer_assist.rules import (
     Action,
@@ -712,9 +714,13 @@ class TableLoop:
         self._lines = [dumps_event(start)]
 
     def _apply_or_raise(self, event: Event) -> CardTarget | None:
+        """Apply ``event`` as its recorded line reads back, so that the round log always settles
+        as the round was played: what a log reader refuses (a hit given an amount) is refused
+        here too (EventError)."""
         assert self._fold is not None
-        target = self._fold.apply(event)
-        self._lines.append(dumps_event(event))
+        line = dumps_event(event)
+        target = self._fold.apply(parse_event(json.loads(line)))
+        self._lines.append(line)
         return target
 
     def _apply(self, event: Event) -> bool:
