@@ -25,6 +25,11 @@ _SQUARE_MM = number_in(float, 0, 500, "a board square's side in mm", above=True)
 _DPI = number_in(int, 72, 2400, "a printer resolution in DPI")
 _POSITION = number_in(float, -100_000, 100_000, "a pixel position")
 _PIXELS = number_in(float, 0, 100_000, "a width in pixels", above=True)
+_VIEWS = number_in(int, 5, 18, "a count of board views")
+"""At least what ``calibrate camera`` needs by default, so the practice set always calibrates;
+at most 18, the synthetic poses that keep the whole board in view (later ones leave the frame)."""
+_NOISE = number_in(float, 0, 50, "sensor noise in grey levels")
+"""Up to 50 the practice set still calibrates, places the table and sees the bump."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,8 +113,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("outdir", type=Path)
     p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
-    p.add_argument("--views", type=int, default=9, help="board images to render")
-    p.add_argument("--noise", type=float, default=2.0, help="sensor noise, grey levels (sigma)")
+    p.add_argument("--views", type=_VIEWS, default=9, help="board images to render (5 to 18)")
+    p.add_argument(
+        "--noise", type=_NOISE, default=2.0, help="sensor noise, grey levels (sigma, 0 to 50)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

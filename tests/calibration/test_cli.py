@@ -61,6 +61,20 @@ def test_camera_json_matches_the_true_lens(
     assert out.is_file()
 
 
+def test_a_copied_board_image_is_skipped_naming_the_image_it_repeats(
+    practice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy of a shot is one view, not two: it is not counted, and the technician is told."""
+    boards = sorted(practice.glob("board-*.png"))
+    copy = tmp_path / "board-01-again.png"
+    copy.write_bytes(boards[0].read_bytes())
+    out = tmp_path / "camera.yaml"
+    assert main(["calibrate", "camera", *map(str, boards), str(copy), "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "7 image(s) used" in captured.out
+    assert f"skipped {copy}: the board did not move since {boards[0]}: its corners" in captured.err
+
+
 def test_table_reports_how_wide_cards_look_and_how_sharp_the_frame_is(
     practice: Path, layout_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -343,6 +357,31 @@ def test_numbers_out_of_range_are_refused_by_their_option(
     assert refused.value.code == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out.png").exists()
+
+
+VIEWS_RANGE = "argument --views: a count of board views is from 5 to 18"
+NOISE_RANGE = "argument --noise: sensor noise in grey levels is from 0 to 50"
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    (["--views", "0"], f"{VIEWS_RANGE}, got 0"),
+    (["--views", "-1"], f"{VIEWS_RANGE}, got -1"),
+    (["--views", "4"], f"{VIEWS_RANGE}, got 4"),
+    (["--noise", "nan"], f"{NOISE_RANGE}, got nan"),
+    (["--noise", "-5"], f"{NOISE_RANGE}, got -5"),
+    (["--noise", "1e308"], f"{NOISE_RANGE}, got 1e308"),
+])
+def test_a_practice_set_calibrate_camera_cannot_use_is_refused_by_its_option(
+    option: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--views 0 wrote no boards and --noise -5 no noise, 1e308 nothing but salt and pepper;
+    all exited 0. The set is promised to calibrate, so fewer views than it needs are refused."""
+    out = tmp_path / "practice"
+    with pytest.raises(SystemExit) as refused:
+        main(["calibrate", "synth", str(out), *option])
+    assert refused.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")

@@ -24,10 +24,10 @@ from dealer_assist.calibration.lens import (
     find_board,
     read_gray,
 )
-from dealer_assist.calibration.printables import board_art
+from dealer_assist.calibration.printables import FlatArt, board_art
 from dealer_assist.calibration.synthetic import SyntheticCamera, board_poses
 
-from .conftest import CHESSBOARD
+from .conftest import CHESSBOARD, CHESSBOARD_CENTER
 
 
 def test_chessboard_recovers_focal_length_and_principal_point(
@@ -113,10 +113,33 @@ def test_bad_images_are_skipped_and_reported_when_enough_remain(
     assert "differs from (1280, 720)" in reasons["small.png"]
 
 
-def test_poor_coverage_is_warned(board_images: list[tuple[str, np.ndarray]]) -> None:
+def test_views_of_a_board_that_did_not_move_count_once(
+    board_images: list[tuple[str, np.ndarray]], camera: SyntheticCamera, chessboard_art: FlatArt
+) -> None:
+    """Five copies of one shot made a wrong lens (centre 63 px off) with a plausible RMS. A copy,
+    or a re-shot of a board that drifted a millimetre, is named with the image it repeats."""
+    board_03 = board_poses(CHESSBOARD_CENTER, 3)[2]
+    reshot = camera.render(chessboard_art, board_03.moved(shift_mm=(1, 0, 0)), seed=50)
+    images = [*board_images[:4], ("copy.png", board_images[0][1]), ("reshot.png", reshot)]
+    with pytest.raises(TooFewImagesError) as caught:
+        calibrate_lens(images, CHESSBOARD)
+    message = str(caught.value)
+    assert "only 4 usable board image(s), need at least 5" in message
+    assert "\n  copy.png: the board did not move since board-01.png: its corners lie 0.0 px" in (
+        message
+    )
+    assert "\n  reshot.png: the board did not move since board-03.png" in message
+
+
+def test_poor_coverage_is_warned(camera: SyntheticCamera, chessboard_art: FlatArt) -> None:
     """Five views all near the middle of the frame leave the corners unconstrained."""
-    central = [board_images[k] for k in (1, 1, 1, 1, 1)]
+    middle = board_poses(CHESSBOARD_CENTER, 2)[1]
+    central = [
+        (f"middle-{k}.png", camera.render(chessboard_art, middle.moved(turn_deg=(0, 0, 8 * k))))
+        for k in range(5)
+    ]
     result = calibrate_lens(central, CHESSBOARD)
+    assert result.camera.images_used == 5
     assert result.coverage < 0.5
     assert any(w.startswith("poor coverage") for w in result.warnings)
 
