@@ -52,9 +52,8 @@ def decode_image(data: bytes, path: Path | None = None, *,
     """An image file's bytes decoded as :func:`read_image` does; ``path`` names it in the
     :class:`ImageFileError` raised when they are not a whole image."""
     size = _header_size(data)
-    if size is not None and size[0] * size[1] > MAX_PIXELS:
-        raise ImageFileError(path, f"image is {size[0]}x{size[1]}, larger than {MAX_PIXELS:,} "
-                             "pixels (an 8K camera frame is 33,177,600); not decoded")
+    if size is not None:
+        check_pixels(*size, path)
     flags = cv2.IMREAD_UNCHANGED if keep_alpha else cv2.IMREAD_COLOR
     try:
         image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
@@ -67,6 +66,14 @@ def decode_image(data: bytes, path: Path | None = None, *,
         raise ImageFileError(path, f"a {kind} file that does not decode whole (cut short or "
                              "damaged)" if kind else "not a readable image (PNG, JPEG, ...)")
     return image
+
+
+def check_pixels(width: int, height: int, path: Path | None, what: str = "image") -> None:
+    """Raise :class:`ImageFileError` if an image (or ``what``: a video's frames) of
+    ``width`` x ``height`` is larger than :data:`MAX_PIXELS`, before it is decoded."""
+    if width * height > MAX_PIXELS:
+        raise ImageFileError(path, f"{what} is {width}x{height}, larger than {MAX_PIXELS:,} "
+                             "pixels (an 8K camera frame is 33,177,600); not decoded")
 
 
 def _header_size(data: bytes) -> tuple[int, int] | None:

@@ -97,14 +97,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
+    """Print the card events of a video; 1 (with a line on stderr) when its frames are too
+    large to read, or when fewer frames decode than the file reports (cut short or damaged)."""
     import cv2
 
+    from dealer_assist.image_files import ImageFileError, check_pixels
     from dealer_assist.vision.tracker import CardTracker
 
     capture = cv2.VideoCapture(name)
     if not capture.isOpened():
         print(f"dealer-assist detect: not a readable video: {name}", file=sys.stderr)
         return 1
+    try:
+        check_pixels(int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)),
+                     int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT)), Path(name), "a video frame")
+    except ImageFileError as error:
+        capture.release()
+        print(f"dealer-assist detect: {error}", file=sys.stderr)
+        return 1
+    reported = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
     tracker = CardTracker(stable_frames=args.stable_frames, grace_frames=args.grace_frames)
     frame_number = -1
     try:
@@ -124,6 +135,11 @@ def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
         capture.release()
     if frame_number < 0:
         print(f"dealer-assist detect: no frames could be read from video: {name}",
+              file=sys.stderr)
+        return 1
+    if frame_number + 1 < reported:
+        print(f"dealer-assist detect: {name}: read {frame_number + 1} of the {reported} frames "
+              f"it reports, stopped after frame {frame_number} (cut short or damaged)",
               file=sys.stderr)
         return 1
     return 0

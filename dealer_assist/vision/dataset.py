@@ -100,8 +100,20 @@ def write_dataset(
 
 def write_data_yaml(out: Path) -> Path:
     """The Ultralytics data file naming the 52 classes in ``CARD_CODES`` order."""
-    names = "\n".join(f"  {i}: {code}" for i, code in enumerate(CARD_CODES))
     path = out / "data.yaml"
-    path.write_text(
-        f"path: {out.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n")
+    path.write_text(_data_yaml(out))
     return path
+
+
+def written_here(out: Path) -> bool:
+    """Whether the folder ``out`` holds the data file :func:`write_data_yaml` writes there, word
+    for word: the mark of a data set written by this package, which a run may replace."""
+    try:
+        return not out.is_symlink() and (out / "data.yaml").read_text() == _data_yaml(out)
+    except (OSError, ValueError):
+        return False
+
+
+def _data_yaml(out: Path) -> str:
+    names = "\n".join(f"  {i}: {code}" for i, code in enumerate(CARD_CODES))
+    return f"path: {out.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n"

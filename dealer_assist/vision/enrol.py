@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from dealer_assist.vision import evaluate, quantize, train, train_reader
+from dealer_assist.vision import evaluate, options, quantize, train, train_reader
 from dealer_assist.vision.artwork import ArtworkError, load_design
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, MODELS_DIR, CardDetector
 
@@ -31,13 +31,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("deck", type=Path, help="folder of the 52 faces, named by card code")
     p.add_argument("--name", default=None, help="model name suffix (default: the folder's name)")
     p.add_argument("--out-dir", type=Path, default=MODELS_DIR)
-    p.add_argument("--scenes", type=int, default=300, help="detector fine-tune scenes")
-    p.add_argument("--epochs", type=int, default=5, help="detector fine-tune epochs")
-    p.add_argument("--reader-scenes", type=int, default=2400, help="reader fine-tune scenes")
-    p.add_argument("--reader-epochs", type=int, default=6, help="reader fine-tune epochs")
-    p.add_argument("--reader-lr", type=float, default=1e-3,
+    p.add_argument("--scenes", type=options.SCENES, default=300, help="detector fine-tune scenes")
+    p.add_argument("--epochs", type=options.EPOCHS, default=5, help="detector fine-tune epochs")
+    p.add_argument("--reader-scenes", type=options.SCENES, default=2400,
+                   help="reader fine-tune scenes")
+    p.add_argument("--reader-epochs", type=options.EPOCHS, default=6,
+                   help="reader fine-tune epochs")
+    p.add_argument("--reader-lr", type=options.LEARNING_RATE, default=1e-3,
                    help="reader fine-tune peak learning rate")
-    p.add_argument("--check-scenes", type=int, default=100,
+    p.add_argument("--check-scenes", type=options.SCENES, default=100,
                    help="scenes of the enrolled deck to score the old and new models on")
     args = p.parse_args(argv)
     try:  # a missing or unreadable face is named before any work starts
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     except ArtworkError as error:
         print(f"enrol: {error}", file=sys.stderr)
         return 2
+    options.require_training(p.prog, "torch", "ultralytics", "onnx")
     name = args.name or args.deck.name
     detector = args.out_dir / f"cards-{name}.onnx"
     reader = args.out_dir / f"index-reader-{name}.onnx"

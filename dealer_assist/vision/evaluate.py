@@ -30,9 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     CARD_CODES,
     HELD_OUT_DESIGNS,
+    ArtworkError,
     installed_designs,
     load_design,
     load_designs,
@@ -44,6 +46,7 @@ from dealer_assist.vision.detector import (
     CardDetector,
     CardObservation,
     Detections,
+    ModelError,
 )
 from dealer_assist.vision.scenes import (
     Blur,
@@ -269,13 +272,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", choices=["held-out", "trained"], default="held-out")
     parser.add_argument("--designs", nargs="*", default=None,
                         help="override the design set: installed names or folders of faces")
-    parser.add_argument("--scenes", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=1000)
+    parser.add_argument("--scenes", type=options.SCENES, default=200)
+    parser.add_argument("--seed", type=options.SEED, default=1000)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--scale", type=options.SCALE, default=1.0)
     parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
-    parser.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE)
-    parser.add_argument("--presence", type=float, default=0.25,
+    parser.add_argument("--confidence", type=options.FRACTION, default=DEFAULT_CONFIDENCE)
+    parser.add_argument("--presence", type=options.FRACTION, default=0.25,
                         help="least detector score for a place to count as an index")
     parser.add_argument("--whole-frame", action="store_true",
                         help="run the network on the whole frame, not on card regions")
@@ -290,26 +293,44 @@ def main(argv: list[str] | None = None) -> int:
                              "table: 3072x1728 with --card-width 76 90)")
     args = parser.parse_args(argv)
     try:
-        least, most = check_card_width(*args.card_width)
-    except ValueError as bad:
-        parser.error(f"--card-width LEAST MOST: {bad}")
-    try:
         size = parse_frame_size(args.size)
     except ValueError as bad:
         parser.error(f"--size {bad}")
+    try:
+        least, most = check_card_width(args.card_width[0], args.card_width[1], size)
+    except ValueError as bad:
+        parser.error(f"--card-width LEAST MOST: {bad}")
     config = SceneConfig(size=size, card_width=(least, most))
+    installed = installed_designs()
     if args.designs:
         designs = args.designs
     elif args.set == "held-out":
         designs = list(HELD_OUT_DESIGNS)
     else:
-        designs = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
-    detector = CardDetector(args.model, args.reader, scale=args.scale,
-                            confidence=args.confidence, presence=args.presence,
-                            regions=not args.whole_frame)
+        designs = [d for d in installed if d not in HELD_OUT_DESIGNS]
+    unknown = [d for d in designs if d not in installed and not Path(d).is_dir()]
+    if unknown or not designs:
+        what = (f"design {', '.join(unknown)}: not installed and not a folder of faces"
+                if unknown else "no trained design installed")
+        parser.error(f"{what} (installed: {', '.join(installed) or 'none'}; "
+                     "scripts/install-card-art.sh)")
+    try:
+        detector = CardDetector(args.model, args.reader, scale=args.scale,
+                                confidence=args.confidence, presence=args.presence,
+                                regions=not args.whole_frame)
+    except ModelError as error:
+        parser.error(str(error))
     started = time.time()
-    score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,
-                     config=config)
+    try:
+        score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,
+                         config=config)
+    except ArtworkError as error:
+        parser.error(str(error))
+    if score.true_positives + score.false_negatives == 0:
+        print(f"{parser.prog}: no card to score: none of the {args.scenes} scenes shows a "
+              f"readable corner index (cards {least:g}-{most:g} px wide in "
+              f"{size[0]}x{size[1]} frames)", file=sys.stderr)
+        return 1
     summary = report(args.set, score) | {
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
         "size": list(size), "card_width": [least, most],

@@ -20,13 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
+from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
+    ArtworkError,
     installed_designs,
     load_design,
     load_designs,
 )
-from dealer_assist.vision.detector import MODELS_DIR, CardDetector
+from dealer_assist.vision.detector import MODELS_DIR, CardDetector, ModelError
 from dealer_assist.vision.reader import crop_index, crops_to_blob, reading_views
 from dealer_assist.vision.scenes import render_scene
 
@@ -41,12 +43,12 @@ def calibration_inputs(detector: Path, reader: Path, frames: int, seed: int,
     """Detector blobs (whole frames padded to the stride) and reader blobs (the indices the
     float detector finds in those frames, in the views they are read in). ``faces``: an
     enrolled deck, shown in half the frames."""
+    float_detector = CardDetector(detector, reader)
     designs = load_designs([d for d in installed_designs() if d not in HELD_OUT_DESIGNS])
     if faces is not None:
         designs += [load_design(faces)] * max(1, len(designs))
     if not designs:
         raise SystemExit("quantize: no card artwork installed (scripts/install-card-art.sh)")
-    float_detector = CardDetector(detector, reader)
     rng = np.random.default_rng(seed)
     frame_blobs, crop_blobs = [], []
     for _ in range(frames):
@@ -106,15 +108,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dealer_assist.vision.quantize",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--detector", type=Path, default=MODELS_DIR / "cards.onnx")
-    parser.add_argument("--reader", type=Path, default=MODELS_DIR / "index-reader.onnx")
-    parser.add_argument("--frames", type=int, default=48, help="calibration frames")
-    parser.add_argument("--seed", type=int, default=77)
+    parser.add_argument("--detector", type=options.existing_file,
+                        default=MODELS_DIR / "cards.onnx")
+    parser.add_argument("--reader", type=options.existing_file,
+                        default=MODELS_DIR / "index-reader.onnx")
+    parser.add_argument("--frames", type=options.integer(1, 10_000), default=48,
+                        help="calibration frames")
+    parser.add_argument("--seed", type=options.SEED, default=77)
     parser.add_argument("--faces", type=Path, default=None,
                         help="an enrolled deck's faces, shown in half the calibration frames")
     args = parser.parse_args(argv)
-    frame_blobs, crop_blobs = calibration_inputs(args.detector, args.reader, args.frames,
-                                                 args.seed, args.faces)
+    try:  # a model or deck that cannot be used is named before the frames are rendered
+        frame_blobs, crop_blobs = calibration_inputs(args.detector, args.reader, args.frames,
+                                                     args.seed, args.faces)
+    except (ArtworkError, ModelError) as error:
+        parser.error(str(error))
+    if not crop_blobs:
+        parser.error(f"the detector found no index in {args.frames} frames: nothing to "
+                     "calibrate the reader on (give more --frames)")
     quantize(args.detector, quantized_path(args.detector), frame_blobs,
              op_types=None, exclude=detector_tail(args.detector))
     quantize(args.reader, quantized_path(args.reader), crop_blobs, op_types=["Conv"], exclude=[])

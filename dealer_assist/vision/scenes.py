@@ -26,6 +26,7 @@ from dealer_assist.vision.artwork import CARD_CODES, Design
 VISIBLE_FRACTION = 0.8
 GLIMPSE_FRACTION = 0.2
 FRAME_SIZE = (1280, 720)
+MIN_SIDE, MAX_SIDE = 32, 8192
 
 
 @dataclass(frozen=True)
@@ -92,21 +93,28 @@ class SceneConfig:
 
 
 def parse_frame_size(text: str) -> tuple[int, int]:
-    """``"3072x1728"`` as ``(3072, 1728)``; ValueError unless it is two positive integers."""
+    """``"3072x1728"`` as ``(3072, 1728)``; ValueError unless it is two integers from
+    ``MIN_SIDE`` (the felt's noise is drawn at an eighth of the frame, blurred) to ``MAX_SIDE``
+    (an 8K frame)."""
     try:
         width, height = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise ValueError(f"{text!r}: expected WxH, e.g. 3072x1728") from None
-    if width < 1 or height < 1:
-        raise ValueError(f"{text!r}: width and height must be at least 1")
+    if not (MIN_SIDE <= width <= MAX_SIDE and MIN_SIDE <= height <= MAX_SIDE):
+        raise ValueError(f"{text!r}: width and height must be from {MIN_SIDE} to {MAX_SIDE}")
     return width, height
 
 
-def check_card_width(least: float, most: float) -> tuple[float, float]:
+def check_card_width(least: float, most: float,
+                     size: tuple[int, int] = FRAME_SIZE) -> tuple[float, float]:
     """``(least, most)``, cards' widths in pixels; ValueError unless ``0 < least <= most`` and
-    both are finite."""
+    a card ``most`` wide (and 1.4 times as tall) fits in a frame of ``size``."""
     if not (0 < least <= most and math.isfinite(most)):
         raise ValueError("need 0 < LEAST <= MOST, finite")
+    fits = min(size[0], size[1] / 1.4)
+    if most > fits:
+        raise ValueError(f"a card {most:g} px wide (1.4 times as tall) does not fit in a "
+                         f"{size[0]}x{size[1]} frame: MOST at most {int(fits)}")
     return least, most
 
 

@@ -17,51 +17,64 @@ import shutil
 import time
 from pathlib import Path
 
+from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
+    ArtworkError,
     art_dir,
     installed_designs,
     load_design,
     load_designs,
 )
-from dealer_assist.vision.dataset import write_data_yaml, write_dataset
+from dealer_assist.vision.dataset import write_data_yaml, write_dataset, written_here
 from dealer_assist.vision.detector import MODELS_DIR
 from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
+from dealer_assist.vision.scenes import FRAME_SIZE
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--work", type=Path, default=Path.home() / ".cache/dealer-assist/train",
-                   help="folder for the rendered data set and Ultralytics' run")
+                   help="folder for the rendered data set (WORK/data, replaced by each run; "
+                   "a WORK/data this command did not write is refused) and Ultralytics' run")
     p.add_argument("--designs", nargs="*", default=None,
                    help="installed designs to train on (default: all but the held-out ones)")
     p.add_argument("--faces", type=Path, action="append", default=[],
                    help="a casino's own deck: a folder of 52 faces named by code (7S.png, TC.jpg)")
-    p.add_argument("--init", type=Path, default=None,
+    p.add_argument("--init", type=options.existing_file, default=None,
                    help="fine-tune from this checkpoint (.pt) instead of starting from scratch")
-    p.add_argument("--scenes", type=int, default=900, help="rendered 1280x720 scenes")
-    p.add_argument("--crops", type=int, default=2, help="training crops per scene")
-    p.add_argument("--drawn", type=int, default=45,
+    p.add_argument("--scenes", type=options.SCENES, default=900, help="rendered 1280x720 scenes")
+    p.add_argument("--crops", type=options.integer(1, 100), default=2,
+                   help="training crops per scene")
+    p.add_argument("--drawn", type=options.integer(0, 10_000), default=45,
                    help="drawn decks (installed fonts, parametric suits) added to the designs")
-    p.add_argument("--turns", type=float, default=0.3,
+    p.add_argument("--turns", type=options.number(0, 1), default=0.3,
                    help="share of crops turned a quarter turn (sideways indices)")
-    p.add_argument("--imgsz", type=int, default=320, help="crop size = training input size")
-    p.add_argument("--epochs", type=int, default=15)
-    p.add_argument("--hours", type=float, default=None,
+    p.add_argument("--imgsz", type=options.integer(32, FRAME_SIZE[1]), default=320,
+                   help="crop size = training input size")
+    p.add_argument("--epochs", type=options.EPOCHS, default=15)
+    p.add_argument("--hours", type=options.number(0, 1000, above=True), default=None,
                    help="train for this long instead (Ultralytics fits the epochs to the time)")
-    p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--lr", type=float, default=0.002,
+    p.add_argument("--batch", type=options.integer(1, 4096), default=16)
+    p.add_argument("--lr", type=options.LEARNING_RATE, default=0.002,
                    help="AdamW learning rate (Ultralytics' automatic choice for 52 classes, "
                    "0.00018, is far too small to learn from scratch in a few epochs)")
-    p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--seed", type=options.SEED, default=5)
     p.add_argument("--out", type=Path, default=MODELS_DIR / "cards.onnx",
                    help="where to write the ONNX model (the .pt checkpoint goes beside it)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    data = args.work / "data"
+    if (data.exists() or data.is_symlink()) and not written_here(data):
+        parser.error(f"--work {args.work}: {data} is not a data set this command wrote (no "
+                     "data.yaml of its own in it), and each run replaces it: move it away or "
+                     "give another --work")
+    options.require_training(parser.prog, "torch", "ultralytics", "onnx")
     os.environ.setdefault("YOLO_OFFLINE", "1")
     import torch
     from ultralytics import YOLO
@@ -69,17 +82,22 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(os.cpu_count() or 1)
     names = args.designs if args.designs is not None else [
         d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
-    designs = load_designs(names) if names else []
-    enrolled = [load_design(folder) for folder in args.faces]
+    try:
+        designs = load_designs(names) if names else []
+        enrolled = [load_design(folder) for folder in args.faces]
+        # half the scenes from drawn decks: indices in fonts no real design has
+        drawn = drawn_designs(args.drawn, args.seed)
+    except (ArtworkError, FileNotFoundError) as error:
+        parser.error(str(error))
     # an enrolled deck is the one the table deals: weight it over the generic designs
     pool = designs + enrolled * max(1, len(designs) // 2)
     if not pool:
-        raise SystemExit(f"no designs: install artwork into {art_dir()} or pass --faces")
-    # half the scenes from drawn decks: indices in fonts no real design has
-    pool = mixed_with_drawn(pool, drawn_designs(args.drawn, args.seed))
-    data = args.work / "data"
+        parser.error(f"no designs: install artwork into {art_dir()} or pass --faces")
+    pool = mixed_with_drawn(pool, drawn)
     if data.exists():
         shutil.rmtree(data)
+    data.mkdir(parents=True)
+    data_yaml = write_data_yaml(data)  # first, so that an interrupted run's data is known too
     started = time.time()
     n_train = write_dataset(data, pool, args.scenes, args.crops, args.imgsz, args.seed, "train",
                             turns=args.turns)
@@ -91,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     model = YOLO(str(args.init) if args.init else "yolo11n.yaml")
     started = time.time()
     model.train(
-        data=str(write_data_yaml(data)), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
+        data=str(data_yaml), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
         workers=1, device="cpu", seed=args.seed, deterministic=True, plots=False, val=False,
         project=str(args.work), name="run", exist_ok=True, amp=False, cache=True,
         fliplr=0.0, degrees=0.0, scale=0.3, translate=0.1, mosaic=1.0, close_mosaic=3,

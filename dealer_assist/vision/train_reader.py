@@ -30,8 +30,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
+    ArtworkError,
     Design,
     installed_designs,
     load_design,
@@ -160,9 +162,19 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
 
 def recorded_run(weights: Path) -> dict[str, object] | None:
     """The ``.train.json`` saved beside a reader's weights, if any: a fine-tuned reader's record
-    carries the run it started from, so its whole chain of runs can be repeated."""
+    carries the run it started from, so its whole chain of runs can be repeated. ValueError,
+    saying why, for a record that is not a JSON object."""
     record = weights.with_suffix(".train.json")
-    return json.loads(record.read_text()) if record.is_file() else None
+    if not record.is_file():
+        return None
+    try:
+        text = record.read_text()
+        run = json.loads(text)
+    except (OSError, ValueError, RecursionError) as error:
+        raise ValueError(f"not readable JSON ({error})") from None
+    if not isinstance(run, dict):
+        raise ValueError(f"not a run record (not a JSON object: {text.strip()[:30]})")
+    return run
 
 
 def parser() -> argparse.ArgumentParser:
@@ -171,22 +183,22 @@ def parser() -> argparse.ArgumentParser:
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--faces", type=Path, action="append", default=[])
-    p.add_argument("--drawn", type=int, default=135,
+    p.add_argument("--drawn", type=options.integer(0, 10_000), default=135,
                    help="drawn decks added to the real designs (default 135; half the scenes)")
     p.add_argument("--drawn-weights", action=argparse.BooleanOptionalAction, default=True,
                    help="drawn decks print their indices lighter or bolder than their fonts "
                         "(default since 0.7; --no-drawn-weights reproduces 0.6)")
-    p.add_argument("--scenes", type=int, default=12000)
-    p.add_argument("--epochs", type=int, default=16)
-    p.add_argument("--seed", type=int, default=14)
-    p.add_argument("--width", type=int, default=32,
+    p.add_argument("--scenes", type=options.SCENES, default=12000)
+    p.add_argument("--epochs", type=options.EPOCHS, default=16)
+    p.add_argument("--seed", type=options.SEED, default=14)
+    p.add_argument("--width", type=options.integer(1, 512), default=32,
                    help="channels of the first convolutions; the later ones are 2, 4 and 6 "
                         "times as many (default 32: 0.33 M parameters)")
-    p.add_argument("--init", type=Path, default=None,
+    p.add_argument("--init", type=options.existing_file, default=None,
                    help="start from these torch weights (a reader's .pt, e.g. the shipped "
                         "models/index-reader.pt) instead of from scratch; the record of the run "
                         "that made them (the .train.json beside them) is kept in this run's")
-    p.add_argument("--lr", type=float, default=3e-3,
+    p.add_argument("--lr", type=options.LEARNING_RATE, default=3e-3,
                    help="peak learning rate of the one-cycle schedule (default 3e-3; "
                         "lower when fine-tuning from --init)")
     p.add_argument("--card-width", type=float, nargs=2, metavar=("LEAST", "MOST"),
@@ -200,27 +212,27 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     p = parser()
     args = p.parse_args(argv)
-    if args.scenes < 1 or args.epochs < 1 or args.width < 1:
-        p.error("--scenes, --epochs and --width must be at least 1")
-    if not args.lr > 0:
-        p.error("--lr must be above 0")
     try:
         least, most = check_card_width(*args.card_width)
     except ValueError as bad:
         p.error(f"--card-width LEAST MOST: {bad}")
-    if args.init is not None and not args.init.is_file():
-        p.error(f"--init {args.init}: no such file")
     # read now: --out may be the very file whose weights --init names
     try:
         init_run = recorded_run(args.init) if args.init is not None else None
     except ValueError as error:
         p.error(f"--init {args.init}: its record {args.init.with_suffix('.train.json')} "
-                f"is not readable JSON ({error})")
+                f"is {error}")
     if init_run is not None and init_run.get("width", args.width) != args.width:
         p.error(f"--init {args.init} was trained with --width {init_run['width']}: give the same "
                 f"--width to fine-tune it")
+    try:  # the rendering processes load them: a face that does not load is named now
+        for folder in args.faces:
+            load_design(folder)
+    except ArtworkError as error:
+        p.error(str(error))
     # torch here, before the minutes of rendering, so that weights --init cannot load are
     # refused at once (the rendering processes are spawned and import none of it)
+    options.require_training(p.prog, "torch")
     import torch
     from torch import nn
 

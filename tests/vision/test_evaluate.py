@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES
-from dealer_assist.vision.detector import CardObservation, Detections
+from dealer_assist.vision.detector import DEFAULT_READER, CardObservation, Detections
 from dealer_assist.vision.evaluate import (
     MISREAD,
     NOT_AN_INDEX,
@@ -172,11 +172,13 @@ def test_a_card_width_band_that_is_empty_negative_or_endless_is_refused(capsys) 
             capsys.readouterr().err
 
 
-def test_a_frame_size_that_is_not_two_positive_integers_is_refused(capsys) -> None:
+def test_a_frame_size_that_is_not_two_integers_the_scenes_can_have_is_refused(capsys) -> None:
     from dealer_assist.vision.evaluate import main
 
-    for size, said in (("3072", "expected WxH"), ("0x720", "width and height must be at least"),
-                       ("wide", "expected WxH")):
+    for size, said in (("3072", "expected WxH"), ("wide", "expected WxH"),
+                       ("0x720", "width and height must be from 32 to 8192"),
+                       ("1x1", "width and height must be from 32 to 8192"),
+                       ("99999x99999", "width and height must be from 32 to 8192")):
         with pytest.raises(SystemExit) as refused:
             main(["--scenes", "1", "--size", size])
         assert refused.value.code == 2
@@ -206,3 +208,66 @@ def test_the_frame_size_reaches_the_scenes_scored(tmp_path, capsys) -> None:
                       config=SceneConfig(card_width=(80.0, 80.0)))
     assert (at_720.true_positives, at_720.false_positives, at_720.false_negatives,
             at_720.indices) != tallies
+
+
+@pytest.fixture(scope="module")
+def deck(tmp_path_factory) -> str:
+    return str(write_deck(tmp_path_factory.mktemp("decks") / "plain"))
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--scenes", "0"], "argument --scenes: must be from 1 to 1000000, got 0"),
+    (["--scenes", "-1"], "argument --scenes: must be from 1 to 1000000, got -1"),
+    (["--seed", "-1"], "argument --seed: must be from 0 to 4294967295, got -1"),
+    (["--scale", "0"], "argument --scale: must be above 0 and at most 4, got 0"),
+    (["--scale", "nan"], "argument --scale: must be above 0 and at most 4, got nan"),
+    (["--presence", "-1"], "argument --presence: must be above 0 and at most 1, got -1"),
+    (["--confidence", "70"], "argument --confidence: must be above 0 and at most 1, got 70 "
+                             "(a fraction: 0.7 for 70%)"),
+    (["--card-width", "1", "1e9"], "--card-width LEAST MOST: a card 1e+09 px wide (1.4 times as "
+                                   "tall) does not fit in a 1280x720 frame: MOST at most 514"),
+    (["--card-width", "100", "200", "--size", "640x64"], "does not fit in a 640x64 frame: MOST "
+                                                         "at most 45"),
+    (["--designs", "nosuch"], "design nosuch: not installed and not a folder of faces "
+                              "(installed: "),
+    (["--model", "/nonexistent.onnx"], "error: model file not found: /nonexistent.onnx"),
+    (["--reader", "/nonexistent.onnx"], "error: model file not found: /nonexistent.onnx"),
+    (["--model", str(DEFAULT_READER)], "(is this the index reader?)"),
+])
+def test_options_that_cannot_be_scored_are_refused_before_any_scene(
+        args, said, deck, capsys, monkeypatch) -> None:
+    """One line and exit 2, as ``detect`` refuses them; a scene count below 1 had scored
+    "precision 1.0000 recall 1.0000 on 0 scenes"."""
+    from dealer_assist.vision import evaluate
+
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("scored before the options were checked")
+
+    monkeypatch.setattr(evaluate, "evaluate", no_scoring)
+    with pytest.raises(SystemExit) as refused:
+        evaluate.main(args if "--designs" in args else ["--designs", deck, *args])
+    assert refused.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_scenes_without_a_card_are_no_score(tmp_path, capsys) -> None:
+    """Cards too small to show an index leave nothing to score: said, exit 1, never a perfect
+    score over no card."""
+    from dealer_assist.vision.evaluate import main
+
+    folder = write_deck(tmp_path / "plain")
+    assert main(["--scenes", "2", "--designs", str(folder),
+                 "--card-width", "0.001", "0.001"]) == 1
+    captured = capsys.readouterr()
+    assert "no card to score: none of the 2 scenes shows a readable corner index (cards " \
+        "0.001-0.001 px wide in 1280x720 frames)" in captured.err
+    assert "precision" not in captured.out + captured.err
+
+
+def test_a_folder_that_is_not_a_deck_is_named(tmp_path, capsys) -> None:
+    from dealer_assist.vision.evaluate import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--scenes", "1", "--designs", str(tmp_path)])
+    assert refused.value.code == 2
+    assert f"error: face AS: no such image file: {tmp_path / 'AS.png'}" in capsys.readouterr().err

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,48 @@ def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:
     assert {e["event"] for e in events} == {"appeared"}
     # a card is an event only after 3 stable frames (0, 1, 2 at the earliest), and only once
     assert all(2 <= e["frame"] < 8 for e in events)
+
+
+def test_cli_video_cut_short_is_named_with_where_reading_stopped(tmp_path: Path) -> None:
+    """A video copy cut short had been read as far as it went: exit 0 and no word of it."""
+    frame = cv2.imread(str(DATA / "split_tigullio.jpg"))
+    whole = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(
+        str(whole), cv2.VideoWriter.fourcc(*"MJPG"), 30, (frame.shape[1], frame.shape[0])
+    )
+    for _ in range(8):
+        writer.write(frame)
+    writer.release()
+    cut = tmp_path / "cut.avi"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    result = cli("--json", str(cut))
+    assert result.returncode == 1
+    assert re.search(rf"dealer-assist detect: {re.escape(str(cut))}: read [1-7] of the 8 frames "
+                     r"it reports, stopped after frame [0-6] \(cut short or damaged\)",
+                     result.stderr), result.stderr
+    assert all(json.loads(line)["video"] == str(cut) for line in result.stdout.splitlines())
+
+
+def test_cli_video_frames_too_large_are_refused_before_reading(tmp_path: Path, monkeypatch,
+                                                               capsys) -> None:
+    """The image limit holds for video frames, judged by the size the file reports: here the
+    limit is lowered below a 64x48 frame (a real video over it takes gigabytes to read)."""
+    from dealer_assist import image_files
+    from dealer_assist.cli import main
+
+    video = tmp_path / "big.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30, (64, 48))
+    writer.write(cv2.imread(str(DATA / "fan_anglo.jpg"))[:48, :64])
+    writer.release()
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("a frame was read")
+
+    monkeypatch.setattr(image_files, "MAX_PIXELS", 3000)
+    monkeypatch.setattr(CardDetector, "detect", no_reading)
+    assert main(["detect", str(video)]) == 1
+    err = capsys.readouterr().err
+    assert f"dealer-assist detect: {video}: a video frame is 64x48, larger than 3,000 pixels" in err
 
 
 def test_missing_model_is_a_clear_message(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import cv2
+import numpy as np
 import onnx
 import pytest
 
@@ -54,3 +55,40 @@ def test_quantize_command_writes_models_that_read(tmp_path: Path) -> None:
     answer = json.loads((DATA / "answers.json").read_text())["split_tigullio.jpg"]
     cards = detector.detect(cv2.imread(str(DATA / "split_tigullio.jpg")))
     assert sorted(c.card for c in cards) == sorted(a["card"] for a in answer["cards"])
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--detector", "/nonexistent.onnx"], "argument --detector: no such file: /nonexistent.onnx"),
+    (["--reader", "/nonexistent.onnx"], "argument --reader: no such file: /nonexistent.onnx"),
+    (["--frames", "0"], "argument --frames: must be from 1 to 10000, got 0"),
+    (["--frames", "-1"], "argument --frames: must be from 1 to 10000, got -1"),
+    (["--detector", str(MODELS / "index-reader.onnx")], "(is this the index reader?)"),
+])
+def test_what_cannot_be_quantised_is_refused_before_rendering(args, said, capsys,
+                                                               monkeypatch) -> None:
+    def no_rendering(*args, **kwargs):
+        raise AssertionError("rendered before the options were checked")
+
+    monkeypatch.setattr(quantize, "render_scene", no_rendering)
+    with pytest.raises(SystemExit) as refused:
+        quantize.main(args)
+    assert refused.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not installed_designs(), reason="card artwork not installed; "
+                    "scripts/test.sh installs it (scripts/install-card-art.sh)")
+def test_a_detector_that_finds_no_index_leaves_nothing_to_calibrate_on(
+        tmp_path: Path, capsys, monkeypatch) -> None:
+    """Said, rather than ONNX Runtime's "No data is collected." traceback."""
+    for name in ("cards.onnx", "index-reader.onnx"):
+        shutil.copy(MODELS / name, tmp_path / name)
+    monkeypatch.setattr(CardDetector, "find_indices",
+                        lambda self, frame: np.zeros((0, 4), np.float32))
+    with pytest.raises(SystemExit) as refused:
+        quantize.main(["--detector", str(tmp_path / "cards.onnx"),
+                       "--reader", str(tmp_path / "index-reader.onnx"), "--frames", "1"])
+    assert refused.value.code == 2
+    assert "the detector found no index in 1 frames: nothing to calibrate the reader on" in \
+        capsys.readouterr().err
+    assert not list(tmp_path.glob("*.int8.onnx"))

@@ -5,6 +5,7 @@ the command's defaults are the shipped reader's recipe."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -59,24 +60,42 @@ def test_a_card_width_that_cannot_be_rendered_is_refused(widths, capsys) -> None
     assert "--card-width LEAST MOST: need 0 < LEAST <= MOST, finite" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flag", ["--scenes", "--epochs", "--width"])
-def test_nothing_to_train_on_is_refused_before_any_work(flag, capsys) -> None:
+@pytest.mark.parametrize(("flag", "value", "rule"), [
+    ("--scenes", "0", "must be from 1 to 1000000, got 0"),
+    ("--epochs", "0", "must be from 1 to 10000, got 0"),
+    ("--width", "0", "must be from 1 to 512, got 0"),
+    ("--drawn", "-1", "must be from 0 to 10000, got -1"),
+    ("--seed", "-1", "must be from 0 to 4294967295, got -1"),
+    ("--lr", "0", "must be above 0 and at most 1, got 0"),
+    ("--lr", "nan", "must be above 0 and at most 1, got nan"),
+])
+def test_an_option_out_of_range_is_refused_before_any_work(flag, value, rule, capsys) -> None:
     with pytest.raises(SystemExit) as refused:
-        train_reader.main([flag, "0"])
+        train_reader.main([flag, value])
     assert refused.value.code == 2
-    assert "--scenes, --epochs and --width must be at least 1" in capsys.readouterr().err
+    assert f"argument {flag}: {rule}" in capsys.readouterr().err
 
 
-def test_a_bad_learning_rate_or_a_missing_starting_point_is_refused_before_any_work(
-        tmp_path, capsys) -> None:
-    with pytest.raises(SystemExit) as refused:
-        train_reader.main(["--lr", "0"])
-    assert refused.value.code == 2 and "--lr must be above 0" in capsys.readouterr().err
+def test_a_missing_starting_point_or_deck_is_refused_before_any_work(tmp_path, capsys) -> None:
     missing = tmp_path / "nowhere.pt"
     with pytest.raises(SystemExit) as refused:
         train_reader.main(["--init", str(missing)])
     assert refused.value.code == 2
-    assert f"--init {missing}: no such file" in capsys.readouterr().err
+    assert f"argument --init: no such file: {missing}" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main(["--faces", str(tmp_path / "deck")])
+    assert refused.value.code == 2
+    assert f"no such design folder: {tmp_path / 'deck'}" in capsys.readouterr().err
+
+
+def test_without_torch_it_says_where_it_runs(monkeypatch, capsys) -> None:
+    """In the table's environment (no torch): one line naming torch and the install, exit 2."""
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    with pytest.raises(SystemExit) as refused:
+        train_reader.main([])
+    assert refused.value.code == 2
+    assert "train_reader: needs torch, which only the training environment has: pip install " \
+        "torch==" in capsys.readouterr().err
 
 
 def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
@@ -139,6 +158,15 @@ def test_an_unreadable_record_beside_the_weights_is_refused_before_any_work(
     err = refusal_of_weights_with_record(weights, '{"seed": 14, "wid', capsys)
     assert f"--init {weights}: its record {weights.with_suffix('.train.json')}" in err
     assert "is not readable JSON" in err
+
+
+@pytest.mark.parametrize("record", ["[1, 2]", '"run"', "null", "14"])
+def test_a_record_that_is_not_a_json_object_is_refused_before_any_work(
+        tmp_path, capsys, record) -> None:
+    weights = tmp_path / "reader.pt"
+    err = refusal_of_weights_with_record(weights, record, capsys)
+    assert f"--init {weights}: its record {weights.with_suffix('.train.json')} is not a run " \
+        f"record (not a JSON object: {record})" in err
 
 
 def test_weights_that_do_not_load_are_refused_before_rendering(tmp_path, capsys,
