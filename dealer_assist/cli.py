@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -37,15 +38,23 @@ def number_in(kind: type, least: float, most: float, what: str, *, above: bool =
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
         if not ((least < value) if above else (least <= value)) or not value <= most:
-            low = f"above {least:g}" if above else f"from {least:g}"
-            raise argparse.ArgumentTypeError(f"{what} is {low} to {most:g}, got {text}")
+            low = f"above {_shown(least)}" if above else f"from {_shown(least)}"
+            raise argparse.ArgumentTypeError(f"{what} is {low} to {_shown(most)}, got {text}")
         return value
 
     return parse
 
 
+def _shown(bound: float) -> str:
+    """A bound as given: a whole number in full (4294967295, not 4.29497e+09)."""
+    return str(bound) if isinstance(bound, int) else f"{bound:g}"
+
+
 #: An argparse type for a TCP port number (0: any free port).
 tcp_port = number_in(int, 0, 65535, "a port")
+#: An argparse type for a random seed, 0 to 2**32 - 1 (numpy's generators refuse negative seeds;
+#: 32 bits is what the oldest of them takes, and the same range for every command).
+rng_seed = number_in(int, 0, 2**32 - 1, "a seed")
 
 
 def utf8_text(text: str) -> str:
@@ -69,7 +78,8 @@ def _top_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit status."""
+    """Entry point of the console script; returns the process exit status. An I/O error that
+    a command does not report itself (its output on a full disk) is one line and status 1."""
     argv = sys.argv[1:] if argv is None else argv
     top = _top_parser()
     top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
@@ -90,8 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     module.add_arguments(parser)
     args = parser.parse_args(argv[1:])
     try:
-        return int(module.run(args) or 0)
+        status = int(module.run(args) or 0)
+        sys.stdout.flush()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        _drop_unwritable_output()
+        return 0  # the reader went away (| head): exit quietly, as Unix tools do
+    except OSError as error:
+        # an I/O failure the command did not report itself, most often its output's (a full disk)
+        _drop_unwritable_output()
+        where = f" ({error.filename})" if error.filename else ""
+        print(f"dealer-assist {name}: I/O error{where}: {error.strerror or error}",
+              file=sys.stderr)
+        return 1
+    return status
+
+
+def _drop_unwritable_output() -> None:
+    """Flush standard output; where that fails, point it at the null device, so that Python's
+    own flush at exit does not fail again with a second message and status 120."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)

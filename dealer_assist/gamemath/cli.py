@@ -7,6 +7,9 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from dealer_assist.cli import number_in, rng_seed
+from dealer_assist.gamemath.simulate import MAX_ROUNDS, GameRules, print_progress, simulate
+
 if TYPE_CHECKING:
     from dealer_assist.rules import RuleSet
 
@@ -16,11 +19,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rules", required=True, metavar="PRESET",
         help='a rules preset (e.g. h17-ddd-6, s17-6) or a JSON object such as '
              '\'{"preset": "h17-ddd-6", "double_double_down": "off"}\'')
-    parser.add_argument("--rounds", type=int, default=10_000_000,
-                        help="rounds to simulate (default 10,000,000)")
-    parser.add_argument("--seed", type=int, default=1, help="seed; same seed, same figures")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="processes to use (default: every core)")
+    parser.add_argument("--rounds", type=number_in(int, 1, MAX_ROUNDS, "a number of rounds"),
+                        default=10_000_000,
+                        help=f"rounds to simulate (default 10,000,000; at most {MAX_ROUNDS:,})")
+    parser.add_argument("--seed", type=rng_seed, default=1,
+                        help="seed, 0 to 2**32 - 1; same seed, same figures")
+    parser.add_argument("--workers", type=number_in(int, 1, 256, "a number of processes"),
+                        default=None, help="processes to use, 1 to 256 (default: every core)")
     parser.add_argument("--json", action="store_true", help="print the par sheet as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
 
@@ -35,22 +40,14 @@ def _load_rules(text: str) -> RuleSet:
         except json.JSONDecodeError as error:
             raise ValueError(f"--rules: not valid JSON at character {error.pos}: {error.msg}"
                              ) from None
+        except (ValueError, RecursionError) as error:  # a number too long, nesting too deep
+            raise ValueError(f"--rules: not valid JSON: {error}") from None
     return RuleSet.from_spec(spec)
 
 
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.gamemath.parsheet import par_sheet, render
-    from dealer_assist.gamemath.simulate import GameRules, print_progress, simulate
 
-    if args.rounds <= 0:
-        print(f"par-sheet: --rounds must be positive, got {args.rounds}", file=sys.stderr)
-        return 2
-    if args.workers is not None and args.workers <= 0:
-        print(f"par-sheet: --workers must be positive, got {args.workers}", file=sys.stderr)
-        return 2
-    if args.seed < 0:
-        print(f"par-sheet: --seed must be 0 or more, got {args.seed}", file=sys.stderr)
-        return 2
     try:
         rules = GameRules.from_ruleset(_load_rules(args.rules))
     except ValueError as error:

@@ -12,6 +12,7 @@ from fractions import Fraction
 from math import comb
 
 from dealer_assist.rules.cards import ALLOWED_DECKS
+from dealer_assist.rules.ruleset import MAX_MATCH_ODDS
 
 CARDS_PER_DECK = 48
 TEN_VALUES_PER_DECK = 12  # J, Q, K in four suits
@@ -28,6 +29,16 @@ class GameMathError(ValueError):
 def _check_decks(decks: int) -> None:
     if decks not in ALLOWED_DECKS:
         raise GameMathError(f"decks must be one of {ALLOWED_DECKS}, got {decks!r}", decks)
+
+
+def check_match_paytable(unsuited_pays: int, suited_pays: int) -> None:
+    """Refuse Match the Dealer odds below 0:1 or above ``MAX_MATCH_ODDS``:1 a match."""
+    if not (0 <= unsuited_pays <= MAX_MATCH_ODDS and 0 <= suited_pays <= MAX_MATCH_ODDS):
+        raise GameMathError(
+            f"Match the Dealer odds must be 0:1 to {MAX_MATCH_ODDS}:1 a match, got "
+            f"{unsuited_pays}:1 / {suited_pays}:1",
+            (unsuited_pays, suited_pays),
+        )
 
 
 # The combinations Match the Dealer distinguishes: (unsuited matches, suited matches).
@@ -76,11 +87,7 @@ def match_the_dealer(decks: int, unsuited_pays: int, suited_pays: int) -> MatchO
     ``3 * decks`` that match in rank only; the player's two cards are any pair of the rest.
     """
     _check_decks(decks)
-    if unsuited_pays < 0 or suited_pays < 0:
-        raise GameMathError(
-            f"Match the Dealer odds must not be negative, got {unsuited_pays}:1 / {suited_pays}:1",
-            (unsuited_pays, suited_pays),
-        )
+    check_match_paytable(unsuited_pays, suited_pays)
     remaining = CARDS_PER_DECK * decks - 1
     suited = decks - 1
     unsuited = 3 * decks

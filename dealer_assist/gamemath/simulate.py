@@ -20,12 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from dealer_assist.gamemath.combinatorics import GameMathError
+from dealer_assist.gamemath.combinatorics import GameMathError, check_match_paytable
 from dealer_assist.gamemath.strategy import BasicStrategy, chart_for, strategy_table
 from dealer_assist.rules import RuleSet
 from dealer_assist.rules.cards import ALLOWED_DECKS
 
 CHUNK_ROUNDS = 250_000
+#: The longest run: about an hour on 2 cores at 2.3-3.4 million rounds/s, when its 95% interval
+#: is already +-0.003% of the edge. Each chunk costs about 2 kB of bookkeeping up front, so far
+#: longer runs would also hold gigabytes before the first round is played.
+MAX_ROUNDS = 10**10
 Z95 = 1.959963984540054
 
 
@@ -56,6 +60,8 @@ class GameRules:
                                 self.max_doublings)
         if not 1 <= self.max_hands <= 4:
             raise GameMathError(f"max_hands must be 1 to 4, got {self.max_hands}", self.max_hands)
+        if self.match_paytable is not None:
+            check_match_paytable(*self.match_paytable)
 
     @classmethod
     def from_ruleset(cls, rules: RuleSet) -> GameRules:
@@ -155,8 +161,8 @@ def simulate(
     """Play ``rounds`` rounds with basic strategy; ``workers`` defaults to every core."""
     from dealer_assist.gamemath import fastsim
 
-    if rounds <= 0:
-        raise GameMathError(f"rounds must be positive, got {rounds}", rounds)
+    if not 0 < rounds <= MAX_ROUNDS:
+        raise GameMathError(f"rounds must be 1 to {MAX_ROUNDS}, got {rounds}", rounds)
     started = time.perf_counter()
     _warm_up(rules)
     sizes = [CHUNK_ROUNDS] * (rounds // CHUNK_ROUNDS)

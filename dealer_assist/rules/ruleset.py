@@ -41,6 +41,9 @@ DEFAULT_TIERS = (
     SuperBonusTier(Decimal("5.00"), Decimal("1000.00")),
     SuperBonusTier(Decimal("25.00"), Decimal("5000.00")),
 )
+#: The most Match the Dealer may pay a match. Published paytables pay at most 12:1; far above,
+#: figures built on them stop fitting the par sheet's floats (10**400:1 cannot be divided out).
+MAX_MATCH_ODDS = 1000
 MATCH_6_DECKS = MatchPaytable(unsuited=4, suited=9)
 MATCH_8_DECKS = MatchPaytable(unsuited=3, suited=12)
 #: The paytable a deck count sets when the house names no other (spec section 2, 004 section e).
@@ -94,10 +97,11 @@ class RuleSet:
             found.append(f"seats must be 1 to 9, not {self.seats}")
         if self.envy_bonus < 0:
             found.append(f"envy_bonus must not be negative, not {self.envy_bonus}")
-        if self.match_the_dealer is not None and (
-            self.match_the_dealer.unsuited < 0 or self.match_the_dealer.suited < 0
+        if self.match_the_dealer is not None and not (
+            0 <= self.match_the_dealer.unsuited <= MAX_MATCH_ODDS
+            and 0 <= self.match_the_dealer.suited <= MAX_MATCH_ODDS
         ):
-            found.append("match_the_dealer odds must not be negative")
+            found.append(f"match_the_dealer odds must be 0 to {MAX_MATCH_ODDS} a match")
         mins = [t.min_wager for t in self.super_bonus_tiers]
         if mins != sorted(set(mins)):
             found.append("super_bonus_tiers must have increasing, distinct min_wager")

@@ -1,6 +1,11 @@
 """``dealer-assist par-sheet`` end to end, through the top-level dispatcher."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,9 +79,24 @@ def test_two_decks_without_match_the_dealer(capsys: pytest.CaptureFixture[str]) 
             ("--rules", '{"preset": "s17-6", "double_double_down": true}'),
             "double-double down is only allowed where the dealer hits soft 17",
         ),
-        (("--rules", "s17-6", "--rounds", "0"), "--rounds must be positive"),
-        (("--rules", "s17-6", "--workers", "0"), "--workers must be positive"),
-        (("--rules", "s17-6", "--seed", "-1"), "--seed must be 0 or more, got -1"),
+        (
+            ("--rules", '{"preset": "h17-ddd-6", "match_the_dealer": {"unsuited": 1'
+             + "0" * 400 + ', "suited": 1}}'),
+            "rule set 'h17-ddd-6+custom': match_the_dealer odds must be 0 to 1000 a match",
+        ),
+        (
+            ("--rules", '{"preset": "h17-ddd-6", "match_the_dealer": {"unsuited": 4, '
+             '"suited": 1001}}'),
+            "rule set 'h17-ddd-6+custom': match_the_dealer odds must be 0 to 1000 a match",
+        ),
+        (
+            ("--rules", '{"preset": "h17-ddd-6", "x": ' + "[" * 5000),
+            "--rules: not valid JSON: maximum recursion depth exceeded",
+        ),
+        (
+            ("--rules", '{"preset": "h17-ddd-6", "decks": 1' + "0" * 5000 + "}"),
+            "--rules: not valid JSON: Exceeds the limit (4300 digits)",
+        ),
     ],
 )
 def test_bad_input_is_a_clear_message_not_a_traceback(
@@ -85,3 +105,54 @@ def test_bad_input_is_a_clear_message_not_a_traceback(
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert message in err
+
+
+ROUNDS_RANGE = "--rounds: a number of rounds is from 1 to 10000000000"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--rounds", "0"), f"{ROUNDS_RANGE}, got 0"),
+        (("--rounds", "1" + "0" * 18), f"{ROUNDS_RANGE}, got 1" + "0" * 18),
+        (("--rounds", "1e9"), "--rounds: not a number: '1e9'"),
+        (("--workers", "0"), "--workers: a number of processes is from 1 to 256, got 0"),
+        (("--workers", "4000"), "--workers: a number of processes is from 1 to 256, got 4000"),
+        (("--seed", "-1"), "--seed: a seed is from 0 to 4294967295, got -1"),
+        (("--seed", "4294967296"), "--seed: a seed is from 0 to 4294967295, got 4294967296"),
+    ],
+)
+def test_options_out_of_range_are_refused_before_any_work(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(SystemExit) as refused:
+        main(["par-sheet", "--rules", "s17-6", *argv])
+    assert refused.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"argument {message}" in err
+
+
+def par_sheet_process(*argv: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """par-sheet as a shell runs it: its output buffered, so written when the command ends."""
+    root = Path(__file__).resolve().parents[2]
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    return subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "par-sheet", "--rules", "s17-6", "--rounds",
+         "1000", "--workers", "1", *argv],
+        cwd=root, env=dict(env, PYTHONPATH=str(root)), text=True, timeout=120, **kwargs)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_output_that_cannot_be_written_is_one_line_and_status_1() -> None:
+    with open("/dev/full", "w") as full:
+        done = par_sheet_process(stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == 1
+    assert done.stderr == "dealer-assist par-sheet: I/O error: No space left on device\n"
+
+
+def test_a_reader_that_goes_away_ends_the_run_quietly() -> None:
+    read, write = os.pipe()
+    os.close(read)  # like `| head` that has already exited
+    with os.fdopen(write, "w") as closed:
+        done = par_sheet_process(stdout=closed, stderr=subprocess.PIPE)
+    assert done.returncode == 0 and done.stderr == ""

@@ -115,6 +115,13 @@ def test_deck_counts_no_table_has_are_refused(decks: int) -> None:
     assert error.value.value == decks
 
 
-def test_negative_paytable_is_refused() -> None:
-    with pytest.raises(GameMathError, match="must not be negative"):
-        match_the_dealer(6, -1, 9)
+@pytest.mark.parametrize(("unsuited", "suited"), [(-1, 9), (4, -1), (1001, 9), (10**400, 1)])
+def test_paytable_outside_0_to_1000_is_refused(unsuited: int, suited: int) -> None:
+    with pytest.raises(GameMathError, match="must be 0:1 to 1000:1 a match") as error:
+        match_the_dealer(6, unsuited, suited)
+    assert error.value.value == (unsuited, suited)
+
+
+def test_paytable_at_the_limits_is_taken() -> None:
+    assert match_the_dealer(6, 1000, 0).pays((2, 0)) == 2000
+    assert match_the_dealer(6, 0, 1000).pays((1, 1)) == 1000

@@ -81,8 +81,12 @@ def test_rule_views_no_table_has_are_refused() -> None:
         GameRules("x", decks=3)
     with pytest.raises(GameMathError, match="max_doublings must be 1 or 3"):
         GameRules("x", max_doublings=2)
-    with pytest.raises(GameMathError, match="rounds must be positive"):
+    with pytest.raises(GameMathError, match="Match the Dealer odds must be 0:1 to 1000:1"):
+        GameRules("x", match_paytable=(4, 10**400))  # refused before a round is played
+    with pytest.raises(GameMathError, match="rounds must be 1 to 10000000000, got 0"):
         simulate(RULES["s17"], 0)
+    with pytest.raises(GameMathError, match="rounds must be 1 to 10000000000, got 10{18}$"):
+        simulate(RULES["s17"], 10**18)  # refused before its chunks are laid out
 
 
 def test_progress_is_reported_per_chunk_up_to_the_total() -> None:

@@ -100,6 +100,8 @@ def test_match_on_a_deck_count_without_a_paytable_is_refused() -> None:
         ({"preset": "s17-6", "soft17": "maybe"}, 'expected "hit" or "stand"'),
         ({"preset": "s17-6", "max_hands": 5}, "max_hands"),
         ({"preset": "s17-6", "super_bonus_tiers": [["25", "5000"], ["5", "1000"]]}, "increasing"),
+        ({"preset": "s17-6", "match_the_dealer": {"unsuited": 10**400, "suited": 9}},
+         "match_the_dealer odds must be 0 to 1000 a match"),
         # A tier paying nothing would still owe every other seat Envy (spec 5): refused.
         ({"preset": "s17-6", "super_bonus_tiers": [["5", "0"], ["25", "5000"]]},
          "positive amount"),
