@@ -14,6 +14,12 @@ import sys
 import threading
 from typing import Any
 
+from dealer_assist.cli import number_in
+
+#: Seconds for --cut-every and --cut-for: above 0 (a cut every 0 s never delivers a card), at
+#: most a day.
+_SECONDS = number_in(float, 0, 86_400, "a time in seconds", above=True)
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -36,9 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sim.add_argument("--seed", type=int, default=0, help="shuffle and fault seed (default 0)")
     sim.add_argument(
         "--rate",
-        type=float,
+        type=number_in(float, 0.001, 10_000, "a rate in cards per second"),
         metavar="PER_SECOND",
-        help="cards per second (default: as fast as acknowledgements allow)",
+        help="cards per second, 0.001 to 10000 (default: as fast as acknowledgements allow)",
     )
     sim.add_argument(
         "--corrupt",
@@ -59,13 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     sim.add_argument(
         "--cut-every",
-        type=float,
+        type=_SECONDS,
         metavar="SECONDS",
-        help="cut the link this often (unplug), restoring it after --cut-for",
+        help="cut the link this often (unplug), restoring it after --cut-for (longer than it)",
     )
     sim.add_argument(
         "--cut-for",
-        type=float,
+        type=_SECONDS,
         default=0.5,
         metavar="SECONDS",
         help="how long each cut lasts (default 0.5)",
@@ -85,7 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listen.add_argument(
         "--decks", type=int, help="decks in the shoe (required information for --ascii; default 6)"
     )
-    listen.add_argument("--baud", type=int, help="baud rate (default 115200, 9600 with --ascii)")
+    listen.add_argument(
+        "--baud", type=number_in(int, 1, 12_000_000, "a baud rate"),
+        help="baud rate, 1 to 12000000 (default 115200, 9600 with --ascii)",
+    )
     listen.add_argument("--heartbeats", action="store_true", help="print heartbeats too")
 
 
@@ -119,12 +128,13 @@ def _simulate(args: argparse.Namespace) -> int:
             cards = [Card.parse(code) for code in args.cards.split(",") if code.strip()]
         except CardCodeError as exc:
             return _fail(f"--cards: {exc}")
-    if args.rate is not None and args.rate <= 0:
-        return _fail(f"--rate must be positive, got {args.rate}")
     try:
         faults = Faults(args.corrupt, args.drop, args.duplicate, seed=args.seed)
     except ValueError as exc:
         return _fail(str(exc))
+    if args.cut_every is not None and args.cut_every <= args.cut_for:
+        return _fail(f"--cut-every {args.cut_every:g} must be longer than --cut-for "
+                     f"{args.cut_for:g}, or the link is never up")
     if args.cut_every is not None and args.pty and not args.link:
         return _fail("--cut-every with --pty needs --link PATH, a path that survives the cut")
     link: SimLink
@@ -147,7 +157,7 @@ def _simulate(args: argparse.Namespace) -> int:
     print(sim.url, flush=True)
     stop = threading.Event()
     with sim:
-        if args.cut_every:
+        if args.cut_every is not None:
             threading.Thread(target=_cutter, args=(sim, stop, args), daemon=True).start()
         try:
             sim.load_shoe(args.decks)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dealer_assist.cli import tcp_port
+from dealer_assist.cli import number_in, rng_seed, tcp_port
 from dealer_assist.table.synthetic_camera import HOUSE_DECK
 
 
@@ -22,7 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not wait for anyone: deal at full speed and print each settlement",
     )
-    parser.add_argument("--seed", type=int, default=1, help="shuffle and betting seed (default 1)")
+    parser.add_argument(
+        "--seed", type=rng_seed, default=1,
+        help="shuffle, betting and camera seed, 0 to 2**32 - 1 (default 1)",
+    )
     parser.add_argument("--rules", default="h17-ddd-6", help="rules preset (default h17-ddd-6)")
     parser.add_argument(
         "--host", default="127.0.0.1", help="screen address (default 127.0.0.1: this machine only)"
@@ -52,16 +55,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--pace",
-        type=float,
+        type=number_in(float, 0, 60, "a pace in seconds"),
         default=0.6,
         metavar="SECONDS",
-        help="seconds between cards when not headless (default 0.6)",
+        help="seconds between cards when not headless, 0 to 60 (default 0.6)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.rules import RuleSetError
     from dealer_assist.table.demo import DemoError, DemoOptions, run_demo
+    from dealer_assist.table.recording import RecordingError
 
     if args.rounds is not None and args.rounds < 1:
         print("dealer-assist demo: --rounds must be at least 1", file=sys.stderr)
@@ -75,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             port=args.port if args.port is not None else (0 if args.headless else 8021),
             recording_dir=args.record,
             # Headless still leaves 30 ms between cards: no dealer deals faster.
-            pace_s=0.03 if args.headless else max(args.pace, 0.0),
+            pace_s=0.03 if args.headless else args.pace,
             pause_after_round_s=0.0 if args.headless else 4.0,
             camera=args.camera,
             camera_deck=args.camera_deck,
@@ -84,12 +88,16 @@ def run(args: argparse.Namespace) -> int:
     except RuleSetError as error:
         print(f"dealer-assist demo: --rules: {error}", file=sys.stderr)
         return 2
+    except RecordingError as error:  # only the recorder's opening raises it: a bad --record
+        print(f"dealer-assist demo: --record: {error}", file=sys.stderr)
+        return 2
     except DemoError as error:
         print(f"dealer-assist demo: {error}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         raise  # the reader went away (| head): the dispatcher exits quietly
     except OSError as error:
+        sys.stdout.flush()  # output that cannot be written fails again, for the dispatcher
         print(f"dealer-assist demo: {error}", file=sys.stderr)
         return 1
     return 0

@@ -176,6 +176,25 @@ def test_listen_text_escapes_shoe_text_so_one_event_is_one_line(tmp_path: Path) 
          "--link /nonexistent/dir/shoe: No such file or directory"),
         (["simulate", "--pty", "--decks", "3"], "--decks"),
         (["simulate", "--pty", "--corrupt", "2"], "corrupt_rate"),
+        # a link cut every 0 s, -1 s or NaN s (or cut for NaN s) never delivers a card: refused
+        *(
+            (["simulate", "--serve", "127.0.0.1:0", "--cards", "7S", option, value],
+             f"argument {option}: a time in seconds is above 0 to 86400, got {value}")
+            for option in ("--cut-every", "--cut-for")
+            for value in ("0", "-1", "nan", "inf", "1e300")
+        ),
+        (["simulate", "--serve", "127.0.0.1:0", "--cards", "7S", "--cut-every", "0.5"],
+         "--cut-every 0.5 must be longer than --cut-for 0.5, or the link is never up"),
+        *(
+            (["simulate", "--serve", "127.0.0.1:0", "--cards", "7S", "--rate", value],
+             f"argument --rate: a rate in cards per second is from 0.001 to 10000, got {value}")
+            for value in ("0", "-1", "nan", "inf", "1e-300")
+        ),
+        *(
+            (["listen", "loop://", "--baud", value],
+             f"argument --baud: a baud rate is from 1 to 12000000, got {value}")
+            for value in ("0", "-1", "123456789012345678901")
+        ),
     ],
 )
 def test_bad_arguments_say_what_is_wrong(args: list[str], message: str) -> None:

@@ -256,3 +256,70 @@ def test_a_port_number_out_of_range_is_refused_by_its_option(argv, message, caps
         main(argv)
     assert refused.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--pace", "inf"], "argument --pace: a pace in seconds is from 0 to 60, got inf"),
+    (["--pace", "1e300"], "argument --pace: a pace in seconds is from 0 to 60, got 1e300"),
+    (["--pace", "nan"], "argument --pace: a pace in seconds is from 0 to 60, got nan"),
+    (["--pace", "-3"], "argument --pace: a pace in seconds is from 0 to 60, got -3"),
+    # the camera's generators refuse a negative seed: the round would never settle
+    (["--seed", "-1"], "argument --seed: a seed is from 0 to 4294967295, got -1"),
+    (["--seed", "4294967296"], "argument --seed: a seed is from 0 to 4294967295, got 4294967296"),
+])
+def test_pace_and_seed_out_of_range_are_refused_before_the_table_starts(argv, message, capsys):
+    from dealer_assist.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["demo", "--rounds", "1", "--camera", "on", *argv])
+    assert refused.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and message in err
+
+
+def demo_recording_to(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "1",
+         "--camera", "off", "--record", str(path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+
+
+def test_record_at_a_file_is_refused_naming_it(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("notes\n")
+    done = demo_recording_to(afile)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"dealer-assist demo: --record: recording directory {afile}: "
+                           f"[Errno 20] Not a directory: '{afile}/rounds'\n")
+    assert done.stdout == "" and afile.read_text() == "notes\n"
+
+
+def test_record_in_a_directory_another_table_holds_is_refused(tmp_path):
+    from dealer_assist.table.recording import FileRecorder
+
+    holder = FileRecorder(tmp_path)  # another table recording there
+    try:
+        done = demo_recording_to(tmp_path)
+    finally:
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"dealer-assist demo: --record: recording directory {tmp_path}"
+                                  " is in use by another table (pid ")
+    assert not list((tmp_path / "rounds").iterdir())
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_output_that_cannot_be_written_is_one_line_and_status_1(tmp_path):
+    import os
+
+    # buffered, as from a shell (with PYTHONUNBUFFERED the demo itself reports the failure)
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "1",
+             "--camera", "off", "--record", str(tmp_path)],
+            stdout=full, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=120, env=env,
+        )
+    assert done.returncode == 1
+    assert done.stderr == "dealer-assist demo: I/O error: No space left on device\n"
