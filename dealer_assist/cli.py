@@ -28,9 +28,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def number_in(kind: type, least: float, most: float, what: str, *, above: bool = False) -> Any:
+def number_in(kind: type, least: float, most: float, what: str = "", *,
+              above: bool = False) -> Any:
     """An argparse type: a ``kind`` (int or float) from ``least`` (or, with ``above``, more than
-    it) to ``most``; NaN and infinities are refused with the rest."""
+    it) to ``most``; NaN and infinities are refused with the rest, saying ``what`` it is."""
 
     def parse(text: str) -> Any:
         try:
@@ -38,8 +39,9 @@ def number_in(kind: type, least: float, most: float, what: str, *, above: bool =
         except ValueError:
             raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
         if not ((least < value) if above else (least <= value)) or not value <= most:
-            low = f"above {_shown(least)}" if above else f"from {_shown(least)}"
-            raise argparse.ArgumentTypeError(f"{what} is {low} to {_shown(most)}, got {text}")
+            low = f"above {_shown(least)} and at most" if above else f"from {_shown(least)} to"
+            raise argparse.ArgumentTypeError(
+                f"{what + ' ' if what else ''}must be {low} {_shown(most)}, got {text}")
         return value
 
     return parse

@@ -1,50 +1,18 @@
-"""What the vision commands accept: argparse types that refuse a bad value with a line saying
-what it must be (argparse names the option and exits 2) before any work starts, the ranges the
-commands share, and the check that a training tool runs where torch is installed."""
+"""What the vision commands accept: the option ranges they share (``dealer_assist.cli``'s
+``number_in``: argparse names the option, says what it must be and exits 2, before any work
+starts), and the check that a training tool runs where torch is installed."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
-from collections.abc import Callable
 from pathlib import Path
+
+from dealer_assist.cli import number_in, rng_seed
 
 #: How the training environment is made (models/README.md, "Training venv").
 TRAINING_INSTALL = "pip install torch==2.14.1 torchvision==0.29.1 ultralytics onnx pillow"
-
-
-def integer(least: int, most: int) -> Callable[[str], int]:
-    """An argparse type: a whole number from ``least`` to ``most``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not least <= value <= most:
-            raise argparse.ArgumentTypeError(f"must be from {least} to {most}, got {value}")
-        return value
-
-    return parse
-
-
-def number(least: float, most: float, *, above: bool = False,
-           hint: str = "") -> Callable[[str], float]:
-    """An argparse type: a number from ``least`` (with ``above``, more than it) to ``most``;
-    NaN and infinities are refused with the rest. ``hint`` is added to the refusal."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not ((least < value) if above else (least <= value)) or not value <= most:
-            low = f"above {least:g} and at most" if above else f"from {least:g} to"
-            raise argparse.ArgumentTypeError(f"must be {low} {most:g}, got {text}{hint}")
-        return value
-
-    return parse
 
 
 def existing_file(text: str) -> Path:
@@ -54,12 +22,12 @@ def existing_file(text: str) -> Path:
     return Path(text)
 
 
-SCENES = integer(1, 1_000_000)
-EPOCHS = integer(1, 10_000)
-SEED = integer(0, 2**32 - 1)  # NumPy's legacy seed, which Ultralytics sets, stops there
-LEARNING_RATE = number(0, 1, above=True)
-FRACTION = number(0, 1, above=True, hint=" (a fraction: 0.7 for 70%)")
-SCALE = number(0, 4, above=True)
+SCENES = number_in(int, 1, 1_000_000)
+EPOCHS = number_in(int, 1, 10_000)
+SEED = rng_seed  # NumPy's legacy seed, which Ultralytics sets, stops at 2**32 - 1
+LEARNING_RATE = number_in(float, 0, 1, above=True)
+FRACTION = number_in(float, 0, 1, "a fraction (0.7 for 70%)", above=True)
+SCALE = number_in(float, 0, 4, above=True)
 
 
 def require_training(prog: str, *modules: str) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dealer_assist.cli import number_in
 from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                         default=MODELS_DIR / "cards.onnx")
     parser.add_argument("--reader", type=options.existing_file,
                         default=MODELS_DIR / "index-reader.onnx")
-    parser.add_argument("--frames", type=options.integer(1, 10_000), default=48,
+    parser.add_argument("--frames", type=number_in(int, 1, 10_000), default=48,
                         help="calibration frames")
     parser.add_argument("--seed", type=options.SEED, default=77)
     parser.add_argument("--faces", type=Path, default=None,

@@ -17,6 +17,7 @@ import shutil
 import time
 from pathlib import Path
 
+from dealer_assist.cli import number_in
 from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
@@ -45,18 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init", type=options.existing_file, default=None,
                    help="fine-tune from this checkpoint (.pt) instead of starting from scratch")
     p.add_argument("--scenes", type=options.SCENES, default=900, help="rendered 1280x720 scenes")
-    p.add_argument("--crops", type=options.integer(1, 100), default=2,
+    p.add_argument("--crops", type=number_in(int, 1, 100), default=2,
                    help="training crops per scene")
-    p.add_argument("--drawn", type=options.integer(0, 10_000), default=45,
+    p.add_argument("--drawn", type=number_in(int, 0, 10_000), default=45,
                    help="drawn decks (installed fonts, parametric suits) added to the designs")
-    p.add_argument("--turns", type=options.number(0, 1), default=0.3,
+    p.add_argument("--turns", type=number_in(float, 0, 1), default=0.3,
                    help="share of crops turned a quarter turn (sideways indices)")
-    p.add_argument("--imgsz", type=options.integer(32, FRAME_SIZE[1]), default=320,
+    p.add_argument("--imgsz", type=number_in(int, 32, FRAME_SIZE[1]), default=320,
                    help="crop size = training input size")
     p.add_argument("--epochs", type=options.EPOCHS, default=15)
-    p.add_argument("--hours", type=options.number(0, 1000, above=True), default=None,
+    p.add_argument("--hours", type=number_in(float, 0, 1000, above=True), default=None,
                    help="train for this long instead (Ultralytics fits the epochs to the time)")
-    p.add_argument("--batch", type=options.integer(1, 4096), default=16)
+    p.add_argument("--batch", type=number_in(int, 1, 4096), default=16)
     p.add_argument("--lr", type=options.LEARNING_RATE, default=0.002,
                    help="AdamW learning rate (Ultralytics' automatic choice for 52 classes, "
                    "0.00018, is far too small to learn from scratch in a few epochs)")

@@ -30,6 +30,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from dealer_assist.cli import number_in
 from dealer_assist.vision import options
 from dealer_assist.vision.artwork import (
     HELD_OUT_DESIGNS,
@@ -183,7 +184,7 @@ def parser() -> argparse.ArgumentParser:
                                 description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--faces", type=Path, action="append", default=[])
-    p.add_argument("--drawn", type=options.integer(0, 10_000), default=135,
+    p.add_argument("--drawn", type=number_in(int, 0, 10_000), default=135,
                    help="drawn decks added to the real designs (default 135; half the scenes)")
     p.add_argument("--drawn-weights", action=argparse.BooleanOptionalAction, default=True,
                    help="drawn decks print their indices lighter or bolder than their fonts "
@@ -191,7 +192,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--scenes", type=options.SCENES, default=12000)
     p.add_argument("--epochs", type=options.EPOCHS, default=16)
     p.add_argument("--seed", type=options.SEED, default=14)
-    p.add_argument("--width", type=options.integer(1, 512), default=32,
+    p.add_argument("--width", type=number_in(int, 1, 512), default=32,
                    help="channels of the first convolutions; the later ones are 2, 4 and 6 "
                         "times as many (default 32: 0.33 M parameters)")
     p.add_argument("--init", type=options.existing_file, default=None,

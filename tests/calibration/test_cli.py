@@ -329,8 +329,8 @@ def test_an_image_whose_name_is_not_utf8_is_read(practice: Path, tmp_path: Path)
     assert np.array_equal(read_color(os.fsdecode(odd)), read_color(practice / "table.png"))
 
 
-DPI_RANGE = "argument --dpi: a printer resolution in DPI is from 72 to 2400"
-SQUARE_RANGE = "argument --square-mm: a board square's side in mm is above 0 to 500"
+DPI_RANGE = "argument --dpi: a printer resolution in DPI must be from 72 to 2400"
+SQUARE_RANGE = "argument --square-mm: a board square's side in mm must be above 0 and at most 500"
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -339,13 +339,13 @@ SQUARE_RANGE = "argument --square-mm: a board square's side in mm is above 0 to 
     (["board", "--square-mm", "nan"], f"{SQUARE_RANGE}, got nan"),
     (["board", "--square-mm", "1e9"], f"{SQUARE_RANGE}, got 1e9"),
     (["camera", "x.png", "--min-images", "0"],
-     "argument --min-images: a count of images is from 3 to 10000, got 0"),
+     "argument --min-images: a count of images must be from 3 to 10000, got 0"),
     (["camera", "x.png", "--max-blur-px", "nan"],
-     "argument --max-blur-px: a width in pixels is above 0 to 100000, got nan"),
+     "argument --max-blur-px: a width in pixels must be above 0 and at most 100000, got nan"),
     (["drift", "x.png", "--table", "t.yaml", "--threshold-mm", "nan"],
-     "argument --threshold-mm: a length in mm is above 0 to 10000, got nan"),
+     "argument --threshold-mm: a length in mm must be above 0 and at most 10000, got nan"),
     (["locate", "t.yaml", "nan", "1"],
-     "argument x: a pixel position is from -100000 to 100000, got nan"),
+     "argument x: a pixel position must be from -100000 to 100000, got nan"),
 ])
 def test_numbers_out_of_range_are_refused_by_their_option(
     argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -359,8 +359,8 @@ def test_numbers_out_of_range_are_refused_by_their_option(
     assert not (tmp_path / "out.png").exists()
 
 
-VIEWS_RANGE = "argument --views: a count of board views is from 5 to 18"
-NOISE_RANGE = "argument --noise: sensor noise in grey levels is from 0 to 50"
+VIEWS_RANGE = "argument --views: a count of board views must be from 5 to 18"
+NOISE_RANGE = "argument --noise: sensor noise in grey levels must be from 0 to 50"
 
 
 @pytest.mark.parametrize(("option", "message"), [

@@ -107,7 +107,7 @@ def test_bad_input_is_a_clear_message_not_a_traceback(
     assert message in err
 
 
-ROUNDS_RANGE = "--rounds: a number of rounds is from 1 to 10000000000"
+ROUNDS_RANGE = "--rounds: a number of rounds must be from 1 to 10000000000"
 
 
 @pytest.mark.parametrize(
@@ -116,10 +116,10 @@ ROUNDS_RANGE = "--rounds: a number of rounds is from 1 to 10000000000"
         (("--rounds", "0"), f"{ROUNDS_RANGE}, got 0"),
         (("--rounds", "1" + "0" * 18), f"{ROUNDS_RANGE}, got 1" + "0" * 18),
         (("--rounds", "1e9"), "--rounds: not a number: '1e9'"),
-        (("--workers", "0"), "--workers: a number of processes is from 1 to 256, got 0"),
-        (("--workers", "4000"), "--workers: a number of processes is from 1 to 256, got 4000"),
-        (("--seed", "-1"), "--seed: a seed is from 0 to 4294967295, got -1"),
-        (("--seed", "4294967296"), "--seed: a seed is from 0 to 4294967295, got 4294967296"),
+        (("--workers", "0"), "--workers: a number of processes must be from 1 to 256, got 0"),
+        (("--workers", "4000"), "--workers: a number of processes must be from 1 to 256, got 4000"),
+        (("--seed", "-1"), "--seed: a seed must be from 0 to 4294967295, got -1"),
+        (("--seed", "4294967296"), "--seed: a seed must be from 0 to 4294967295, got 4294967296"),
     ],
 )
 def test_options_out_of_range_are_refused_before_any_work(

@@ -179,7 +179,7 @@ def test_listen_text_escapes_shoe_text_so_one_event_is_one_line(tmp_path: Path) 
         # a link cut every 0 s, -1 s or NaN s (or cut for NaN s) never delivers a card: refused
         *(
             (["simulate", "--serve", "127.0.0.1:0", "--cards", "7S", option, value],
-             f"argument {option}: a time in seconds is above 0 to 86400, got {value}")
+             f"argument {option}: a time in seconds must be above 0 and at most 86400, got {value}")
             for option in ("--cut-every", "--cut-for")
             for value in ("0", "-1", "nan", "inf", "1e300")
         ),
@@ -187,12 +187,13 @@ def test_listen_text_escapes_shoe_text_so_one_event_is_one_line(tmp_path: Path) 
          "--cut-every 0.5 must be longer than --cut-for 0.5, or the link is never up"),
         *(
             (["simulate", "--serve", "127.0.0.1:0", "--cards", "7S", "--rate", value],
-             f"argument --rate: a rate in cards per second is from 0.001 to 10000, got {value}")
+             "argument --rate: a rate in cards per second must be from 0.001 to 10000,"
+             f" got {value}")
             for value in ("0", "-1", "nan", "inf", "1e-300")
         ),
         *(
             (["listen", "loop://", "--baud", value],
-             f"argument --baud: a baud rate is from 1 to 12000000, got {value}")
+             f"argument --baud: a baud rate must be from 1 to 12000000, got {value}")
             for value in ("0", "-1", "123456789012345678901")
         ),
     ],

@@ -241,7 +241,7 @@ def test_camera_on_without_card_artwork_fails_naming_what_is_missing(tmp_path):
         in done.stderr
 
 
-PORT_RANGE = "argument --port: a port is from 0 to 65535"
+PORT_RANGE = "argument --port: a port must be from 0 to 65535"
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -259,13 +259,14 @@ def test_a_port_number_out_of_range_is_refused_by_its_option(argv, message, caps
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--pace", "inf"], "argument --pace: a pace in seconds is from 0 to 60, got inf"),
-    (["--pace", "1e300"], "argument --pace: a pace in seconds is from 0 to 60, got 1e300"),
-    (["--pace", "nan"], "argument --pace: a pace in seconds is from 0 to 60, got nan"),
-    (["--pace", "-3"], "argument --pace: a pace in seconds is from 0 to 60, got -3"),
+    (["--pace", "inf"], "argument --pace: a pace in seconds must be from 0 to 60, got inf"),
+    (["--pace", "1e300"], "argument --pace: a pace in seconds must be from 0 to 60, got 1e300"),
+    (["--pace", "nan"], "argument --pace: a pace in seconds must be from 0 to 60, got nan"),
+    (["--pace", "-3"], "argument --pace: a pace in seconds must be from 0 to 60, got -3"),
     # the camera's generators refuse a negative seed: the round would never settle
-    (["--seed", "-1"], "argument --seed: a seed is from 0 to 4294967295, got -1"),
-    (["--seed", "4294967296"], "argument --seed: a seed is from 0 to 4294967295, got 4294967296"),
+    (["--seed", "-1"], "argument --seed: a seed must be from 0 to 4294967295, got -1"),
+    (["--seed", "4294967296"],
+     "argument --seed: a seed must be from 0 to 4294967295, got 4294967296"),
 ])
 def test_pace_and_seed_out_of_range_are_refused_before_the_table_starts(argv, message, capsys):
     from dealer_assist.cli import main

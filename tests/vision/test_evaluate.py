@@ -218,12 +218,13 @@ def deck(tmp_path_factory) -> str:
 @pytest.mark.parametrize(("args", "said"), [
     (["--scenes", "0"], "argument --scenes: must be from 1 to 1000000, got 0"),
     (["--scenes", "-1"], "argument --scenes: must be from 1 to 1000000, got -1"),
-    (["--seed", "-1"], "argument --seed: must be from 0 to 4294967295, got -1"),
+    (["--seed", "-1"], "argument --seed: a seed must be from 0 to 4294967295, got -1"),
     (["--scale", "0"], "argument --scale: must be above 0 and at most 4, got 0"),
     (["--scale", "nan"], "argument --scale: must be above 0 and at most 4, got nan"),
-    (["--presence", "-1"], "argument --presence: must be above 0 and at most 1, got -1"),
-    (["--confidence", "70"], "argument --confidence: must be above 0 and at most 1, got 70 "
-                             "(a fraction: 0.7 for 70%)"),
+    (["--presence", "-1"], "argument --presence: a fraction (0.7 for 70%) must be above 0"
+                           " and at most 1, got -1"),
+    (["--confidence", "70"], "argument --confidence: a fraction (0.7 for 70%) must be above 0"
+                             " and at most 1, got 70"),
     (["--card-width", "1", "1e9"], "--card-width LEAST MOST: a card 1e+09 px wide (1.4 times as "
                                    "tall) does not fit in a 1280x720 frame: MOST at most 514"),
     (["--card-width", "100", "200", "--size", "640x64"], "does not fit in a 640x64 frame: MOST "

@@ -49,7 +49,7 @@ def stand_ins(monkeypatch) -> None:
     ("--batch", "0", "must be from 1 to 4096, got 0"),
     ("--lr", "-1", "must be above 0 and at most 1, got -1"),
     ("--lr", "nan", "must be above 0 and at most 1, got nan"),
-    ("--seed", "-1", "must be from 0 to 4294967295, got -1"),
+    ("--seed", "-1", "a seed must be from 0 to 4294967295, got -1"),
     ("--init", "/nonexistent.pt", "no such file: /nonexistent.pt"),
 ])
 def test_train_refuses_an_option_out_of_range_before_any_work(

@@ -65,7 +65,7 @@ def test_a_card_width_that_cannot_be_rendered_is_refused(widths, capsys) -> None
     ("--epochs", "0", "must be from 1 to 10000, got 0"),
     ("--width", "0", "must be from 1 to 512, got 0"),
     ("--drawn", "-1", "must be from 0 to 10000, got -1"),
-    ("--seed", "-1", "must be from 0 to 4294967295, got -1"),
+    ("--seed", "-1", "a seed must be from 0 to 4294967295, got -1"),
     ("--lr", "0", "must be above 0 and at most 1, got 0"),
     ("--lr", "nan", "must be above 0 and at most 1, got nan"),
 ])
