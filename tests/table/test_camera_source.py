@@ -84,36 +84,21 @@ def test_missing_device_is_reported_lost_and_retried(tmp_path):
     assert source.frames_processed == 0
 
 
-def test_frames_refused_by_the_grab_are_reported_lost_with_the_reason(tmp_path):
-    """A grab that refuses its frames (here: every one, for its size) gives none to the
-    detector, and the feed-lost report carries the grab's reason; a frame that comes after
-    clears the reason."""
-    answers = iter([ValueError("image is 640x360 but the camera was calibrated at 1280x720")] * 8)
-
-    def grab():
-        answer = next(answers, None)
-        if answer is None:
-            return np.zeros((4, 4, 3), np.uint8)
-        raise answer
-
-    stages = CameraStages(grab=grab, detect=lambda frame: [], track=lambda number, cards: [],
-                          to_table=lambda x, y: (x, y))
-    seen, source = run_source(stages, lambda items: len(items) >= 2, lost_after_s=0.2)
-    assert seen[:2] == [
-        CameraLink(False, "test video: no frame for 0.2 s (image is 640x360 but the camera was "
-                          "calibrated at 1280x720)"),
-        CameraLink(True, "test video"),
-    ]
+class Glitch(Exception):
+    """Not one of the errors a grab is expected to raise (as cv2.error is not)."""
 
 
-def test_a_grab_that_raises_anything_else_is_reported_lost_and_tried_again():
-    """Not only the usual errors: whatever a grab raises is a lost feed naming the error's type
-    (its text on one line), the thread lives on, and the first frame that comes clears it."""
-
-    class Glitch(Exception):
-        pass
-
-    answers = iter([Glitch("driver\n  fault")] * 8)
+@pytest.mark.parametrize(("error", "reason"), [
+    # a grab refusing frames of another size than calibrated
+    (ValueError("image is 640x360 but the camera was calibrated at 1280x720"),
+     "image is 640x360 but the camera was calibrated at 1280x720"),
+    # whatever else a grab raises: named by its type, its text on one line
+    (Glitch("driver\n  fault"), "Glitch: driver fault"),
+])
+def test_a_grab_that_raises_is_reported_lost_with_the_reason_and_tried_again(error, reason):
+    """A grab that raises gives no frame to the detector, the feed-lost report carries its
+    reason, the thread lives on, and the first frame that comes clears it."""
+    answers = iter([error] * 8)
 
     def grab():
         answer = next(answers, None)
@@ -124,7 +109,7 @@ def test_a_grab_that_raises_anything_else_is_reported_lost_and_tried_again():
     stages = CameraStages(grab=grab, detect=lambda frame: [], track=lambda number, cards: [],
                           to_table=lambda x, y: (x, y))
     seen, _ = run_source(stages, lambda items: len(items) >= 2, lost_after_s=0.2)
-    assert seen[:2] == [CameraLink(False, "test video: no frame for 0.2 s (Glitch: driver fault)"),
+    assert seen[:2] == [CameraLink(False, f"test video: no frame for 0.2 s ({reason})"),
                         CameraLink(True, "test video")]
 
 
