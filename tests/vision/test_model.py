@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import cv2
 import pytest
@@ -107,15 +108,20 @@ def test_cli_refuses_a_photo_cut_short(tmp_path: Path) -> None:
         [str(DATA / "split_tigullio.jpg")]
 
 
+def write_video(path: Path, frame: Any, count: int) -> None:
+    """An MJPG video of ``count`` copies of ``frame``."""
+    writer = cv2.VideoWriter(
+        str(path), cv2.VideoWriter.fourcc(*"MJPG"), 30, (frame.shape[1], frame.shape[0])
+    )
+    for _ in range(count):
+        writer.write(frame)
+    writer.release()
+
+
 def test_cli_video_gives_events_with_frame_numbers(tmp_path: Path) -> None:
     frame = cv2.imread(str(DATA / "split_tigullio.jpg"))
     video = tmp_path / "table.avi"
-    writer = cv2.VideoWriter(
-        str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30, (frame.shape[1], frame.shape[0])
-    )
-    for _ in range(8):
-        writer.write(frame)
-    writer.release()
+    write_video(video, frame, 8)
     result = cli("--json", str(video))
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
@@ -129,12 +135,7 @@ def test_cli_video_cut_short_is_named_with_where_reading_stopped(tmp_path: Path)
     """A video copy cut short had been read as far as it went: exit 0 and no word of it."""
     frame = cv2.imread(str(DATA / "split_tigullio.jpg"))
     whole = tmp_path / "table.avi"
-    writer = cv2.VideoWriter(
-        str(whole), cv2.VideoWriter.fourcc(*"MJPG"), 30, (frame.shape[1], frame.shape[0])
-    )
-    for _ in range(8):
-        writer.write(frame)
-    writer.release()
+    write_video(whole, frame, 8)
     cut = tmp_path / "cut.avi"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
     result = cli("--json", str(cut))
@@ -153,9 +154,7 @@ def test_cli_video_frames_too_large_are_refused_before_reading(tmp_path: Path, m
     from dealer_assist.cli import main
 
     video = tmp_path / "big.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter.fourcc(*"MJPG"), 30, (64, 48))
-    writer.write(cv2.imread(str(DATA / "fan_anglo.jpg"))[:48, :64])
-    writer.release()
+    write_video(video, cv2.imread(str(DATA / "fan_anglo.jpg"))[:48, :64], 1)
 
     def no_reading(*args, **kwargs):
         raise AssertionError("a frame was read")
