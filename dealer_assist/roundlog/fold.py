@@ -58,17 +58,8 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
             continue
         try:
             obj = load_strict(text)
-        except AmbiguousJSONError as error:
-            raise LogError(number, text, f"not valid JSON for a round log ({error})") from None
-        except json.JSONDecodeError as error:
-            raise LogError(
-                number, text, f"not valid JSON ({error.msg} at column {error.colno})"
-            ) from None
-        except RecursionError:
-            raise LogError(number, text, "not valid JSON (nested too deeply)") from None
-        except ValueError:  # an integer past Python's limit on digits
-            raise LogError(number, text, "not valid JSON (a number with too many digits)"
-                           ) from None
+        except StrictJSONError as error:
+            raise LogError(number, text, str(error)) from None
         try:
             if isinstance(obj, dict) and obj.get("type") == "round":
                 version = obj.get("version", LOG_VERSION)
@@ -78,27 +69,45 @@ def read_events(lines: Iterable[str | bytes]) -> Iterator[LoggedEvent]:
         yield LoggedEvent(number, text, event)
 
 
-class AmbiguousJSONError(ValueError):
+class StrictJSONError(ValueError):
+    """Text :func:`load_strict` refuses; the message says why ("not valid JSON (...)")."""
+
+
+class AmbiguousJSONError(StrictJSONError):
     """JSON that Python reads but money must not come from: NaN or Infinity, a key given twice."""
 
 
 def load_strict(text: str | bytes) -> Any:
-    """JSON read as money must be: numbers with a fraction as ``Decimal`` (never float), and
-    refusing (:class:`AmbiguousJSONError`) what readers take differently: a key given twice
-    (Python keeps the last), ``NaN`` or ``Infinity``. Else raises as ``json.loads`` does."""
-    return json.loads(text, parse_float=Decimal, parse_constant=_no_constant,
-                      object_pairs_hook=_no_repeated_keys)
+    """JSON read as money must be: numbers with a fraction as ``Decimal`` (never float).
+
+    Raises :class:`AmbiguousJSONError` for what readers take differently (a key given twice,
+    which Python would keep the last of; ``NaN`` or ``Infinity``) and :class:`StrictJSONError`
+    for anything else that is not JSON: a syntax error, bytes not UTF-8, nesting too deep, an
+    integer past Python's limit on digits."""
+    try:
+        return json.loads(text, parse_float=Decimal, parse_constant=_no_constant,
+                          object_pairs_hook=_no_repeated_keys)
+    except StrictJSONError:
+        raise
+    except json.JSONDecodeError as error:
+        raise StrictJSONError(f"not valid JSON ({error.msg} at column {error.colno})") from None
+    except RecursionError:
+        raise StrictJSONError("not valid JSON (nested too deeply)") from None
+    except UnicodeDecodeError:
+        raise StrictJSONError("not valid JSON (not UTF-8 text)") from None
+    except ValueError:  # an integer past Python's limit on digits
+        raise StrictJSONError("not valid JSON (a number with too many digits)") from None
 
 
 def _no_constant(name: str) -> Any:
-    raise AmbiguousJSONError(f"{name} is not a number")
+    raise AmbiguousJSONError(f"ambiguous JSON ({name} is not a number)")
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj:
-            raise AmbiguousJSONError(f"key {key!r} is given twice")
+            raise AmbiguousJSONError(f"ambiguous JSON (key {key!r} is given twice)")
         obj[key] = value
     return obj
 

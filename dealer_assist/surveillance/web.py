@@ -23,7 +23,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
-from dealer_assist.roundlog import AmbiguousJSONError, load_strict
+from dealer_assist.roundlog import AmbiguousJSONError, StrictJSONError, load_strict
 from dealer_assist.rules.money import parse_money
 from dealer_assist.surveillance.access import (
     AccessError,
@@ -100,8 +100,8 @@ async def _unique_keys(request: Request) -> None:
     try:
         load_strict(await request.body())
     except AmbiguousJSONError as error:
-        raise HTTPException(400, f"the request body is ambiguous: {error}") from None
-    except (ValueError, RecursionError):
+        raise HTTPException(400, f"the request body is {error}") from None
+    except StrictJSONError:
         pass
 
 

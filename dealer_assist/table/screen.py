@@ -8,7 +8,6 @@ takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, voi
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
 import threading
 import unicodedata
@@ -21,7 +20,7 @@ from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconn
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from dealer_assist.roundlog import AmbiguousJSONError, load_strict
+from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, MoneyError, parse_money
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
@@ -81,13 +80,8 @@ def read_touch(body: bytes) -> object:
     amount given twice, a float or NaN would otherwise be taken as another amount than sent."""
     try:
         return load_strict(body)
-    except AmbiguousJSONError as error:
-        raise TouchError(f"not valid JSON for a touch ({error})") from None
-    except json.JSONDecodeError as error:
-        raise TouchError(f"not valid JSON ({error.msg} at column {error.colno})") from None
-    except (ValueError, RecursionError):  # not UTF-8, too many digits, nested too deep
-        raise TouchError("not valid JSON (not UTF-8 text, nested too deep or a number too"
-                         " long)") from None
+    except StrictJSONError as error:
+        raise TouchError(str(error)) from None
 
 
 def parse_touch(message: object) -> DealerInput | NewShoe:

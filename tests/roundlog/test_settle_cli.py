@@ -128,9 +128,9 @@ def _bet_line(**bet: object) -> bytes:
     (_bet_line(amount="1e999999999"), "amount is too large"),
     # Python's json takes the last of two keys: a 10.00 wager was settled as 1000.00
     (b'{"type": "bet", "seat": 1, "amount": "10", "amount": "1000"}',
-     "not valid JSON for a round log (key 'amount' is given twice)"),
+     "ambiguous JSON (key 'amount' is given twice)"),
     # not JSON numbers, and echoed into --json they made output no JSON reader takes
-    (_bet_line(note=float("nan")), "not valid JSON for a round log (NaN is not a number)"),
+    (_bet_line(note=float("nan")), "ambiguous JSON (NaN is not a number)"),
     # Decimal reads other scripts' digits and underscores; a log must not
     (_bet_line(amount="\uff11\uff10"), "amount must be written with the digits 0-9"),
     (_bet_line(amount="1_000"), "amount must be written with the digits 0-9"),

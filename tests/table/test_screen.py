@@ -80,10 +80,10 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
     # JSON decoded as Python does it took the last key, and a float for a number: both
     # recorded another amount than the one sent (500.00, 25.00)
     (b'{"type": "bet", "seat": 1, "amount": "5", "amount": "500"}',
-     "not valid JSON for a touch (key 'amount' is given twice)"),
+     "ambiguous JSON (key 'amount' is given twice)"),
     (b'{"type": "bet", "seat": 2, "amount": 24.999999999999999999}',
      "amount must be in whole cents"),
-    (b'{"type": "bet", "seat": 2, "amount": NaN}', "not valid JSON for a touch (NaN is not"),
+    (b'{"type": "bet", "seat": 2, "amount": NaN}', "ambiguous JSON (NaN is not"),
     (b'{"type": "bet", "seat": 4, "amount": "10", "player": {"id": 7}}',
      "'player' must be text"),
     # a lone surrogate in the view made every later screen update fail (HTTP 500, WebSocket
@@ -94,7 +94,10 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
      "'reason' must not hold control characters"),
     (b'{"type": "void", "reason": "' + b"x" * 201 + b'"}',
      "'reason' must be at most 200 characters, got 201"),
-    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (not UTF-8 text, nested too deep"),
+    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
+    (b'{"type": "void", "reason": "\xff"}', "not valid JSON (not UTF-8 text)"),
+    (b'{"type": "bet", "seat": 1, "amount": ' + b"9" * 5000 + b"}",
+     "not valid JSON (a number with too many digits)"),
 ])
 def test_touches_read_another_way_than_sent_are_refused_and_the_screen_goes_on(
         runner, body, detail):
