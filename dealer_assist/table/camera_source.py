@@ -4,10 +4,10 @@
 frame tracker turn readings into appeared / removed / changed events, calibration place each event
 on the table plane, and the :class:`~dealer_assist.table.felt.FeltTracker` turn those into the
 loop's camera inputs. It reports the feed lost when no frame arrives for ``lost_after_s`` (and
-keeps trying), the feed back when frames return, the camera moved when the drift check says
-so, and its view soft (or sharp again) when the focus check says so. The stages are plain
-callables, so the same thread serves a USB camera, a stream, a video file or the demo's rendered
-table.
+keeps trying), the feed back when frames return, and what a look at the view every few
+seconds finds: the camera moved from where it was calibrated, its view soft or sharp again. The
+stages are plain callables, so the same thread serves a USB camera, a stream, a video file or the
+demo's rendered table.
 """
 
 from __future__ import annotations
@@ -70,21 +70,28 @@ _InFlight = tuple[int, float, "Future[Sequence[Observation]]"]
 
 
 @dataclass(frozen=True, slots=True)
+class ViewCheck:
+    """What a look at the camera's view found: why it seems moved from where it was calibrated
+    (None: it has not), why it seems too soft to read cards well (None: sharp)."""
+
+    moved: str | None = None
+    soft: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CameraStages:
     """The pipeline's parts: ``grab()`` a frame (None: none came; an OSError, ValueError or
     RuntimeError: none usable, its message saying why; any other exception likewise, its type
     named), ``detect(frame)`` the cards,
     ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
-    ``drift(frame)`` a reason the camera moved (None: it has not), ``focus(frame)`` a reason its
-    view is too soft to read cards well (None: sharp); both checked every few seconds."""
+    ``check_view(frame)`` whether the camera moved or went soft, every few seconds."""
 
     grab: Callable[[], Any]
     detect: Callable[[Any], Sequence[Observation]]
     track: Callable[[int, Any], Sequence[TrackedEvent]]  # given what detect returned
     to_table: Callable[[float, float], tuple[float, float]]
-    drift: Callable[[Any], str | None] | None = None
+    check_view: Callable[[Any], ViewCheck] | None = None
     close: Callable[[], None] | None = None
-    focus: Callable[[Any], str | None] | None = None
 
 
 class CameraSource:
@@ -105,7 +112,7 @@ class CameraSource:
         *,
         description: str = "camera",
         lost_after_s: float = 2.0,
-        drift_every_s: float = 5.0,
+        check_view_every_s: float = 5.0,
         max_fps: float | None = None,
         workers: int = 1,
     ):
@@ -115,7 +122,7 @@ class CameraSource:
         self.felt = felt
         self.description = description
         self.lost_after_s = lost_after_s
-        self.drift_every_s = drift_every_s
+        self.check_view_every_s = check_view_every_s
         self.min_interval = 0.0 if not max_fps else 1.0 / max_fps
         self.workers = workers
         self.frames_processed = 0
@@ -184,19 +191,18 @@ class CameraSource:
             if up is not True:
                 up = True
                 sink(CameraLink(True, self.description))
-            if started - last_check >= self.drift_every_s:
+            if started - last_check >= self.check_view_every_s:
                 last_check = started
-                reason = None if stages.drift is None else stages.drift(frame)
-                if reason is not None and not moved:
+                view = ViewCheck() if stages.check_view is None else stages.check_view(frame)
+                if view.moved is not None and not moved:
                     moved = True
-                    sink(CameraMoved(reason))
-                elif reason is None and moved:
+                    sink(CameraMoved(view.moved))
+                elif view.moved is None and moved:
                     moved = False  # back where it was calibrated: trusted again
                     sink(CameraLink(True, f"{self.description}: back in place"))
-                blur = None if stages.focus is None else stages.focus(frame)
-                if (blur is not None) != soft:
-                    soft = blur is not None
-                    sink(CameraFocus(not soft, blur or f"{self.description}: sharp again"))
+                if (view.soft is not None) != soft:
+                    soft = view.soft is not None
+                    sink(CameraFocus(not soft, view.soft or f"{self.description}: sharp again"))
             if self._new_round.is_set():
                 self._new_round.clear()
                 self.felt.reset()

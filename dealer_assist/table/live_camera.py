@@ -6,11 +6,16 @@ assembled into a :class:`~dealer_assist.table.camera_source.CameraSource`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dealer_assist.table.camera_source import DETECTION_WORKERS, CameraSource, CameraStages
+from dealer_assist.table.camera_source import (
+    DETECTION_WORKERS,
+    CameraSource,
+    CameraStages,
+    ViewCheck,
+)
 from dealer_assist.table.config import CameraConfig
 from dealer_assist.table.felt import FeltTracker
 
@@ -84,22 +89,13 @@ def open_live_camera(config: CameraConfig,
             return None
         return ("dealer", None) if zone.seat is None else ("seat", zone.seat)
 
-    checked: list[Any] = [None, {}]  # the frame the drift check last saw, and its markers
-
-    def markers_in(frame: Any) -> Mapping[int, Any]:
-        """The frame's layout markers, detected once for both checks of that frame."""
-        if checked[0] is not frame:
-            checked[:] = [frame, detect_markers(frame, layout.aruco_dictionary)]
-        return checked[1]
-
-    def moved(frame: Any) -> str | None:
-        report = drift.check(frame, markers=markers_in(frame))
-        return report.message if report.alarm else None
-
-    def soft(frame: Any) -> str | None:
-        report = focus.check(frame, markers=markers_in(frame))
-        checked[:] = [None, {}]  # the frame is not kept past its checks
-        return report.message if report.soft else None
+    def check_view(frame: Any) -> ViewCheck:
+        """Drift and focus, on one detection of the frame's layout markers (the costly part)."""
+        markers = detect_markers(frame, layout.aruco_dictionary)
+        drifted = drift.check(frame, markers=markers)
+        blurred = focus.check(frame, markers=markers)
+        return ViewCheck(moved=drifted.message if drifted.alarm else None,
+                         soft=blurred.message if blurred.soft else None)
 
     def grab() -> Any:
         """The next frame; a frame of another size than the calibrated one is refused (its
@@ -115,9 +111,8 @@ def open_live_camera(config: CameraConfig,
         detect=detector.detect,
         track=CardTracker().update,
         to_table=calibration.image_to_table,
-        drift=moved,
+        check_view=check_view,
         close=capture.close,
-        focus=soft,
     )
     return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
                         workers=DETECTION_WORKERS)

@@ -22,26 +22,31 @@ def frame(table_scene: TableScene, blur_sigma: float, seed: int = 21) -> np.ndar
                                      seed=seed)
 
 
-def test_the_table_cameras_focus_check_is_this_monitor(table_scene: TableScene, tmp_path) -> None:
-    """The live camera the table opens from its config checks focus on its calibration's
-    markers: a soft view twice over gives the reason, a sharp one none."""
+def test_the_table_cameras_view_check_is_these_monitors(table_scene: TableScene,
+                                                       tmp_path) -> None:
+    """The live camera the table opens from its config looks at its view on its calibration's
+    markers: a soft view twice over gives the focus check's reason, a sharp one none, and a
+    camera where it was calibrated is not moved."""
     calibration = tmp_path / "table.yaml"
     table_scene.fit.calibration.save(calibration)
     source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration))
-    focus = source.stages.focus
-    assert focus is not None
+    check_view = source.stages.check_view
+    assert check_view is not None
     soft = frame(table_scene, 1.1)
-    assert focus(soft) is None  # one soft frame alone
-    reason = focus(soft)
-    assert reason is not None and reason.startswith("frame soft: the markers' edges measure 3.")
-    assert focus(frame(table_scene, 0.0)) is None
+    assert check_view(soft).soft is None  # one soft frame alone
+    view = check_view(soft)
+    assert view.soft is not None
+    assert view.soft.startswith("frame soft: the markers' edges measure 3.")
+    assert view.soft == check_focus(table_scene.fit.calibration, soft).message
+    assert view.moved is None and not check_drift(table_scene.fit.calibration, soft).alarm
+    assert check_view(frame(table_scene, 0.0)).soft is None
 
 
-def test_the_drift_and_focus_checks_of_a_frame_find_its_markers_once(
+def test_a_look_at_the_view_finds_the_frames_markers_once(
         table_scene: TableScene, tmp_path, monkeypatch) -> None:
-    """Both checks run on the same frame every few seconds; marker detection (the costly part,
-    15 ms a 3K frame) is done once for the two, and the verdicts are what each check alone
-    says. The real detector is counted, not replaced."""
+    """Drift and focus are checked on the same frame every few seconds; marker detection (the
+    costly part, 15 ms a 3K frame) is done once for the two, each look at the frame afresh. The
+    real detector is counted, not replaced."""
     calibration = tmp_path / "table.yaml"
     table_scene.fit.calibration.save(calibration)
     calls: list[int] = []
@@ -53,17 +58,12 @@ def test_the_drift_and_focus_checks_of_a_frame_find_its_markers_once(
 
     monkeypatch.setattr(calibration_table, "detect_markers", counted)
     source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration))
-    drift, focus = source.stages.drift, source.stages.focus
-    assert drift is not None and focus is not None
+    check_view = source.stages.check_view
+    assert check_view is not None
     soft = frame(table_scene, 1.1)
-    for _ in range(2):  # the second time both are past their two-frame confirmation
-        calls.clear()
-        moved, blurred = drift(soft), focus(soft)
-        assert len(calls) == 1
-    assert moved is None and not check_drift(table_scene.fit.calibration, soft).alarm
-    assert blurred == check_focus(table_scene.fit.calibration, soft).message
-    calls.clear()
-    assert focus(soft) is not None and len(calls) == 1  # a frame checked again is looked at again
+    for looks in (1, 2, 3):
+        check_view(soft)
+        assert len(calls) == looks
 
 
 def test_frames_of_another_size_are_refused_and_the_feed_reported_lost_saying_why(

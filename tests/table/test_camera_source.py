@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from dealer_assist.table.camera_source import CameraSource, CameraStages
+from dealer_assist.table.camera_source import CameraSource, CameraStages, ViewCheck
 from dealer_assist.table.felt import FeltTracker
 from dealer_assist.table.live_camera import Capture
 from dealer_assist.table.sources import CameraFocus, CameraLink, CameraMoved
@@ -43,7 +43,7 @@ def run_source(stages: CameraStages, until, lost_after_s: float = 0.3) -> tuple[
         FeltTracker(lambda x, y: None),
         description="test video",
         lost_after_s=lost_after_s,
-        drift_every_s=0.0,
+        check_view_every_s=0.0,
     )
     source.start(sink)
     assert done.wait(10), seen
@@ -147,26 +147,25 @@ def test_a_device_index_opencv_cannot_take_is_reported_lost_and_retried():
     assert "integer won't fit into a C int" in seen[0].detail
 
 
-@pytest.mark.parametrize(("check", "verdicts", "reported"), [
-    ("drift", ["moved 6.1 mm", "moved 6.3 mm"],
+@pytest.mark.parametrize(("verdicts", "reported"), [
+    ([ViewCheck(moved="moved 6.1 mm"), ViewCheck(moved="moved 6.3 mm")],
      [CameraMoved("moved 6.1 mm"), CameraLink(True, "test video: back in place")]),
-    ("focus", ["frame soft: 3.1 px", "frame soft: 3.2 px"],
+    ([ViewCheck(soft="frame soft: 3.1 px"), ViewCheck(soft="frame soft: 3.2 px")],
      [CameraFocus(False, "frame soft: 3.1 px"), CameraFocus(True, "test video: sharp again")]),
-], ids=["drift", "focus"])
-def test_a_camera_check_is_reported_once_and_cleared_when_it_passes(tmp_path, check, verdicts,
-                                                                     reported):
-    """The drift and the focus check: two failing frames in a row give one report, the first
-    passing frame (None) clears it."""
+], ids=["moved", "soft"])
+def test_a_view_check_is_reported_once_and_cleared_when_it_passes(tmp_path, verdicts, reported):
+    """The camera moved or its view soft: two failing looks in a row give one report, the first
+    passing look clears it."""
     path = tmp_path / "table.avi"
     write_video(path, 6)
     capture = Capture(str(path))
-    answers = iter([*verdicts, None])
+    answers = iter(verdicts)
     stages = CameraStages(
         grab=capture.grab,
         detect=lambda frame: [],
         track=lambda number, cards: [],
         to_table=lambda x, y: (x, y),
-        **{check: lambda frame: next(answers, None)},
+        check_view=lambda frame: next(answers, ViewCheck()),
     )
     seen, _ = run_source(stages, lambda items: len(items) >= 3)
     assert seen[:3] == [CameraLink(True, "test video"), *reported]
@@ -203,7 +202,7 @@ def test_frames_detected_at_once_are_tracked_in_frame_order(tmp_path):
                           to_table=lambda x, y: (x, y), close=capture.close)
     lost = threading.Event()
     source = CameraSource(stages, FeltTracker(lambda x, y: None), description="test video",
-                          lost_after_s=0.3, drift_every_s=0.0, workers=2)
+                          lost_after_s=0.3, check_view_every_s=0.0, workers=2)
     source.start(lambda item: lost.set() if not item.up else None)  # the video has ended
     assert lost.wait(10), tracked
     source.stop()
