@@ -109,6 +109,14 @@ class AlarmKind(enum.Enum):
     RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
 
 
+#: Alarms a table keeps in memory once acknowledged or resolved (the screen shows the last 20;
+#: the recorder has them all).
+ALARMS_KEPT = 200
+#: Errors a table keeps in memory, the latest: a bug's in the loop (shown on the screen), the
+#: surveillance store's failed writes (each failure run also raises one alarm).
+ERRORS_KEPT = 100
+
+
 @dataclass(frozen=True, slots=True)
 class Alarm:
     """One alarm: shown in the band until acknowledged or resolved, recorded either way."""
@@ -212,7 +220,10 @@ class TableLoop:
         self.shoe_up = False
         self.camera_up = False
         self.camera_moved = False
+        #: this table's alarms: every one still active, then the latest ALARMS_KEPT in all
+        #: (each is recorded as it is raised; a table runs for weeks)
         self.alarms: list[Alarm] = []
+        self._alarms_raised = 0
         self.rounds_played = 0
         self.cards_committed = 0
         self.updates = 0  # bumped on every change the screen should show
@@ -856,13 +867,19 @@ class TableLoop:
     # ------------------------------------------------------------------ alarms
 
     def _alarm(self, kind: AlarmKind, text: str) -> Alarm:
-        alarm = Alarm(len(self.alarms) + 1, kind, text, self.round_id, self._now)
+        self._alarms_raised += 1
+        alarm = Alarm(self._alarms_raised, kind, text, self.round_id, self._now)
         self.alarms.append(alarm)
+        if len(self.alarms) > ALARMS_KEPT:
+            oldest_done = next((i for i, a in enumerate(self.alarms) if not a.active), None)
+            if oldest_done is not None:
+                del self.alarms[oldest_done]
         self._record(lambda: self.recorder.write_alarm(alarm))
         return alarm
 
     def _resolve(self, kind: AlarmKind) -> None:
-        self.alarms = [replace(a, resolved=True) if a.kind is kind else a for a in self.alarms]
+        self.alarms = [replace(a, resolved=True) if a.kind is kind and not a.resolved else a
+                       for a in self.alarms]
 
     # ------------------------------------------------------------------ screen
 
