@@ -272,9 +272,9 @@ def _players_deciding(loop: TableLoop) -> bool:
     return view is not None and view["acting"] is not None
 
 
-def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[Settlement]:
-    """Play ``options.rounds`` rounds (forever when None); returns the loop's settlements."""
-    settlements: list[Settlement] = []
+def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> int:
+    """Play ``options.rounds`` rounds (forever when None), printing each settlement; returns how
+    many rounds were settled."""
     camera, note = open_demo_camera(options)
     with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
@@ -291,12 +291,11 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> list[S
             if settlement is None:
                 problems = [a.text for a in demo.loop.active_alarms()] + demo.runner.errors
                 raise DemoError(f"round {number} did not settle: {'; '.join(problems) or '?'}")
-            settlements.append(settlement)
             out(settlement_text(settlement))
             out("")
             if options.pause_after_round_s:
                 demo.stopped.wait(options.pause_after_round_s)
-    return settlements
+    return number
 
 
 def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:

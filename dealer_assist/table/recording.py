@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dealer_assist.rules import Settlement
-from dealer_assist.table.loop import Alarm
+from dealer_assist.table.loop import ERRORS_KEPT, Alarm
 
 
 class RecordingError(ValueError):
@@ -74,7 +74,7 @@ class FileRecorder:
         self._lock.truncate(0)
         self._lock.write(f"pid {os.getpid()}\n")
         self._lock.flush()
-        self.rounds_written: list[Path] = []
+        self.last_round_file: Path | None = None  #: the round file written last
         self._unwritten: list[tuple[Path, str, str]] = []
 
     def close(self) -> None:
@@ -103,7 +103,7 @@ class FileRecorder:
                     " write(s) kept to try again)") from None
             self._unwritten.pop(0)
             if written.parent.name == "rounds":
-                self.rounds_written.append(written)
+                self.last_round_file = written
 
 
 class MemoryRecorder:
@@ -139,9 +139,10 @@ class SurveillanceRecorder:
     marks it partial, with a ``void`` alarm saying why.
 
     A write that fails (the store read-only, locked by another program, its disk full) is kept in
-    ``errors`` and the thread goes on with the next; the first failure after a write that worked
-    is handed to ``on_failure`` (the table raises an alarm with it), so a store that keeps failing
-    raises one alarm, not one per record. The file recording still has every round."""
+    ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on with the next; the first
+    failure after a write that worked is handed to ``on_failure`` (the table raises an alarm with
+    it), so a store that keeps failing raises one alarm, not one per record. The file recording
+    still has every round."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str):
         self.directory = Path(directory)
@@ -196,6 +197,7 @@ class SurveillanceRecorder:
                 recorder.close()
             except sqlite3.Error as error:
                 self.errors.append(f"close: {error}")
+                del self.errors[:-ERRORS_KEPT]
 
     @staticmethod
     def _write(recorder: Any, kind: str, payload: Any) -> None:
@@ -214,6 +216,7 @@ class SurveillanceRecorder:
 
     def _failed(self, error: str) -> None:
         self.errors.append(error)
+        del self.errors[:-ERRORS_KEPT]
         if not self._failing and self.on_failure is not None:
             self.on_failure(f"surveillance store {self.directory}: {error} (the round-log files"
                             " still record every round)")

@@ -14,14 +14,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
 from dealer_assist.table.sources import Source, TableInput
 
 ViewListener = Callable[[dict[str, Any]], None]
 
 
 class TableRunner:
-    """Runs a :class:`TableLoop` in a thread; thread-safe :meth:`submit`, :meth:`view`."""
+    """Runs a :class:`TableLoop` in a thread; thread-safe :meth:`submit`, :meth:`view`.
+
+    ``errors``: the latest ``ERRORS_KEPT`` inputs the loop raised on (a bug), the last five shown
+    on the screen; the table goes on with the next input."""
 
     def __init__(
         self,
@@ -115,6 +118,7 @@ class TableRunner:
                         loop.handle(item, self.clock())
                     except Exception as error:  # a bug must not stop the table: show it
                         self.errors.append(f"{type(error).__name__}: {error} (input {item!r})")
+                        del self.errors[:-ERRORS_KEPT]
                         loop.updates += 1
                 loop.tick(self.clock())
                 view = self._publish() if loop.updates != self._seen_updates else None

@@ -14,6 +14,7 @@ one the dealer touches every decision except a hit (a card for the hand in play 
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -58,7 +59,9 @@ class Player:
 
 
 class SimulatedTable:
-    """Deals rounds from a seeded shoe and yields what the shoe, camera and dealer report."""
+    """Deals rounds from a seeded shoe and yields what the shoe, camera and dealer report;
+    ``settlements`` holds the true settlements of its latest 1000 rounds (the demo deals for
+    days)."""
 
     def __init__(
         self,
@@ -75,7 +78,7 @@ class SimulatedTable:
         self.shoe: list[Card] = []
         self.drawn = 0
         self.truth: RoundEngine | None = None
-        self.settlements: list[Settlement] = []
+        self.settlements: deque[Settlement] = deque(maxlen=1000)
         self.camera_sees = True  # the dealer touches what the camera cannot read
         self.strategy = BasicStrategy(
             rules.decks,

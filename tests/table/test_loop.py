@@ -21,7 +21,15 @@ from hypothesis import strategies as st
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import Action, Card, RuleSet
 from dealer_assist.surveillance import RecordingStore
-from dealer_assist.table.loop import AlarmKind, Mode, TableLoop, payout_words
+from dealer_assist.table.loop import (
+    ALARMS_KEPT,
+    ERRORS_KEPT,
+    Alarm,
+    AlarmKind,
+    Mode,
+    TableLoop,
+    payout_words,
+)
 from dealer_assist.table.recording import (
     FileRecorder,
     MemoryRecorder,
@@ -232,6 +240,26 @@ def test_illegal_touch_raises_and_changes_nothing():
     assert table.loop._lines == before
     table.send(AcknowledgeAlarm(1))
     assert table.loop.active_alarms() == [] and len(table.loop.alarms) == 1
+
+
+def test_a_table_running_for_weeks_keeps_every_active_alarm_and_only_the_latest_done_ones():
+    """Alarms once acknowledged or resolved are kept in memory up to ALARMS_KEPT (the screen
+    shows 20 of them), the oldest let go first; every one is recorded, ids never repeat, and an
+    alarm still active is kept however old it is."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), Decide(1, Action.STAND))  # no round to act in
+    [unheeded] = table.loop.active_alarms()
+    for _ in range(ALARMS_KEPT + 50):
+        table.send(CameraMoved("table markers moved 14 px"), CameraLink(True, "back in place"))
+    assert len(table.loop.alarms) == ALARMS_KEPT
+    assert table.loop.alarms[0] == unheeded and table.loop.active_alarms() == [unheeded]
+    ids = [a.id for a in table.loop.alarms]
+    assert ids[1:] == list(range(53, ALARMS_KEPT + 52))  # the latest 199, in order
+    assert [a.id for a in table.recorder.alarms] == list(range(1, ALARMS_KEPT + 52))
+    table.send(AcknowledgeAlarm(unheeded.id))
+    assert table.loop.active_alarms() == []
+    alarm_history = table.loop.view()["alarm_history"]
+    assert [a["id"] for a in alarm_history] == list(range(ALARMS_KEPT + 32, ALARMS_KEPT + 52))
 
 
 def test_camera_lost_mid_round_falls_back_to_touches_and_completes():
@@ -469,6 +497,42 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "CLEAN: 3 settled rounds re-settled, 1 partial; chain verified" in done.stdout
+
+
+def test_a_store_failing_for_hours_keeps_only_its_latest_errors(tmp_path, monkeypatch):
+    """Every write to a locked store fails (a real SQLite lock, each write's wait cut to 0.01 s):
+    one failure reported, and only the latest ERRORS_KEPT failures kept in memory."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.01)
+    store = SurveillanceRecorder(tmp_path / "surveillance", "T6")
+    reported: list[str] = []
+    store.on_failure = reported.append
+    lock = sqlite3.connect(tmp_path / "surveillance" / "index.sqlite", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    for number in range(1, ERRORS_KEPT + 21):
+        store.write_alarm(Alarm(number, AlarmKind.CAMERA_LOST, "no frame for 2 s", None, 0.0))
+    store.close()  # every queued write tried
+    lock.execute("ROLLBACK")
+    lock.close()
+    assert len(reported) == 1 and "database is locked" in reported[0]
+    assert len(store.errors) == ERRORS_KEPT
+    assert all(error.startswith("alarm: ") for error in store.errors)
+
+
+def test_inputs_the_loop_raises_on_are_shown_and_only_the_latest_kept():
+    """A bug (here: inputs that are not table inputs) does not stop the table; the screen shows
+    the last five and the runner keeps the latest ERRORS_KEPT."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_camera=False)
+    with TableRunner(loop) as runner:
+        for number in range(ERRORS_KEPT + 10):
+            runner.submit(f"not an input {number}")  # type: ignore[arg-type]
+        runner.submit(ShoeLink(True))
+        assert runner.wait_idle(60)
+        assert len(runner.errors) == ERRORS_KEPT
+        assert runner.errors[-1] == (f"TypeError: not a table input: 'not an input "
+                                     f"{ERRORS_KEPT + 9}' (input 'not an input "
+                                     f"{ERRORS_KEPT + 9}')")
+        assert runner.view()["errors"] == runner.errors[-5:]
+        assert loop.shoe_up  # the table went on
 
 
 def test_a_surveillance_store_that_cannot_be_written_raises_one_alarm_and_loses_no_round(
