@@ -15,6 +15,14 @@ softer or harder than a sigma of 0.7 px, or a motion streak 3, 4 or 5 px long).
 ``--misses`` also says why each missed card was missed: for each of its visible indices, whether
 the detector found no box there, the reader read the box as "not an index", read it right but
 below the confidence, or read it as another card (sure or not).
+
+``--frames K`` scores what the table does with a card that lies still: each scene is seen in K
+frames by a fixed camera (its light, blur and JPEG quality drawn once, the sensor noise drawn for
+each frame), each frame is scored as above, and the frames' cards also go through the table's
+frame tracker (:class:`~dealer_assist.vision.tracker.CardTracker` with its defaults). The cards
+the tracker holds after the K frames are scored as "tracked": a card is found when a held card's
+point lies on it with its code; a held card on another card's place, read as another code, a
+second one on one card or on no card is false.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from dealer_assist.vision import options
@@ -55,8 +64,10 @@ from dealer_assist.vision.scenes import (
     check_card_width,
     index_quads,
     parse_frame_size,
+    render_frames,
     render_scene,
 )
+from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
 
 MATCH_IOU = 0.3
 #: Why one visible index of a missed card gave no right observation (see :func:`miss_causes`).
@@ -81,6 +92,8 @@ class Score:
     by_blur: dict[str, Score] = field(default_factory=dict)
     #: missed cards by the causes of their indices (only when the evaluation explains misses)
     misses: Counter[tuple[str, ...]] = field(default_factory=Counter)
+    #: what the frame tracker held after each scene's frames (only with several frames a scene)
+    tracked: Score | None = None
 
     @property
     def precision(self) -> float:
@@ -172,6 +185,40 @@ def score_scene(
     return claimed
 
 
+def score_tracked(scene: Scene, events: Sequence[CardEvent], score: Score) -> None:
+    """Add to ``score`` the cards the frame tracker holds after ``events`` (a track's code is its
+    last: appeared, or changed since), each matched to the card its point lies on: one with its
+    code if there is one, else the card on top there."""
+    held: dict[int, tuple[str, float, float]] = {}
+    for event in events:
+        if event.kind is EventKind.REMOVED:
+            held.pop(event.track, None)
+        else:
+            held[event.track] = (event.card, event.x, event.y)
+    labelled = {lab.card for lab in scene.labels}
+    claimed: set[int] = set()
+    for code, x, y in held.values():
+        under = [k for k, card in enumerate(scene.cards)
+                 if cv2.pointPolygonTest(card.corners.astype(np.float32), (x, y), False) >= 0]
+        same = [k for k in under if scene.cards[k].code == code]
+        if not under:
+            score.false_positives += 1
+            continue
+        card = same[-1] if same else under[-1]  # later cards lie on top
+        truth = scene.cards[card].code
+        if truth != code:
+            score.false_positives += 1
+            score.confusions[(truth, code)] += 1
+        elif card in claimed:
+            score.false_positives += 1
+        elif card not in labelled:
+            score.ignored += 1  # its indices too covered to be labelled: neither right nor wrong
+        else:
+            claimed.add(card)
+            score.true_positives += 1
+    score.false_negatives += len(labelled - claimed)
+
+
 def miss_causes(scene: Scene, claimed: set[int], found: np.ndarray,
                 readings: Detections) -> Counter[tuple[str, ...]]:
     """Why each labelled card not in ``claimed`` was missed: one sorted tuple per card, a cause
@@ -209,30 +256,39 @@ def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) 
 
 
 def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
-             explain_misses: bool = False, config: SceneConfig | None = None) -> Score:
+             explain_misses: bool = False, config: SceneConfig | None = None,
+             frames: int = 1) -> Score:
     """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them;
     ``explain_misses`` also tallies :func:`miss_causes` (reading every index a second time);
     ``config`` changes the scenes (e.g. the cards' size in pixels) from the generator's defaults.
+    With ``frames`` above 1 each scene is seen in that many frames of a fixed camera, every frame
+    scored, and the tracker's cards after them scored in ``tracked`` (:func:`score_tracked`).
 
     A design is an installed design's name or a folder of 52 faces (an enrolled deck)."""
     loaded = [load_design(Path(d)) if Path(d).is_dir() else load_designs([d])[0]
               for d in designs]
     rng = np.random.default_rng(seed)
-    score = Score()
+    score = Score(tracked=Score() if frames > 1 else None)
     for _ in range(scenes):
         design = loaded[int(rng.integers(len(loaded)))]
-        scene = render_scene(rng, [design], config)
-        found = detector.find_indices(scene.image)
-        found_labels = sum(_best_box(lab.box, found) is not None for lab in scene.labels)
-        observations = detector.detect(scene.image)
-        for tally in (score, score.by_design.setdefault(design.name, Score()),
-                      score.by_blur.setdefault(blur_band(scene.blur), Score())):
-            tally.indices += len(scene.labels)
-            tally.indices_found += found_labels
-            claimed = score_scene(scene, design.index_boxes, observations, tally)
-        if explain_misses:
-            readings = detector.read(scene.image, found, confidence=0.0)
-            score.misses += miss_causes(scene, claimed, found, readings)
+        shots = ([render_scene(rng, [design], config)] if frames == 1
+                 else render_frames(rng, [design], frames, config))
+        tracker, events = CardTracker(), []
+        for number, scene in enumerate(shots):
+            found = detector.find_indices(scene.image)
+            found_labels = sum(_best_box(lab.box, found) is not None for lab in scene.labels)
+            observations = detector.detect(scene.image)
+            for tally in (score, score.by_design.setdefault(design.name, Score()),
+                          score.by_blur.setdefault(blur_band(scene.blur), Score())):
+                tally.indices += len(scene.labels)
+                tally.indices_found += found_labels
+                claimed = score_scene(scene, design.index_boxes, observations, tally)
+            if explain_misses:
+                readings = detector.read(scene.image, found, confidence=0.0)
+                score.misses += miss_causes(scene, claimed, found, readings)
+            events += tracker.update(number, list(observations))
+        if score.tracked is not None:
+            score_tracked(shots[0], events, score.tracked)
     return score
 
 
@@ -252,7 +308,9 @@ def report(name: str, score: Score) -> dict[str, object]:
         "by_blur": {band: _band_summary(score.by_blur[band])
                     for band in BLUR_BANDS if band in score.by_blur},
     } | ({"misses": {_miss_name(causes): n for causes, n in score.misses.most_common()}}
-         if score.misses else {})
+         if score.misses else {}) | ({"tracked": _band_summary(score.tracked)
+                                     | {"wrong_reads": sum(score.tracked.confusions.values())}}
+                                    if score.tracked is not None else {})
 
 
 def _band_summary(score: Score) -> dict[str, object]:
@@ -288,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=SceneConfig().card_width,
                         help="cards' width in the frame, in pixels, before the camera tilt "
                              "(default %(default)s: the range the models are trained on)")
+    parser.add_argument("--frames", type=options.FRAMES, default=1, metavar="K",
+                        help="see each scene in K frames of a fixed camera and score the frame "
+                             "tracker's cards after them as well (default 1: one frame a scene)")
     parser.add_argument("--size", default="1280x720",
                         help="frame size WxH (default 1280x720; a 3K camera over a whole "
                              "table: 3072x1728 with --card-width 76 90)")
@@ -323,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     try:
         score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,
-                         config=config)
+                         config=config, frames=args.frames)
     except ArtworkError as error:
         parser.error(str(error))
     if score.true_positives + score.false_negatives == 0:
@@ -335,13 +396,20 @@ def main(argv: list[str] | None = None) -> int:
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
         "size": list(size), "card_width": [least, most],
         "confidence": args.confidence, "presence": args.presence,
-        "regions": not args.whole_frame,
+        "regions": not args.whole_frame, "frames": args.frames,
         "seconds": round(time.time() - started)}
     json.dump(summary, sys.stdout)
     print()
     print(f"{args.set}: precision {score.precision:.4f} recall {score.recall:.4f} "
           f"({score.true_positives} right, {score.false_positives} false, "
-          f"{score.false_negatives} missed) on {args.scenes} scenes", file=sys.stderr)
+          f"{score.false_negatives} missed) on {args.scenes} scenes"
+          + (f", {args.frames} frames each" if args.frames > 1 else ""), file=sys.stderr)
+    if score.tracked is not None:
+        tracked = score.tracked
+        print(f"  tracked over {args.frames} frames: precision {tracked.precision:.4f} recall "
+              f"{tracked.recall:.4f} ({tracked.true_positives} right, "
+              f"{tracked.false_positives} false, {tracked.false_negatives} missed)",
+              file=sys.stderr)
     for design, tally in sorted(score.by_design.items()):
         print(f"  {design:<18} precision {tally.precision:.4f} recall {tally.recall:.4f} "
               f"({sum(tally.confusions.values())} wrong reads)", file=sys.stderr)

@@ -23,6 +23,7 @@ def existing_file(text: str) -> Path:
 
 
 SCENES = number_in(int, 1, 1_000_000)
+FRAMES = number_in(int, 1, 1000)
 EPOCHS = number_in(int, 1, 10_000)
 SEED = rng_seed  # NumPy's legacy seed, which Ultralytics sets, stops at 2**32 - 1
 LEARNING_RATE = number_in(float, 0, 1, above=True)

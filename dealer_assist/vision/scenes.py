@@ -16,7 +16,7 @@ docs/vision.md, "Resolution"), and the detector is trained and run at the frame'
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -123,6 +123,36 @@ def render_scene(
 ) -> Scene:
     """Render one table scene with cards from ``designs`` (one design per scene, as a shoe)."""
     cfg = config or SceneConfig()
+    scene = _unlit_scene(rng, designs, cfg)
+    if not cfg.photometric:
+        return scene
+    image, blur = _photometric(rng, scene.image)
+    return replace(scene, image=image, blur=blur)
+
+
+def render_frames(
+    rng: np.random.Generator, designs: list[Design], frames: int,
+    config: SceneConfig | None = None,
+) -> list[Scene]:
+    """One table scene (as :func:`render_scene` draws them) seen in ``frames`` frames by a fixed
+    camera: the light (white balance, lamps, glare, blur, JPEG quality) is drawn once, and only
+    the sensor noise changes from frame to frame."""
+    cfg = config or SceneConfig()
+    scene = _unlit_scene(rng, designs, cfg)
+    if not cfg.photometric:
+        return [scene] * frames
+    light, sensor = (int(v) for v in rng.integers(2**63, size=2))
+    lit = []
+    for frame in range(frames):
+        image, blur = _photometric(np.random.default_rng(light), scene.image,
+                                   np.random.default_rng([sensor, frame]))
+        lit.append(replace(scene, image=image, blur=blur))
+    return lit
+
+
+def _unlit_scene(rng: np.random.Generator, designs: list[Design], cfg: SceneConfig) -> Scene:
+    """The cards, chips and arms on the felt as the tilted camera sees them, before its light,
+    blur and noise."""
     width, height = cfg.size
     design = designs[int(rng.integers(len(designs)))]
     canvas = _felt(rng, width, height)
@@ -146,11 +176,8 @@ def render_scene(
     ]
     labels = [_warp_label(lab, homography) for lab in labels]
     covered = [_warp_label(lab, homography) for lab in covered]
-    blur = Blur()
-    if cfg.photometric:
-        image, blur = _photometric(rng, image)
     return Scene(image, tuple(cards), tuple(lab for lab in labels if _inside(lab, width, height)),
-                 tuple(lab for lab in covered if _inside(lab, width, height)), blur)
+                 tuple(lab for lab in covered if _inside(lab, width, height)))
 
 
 def render_layout(

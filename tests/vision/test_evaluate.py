@@ -18,8 +18,10 @@ from dealer_assist.vision.evaluate import (
     Score,
     miss_causes,
     score_scene,
+    score_tracked,
 )
 from dealer_assist.vision.scenes import IndexLabel, PlacedCard, Scene
+from dealer_assist.vision.tracker import CardEvent, EventKind
 from tests.vision.faces import drawn_face, jumbo_face, write_deck
 
 BOXES = {code: (0.05, 0.05, 0.2, 0.25) for code in ("7S", "KD")}
@@ -101,6 +103,62 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     assert score.confusions == sum((p.confusions for p in parts), Counter())
     assert all(p.indices > 0 for p in parts)
     assert sum(score.misses.values()) == score.false_negatives  # every miss explained
+
+
+def test_the_trackers_cards_are_scored_by_the_card_their_point_lies_on() -> None:
+    """A held card is right where its point lies on a card of its code (once per card), false on
+    another card, on nothing or a second time; a card its tracker removed is not held, a changed
+    one is held with its new code; a card whose indices were all covered is ignored."""
+    quad = np.array([[100, 100], [170, 100], [170, 198], [100, 198]], np.float32)
+    cards = (PlacedCard("7S", quad, False), PlacedCard("KD", quad + [300, 0], False),
+             PlacedCard("2H", quad + [600, 0], False), PlacedCard("9C", quad + [900, 0], False))
+    labels = tuple(IndexLabel(CARD_CODES.index(c.code), (0, 0, 1, 1), k)
+                   for k, c in enumerate(cards[:3]))  # 9C shows no readable index
+    held = Scene(np.zeros((720, 1280, 3), np.uint8), cards, labels)
+
+    def event(kind: EventKind, track: int, card: str, x: float) -> CardEvent:
+        return CardEvent(kind, card, x, 150.0, 0, track)
+
+    score = Score()
+    score_tracked(held, [
+        event(EventKind.APPEARED, 1, "7S", 120),  # right
+        event(EventKind.APPEARED, 2, "7S", 160),  # the same card again: false
+        event(EventKind.APPEARED, 3, "KD", 420),
+        event(EventKind.CHANGED, 3, "KS", 420),  # now read as another card: false, a confusion
+        event(EventKind.APPEARED, 4, "2H", 650),
+        event(EventKind.REMOVED, 4, "2H", 650),  # gone: 2H is missed
+        event(EventKind.APPEARED, 5, "5D", 50),  # on the felt: false
+        event(EventKind.APPEARED, 6, "9C", 1020),  # only covered indices: ignored
+    ], score)
+    assert (score.true_positives, score.false_positives, score.false_negatives,
+            score.ignored) == (1, 3, 2, 1)
+    assert score.confusions == Counter({("KD", "KS"): 1})
+
+
+def test_several_frames_a_scene_score_every_frame_and_the_trackers_cards(tmp_path) -> None:
+    """``frames=3``: each frame is tallied as one scene is, the indices those of the very frames
+    rendered (three views of one layout a scene), and the tracker's cards once a scene (the
+    shipped models read few of this drawn deck's cards: the tally, not the figure, is tested)."""
+    from dealer_assist.vision.artwork import load_design
+    from dealer_assist.vision.detector import CardDetector
+    from dealer_assist.vision.evaluate import evaluate
+    from dealer_assist.vision.scenes import render_frames
+
+    folder = write_deck(tmp_path / "plain")
+    score = evaluate(CardDetector(), [str(folder)], scenes=3, seed=11, frames=3)
+    design, rng = load_design(folder), np.random.default_rng(11)
+    labelled, labelled_cards = 0, 0
+    for _ in range(3):
+        rng.integers(1)  # the design drawn for the scene, as evaluate draws it
+        shots = render_frames(rng, [design], 3)
+        assert len({len(shot.labels) for shot in shots}) == 1
+        labelled += len(shots[0].labels)
+        labelled_cards += len({lab.card for lab in shots[0].labels})
+    assert score.indices == 3 * labelled > 0
+    tracked = score.tracked
+    assert tracked is not None and tracked.true_positives > 0
+    assert tracked.true_positives + tracked.false_negatives == labelled_cards
+    assert evaluate(CardDetector(), [str(folder)], scenes=1, seed=11).tracked is None
 
 
 def test_each_blur_band_keeps_the_tally_of_its_own_frames(tmp_path) -> None:

@@ -10,7 +10,13 @@ import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES, Design, find_index_boxes, load_design
 from dealer_assist.vision.dataset import crop_labels
-from dealer_assist.vision.scenes import Blur, SceneConfig, render_layout, render_scene
+from dealer_assist.vision.scenes import (
+    Blur,
+    SceneConfig,
+    render_frames,
+    render_layout,
+    render_scene,
+)
 from tests.vision.faces import drawn_face, jumbo_face
 
 
@@ -211,3 +217,24 @@ def test_half_the_scenes_show_a_real_deck(deck: Design) -> None:
     assert sum(d.name.startswith("real") for d in pool) == 45 and pool[-45:] == drawn
     assert mixed_with_drawn(real, []) == real
     assert drawn_designs(0, seed=1, fonts=[]) == []  # no decks asked: no fonts needed
+
+
+def test_frames_of_one_scene_differ_only_by_the_sensors_noise(deck: Design) -> None:
+    """A fixed camera over still cards: the cards, labels, light and blur are one draw; each
+    frame's noise is its own (a few grey levels, not another picture); the same seed gives the
+    same frames; without the camera's effects the frames are one image."""
+    shots = render_frames(np.random.default_rng(7), [deck], 4)
+    again = render_frames(np.random.default_rng(7), [deck], 4)
+    first = shots[0]
+    for shot, same in zip(shots, again, strict=True):
+        assert np.array_equal(shot.image, same.image)
+        assert shot.labels == first.labels and shot.covered == first.covered
+        assert shot.blur == first.blur
+        assert [c.code for c in shot.cards] == [c.code for c in first.cards]
+        assert all(np.array_equal(a.corners, b.corners) for a, b in
+                   zip(shot.cards, first.cards, strict=True))
+    for shot in shots[1:]:
+        difference = np.abs(shot.image.astype(np.int16) - first.image.astype(np.int16))
+        assert difference.any() and difference.mean() < 12
+    plain = render_frames(np.random.default_rng(7), [deck], 2, SceneConfig(photometric=False))
+    assert plain[0] is plain[1] and plain[0].blur == Blur()
