@@ -53,6 +53,9 @@ its refined fit's a little past; two turns is no pose but a damaged file (1e300 
 MIN_CAMERA_HEIGHT_MM = 100.0
 """Nearest the camera may be to the felt's plane in a table file: at 0 pixels have no table
 point (the mapping is singular), below 0 it looks up through the felt."""
+MAX_CAMERA_DISTANCE_MM = 20_000.0
+"""Furthest the camera may be from the table's origin in a table file: a table's camera hangs
+1-3 m above the felt, a ceiling dome's a few more; kilometres are a damaged file."""
 READABLE_CARD_WIDTH_PX = (70.0, 95.0)
 """How wide a card should look in the frame, in pixels, for the camera to read it: the card
 reader misses several times more cards below (models/README.md, "Card size in the frame"), and
@@ -259,11 +262,22 @@ class TableCalibration:
                 f" got {reprlib.repr(found)}")
         markers = {i: file_numbers(corners, source, f"reference_markers.{i}", (4, 2))
                    for i, corners in found.items()}
+        placed = sorted(m.marker_id for m in layout.markers)
+        strangers = sorted(set(markers) - set(placed))
+        if strangers:
+            raise CalibrationFileError(
+                source, f"reference_markers: no marker {', '.join(map(str, strangers))} in the"
+                f" layout (its markers: {', '.join(map(str, placed)) or 'none'})")
         turn = math.hypot(*rvec)
         if not turn <= MAX_ROTATION_RAD:
             raise CalibrationFileError(
                 source, f"pose.rvec must turn at most {MAX_ROTATION_RAD:.1f} rad (two turns),"
                 f" got {turn:g}: calibrate the table again")
+        distance = math.hypot(*tvec)  # the camera centre, -R^T t, is as far from the origin
+        if not distance <= MAX_CAMERA_DISTANCE_MM:
+            raise CalibrationFileError(
+                source, f"pose.tvec must put the camera within {MAX_CAMERA_DISTANCE_MM / 1000:g} m"
+                f" of the table, got {distance / 1000:.3g} m: calibrate the table again")
         height = float(cv2.Rodrigues(rvec)[0][:, 2] @ tvec)
         if not height >= MIN_CAMERA_HEIGHT_MM:
             raise CalibrationFileError(

@@ -130,8 +130,13 @@ def test_bad_table_files_are_refused(tmp_path: Path, table_scene: TableScene) ->
      "again"),
     (lambda d: d["camera"].update(image_size=[float("inf"), 720]),
      r"camera: image_size must be \[width, height\] in whole pixels above 0, got \[inf, 720\]"),
+    (lambda d: d["pose"].update(tvec=[0, 0, 1e300]),
+     r"pose\.tvec must put the camera within 20 m of the table, got 1e\+297 m: calibrate the "
+     "table again"),
+    (lambda d: d["reference_markers"].update({40: d["reference_markers"][0], -1: [[0, 0]] * 4}),
+     r"reference_markers: no marker -1, 40 in the layout \(its markers: 0, 1, 2, 3, 4, 5\)"),
 ], ids=["markers-a-list", "marker-2x2", "camera-on-the-felt", "camera-under-the-felt",
-        "rotation-1e300", "image-size-inf"])
+        "rotation-1e300", "image-size-inf", "camera-1e300-mm-away", "markers-not-in-layout"])
 def test_table_files_that_place_no_camera_are_refused_naming_the_key(
     tmp_path: Path, table_scene: TableScene, breakage: Any, message: str
 ) -> None:
