@@ -109,11 +109,12 @@ class AlarmKind(enum.Enum):
     RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
 
 
-#: Alarms a table keeps in memory once acknowledged or resolved (the screen shows the last 20;
-#: the recorder has them all).
+#: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),
+#: the oldest let go first, up to this many in all (the screen shows the last 20 in its
+#: history; the recorder has them all).
 ALARMS_KEPT = 200
-#: Errors a table keeps in memory, the latest: a bug's in the loop (shown on the screen), the
-#: surveillance store's failed writes (each failure run also raises one alarm).
+#: Errors a table keeps in memory, the latest: the runner's (inputs the loop raised on: a bug,
+#: shown on the screen) and the surveillance store's failed writes (each run of them an alarm).
 ERRORS_KEPT = 100
 
 
@@ -220,8 +221,8 @@ class TableLoop:
         self.shoe_up = False
         self.camera_up = False
         self.camera_moved = False
-        #: this table's alarms: every one still active, then the latest ALARMS_KEPT in all
-        #: (each is recorded as it is raised; a table runs for weeks)
+        #: this table's alarms: every one still active, and the latest done ones up to
+        #: ALARMS_KEPT in all (each is recorded as it is raised; a table runs for weeks)
         self.alarms: list[Alarm] = []
         self._alarms_raised = 0
         self.rounds_played = 0
@@ -870,10 +871,15 @@ class TableLoop:
         self._alarms_raised += 1
         alarm = Alarm(self._alarms_raised, kind, text, self.round_id, self._now)
         self.alarms.append(alarm)
-        if len(self.alarms) > ALARMS_KEPT:
-            oldest_done = next((i for i, a in enumerate(self.alarms) if not a.active), None)
-            if oldest_done is not None:
-                del self.alarms[oldest_done]
+        excess = len(self.alarms) - ALARMS_KEPT
+        if excess > 0:  # let the oldest done alarms go (after a burst, as many as it takes)
+            kept = []
+            for old in self.alarms:
+                if excess > 0 and not old.active:
+                    excess -= 1
+                else:
+                    kept.append(old)
+            self.alarms = kept
         self._record(lambda: self.recorder.write_alarm(alarm))
         return alarm
 

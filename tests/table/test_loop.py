@@ -262,6 +262,17 @@ def test_a_table_running_for_weeks_keeps_every_active_alarm_and_only_the_latest_
     assert [a["id"] for a in alarm_history] == list(range(ALARMS_KEPT + 32, ALARMS_KEPT + 52))
 
 
+def test_a_burst_of_alarms_acknowledged_at_last_is_let_go_down_to_the_bound():
+    """More alarms at once than ALARMS_KEPT, all left active (kept, however many), then all
+    acknowledged: the next alarm brings the table back to ALARMS_KEPT, the latest ones."""
+    table = Table()
+    table.send(*[Decide(1, Action.STAND)] * (ALARMS_KEPT + 300))  # no round to act in
+    assert len(table.loop.active_alarms()) == ALARMS_KEPT + 300
+    table.send(*[AcknowledgeAlarm(n) for n in range(1, ALARMS_KEPT + 301)])
+    table.send(Decide(1, Action.STAND))
+    assert [a.id for a in table.loop.alarms] == list(range(302, ALARMS_KEPT + 302))
+
+
 def test_camera_lost_mid_round_falls_back_to_touches_and_completes():
     table = Table()
     deal(table, {1: ("9S", "4H"), 2: ("5D", "6C")}, up="6S", hole="KD")
