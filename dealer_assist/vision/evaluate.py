@@ -70,6 +70,9 @@ from dealer_assist.vision.scenes import (
 from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
 
 MATCH_IOU = 0.3
+#: Frames the table's tracker (its defaults) takes to confirm a card: the fewest ``--frames``
+#: above 1 that can show one.
+TRACKER_FRAMES = CardTracker().stable_frames
 #: Why one visible index of a missed card gave no right observation (see :func:`miss_causes`).
 UNFOUND, NOT_AN_INDEX, UNSURE, MISREAD = ("unfound", "not an index", "below confidence",
                                           "misread")
@@ -262,9 +265,13 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
     ``explain_misses`` also tallies :func:`miss_causes` (reading every index a second time);
     ``config`` changes the scenes (e.g. the cards' size in pixels) from the generator's defaults.
     With ``frames`` above 1 each scene is seen in that many frames of a fixed camera, every frame
-    scored, and the tracker's cards after them scored in ``tracked`` (:func:`score_tracked`).
+    scored, and the tracker's cards after them scored in ``tracked`` (:func:`score_tracked`);
+    fewer frames than the tracker takes to confirm a card (:data:`TRACKER_FRAMES`) are refused.
 
     A design is an installed design's name or a folder of 52 faces (an enrolled deck)."""
+    if 1 < frames < TRACKER_FRAMES:
+        raise ValueError(f"frames must be 1, or at least {TRACKER_FRAMES} (the frames the "
+                         f"tracker takes to confirm a card), got {frames}")
     loaded = [load_design(Path(d)) if Path(d).is_dir() else load_designs([d])[0]
               for d in designs]
     rng = np.random.default_rng(seed)
@@ -273,7 +280,8 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
         design = loaded[int(rng.integers(len(loaded)))]
         shots = ([render_scene(rng, [design], config)] if frames == 1
                  else render_frames(rng, [design], frames, config))
-        tracker, events = CardTracker(), []
+        tracker = CardTracker() if frames > 1 else None
+        events: list[CardEvent] = []
         for number, scene in enumerate(shots):
             found = detector.find_indices(scene.image)
             found_labels = sum(_best_box(lab.box, found) is not None for lab in scene.labels)
@@ -286,7 +294,8 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
             if explain_misses:
                 readings = detector.read(scene.image, found, confidence=0.0)
                 score.misses += miss_causes(scene, claimed, found, readings)
-            events += tracker.update(number, list(observations))
+            if tracker is not None:
+                events += tracker.update(number, list(observations))
         if score.tracked is not None:
             score_tracked(shots[0], events, score.tracked)
     return score
@@ -381,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
                                 regions=not args.whole_frame)
     except ModelError as error:
         parser.error(str(error))
+    if 1 < args.frames < TRACKER_FRAMES:
+        parser.error(f"--frames must be 1, or at least {TRACKER_FRAMES} (the frames the tracker "
+                     "takes to confirm a card)")
     started = time.time()
     try:
         score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,

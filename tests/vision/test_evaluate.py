@@ -106,14 +106,16 @@ def test_each_design_keeps_its_own_tally(tmp_path) -> None:
 
 
 def test_the_trackers_cards_are_scored_by_the_card_their_point_lies_on() -> None:
-    """A held card is right where its point lies on a card of its code (once per card), false on
-    another card, on nothing or a second time; a card its tracker removed is not held, a changed
-    one is held with its new code; a card whose indices were all covered is ignored."""
+    """A held card is right where its point lies on a card of its code (once per card; under
+    another card too, as a fan's centre point may), false on another card, on nothing or a
+    second time; a card its tracker removed is not held, a changed one is held with its new
+    code; a card whose indices were all covered is ignored."""
     quad = np.array([[100, 100], [170, 100], [170, 198], [100, 198]], np.float32)
     cards = (PlacedCard("7S", quad, False), PlacedCard("KD", quad + [300, 0], False),
-             PlacedCard("2H", quad + [600, 0], False), PlacedCard("9C", quad + [900, 0], False))
+             PlacedCard("2H", quad + [600, 0], False), PlacedCard("9C", quad + [900, 0], False),
+             PlacedCard("4D", quad + [30, 0], False))  # on the right half of 7S
     labels = tuple(IndexLabel(CARD_CODES.index(c.code), (0, 0, 1, 1), k)
-                   for k, c in enumerate(cards[:3]))  # 9C shows no readable index
+                   for k, c in enumerate(cards) if c.code != "9C")  # 9C: no readable index
     held = Scene(np.zeros((720, 1280, 3), np.uint8), cards, labels)
 
     def event(kind: EventKind, track: int, card: str, x: float) -> CardEvent:
@@ -121,8 +123,9 @@ def test_the_trackers_cards_are_scored_by_the_card_their_point_lies_on() -> None
 
     score = Score()
     score_tracked(held, [
-        event(EventKind.APPEARED, 1, "7S", 120),  # right
-        event(EventKind.APPEARED, 2, "7S", 160),  # the same card again: false
+        event(EventKind.APPEARED, 1, "7S", 160),  # right, though 4D lies on top there
+        event(EventKind.APPEARED, 2, "7S", 110),  # the same card again: false
+        event(EventKind.APPEARED, 7, "4D", 165),  # right: the card on top there
         event(EventKind.APPEARED, 3, "KD", 420),
         event(EventKind.CHANGED, 3, "KS", 420),  # now read as another card: false, a confusion
         event(EventKind.APPEARED, 4, "2H", 650),
@@ -131,7 +134,7 @@ def test_the_trackers_cards_are_scored_by_the_card_their_point_lies_on() -> None
         event(EventKind.APPEARED, 6, "9C", 1020),  # only covered indices: ignored
     ], score)
     assert (score.true_positives, score.false_positives, score.false_negatives,
-            score.ignored) == (1, 3, 2, 1)
+            score.ignored) == (2, 3, 2, 1)
     assert score.confusions == Counter({("KD", "KS"): 1})
 
 
@@ -159,6 +162,17 @@ def test_several_frames_a_scene_score_every_frame_and_the_trackers_cards(tmp_pat
     assert tracked is not None and tracked.true_positives > 0
     assert tracked.true_positives + tracked.false_negatives == labelled_cards
     assert evaluate(CardDetector(), [str(folder)], scenes=1, seed=11).tracked is None
+
+
+def test_fewer_frames_than_the_tracker_confirms_a_card_in_are_refused(capsys) -> None:
+    """Two frames a scene: the tracker could hold no card, and would report recall 0."""
+    from dealer_assist.vision.evaluate import TRACKER_FRAMES, main
+
+    assert TRACKER_FRAMES == 3
+    with pytest.raises(SystemExit) as refused:
+        main(["--scenes", "1", "--frames", "2"])
+    assert refused.value.code == 2
+    assert "--frames must be 1, or at least 3" in capsys.readouterr().err
 
 
 def test_each_blur_band_keeps_the_tally_of_its_own_frames(tmp_path) -> None:
