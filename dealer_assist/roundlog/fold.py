@@ -85,6 +85,8 @@ def load_strict(text: str | bytes) -> Any:
     for anything else that is not JSON: a syntax error, bytes not UTF-8, nesting too deep, an
     integer past Python's limit on digits."""
     try:
+        if isinstance(text, bytes):  # json.loads would take UTF-16 and UTF-32 too
+            text = text.decode("utf-8")
         return json.loads(text, parse_float=Decimal, parse_constant=_no_constant,
                           object_pairs_hook=_no_repeated_keys)
     except StrictJSONError:

@@ -96,6 +96,8 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
      "'reason' must be at most 200 characters, got 201"),
     (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
     (b'{"type": "void", "reason": "\xff"}', "not valid JSON (not UTF-8 text)"),
+    ('{"type": "bet", "seat": 1, "amount": "5"}'.encode("utf-16"),
+     "not valid JSON (not UTF-8 text)"),
     (b'{"type": "bet", "seat": 1, "amount": ' + b"9" * 5000 + b"}",
      "not valid JSON (a number with too many digits)"),
 ])
