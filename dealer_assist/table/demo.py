@@ -272,9 +272,8 @@ def _players_deciding(loop: TableLoop) -> bool:
     return view is not None and view["acting"] is not None
 
 
-def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> int:
-    """Play ``options.rounds`` rounds (forever when None), printing each settlement; returns how
-    many rounds were settled."""
+def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
+    """Play ``options.rounds`` rounds (forever when None), printing each settlement."""
     camera, note = open_demo_camera(options)
     with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
@@ -295,7 +294,6 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> int:
             out("")
             if options.pause_after_round_s:
                 demo.stopped.wait(options.pause_after_round_s)
-    return number
 
 
 def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:

@@ -27,10 +27,9 @@ class RecordingError(ValueError):
     """The recording directory cannot be used (names the path and why)."""
 
 
-def _write_synced(path: Path, text: str, mode: str) -> Path:
+def _write_synced(path: Path, text: str, mode: str) -> None:
     """Write ``text`` and fsync it; the folder is made again if it was removed. Mode ``"x"``
-    never overwrites: a file already there is kept and ``name~2`` (``~3``...) written instead.
-    Returns the path written."""
+    never overwrites: a file already there is kept and ``name~2`` (``~3``...) written instead."""
     path.parent.mkdir(parents=True, exist_ok=True)
     target, copy = path, 1
     while True:
@@ -44,7 +43,7 @@ def _write_synced(path: Path, text: str, mode: str) -> Path:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        return target
+        return
 
 
 class FileRecorder:
@@ -74,7 +73,6 @@ class FileRecorder:
         self._lock.truncate(0)
         self._lock.write(f"pid {os.getpid()}\n")
         self._lock.flush()
-        self.last_round_file: Path | None = None  #: the round file written last
         self._unwritten: list[tuple[Path, str, str]] = []
 
     def close(self) -> None:
@@ -96,14 +94,12 @@ class FileRecorder:
         while self._unwritten:
             path, text, mode = self._unwritten[0]
             try:
-                written = _write_synced(path, text, mode)
+                _write_synced(path, text, mode)
             except OSError as error:
                 raise RecordingError(
                     f"round-log file {path}: {error.strerror or error} ({len(self._unwritten)}"
                     " write(s) kept to try again)") from None
             self._unwritten.pop(0)
-            if written.parent.name == "rounds":
-                self.last_round_file = written
 
 
 class MemoryRecorder:

@@ -58,10 +58,13 @@ class Player:
     match_rate: float = 0.3
 
 
+#: Rounds whose true settlements a simulated table keeps (the demo deals for days).
+SETTLEMENTS_KEPT = 1000
+
+
 class SimulatedTable:
     """Deals rounds from a seeded shoe and yields what the shoe, camera and dealer report;
-    ``settlements`` holds the true settlements of its latest 1000 rounds (the demo deals for
-    days)."""
+    ``settlements`` holds the true settlements of its latest ``SETTLEMENTS_KEPT`` rounds."""
 
     def __init__(
         self,
@@ -78,7 +81,7 @@ class SimulatedTable:
         self.shoe: list[Card] = []
         self.drawn = 0
         self.truth: RoundEngine | None = None
-        self.settlements: deque[Settlement] = deque(maxlen=1000)
+        self.settlements: deque[Settlement] = deque(maxlen=SETTLEMENTS_KEPT)
         self.camera_sees = True  # the dealer touches what the camera cannot read
         self.strategy = BasicStrategy(
             rules.decks,
