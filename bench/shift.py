@@ -1,6 +1,6 @@
 """Benchmark of a long shift: does a running table hold its memory, files and threads?
 
-    python bench/shift.py [--rounds 2000] [--every 250]
+    python bench/shift.py [--rounds 3000] [--every 500]
 
 The real ``dealer-assist table`` process (its own Python, as at a casino: shoe reader, loop,
 dealer's screen, round-log files and the surveillance store) is dealt ``--rounds`` rounds at
@@ -127,9 +127,12 @@ def play_round(table: Table, simulator: ShoeSimulator, world: SimulatedTable, nu
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2000)
-    parser.add_argument("--every", type=int, default=250)
+    parser.add_argument("--rounds", type=int, default=3000)
+    parser.add_argument("--every", type=int, default=500)
     args = parser.parse_args()
+    if not (1 <= args.every and 2 * args.every <= args.rounds):
+        parser.error("need --every at least 1 and --rounds at least twice --every (two "
+                     "checkpoints to measure growth between)")
     print(f"os.cpu_count() = {os.cpu_count()}")
     link = TcpLink()
     simulator = ShoeSimulator(link).start()
