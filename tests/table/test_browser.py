@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.rules import Card, RuleSet
+from dealer_assist.rules import Action, Card, RuleSet
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
-from dealer_assist.table.sources import CameraMoved, ShoeCard, ShoeLink
+from dealer_assist.table.sources import CameraMoved, Decide, ShoeCard, ShoeLink
 from dealer_assist.table.world import Player, SimulatedTable
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -122,3 +122,34 @@ def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
     assert page.locator("#seat-4 .seat-total").is_visible()
     assert page.locator("#seat-7").is_visible()
     page.screenshot(path=str(ARTIFACTS / "table-screen-800x480.png"))
+
+
+def test_a_burst_of_alarms_never_hides_the_payouts(table, page):
+    """Fourteen alarms on the small touchscreen: the same alarm raised twice is one row with
+    its count, newest first; the band scrolls rather than grows, so every seat's payout stays in
+    view; one OK acknowledges every alarm of its row."""
+    runner, screen = table
+    world = play_rounds(runner, 1, seed=5)
+    for number in range(14):  # seats 1-7, twice each: "stand entered but no round is in play"
+        runner.submit(Decide(1 + number % 7, Action.STAND))
+    assert runner.wait_until(lambda loop: len(loop.active_alarms()) == 14, 10)
+    page.set_viewport_size({"width": 800, "height": 480})
+    page.goto(screen.url)
+    page.wait_for_selector(".seat-total")
+    rows = page.locator("#alarms .alarm")
+    rows.first.wait_for(timeout=5000)
+    assert rows.count() == 7
+    assert "seat 7:" in rows.first.inner_text() and "\u00d72" in rows.first.inner_text()
+    seats_box = page.locator(".seats").bounding_box()
+    assert seats_box is not None
+    for seat in world.settlements[-1].seats:
+        total = page.locator(f"#seat-{seat.seat} .seat-total").bounding_box()
+        assert total is not None
+        assert seats_box["y"] <= total["y"] and \
+            total["y"] + total["height"] <= min(seats_box["y"] + seats_box["height"], 480)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-alarm-burst-800x480.png"))
+    rows.first.locator("button").tap()
+    assert runner.wait_until(lambda loop: len(loop.active_alarms()) == 12, 10)
+    page.wait_for_function("document.querySelectorAll('#alarms .alarm').length === 6")
+    assert "seat 6:" in rows.first.inner_text()

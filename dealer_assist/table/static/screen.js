@@ -51,15 +51,28 @@ function renderStatus(view) {
   $("round-id").textContent = view.round ? "round " + view.round.round + " \u00b7 " + view.phase : "";
 }
 
+// Active alarms, newest first; the same alarm raised again and again is one row with its
+// count, and its OK acknowledges them all. The band scrolls past a few rows (screen.css), so a
+// burst of alarms never hides the payouts.
 function renderAlarms(view) {
   const band = $("alarms");
   band.replaceChildren();
-  for (const alarm of view.alarms) {
+  const rows = new Map();
+  for (const alarm of [...view.alarms].reverse()) {
+    const key = alarm.kind + "\n" + alarm.text;
+    if (rows.has(key)) {
+      rows.get(key).ids.push(alarm.id);
+      continue;
+    }
+    rows.set(key, { alarm, ids: [alarm.id] });
+  }
+  for (const { alarm, ids } of rows.values()) {
     const row = el("div", "alarm");
     row.dataset.kind = alarm.kind;
     row.append(el("span", "title", alarm.title), el("span", "text", alarm.text));
+    if (ids.length > 1) row.append(el("span", "count", "\u00d7" + ids.length));
     const ack = el("button", "", "OK");
-    ack.addEventListener("click", () => send({ type: "ack", id: alarm.id }));
+    ack.addEventListener("click", () => ids.forEach((id) => send({ type: "ack", id })));
     row.append(ack);
     band.append(row);
   }
