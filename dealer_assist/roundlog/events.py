@@ -75,12 +75,14 @@ class ShoeOrigin:
 @dataclass(frozen=True, slots=True)
 class CardDealt:
     """The next card out of the shoe (``card`` None only for a face-down hole card); ``shoe``:
-    the shoe's own numbering of it, when a shoe dealt it."""
+    the shoe's own numbering of it, when a shoe dealt it; ``keyed``: no reader saw it, the dealer
+    keyed it in (round-log field ``"keyed": true``)."""
 
     card: Card | None
     to: CardTarget | None = None
     face_down: bool = False
     shoe: ShoeOrigin | None = None
+    keyed: bool = False
 
     def apply_to(self, engine: RoundEngine) -> CardTarget:
         return engine.card(self.card, self.to, self.face_down)
@@ -108,7 +110,10 @@ class PlayerAction:
 
 @dataclass(frozen=True, slots=True)
 class Reveal:
+    """The face-down hole card turned over; ``keyed``: no reader saw it, the dealer keyed it."""
+
     card: Card
+    keyed: bool = False
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.reveal(self.card)
@@ -191,12 +196,22 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
     if raw is None and not face_down:
         raise EventError("'card' is missing (only a face_down hole card may have card null)")
     card = None if raw is None else _card(raw)
+    keyed = _keyed(obj)
+    if keyed and (card is None or "shoe" in obj):
+        raise EventError("a keyed card names its card and has no 'shoe' (no reader saw it)")
     to = obj.get("to")
     try:
         target = None if to is None else CardTarget.parse(to)
     except ValueError as error:
         raise EventError(str(error)) from None
-    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")))
+    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")), keyed)
+
+
+def _keyed(obj: Mapping[str, Any]) -> bool:
+    keyed = obj.get("keyed", False)
+    if not isinstance(keyed, bool):
+        raise EventError(f"'keyed' must be true or false, got {keyed!r}")
+    return keyed
 
 
 def _shoe_origin(raw: object) -> ShoeOrigin | None:
@@ -232,7 +247,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "card": _parse_card,
     "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount")),
     "action": _parse_action,
-    "reveal": lambda obj: Reveal(_card(obj.get("card"))),
+    "reveal": lambda obj: Reveal(_card(obj.get("card")), _keyed(obj)),
     "end": lambda obj: End(),
 }
 
@@ -290,6 +305,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             out["face_down"] = True
         if event.shoe is not None:
             out["shoe"] = event.shoe.to_json()
+        if event.keyed:
+            out["keyed"] = True
         return out
     if isinstance(event, Insurance):
         return {"type": "insurance", "seat": event.seat, "amount": format_money(event.amount)}
@@ -301,7 +318,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             out["hand"] = event.hand
         return out
     if isinstance(event, Reveal):
-        return {"type": "reveal", "card": event.card.code}
+        revealed: dict[str, Any] = {"type": "reveal", "card": event.card.code}
+        return revealed | ({"keyed": True} if event.keyed else {})
     return {"type": "end"}
 
 

@@ -13,6 +13,7 @@ from dealer_assist.roundlog import (
     EventError,
     LogError,
     PlayerAction,
+    Reveal,
     ShoeOrigin,
     dumps_event,
     parse_event,
@@ -36,6 +37,8 @@ SPEC_LINES = """\
 {"type": "card", "card": "10d", "to": {"seat": 1, "hand": 0}}
 {"type": "bet", "seat": 2, "amount": 12.5}
 {"type": "card", "card": "9C", "shoe": {"session": 3, "seq": 41, "index": 12}}
+{"type": "card", "card": "4D", "keyed": true}
+{"type": "reveal", "card": "QS", "keyed": true}
 """
 
 
@@ -55,6 +58,10 @@ def test_parsed_values() -> None:
     assert json.loads(dumps_event(events[11]))["card"] == "TD"
     assert events[13] == CardDealt(Card.parse("9C"), shoe=ShoeOrigin(3, 41, 12))
     assert json.loads(dumps_event(events[13]))["shoe"] == {"session": 3, "seq": 41, "index": 12}
+    assert events[14] == CardDealt(Card.parse("4D"), keyed=True)  # no reader saw it
+    assert events[15] == Reveal(Card.parse("QS"), keyed=True)
+    assert json.loads(dumps_event(events[15])) == {"type": "reveal", "card": "QS", "keyed": True}
+    assert "keyed" not in json.loads(dumps_event(events[10]))
 
 
 def test_numbers_are_never_floats() -> None:
@@ -72,6 +79,12 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "bet", "seat": 1, "amount": "ten"}', "decimal amount"),
         ('{"type": "bet", "seat": 1, "amount": "10", "wager": "side"}', "'wager' must be"),
         ('{"type": "card"}', "'card' is missing"),
+        ('{"type": "card", "card": "7S", "keyed": "yes"}', "'keyed' must be true or false"),
+        ('{"type": "card", "card": null, "face_down": true, "keyed": true}',
+         "a keyed card names its card"),
+        ('{"type": "card", "card": "7S", "keyed": true, "shoe": {"session": 1, "seq": 1, '
+         '"index": 1}}', "a keyed card names its card and has no 'shoe'"),
+        ('{"type": "reveal", "card": "7S", "keyed": 1}', "'keyed' must be true or false"),
         ('{"type": "card", "card": "7S", "to": "seat 3"}', "'to' must be"),
         ('{"type": "card", "card": "7S", "to": {"seat": true}}', "'to' must be"),
         ('{"type": "card", "card": "7S", "to": {"seat": 1, "hand": false}}', "'to' hand must"),
