@@ -38,6 +38,7 @@ from dealer_assist.table.sources import (
     FinishRound,
     HoleCardShown,
     Insure,
+    KeyCard,
     NewShoe,
     PlaceBet,
     ShoeCard,
@@ -97,6 +98,11 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return {"type": "ack", "id": item.alarm_id}
     if isinstance(item, VoidRound):
         return {"type": "void", "reason": item.reason}
+    if isinstance(item, KeyCard):
+        out = {"type": "card", "card": item.card.code}
+        if item.to_dealer:
+            out["to"] = "dealer"
+        return out
     raise TypeError(f"not a dealer input: {item!r}")
 
 

@@ -66,6 +66,7 @@ from dealer_assist.table.sources import (
     FinishRound,
     HoleCardShown,
     Insure,
+    KeyCard,
     NewShoe,
     PlaceBet,
     RecordingFailed,
@@ -107,6 +108,7 @@ class AlarmKind(enum.Enum):
     BET_REFUSED = "bet refused"
     ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
     RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
+    KEYED_CARD = "card keyed by the dealer"  #: no reader saw it: surveillance should look
 
 
 #: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),
@@ -430,17 +432,19 @@ class TableLoop:
                 f"the camera cannot read the card at {felt.spot}: enter it or call the floor",
             )
             return
-        if felt.card is not None and not self._accept_from_camera(felt.card):
+        if felt.card is not None and not self._accept_unshod(felt.card, "the camera sees"):
             return
         if self.has_shoe:
             self._awaiting_shoe.append(felt.card)
         self._commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
 
-    def _accept_from_camera(self, card: Card) -> bool:
+    def _accept_unshod(self, card: Card, who: str) -> bool:
+        """A card the shoe did not deal (``who``: "the camera sees", "the dealer keyed"): no
+        pip ten, and (without a shoe to count them) no more copies than the decks hold."""
         if card.is_pip_ten:
             self._alarm(
                 AlarmKind.PIP_TEN,
-                f"the camera sees {card.code}: there are no tens in a Spanish game; "
+                f"{who} {card.code}: there are no tens in a Spanish game; "
                 "not recorded; call the floor",
             )
             return False
@@ -544,7 +548,7 @@ class TableLoop:
                 )
                 return
             # Camera only: the face-down hole card was never seen until now, turned over.
-            if not self._accept_from_camera(item.card):
+            if not self._accept_unshod(item.card, "the camera sees"):
                 return
             if self.has_shoe:
                 self._awaiting_shoe.append(item.card)
@@ -558,7 +562,7 @@ class TableLoop:
             if item.card is None:
                 self._alarm(AlarmKind.UNREADABLE, "the camera cannot read the dealer's hole card")
                 return
-            if not self._accept_from_camera(item.card):
+            if not self._accept_unshod(item.card, "the camera sees"):
                 return
             if self.has_shoe:
                 self._awaiting_shoe.append(item.card)
@@ -689,6 +693,40 @@ class TableLoop:
                 return
         self._apply(PlayerAction(item.seat, item.action, item.amount, item.hand))
 
+    def _on_key_card(self, item: KeyCard) -> None:
+        """A card no reader saw, keyed by the dealer: refused while the shoe reads (it deals
+        every card), else recorded where the next card is due, marked keyed, with an alarm."""
+        code = item.card.code
+        if self.has_shoe and self.shoe_up:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} keyed while the shoe is reading: the "
+                        "shoe deals every card; not recorded")
+            return
+        self._pair(force=True)
+        if not self.round_open:
+            self._alarm(AlarmKind.ILLEGAL_ACTION,
+                        f"{code} keyed but no round is in play; not recorded")
+            return
+        self._infer_hidden_hole()
+        if not self._accept_unshod(item.card, "the dealer keyed"):
+            return
+        if self.has_shoe:
+            self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
+        assert self._fold is not None
+        dealer_cards = self._fold.engine.view()["dealer"]["cards"]
+        if item.to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None:
+            # The face-down hole card turned over, as the camera's sighting of it would be.
+            if not self._apply(Reveal(item.card, keyed=True)):
+                return
+            self._stand_until(None)
+        else:
+            committed = self.cards_committed
+            self._commit(item.card, DEALER_SPOT if item.to_dealer else None, False, keyed=True)
+            if self.cards_committed == committed:
+                return
+        self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
+                    + (" for the dealer" if item.to_dealer else "")
+                    + ": no reader saw it; recorded as keyed")
+
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:
             self._alarm(AlarmKind.BET_REFUSED, f"seat {item.seat}: no round is in play")
@@ -770,10 +808,10 @@ class TableLoop:
 
     def _commit(
         self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False,
-        origin: ShoeOrigin | None = None,
+        origin: ShoeOrigin | None = None, keyed: bool = False,
     ) -> None:
         """Record one card: the decision it implies (if any), then the card itself (with the
-        shoe's numbering of it, when the shoe dealt it)."""
+        shoe's numbering of it, when the shoe dealt it, or marked keyed by the dealer)."""
         shown = card.code if card is not None else "a face-down card"
         if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
             self._alarm(
@@ -802,7 +840,7 @@ class TableLoop:
                     AlarmKind.MISPLACED,
                     f"{shown} landed at {landing} but is due to {target}: recorded to {target}",
                 )
-        if self._apply(CardDealt(card, to, face_down, origin)):
+        if self._apply(CardDealt(card, to, face_down, origin, keyed)):
             self.cards_committed += 1
 
     def _decision_for(self, card: Card | None, landing: Spot | None, sideways: bool) -> bool:
@@ -1001,5 +1039,6 @@ _HANDLERS: dict[type, Any] = {
     FinishRound: TableLoop._on_finish,
     VoidRound: TableLoop._on_void,
     AcknowledgeAlarm: TableLoop._on_acknowledge,
+    KeyCard: TableLoop._on_key_card,
     RecordingFailed: TableLoop._on_recording_failed,
 }

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from dealer_assist.roundlog import StrictJSONError, load_strict
-from dealer_assist.rules import Action, MoneyError, parse_money
+from dealer_assist.rules import Action, Card, MoneyError, parse_money
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
@@ -29,6 +29,7 @@ from dealer_assist.table.sources import (
     Decide,
     FinishRound,
     Insure,
+    KeyCard,
     NewShoe,
     PlaceBet,
     VoidRound,
@@ -120,6 +121,14 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         return NewShoe(0)  # a hand-held game's new pack: the composition count starts again
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
+    if kind == "card":
+        to = message.get("to")
+        if to not in (None, "dealer"):
+            raise TouchError(f"'to' must be \"dealer\" or left out, got {to!r}")
+        try:
+            return KeyCard(Card.parse(message.get("card")), to_dealer=to == "dealer")
+        except ValueError as error:
+            raise TouchError(f"'card' must be a card code such as \"7H\": {error}") from None
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():

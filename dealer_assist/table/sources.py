@@ -206,7 +206,17 @@ class AcknowledgeAlarm:
     alarm_id: int
 
 
-DealerInput = PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm
+@dataclass(frozen=True, slots=True)
+class KeyCard:
+    """The dealer keyed in a card no reader saw (a hand-held game's card the camera cannot
+    read): the dealer's (``to_dealer``: a draw, or the face-down hole card turned over) or the
+    next one due (a hit for the hand in play); recorded as keyed, with an alarm."""
+
+    card: Card
+    to_dealer: bool = False
+
+
+DealerInput = PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard
 
 
 # ----------------------------------------------------------------------------------- recording

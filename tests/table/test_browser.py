@@ -5,6 +5,7 @@ input places a bet and a decision. A screenshot is kept under ``test-artifacts/`
 from __future__ import annotations
 
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,16 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
-from dealer_assist.table.sources import CameraMoved, Decide, ShoeCard, ShoeLink
+from dealer_assist.table.sources import (
+    CameraLink,
+    CameraMoved,
+    Decide,
+    FeltCard,
+    PlaceBet,
+    ShoeCard,
+    ShoeLink,
+    Spot,
+)
 from dealer_assist.table.world import Player, SimulatedTable
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -104,6 +114,7 @@ def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
     assert page.inner_text("#bet-amount") == "$30"
     page.locator("#place-bet").tap()
     page.wait_for_selector("#seat-4:not(.empty) .wager")
+    assert page.locator("#key-card").is_hidden()  # the shoe deals every card: nothing to key
     assert page.locator("#seat-4 .wager").inner_text() == "$30.00"
     seats = runner.view()["round"]["seats"]
     assert [(s["seat"], s["wager"]) for s in seats] == [(4, "30.00")]
@@ -153,3 +164,41 @@ def test_a_burst_of_alarms_never_hides_the_payouts(table, page):
     assert runner.wait_until(lambda loop: len(loop.active_alarms()) == 12, 10)
     page.wait_for_function("document.querySelectorAll('#alarms .alarm').length === 6")
     assert "seat 6:" in rows.first.inner_text()
+
+
+def test_a_hand_held_dealer_keys_the_card_the_camera_cannot_read(page):
+    """Camera only: the page offers "Key a card" once a round is in play (never while a shoe
+    reads, as in the test above); rank, suit and the dealer's toggle key it, and the table
+    records it as keyed, raising its alarm."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T8", has_shoe=False,
+                     has_camera=True)
+    runner = TableRunner(loop).start()
+    screen = ScreenServer(runner, "127.0.0.1", 0).start()
+    try:
+        runner.submit(CameraLink(True, "test camera"))
+        page.set_viewport_size({"width": 800, "height": 480})
+        page.goto(screen.url)
+        page.wait_for_selector("#link.link-up")
+        assert page.locator("#key-card").is_hidden()  # no round yet
+        runner.submit(PlaceBet(1, Decimal("10")))
+        runner.submit(FeltCard(Card.parse("9S"), Spot(1)))
+        page.locator("#key-card").wait_for(state="visible", timeout=5000)
+        page.locator("#key-card").tap()
+        page.locator("#key-5").tap()
+        page.locator("#key-H").tap()
+        assert page.inner_text("#key-go") == "Key 5H"
+        page.locator("#key-dealer").tap()  # the dealer's up card, unread
+        assert page.inner_text("#key-dealer") == "to the dealer"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "table-screen-keying-800x480.png"))
+        page.locator("#key-go").tap()
+        assert runner.wait_until(lambda loop: loop.cards_committed == 2, 5)
+        assert page.locator("#key-row").is_hidden()
+        view = runner.view()
+        assert view["round"]["dealer"]["cards"] == ["5H"]
+        assert [a["kind"] for a in view["alarms"]] == ["keyed_card"]
+        page.locator("#alarms").wait_for(state="visible", timeout=5000)
+        page.screenshot(path=str(ARTIFACTS / "table-screen-keyed-card-800x480.png"))
+    finally:
+        screen.stop()
+        runner.stop()

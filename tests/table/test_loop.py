@@ -7,6 +7,7 @@ vision adapter will report. Shoe inputs are the values the real shoe source prod
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -48,6 +49,7 @@ from dealer_assist.table.sources import (
     FeltStacks,
     FinishRound,
     HoleCardShown,
+    KeyCard,
     NewShoe,
     PlaceBet,
     RecordingFailed,
@@ -341,6 +343,46 @@ def test_camera_only_face_down_hole_card_is_revealed():
     assert '{"type": "card", "card": null, "to": "dealer", "face_down": true}' in (
         table.recorded_lines()
     )
+
+
+def test_a_hand_held_game_goes_on_with_the_cards_the_dealer_keys():
+    """Camera only: a card the camera never reads is keyed by the dealer: it goes where the next
+    card is due (a hit for the hand in play), the hole card keyed for the dealer is the face-down
+    one turned over, and a draw keyed for the dealer is the dealer's; each is recorded as keyed
+    with an alarm, and the round log settles as the screen did."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    table.send(FeltCard(C("9S"), Spot(1)), FeltCard(C("5H"), DEALER_SPOT))
+    table.send(KeyCard(C("2C")))  # seat 1's second card, never read by the camera
+    table.send(FeltCard(None, DEALER_SPOT))  # the hole card, face down
+    table.send(KeyCard(C("4D")))  # a hit for seat 1 (9 + 2 + 4 = 15), unread
+    table.send(Decide(1, Action.STAND))
+    table.send(KeyCard(C("KD"), to_dealer=True))  # the hole card turned, unread: 5 + K = 15
+    table.send(KeyCard(C("9H"), to_dealer=True))  # the dealer's draw, unread: 24
+    assert table.loop.rounds_played == 1
+    assert table.settled_json()["seats"][0]["net"] == "10.00"
+    assert [a.kind for a in table.loop.alarms] == [AlarmKind.KEYED_CARD] * 4
+    assert "the dealer keyed KD for the dealer" in table.loop.alarms[2].text
+    lines = table.recorded_lines()
+    keyed = [json.loads(line) for line in lines if '"keyed": true' in line]
+    assert [(e["type"], e["card"]) for e in keyed] == [
+        ("card", "2C"), ("card", "4D"), ("reveal", "KD"), ("card", "9H")]
+    assert settle_log(lines).to_json() == table.settled_json()
+
+
+def test_a_keyed_card_is_refused_while_the_shoe_reads_without_a_round_or_as_a_ten():
+    table = Table(camera=False)
+    table.send(KeyCard(C("7H")))
+    assert table.kinds() == [AlarmKind.ILLEGAL_ACTION] and "shoe is reading" in (
+        table.loop.alarms[-1].text)
+    hand_held = Table(shoe=False)
+    hand_held.send(KeyCard(C("7H")))
+    assert hand_held.kinds() == [AlarmKind.ILLEGAL_ACTION] and "no round is in play" in (
+        hand_held.loop.alarms[-1].text)
+    hand_held.send(PlaceBet(1, Decimal("10")), KeyCard(C("TH")))
+    assert hand_held.kinds()[-1] is AlarmKind.PIP_TEN
+    assert "the dealer keyed TH" in hand_held.loop.alarms[-1].text
+    assert table.loop.cards_committed == hand_held.loop.cards_committed == 0
 
 
 def test_finish_closes_a_round_whose_remaining_draws_are_optional():

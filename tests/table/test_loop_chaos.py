@@ -28,6 +28,7 @@ from dealer_assist.table.sources import (
     FinishRound,
     HoleCardShown,
     Insure,
+    KeyCard,
     NewShoe,
     PlaceBet,
     RecordingFailed,
@@ -66,6 +67,7 @@ inputs = st.one_of(
     st.just(ShoeProblem("jam")),
     st.builds(AcknowledgeAlarm, st.integers(0, 30)),
     st.just(RecordingFailed("disk full")),
+    st.builds(KeyCard, cards, st.booleans()),
 )
 
 

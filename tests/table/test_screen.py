@@ -8,12 +8,12 @@ from decimal import Decimal
 import pytest
 from fastapi.testclient import TestClient
 
-from dealer_assist.rules import Action
+from dealer_assist.rules import Action, Card
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer, TouchError, create_app, parse_touch
-from dealer_assist.table.sources import Decide, PlaceBet, ShoeLink, ShoeProblem
+from dealer_assist.table.sources import Decide, KeyCard, PlaceBet, ShoeLink, ShoeProblem
 
 
 @pytest.fixture
@@ -65,6 +65,9 @@ def test_touch_reaches_the_loop_and_is_pushed(runner):
         ({"type": "decide", "seat": 1, "action": "fold"}, "fold"),
         ({"type": "void", "reason": " "}, "'reason'"),
         ({"type": "dance"}, "dance"),
+        ({"type": "card", "card": "ZZ"}, "'card' must be a card code"),
+        ({"type": "card"}, "'card' must be a card code"),
+        ({"type": "card", "card": "7H", "to": "seat 3"}, "'to' must be"),
         ([], "JSON object"),
     ],
 )
@@ -133,3 +136,24 @@ def test_parse_touch_values():
     assert parse_touch({"type": "decide", "seat": 3, "action": "Double", "hand": 1}) == Decide(
         3, Action.DOUBLE, None, 1
     )
+    assert parse_touch({"type": "card", "card": "7h"}) == KeyCard(Card.parse("7H"))
+    assert parse_touch({"type": "card", "card": "KD", "to": "dealer"}) == KeyCard(
+        Card.parse("KD"), to_dealer=True)
+
+
+def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
+    """``touch_json`` (what the demo posts, as the page does) and ``parse_touch`` agree."""
+    from dealer_assist.table.demo import touch_json
+    from dealer_assist.table.sources import (
+        AcknowledgeAlarm,
+        FinishRound,
+        Insure,
+        NewShoe,
+        VoidRound,
+    )
+
+    for item in (PlaceBet(2, Decimal("25.00"), "match", "P-7"),
+                 Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
+                 FinishRound(), NewShoe(0), AcknowledgeAlarm(4), VoidRound("foreign card"),
+                 KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), to_dealer=True)):
+        assert parse_touch(touch_json(item)) == item

@@ -3,7 +3,10 @@
 
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
-const state = { view: null, seat: null, amount: 0, socket: null };
+const state = { view: null, seat: null, amount: 0, socket: null, key: { rank: "", suit: "" } };
+// Ranks and suits a dealer can key (a Spanish deck has no tens).
+const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
+const KEY_SUITS = [["S", "\u2660"], ["H", "\u2665"], ["D", "\u2666"], ["C", "\u2663"]];
 
 function $(id) { return document.getElementById(id); }
 
@@ -200,6 +203,38 @@ function renderTouch() {
   }
   $("finish").disabled = !view || !view.round || view.phase === "settled";
   $("void").disabled = $("finish").disabled;
+  renderKeying(view);
+}
+
+// With no shoe reading (a hand-held game, or the shoe's link down) the dealer keys a card the
+// camera cannot read; the table records it as keyed and raises an alarm for surveillance.
+function renderKeying(view) {
+  const open = Boolean(view && view.round && view.phase !== "settled" && view.phase !== "idle" &&
+    (view.mode === "camera only" || view.mode === "no card reader"));
+  $("key-card").hidden = !open;
+  if (!open) $("key-row").hidden = true;
+  const pick = (box, values, field) => {
+    box.replaceChildren();
+    for (const [value, label] of values) {
+      const button = el("button", state.key[field] === value ? "selected" : "", label);
+      button.id = "key-" + value;
+      button.addEventListener("click", () => { state.key[field] = value; renderKeying(state.view); });
+      box.append(button);
+    }
+  };
+  pick($("key-ranks"), KEY_RANKS.map((r) => [r, r]), "rank");
+  pick($("key-suits"), KEY_SUITS, "suit");
+  const code = state.key.rank && state.key.suit ? state.key.rank + state.key.suit : "";
+  $("key-go").textContent = code ? "Key " + code : "Key";
+  $("key-go").disabled = !code;
+}
+
+function closeKeying() {
+  state.key = { rank: "", suit: "" };
+  $("key-dealer").dataset.dealer = "no";
+  $("key-dealer").textContent = "next due";
+  $("key-row").hidden = true;
+  renderKeying(state.view);
 }
 
 function render(view) {
@@ -236,6 +271,19 @@ $("wager-kind").addEventListener("click", () => {
   button.dataset.kind = button.dataset.kind === "main" ? "match" : "main";
   button.textContent = button.dataset.kind;
 });
+$("key-card").addEventListener("click", () => { $("key-row").hidden = false; });
+$("key-dealer").addEventListener("click", () => {
+  const button = $("key-dealer");
+  button.dataset.dealer = button.dataset.dealer === "no" ? "yes" : "no";
+  button.textContent = button.dataset.dealer === "yes" ? "to the dealer" : "next due";
+});
+$("key-go").addEventListener("click", () => {
+  const message = { type: "card", card: state.key.rank + state.key.suit };
+  if ($("key-dealer").dataset.dealer === "yes") message.to = "dealer";
+  send(message);
+  closeKeying();
+});
+$("key-cancel").addEventListener("click", closeKeying);
 $("finish").addEventListener("click", () => send({ type: "finish" }));
 $("shuffle").addEventListener("click", () => {
   if (window.confirm("A freshly shuffled shoe is in play?")) send({ type: "shuffle" });
