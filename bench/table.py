@@ -13,7 +13,9 @@
    rendered by the scene generator, read by the trackers), once with the renderer's ground truth
    as detector (the pipeline's own cost) and once with the shipped detector models (their speed,
    how many rounds are settled exactly as dealt, and the alarms raised, by kind), for each deck
-   of ``--camera-design`` (default: the demo's house deck and kennard, never trained on).
+   of ``--camera-design`` (default: the demo's house deck and kennard, never trained on); with
+   ``--hand-held`` also with no shoe, the camera alone (each card it cannot read keyed by the
+   dealer: "card keyed by the dealer" alarms).
 """
 
 from __future__ import annotations
@@ -170,7 +172,7 @@ def bench_loop_throughput() -> None:
     )
 
 
-def bench_camera(rounds: int, design_name: str = HOUSE_DECK) -> None:
+def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = False) -> None:
     """The demo table with its synthetic camera: frames through the camera pipeline per second,
     with the renderer's ground truth as detector (the pipeline's own cost) and with the shipped
     detector (its speed, and how its readings fare against the rounds as dealt)."""
@@ -189,19 +191,24 @@ def bench_camera(rounds: int, design_name: str = HOUSE_DECK) -> None:
     if DEFAULT_MODEL.exists():
         _camera_rounds(demo_camera(design_name=design_name, seed=3),
                        f"render + shipped ONNX detector + trackers, deck {design_name}", rounds)
+        if hand_held:
+            _camera_rounds(demo_camera(design_name=design_name, seed=3),
+                           f"hand-held, no shoe: the camera alone, deck {design_name}", rounds,
+                           shoe=False)
     else:
         print(f"no detector model at {DEFAULT_MODEL}: the detector's figures are not measured")
 
 
-def _camera_rounds(camera: object, what: str, rounds: int) -> None:
+def _camera_rounds(camera: object, what: str, rounds: int, shoe: bool = True) -> None:
     from dealer_assist.table.demo import DemoOptions, DemoTable
 
     with tempfile.TemporaryDirectory() as folder:
         options = DemoOptions(port=0, recording_dir=folder, pace_s=0.0, pause_after_round_s=0.0,
-                              seed=21, card_timeout_s=8.0)
+                              seed=21, card_timeout_s=8.0, shoe=shoe)
         with DemoTable(options, camera=camera) as demo:  # type: ignore[arg-type]
             source = demo.camera.source  # type: ignore[union-attr]
-            demo.runner.wait_until(lambda loop: loop.mode.value == "shoe + camera", 8)
+            mode = "shoe + camera" if shoe else "camera only"
+            demo.runner.wait_until(lambda loop: loop.mode.value == mode, 8)
             started = time.perf_counter()
             frames_before, busy_before = source.frames_processed, source.seconds_busy
             exact = 0
@@ -232,13 +239,16 @@ def main() -> None:
                         help=f"the demo camera's decks (default {HOUSE_DECK}, the demo's house "
                         "deck, and kennard, never trained on)")
     parser.add_argument("--camera-only", action="store_true", help="skip the shoe and loop parts")
+    parser.add_argument("--hand-held", action="store_true",
+                        help="also deal each deck's rounds with no shoe, read by the camera alone "
+                        "(the dealer keys each card it cannot read, after the 8 s wait)")
     args = parser.parse_args()
     print(f"os.cpu_count() = {os.cpu_count()}")
     if not args.camera_only:
         bench_latency(args.cards, args.idle)
         bench_loop_throughput()
     for design in args.camera_design:
-        bench_camera(args.camera_rounds, design)
+        bench_camera(args.camera_rounds, design, args.hand_held)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from dealer_assist.roundlog.report import settlement_text
-from dealer_assist.rules import RuleSet, Settlement
+from dealer_assist.rules import Action, RuleSet, Settlement
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import FileRecorder
 from dealer_assist.table.runner import TableRunner
@@ -67,6 +67,7 @@ class DemoOptions:
     card_timeout_s: float = 5.0
     camera: str = "auto"  # "on": the synthetic camera or fail; "auto": on if it can run; "off"
     camera_deck: str = HOUSE_DECK  # the synthetic camera's card design
+    shoe: bool = True  # False: a hand-held game, read by the camera alone (cards it misses keyed)
 
 
 def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
@@ -126,26 +127,32 @@ class DemoTable:
     ):
         from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
 
+        if not options.shoe and camera is None:
+            raise DemoError("a hand-held game (no shoe) is read by the camera alone, and there"
+                            f" is none{': ' + camera_note if camera_note else ''}")
         self.options = options
         self.rules = RuleSet.from_spec(options.rules)
         self.recording_dir = Path(
             options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
         )
         self.recorder = FileRecorder(self.recording_dir)
-        self._link_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-shoe-")
-        self.shoe_link = PtyLink(link_path=str(Path(self._link_dir.name) / "shoe"))
-        self.simulator = ShoeSimulator(self.shoe_link)
+        sources: list[Source] = []
+        self.simulator: ShoeSimulator | None = None
+        if options.shoe:
+            self._link_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-shoe-")
+            self.shoe_link = PtyLink(link_path=str(Path(self._link_dir.name) / "shoe"))
+            self.simulator = ShoeSimulator(self.shoe_link)
+            sources.append(SerialShoeSource(self.shoe_link.url))
         self.loop = TableLoop(
             options.rules,
             self.recorder,
             table_id="DEMO",
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
-            has_shoe=True,
+            has_shoe=options.shoe,
             has_camera=camera is not None,
             notes={"camera": camera_note} if camera is None and camera_note else None,
         )
         self.camera = camera
-        sources: list[Source] = [SerialShoeSource(self.shoe_link.url)]
         if camera is not None:
             sources.append(camera)
         self.runner = TableRunner(self.loop, sources)
@@ -160,7 +167,8 @@ class DemoTable:
         return self.screen.url
 
     def start(self) -> DemoTable:
-        self.simulator.start()
+        if self.simulator is not None:
+            self.simulator.start()
         self.runner.start()
         self.screen.start()
         return self
@@ -169,9 +177,10 @@ class DemoTable:
         self.stopped.set()
         self.runner.stop()
         self.screen.stop()
-        self.simulator.stop()
-        self.shoe_link.close()
-        self._link_dir.cleanup()
+        if self.simulator is not None:
+            self.simulator.stop()
+            self.shoe_link.close()
+            self._link_dir.cleanup()
         self.recorder.close()
 
     def __enter__(self) -> DemoTable:
@@ -191,7 +200,10 @@ class DemoTable:
             return loop.cards_committed >= dealt
 
         if isinstance(item, NewShoe):
-            self.simulator.load_shoe(item.decks)
+            if self.simulator is not None:
+                self.simulator.load_shoe(item.decks)
+            else:
+                post_touch(self.screen_url, NewShoe(0))  # a hand-held game's fresh pack
             return
         if channel == "dealer":
             # A touch follows what the dealer has seen recorded: every card dealt so far.
@@ -205,6 +217,8 @@ class DemoTable:
         if isinstance(item, ShoeCard):
             self._cards_dealt += 1
             dealt = self._cards_dealt
+            if self.simulator is None:
+                return  # hand-held: pitched from the dealer's hand, seen where it lands
             self.simulator.draw(item.card)
             if self.world.camera_sees:
                 return  # recorded once the camera sees where it lands
@@ -213,22 +227,45 @@ class DemoTable:
             return
         else:
             self.camera.show(item)
+            hand_held = self.simulator is None
             if isinstance(item, FeltCard) and item.card is not None:
-                self.runner.wait_until(all_recorded, timeout)
+                if not self.runner.wait_until(all_recorded, timeout) and hand_held:
+                    self._key(item)
             elif isinstance(item, FeltStacks):
-                self.runner.wait_until(lambda loop: _hands_at(loop, item.seat) >= item.stacks,
-                                       timeout)
+                def split(loop: TableLoop) -> bool:
+                    return _hands_at(loop, item.seat) >= item.stacks
+
+                if not self.runner.wait_until(split, timeout) and hand_held:
+                    post_touch(self.screen_url, Decide(item.seat, Action.SPLIT))
+                    self.runner.wait_until(split, timeout)
             elif isinstance(item, HoleCardShown):
                 # A dealer turns the hole card and lets it be seen before drawing: a card drawn
                 # before the camera has read the hole card would be taken for it.
                 self._wait(lambda: self.camera.sees_hole_card, timeout)  # type: ignore[union-attr]
-                self.runner.wait_until(
-                    lambda loop: not loop.round_open or not _players_deciding(loop), timeout
-                )
+
+                def turned(loop: TableLoop) -> bool:
+                    return not loop.round_open or (_hole_known(loop)
+                                                   and not _players_deciding(loop))
+
+                if (not self.runner.wait_until(turned, timeout) and hand_held
+                        and item.card is not None):
+                    post_touch(self.screen_url, KeyCard(item.card, to_dealer=True))
+                    self.runner.wait_until(turned, timeout)
             else:
                 return
         if pace_s:
             self.stopped.wait(pace_s)
+
+    def _key(self, felt: FeltCard) -> None:
+        """Hand-held: the camera never read the card that landed; the dealer keys it, touching
+        the double first when it lies crosswise (a keyed card is otherwise taken as a hit)."""
+        assert felt.card is not None
+        if felt.sideways and felt.spot.seat is not None:
+            post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.stack))
+        post_touch(self.screen_url, KeyCard(felt.card, to_dealer=felt.spot.is_dealer))
+        dealt = self._cards_dealt
+        self.runner.wait_until(lambda loop: loop.cards_committed >= dealt,
+                               self.options.card_timeout_s)
 
     def _wait(self, condition: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -273,6 +310,13 @@ def _hands_at(loop: TableLoop, seat: int) -> int:
     return len(seats[0]["hands"]) if seats else 0
 
 
+def _hole_known(loop: TableLoop) -> bool:
+    """The dealer's hole card is recorded face up (from the shoe, or turned and read)."""
+    view = loop.engine_view
+    cards = [] if view is None else view["dealer"]["cards"]
+    return len(cards) >= 2 and cards[1] is not None
+
+
 def _players_deciding(loop: TableLoop) -> bool:
     view = loop.engine_view
     return view is not None and view["acting"] is not None
@@ -284,7 +328,11 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
     with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
         out(f"recording round logs to: {demo.recording_dir / 'rounds'}")
-        if camera is not None:
+        if not options.shoe:
+            out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
+                f"{options.camera_deck} rendered on felt and read by the card detector; a card "
+                "it cannot read is keyed by the dealer)")
+        elif camera is not None:
             out(f"mode: shoe + camera (shoe simulator on a pty; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector)")
         else:

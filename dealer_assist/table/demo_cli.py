@@ -1,7 +1,7 @@
 """``dealer-assist demo``: a whole table on one machine (simulated shoe and players, real pipeline).
 
 dealer-assist demo [--rounds N] [--headless] [--seed N] [--rules PRESET] [--port P] [--record DIR]
-                   [--camera auto|on|off] [--camera-deck DESIGN] [--pace SECONDS]
+                   [--camera auto|on|off] [--camera-deck DESIGN] [--pace SECONDS] [--shoe on|off]
 """
 
 from __future__ import annotations
@@ -54,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "as a casino's enrolled deck; kennard, tigullio and plastic were never trained on)",
     )
     parser.add_argument(
+        "--shoe",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): the simulated shoe deals every card; off: a hand-held game read by "
+        "the camera alone, the dealer keying any card it cannot read (needs the camera)",
+    )
+    parser.add_argument(
         "--pace",
         type=number_in(float, 0, 60, "a pace in seconds"),
         default=0.6,
@@ -70,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds is not None and args.rounds < 1:
         print("dealer-assist demo: --rounds must be at least 1", file=sys.stderr)
         return 2
+    if args.shoe == "off" and args.camera == "off":
+        print("dealer-assist demo: --shoe off needs the camera: a hand-held game is read by the "
+              "camera alone", file=sys.stderr)
+        return 2
     try:
         options = DemoOptions(
             rules=args.rules,
@@ -83,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
             pause_after_round_s=0.0 if args.headless else 4.0,
             camera=args.camera,
             camera_deck=args.camera_deck,
+            shoe=args.shoe == "on",
         )
         run_demo(options, out=lambda line: print(line, flush=True))
     except RuleSetError as error:

@@ -16,7 +16,7 @@ import pytest
 
 from dealer_assist.table.demo import DemoOptions, DemoTable
 from dealer_assist.table.loop import AlarmKind
-from dealer_assist.table.sources import CameraLink, FeltCard, Sink, TableInput
+from dealer_assist.table.sources import CameraLink, FeltCard, HoleCardShown, Sink, TableInput
 from dealer_assist.table.synthetic_camera import HOUSE_DECK
 from dealer_assist.vision.artwork import installed_designs
 
@@ -217,6 +217,50 @@ def test_camera_stopping_mid_round_raises_the_alarm_and_the_round_completes(tmp_
     assert len(settled) == 3
     for want, got in zip(demo.world.settlements, settled, strict=True):
         assert (got["seats"], got["net"]) == (want.to_json()["seats"], want.to_json()["net"])
+
+
+class BlindSpotCamera(ScriptedCamera):
+    """The scripted camera (a test double) that never reads sevens and kings: not where they
+    land, not the hole card turned over."""
+
+    def show(self, item: TableInput) -> None:
+        card = getattr(item, "card", None)
+        if isinstance(item, (FeltCard, HoleCardShown)) and card is not None and \
+                card.code[0] in "7K":
+            return
+        super().show(item)
+
+
+def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_keys(tmp_path):
+    """No shoe: the camera alone reads the cards, and every card it cannot read (sevens and
+    kings here, hole cards and doubles among them) is keyed by the dealer on the screen after
+    the wait a dealer gives the camera; every round settles as dealt, each keyed card recorded
+    as keyed with its alarm."""
+    hand_held = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
+                            pause_after_round_s=0.0, seed=11, card_timeout_s=0.3, shoe=False)
+    with DemoTable(hand_held, camera=BlindSpotCamera()) as demo:
+        assert demo.runner.wait_until(lambda loop: loop.mode.value == "camera only", 5)
+        for number in range(1, 11):
+            assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
+        keyed_alarms = [a for a in demo.loop.alarms if a.kind is AlarmKind.KEYED_CARD]
+        assert {a.kind for a in demo.loop.alarms} == {AlarmKind.KEYED_CARD}
+    settled = _settlements(tmp_path)
+    assert len(settled) == 10
+    for want, got in zip(demo.world.settlements, settled, strict=True):
+        assert (got["seats"], got["dealer"]) == (want.to_json()["seats"],
+                                                 want.to_json()["dealer"])
+    keyed = [json.loads(line) for path in sorted((tmp_path / "rounds").glob("*.jsonl"))
+             for line in path.read_text().splitlines() if '"keyed": true' in line]
+    assert len(keyed) == len(keyed_alarms) > 3
+    assert {event["card"][0] for event in keyed} == {"7", "K"}
+    assert any(event["type"] == "reveal" for event in keyed)  # a hole card turned, unread
+
+
+def test_a_hand_held_demo_without_its_camera_is_refused(capsys):
+    from dealer_assist.cli import main
+
+    assert main(["demo", "--headless", "--shoe", "off", "--camera", "off"]) == 2
+    assert "--shoe off needs the camera" in capsys.readouterr().err
 
 
 def _settlements(tmp_path: Path) -> list[dict]:
