@@ -83,6 +83,7 @@ class FeltTracker:
         self.zone_of = zone_of
         self.stack_radius_mm = stack_radius_mm
         self._dealer: list[_Placed] = []
+        self._dealer_gone: list[_Placed] = []  # dealer's cards lost from view this round
         self._dealer_seen = 0  # cards that appeared at the dealer this round
         self._seats: dict[int, _Seat] = {}
         self._order = 0
@@ -102,6 +103,7 @@ class FeltTracker:
     def reset(self) -> None:
         """A cleared table: the next card starts a new round's picture."""
         self._dealer.clear()
+        self._dealer_gone.clear()
         self._dealer_seen = 0
         self._seats.clear()
 
@@ -127,6 +129,12 @@ class FeltTracker:
         self._order += 1
         placed = _Placed(sighting.track, sighting.card, sighting.x, sighting.y, self._order)
         if zone[0] == "dealer":
+            again = next((c for c in self._dealer_gone if c.card == placed.card), None)
+            if again is not None:  # a dealer's card seen again after a draw covered its index
+                self._dealer_gone.remove(again)
+                placed.order = again.order
+                self._dealer.append(placed)
+                return []
             self._dealer.append(placed)
             self._dealer_seen += 1
             if self._dealer_seen == 2:
@@ -150,6 +158,8 @@ class FeltTracker:
                 seat.stacks[target].insert(0, placed)
                 seat.moving = None
                 return []
+        if self._seen_again(seat, placed):
+            return []
         if nearest is not None and gaps[nearest] <= self.stack_radius_mm:
             seat.stacks[nearest].append(placed)
             return [FeltCard(placed.card, Spot(number, nearest), sideways)]
@@ -174,6 +184,23 @@ class FeltTracker:
             return [FeltCard(placed.card, Spot(number, nearest), sideways)]
         seat.stacks.append([placed])
         return [FeltCard(placed.card, Spot(number, len(seat.stacks) - 1), sideways)]
+
+    @staticmethod
+    def _seen_again(seat: _Seat, placed: _Placed) -> bool:
+        """A card of a fan lost from view (the next card covered its index) and then read again
+        (by its other corner, or uncovered): the same card, put back in its stack, not a new
+        one. Read as a new card it was the hand's next card, the card really dealt unseen. A
+        card that left a pair may be a split instead (:meth:`_split_source`)."""
+        for k, (index, gone) in enumerate(seat.removed):
+            stack = seat.stacks[index] if index < len(seat.stacks) else []
+            could_split = len(stack) == 1 and stack[0].card.points == gone.card.points
+            if gone.card == placed.card and stack and not could_split:
+                del seat.removed[k]
+                placed.order = gone.order
+                seat.stacks[index].append(placed)
+                seat.stacks[index].sort(key=lambda c: c.order)
+                return True
+        return False
 
     @staticmethod
     def _split_source(seat: _Seat, placed: _Placed) -> tuple[int, _Placed] | None:
@@ -203,7 +230,11 @@ class FeltTracker:
         """Forget a card gone from the felt. A pair that loses a card is being split: the card
         was moved to a new stack, where the camera may not read it at once (a lone card read
         below confidence); the split is announced now, before the next card lands on the pair."""
-        self._dealer = [c for c in self._dealer if c.track != track]
+        gone = [c for c in self._dealer if c.track == track]
+        if gone:
+            self._dealer.remove(gone[0])
+            self._dealer_gone.append(gone[0])
+            return []
         for number, seat in self._seats.items():
             for index, stack in enumerate(seat.stacks):
                 for placed in stack:

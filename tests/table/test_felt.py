@@ -249,3 +249,42 @@ def test_a_hand_of_two_unlike_cards_losing_one_is_no_split():
     tracker.feed(Sighting(SightingKind.APPEARED, C("9D"), 50, 200, 1))
     tracker.feed(Sighting(SightingKind.APPEARED, C("3S"), 62, 208, 2))
     assert tracker.feed(Sighting(SightingKind.REMOVED, C("3S"), 62, 208, 2)) == []
+
+
+def test_a_card_lost_from_view_and_read_again_is_the_same_card():
+    """The sixth card of a fan covers the fifth's index (its track is removed) and is not read
+    itself; the fifth, read again by its other corner, is not a new card (read as one it stood
+    for the sixth: a silent wrong card in a hand-held game); the sixth, read at last, is. At the
+    dealer, an up card covered by a draw and read again is no second draw."""
+    tracker = FeltTracker(zone_of)
+    for track, (code, x, y) in enumerate(
+        [("2C", 50, 300), ("AD", 66, 278), ("QD", 82, 256), ("2H", 98, 234), ("AD", 114, 212)],
+        start=1,
+    ):
+        assert tracker.feed(Sighting(SightingKind.APPEARED, C(code), x, y, track)) == [
+            FeltCard(C(code), Spot(1, 0))]
+    assert tracker.feed(Sighting(SightingKind.REMOVED, C("AD"), 114, 212, 5)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("AD"), 140, 180, 6)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 130, 190, 7)) == [
+        FeltCard(C("2H"), Spot(1, 0))]
+
+    tracker.feed(Sighting(SightingKind.APPEARED, C("6S"), 60, 50, 10))
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("KD"), 120, 50, 11)) == [
+        HoleCardShown(C("KD"))]
+    tracker.feed(Sighting(SightingKind.APPEARED, C("5C"), 90, 55, 12))
+    assert tracker.feed(Sighting(SightingKind.REMOVED, C("6S"), 60, 50, 10)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("6S"), 40, 45, 13)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("9H"), 150, 50, 14)) == [
+        FeltCard(C("9H"), DEALER_SPOT)]
+
+
+def test_a_card_read_again_beside_one_unlike_card_is_the_same_card_not_a_split():
+    """A hand 3D KS: the unread next card covers the KS, which is read again. One card is left,
+    but 3 and K are no pair to split: the KS is the same card, not a card of its own."""
+    tracker = FeltTracker(zone_of)
+    tracker.feed(Sighting(SightingKind.APPEARED, C("3D"), 50, 200, 1))
+    tracker.feed(Sighting(SightingKind.APPEARED, C("KS"), 62, 208, 2))
+    assert tracker.feed(Sighting(SightingKind.REMOVED, C("KS"), 62, 208, 2)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("KS"), 90, 180, 3)) == []
+    assert tracker.feed(Sighting(SightingKind.APPEARED, C("3S"), 80, 190, 4)) == [
+        FeltCard(C("3S"), Spot(1, 0))]
