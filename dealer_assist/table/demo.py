@@ -30,6 +30,7 @@ from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.sources import (
+    DEALER_SPOT,
     AcknowledgeAlarm,
     DealerInput,
     Decide,
@@ -101,8 +102,9 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return {"type": "void", "reason": item.reason}
     if isinstance(item, KeyCard):
         out = {"type": "card", "card": item.card.code}
-        if item.to_dealer:
-            out["to"] = "dealer"
+        if item.spot is not None:
+            out["to"] = "dealer" if item.spot.is_dealer else {"seat": item.spot.seat,
+                                                              "hand": item.spot.stack}
         return out
     raise TypeError(f"not a dealer input: {item!r}")
 
@@ -248,8 +250,8 @@ class DemoTable:
                                                    and not _players_deciding(loop))
 
                 if (not self.runner.wait_until(turned, timeout) and hand_held
-                        and item.card is not None):
-                    post_touch(self.screen_url, KeyCard(item.card, to_dealer=True))
+                        and item.card is not None and not _hole_known(self.loop)):
+                    post_touch(self.screen_url, KeyCard(item.card, DEALER_SPOT))
                     self.runner.wait_until(turned, timeout)
             else:
                 return
@@ -262,7 +264,7 @@ class DemoTable:
         assert felt.card is not None
         if felt.sideways and felt.spot.seat is not None:
             post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.stack))
-        post_touch(self.screen_url, KeyCard(felt.card, to_dealer=felt.spot.is_dealer))
+        post_touch(self.screen_url, KeyCard(felt.card, felt.spot))
         dealt = self._cards_dealt
         self.runner.wait_until(lambda loop: loop.cards_committed >= dealt,
                                self.options.card_timeout_s)

@@ -239,6 +239,8 @@ class TableLoop:
         self._pending_shoe: deque[_Pending] = deque()
         self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
+        #: cards keyed this round that the camera has not reported since (it may read one late)
+        self._keyed_unseen: Counter[Card] = Counter()
         self._now = 0.0
 
     # ------------------------------------------------------------------ state
@@ -423,6 +425,9 @@ class TableLoop:
             self._commit(None, DEALER_SPOT, False, face_down=True)
 
     def _commit_from_camera(self, felt: FeltCard) -> None:
+        if felt.card is not None and self._keyed_unseen[felt.card] > 0:
+            self._keyed_unseen[felt.card] -= 1  # the card keyed for it, read at last
+            return
         if not felt.spot.is_dealer:
             self._infer_hidden_hole()
         face_down = felt.card is None and felt.spot.is_dealer and self._hole_card_due()
@@ -695,8 +700,9 @@ class TableLoop:
 
     def _on_key_card(self, item: KeyCard) -> None:
         """A card no reader saw, keyed by the dealer: refused while the shoe reads (it deals
-        every card), else recorded where the next card is due, marked keyed, with an alarm."""
-        code = item.card.code
+        every card), else recorded where it lies (as a camera landing there would be) or, with
+        no place given, where the next card is due; marked keyed, with an alarm."""
+        code, spot = item.card.code, item.spot
         if self.has_shoe and self.shoe_up:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} keyed while the shoe is reading: the "
                         "shoe deals every card; not recorded")
@@ -706,25 +712,35 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION,
                         f"{code} keyed but no round is in play; not recorded")
             return
-        self._infer_hidden_hole()
+        to_dealer = spot is not None and spot.is_dealer
+        if not to_dealer and self._hole_card_due():
+            # The hole card lies face down, unread by any reader: it was dealt.
+            if self.has_shoe:
+                self._awaiting_shoe.append(None)
+            self._commit(None, DEALER_SPOT, False, face_down=True)
+        counted = not self.has_shoe  # _accept_unshod counts it out of the pack
         if not self._accept_unshod(item.card, "the dealer keyed"):
+            return
+        assert self._fold is not None
+        dealer_cards = self._fold.engine.view()["dealer"]["cards"]
+        committed = self.cards_committed
+        if to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None:
+            # The face-down hole card turned over, as the camera's sighting of it would be.
+            recorded = self._apply(Reveal(item.card, keyed=True))
+            if recorded:
+                self._stand_until(None)
+        else:
+            self._commit(item.card, spot, False, keyed=True)
+            recorded = self.cards_committed > committed
+        if not recorded:  # refused (an alarm says why): not out of the pack after all
+            if counted:
+                self._shoe_out[item.card] -= 1
             return
         if self.has_shoe:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
-        assert self._fold is not None
-        dealer_cards = self._fold.engine.view()["dealer"]["cards"]
-        if item.to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None:
-            # The face-down hole card turned over, as the camera's sighting of it would be.
-            if not self._apply(Reveal(item.card, keyed=True)):
-                return
-            self._stand_until(None)
-        else:
-            committed = self.cards_committed
-            self._commit(item.card, DEALER_SPOT if item.to_dealer else None, False, keyed=True)
-            if self.cards_committed == committed:
-                return
+        self._keyed_unseen[item.card] += 1
         self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
-                    + (" for the dealer" if item.to_dealer else "")
+                    + ("" if spot is None else f" at {spot}")
                     + ": no reader saw it; recorded as keyed")
 
     def _on_insure(self, item: Insure) -> None:
@@ -762,6 +778,7 @@ class TableLoop:
         start = RoundStart(round_id, self.rules_spec, {"table": self.table_id})
         self._fold = RoundFold(start)
         self._lines = [dumps_event(start)]
+        self._keyed_unseen.clear()
 
     def _apply_or_raise(self, event: Event) -> CardTarget | None:
         """Apply ``event`` as its recorded line reads back, so that the round log always settles

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from dealer_assist.roundlog import StrictJSONError, load_strict
-from dealer_assist.rules import Action, Card, MoneyError, parse_money
+from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
@@ -32,6 +32,7 @@ from dealer_assist.table.sources import (
     KeyCard,
     NewShoe,
     PlaceBet,
+    Spot,
     VoidRound,
 )
 
@@ -122,13 +123,16 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
     if kind == "card":
-        to = message.get("to")
-        if to not in (None, "dealer"):
-            raise TouchError(f"'to' must be \"dealer\" or left out, got {to!r}")
         try:
-            return KeyCard(Card.parse(message.get("card")), to_dealer=to == "dealer")
+            card = Card.parse(message.get("card"))
         except ValueError as error:
             raise TouchError(f"'card' must be a card code such as \"7H\": {error}") from None
+        to = message.get("to")
+        try:
+            target = None if to is None else CardTarget.parse(to)
+        except ValueError as error:
+            raise TouchError(str(error)) from None
+        return KeyCard(card, None if target is None else Spot(target.seat, target.hand or 0))
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():

@@ -209,11 +209,12 @@ class AcknowledgeAlarm:
 @dataclass(frozen=True, slots=True)
 class KeyCard:
     """The dealer keyed in a card no reader saw (a hand-held game's card the camera cannot
-    read): the dealer's (``to_dealer``: a draw, or the face-down hole card turned over) or the
-    next one due (a hit for the hand in play); recorded as keyed, with an alarm."""
+    read), where it lies: ``spot`` a seat's hand (the hands before it stood, as a card the camera
+    saw land there says), the dealer's (a draw, or the face-down hole card turned over), or None
+    for the next card due (a hit for the hand in play). Recorded as keyed, with an alarm."""
 
     card: Card
-    to_dealer: bool = False
+    spot: Spot | None = None
 
 
 DealerInput = PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard

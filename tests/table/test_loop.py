@@ -357,17 +357,56 @@ def test_a_hand_held_game_goes_on_with_the_cards_the_dealer_keys():
     table.send(FeltCard(None, DEALER_SPOT))  # the hole card, face down
     table.send(KeyCard(C("4D")))  # a hit for seat 1 (9 + 2 + 4 = 15), unread
     table.send(Decide(1, Action.STAND))
-    table.send(KeyCard(C("KD"), to_dealer=True))  # the hole card turned, unread: 5 + K = 15
-    table.send(KeyCard(C("9H"), to_dealer=True))  # the dealer's draw, unread: 24
+    table.send(KeyCard(C("KD"), DEALER_SPOT))  # the hole card turned, unread: 5 + K = 15
+    table.send(KeyCard(C("9H"), DEALER_SPOT))  # the dealer's draw, unread: 24
     assert table.loop.rounds_played == 1
     assert table.settled_json()["seats"][0]["net"] == "10.00"
     assert [a.kind for a in table.loop.alarms] == [AlarmKind.KEYED_CARD] * 4
-    assert "the dealer keyed KD for the dealer" in table.loop.alarms[2].text
+    assert "the dealer keyed KD at the dealer" in table.loop.alarms[2].text
     lines = table.recorded_lines()
     keyed = [json.loads(line) for line in lines if '"keyed": true' in line]
     assert [(e["type"], e["card"]) for e in keyed] == [
         ("card", "2C"), ("card", "4D"), ("reveal", "KD"), ("card", "9H")]
     assert settle_log(lines).to_json() == table.settled_json()
+
+
+def test_a_card_keyed_where_it_lies_stands_the_hands_before_it_and_is_read_once():
+    """Camera only, where a stand leaves no trace: a card keyed at seat 2 means seat 1 stood (as
+    the camera seeing it land there would); the camera reading that card late does not record it
+    twice."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(KeyCard(C("7H"), Spot(2)))  # seat 1 (17) stood; seat 2 hits: 8 + 5 + 7 = 20
+    table.send(FeltCard(C("7H"), Spot(2)))  # the camera reads it at last
+    table.send(HoleCardShown(C("KD")))  # 6 + K = 16
+    table.send(FeltCard(C("9C"), DEALER_SPOT))  # 25
+    assert table.loop.rounds_played == 1
+    seats = table.settled_json()["seats"]
+    assert [hand["cards"] for seat in seats for hand in seat["hands"]] == [
+        ["9S", "8H"], ["8D", "5C", "7H"]]
+    assert table.kinds() == [AlarmKind.KEYED_CARD]
+    assert "the dealer keyed 7H at seat 2:" in table.loop.alarms[0].text
+
+
+def test_keyed_cards_refused_leave_the_pack_count_as_it_was():
+    """Six decks hold six 7H; seven keyed when no card is due (the only player bust, the hole
+    card still face down) are each refused, and none is counted out: no false 'beyond the
+    composition'."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("5S", None), ("7H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(KeyCard(C("KC")))  # seat 1 hits to 26: the round waits for the hole card
+    table.send(*[KeyCard(C("7H"))] * 7)
+    assert AlarmKind.BEYOND_COMPOSITION not in table.kinds()
+    assert table.kinds().count(AlarmKind.ILLEGAL_ACTION) == 7
+    table.send(HoleCardShown(C("7H")))  # a sixth 7H is no more than six decks hold
+    table.send(FinishRound())  # the dealer's draws could change nothing
+    assert table.loop.rounds_played == 1 and AlarmKind.BEYOND_COMPOSITION not in table.kinds()
 
 
 def test_a_keyed_card_is_refused_while_the_shoe_reads_without_a_round_or_as_a_ten():

@@ -67,7 +67,7 @@ inputs = st.one_of(
     st.just(ShoeProblem("jam")),
     st.builds(AcknowledgeAlarm, st.integers(0, 30)),
     st.just(RecordingFailed("disk full")),
-    st.builds(KeyCard, cards, st.booleans()),
+    st.builds(KeyCard, cards, st.one_of(st.none(), spots)),
 )
 
 

@@ -13,7 +13,14 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer, TouchError, create_app, parse_touch
-from dealer_assist.table.sources import Decide, KeyCard, PlaceBet, ShoeLink, ShoeProblem
+from dealer_assist.table.sources import (
+    Decide,
+    KeyCard,
+    PlaceBet,
+    ShoeLink,
+    ShoeProblem,
+    Spot,
+)
 
 
 @pytest.fixture
@@ -138,7 +145,9 @@ def test_parse_touch_values():
     )
     assert parse_touch({"type": "card", "card": "7h"}) == KeyCard(Card.parse("7H"))
     assert parse_touch({"type": "card", "card": "KD", "to": "dealer"}) == KeyCard(
-        Card.parse("KD"), to_dealer=True)
+        Card.parse("KD"), Spot())
+    assert parse_touch({"type": "card", "card": "KD", "to": {"seat": 3, "hand": 1}}) == KeyCard(
+        Card.parse("KD"), Spot(3, 1))
 
 
 def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
@@ -155,5 +164,6 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
     for item in (PlaceBet(2, Decimal("25.00"), "match", "P-7"),
                  Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
                  FinishRound(), NewShoe(0), AcknowledgeAlarm(4), VoidRound("foreign card"),
-                 KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), to_dealer=True)):
+                 KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), Spot()),
+                 KeyCard(Card.parse("2C"), Spot(4, 1))):
         assert parse_touch(touch_json(item)) == item

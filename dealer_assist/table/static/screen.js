@@ -3,10 +3,15 @@
 
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
-const state = { view: null, seat: null, amount: 0, socket: null, key: { rank: "", suit: "" } };
+const state = { view: null, seat: null, amount: 0, socket: null,
+  key: { rank: "", suit: "", to: "next" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
 const KEY_SUITS = [["S", "\u2660"], ["H", "\u2665"], ["D", "\u2666"], ["C", "\u2663"]];
+// Where a keyed card lies: the next card due (a hit for the hand in play), the dealer, a seat
+// (the hands before it stood, as when the camera sees a card land there).
+const KEY_TARGETS = [["next", "next due"], ["dealer", "dealer"],
+  ...Array.from({ length: SEATS }, (_, i) => [String(i + 1), "seat " + (i + 1)])];
 
 function $(id) { return document.getElementById(id); }
 
@@ -212,29 +217,41 @@ function renderKeying(view) {
   const open = Boolean(view && view.round && view.phase !== "settled" && view.phase !== "idle" &&
     (view.mode === "camera only" || view.mode === "no card reader"));
   $("key-card").hidden = !open;
-  if (!open) $("key-row").hidden = true;
+  if (!open) {
+    $("key-row").hidden = true;
+    state.key = { rank: "", suit: "", to: "next" };
+  }
   const pick = (box, values, field) => {
     box.replaceChildren();
     for (const [value, label] of values) {
       const button = el("button", state.key[field] === value ? "selected" : "", label);
-      button.id = "key-" + value;
+      button.id = "key-" + field + "-" + value;
       button.addEventListener("click", () => { state.key[field] = value; renderKeying(state.view); });
       box.append(button);
     }
   };
   pick($("key-ranks"), KEY_RANKS.map((r) => [r, r]), "rank");
   pick($("key-suits"), KEY_SUITS, "suit");
+  pick($("key-targets"), KEY_TARGETS, "to");
   const code = state.key.rank && state.key.suit ? state.key.rank + state.key.suit : "";
   $("key-go").textContent = code ? "Key " + code : "Key";
   $("key-go").disabled = !code;
 }
 
 function closeKeying() {
-  state.key = { rank: "", suit: "" };
-  $("key-dealer").dataset.dealer = "no";
-  $("key-dealer").textContent = "next due";
+  state.key = { rank: "", suit: "", to: "next" };
   $("key-row").hidden = true;
   renderKeying(state.view);
+}
+
+// The touch's "to": the dealer, or a seat's hand (the one in play there, else its first).
+function keyTarget() {
+  const to = state.key.to;
+  if (to === "next") return undefined;
+  if (to === "dealer") return "dealer";
+  const seat = Number(to);
+  const acting = state.view && state.view.round && state.view.round.acting;
+  return { seat, hand: acting && acting[0] === seat ? acting[1] : 0 };
 }
 
 function render(view) {
@@ -272,14 +289,10 @@ $("wager-kind").addEventListener("click", () => {
   button.textContent = button.dataset.kind;
 });
 $("key-card").addEventListener("click", () => { $("key-row").hidden = false; });
-$("key-dealer").addEventListener("click", () => {
-  const button = $("key-dealer");
-  button.dataset.dealer = button.dataset.dealer === "no" ? "yes" : "no";
-  button.textContent = button.dataset.dealer === "yes" ? "to the dealer" : "next due";
-});
 $("key-go").addEventListener("click", () => {
   const message = { type: "card", card: state.key.rank + state.key.suit };
-  if ($("key-dealer").dataset.dealer === "yes") message.to = "dealer";
+  const to = keyTarget();
+  if (to !== undefined) message.to = to;
   send(message);
   closeKeying();
 });
