@@ -197,8 +197,10 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
         raise EventError("'card' is missing (only a face_down hole card may have card null)")
     card = None if raw is None else _card(raw)
     keyed = _keyed(obj)
-    if keyed and (card is None or "shoe" in obj):
-        raise EventError("a keyed card names its card and has no 'shoe' (no reader saw it)")
+    if keyed and card is None:
+        raise EventError("a keyed card names its card ('card' null is a face-down hole card)")
+    if keyed and obj.get("shoe") is not None:
+        raise EventError("a keyed card has no 'shoe' numbering: no reader saw it")
     to = obj.get("to")
     try:
         target = None if to is None else CardTarget.parse(to)

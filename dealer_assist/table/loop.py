@@ -465,6 +465,13 @@ class TableLoop:
             return False
         return True
 
+    def _await_reveal(self, card: Card) -> None:
+        """The face-down hole card turned over while the shoe's link is down: the shoe's resend
+        of it is checked against it, in the place its face-down record holds (not as one card
+        more, which would take the shoe's next card for a resend)."""
+        if None in self._awaiting_shoe:
+            self._awaiting_shoe[self._awaiting_shoe.index(None)] = card
+
     def _hole_card_due(self) -> bool:
         if self._fold is None or self._fold.ended:
             return False
@@ -569,8 +576,7 @@ class TableLoop:
                 return
             if not self._accept_unshod(item.card, "the camera sees"):
                 return
-            if self.has_shoe:
-                self._awaiting_shoe.append(item.card)
+            self._await_reveal(item.card)
             if not self._apply(Reveal(item.card)):
                 return
         elif item.card is not None and len(dealer_cards) >= 2 and dealer_cards[1] != item.card.code:
@@ -724,10 +730,12 @@ class TableLoop:
         assert self._fold is not None
         dealer_cards = self._fold.engine.view()["dealer"]["cards"]
         committed = self.cards_committed
-        if to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None:
+        revealed = to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None
+        if revealed:
             # The face-down hole card turned over, as the camera's sighting of it would be.
             recorded = self._apply(Reveal(item.card, keyed=True))
             if recorded:
+                self._await_reveal(item.card)
                 self._stand_until(None)
         else:
             self._commit(item.card, spot, False, keyed=True)
@@ -736,7 +744,7 @@ class TableLoop:
             if counted:
                 self._shoe_out[item.card] -= 1
             return
-        if self.has_shoe:
+        if self.has_shoe and not revealed:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
         self._keyed_unseen[item.card] += 1
         self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"

@@ -83,7 +83,7 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "card", "card": null, "face_down": true, "keyed": true}',
          "a keyed card names its card"),
         ('{"type": "card", "card": "7S", "keyed": true, "shoe": {"session": 1, "seq": 1, '
-         '"index": 1}}', "a keyed card names its card and has no 'shoe'"),
+         '"index": 1}}', "a keyed card has no 'shoe' numbering"),
         ('{"type": "reveal", "card": "7S", "keyed": 1}', "'keyed' must be true or false"),
         ('{"type": "card", "card": "7S", "to": "seat 3"}', "'to' must be"),
         ('{"type": "card", "card": "7S", "to": {"seat": true}}', "'to' must be"),

@@ -331,6 +331,25 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
     assert not any(a.kind is AlarmKind.SHOE_LINK_DOWN for a in table.loop.active_alarms())
 
 
+def test_a_hole_card_turned_while_the_shoe_is_away_is_checked_once_on_its_resend():
+    """The shoe's link drops before the hole card: the camera records it face down, then reads
+    it turned over. On reconnection the shoe resends its cards; its resend of the hole card is
+    that same card, so the shoe's next card is the dealer's draw (once it was taken for a resend:
+    swallowed, a false switched-card alarm, the round stalled)."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("6S", None), ("7H", 1)):
+        table.card(code, seat)
+    table.send(ShoeLink(False, "EIO"))
+    table.send(FeltCard(None, DEALER_SPOT))  # face down: the camera cannot read it
+    table.send(HoleCardShown(C("KD")))  # turned: 6 + K = 16; seat 1 stood on 16
+    table.send(ShoeLink(True, "back"), ShoeCard(C("KD")))  # the shoe resends the hole card
+    table.card("5C", None)  # the dealer's draw: 21
+    assert table.loop.rounds_played == 1, table.loop.alarms
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "KD", "5C"]
+    assert AlarmKind.SWITCHED_CARD not in table.kinds()
+
+
 def test_camera_only_face_down_hole_card_is_revealed():
     table = Table(shoe=False)
     assert table.loop.mode is Mode.CAMERA_ONLY
