@@ -420,9 +420,14 @@ class TableLoop:
         """Camera only: the hole card lies face down, with no index for the camera to see; once
         the game moves on past it (a card at a seat, a split, a decision) it was dealt."""
         if self.mode is Mode.CAMERA_ONLY and self._hole_card_due():
-            if self.has_shoe:
-                self._awaiting_shoe.append(None)
-            self._commit(None, DEALER_SPOT, False, face_down=True)
+            self._record_hidden_hole()
+
+    def _record_hidden_hole(self) -> None:
+        """The hole card lies face down, read by no reader: record that it was dealt (the shoe's
+        resend, if its link is down, is checked against that)."""
+        if self.has_shoe:
+            self._awaiting_shoe.append(None)
+        self._commit(None, DEALER_SPOT, False, face_down=True)
 
     def _commit_from_camera(self, felt: FeltCard) -> None:
         if felt.card is not None and self._keyed_unseen[felt.card] > 0:
@@ -719,11 +724,8 @@ class TableLoop:
                         f"{code} keyed but no round is in play; not recorded")
             return
         to_dealer = spot is not None and spot.is_dealer
-        if not to_dealer and self._hole_card_due():
-            # The hole card lies face down, unread by any reader: it was dealt.
-            if self.has_shoe:
-                self._awaiting_shoe.append(None)
-            self._commit(None, DEALER_SPOT, False, face_down=True)
+        if not to_dealer and self._hole_card_due():  # with no reader at all, too
+            self._record_hidden_hole()
         counted = not self.has_shoe  # _accept_unshod counts it out of the pack
         if not self._accept_unshod(item.card, "the dealer keyed"):
             return
