@@ -76,13 +76,15 @@ class ShoeOrigin:
 class CardDealt:
     """The next card out of the shoe (``card`` None only for a face-down hole card); ``shoe``:
     the shoe's own numbering of it, when a shoe dealt it; ``keyed``: no reader saw it, the dealer
-    keyed it in (round-log field ``"keyed": true``)."""
+    keyed it in (round-log field ``"keyed": true``); ``corrected``: the card first recorded
+    here, which the dealer corrected to ``card`` (round-log field ``"corrected": "7S"``)."""
 
     card: Card | None
     to: CardTarget | None = None
     face_down: bool = False
     shoe: ShoeOrigin | None = None
     keyed: bool = False
+    corrected: Card | None = None
 
     def apply_to(self, engine: RoundEngine) -> CardTarget:
         return engine.card(self.card, self.to, self.face_down)
@@ -110,10 +112,12 @@ class PlayerAction:
 
 @dataclass(frozen=True, slots=True)
 class Reveal:
-    """The face-down hole card turned over; ``keyed``: no reader saw it, the dealer keyed it."""
+    """The face-down hole card turned over; ``keyed``: no reader saw it, the dealer keyed it;
+    ``corrected``: the card first recorded, which the dealer corrected to ``card``."""
 
     card: Card
     keyed: bool = False
+    corrected: Card | None = None
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.reveal(self.card)
@@ -201,12 +205,15 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
         raise EventError("a keyed card names its card ('card' null is a face-down hole card)")
     if keyed and obj.get("shoe") is not None:
         raise EventError("a keyed card has no 'shoe' numbering: no reader saw it")
+    corrected = _corrected(obj)
+    if corrected is not None and card is None:
+        raise EventError("a corrected card names its card ('card' null is a face-down hole card)")
     to = obj.get("to")
     try:
         target = None if to is None else CardTarget.parse(to)
     except ValueError as error:
         raise EventError(str(error)) from None
-    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")), keyed)
+    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")), keyed, corrected)
 
 
 def _keyed(obj: Mapping[str, Any]) -> bool:
@@ -214,6 +221,16 @@ def _keyed(obj: Mapping[str, Any]) -> bool:
     if not isinstance(keyed, bool):
         raise EventError(f"'keyed' must be true or false, got {keyed!r}")
     return keyed
+
+
+def _corrected(obj: Mapping[str, Any]) -> Card | None:
+    raw = obj.get("corrected")
+    if raw is None:
+        return None
+    try:
+        return _card(raw)
+    except EventError as error:
+        raise EventError(f"'corrected': {error}") from None
 
 
 def _shoe_origin(raw: object) -> ShoeOrigin | None:
@@ -249,7 +266,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "card": _parse_card,
     "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount")),
     "action": _parse_action,
-    "reveal": lambda obj: Reveal(_card(obj.get("card")), _keyed(obj)),
+    "reveal": lambda obj: Reveal(_card(obj.get("card")), _keyed(obj), _corrected(obj)),
     "end": lambda obj: End(),
 }
 
@@ -309,6 +326,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             out["shoe"] = event.shoe.to_json()
         if event.keyed:
             out["keyed"] = True
+        if event.corrected is not None:
+            out["corrected"] = event.corrected.code
         return out
     if isinstance(event, Insurance):
         return {"type": "insurance", "seat": event.seat, "amount": format_money(event.amount)}
@@ -321,7 +340,11 @@ def event_to_json(event: Event) -> dict[str, Any]:
         return out
     if isinstance(event, Reveal):
         revealed: dict[str, Any] = {"type": "reveal", "card": event.card.code}
-        return revealed | ({"keyed": True} if event.keyed else {})
+        if event.keyed:
+            revealed["keyed"] = True
+        if event.corrected is not None:
+            revealed["corrected"] = event.corrected.code
+        return revealed
     return {"type": "end"}
 
 

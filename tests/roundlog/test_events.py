@@ -39,6 +39,8 @@ SPEC_LINES = """\
 {"type": "card", "card": "9C", "shoe": {"session": 3, "seq": 41, "index": 12}}
 {"type": "card", "card": "4D", "keyed": true}
 {"type": "reveal", "card": "QS", "keyed": true}
+{"type": "card", "card": "7H", "corrected": "8h"}
+{"type": "reveal", "card": "KD", "keyed": true, "corrected": "KC"}
 """
 
 
@@ -62,6 +64,11 @@ def test_parsed_values() -> None:
     assert events[15] == Reveal(Card.parse("QS"), keyed=True)
     assert json.loads(dumps_event(events[15])) == {"type": "reveal", "card": "QS", "keyed": True}
     assert "keyed" not in json.loads(dumps_event(events[10]))
+    # the card first recorded there, corrected by the dealer
+    assert events[16] == CardDealt(Card.parse("7H"), corrected=Card.parse("8H"))
+    assert json.loads(dumps_event(events[16]))["corrected"] == "8H"
+    assert events[17] == Reveal(Card.parse("KD"), keyed=True, corrected=Card.parse("KC"))
+    assert "corrected" not in json.loads(dumps_event(events[15]))
 
 
 def test_numbers_are_never_floats() -> None:
@@ -85,6 +92,10 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "card", "card": "7S", "keyed": true, "shoe": {"session": 1, "seq": 1, '
          '"index": 1}}', "a keyed card has no 'shoe' numbering"),
         ('{"type": "reveal", "card": "7S", "keyed": 1}', "'keyed' must be true or false"),
+        ('{"type": "card", "card": "7S", "corrected": "7"}', "'corrected': "),
+        ('{"type": "reveal", "card": "7S", "corrected": 7}', "'corrected': "),
+        ('{"type": "card", "card": null, "face_down": true, "corrected": "7S"}',
+         "a corrected card names its card"),
         ('{"type": "card", "card": "7S", "to": "seat 3"}', "'to' must be"),
         ('{"type": "card", "card": "7S", "to": {"seat": true}}', "'to' must be"),
         ('{"type": "card", "card": "7S", "to": {"seat": 1, "hand": false}}', "'to' hand must"),
