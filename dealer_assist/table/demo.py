@@ -32,6 +32,7 @@ from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    CorrectCard,
     DealerInput,
     Decide,
     FeltCard,
@@ -106,6 +107,8 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
             out["to"] = "dealer" if item.spot.is_dealer else {"seat": item.spot.seat,
                                                               "hand": item.spot.stack}
         return out
+    if isinstance(item, CorrectCard):
+        return {"type": "correct", "card": item.card.code, "at": item.at.to_json()}
     raise TypeError(f"not a dealer input: {item!r}")
 
 

@@ -16,7 +16,9 @@ How the three sources combine (the camera's landing spot supplies what the shoe 
   dealer touched another decision first (stand, double, split, surrender, rescue).
 * **camera only** (hand-held game, or the shoe link is down): the camera's reading is the card;
   a face-down hole card is recorded face down and revealed when turned. While the shoe is down,
-  the cards it resends on reconnection are checked against what the camera recorded.
+  the cards it resends on reconnection are checked against what the camera recorded. The dealer
+  keys a card the camera cannot read and corrects one it misread, and a round whose play is over
+  waits for the dealer's check of the cards (Finish round) before it is settled.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from dealer_assist.roundlog import (
     parse_event,
 )
 from dealer_assist.rules import (
+    DEALER,
     Action,
     Card,
     CardTarget,
@@ -59,6 +62,7 @@ from dealer_assist.table.sources import (
     CameraFocus,
     CameraLink,
     CameraMoved,
+    CorrectCard,
     Decide,
     FeltCard,
     FeltStacks,
@@ -109,6 +113,7 @@ class AlarmKind(enum.Enum):
     ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
     RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
     KEYED_CARD = "card keyed by the dealer"  #: no reader saw it: surveillance should look
+    CORRECTED_CARD = "card corrected by the dealer"  #: a misread put right: surveillance looks
 
 
 #: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),
@@ -239,8 +244,12 @@ class TableLoop:
         self._pending_shoe: deque[_Pending] = deque()
         self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
-        #: cards keyed this round that the camera has not reported since (it may read one late)
-        self._keyed_unseen: Counter[Card] = Counter()
+        #: cards the dealer keyed or corrected this round that the camera has not reported since
+        #: under that code (it may read one late)
+        self._entered_unseen: Counter[Card] = Counter()
+        #: (as first recorded, as corrected) this round: the camera reading the card anew where
+        #: it lies, as corrected, is no switched card
+        self._corrections: set[tuple[Card, Card]] = set()
         self._now = 0.0
 
     # ------------------------------------------------------------------ state
@@ -402,6 +411,10 @@ class TableLoop:
 
     # ------------------------------------------------------------------ camera
 
+    @property
+    def _shoe_reads(self) -> bool:
+        return self.has_shoe and self.shoe_up
+
     def _camera_trusted(self) -> bool:
         return self.has_camera and self.camera_up and not self.camera_moved
 
@@ -430,8 +443,8 @@ class TableLoop:
         self._commit(None, DEALER_SPOT, False, face_down=True)
 
     def _commit_from_camera(self, felt: FeltCard) -> None:
-        if felt.card is not None and self._keyed_unseen[felt.card] > 0:
-            self._keyed_unseen[felt.card] -= 1  # the card keyed for it, read at last
+        if felt.card is not None and self._entered_unseen[felt.card] > 0:
+            self._entered_unseen[felt.card] -= 1  # the card entered for it, read at last
             return
         if not felt.spot.is_dealer:
             self._infer_hidden_hole()
@@ -605,7 +618,7 @@ class TableLoop:
             )
 
     def _on_felt_swap(self, item: FeltSwap) -> None:
-        if not self._camera_trusted():
+        if not self._camera_trusted() or (item.previous, item.card) in self._corrections:
             return
         self._alarm(
             AlarmKind.SWITCHED_CARD,
@@ -714,7 +727,7 @@ class TableLoop:
         every card), else recorded where it lies (as a camera landing there would be) or, with
         no place given, where the next card is due; marked keyed, with an alarm."""
         code, spot = item.card.code, item.spot
-        if self.has_shoe and self.shoe_up:
+        if self._shoe_reads:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} keyed while the shoe is reading: the "
                         "shoe deals every card; not recorded")
             return
@@ -748,10 +761,82 @@ class TableLoop:
             return
         if self.has_shoe and not revealed:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
-        self._keyed_unseen[item.card] += 1
+        self._entered_unseen[item.card] += 1
         self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
                     + ("" if spot is None else f" at {spot}")
                     + ": no reader saw it; recorded as keyed")
+
+    def _on_correct_card(self, item: CorrectCard) -> None:
+        """The dealer corrected the latest card recorded at ``item.at`` (a misread, or a card
+        keyed wrong), in a game no shoe reads: the round is replayed with the card corrected
+        and the correction marked on it, with an alarm. Refused while the shoe reads (its card
+        stands) and when the round as played after the card would not hold with it."""
+        code, at = item.card.code, "the dealer" if item.at.is_dealer else str(item.at)
+        if self._shoe_reads:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction while the "
+                        "shoe is reading: the shoe's card stands; call the floor")
+            return
+        self._pair(force=True)
+        if self._fold is None or self._fold.ended:
+            self._alarm(AlarmKind.ILLEGAL_ACTION,
+                        f"{code} entered as a correction but no round is in play; not recorded")
+            return
+        found = self._latest_card_line(item.at)
+        if found is None:
+            self._alarm(AlarmKind.ILLEGAL_ACTION,
+                        f"{code} entered as a correction, but no card is recorded at {at}")
+            return
+        index, event = found
+        old = event.card
+        assert old is not None
+        if old == item.card:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"the card at {at} is already {code}")
+            return
+        counted_before = self._shoe_out.copy()
+        if not self.has_shoe:  # out of the pack: the corrected card, not the misread one
+            self._shoe_out[old] -= 1
+        if not self._accept_unshod(item.card, "the dealer corrected a card to"):
+            self._shoe_out = counted_before
+            return
+        first = event.corrected or old
+        lines = list(self._lines)
+        lines[index] = dumps_event(replace(event, card=item.card, corrected=first))
+        fold = RoundFold(self._fold.start)
+        for number, line in enumerate(lines[1:], start=2):
+            try:
+                fold.apply(parse_event(json.loads(line)))
+            except (RoundError, EventError) as error:
+                self._shoe_out = counted_before
+                self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                    f"{old.code} at {at} cannot be corrected to {code}: the round as played "
+                    f"after it does not hold with {code} (event {number}: {error}); not "
+                    "corrected: void the round and call the floor"))
+                return
+        self._fold, self._lines = fold, lines
+        if old in self._awaiting_shoe:  # the shoe's resend, if its link is down, is checked
+            where = len(self._awaiting_shoe) - 1 - list(reversed(self._awaiting_shoe)).index(old)
+            self._awaiting_shoe[where] = item.card
+        if self._entered_unseen[old] > 0:
+            self._entered_unseen[old] -= 1
+        self._entered_unseen[item.card] += 1
+        self._corrections.update({(old, item.card), (first, item.card)})
+        self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
+                    ": recorded as corrected")
+
+    def _latest_card_line(self, at: CardTarget) -> tuple[int, CardDealt | Reveal] | None:
+        """The latest card recorded face up at ``at``: its line's index and its event."""
+        assert self._fold is not None
+        fold = RoundFold(self._fold.start)
+        found: tuple[int, CardDealt | Reveal] | None = None
+        for index, line in enumerate(self._lines[1:], start=1):
+            event = parse_event(json.loads(line))
+            target = fold.apply(event)
+            if isinstance(event, Reveal):
+                target = DEALER
+            if isinstance(event, CardDealt | Reveal) and event.card is not None \
+                    and target is not None and at.matches(target):
+                found = index, event
+        return found
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:
@@ -788,7 +873,8 @@ class TableLoop:
         start = RoundStart(round_id, self.rules_spec, {"table": self.table_id})
         self._fold = RoundFold(start)
         self._lines = [dumps_event(start)]
-        self._keyed_unseen.clear()
+        self._entered_unseen.clear()
+        self._corrections.clear()
 
     def _apply_or_raise(self, event: Event) -> CardTarget | None:
         """Apply ``event`` as its recorded line reads back, so that the round log always settles
@@ -904,15 +990,21 @@ class TableLoop:
         return self._apply(PlayerAction(acting[0], action, hand=acting[1]))
 
     def _settle_if_done(self) -> None:
-        """Close the round as soon as nothing more can happen in it."""
+        """Close the round as soon as nothing more can happen in it, where a shoe reads its
+        cards; where none does, the dealer checks the cards on the felt against the screen (and
+        corrects a misread) before touching Finish round."""
+        if self._play_over() and self._shoe_reads:
+            self._close_round(quiet=True)
+
+    def _play_over(self) -> bool:
+        """Nothing more can happen in the open round: it only waits to be closed."""
         fold = self._fold
         if fold is None or fold.ended or self._pending_shoe or self._pending_felt:
-            return
+            return False
         engine = fold.engine
         if not engine.dealing_started or engine.acting() is not None:
-            return
-        if engine.next_card_target() is None:
-            self._close_round(quiet=True)
+            return False
+        return engine.next_card_target() is None
 
     def _close_round(self, quiet: bool) -> bool:
         assert self._fold is not None
@@ -966,13 +1058,16 @@ class TableLoop:
                 phase = "betting"
             elif fold.engine.acting() is not None:
                 phase = "playing"
+            elif self._play_over() and not self._shoe_reads:
+                phase = "check"  # no shoe reads: the dealer checks the cards, then finishes
             else:
                 phase = "dealing" if not fold.engine.deal_complete else "dealer"
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
-        elif phase == "dealer" and fold is not None:
-            # The dealer may still draw, but no result depends on it: the payouts are final.
+        elif phase in ("dealer", "check") and fold is not None:
+            # The dealer may still draw, but no result depends on it (or, no shoe reading, the
+            # round waits for the dealer's check): the payouts as the cards recorded say.
             try:
                 settlement = settlement_view(fold.engine.settle())
             except RoundError:
@@ -1067,5 +1162,6 @@ _HANDLERS: dict[type, Any] = {
     VoidRound: TableLoop._on_void,
     AcknowledgeAlarm: TableLoop._on_acknowledge,
     KeyCard: TableLoop._on_key_card,
+    CorrectCard: TableLoop._on_correct_card,
     RecordingFailed: TableLoop._on_recording_failed,
 }

@@ -2,7 +2,8 @@
 
 ``GET /`` is the page (HTML, JS and CSS shipped in this package: no CDN, works offline),
 ``GET /api/view`` the current view, ``WS /ws`` pushes every new view, and ``POST /api/input``
-takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, void) as JSON.
+takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, void, a card
+keyed or corrected) as JSON.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_mone
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
+    CorrectCard,
     DealerInput,
     Decide,
     FinishRound,
@@ -77,6 +79,20 @@ def _money_field(message: dict[str, Any], key: str) -> Decimal:
         raise TouchError(str(error)) from None
 
 
+def _card_field(message: dict[str, Any]) -> Card:
+    try:
+        return Card.parse(message.get("card"))
+    except ValueError as error:
+        raise TouchError(f"'card' must be a card code such as \"7H\": {error}") from None
+
+
+def _target_field(raw: object, key: str) -> CardTarget:
+    try:
+        return CardTarget.parse(raw)
+    except ValueError as error:
+        raise TouchError(str(error).replace("'to'", f"'{key}'")) from None
+
+
 def read_touch(body: bytes) -> object:
     """A touch's JSON, read as a round log is (:func:`~dealer_assist.roundlog.load_strict`): an
     amount given twice, a float or NaN would otherwise be taken as another amount than sent."""
@@ -123,23 +139,23 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
     if kind == "card":
-        try:
-            card = Card.parse(message.get("card"))
-        except ValueError as error:
-            raise TouchError(f"'card' must be a card code such as \"7H\": {error}") from None
         to = message.get("to")
-        try:
-            target = None if to is None else CardTarget.parse(to)
-        except ValueError as error:
-            raise TouchError(str(error)) from None
-        return KeyCard(card, None if target is None else Spot(target.seat, target.hand or 0))
+        target = None if to is None else _target_field(to, "to")
+        return KeyCard(_card_field(message),
+                       None if target is None else Spot(target.seat, target.hand or 0))
+    if kind == "correct":
+        at = message.get("at")
+        if at is None:
+            raise TouchError("'at' must say where the card lies: \"dealer\" or {\"seat\": N}")
+        return CorrectCard(_card_field(message), _target_field(at, "at"))
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():
             raise TouchError("'reason' must say why the round is voided")
         return VoidRound(reason.strip())
     raise TouchError(
-        f"unknown touch type {kind!r} (one of bet, decide, insure, finish, shuffle, ack, void)"
+        f"unknown touch type {kind!r} (one of bet, decide, insure, finish, shuffle, ack, void,"
+        " card, correct)"
     )
 
 

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from dealer_assist.roundlog import ShoeOrigin
-from dealer_assist.rules import Action, Card
+from dealer_assist.rules import Action, Card, CardTarget
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +217,18 @@ class KeyCard:
     spot: Spot | None = None
 
 
-DealerInput = PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard
+@dataclass(frozen=True, slots=True)
+class CorrectCard:
+    """The dealer corrected a card the camera misread (or that was keyed wrong), in a game no
+    shoe reads: the latest card recorded at ``at`` (the dealer, or a seat: any of its hands when
+    ``at.hand`` is None) is ``card``. Recorded with the card first recorded, and an alarm."""
+
+    card: Card
+    at: CardTarget
+
+
+DealerInput = (PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard
+               | CorrectCard)
 
 
 # ----------------------------------------------------------------------------------- recording

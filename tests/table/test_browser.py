@@ -16,10 +16,12 @@ from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.sources import (
+    DEALER_SPOT,
     CameraLink,
     CameraMoved,
     Decide,
     FeltCard,
+    HoleCardShown,
     PlaceBet,
     ShoeCard,
     ShoeLink,
@@ -199,6 +201,53 @@ def test_a_hand_held_dealer_keys_the_card_the_camera_cannot_read(page):
         assert [a["kind"] for a in view["alarms"]] == ["keyed_card"]
         page.locator("#alarms").wait_for(state="visible", timeout=5000)
         page.screenshot(path=str(ARTIFACTS / "table-screen-keyed-card-800x480.png"))
+    finally:
+        screen.stop()
+        runner.stop()
+
+
+def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settling(page):
+    """Camera only, nothing questions the camera's reading: when play is over the page asks the
+    dealer to check the cards on the felt before Finish round, and the dealer corrects the
+    dealer's last card (read 2D, dealt 6D): the payout on the screen turns from TAKE to PAY,
+    and the round is recorded with the correction once the dealer finishes."""
+    recorder = MemoryRecorder()
+    loop = TableLoop("h17-ddd-6", recorder, table_id="T9", has_shoe=False, has_camera=True)
+    runner = TableRunner(loop).start()
+    screen = ScreenServer(runner, "127.0.0.1", 0).start()
+    try:
+        runner.submit(CameraLink(True, "test camera"))
+        page.set_viewport_size({"width": 800, "height": 480})
+        page.goto(screen.url)
+        page.wait_for_selector("#link.link-up")
+        runner.submit(PlaceBet(1, Decimal("10")))
+        for code, spot in (("9S", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1))):
+            runner.submit(FeltCard(Card.parse(code), spot))
+        runner.submit(FeltCard(None, DEALER_SPOT))
+        runner.submit(HoleCardShown(Card.parse("KD")))  # 16: seat 1 stood on 17
+        runner.submit(FeltCard(Card.parse("2D"), DEALER_SPOT))  # 18, as the camera read it
+        page.locator("#settlement-total.check").wait_for(state="visible", timeout=5000)
+        assert "Check every card on the felt" in page.inner_text("#settlement-total")
+        assert page.get_attribute("#seat-1 .seat-total", "data-net") == "-10.00"
+        assert loop.rounds_played == 0
+        page.locator("#key-card").tap()
+        page.locator("#key-rank-6").tap()
+        page.locator("#key-suit-D").tap()
+        assert page.locator("#correct-go").is_disabled()  # "next due" is no card to correct
+        page.locator("#key-to-dealer").tap()
+        assert page.inner_text("#correct-go") == "Correct the dealer's last card to 6D"
+        page.locator("#correct-go").tap()
+        page.wait_for_function(
+            "document.querySelector('#seat-1 .seat-total')?.dataset.net === '10.00'")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "table-screen-check-corrected-800x480.png"))
+        page.locator("#finish").tap()
+        assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
+        assert '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}' in (
+            recorder.rounds[-1][1])
+        page.wait_for_function(
+            "!document.querySelector('#settlement-total').classList.contains('check')")
+        assert [a["kind"] for a in runner.view()["alarms"]] == ["corrected_card"]
     finally:
         screen.stop()
         runner.stop()

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealer_assist.roundlog import settle_log
-from dealer_assist.rules import Action, Card, RuleSet
+from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.table.loop import (
     ALARMS_KEPT,
@@ -44,9 +44,11 @@ from dealer_assist.table.sources import (
     CameraFocus,
     CameraLink,
     CameraMoved,
+    CorrectCard,
     Decide,
     FeltCard,
     FeltStacks,
+    FeltSwap,
     FinishRound,
     HoleCardShown,
     KeyCard,
@@ -323,6 +325,7 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
     table.send(FeltCard(C("2C"), Spot(1)))  # a hit, read by the camera alone
     table.send(HoleCardShown(C("KD")))
     table.send(FeltCard(C("8H"), DEALER_SPOT))  # dealer 24
+    table.send(FinishRound())  # no shoe reading: the dealer checks the cards and finishes
     assert table.loop.rounds_played == 1
     assert table.settled_json()["seats"][0]["net"] == "10.00"
     table.send(ShoeLink(True, "back"))
@@ -358,6 +361,7 @@ def test_camera_only_face_down_hole_card_is_revealed():
         table.send(FeltCard(C(code), Spot(seat)))
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(HoleCardShown(C("7D")))  # 9 + 7 = 16 stood; dealer soft 18
+    table.send(FinishRound())
     assert table.settled_json()["seats"][0]["net"] == "-10.00"
     assert '{"type": "card", "card": null, "to": "dealer", "face_down": true}' in (
         table.recorded_lines()
@@ -378,6 +382,7 @@ def test_a_hand_held_game_goes_on_with_the_cards_the_dealer_keys():
     table.send(Decide(1, Action.STAND))
     table.send(KeyCard(C("KD"), DEALER_SPOT))  # the hole card turned, unread: 5 + K = 15
     table.send(KeyCard(C("9H"), DEALER_SPOT))  # the dealer's draw, unread: 24
+    table.send(FinishRound())
     assert table.loop.rounds_played == 1
     assert table.settled_json()["seats"][0]["net"] == "10.00"
     assert [a.kind for a in table.loop.alarms] == [AlarmKind.KEYED_CARD] * 4
@@ -402,12 +407,138 @@ def test_a_card_keyed_where_it_lies_stands_the_hands_before_it_and_is_read_once(
     table.send(FeltCard(C("7H"), Spot(2)))  # the camera reads it at last
     table.send(HoleCardShown(C("KD")))  # 6 + K = 16
     table.send(FeltCard(C("9C"), DEALER_SPOT))  # 25
+    table.send(FinishRound())
     assert table.loop.rounds_played == 1
     seats = table.settled_json()["seats"]
     assert [hand["cards"] for seat in seats for hand in seat["hands"]] == [
         ["9S", "8H"], ["8D", "5C", "7H"]]
     assert table.kinds() == [AlarmKind.KEYED_CARD]
     assert "the dealer keyed 7H at seat 2:" in table.loop.alarms[0].text
+
+
+def test_with_no_shoe_reading_a_finished_round_waits_for_the_dealers_check():
+    """Hand-held, nothing questions the camera's reading: when play is over the screen shows
+    the payouts the recorded cards give ("check"), and the round is recorded only once the
+    dealer, having checked the felt, touches Finish round (or takes the next round's bets)."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("6S", None), ("9H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")))
+    table.send(FeltCard(C("4C"), DEALER_SPOT))  # dealer 20 against 18
+    view = table.loop.view()
+    assert view["phase"] == "check" and table.loop.rounds_played == 0
+    assert view["settlement"]["seats"][0]["net"] == "-10.00"
+    table.send(FinishRound())
+    assert table.loop.rounds_played == 1 and table.loop.view()["phase"] == "settled"
+    assert table.settled_json()["seats"][0]["net"] == "-10.00"
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("6S", None), ("9H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")), FeltCard(C("4C"), DEALER_SPOT))
+    assert table.loop.rounds_played == 1
+    table.send(PlaceBet(1, Decimal("10")))  # the next round's bet: the dealer moved on
+    assert table.loop.rounds_played == 2 and table.loop.view()["phase"] == "betting"
+    assert table.kinds() == []
+
+
+def hand_held_round(table: Table) -> None:
+    """Hand-held: seats 1 (9S 8H) and 2 (8D 5C) against the dealer's 6S, the hole card face
+    down."""
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+
+
+def test_the_dealer_corrects_a_misread_card_and_the_round_settles_as_dealt():
+    """The camera read 7H as 8H and the dealer's 5D as 2D: the dealer corrects the latest card
+    at seat 1, and at the dealer's (twice: a slip put right). The round is replayed with each
+    correction, the card's line keeps the card first recorded, the camera reading the card anew
+    as corrected is no switched card and no second card, and the round log settles as the screen
+    showed."""
+    table = Table(shoe=False)
+    hand_held_round(table)
+    table.send(CorrectCard(C("7H"), CardTarget(1)))  # seat 1: 9 + 7 = 16
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD]
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S", "7H"]
+    table.send(FeltCard(C("7C"), Spot(2)))  # seat 1 stood on 16; seat 2 hits to 20
+    table.send(HoleCardShown(C("KD")))  # dealer 16
+    table.send(FeltCard(C("2D"), DEALER_SPOT))  # dealer 18, as read
+    assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "10.00"]
+    table.send(CorrectCard(C("4D"), DEALER), CorrectCard(C("5D"), DEALER))  # dealer 21
+    assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "-10.00"]
+    table.send(FeltSwap(C("2D"), C("5D"), DEALER_SPOT))  # the camera reads it right at last
+    table.send(FeltCard(C("5D"), DEALER_SPOT))  # or loses it and reads it anew
+    table.send(FinishRound())
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 3
+    assert "corrected 4D at the dealer to 5D" in table.loop.alarms[-1].text
+    settled = table.settled_json()
+    assert settled["dealer"]["cards"] == ["6S", "KD", "5D"]
+    assert [seat["net"] for seat in settled["seats"]] == ["-10.00", "-10.00"]
+    lines = [json.loads(line) for line in table.recorded_lines()]
+    assert [(e["card"], e["corrected"]) for e in lines if "corrected" in e] == [
+        ("7H", "8H"), ("5D", "2D")]  # each with the card first recorded
+    assert settle_log(table.recorded_lines()).to_json() == settled
+
+
+def test_the_hole_card_turned_and_misread_is_corrected_in_its_reveal():
+    table = Table(shoe=False)
+    hand_held_round(table)
+    table.send(FeltCard(C("7C"), Spot(2)), HoleCardShown(C("KD")))
+    table.send(CorrectCard(C("QD"), DEALER))
+    table.send(FeltCard(C("5H"), DEALER_SPOT), FinishRound())
+    lines = [json.loads(line) for line in table.recorded_lines()]
+    assert {"type": "reveal", "card": "QD", "corrected": "KD"} in lines
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "QD", "5H"]
+
+
+def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
+    table = Table(camera=False)
+    table.send(CorrectCard(C("7H"), CardTarget(1)))
+    assert "shoe is reading" in table.loop.alarms[-1].text
+    hand_held = Table(shoe=False)
+    hand_held.send(CorrectCard(C("7H"), CardTarget(1)))
+    assert "no round is in play" in hand_held.loop.alarms[-1].text
+    hand_held_round(hand_held)
+    lines = list(hand_held.loop._lines)
+    for correction, why in (
+        (CorrectCard(C("7H"), CardTarget(3)), "no card is recorded at seat 3"),
+        (CorrectCard(C("8H"), CardTarget(1)), "already 8H"),
+        (CorrectCard(C("TH"), CardTarget(1)), "no tens"),
+    ):
+        hand_held.send(correction)
+        assert why in hand_held.loop.alarms[-1].text
+    hand_held.send(FeltCard(C("9C"), Spot(1)))  # seat 1 hits: 9 + 8 + 9 = 26, bust
+    hand_held.send(FeltCard(C("7C"), Spot(2)))  # seat 2: 5 + 8 + 7 = 20
+    lines = list(hand_held.loop._lines)
+    # 9S read as 2S would leave seat 1 on 19 and seat 2's card a hit for seat 1: the round as
+    # played after it does not hold, so the dealer must call the floor.
+    hand_held.send(CorrectCard(C("2S"), CardTarget(1, 0)))
+    assert hand_held.loop._lines == lines
+    assert hand_held.kinds()[-1] is AlarmKind.ILLEGAL_ACTION
+    assert "void the round" in hand_held.loop.alarms[-1].text
+    assert AlarmKind.CORRECTED_CARD not in hand_held.kinds()
+
+
+def test_a_correction_counts_the_corrected_card_out_of_the_pack_not_the_misread_one():
+    """Six decks hold six 7H. With five out, a card corrected to 7H is the sixth; a second
+    correction to 7H is refused as beyond the composition, and the misread card it would have
+    replaced still counts."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("7H", 2), ("6S", None), ("8H", 1), ("7H", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(Decide(2, Action.SPLIT))  # 7H 7H split: 7H 7H QC (bust), 7H 7H 7H
+    table.send(FeltCard(C("7H"), Spot(2, 0)), FeltCard(C("QC"), Spot(2, 0)))
+    table.send(FeltCard(C("7H"), Spot(2, 1)), FeltCard(C("7H"), Spot(2, 1)))
+    assert table.loop._shoe_out[C("7H")] == 5 and table.kinds() == []
+    table.send(CorrectCard(C("7H"), CardTarget(1)))  # the 8H was a 7H: the sixth
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD] and table.loop._shoe_out[C("8H")] == 0
+    table.send(CorrectCard(C("7H"), DEALER))  # the dealer's 6S a 7H: a seventh
+    assert table.kinds()[-1] is AlarmKind.BEYOND_COMPOSITION
+    assert table.loop._shoe_out[C("7H")] == 6 and table.loop._shoe_out[C("6S")] == 1
 
 
 def test_keyed_cards_refused_leave_the_pack_count_as_it_was():

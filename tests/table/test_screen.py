@@ -8,12 +8,13 @@ from decimal import Decimal
 import pytest
 from fastapi.testclient import TestClient
 
-from dealer_assist.rules import Action, Card
+from dealer_assist.rules import Action, Card, CardTarget
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer, TouchError, create_app, parse_touch
 from dealer_assist.table.sources import (
+    CorrectCard,
     Decide,
     KeyCard,
     PlaceBet,
@@ -75,6 +76,9 @@ def test_touch_reaches_the_loop_and_is_pushed(runner):
         ({"type": "card", "card": "ZZ"}, "'card' must be a card code"),
         ({"type": "card"}, "'card' must be a card code"),
         ({"type": "card", "card": "7H", "to": "seat 3"}, "'to' must be"),
+        ({"type": "correct", "card": "7H"}, "'at' must say where"),
+        ({"type": "correct", "card": "7H", "at": {"hand": 1}}, "'at' must be"),
+        ({"type": "correct", "card": "1H", "at": "dealer"}, "'card' must be a card code"),
         ([], "JSON object"),
     ],
 )
@@ -148,6 +152,10 @@ def test_parse_touch_values():
         Card.parse("KD"), Spot())
     assert parse_touch({"type": "card", "card": "KD", "to": {"seat": 3, "hand": 1}}) == KeyCard(
         Card.parse("KD"), Spot(3, 1))
+    assert parse_touch({"type": "correct", "card": "5d", "at": "dealer"}) == CorrectCard(
+        Card.parse("5D"), CardTarget())
+    assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2}}) == CorrectCard(
+        Card.parse("7H"), CardTarget(2))
 
 
 def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
@@ -165,5 +173,7 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
                  Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
                  FinishRound(), NewShoe(0), AcknowledgeAlarm(4), VoidRound("foreign card"),
                  KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), Spot()),
-                 KeyCard(Card.parse("2C"), Spot(4, 1))):
+                 KeyCard(Card.parse("2C"), Spot(4, 1)), CorrectCard(Card.parse("5D"), CardTarget()),
+                 CorrectCard(Card.parse("7H"), CardTarget(2)),
+                 CorrectCard(Card.parse("7H"), CardTarget(2, 1))):
         assert parse_touch(touch_json(item)) == item

@@ -152,7 +152,13 @@ function renderSeats(view) {
   }
   const total = $("settlement-total");
   total.hidden = !settlement;
-  if (settlement) total.textContent = "Round " + settlement.round + " settled \u00b7 dealer " +
+  // With no shoe reading, nothing has questioned the camera: the dealer checks the cards on
+  // the felt against the screen (correcting a misread) before the round is settled.
+  const check = view.phase === "check";
+  total.classList.toggle("check", check);
+  if (settlement) total.textContent = (check
+    ? "Check every card on the felt against the screen, then Finish round \u00b7 dealer "
+    : "Round " + settlement.round + " settled \u00b7 dealer ") +
     settlement.dealer.cards.join(" ") + " = " + settlement.dealer.total +
     (settlement.dealer.bust ? " BUST" : "") + " \u00b7 players' net $" + settlement.net;
 }
@@ -212,7 +218,8 @@ function renderTouch() {
 }
 
 // With no shoe reading (a hand-held game, or the shoe's link down) the dealer keys a card the
-// camera cannot read; the table records it as keyed and raises an alarm for surveillance.
+// camera cannot read, or corrects the latest card at a place that the camera misread; the table
+// records it as keyed or corrected and raises an alarm for surveillance.
 function renderKeying(view) {
   const open = Boolean(view && view.round && view.phase !== "settled" && view.phase !== "idle" &&
     (view.mode === "camera only" || view.mode === "no card reader"));
@@ -236,6 +243,9 @@ function renderKeying(view) {
   const code = state.key.rank && state.key.suit ? state.key.rank + state.key.suit : "";
   $("key-go").textContent = code ? "Key " + code : "Key";
   $("key-go").disabled = !code;
+  const place = state.key.to === "next" ? "" : (state.key.to === "dealer" ? "the dealer's" : "seat " + state.key.to + "'s");
+  $("correct-go").textContent = code && place ? "Correct " + place + " last card to " + code : "Correct";
+  $("correct-go").disabled = !code || !place;
 }
 
 function closeKeying() {
@@ -294,6 +304,12 @@ $("key-go").addEventListener("click", () => {
   const to = keyTarget();
   if (to !== undefined) message.to = to;
   send(message);
+  closeKeying();
+});
+$("correct-go").addEventListener("click", () => {
+  const to = state.key.to;
+  send({ type: "correct", card: state.key.rank + state.key.suit,
+    at: to === "dealer" ? "dealer" : { seat: Number(to) } });
   closeKeying();
 });
 $("key-cancel").addEventListener("click", closeKeying);
