@@ -17,8 +17,9 @@ How the three sources combine (the camera's landing spot supplies what the shoe 
 * **camera only** (hand-held game, or the shoe link is down): the camera's reading is the card;
   a face-down hole card is recorded face down and revealed when turned. While the shoe is down,
   the cards it resends on reconnection are checked against what the camera recorded. The dealer
-  keys a card the camera cannot read and corrects one it misread, and a round whose play is over
-  waits for the dealer's check of the cards (Finish round) before it is settled.
+  keys a card the camera cannot read. In a hand-held game (no shoe fitted) the dealer also
+  corrects a card the camera misread, and a round whose payouts are known waits for the dealer's
+  check of the cards (Finish round) before it is settled.
 """
 
 from __future__ import annotations
@@ -196,6 +197,55 @@ def payout_words(amount_text: str) -> tuple[str, str]:
     return "PAY", shown
 
 
+class _ReplayError(Exception):
+    def __init__(self, line: int, reason: str):
+        super().__init__(reason)
+        self.line, self.reason = line, reason
+
+
+def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str]]:
+    """Fold a round's lines afresh (after a card in them was corrected). A stand the loop wrote
+    for a hand that, with the corrected card, no longer decides (a blackjack, a 21, a bust) is
+    moot and dropped; any other refusal raises :class:`_ReplayError` (line numbers 1-based)."""
+    fold = RoundFold(start)
+    kept = lines[:1]
+    for number, line in enumerate(lines[1:], start=2):
+        event = parse_event(json.loads(line))
+        try:
+            fold.apply(event)
+        except (RoundError, EventError) as error:
+            if _moot_stand(fold, event):
+                continue
+            raise _ReplayError(number, str(error)) from None
+        kept.append(line)
+    return fold, kept
+
+
+def _moot_stand(fold: RoundFold, event: Event) -> bool:
+    if not isinstance(event, PlayerAction) or event.action is not Action.STAND:
+        return False
+    seats = [s for s in fold.engine.view()["seats"] if s["seat"] == event.seat]
+    hands = seats[0]["hands"] if seats else []
+    hand = event.hand if event.hand is not None else 0
+    return hand < len(hands) and hands[hand]["status"] != "open" and \
+        fold.engine.acting() != (event.seat, hand)
+
+
+def _split_moves(lying: list[tuple[int, CardTarget]], seat: int,
+                 hand: int) -> list[tuple[int, CardTarget]]:
+    """Where the cards lie once ``seat``'s ``hand`` is split: its second card starts the next
+    hand, and the seat's later hands move up one."""
+    pair = [i for i, where in lying if where == CardTarget(seat, hand)]
+    moved = []
+    for i, where in lying:
+        if where.seat == seat and where.hand is not None and where.hand > hand:
+            where = CardTarget(seat, where.hand + 1)
+        elif pair[1:] and i == pair[1]:
+            where = CardTarget(seat, hand + 1)
+        moved.append((i, where))
+    return moved
+
+
 class TableLoop:
     """Folds table inputs into rounds; one instance per table, driven by one thread."""
 
@@ -247,9 +297,9 @@ class TableLoop:
         #: cards the dealer keyed or corrected this round that the camera has not reported since
         #: under that code (it may read one late)
         self._entered_unseen: Counter[Card] = Counter()
-        #: (as first recorded, as corrected) this round: the camera reading the card anew where
-        #: it lies, as corrected, is no switched card
-        self._corrections: set[tuple[Card, Card]] = set()
+        #: (as first recorded, as corrected, seat: None at the dealer) this round: the camera
+        #: reading the card anew where it lies, as corrected, is no switched card
+        self._corrections: set[tuple[Card, Card, int | None]] = set()
         self._now = 0.0
 
     # ------------------------------------------------------------------ state
@@ -410,10 +460,6 @@ class TableLoop:
             )
 
     # ------------------------------------------------------------------ camera
-
-    @property
-    def _shoe_reads(self) -> bool:
-        return self.has_shoe and self.shoe_up
 
     def _camera_trusted(self) -> bool:
         return self.has_camera and self.camera_up and not self.camera_moved
@@ -618,7 +664,11 @@ class TableLoop:
             )
 
     def _on_felt_swap(self, item: FeltSwap) -> None:
-        if not self._camera_trusted() or (item.previous, item.card) in self._corrections:
+        if not self._camera_trusted():
+            return
+        if (item.previous, item.card, item.spot.seat) in self._corrections:
+            if self._entered_unseen[item.card] > 0:
+                self._entered_unseen[item.card] -= 1  # read at last as the dealer corrected it
             return
         self._alarm(
             AlarmKind.SWITCHED_CARD,
@@ -727,7 +777,7 @@ class TableLoop:
         every card), else recorded where it lies (as a camera landing there would be) or, with
         no place given, where the next card is due; marked keyed, with an alarm."""
         code, spot = item.card.code, item.spot
-        if self._shoe_reads:
+        if self.has_shoe and self.shoe_up:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} keyed while the shoe is reading: the "
                         "shoe deals every card; not recorded")
             return
@@ -768,13 +818,14 @@ class TableLoop:
 
     def _on_correct_card(self, item: CorrectCard) -> None:
         """The dealer corrected the latest card recorded at ``item.at`` (a misread, or a card
-        keyed wrong), in a game no shoe reads: the round is replayed with the card corrected
-        and the correction marked on it, with an alarm. Refused while the shoe reads (its card
-        stands) and when the round as played after the card would not hold with it."""
+        keyed wrong), in a hand-held game (no shoe fitted: a shoe's card stands, and while its
+        link is down the cards it resends are checked against the recorded ones). The round is
+        replayed with the card corrected and marked so, with an alarm; refused, unchanged, when
+        the round as played after the card would not hold with it."""
         code, at = item.card.code, "the dealer" if item.at.is_dealer else str(item.at)
-        if self._shoe_reads:
-            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction while the "
-                        "shoe is reading: the shoe's card stands; call the floor")
+        if self.has_shoe:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction at a table "
+                        "with a shoe: the shoe's card stands; call the floor")
             return
         self._pair(force=True)
         if self._fold is None or self._fold.ended:
@@ -793,50 +844,55 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"the card at {at} is already {code}")
             return
         counted_before = self._shoe_out.copy()
-        if not self.has_shoe:  # out of the pack: the corrected card, not the misread one
-            self._shoe_out[old] -= 1
+        self._shoe_out[old] -= 1  # out of the pack: the corrected card, not the misread one
         if not self._accept_unshod(item.card, "the dealer corrected a card to"):
             self._shoe_out = counted_before
             return
         first = event.corrected or old
         lines = list(self._lines)
-        lines[index] = dumps_event(replace(event, card=item.card, corrected=first))
-        fold = RoundFold(self._fold.start)
-        for number, line in enumerate(lines[1:], start=2):
-            try:
-                fold.apply(parse_event(json.loads(line)))
-            except (RoundError, EventError) as error:
-                self._shoe_out = counted_before
-                self._alarm(AlarmKind.ILLEGAL_ACTION, (
-                    f"{old.code} at {at} cannot be corrected to {code}: the round as played "
-                    f"after it does not hold with {code} (event {number}: {error}); not "
-                    "corrected: void the round and call the floor"))
-                return
+        lines[index] = dumps_event(replace(
+            event, card=item.card, corrected=None if first == item.card else first))
+        try:
+            fold, lines = _replay(self._fold.start, lines)
+        except _ReplayError as error:
+            self._shoe_out = counted_before
+            self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{old.code} at {at} cannot be corrected to {code}: the round as played after it"
+                f" does not hold with {code} (at line {error.line} of the round log: "
+                f"{error.reason}); not corrected: void the round and call the floor"))
+            return
         self._fold, self._lines = fold, lines
-        if old in self._awaiting_shoe:  # the shoe's resend, if its link is down, is checked
-            where = len(self._awaiting_shoe) - 1 - list(reversed(self._awaiting_shoe)).index(old)
-            self._awaiting_shoe[where] = item.card
-        if self._entered_unseen[old] > 0:
-            self._entered_unseen[old] -= 1
-        self._entered_unseen[item.card] += 1
-        self._corrections.update({(old, item.card), (first, item.card)})
+        if (event.keyed or event.corrected is not None) and self._entered_unseen[old] > 0:
+            self._entered_unseen[old] -= 1  # entered by the dealer, and not read since
+        self._entered_unseen[item.card] += 1  # the camera may read it anew, as corrected
+        self._corrections.update({(old, item.card, item.at.seat),
+                                  (first, item.card, item.at.seat)})
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
                     ": recorded as corrected")
 
     def _latest_card_line(self, at: CardTarget) -> tuple[int, CardDealt | Reveal] | None:
-        """The latest card recorded face up at ``at``: its line's index and its event."""
+        """The latest card recorded face up at ``at`` (the dealer, or a seat's hand: where the
+        card lies now, a split having moved a pair's second card to the new hand): its line's
+        index and its event."""
         assert self._fold is not None
         fold = RoundFold(self._fold.start)
-        found: tuple[int, CardDealt | Reveal] | None = None
+        lying: list[tuple[int, CardTarget]] = []  # (line, where the card lies) face up
         for index, line in enumerate(self._lines[1:], start=1):
             event = parse_event(json.loads(line))
+            acting = fold.engine.acting()
             target = fold.apply(event)
             if isinstance(event, Reveal):
-                target = DEALER
-            if isinstance(event, CardDealt | Reveal) and event.card is not None \
-                    and target is not None and at.matches(target):
-                found = index, event
-        return found
+                lying.append((index, DEALER))
+            elif isinstance(event, CardDealt) and event.card is not None and target is not None:
+                lying.append((index, target))
+            elif isinstance(event, PlayerAction) and event.action is Action.SPLIT and acting:
+                lying = _split_moves(lying, *acting)
+        matching = [i for i, where in lying if at.matches(where)]
+        if not matching:
+            return None
+        event = parse_event(json.loads(self._lines[matching[-1]]))
+        assert isinstance(event, CardDealt | Reveal)
+        return matching[-1], event
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:
@@ -990,10 +1046,10 @@ class TableLoop:
         return self._apply(PlayerAction(acting[0], action, hand=acting[1]))
 
     def _settle_if_done(self) -> None:
-        """Close the round as soon as nothing more can happen in it, where a shoe reads its
-        cards; where none does, the dealer checks the cards on the felt against the screen (and
+        """Close the round as soon as nothing more can happen in it, at a table with a shoe; in
+        a hand-held game the dealer checks the cards on the felt against the screen (and
         corrects a misread) before touching Finish round."""
-        if self._play_over() and self._shoe_reads:
+        if self._play_over() and self.has_shoe:
             self._close_round(quiet=True)
 
     def _play_over(self) -> bool:
@@ -1058,19 +1114,18 @@ class TableLoop:
                 phase = "betting"
             elif fold.engine.acting() is not None:
                 phase = "playing"
-            elif self._play_over() and not self._shoe_reads:
-                phase = "check"  # no shoe reads: the dealer checks the cards, then finishes
             else:
                 phase = "dealing" if not fold.engine.deal_complete else "dealer"
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
-        elif phase in ("dealer", "check") and fold is not None:
-            # The dealer may still draw, but no result depends on it (or, no shoe reading, the
-            # round waits for the dealer's check): the payouts as the cards recorded say.
+        elif phase == "dealer" and fold is not None:
+            # The dealer may still draw, but no result depends on it: the payouts are final,
+            # and in a hand-held game the round waits for the dealer's check of the cards.
             try:
                 settlement = settlement_view(fold.engine.settle())
-            except RoundError:
+                phase = "dealer" if self.has_shoe else "check"
+            except RoundError:  # still owed: the hole card turned over, say
                 settlement = None
         return {
             "table": self.table_id,

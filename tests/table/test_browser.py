@@ -230,6 +230,7 @@ def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settl
         assert "Check every card on the felt" in page.inner_text("#settlement-total")
         assert page.get_attribute("#seat-1 .seat-total", "data-net") == "-10.00"
         assert loop.rounds_played == 0
+        assert page.inner_text("#key-card") == "Key or correct a card"  # no shoe is fitted
         page.locator("#key-card").tap()
         page.locator("#key-rank-6").tap()
         page.locator("#key-suit-D").tap()

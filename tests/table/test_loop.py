@@ -325,7 +325,6 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
     table.send(FeltCard(C("2C"), Spot(1)))  # a hit, read by the camera alone
     table.send(HoleCardShown(C("KD")))
     table.send(FeltCard(C("8H"), DEALER_SPOT))  # dealer 24
-    table.send(FinishRound())  # no shoe reading: the dealer checks the cards and finishes
     assert table.loop.rounds_played == 1
     assert table.settled_json()["seats"][0]["net"] == "10.00"
     table.send(ShoeLink(True, "back"))
@@ -462,6 +461,7 @@ def test_the_dealer_corrects_a_misread_card_and_the_round_settles_as_dealt():
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # seat 1: 9 + 7 = 16
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S", "7H"]
+    table.send(FeltCard(C("7H"), Spot(1)))  # the camera lost it and reads it anew, right
     table.send(FeltCard(C("7C"), Spot(2)))  # seat 1 stood on 16; seat 2 hits to 20
     table.send(HoleCardShown(C("KD")))  # dealer 16
     table.send(FeltCard(C("2D"), DEALER_SPOT))  # dealer 18, as read
@@ -469,7 +469,6 @@ def test_the_dealer_corrects_a_misread_card_and_the_round_settles_as_dealt():
     table.send(CorrectCard(C("4D"), DEALER), CorrectCard(C("5D"), DEALER))  # dealer 21
     assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "-10.00"]
     table.send(FeltSwap(C("2D"), C("5D"), DEALER_SPOT))  # the camera reads it right at last
-    table.send(FeltCard(C("5D"), DEALER_SPOT))  # or loses it and reads it anew
     table.send(FinishRound())
     assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 3
     assert "corrected 4D at the dealer to 5D" in table.loop.alarms[-1].text
@@ -494,9 +493,11 @@ def test_the_hole_card_turned_and_misread_is_corrected_in_its_reveal():
 
 
 def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
-    table = Table(camera=False)
-    table.send(CorrectCard(C("7H"), CardTarget(1)))
-    assert "shoe is reading" in table.loop.alarms[-1].text
+    table = Table()
+    deal(table, {1: ("9S", "8H")}, up="6S", hole="KD")
+    table.send(ShoeLink(False, "EIO"))  # a fitted shoe's card stands, its link down or not:
+    table.send(CorrectCard(C("7H"), CardTarget(1)))  # its resend is checked against the felt
+    assert "the shoe's card stands" in table.loop.alarms[-1].text
     hand_held = Table(shoe=False)
     hand_held.send(CorrectCard(C("7H"), CardTarget(1)))
     assert "no round is in play" in hand_held.loop.alarms[-1].text
@@ -519,6 +520,85 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     assert hand_held.kinds()[-1] is AlarmKind.ILLEGAL_ACTION
     assert "void the round" in hand_held.loop.alarms[-1].text
     assert AlarmKind.CORRECTED_CARD not in hand_held.kinds()
+
+
+def test_a_corrected_card_read_right_at_last_leaves_the_next_card_of_its_code_recorded():
+    """The camera reads the corrected card as corrected where it lies: that reading is taken,
+    so a real card of the same code dealt later is recorded, not swallowed as that reading."""
+    table = Table(shoe=False)
+    hand_held_round(table)
+    table.send(CorrectCard(C("7H"), CardTarget(1)))  # 9S 7H
+    table.send(FeltSwap(C("8H"), C("7H"), Spot(1)))  # the tracker reads it right at last
+    table.send(FeltCard(C("7H"), Spot(2)))  # seat 2 hits a real 7H: 8 + 5 + 7 = 20
+    assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD]
+
+
+def test_correcting_a_misread_card_leaves_a_keyed_card_of_that_code_read_once():
+    """Seat 1's card read as 5C is corrected; seat 2's real 5C was keyed, so the camera reading
+    it late is still that keyed card, not a second one."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("5C", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(KeyCard(C("5C"), Spot(2)), FeltCard(None, DEALER_SPOT))
+    table.send(CorrectCard(C("8C"), CardTarget(1)))  # seat 1: 9 + 8 = 17
+    table.send(FeltCard(C("5C"), Spot(2)))  # the keyed 5C read at last
+    seats = table.loop.engine_view["seats"]
+    assert [h["cards"] for s in seats for h in s["hands"]] == [["9S", "8C"], ["8D", "5C"]]
+    assert table.loop.engine_view["acting"] == [1, 0]  # seat 1 still deciding: nothing moved on
+
+
+def test_after_a_split_a_correction_finds_the_card_in_the_hand_it_lies_in():
+    """8D 8H split: the 8H lies in hand 1 now, though it was dealt to hand 0."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("8D", 1), ("6S", None), ("8H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
+    table.send(FeltCard(C("3C"), Spot(1, 0)))  # hand 0: 8D 3C
+    table.send(CorrectCard(C("2C"), CardTarget(1, 0)), CorrectCard(C("8S"), CardTarget(1, 1)))
+    hands = table.loop.engine_view["seats"][0]["hands"]
+    assert [h["cards"] for h in hands] == [["8D", "2C"], ["8S"]]
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2
+    assert "corrected 8H at seat 1 hand 1 to 8S" in table.loop.alarms[-1].text
+
+
+def test_a_misread_blackjack_is_corrected_after_the_next_seat_acted():
+    """Seat 1's AH read as KS (KS 8H: 18) is corrected after seat 2's hit: the stand the table
+    wrote for seat 1 is moot with a blackjack and is dropped; seat 2's card stays seat 2's."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("KS", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("7C"), Spot(2)))  # seat 1 stood
+    table.send(CorrectCard(C("AH"), CardTarget(1, 0)))
+    assert table.kinds()[-1] is AlarmKind.CORRECTED_CARD, table.loop.alarms[-1].text
+    assert not any('"action": "stand", "seat": 1' in line or '"seat": 1, "action": "stand"'
+                   in line for line in table.loop._lines)
+    table.send(HoleCardShown(C("KD")), FeltCard(C("3D"), DEALER_SPOT), FinishRound())
+    settled = table.settled_json()
+    assert [s["net"] for s in settled["seats"]] == ["15.00", "10.00"]  # 3:2; 20 against 19
+    assert settle_log(table.recorded_lines()).to_json() == settled
+
+
+def test_a_card_corrected_back_to_what_was_first_recorded_carries_no_correction():
+    table = Table(shoe=False)
+    hand_held_round(table)
+    table.send(CorrectCard(C("7H"), CardTarget(1)), CorrectCard(C("8H"), CardTarget(1)))
+    assert not any("corrected" in line for line in table.loop._lines)
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2
+
+
+def test_a_round_still_owed_the_hole_card_is_not_shown_as_waiting_for_the_check():
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("6S", None), ("8H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KC"), Spot(1)))  # 27: bust
+    assert table.loop.view()["phase"] == "dealer"  # the hole card is still to be turned
+    table.send(HoleCardShown(C("KD")))
+    assert table.loop.view()["phase"] == "check"
 
 
 def test_a_correction_counts_the_corrected_card_out_of_the_pack_not_the_misread_one():

@@ -218,12 +218,16 @@ function renderTouch() {
 }
 
 // With no shoe reading (a hand-held game, or the shoe's link down) the dealer keys a card the
-// camera cannot read, or corrects the latest card at a place that the camera misread; the table
-// records it as keyed or corrected and raises an alarm for surveillance.
+// camera cannot read; in a hand-held game (no shoe fitted) the dealer also corrects the latest
+// card at a place that the camera misread. The table records the card as keyed or corrected
+// and raises an alarm for surveillance.
 function renderKeying(view) {
   const open = Boolean(view && view.round && view.phase !== "settled" && view.phase !== "idle" &&
     (view.mode === "camera only" || view.mode === "no card reader"));
+  const handHeld = Boolean(view && view.devices.shoe === "not fitted");
   $("key-card").hidden = !open;
+  $("key-card").textContent = handHeld ? "Key or correct a card" : "Key a card";
+  $("correct-go").hidden = !handHeld;
   if (!open) {
     $("key-row").hidden = true;
     state.key = { rank: "", suit: "", to: "next" };
