@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from dealer_assist.roundlog.report import settlement_text
-from dealer_assist.rules import Action, RuleSet, Settlement
+from dealer_assist.rules import Action, Card, CardTarget, RuleSet, Settlement
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import FileRecorder
 from dealer_assist.table.runner import TableRunner
@@ -45,6 +45,7 @@ from dealer_assist.table.sources import (
     PlaceBet,
     ShoeCard,
     Source,
+    Spot,
     TableInput,
     VoidRound,
 )
@@ -234,8 +235,11 @@ class DemoTable:
             self.camera.show(item)
             hand_held = self.simulator is None
             if isinstance(item, FeltCard) and item.card is not None:
-                if not self.runner.wait_until(all_recorded, timeout) and hand_held:
-                    self._key(item)
+                if not self.runner.wait_until(all_recorded, timeout):
+                    if hand_held:
+                        self._key(item)
+                elif hand_held:
+                    self._correct(item.card, item.spot)
             elif isinstance(item, FeltStacks):
                 def split(loop: TableLoop) -> bool:
                     return _hands_at(loop, item.seat) >= item.stacks
@@ -256,6 +260,8 @@ class DemoTable:
                         and item.card is not None and not _hole_known(self.loop)):
                     post_touch(self.screen_url, KeyCard(item.card, DEALER_SPOT))
                     self.runner.wait_until(turned, timeout)
+                elif hand_held and item.card is not None and _hole_known(self.loop):
+                    self._correct(item.card, DEALER_SPOT)
             else:
                 return
         if pace_s:
@@ -270,6 +276,16 @@ class DemoTable:
         post_touch(self.screen_url, KeyCard(felt.card, felt.spot))
         dealt = self._cards_dealt
         self.runner.wait_until(lambda loop: loop.cards_committed >= dealt,
+                               self.options.card_timeout_s)
+
+    def _correct(self, card: Card, spot: Spot) -> None:
+        """Hand-held: the dealer looks at the screen, and a card it shows otherwise than the
+        card lying there (the latest at that place) is corrected."""
+        at = CardTarget() if spot.is_dealer else CardTarget(spot.seat, spot.stack)
+        if _latest_at(self.loop, at) in (None, card.code):
+            return
+        post_touch(self.screen_url, CorrectCard(card, at))
+        self.runner.wait_until(lambda loop: _latest_at(loop, at) == card.code,
                                self.options.card_timeout_s)
 
     def _wait(self, condition: Callable[[], bool], timeout: float) -> bool:
@@ -320,6 +336,20 @@ def _hole_known(loop: TableLoop) -> bool:
     view = loop.engine_view
     cards = [] if view is None else view["dealer"]["cards"]
     return len(cards) >= 2 and cards[1] is not None
+
+
+def _latest_at(loop: TableLoop, at: CardTarget) -> str | None:
+    """The code of the latest card the screen shows at ``at`` (None: none, or face down)."""
+    view = loop.engine_view
+    if view is None:
+        return None
+    if at.is_dealer:
+        cards = view["dealer"]["cards"]
+    else:
+        seats = [s for s in view["seats"] if s["seat"] == at.seat]
+        hands = seats[0]["hands"] if seats else []
+        cards = hands[at.hand]["cards"] if at.hand is not None and at.hand < len(hands) else []
+    return cards[-1] if cards else None
 
 
 def _players_deciding(loop: TableLoop) -> bool:

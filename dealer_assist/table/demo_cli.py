@@ -58,7 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("on", "off"),
         default="on",
         help="on (default): the simulated shoe deals every card; off: a hand-held game read by "
-        "the camera alone, the dealer keying any card it cannot read (needs the camera)",
+        "the camera alone, the dealer keying any card it cannot read and correcting any it "
+        "misreads (needs the camera)",
     )
     parser.add_argument(
         "--pace",

@@ -10,10 +10,12 @@ import subprocess
 import sys
 import threading
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from dealer_assist.rules import Card
 from dealer_assist.table.demo import DemoOptions, DemoTable
 from dealer_assist.table.loop import AlarmKind
 from dealer_assist.table.sources import CameraLink, FeltCard, HoleCardShown, Sink, TableInput
@@ -254,6 +256,43 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_keys(tmp
     assert len(keyed) == len(keyed_alarms) > 3
     assert {event["card"][0] for event in keyed} == {"7", "K"}
     assert any(event["type"] == "reveal" for event in keyed)  # a hole card turned, unread
+
+
+class MisreadingCamera(ScriptedCamera):
+    """The scripted camera (a test double) that reads every five as a six of its suit."""
+
+    def show(self, item: TableInput) -> None:
+        card = getattr(item, "card", None)
+        if isinstance(item, (FeltCard, HoleCardShown)) and card is not None and \
+                card.code[0] == "5":
+            item = replace(item, card=Card.parse("6" + card.code[1]))
+        super().show(item)
+
+
+def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_corrects(tmp_path):
+    """No shoe: the camera misreads every five as a six, and the dealer, looking at the
+    screen, corrects each one (the dealer's last card among them: the round waits for the
+    dealer's check before it settles); every round settles as dealt, each corrected card
+    recorded with the six first read and its alarm."""
+    hand_held = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
+                            pause_after_round_s=0.0, seed=5, card_timeout_s=0.3, shoe=False)
+    with DemoTable(hand_held, camera=MisreadingCamera()) as demo:
+        assert demo.runner.wait_until(lambda loop: loop.mode.value == "camera only", 5)
+        for number in range(1, 11):
+            assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
+        assert {a.kind for a in demo.loop.alarms} == {AlarmKind.CORRECTED_CARD}
+    settled = _settlements(tmp_path)
+    for want, got in zip(demo.world.settlements, settled, strict=True):
+        assert (got["seats"], got["dealer"]) == (want.to_json()["seats"],
+                                                 want.to_json()["dealer"])
+    corrected = [json.loads(line) for path in sorted((tmp_path / "rounds").glob("*.jsonl"))
+                 for line in path.read_text().splitlines() if '"corrected"' in line]
+    dealt = [want.to_json() for want in demo.world.settlements]
+    dealt_fives = sum(card[0] == "5" for want in dealt for card in want["dealer"]["cards"]
+                      + [c for seat in want["seats"] for hand in seat["hands"]
+                         for c in hand["cards"]])
+    assert len(corrected) == dealt_fives > 2
+    assert all(e["card"][0] == "5" and e["corrected"] == "6" + e["card"][1] for e in corrected)
 
 
 def test_a_hand_held_demo_without_its_camera_is_refused(capsys):
