@@ -1049,18 +1049,15 @@ class TableLoop:
         """Close the round as soon as nothing more can happen in it, at a table with a shoe; in
         a hand-held game the dealer checks the cards on the felt against the screen (and
         corrects a misread) before touching Finish round."""
-        if self._play_over() and self.has_shoe:
-            self._close_round(quiet=True)
-
-    def _play_over(self) -> bool:
-        """Nothing more can happen in the open round: it only waits to be closed."""
         fold = self._fold
-        if fold is None or fold.ended or self._pending_shoe or self._pending_felt:
-            return False
+        if not self.has_shoe or fold is None or fold.ended or self._pending_shoe or \
+                self._pending_felt:
+            return
         engine = fold.engine
         if not engine.dealing_started or engine.acting() is not None:
-            return False
-        return engine.next_card_target() is None
+            return
+        if engine.next_card_target() is None:
+            self._close_round(quiet=True)
 
     def _close_round(self, quiet: bool) -> bool:
         assert self._fold is not None
