@@ -14,7 +14,7 @@ from dealer_assist.cli import main
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log
 from dealer_assist.surveillance.replay import load_round, replay_round, round_keys
-from tests.surveillance.factory import GOLDEN_COUNT
+from tests.surveillance.factory import GOLDEN_COUNT, build_recording
 
 ROOT = Path(__file__).parents[2]
 
@@ -152,6 +152,42 @@ def test_redetection_compares_each_card_frame_with_its_card_event(recording: Pat
     index = json.loads(misread.body_text)["event_index"]
     card = json.loads(data.events[index].body_text)["card"]
     assert f"event {index} recorded card {card}; the detector now sees 7S" in problem.what
+
+
+def test_redetection_says_which_cards_the_dealer_corrected_or_keyed(tmp_path: Path) -> None:
+    """A hand-held round: the camera read the dealer's 6D as 2D and the dealer corrected it, and
+    seat 1's second card no reader saw was keyed. The key frames show what the camera saw (a
+    stand-in detector reads them back as it did), so redetection finds both cards; each
+    discrepancy says what the dealer entered."""
+    lines = [
+        '{"type": "round", "id": "hh-1", "rules": "h17-ddd-6"}',
+        '{"type": "bet", "seat": 1, "amount": "10"}',
+        '{"type": "card", "card": "9S", "to": {"seat": 1, "hand": 0}}',
+        '{"type": "card", "card": "6S", "to": "dealer"}',
+        '{"type": "card", "card": "8H", "to": {"seat": 1, "hand": 0}, "keyed": true}',
+        '{"type": "card", "card": null, "to": "dealer", "face_down": true}',
+        '{"type": "reveal", "card": "KD"}',
+        '{"type": "action", "seat": 1, "action": "stand", "hand": 0}',
+        '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}',
+        '{"type": "end"}',
+    ]
+    build_recording(tmp_path, [lines])
+    store = RecordingStore(tmp_path)
+    data = load_round(store, round_keys(store, "hh-1")[0])
+    assert data is not None
+    camera_saw = {"8H": [], "6D": ["2D"]}  # what the camera read in each key frame
+
+    def stand_in(image: bytes) -> list[str]:
+        frame = next(f for f in data.frames if f.file and (tmp_path / f.file).read_bytes() == image)
+        [detection] = json.loads(frame.body_text)["detections"]["detections"]
+        return camera_saw.get(detection["card"], [detection["card"]])
+
+    texts = [problem.what for problem in replay_round(data, stand_in, store).discrepancies]
+    assert len(texts) == 2
+    assert "recorded card 8H (keyed by the dealer: no reader saw it); the detector now sees no " \
+        "card" in texts[0]
+    assert "recorded card 6D (corrected by the dealer from 2D); the detector now sees 2D" in \
+        texts[1]
 
 
 def test_operators_stats_storage_and_prune_commands(
