@@ -1,8 +1,10 @@
 """The table loop, fed input values directly.
 
-Camera inputs here are test doubles: this build has no camera pipeline (the card detector has no
-trained model yet), so ``FeltCard``/``FeltStacks``/``HoleCardShown`` values stand in for what the
-vision adapter will report. Shoe inputs are the values the real shoe source produces.
+Camera inputs here are the values the camera source hands the loop (``FeltCard``,
+``FeltStacks``, ``FeltSwap``, ``HoleCardShown``: what the felt tracker makes of the detector's
+sightings), given directly so that each rule is checked exactly; the camera pipeline itself is
+tested in test_camera_source.py and test_synthetic_camera.py, and with the shipped model by
+bench/table.py. Shoe inputs are the values the real shoe source produces.
 """
 
 from __future__ import annotations
