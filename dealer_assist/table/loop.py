@@ -294,9 +294,9 @@ class TableLoop:
         self._pending_shoe: deque[_Pending] = deque()
         self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
-        #: cards the dealer keyed or corrected this round that the camera has not reported since
-        #: under that code (it may read one late)
-        self._entered_unseen: Counter[Card] = Counter()
+        #: (card, seat: None at the dealer's) the dealer keyed or corrected this round that the
+        #: camera has not reported since, there, under that code (it may read one late)
+        self._entered_unseen: Counter[tuple[Card, int | None]] = Counter()
         #: (as first recorded, as corrected, seat: None at the dealer) this round: the camera
         #: reading the card anew where it lies, as corrected, is no switched card
         self._corrections: set[tuple[Card, Card, int | None]] = set()
@@ -489,8 +489,8 @@ class TableLoop:
         self._commit(None, DEALER_SPOT, False, face_down=True)
 
     def _commit_from_camera(self, felt: FeltCard) -> None:
-        if felt.card is not None and self._entered_unseen[felt.card] > 0:
-            self._entered_unseen[felt.card] -= 1  # the card entered for it, read at last
+        if felt.card is not None and self._entered_unseen[(felt.card, felt.spot.seat)] > 0:
+            self._entered_unseen[(felt.card, felt.spot.seat)] -= 1  # entered there, read at last
             return
         if not felt.spot.is_dealer:
             self._infer_hidden_hole()
@@ -667,8 +667,9 @@ class TableLoop:
         if not self._camera_trusted():
             return
         if (item.previous, item.card, item.spot.seat) in self._corrections:
-            if self._entered_unseen[item.card] > 0:
-                self._entered_unseen[item.card] -= 1  # read at last as the dealer corrected it
+            entered = (item.card, item.spot.seat)
+            if self._entered_unseen[entered] > 0:
+                self._entered_unseen[entered] -= 1  # read at last as the dealer corrected it
             return
         self._alarm(
             AlarmKind.SWITCHED_CARD,
@@ -794,24 +795,23 @@ class TableLoop:
             return
         assert self._fold is not None
         dealer_cards = self._fold.engine.view()["dealer"]["cards"]
-        committed = self.cards_committed
         revealed = to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None
+        went: CardTarget | None = None
         if revealed:
             # The face-down hole card turned over, as the camera's sighting of it would be.
-            recorded = self._apply(Reveal(item.card, keyed=True))
-            if recorded:
+            if self._apply(Reveal(item.card, keyed=True)):
+                went = DEALER
                 self._await_reveal(item.card)
                 self._stand_until(None)
         else:
-            self._commit(item.card, spot, False, keyed=True)
-            recorded = self.cards_committed > committed
-        if not recorded:  # refused (an alarm says why): not out of the pack after all
+            went = self._commit(item.card, spot, False, keyed=True)
+        if went is None:  # refused (an alarm says why): not out of the pack after all
             if counted:
                 self._shoe_out[item.card] -= 1
             return
         if self.has_shoe and not revealed:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
-        self._entered_unseen[item.card] += 1
+        self._entered_unseen[(item.card, went.seat)] += 1
         self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
                     + ("" if spot is None else f" at {spot}")
                     + ": no reader saw it; recorded as keyed")
@@ -862,9 +862,10 @@ class TableLoop:
                 f"{error.reason}); not corrected: void the round and call the floor"))
             return
         self._fold, self._lines = fold, lines
-        if (event.keyed or event.corrected is not None) and self._entered_unseen[old] > 0:
-            self._entered_unseen[old] -= 1  # entered by the dealer, and not read since
-        self._entered_unseen[item.card] += 1  # the camera may read it anew, as corrected
+        seat = item.at.seat
+        if (event.keyed or event.corrected is not None) and self._entered_unseen[(old, seat)] > 0:
+            self._entered_unseen[(old, seat)] -= 1  # entered by the dealer, and not read since
+        self._entered_unseen[(item.card, seat)] += 1  # the camera may read it anew, corrected
         self._corrections.update({(old, item.card, item.at.seat),
                                   (first, item.card, item.at.seat)})
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
@@ -978,27 +979,28 @@ class TableLoop:
     def _commit(
         self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False,
         origin: ShoeOrigin | None = None, keyed: bool = False,
-    ) -> None:
+    ) -> CardTarget | None:
         """Record one card: the decision it implies (if any), then the card itself (with the
-        shoe's numbering of it, when the shoe dealt it, or marked keyed by the dealer)."""
+        shoe's numbering of it, when the shoe dealt it, or marked keyed by the dealer). Returns
+        where it went (None: not recorded, an alarm says why)."""
         shown = card.code if card is not None else "a face-down card"
         if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
             self._alarm(
                 AlarmKind.ILLEGAL_ACTION,
                 f"{shown} dealt at {landing or 'the table'} but no bet is placed; not recorded",
             )
-            return
+            return None
         engine = self._fold.engine
         if engine.next_card_target() is None and engine.acting() is not None:
             if not self._decision_for(card, landing, sideways):
-                return
+                return None
         target = engine.next_card_target()
         if target is None:
             self._alarm(
                 AlarmKind.ILLEGAL_ACTION,
                 f"{shown} dealt but no card is due ({engine.describe()}); not recorded",
             )
-            return
+            return None
         to: CardTarget | None = None
         if landing is not None:
             seen = CardTarget(landing.seat, None if landing.seat is None else landing.stack)
@@ -1009,8 +1011,10 @@ class TableLoop:
                     AlarmKind.MISPLACED,
                     f"{shown} landed at {landing} but is due to {target}: recorded to {target}",
                 )
-        if self._apply(CardDealt(card, to, face_down, origin, keyed)):
-            self.cards_committed += 1
+        if not self._apply(CardDealt(card, to, face_down, origin, keyed)):
+            return None
+        self.cards_committed += 1
+        return target
 
     def _decision_for(self, card: Card | None, landing: Spot | None, sideways: bool) -> bool:
         """A card arrived while a hand was deciding: write the decision the table saw."""

@@ -623,6 +623,24 @@ def test_a_correction_counts_the_corrected_card_out_of_the_pack_not_the_misread_
     assert table.loop._shoe_out[C("7H")] == 6 and table.loop._shoe_out[C("6S")] == 1
 
 
+def test_a_keyed_card_never_read_does_not_swallow_a_card_of_its_code_at_another_seat():
+    """Seat 1's 3S is keyed (the camera never reads it); seat 2's own 3S, read by the camera, is
+    seat 2's card, not the keyed one read late (it was swallowed, and keyed again)."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(Decide(1, Action.HIT), KeyCard(C("3S"), Spot(1)))  # 9 + 8 + 3 = 20
+    table.send(FeltCard(C("3S"), Spot(2)))  # seat 1 stood; seat 2 hits: 8 + 5 + 3 = 16
+    seats = table.loop.engine_view["seats"]
+    assert [h["cards"] for s in seats for h in s["hands"]] == [
+        ["9S", "8H", "3S"], ["8D", "5C", "3S"]]
+    table.send(FeltCard(C("3S"), Spot(1)))  # the keyed card read at last: nothing new
+    assert table.loop.engine_view["acting"] == [2, 0]
+    assert table.kinds() == [AlarmKind.KEYED_CARD]
+
+
 def test_keyed_cards_refused_leave_the_pack_count_as_it_was():
     """Six decks hold six 7H; seven keyed when no card is due (the only player bust, the hole
     card still face down) are each refused, and none is counted out: no false 'beyond the
