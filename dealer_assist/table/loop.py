@@ -649,6 +649,8 @@ class TableLoop:
                 f"the dealer's hole card shows {item.card.code} but the shoe dealt "
                 f"{dealer_cards[1]}: call the floor",
             )
+        elif item.card is not None and self._entered_unseen[(item.card, None)] > 0:
+            self._entered_unseen[(item.card, None)] -= 1  # the hole card keyed, read at last
         # Turning the hole card ends the players' turn: every hand still deciding stood.
         self._stand_until(None)
 
@@ -811,7 +813,7 @@ class TableLoop:
             return
         if self.has_shoe and not revealed:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
-        self._entered_unseen[(item.card, went.seat)] += 1
+        self._entered_unseen[(item.card, went.seat if spot is None else spot.seat)] += 1
         self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
                     + ("" if spot is None else f" at {spot}")
                     + ": no reader saw it; recorded as keyed")
@@ -863,9 +865,11 @@ class TableLoop:
             return
         self._fold, self._lines = fold, lines
         seat = item.at.seat
-        if (event.keyed or event.corrected is not None) and self._entered_unseen[(old, seat)] > 0:
-            self._entered_unseen[(old, seat)] -= 1  # entered by the dealer, and not read since
-        self._entered_unseen[(item.card, seat)] += 1  # the camera may read it anew, corrected
+        if self._entered_unseen[(old, seat)] > 0 and (event.keyed or event.corrected):
+            # A keyed card the camera has not read: it may yet, as corrected. (A card the camera
+            # read and the dealer corrected comes back as a changed reading, a FeltSwap.)
+            self._entered_unseen[(old, seat)] -= 1
+            self._entered_unseen[(item.card, seat)] += 1
         self._corrections.update({(old, item.card, item.at.seat),
                                   (first, item.card, item.at.seat)})
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
@@ -880,14 +884,14 @@ class TableLoop:
         lying: list[tuple[int, CardTarget]] = []  # (line, where the card lies) face up
         for index, line in enumerate(self._lines[1:], start=1):
             event = parse_event(json.loads(line))
-            acting = fold.engine.acting()
             target = fold.apply(event)
+            split = fold.engine.acting()  # after a split, the split hand, owed its second card
             if isinstance(event, Reveal):
                 lying.append((index, DEALER))
             elif isinstance(event, CardDealt) and event.card is not None and target is not None:
                 lying.append((index, target))
-            elif isinstance(event, PlayerAction) and event.action is Action.SPLIT and acting:
-                lying = _split_moves(lying, *acting)
+            elif isinstance(event, PlayerAction) and event.action is Action.SPLIT and split:
+                lying = _split_moves(lying, *split)
         matching = [i for i, where in lying if at.matches(where)]
         if not matching:
             return None

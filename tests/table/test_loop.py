@@ -641,6 +641,51 @@ def test_a_keyed_card_never_read_does_not_swallow_a_card_of_its_code_at_another_
     assert table.kinds() == [AlarmKind.KEYED_CARD]
 
 
+def test_a_card_the_dealer_entered_is_awaited_only_where_it_lies_and_only_until_read():
+    """The camera's next reading of a code the dealer entered is that card only where the card
+    lies, and only while the camera has not read it: a corrected card the camera had read
+    (it comes back as a changed reading), a keyed hole card read when turned, and a card keyed
+    at seat 1 but recorded as seat 2's hit leave the next real card of their code recorded,
+    and no card is recorded twice."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("5H", 1), ("9C", 2), ("6S", None), ("6H", 1), ("9D", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(CorrectCard(C("5D"), CardTarget(1)))  # seat 1's 6H was a 5D: 10
+    table.send(FeltCard(C("5D"), Spot(1)), FeltCard(C("3C"), Spot(1)))  # a real 5D, then 3C
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["5H", "5D", "5D", "3C"]
+    table.send(KeyCard(C("4D"), DEALER_SPOT))  # the hole card turned, unread: 6 + 4 = 10
+    table.send(HoleCardShown(C("4D")))  # read at last
+    table.send(FeltCard(C("4D"), DEALER_SPOT), FeltCard(C("5C"), DEALER_SPOT))  # 14, 19
+    assert table.loop.engine_view["dealer"]["cards"] == ["6S", "4D", "4D", "5C"]
+    table.send(FinishRound())
+    assert [s["net"] for s in table.settled_json()["seats"]] == ["-10.00", "-10.00"]
+
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("9H", 1), ("5C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.STAND))
+    table.send(KeyCard(C("7H"), Spot(1)))  # seat 1 stood: a hit for seat 2 (misplaced)
+    table.send(FeltCard(C("7H"), Spot(1)))  # the camera reads it where it lies
+    assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
+
+
+def test_after_a_split_touched_with_the_camera_lost_a_correction_finds_the_split_hand():
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("2H", 1), ("8H", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), CameraLink(False, "cable"))
+    table.send(Decide(1, Action.DOUBLE), KeyCard(C("5C")))  # seat 1: 9 2 5 doubled
+    table.send(Decide(2, Action.SPLIT))  # 8D | 8H
+    table.send(CorrectCard(C("8S"), CardTarget(2, 1)))  # the 8H in hand 1 was an 8S
+    assert [h["cards"] for h in table.loop.engine_view["seats"][1]["hands"]] == [["8D"], ["8S"]]
+    table.send(CorrectCard(C("3H"), CardTarget(1, 1)))  # seat 1 has no hand 1
+    assert "no card is recorded at seat 1 hand 1" in table.loop.alarms[-1].text
+
+
 def test_keyed_cards_refused_leave_the_pack_count_as_it_was():
     """Six decks hold six 7H; seven keyed when no card is due (the only player bust, the hole
     card still face down) are each refused, and none is counted out: no false 'beyond the
