@@ -113,6 +113,7 @@ def create_app(recording: Path | str) -> FastAPI:
     lock = threading.Lock()
     app = FastAPI(title="dealer-assist surveillance", docs_url=None, redoc_url=None,
                   openapi_url=None)
+    app.state.sessions = sessions  # the logins open now (tests look at them)
     app.mount("/static", StaticFiles(directory=str(_STATIC)), name="static")
 
     @app.middleware("http")
@@ -162,8 +163,11 @@ def create_app(recording: Path | str) -> FastAPI:
             except AccessError:
                 raise HTTPException(401, "wrong operator name or password") from None
         token = secrets.token_urlsafe(32)
+        now = time.time()
         with lock:
-            sessions[token] = Session(who, time.time() + SESSION_SECONDS)
+            for expired in [t for t, s in sessions.items() if s.expires < now]:
+                del sessions[expired]  # logins never used again would be kept for ever
+            sessions[token] = Session(who, now + SESSION_SECONDS)
         response.set_cookie(SESSION_COOKIE, token, max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict")
         return {"name": who.name, "role": who.role}

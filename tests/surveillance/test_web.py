@@ -59,6 +59,25 @@ def test_missing_login_is_refused_everywhere(client: TestClient) -> None:
     assert client.get("/api/rounds").status_code == 401
 
 
+def test_an_expired_login_is_refused_and_forgotten_at_the_next_login(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A login expires after SESSION_SECONDS; the page keeps no login never used again (a
+    surveillance page runs for months)."""
+    from dealer_assist.surveillance import web
+
+    _login(client, "olga")
+    olga = client.cookies.get(SESSION_COOKIE)
+    later = web.time.time() + web.SESSION_SECONDS + 1
+    monkeypatch.setattr(web.time, "time", lambda: later)
+    _login(client, "audrey")
+    sessions = client.app.state.sessions  # type: ignore[attr-defined]
+    assert list(sessions) == [client.cookies.get(SESSION_COOKIE)] and olga not in sessions
+    client.cookies.clear()
+    client.cookies.set(SESSION_COOKIE, olga)
+    assert client.get("/api/me").status_code == 401
+
+
 def test_wrong_password_and_unknown_name_are_refused_and_logged(
     client: TestClient, recording: Path
 ) -> None:
