@@ -252,3 +252,43 @@ def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settl
     finally:
         screen.stop()
         runner.stop()
+
+
+def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_hand(page):
+    """A split seat offers each of its hands as a place: a card keyed for its second hand goes
+    there (the first hand, dealt its card, stood), and Correct reaches that hand's card."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T10", has_shoe=False,
+                     has_camera=True)
+    runner = TableRunner(loop).start()
+    screen = ScreenServer(runner, "127.0.0.1", 0).start()
+    try:
+        runner.submit(CameraLink(True, "test camera"))
+        page.goto(screen.url)
+        page.wait_for_selector("#link.link-up")
+        runner.submit(PlaceBet(1, Decimal("10")))
+        for code, spot in (("8D", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1))):
+            runner.submit(FeltCard(Card.parse(code), spot))
+        runner.submit(FeltCard(None, DEALER_SPOT))
+        runner.submit(Decide(1, Action.SPLIT))
+        runner.submit(FeltCard(Card.parse("3C"), Spot(1, 0)))  # the first hand's card: 11
+        page.locator("#key-card").tap()
+        page.locator("#key-to-1h1").wait_for(state="visible", timeout=5000)
+        assert page.inner_text("#key-to-1h1") == "seat 1 hand 2"
+        page.locator("#key-rank-5").tap()
+        page.locator("#key-suit-H").tap()
+        page.locator("#key-to-1h1").tap()
+        page.locator("#key-go").tap()
+        assert runner.wait_until(lambda loop: loop.cards_committed == 6, 5)
+        hands = runner.view()["round"]["seats"][0]["hands"]
+        assert [h["cards"] for h in hands] == [["8D", "3C"], ["8H", "5H"]]
+        page.locator("#key-card").tap()
+        page.locator("#key-rank-4").tap()
+        page.locator("#key-suit-H").tap()
+        page.locator("#key-to-1h1").tap()
+        assert page.inner_text("#correct-go") == "Correct seat 1 hand 2's last card to 4H"
+        page.locator("#correct-go").tap()
+        assert runner.wait_until(
+            lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8H", "4H"], 5)
+    finally:
+        screen.stop()
+        runner.stop()

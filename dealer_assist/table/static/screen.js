@@ -9,9 +9,20 @@ const state = { view: null, seat: null, amount: 0, socket: null,
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
 const KEY_SUITS = [["S", "\u2660"], ["H", "\u2665"], ["D", "\u2666"], ["C", "\u2663"]];
 // Where a keyed card lies: the next card due (a hit for the hand in play), the dealer, a seat
-// (the hands before it stood, as when the camera sees a card land there).
-const KEY_TARGETS = [["next", "next due"], ["dealer", "dealer"],
-  ...Array.from({ length: SEATS }, (_, i) => [String(i + 1), "seat " + (i + 1)])];
+// (the hands before it stood, as when the camera sees a card land there), or each hand of a
+// split seat ("2h1": seat 2's second hand).
+function keyTargets(view) {
+  const targets = [["next", "next due"], ["dealer", "dealer"]];
+  for (let number = 1; number <= SEATS; number++) {
+    const seat = view && view.round ? view.round.seats.find((s) => s.seat === number) : null;
+    if (seat && seat.hands.length > 1) {
+      seat.hands.forEach((_, h) => targets.push([number + "h" + h, "seat " + number + " hand " + (h + 1)]));
+    } else {
+      targets.push([String(number), "seat " + number]);
+    }
+  }
+  return targets;
+}
 
 function $(id) { return document.getElementById(id); }
 
@@ -243,11 +254,14 @@ function renderKeying(view) {
   };
   pick($("key-ranks"), KEY_RANKS.map((r) => [r, r]), "rank");
   pick($("key-suits"), KEY_SUITS, "suit");
-  pick($("key-targets"), KEY_TARGETS, "to");
+  const targets = keyTargets(view);
+  if (!targets.some(([value]) => value === state.key.to)) state.key.to = "next";
+  pick($("key-targets"), targets, "to");
   const code = state.key.rank && state.key.suit ? state.key.rank + state.key.suit : "";
   $("key-go").textContent = code ? "Key " + code : "Key";
   $("key-go").disabled = !code;
-  const place = state.key.to === "next" ? "" : (state.key.to === "dealer" ? "the dealer's" : "seat " + state.key.to + "'s");
+  const label = (targets.find(([value]) => value === state.key.to) || [])[1];
+  const place = state.key.to === "next" ? "" : (state.key.to === "dealer" ? "the dealer's" : label + "'s");
   $("correct-go").textContent = code && place ? "Correct " + place + " last card to " + code : "Correct";
   $("correct-go").disabled = !code || !place;
 }
@@ -258,12 +272,15 @@ function closeKeying() {
   renderKeying(state.view);
 }
 
-// The touch's "to": the dealer, or a seat's hand (the one in play there, else its first).
-function keyTarget() {
+// The touch's "to": the dealer, or a seat's hand (the one chosen at a split seat, else the one
+// in play there, else its first); for a correction a seat alone means any of its hands.
+function keyTarget(correcting) {
   const to = state.key.to;
   if (to === "next") return undefined;
   if (to === "dealer") return "dealer";
-  const seat = Number(to);
+  const [seat, hand] = to.split("h").map(Number);
+  if (hand !== undefined) return { seat, hand };
+  if (correcting) return { seat };
   const acting = state.view && state.view.round && state.view.round.acting;
   return { seat, hand: acting && acting[0] === seat ? acting[1] : 0 };
 }
@@ -311,9 +328,7 @@ $("key-go").addEventListener("click", () => {
   closeKeying();
 });
 $("correct-go").addEventListener("click", () => {
-  const to = state.key.to;
-  send({ type: "correct", card: state.key.rank + state.key.suit,
-    at: to === "dealer" ? "dealer" : { seat: Number(to) } });
+  send({ type: "correct", card: state.key.rank + state.key.suit, at: keyTarget(true) });
   closeKeying();
 });
 $("key-cancel").addEventListener("click", closeKeying);
