@@ -53,6 +53,10 @@ from dealer_assist.table.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.world import Player, SimulatedTable
 
 DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
+#: Why the demo's floor voids a round the table could not complete as dealt.
+VOID_REASON = "the table could not complete the round as dealt"
+#: Rounds in a row that may fail before the demo stops: something is broken, not one mishap.
+FAILURES_ALLOWED = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,7 +301,9 @@ class DemoTable:
         return True
 
     def play_round(self, number: int, pace_s: float) -> Settlement | None:
-        """Deal one round through the real pipeline; the loop's settlement (None if it failed)."""
+        """Deal one round through the real pipeline; the loop's settlement. A round the table
+        could not complete as dealt (its alarms say why) is voided, as the floor would, so the
+        next round can be dealt; then None."""
         rounds_before = self.loop.rounds_played
         for channel, item in self.world.round(number):
             if self.stopped.is_set():
@@ -308,6 +314,11 @@ class DemoTable:
         )
         if self.loop.rounds_played > rounds_before:
             return self.loop.last_settlement
+        view = self.loop.engine_view
+        if self.loop.round_open and view is not None:
+            why = f"{VOID_REASON} ({view['state']})"
+            post_touch(self.screen_url, VoidRound(why if len(why) <= 200 else VOID_REASON))
+            self.runner.wait_until(lambda loop: not loop.round_open, self.options.card_timeout_s)
         return None
 
 
@@ -372,13 +383,19 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
                 f"{options.camera_deck} rendered on felt and read by the card detector)")
         else:
             out(f"mode: shoe only (shoe simulator on a pty; camera {note})")
-        number = 0
+        number = failures = 0
         while options.rounds is None or number < options.rounds:
             number += 1
             settlement = demo.play_round(number, options.pace_s)
             if settlement is None:
                 problems = [a.text for a in demo.loop.active_alarms()] + demo.runner.errors
-                raise DemoError(f"round {number} did not settle: {'; '.join(problems) or '?'}")
+                failures += 1
+                if failures == FAILURES_ALLOWED:
+                    raise DemoError(f"{failures} rounds in a row did not settle; round {number}: "
+                                    f"{'; '.join(problems) or '?'}")
+                out(f"round {number} did not settle: {'; '.join(problems) or '?'}; dealing on\n")
+                continue
+            failures = 0
             out(settlement_text(settlement))
             out("")
             if options.pause_after_round_s:

@@ -11,6 +11,7 @@ import sys
 import threading
 import urllib.request
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -293,6 +294,45 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_corrects
                          for c in hand["cards"]])
     assert len(corrected) == dealt_fives > 2
     assert all(e["card"][0] == "5" and e["corrected"] == "6" + e["card"][1] for e in corrected)
+
+
+def test_a_round_the_table_cannot_complete_is_voided_and_the_demo_deals_on(tmp_path, monkeypatch):
+    """A round that cannot close (here the simulated dealer walks away after two cards; in the
+    bench a camera that lost track of a split under load) is voided as the floor would, and the
+    demo deals on; only rounds that keep failing stop it."""
+    from dealer_assist.table import demo as demo_module
+    from dealer_assist.table.sources import PlaceBet, ShoeCard
+    from dealer_assist.table.world import SimulatedTable
+
+    dealt = SimulatedTable.round
+    failing = {2}
+
+    def walks_away(world, number):
+        if number not in failing:
+            yield from dealt(world, number)
+            return
+        yield "dealer", PlaceBet(1, Decimal("10"))
+        yield "shoe", ShoeCard(Card.parse("9S"))
+        yield "shoe", ShoeCard(Card.parse("6S"))
+
+    monkeypatch.setattr(SimulatedTable, "round", walks_away)
+    printed: list[str] = []
+    shoe_only = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
+                            pause_after_round_s=0.0, seed=11, card_timeout_s=0.5, camera="off",
+                            rounds=3)
+    demo_module.run_demo(shoe_only, printed.append)
+    assert any(line.startswith("round 2 did not settle: round ") and "voided: the table could "
+               "not complete the round as dealt (dealing (next card to seat 1 hand 0))" in line
+               for line in printed), printed
+    assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2  # rounds 1 and 3
+    [void] = (tmp_path / "void").glob("*.jsonl")
+    assert '"card": "6S"' in void.read_text()
+    assert demo_module.VOID_REASON in next((tmp_path / "void").glob("*.reason.txt")).read_text()
+
+    failing.update({3, 4})
+    with pytest.raises(demo_module.DemoError, match="3 rounds in a row did not settle; round 4:"):
+        demo_module.run_demo(replace(shoe_only, recording_dir=str(tmp_path / "again"), rounds=5),
+                             printed.append)
 
 
 def test_a_hand_held_demo_without_its_camera_is_refused(capsys):
