@@ -377,7 +377,7 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
         if not options.shoe:
             out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector; a card "
-                "it cannot read is keyed by the dealer)")
+                "it cannot read is keyed, one it misreads corrected, by the dealer)")
         elif camera is not None:
             out(f"mode: shoe + camera (shoe simulator on a pty; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector)")
