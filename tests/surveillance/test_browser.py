@@ -21,7 +21,7 @@ import uvicorn
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import add_operator
 from dealer_assist.surveillance.web import create_app
-from tests.surveillance.factory import GOLDEN_COUNT
+from tests.surveillance.factory import GOLDEN_COUNT, build_recording
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parents[2] / "test-artifacts"
@@ -33,6 +33,32 @@ if os.environ.get("DEALER_ASSIST_NO_BROWSER") == "1":
 
 @pytest.fixture
 def server(recording: Path) -> Iterator[str]:
+    yield from _serve(recording)
+
+
+@pytest.fixture
+def hand_held_server(tmp_path: Path) -> Iterator[str]:
+    build_recording(tmp_path, [HAND_HELD_ROUND])
+    yield from _serve(tmp_path)
+
+
+#: A hand-held round: seat 1's second card keyed (no reader saw it), the dealer's draw read as
+#: 2D and corrected to 6D by the dealer.
+HAND_HELD_ROUND = [
+    '{"type": "round", "id": "hh-1", "rules": "h17-ddd-6"}',
+    '{"type": "bet", "seat": 1, "amount": "10"}',
+    '{"type": "card", "card": "9S", "to": {"seat": 1, "hand": 0}}',
+    '{"type": "card", "card": "6S", "to": "dealer"}',
+    '{"type": "card", "card": "8H", "to": {"seat": 1, "hand": 0}, "keyed": true}',
+    '{"type": "card", "card": null, "to": "dealer", "face_down": true}',
+    '{"type": "reveal", "card": "KD"}',
+    '{"type": "action", "seat": 1, "action": "stand", "hand": 0}',
+    '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}',
+    '{"type": "end"}',
+]
+
+
+def _serve(recording: Path) -> Iterator[str]:
     store = RecordingStore(recording)
     add_operator(store, "audrey", PASSWORD, "auditor")
     store.close()
@@ -105,3 +131,30 @@ def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> N
         page.screenshot(path=str(ARTIFACTS / "surveillance-round.png"), full_page=True)
         browser.close()
     assert errors == []
+
+
+def test_the_page_marks_the_cards_a_hand_held_dealer_entered(hand_held_server: str) -> None:
+    """The officer sees at a glance which cards no reader stands behind: keyed, or corrected
+    from what the camera read."""
+    assert CHROMIUM.exists(), "install Debian's chromium: apt-get install -y chromium"
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(hand_held_server)
+        page.fill("#login-name", "audrey")
+        page.fill("#login-password", PASSWORD)
+        page.click("#login-submit")
+        expect(page.locator("#search-count")).to_have_text("1 round(s)")
+        page.locator("#results tbody tr").first.click()
+        entered = page.locator("#event-log li.entered")
+        expect(entered).to_have_count(2)
+        expect(entered.first).to_contain_text('"keyed":true')
+        expect(entered.last).to_contain_text('"corrected":"2D"')
+        assert page.locator("#event-log li").count() == 10
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "surveillance-hand-held-round.png"), full_page=True)
+        browser.close()

@@ -103,6 +103,9 @@ async function openRound(key) {
     const li = document.createElement("li");
     li.textContent = `${e.at.slice(11, 23)} ${JSON.stringify(e.event)}`;
     if (framed.has(e.index)) li.classList.add("has-frame");
+    // A card the dealer keyed or corrected (a hand-held game): no reader stands behind it.
+    const entered = e.event && (e.event.keyed === true || typeof e.event.corrected === "string");
+    if (entered) li.classList.add("entered");
     li.addEventListener("click", () => show(e.index));
     log.appendChild(li);
   });
