@@ -374,13 +374,15 @@ def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore
         result.frames_checked += 1
         if recorded not in seen:
             result.discrepancies.append(Discrepancy(
-                "detection", f"event {index} recorded card {recorded}{_entered(event)}; the "
-                f"detector now sees {', '.join(seen) or 'no card'} in {frame.file}",
+                "detection", f"event {index} recorded card {recorded}"
+                f"{entered_by_dealer(event)}; the detector now sees "
+                f"{', '.join(seen) or 'no card'} in {frame.file}",
                 seq=frame.seq, recorded=recorded, replayed=seen, **where))
 
 
-def _entered(event: dict[str, Any]) -> str:
-    """What the dealer entered for a card event, in words ('' when a reader recorded it)."""
+def entered_by_dealer(event: dict[str, Any]) -> str:
+    """What the dealer entered for a card event, in words, as " (...)" ('' when a reader
+    recorded the card)."""
     if isinstance(event.get("corrected"), str):
         return f" (corrected by the dealer from {str(event['corrected']).upper()})"
     if event.get("keyed") is True:

@@ -7,7 +7,7 @@ import json
 from html import escape
 from typing import Any
 
-from dealer_assist.surveillance.replay import RoundReplay
+from dealer_assist.surveillance.replay import RoundReplay, entered_by_dealer
 from dealer_assist.surveillance.store import RecordingError
 
 _STYLE = """
@@ -108,8 +108,11 @@ def _events_section(view: dict[str, Any], images: dict[int, tuple[bytes, str]]) 
         screens = "".join(
             f"<details><summary>screen</summary><code>{escape(json.dumps(s.get('snapshot')))}"
             "</code></details>" for s in screens_at.get(index, []))
+        body = event["event"]
+        entered = entered_by_dealer(body) if isinstance(body, dict) else ""
         rows.append(f"<tr><td>{index}</td><td>{escape(event['at'])}</td>"
-                    f"<td><code>{escape(json.dumps(event['event']))}</code>{screens}</td>"
+                    f"<td><code>{escape(json.dumps(body))}</code>"
+                    f"{f'<strong>{escape(entered)}</strong>' if entered else ''}{screens}</td>"
                     f"<td>{figures}</td></tr>")
     rows.append("</table>")
     loose = [f for f in view["frames"] if f["event_index"] is None]

@@ -99,6 +99,22 @@ def record_round(
     return key
 
 
+#: A hand-held round: seat 1's second card keyed (no reader saw it), the dealer's draw read as
+#: 2D and corrected to 6D by the dealer.
+HAND_HELD_ROUND = [
+    '{"type": "round", "id": "hh-1", "rules": "h17-ddd-6"}',
+    '{"type": "bet", "seat": 1, "amount": "10"}',
+    '{"type": "card", "card": "9S", "to": {"seat": 1, "hand": 0}}',
+    '{"type": "card", "card": "6S", "to": "dealer"}',
+    '{"type": "card", "card": "8H", "to": {"seat": 1, "hand": 0}, "keyed": true}',
+    '{"type": "card", "card": null, "to": "dealer", "face_down": true}',
+    '{"type": "reveal", "card": "KD"}',
+    '{"type": "action", "seat": 1, "action": "stand", "hand": 0}',
+    '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}',
+    '{"type": "end"}',
+]
+
+
 def golden_logs(names: Iterable[str] | None = None) -> list[list[str]]:
     paths = sorted(ROUNDS.glob("*.jsonl"))
     if names is not None:

@@ -21,7 +21,7 @@ import uvicorn
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import add_operator
 from dealer_assist.surveillance.web import create_app
-from tests.surveillance.factory import GOLDEN_COUNT, build_recording
+from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parents[2] / "test-artifacts"
@@ -40,22 +40,6 @@ def server(recording: Path) -> Iterator[str]:
 def hand_held_server(tmp_path: Path) -> Iterator[str]:
     build_recording(tmp_path, [HAND_HELD_ROUND])
     yield from _serve(tmp_path)
-
-
-#: A hand-held round: seat 1's second card keyed (no reader saw it), the dealer's draw read as
-#: 2D and corrected to 6D by the dealer.
-HAND_HELD_ROUND = [
-    '{"type": "round", "id": "hh-1", "rules": "h17-ddd-6"}',
-    '{"type": "bet", "seat": 1, "amount": "10"}',
-    '{"type": "card", "card": "9S", "to": {"seat": 1, "hand": 0}}',
-    '{"type": "card", "card": "6S", "to": "dealer"}',
-    '{"type": "card", "card": "8H", "to": {"seat": 1, "hand": 0}, "keyed": true}',
-    '{"type": "card", "card": null, "to": "dealer", "face_down": true}',
-    '{"type": "reveal", "card": "KD"}',
-    '{"type": "action", "seat": 1, "action": "stand", "hand": 0}',
-    '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}',
-    '{"type": "end"}',
-]
 
 
 def _serve(recording: Path) -> Iterator[str]:

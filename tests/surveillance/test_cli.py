@@ -14,7 +14,7 @@ from dealer_assist.cli import main
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log
 from dealer_assist.surveillance.replay import load_round, replay_round, round_keys
-from tests.surveillance.factory import GOLDEN_COUNT, build_recording
+from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
 
 ROOT = Path(__file__).parents[2]
 
@@ -159,19 +159,7 @@ def test_redetection_says_which_cards_the_dealer_corrected_or_keyed(tmp_path: Pa
     seat 1's second card no reader saw was keyed. The key frames show what the camera saw (a
     stand-in detector reads them back as it did), so redetection finds both cards; each
     discrepancy says what the dealer entered."""
-    lines = [
-        '{"type": "round", "id": "hh-1", "rules": "h17-ddd-6"}',
-        '{"type": "bet", "seat": 1, "amount": "10"}',
-        '{"type": "card", "card": "9S", "to": {"seat": 1, "hand": 0}}',
-        '{"type": "card", "card": "6S", "to": "dealer"}',
-        '{"type": "card", "card": "8H", "to": {"seat": 1, "hand": 0}, "keyed": true}',
-        '{"type": "card", "card": null, "to": "dealer", "face_down": true}',
-        '{"type": "reveal", "card": "KD"}',
-        '{"type": "action", "seat": 1, "action": "stand", "hand": 0}',
-        '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}',
-        '{"type": "end"}',
-    ]
-    build_recording(tmp_path, [lines])
+    build_recording(tmp_path, [HAND_HELD_ROUND])
     store = RecordingStore(tmp_path)
     data = load_round(store, round_keys(store, "hh-1")[0])
     assert data is not None

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log, add_operator, check_password
 from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
-from tests.surveillance.factory import GOLDEN_COUNT
+from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
 
 PASSWORD = "correct horse battery"
 
@@ -208,6 +208,18 @@ def test_export_is_one_self_contained_html_file(client: TestClient) -> None:
     assert "SUPER BONUS" in html and "1215.00" in html
     assert "matches the recorded settlement" in html
     assert "audrey (auditor)" in html
+
+
+def test_the_export_says_which_cards_a_hand_held_dealer_entered(tmp_path: Path) -> None:
+    build_recording(tmp_path, [HAND_HELD_ROUND])
+    store = RecordingStore(tmp_path)
+    add_operator(store, "audrey", PASSWORD, "auditor")
+    store.close()
+    client = TestClient(create_app(tmp_path))
+    _login(client, "audrey")
+    html = client.get("/api/rounds/1/export").text
+    assert "<strong> (keyed by the dealer: no reader saw it)</strong>" in html
+    assert "<strong> (corrected by the dealer from 2D)</strong>" in html
 
 
 def test_every_search_view_replay_and_export_is_in_the_access_log(client: TestClient) -> None:
