@@ -60,6 +60,38 @@ def page():
         browser.close()
 
 
+class HandHeld:
+    """A hand-held table (no shoe, a camera whose readings the test hands in) with its screen
+    open in the page at 800x480."""
+
+    def __init__(self, page):
+        self.recorder = MemoryRecorder()
+        self.loop = TableLoop("h17-ddd-6", self.recorder, table_id="T8", has_shoe=False,
+                              has_camera=True)
+        self.runner = TableRunner(self.loop).start()
+        self.screen = ScreenServer(self.runner, "127.0.0.1", 0).start()
+        self.runner.submit(CameraLink(True, "test camera"))
+        page.set_viewport_size({"width": 800, "height": 480})
+        page.goto(self.screen.url)
+        page.wait_for_selector("#link.link-up")
+
+    def read(self, *cards: tuple[str | None, Spot]) -> None:
+        """The camera reads each card where it lies (None: face down)."""
+        for code, spot in cards:
+            self.runner.submit(FeltCard(None if code is None else Card.parse(code), spot))
+
+    def stop(self) -> None:
+        self.screen.stop()
+        self.runner.stop()
+
+
+@pytest.fixture
+def hand_held(page):
+    table = HandHeld(page)
+    yield table
+    table.stop()
+
+
 def play_rounds(runner: TableRunner, rounds: int, seed: int) -> SimulatedTable:
     world = SimulatedTable(
         RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 2, 3, 5, 7)], seed=seed
@@ -168,127 +200,93 @@ def test_a_burst_of_alarms_never_hides_the_payouts(table, page):
     assert "seat 6:" in rows.first.inner_text()
 
 
-def test_a_hand_held_dealer_keys_the_card_the_camera_cannot_read(page):
+def test_a_hand_held_dealer_keys_the_card_the_camera_cannot_read(page, hand_held):
     """Camera only: the page offers "Key a card" once a round is in play (never while a shoe
     reads, as in the test above); rank, suit and the dealer's toggle key it, and the table
     records it as keyed, raising its alarm."""
-    loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T8", has_shoe=False,
-                     has_camera=True)
-    runner = TableRunner(loop).start()
-    screen = ScreenServer(runner, "127.0.0.1", 0).start()
-    try:
-        runner.submit(CameraLink(True, "test camera"))
-        page.set_viewport_size({"width": 800, "height": 480})
-        page.goto(screen.url)
-        page.wait_for_selector("#link.link-up")
-        assert page.locator("#key-card").is_hidden()  # no round yet
-        runner.submit(PlaceBet(1, Decimal("10")))
-        runner.submit(FeltCard(Card.parse("9S"), Spot(1)))
-        page.locator("#key-card").wait_for(state="visible", timeout=5000)
-        page.locator("#key-card").tap()
-        page.locator("#key-rank-5").tap()
-        page.locator("#key-suit-H").tap()
-        assert page.inner_text("#key-go") == "Key 5H"
-        page.locator("#key-to-dealer").tap()  # the dealer's up card, unread
-        assert "selected" in (page.locator("#key-to-dealer").get_attribute("class") or "")
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "table-screen-keying-800x480.png"))
-        page.locator("#key-go").tap()
-        assert runner.wait_until(lambda loop: loop.cards_committed == 2, 5)
-        assert page.locator("#key-row").is_hidden()
-        view = runner.view()
-        assert view["round"]["dealer"]["cards"] == ["5H"]
-        assert [a["kind"] for a in view["alarms"]] == ["keyed_card"]
-        page.locator("#alarms").wait_for(state="visible", timeout=5000)
-        page.screenshot(path=str(ARTIFACTS / "table-screen-keyed-card-800x480.png"))
-    finally:
-        screen.stop()
-        runner.stop()
+    runner = hand_held.runner
+    assert page.locator("#key-card").is_hidden()  # no round yet
+    runner.submit(PlaceBet(1, Decimal("10")))
+    hand_held.read(("9S", Spot(1)))
+    page.locator("#key-card").wait_for(state="visible", timeout=5000)
+    page.locator("#key-card").tap()
+    page.locator("#key-rank-5").tap()
+    page.locator("#key-suit-H").tap()
+    assert page.inner_text("#key-go") == "Key 5H"
+    page.locator("#key-to-dealer").tap()  # the dealer's up card, unread
+    assert "selected" in (page.locator("#key-to-dealer").get_attribute("class") or "")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-keying-800x480.png"))
+    page.locator("#key-go").tap()
+    assert runner.wait_until(lambda loop: loop.cards_committed == 2, 5)
+    assert page.locator("#key-row").is_hidden()
+    view = runner.view()
+    assert view["round"]["dealer"]["cards"] == ["5H"]
+    assert [a["kind"] for a in view["alarms"]] == ["keyed_card"]
+    page.locator("#alarms").wait_for(state="visible", timeout=5000)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-keyed-card-800x480.png"))
 
 
-def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settling(page):
+def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settling(
+        page, hand_held):
     """Camera only, nothing questions the camera's reading: when play is over the page asks the
     dealer to check the cards on the felt before Finish round, and the dealer corrects the
     dealer's last card (read 2D, dealt 6D): the payout on the screen turns from TAKE to PAY,
     and the round is recorded with the correction once the dealer finishes."""
-    recorder = MemoryRecorder()
-    loop = TableLoop("h17-ddd-6", recorder, table_id="T9", has_shoe=False, has_camera=True)
-    runner = TableRunner(loop).start()
-    screen = ScreenServer(runner, "127.0.0.1", 0).start()
-    try:
-        runner.submit(CameraLink(True, "test camera"))
-        page.set_viewport_size({"width": 800, "height": 480})
-        page.goto(screen.url)
-        page.wait_for_selector("#link.link-up")
-        runner.submit(PlaceBet(1, Decimal("10")))
-        for code, spot in (("9S", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1))):
-            runner.submit(FeltCard(Card.parse(code), spot))
-        runner.submit(FeltCard(None, DEALER_SPOT))
-        runner.submit(HoleCardShown(Card.parse("KD")))  # 16: seat 1 stood on 17
-        runner.submit(FeltCard(Card.parse("2D"), DEALER_SPOT))  # 18, as the camera read it
-        page.locator("#settlement-total.check").wait_for(state="visible", timeout=5000)
-        assert "Check every card on the felt" in page.inner_text("#settlement-total")
-        assert page.get_attribute("#seat-1 .seat-total", "data-net") == "-10.00"
-        assert loop.rounds_played == 0
-        assert page.inner_text("#key-card") == "Key or correct a card"  # no shoe is fitted
-        page.locator("#key-card").tap()
-        page.locator("#key-rank-6").tap()
-        page.locator("#key-suit-D").tap()
-        assert page.locator("#correct-go").is_disabled()  # "next due" is no card to correct
-        page.locator("#key-to-dealer").tap()
-        assert page.inner_text("#correct-go") == "Correct the dealer's last card to 6D"
-        page.locator("#correct-go").tap()
-        page.wait_for_function(
-            "document.querySelector('#seat-1 .seat-total')?.dataset.net === '10.00'")
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / "table-screen-check-corrected-800x480.png"))
-        page.locator("#finish").tap()
-        assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
-        assert '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}' in (
-            recorder.rounds[-1][1])
-        page.wait_for_function(
-            "!document.querySelector('#settlement-total').classList.contains('check')")
-        assert [a["kind"] for a in runner.view()["alarms"]] == ["corrected_card"]
-    finally:
-        screen.stop()
-        runner.stop()
+    runner, loop = hand_held.runner, hand_held.loop
+    runner.submit(PlaceBet(1, Decimal("10")))
+    hand_held.read(("9S", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1)), (None, DEALER_SPOT))
+    runner.submit(HoleCardShown(Card.parse("KD")))  # 16: seat 1 stood on 17
+    hand_held.read(("2D", DEALER_SPOT))  # 18, as the camera read it
+    page.locator("#settlement-total.check").wait_for(state="visible", timeout=5000)
+    assert "Check every card on the felt" in page.inner_text("#settlement-total")
+    assert page.get_attribute("#seat-1 .seat-total", "data-net") == "-10.00"
+    assert loop.rounds_played == 0
+    assert page.inner_text("#key-card") == "Key or correct a card"  # no shoe is fitted
+    page.locator("#key-card").tap()
+    page.locator("#key-rank-6").tap()
+    page.locator("#key-suit-D").tap()
+    assert page.locator("#correct-go").is_disabled()  # "next due" is no card to correct
+    page.locator("#key-to-dealer").tap()
+    assert page.inner_text("#correct-go") == "Correct the dealer's last card to 6D"
+    page.locator("#correct-go").tap()
+    page.wait_for_function(
+        "document.querySelector('#seat-1 .seat-total')?.dataset.net === '10.00'")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-check-corrected-800x480.png"))
+    page.locator("#finish").tap()
+    assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
+    assert '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}' in (
+        hand_held.recorder.rounds[-1][1])
+    page.wait_for_function(
+        "!document.querySelector('#settlement-total').classList.contains('check')")
+    assert [a["kind"] for a in runner.view()["alarms"]] == ["corrected_card"]
 
 
-def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_hand(page):
+def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_hand(
+        page, hand_held):
     """A split seat offers each of its hands as a place: a card keyed for its second hand goes
     there (the first hand, dealt its card, stood), and Correct reaches that hand's card."""
-    loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T10", has_shoe=False,
-                     has_camera=True)
-    runner = TableRunner(loop).start()
-    screen = ScreenServer(runner, "127.0.0.1", 0).start()
-    try:
-        runner.submit(CameraLink(True, "test camera"))
-        page.goto(screen.url)
-        page.wait_for_selector("#link.link-up")
-        runner.submit(PlaceBet(1, Decimal("10")))
-        for code, spot in (("8D", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1))):
-            runner.submit(FeltCard(Card.parse(code), spot))
-        runner.submit(FeltCard(None, DEALER_SPOT))
-        runner.submit(Decide(1, Action.SPLIT))
-        runner.submit(FeltCard(Card.parse("3C"), Spot(1, 0)))  # the first hand's card: 11
-        page.locator("#key-card").tap()
-        page.locator("#key-to-1h1").wait_for(state="visible", timeout=5000)
-        assert page.inner_text("#key-to-1h1") == "seat 1 hand 2"
-        page.locator("#key-rank-5").tap()
-        page.locator("#key-suit-H").tap()
-        page.locator("#key-to-1h1").tap()
-        page.locator("#key-go").tap()
-        assert runner.wait_until(lambda loop: loop.cards_committed == 6, 5)
-        hands = runner.view()["round"]["seats"][0]["hands"]
-        assert [h["cards"] for h in hands] == [["8D", "3C"], ["8H", "5H"]]
-        page.locator("#key-card").tap()
-        page.locator("#key-rank-4").tap()
-        page.locator("#key-suit-H").tap()
-        page.locator("#key-to-1h1").tap()
-        assert page.inner_text("#correct-go") == "Correct seat 1 hand 2's last card to 4H"
-        page.locator("#correct-go").tap()
-        assert runner.wait_until(
-            lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8H", "4H"], 5)
-    finally:
-        screen.stop()
-        runner.stop()
+    runner = hand_held.runner
+    runner.submit(PlaceBet(1, Decimal("10")))
+    hand_held.read(("8D", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1)), (None, DEALER_SPOT))
+    runner.submit(Decide(1, Action.SPLIT))
+    hand_held.read(("3C", Spot(1, 0)))  # the first hand's card: 11
+    page.locator("#key-card").tap()
+    page.locator("#key-to-1h1").wait_for(state="visible", timeout=5000)
+    assert page.inner_text("#key-to-1h1") == "seat 1 hand 2"
+    page.locator("#key-rank-5").tap()
+    page.locator("#key-suit-H").tap()
+    page.locator("#key-to-1h1").tap()
+    page.locator("#key-go").tap()
+    assert runner.wait_until(lambda loop: loop.cards_committed == 6, 5)
+    hands = runner.view()["round"]["seats"][0]["hands"]
+    assert [h["cards"] for h in hands] == [["8D", "3C"], ["8H", "5H"]]
+    page.locator("#key-card").tap()
+    page.locator("#key-rank-4").tap()
+    page.locator("#key-suit-H").tap()
+    page.locator("#key-to-1h1").tap()
+    assert page.inner_text("#correct-go") == "Correct seat 1 hand 2's last card to 4H"
+    page.locator("#correct-go").tap()
+    assert runner.wait_until(
+        lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8H", "4H"], 5)

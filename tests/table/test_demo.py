@@ -49,6 +49,11 @@ def options(tmp_path: Path) -> DemoOptions:
     )
 
 
+def hand_held(tmp_path: Path, seed: int) -> DemoOptions:
+    """A hand-held demo (no shoe) whose dealer gives the camera 0.3 s before keying a card."""
+    return replace(options(tmp_path), seed=seed, card_timeout_s=0.3, shoe=False)
+
+
 def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
     with DemoTable(options(tmp_path)) as demo:
         shown = []
@@ -239,9 +244,7 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_keys(tmp
     kings here, hole cards and doubles among them) is keyed by the dealer on the screen after
     the wait a dealer gives the camera; every round settles as dealt, each keyed card recorded
     as keyed with its alarm."""
-    hand_held = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
-                            pause_after_round_s=0.0, seed=11, card_timeout_s=0.3, shoe=False)
-    with DemoTable(hand_held, camera=BlindSpotCamera()) as demo:
+    with DemoTable(hand_held(tmp_path, seed=11), camera=BlindSpotCamera()) as demo:
         assert demo.runner.wait_until(lambda loop: loop.mode.value == "camera only", 5)
         for number in range(1, 11):
             assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
@@ -275,9 +278,7 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_corrects
     screen, corrects each one (the dealer's last card among them: the round waits for the
     dealer's check before it settles); every round settles as dealt, each corrected card
     recorded with the six first read and its alarm."""
-    hand_held = DemoOptions(port=0, recording_dir=str(tmp_path), pace_s=0.0,
-                            pause_after_round_s=0.0, seed=5, card_timeout_s=0.3, shoe=False)
-    with DemoTable(hand_held, camera=MisreadingCamera()) as demo:
+    with DemoTable(hand_held(tmp_path, seed=5), camera=MisreadingCamera()) as demo:
         assert demo.runner.wait_until(lambda loop: loop.mode.value == "camera only", 5)
         for number in range(1, 11):
             assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
