@@ -163,8 +163,8 @@ function renderSeats(view) {
   }
   const total = $("settlement-total");
   total.hidden = !settlement;
-  // With no shoe reading, nothing has questioned the camera: the dealer checks the cards on
-  // the felt against the screen (correcting a misread) before the round is settled.
+  // In a hand-held game (no shoe fitted) nothing has questioned the camera: the dealer checks
+  // the cards on the felt against the screen (correcting a misread) before the round settles.
   const check = view.phase === "check";
   total.classList.toggle("check", check);
   if (settlement) total.textContent = (check
