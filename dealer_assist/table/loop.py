@@ -792,7 +792,7 @@ class TableLoop:
         to_dealer = spot is not None and spot.is_dealer
         if not to_dealer and self._hole_card_due():  # with no reader at all, too
             self._record_hidden_hole()
-        counted = not self.has_shoe  # _accept_unshod counts it out of the pack
+        counted_before = self._shoe_out.copy()  # _accept_unshod counts it out of the pack
         if not self._accept_unshod(item.card, "the dealer keyed"):
             return
         assert self._fold is not None
@@ -808,8 +808,7 @@ class TableLoop:
         else:
             went = self._commit(item.card, spot, False, keyed=True)
         if went is None:  # refused (an alarm says why): not out of the pack after all
-            if counted:
-                self._shoe_out[item.card] -= 1
+            self._shoe_out = counted_before
             return
         if self.has_shoe and not revealed:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
