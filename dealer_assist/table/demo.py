@@ -20,7 +20,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from dealer_assist.roundlog.report import settlement_text
 from dealer_assist.rules import Action, Card, CardTarget, RuleSet, Settlement
@@ -336,10 +336,15 @@ class FeltCamera(Source, Protocol):
     def sees_empty_felt(self) -> bool: ...
 
 
-def _hands_at(loop: TableLoop, seat: int) -> int:
+def _seat_hands(loop: TableLoop, seat: int | None) -> list[dict[str, Any]]:
+    """The hands the screen shows at ``seat`` (none without a round or a bet there)."""
     view = loop.engine_view
     seats = [] if view is None else [s for s in view["seats"] if s["seat"] == seat]
-    return len(seats[0]["hands"]) if seats else 0
+    return seats[0]["hands"] if seats else []
+
+
+def _hands_at(loop: TableLoop, seat: int) -> int:
+    return len(_seat_hands(loop, seat))
 
 
 def _hole_known(loop: TableLoop) -> bool:
@@ -357,8 +362,7 @@ def _latest_at(loop: TableLoop, at: CardTarget) -> str | None:
     if at.is_dealer:
         cards = view["dealer"]["cards"]
     else:
-        seats = [s for s in view["seats"] if s["seat"] == at.seat]
-        hands = seats[0]["hands"] if seats else []
+        hands = _seat_hands(loop, at.seat)
         cards = hands[at.hand]["cards"] if at.hand is not None and at.hand < len(hands) else []
     return cards[-1] if cards else None
 
