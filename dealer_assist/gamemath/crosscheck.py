@@ -78,8 +78,7 @@ def play_engine_round(
             continue
         acting = engine.acting()
         if acting is None:
-            # The dealer draws only while some result depends on it (rules §3.7); the engine
-            # also accepts the optional draws of house procedure, which change nothing.
+            # The dealer draws only while some result depends on it (rules §3.7).
             try:
                 return engine.settle(), used
             except RoundIncompleteError:

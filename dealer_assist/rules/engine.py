@@ -281,7 +281,7 @@ class RoundEngine:
         if current is not None:
             seat, index, hand = current
             return CardTarget(seat.number, index) if hand.needs_card else None
-        return DEALER if self._dealer_may_draw() else None
+        return DEALER if self._dealer_needs_card() else None
 
     def legal_actions(self) -> frozenset[Action]:
         """The actions the hand in play may take now (empty when no decision is pending)."""
@@ -313,6 +313,9 @@ class RoundEngine:
         dealer = self._dealer_text()
         if self._dealer_needs_card():
             return f"dealer's turn (dealer {dealer} must draw)"
+        if self._dealer_may_draw():
+            return (f"complete (dealer {dealer}; no hand's result depends on the dealer, "
+                    "who draws no more)")
         return f"complete (dealer {dealer})"
 
     def view(self) -> dict[str, Any]:
@@ -754,10 +757,8 @@ class RoundEngine:
 
     def _dealer_needs_card(self) -> bool:
         """The dealer must draw: it may, and some hand's result depends on the dealer's total.
-
-        Draws that cannot change any result are optional: accepted (the dealer may finish the
-        hand by house procedure) but never required for settlement.
-        """
+        Only then is a card due to the dealer (rules §3.7): a draw that can change no result is
+        a card nobody is due, refused (§6)."""
         if not self._dealer_may_draw():
             return False
         return any(self._hand_depends_on_dealer(h) for s in self._order for h in s.hands)

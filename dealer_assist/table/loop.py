@@ -988,9 +988,11 @@ class TableLoop:
         where it went (None: not recorded, an alarm says why)."""
         shown = card.code if card is not None else "a face-down card"
         if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
+            settled = f"round {self.round_id} is settled and " if self._fold is not None and \
+                self._fold.ended else ""
             self._alarm(
-                AlarmKind.ILLEGAL_ACTION,
-                f"{shown} dealt at {landing or 'the table'} but no bet is placed; not recorded",
+                AlarmKind.ILLEGAL_ACTION, f"{shown} dealt at {landing or 'the table'} but "
+                f"{settled}no bet is placed{' for the next' if settled else ''}; not recorded",
             )
             return None
         engine = self._fold.engine

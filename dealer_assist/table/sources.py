@@ -189,7 +189,7 @@ class Insure:
 
 @dataclass(frozen=True, slots=True)
 class FinishRound:
-    """The dealer has paid and cleared the table: close the round (also after optional draws)."""
+    """The dealer has paid and cleared the table: close the round."""
 
 
 @dataclass(frozen=True, slots=True)

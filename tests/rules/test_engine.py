@@ -101,7 +101,10 @@ def test_dealer_draws_only_while_a_result_depends_on_it() -> None:
     engine.action(1, Action.HIT)
     engine.card(Card.parse("KD"))  # player 21: nothing depends on the dealer
     engine.settle()  # settles without dealer cards
-    assert engine.next_card_target() == DEALER  # a draw by house procedure is still accepted
+    assert engine.next_card_target() is None
+    with pytest.raises(CardError, match="no card is due.*no hand's result depends on the dealer"):
+        engine.card(Card.parse("2C"))  # a card nobody is due (rules §6)
+    assert engine.settle().dealer.cards == ("9C", "5D")
 
 
 def test_refusals_leave_the_engine_unchanged() -> None:

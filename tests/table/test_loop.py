@@ -719,15 +719,39 @@ def test_a_keyed_card_is_refused_while_the_shoe_reads_without_a_round_or_as_a_te
     assert table.loop.cards_committed == hand_held.loop.cards_committed == 0
 
 
-def test_finish_closes_a_round_whose_remaining_draws_are_optional():
-    table = Table(camera=False)
+@pytest.mark.parametrize("camera", [True, False])
+def test_a_round_no_draw_can_change_closes_at_once_and_a_later_dealer_draw_is_refused(camera):
+    """Rules §3.7: the dealer draws only while some result depends on the dealer's total. Once
+    every hand is busted the round is settled, and a card the dealer draws anyway is a card
+    nobody is due (§6): an alarm, and nothing recorded."""
+    table = Table(camera=camera)
     deal(table, {1: ("9S", "7H")}, up="5S", hole="6D")
-    table.card("KC")  # seat 1 busts; the dealer's draw could change nothing
-    assert table.loop.round_open
-    shown = table.loop.view()["settlement"]  # the payouts show at once
-    assert shown["seats"][0]["verb"] == "TAKE" and shown["seats"][0]["net"] == "-10.00"
+    table.card("KC", 1)  # seat 1 busts: no draw by the dealer could change anything
+    assert not table.loop.round_open and table.loop.rounds_played == 1
+    assert table.settled_json()["dealer"]["cards"] == ["5S", "6D"]
+    assert table.settled_json()["net"] == "-10.00" and table.loop.alarms == []
+    table.card("8H", None)
+    assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
+    assert "round r-" in table.loop.alarms[0].text and "is settled" in table.loop.alarms[0].text
+    assert table.loop.rounds_played == 1
+    assert table.settled_json()["dealer"]["cards"] == ["5S", "6D"]
+
+
+def test_a_hand_held_round_with_no_draw_due_refuses_a_dealer_draw_before_the_check():
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("5S", None), ("7H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(FeltCard(C("KC"), Spot(1)))  # a hit: seat 1 busts
+    table.send(HoleCardShown(C("6D")))
+    assert table.loop.view()["phase"] == "check"
+    table.send(FeltCard(C("8H"), DEALER_SPOT))  # drawn though no result depends on it
+    assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
+    assert "no hand's result depends on the dealer" in table.loop.alarms[0].text
     table.send(FinishRound())
-    assert table.loop.rounds_played == 1 and table.settled_json()["net"] == "-10.00"
+    assert table.settled_json()["dealer"]["cards"] == ["5S", "6D"]
+    assert table.settled_json()["net"] == "-10.00"
 
 
 @pytest.mark.parametrize("camera", [True, False])
