@@ -16,7 +16,7 @@ from typing import Any, TypeGuard
 
 from dealer_assist.rules.cards import Card, Rank, Suit, hand_total
 from dealer_assist.rules.money import ZERO, cents, format_money
-from dealer_assist.rules.ruleset import RuleSet
+from dealer_assist.rules.ruleset import MATCH_BY_DECKS, RuleSet
 from dealer_assist.rules.settlement import (
     Bonus21,
     DealerResult,
@@ -388,7 +388,11 @@ class RoundEngine:
             self._order = [self._seats[n] for n in sorted(self._seats)]
         elif wager == "match":
             if rules.match_the_dealer is None:
-                raise WagerError(f"seat {seat}: Match the Dealer is not offered under {rules.name}")
+                unpriced = "" if rules.decks in MATCH_BY_DECKS else (
+                    f" (no standard paytable for {rules.decks} decks: the house names one with "
+                    'the rules option "match_the_dealer")')
+                raise WagerError(
+                    f"seat {seat}: Match the Dealer is not offered under {rules.name}{unpriced}")
             existing = self._seats.get(seat)
             if existing is None:
                 raise WagerError(f"seat {seat}: Match the Dealer needs a main wager first")

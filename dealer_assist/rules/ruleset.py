@@ -163,13 +163,9 @@ class RuleSet:
         decks = values.get("decks")
         if decks in ALLOWED_DECKS and "match_the_dealer" not in overrides \
                 and base.match_the_dealer is not None:
-            # the deck count sets the side bet's paytable unless the house gives its own
-            if decks not in MATCH_BY_DECKS:
-                raise RuleSetError(
-                    f"Match the Dealer has no standard paytable for {decks} decks (6 decks: 4:1 "
-                    'and 9:1, 8 decks: 3:1 and 12:1): give "match_the_dealer" as '
-                    '{"unsuited": N, "suited": N}, or "off"')
-            values["match_the_dealer"] = MATCH_BY_DECKS[decks]
+            # The deck count sets the side bet's paytable unless the house gives its own; where
+            # no seed gives one (2, 4 or 5 decks) the side bet is off until the house names one.
+            values["match_the_dealer"] = MATCH_BY_DECKS.get(decks)
         return dataclasses.replace(base, **values)
 
 

@@ -4,7 +4,14 @@ from decimal import Decimal
 
 import pytest
 
-from dealer_assist.rules import PRESETS, MatchPaytable, RuleSet, RuleSetError
+from dealer_assist.rules import (
+    PRESETS,
+    MatchPaytable,
+    RoundEngine,
+    RuleSet,
+    RuleSetError,
+    WagerError,
+)
 
 
 def test_the_five_presets_of_the_round_log_spec() -> None:
@@ -74,9 +81,15 @@ def test_the_deck_count_sets_the_match_paytable(spec: dict, paytable: MatchPayta
     assert RuleSet.from_spec(spec).match_the_dealer == paytable
 
 
-def test_match_on_a_deck_count_without_a_paytable_is_refused() -> None:
-    with pytest.raises(RuleSetError, match="no standard paytable for 2 decks"):
-        RuleSet.from_spec({"preset": "s17-6", "decks": 2})
+@pytest.mark.parametrize("decks", [2, 4, 5])
+def test_match_is_off_on_a_deck_count_without_a_paytable(decks: int) -> None:
+    # 001 section 2: 2, 4, 5, 6 or 8 decks; only 6 and 8 have a paytable in the seeds (004 e)
+    rules = RuleSet.from_spec({"preset": "s17-6", "decks": decks})
+    assert rules.decks == decks and rules.match_the_dealer is None
+    engine = RoundEngine(rules)
+    engine.bet(1, Decimal("10"))
+    with pytest.raises(WagerError, match=f"no standard paytable for {decks} decks"):
+        engine.bet(1, Decimal("5"), wager="match")
     own = RuleSet.from_spec({"preset": "s17-6", "decks": 2,
                              "match_the_dealer": {"unsuited": 3, "suited": 11}})
     assert own.match_the_dealer == MatchPaytable(3, 11)
