@@ -83,6 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status. An I/O error that
     a command does not report itself (its output on a full disk) is one line and status 1."""
     argv = sys.argv[1:] if argv is None else argv
+    if sys.stdin is None:  # started with standard input closed: it reads as empty
+        sys.stdin = open(os.devnull)  # noqa: SIM115 (for the life of the process)
+    if sys.stdout is None:
+        print("dealer-assist: standard output is closed: nowhere to print", file=sys.stderr)
+        return 2
     top = _top_parser()
     top.add_argument("command", choices=sorted(COMMANDS), metavar="COMMAND")
     if not argv or argv[0] in ("-h", "--help"):

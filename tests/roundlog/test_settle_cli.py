@@ -82,6 +82,33 @@ def test_several_rounds_in_one_file_give_one_object_each(tmp_path: Path) -> None
     assert rounds == [p.stem for p in logs]
 
 
+def test_the_rounds_before_a_refused_line_are_still_settled(tmp_path: Path) -> None:
+    good = sorted((DATA / "rounds").glob("bonus-*.jsonl"))[:2]
+    bad = DATA / "refused" / "surrender-after-hit.jsonl"
+    shift = tmp_path / "shift.jsonl"
+    shift.write_text("".join(p.read_text() for p in [*good, bad, good[0]]))
+    result = settle(str(shift), "--json")
+    assert result.returncode == 2
+    assert [json.loads(line)["round"] for line in result.stdout.splitlines()] == [
+        p.stem for p in good]
+    lines_before = sum(len(p.read_text().splitlines()) for p in good)
+    message = result.stderr.strip()
+    assert "\n" not in message and f"line {lines_before + 9}" in message
+
+
+@pytest.mark.parametrize(("redirect", "message"), [
+    ("- <&-", "dealer-assist settle: standard input: end of log: the log is empty: no 'round' "
+              "line"),
+    (f"{EXAMPLE} >&-", "dealer-assist: standard output is closed: nowhere to print"),
+])
+def test_a_closed_standard_stream_is_one_clear_line(redirect: str, message: str) -> None:
+    result = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m dealer_assist settle {redirect}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert (result.returncode, result.stderr.strip()) == (2, message)
+
+
 def test_settling_never_imports_vision_libraries() -> None:
     code = (
         "import sys; from dealer_assist.cli import main; "
