@@ -31,17 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load_rules(text: str) -> RuleSet:
+    from dealer_assist.roundlog.fold import StrictJSONError, load_strict
     from dealer_assist.rules import RuleSet
 
     spec: object = text
     if text.lstrip().startswith("{"):
         try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"--rules: not valid JSON at character {error.pos}: {error.msg}"
-                             ) from None
-        except (ValueError, RecursionError) as error:  # a number too long, nesting too deep
-            raise ValueError(f"--rules: not valid JSON: {error}") from None
+            spec = load_strict(text)  # as settle reads a round's rules: a key given twice refused
+        except StrictJSONError as error:
+            raise ValueError(f"--rules: {error}") from None
     return RuleSet.from_spec(spec)
 
 
