@@ -113,7 +113,8 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
                                                               "hand": item.spot.stack}
         return out
     if isinstance(item, CorrectCard):
-        return {"type": "correct", "card": item.card.code, "at": item.at.to_json()}
+        out = {"type": "correct", "card": item.card.code, "at": item.at.to_json()}
+        return out if item.index is None else {**out, "index": item.index}
     raise TypeError(f"not a dealer input: {item!r}")
 
 

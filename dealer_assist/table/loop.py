@@ -833,12 +833,17 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION,
                         f"{code} entered as a correction but no round is in play; not recorded")
             return
-        found = self._latest_card_line(item.at)
-        if found is None:
-            self._alarm(AlarmKind.ILLEGAL_ACTION,
-                        f"{code} entered as a correction, but no card is recorded at {at}")
+        lying = self._face_up_lines(item.at)
+        if not lying or (item.index is not None and item.index >= len(lying)):
+            held = f"{len(lying)} card{'s' if len(lying) != 1 else ''} face up" if lying else \
+                "no card"
+            which = "" if item.index is None else f" card {item.index + 1}"
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction of{which} at"
+                        f" {at}, but {at} holds {held}; not corrected")
             return
-        index, event = found
+        index = lying[-1 if item.index is None else item.index]
+        event = parse_event(json.loads(self._lines[index]))
+        assert isinstance(event, CardDealt | Reveal)
         old = event.card
         assert old is not None
         if old == item.card:
@@ -874,10 +879,10 @@ class TableLoop:
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
                     ": recorded as corrected")
 
-    def _latest_card_line(self, at: CardTarget) -> tuple[int, CardDealt | Reveal] | None:
-        """The latest card recorded face up at ``at`` (the dealer, or a seat's hand: where the
-        card lies now, a split having moved a pair's second card to the new hand): its line's
-        index and its event."""
+    def _face_up_lines(self, at: CardTarget) -> list[int]:
+        """The line indices of the cards recorded face up at ``at`` (the dealer, or a seat's
+        hand: where each card lies now, a split having moved a pair's second card to the new
+        hand), in the order they came, as the screen shows them."""
         assert self._fold is not None
         fold = RoundFold(self._fold.start)
         lying: list[tuple[int, CardTarget]] = []  # (line, where the card lies) face up
@@ -891,12 +896,7 @@ class TableLoop:
                 lying.append((index, target))
             elif isinstance(event, PlayerAction) and event.action is Action.SPLIT and split:
                 lying = _split_moves(lying, *split)
-        matching = [i for i, where in lying if at.matches(where)]
-        if not matching:
-            return None
-        event = parse_event(json.loads(self._lines[matching[-1]]))
-        assert isinstance(event, CardDealt | Reveal)
-        return matching[-1], event
+        return [i for i, where in lying if at.matches(where)]
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:

@@ -147,7 +147,10 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         at = message.get("at")
         if at is None:
             raise TouchError("'at' must say where the card lies: \"dealer\" or {\"seat\": N}")
-        return CorrectCard(_card_field(message), _target_field(at, "at"))
+        index = None if message.get("index") is None else _int_field(message, "index")
+        if index is not None and index < 0:
+            raise TouchError(f"'index' must be 0 (the first card there) or more, got {index}")
+        return CorrectCard(_card_field(message), _target_field(at, "at"), index)
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():

@@ -220,11 +220,13 @@ class KeyCard:
 @dataclass(frozen=True, slots=True)
 class CorrectCard:
     """The dealer corrected a card the camera misread (or that was keyed wrong), in a game no
-    shoe reads: the latest card recorded at ``at`` (the dealer, or a seat: any of its hands when
-    ``at.hand`` is None) is ``card``. Recorded with the card first recorded, and an alarm."""
+    shoe reads: a card recorded face up at ``at`` (the dealer, or a seat: any of its hands when
+    ``at.hand`` is None) is ``card``. ``index`` says which, 0 the first there as the screen
+    shows them; None, the latest. Recorded with the card first recorded, and an alarm."""
 
     card: Card
     at: CardTarget
+    index: int | None = None
 
 
 DealerInput = (PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard

@@ -290,3 +290,17 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     page.locator("#correct-go").tap()
     assert runner.wait_until(
         lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8H", "4H"], 5)
+    # An earlier card there: picked among the hand's face-up cards, as the screen shows them.
+    page.locator("#key-card").tap()
+    page.locator("#key-rank-8").tap()
+    page.locator("#key-suit-S").tap()
+    page.locator("#key-to-1h1").tap()
+    assert page.locator("#key-which button").all_inner_texts() == ["last card", "8H", "4H"]
+    page.locator("#key-which-0").tap()
+    assert page.inner_text("#correct-go") == "Correct seat 1 hand 2's 8H to 8S"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-correct-earlier-card-800x480.png"))
+    page.locator("#correct-go").tap()
+    assert runner.wait_until(
+        lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8S", "4H"], 5)
+    assert [a["kind"] for a in runner.view()["alarms"]][-2:] == ["corrected_card"] * 2

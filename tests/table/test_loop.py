@@ -483,6 +483,35 @@ def test_the_dealer_corrects_a_misread_card_and_the_round_settles_as_dealt():
     assert settle_log(table.recorded_lines()).to_json() == settled
 
 
+def test_an_earlier_card_at_a_place_is_corrected_by_its_index():
+    """At the check the dealer finds a seat's first card and the dealer's up card misread, each
+    with later cards on top: ``index`` names the card as the screen shows them (0 the first), the
+    round is replayed with it, and an index past the cards there is refused, nothing changed."""
+    table = Table(shoe=False)
+    hand_held_round(table)  # seat 1: 9S 8H; seat 2: 8D 5C; dealer 6S and the hole card
+    table.send(FeltCard(C("7C"), Spot(2)))  # seat 1 stood on 17; seat 2 hits to 20
+    table.send(HoleCardShown(C("KD")))  # dealer 16
+    table.send(FeltCard(C("5D"), DEALER_SPOT))  # dealer 21: both seats lose
+    assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "-10.00"]
+    table.send(CorrectCard(C("9C"), CardTarget(2), index=0))  # seat 2: 9 + 5 + 7 = 21, wins
+    assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["9C", "5C", "7C"]
+    table.send(CorrectCard(C("5S"), DEALER, index=0))  # the up card: 5 + K + 5 = 20
+    assert table.loop.engine_view["dealer"]["cards"] == ["5S", "KD", "5D"]
+    lines = list(table.loop._lines)
+    table.send(CorrectCard(C("2C"), DEALER, index=3))
+    assert "card 4 at the dealer, but the dealer holds 3 cards face up" in (
+        table.loop.alarms[-1].text)
+    assert table.loop._lines == lines
+    table.send(FinishRound())
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2 + [AlarmKind.ILLEGAL_ACTION]
+    settled = table.settled_json()
+    assert [seat["net"] for seat in settled["seats"]] == ["-10.00", "10.00"]  # 17 and 21 v 20
+    recorded = [json.loads(line) for line in table.recorded_lines()]
+    assert [(e["card"], e["corrected"]) for e in recorded if "corrected" in e] == [
+        ("9C", "8D"), ("5S", "6S")]
+    assert settle_log(table.recorded_lines()).to_json() == settled
+
+
 def test_the_hole_card_turned_and_misread_is_corrected_in_its_reveal():
     table = Table(shoe=False)
     hand_held_round(table)
@@ -506,7 +535,7 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     hand_held_round(hand_held)
     lines = list(hand_held.loop._lines)
     for correction, why in (
-        (CorrectCard(C("7H"), CardTarget(3)), "no card is recorded at seat 3"),
+        (CorrectCard(C("7H"), CardTarget(3)), "seat 3 holds no card"),
         (CorrectCard(C("8H"), CardTarget(1)), "already 8H"),
         (CorrectCard(C("TH"), CardTarget(1)), "no tens"),
     ):
@@ -683,7 +712,7 @@ def test_after_a_split_touched_with_the_camera_lost_a_correction_finds_the_split
     table.send(CorrectCard(C("8S"), CardTarget(2, 1)))  # the 8H in hand 1 was an 8S
     assert [h["cards"] for h in table.loop.engine_view["seats"][1]["hands"]] == [["8D"], ["8S"]]
     table.send(CorrectCard(C("3H"), CardTarget(1, 1)))  # seat 1 has no hand 1
-    assert "no card is recorded at seat 1 hand 1" in table.loop.alarms[-1].text
+    assert "seat 1 hand 1 holds no card" in table.loop.alarms[-1].text
 
 
 def test_keyed_cards_refused_leave_the_pack_count_as_it_was():

@@ -79,6 +79,8 @@ def test_touch_reaches_the_loop_and_is_pushed(runner):
         ({"type": "correct", "card": "7H"}, "'at' must say where"),
         ({"type": "correct", "card": "7H", "at": {"hand": 1}}, "'at' must be"),
         ({"type": "correct", "card": "1H", "at": "dealer"}, "'card' must be a card code"),
+        ({"type": "correct", "card": "7H", "at": "dealer", "index": -1}, "'index' must be 0"),
+        ({"type": "correct", "card": "7H", "at": "dealer", "index": "1"}, "'index' must be a"),
         ([], "JSON object"),
     ],
 )
@@ -156,6 +158,8 @@ def test_parse_touch_values():
         Card.parse("5D"), CardTarget())
     assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2}}) == CorrectCard(
         Card.parse("7H"), CardTarget(2))
+    assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2, "hand": 1},
+                        "index": 0}) == CorrectCard(Card.parse("7H"), CardTarget(2, 1), 0)
 
 
 def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
@@ -175,5 +179,6 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
                  KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), Spot()),
                  KeyCard(Card.parse("2C"), Spot(4, 1)), CorrectCard(Card.parse("5D"), CardTarget()),
                  CorrectCard(Card.parse("7H"), CardTarget(2)),
-                 CorrectCard(Card.parse("7H"), CardTarget(2, 1))):
+                 CorrectCard(Card.parse("7H"), CardTarget(2, 1)),
+                 CorrectCard(Card.parse("9C"), CardTarget(2, 1), 0)):
         assert parse_touch(touch_json(item)) == item

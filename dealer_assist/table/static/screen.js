@@ -4,7 +4,7 @@
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
 const state = { view: null, seat: null, amount: 0, socket: null,
-  key: { rank: "", suit: "", to: "next" } };
+  key: { rank: "", suit: "", to: "next", which: "last" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
 const KEY_SUITS = [["S", "\u2660"], ["H", "\u2665"], ["D", "\u2666"], ["C", "\u2663"]];
@@ -229,9 +229,9 @@ function renderTouch() {
 }
 
 // With no shoe reading (a hand-held game, or the shoe's link down) the dealer keys a card the
-// camera cannot read; in a hand-held game (no shoe fitted) the dealer also corrects the latest
-// card at a place that the camera misread. The table records the card as keyed or corrected
-// and raises an alarm for surveillance.
+// camera cannot read; in a hand-held game (no shoe fitted) the dealer also corrects a card at a
+// place that the camera misread: the latest there, or the one picked among its face-up cards.
+// The table records the card as keyed or corrected and raises an alarm for surveillance.
 function renderKeying(view) {
   const open = Boolean(view && view.round && view.phase !== "settled" && view.phase !== "idle" &&
     (view.mode === "camera only" || view.mode === "no card reader"));
@@ -241,14 +241,18 @@ function renderKeying(view) {
   $("correct-go").hidden = !handHeld;
   if (!open) {
     $("key-row").hidden = true;
-    state.key = { rank: "", suit: "", to: "next" };
+    state.key = { rank: "", suit: "", to: "next", which: "last" };
   }
   const pick = (box, values, field) => {
     box.replaceChildren();
     for (const [value, label] of values) {
       const button = el("button", state.key[field] === value ? "selected" : "", label);
       button.id = "key-" + field + "-" + value;
-      button.addEventListener("click", () => { state.key[field] = value; renderKeying(state.view); });
+      button.addEventListener("click", () => {
+        if (field === "to") state.key.which = "last";
+        state.key[field] = value;
+        renderKeying(state.view);
+      });
       box.append(button);
     }
   };
@@ -262,12 +266,28 @@ function renderKeying(view) {
   $("key-go").disabled = !code;
   const label = (targets.find(([value]) => value === state.key.to) || [])[1];
   const place = state.key.to === "next" ? "" : (state.key.to === "dealer" ? "the dealer's" : label + "'s");
-  $("correct-go").textContent = code && place ? "Correct " + place + " last card to " + code : "Correct";
+  const lying = handHeld ? faceUpCards(view, state.key.to) : [];
+  if (state.key.which !== "last" && !(Number(state.key.which) < lying.length)) state.key.which = "last";
+  $("key-which").hidden = lying.length < 2;
+  pick($("key-which"), [["last", "last card"], ...lying.map((c, i) => [String(i), c])], "which");
+  const which = state.key.which === "last" ? "last card" : lying[Number(state.key.which)];
+  $("correct-go").textContent = code && place ? "Correct " + place + " " + which + " to " + code : "Correct";
   $("correct-go").disabled = !code || !place;
 }
 
+// The codes of the cards face up at a place ("dealer", "2" a seat, "2h1" a split seat's hand),
+// in the order the screen shows them: the "index" a correction names.
+function faceUpCards(view, to) {
+  if (!view || !view.round || to === "next") return [];
+  if (to === "dealer") return view.round.dealer.cards.filter((c) => c !== null);
+  const [number, hand] = to.split("h").map(Number);
+  const seat = view.round.seats.find((s) => s.seat === number);
+  const cards = seat && seat.hands[hand || 0] ? seat.hands[hand || 0].cards : [];
+  return cards.filter((c) => c !== null);
+}
+
 function closeKeying() {
-  state.key = { rank: "", suit: "", to: "next" };
+  state.key = { rank: "", suit: "", to: "next", which: "last" };
   $("key-row").hidden = true;
   renderKeying(state.view);
 }
@@ -328,7 +348,9 @@ $("key-go").addEventListener("click", () => {
   closeKeying();
 });
 $("correct-go").addEventListener("click", () => {
-  send({ type: "correct", card: state.key.rank + state.key.suit, at: keyTarget(true) });
+  const message = { type: "correct", card: state.key.rank + state.key.suit, at: keyTarget(true) };
+  if (state.key.which !== "last") message.index = Number(state.key.which);
+  send(message);
   closeKeying();
 });
 $("key-cancel").addEventListener("click", closeKeying);
