@@ -28,6 +28,7 @@ import numpy as np
 
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
+from dealer_assist.vision.options import SCALE
 from dealer_assist.vision.scenes import (
     SceneConfig,
     check_card_width,
@@ -58,7 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
-    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--scale", type=SCALE, default=1.0)
     parser.add_argument("--frames", type=int, default=60)
     parser.add_argument("--workers", type=int, default=2,
                         help="frames detected at once for the throughput figure (1: skip it)")

@@ -3,13 +3,19 @@
 OpenCV's ``imread`` decodes a JPEG cut short (a copy interrupted, a full disk) with a grey
 bottom and only a warning on stderr, so a half photograph gave "0 cards" or a drift reading of
 its top half; and it crashes on a file name that is not UTF-8. Here Python reads the file and
-OpenCV decodes its bytes, which refuses a cut-short JPEG or PNG. A PNG or JPEG header claiming
-more than :data:`MAX_PIXELS` is refused before anything is decoded.
+OpenCV decodes its bytes, which refuses a cut-short JPEG or PNG. A JPEG whose coded data is
+damaged decodes into a whole picture with garbled blocks (phantom cards) and only libjpeg's
+warning on stderr; that warning is taken from stderr while the file decodes and refuses it (7 us
+a decode, against 2-4 ms for the decode of a 1280x720 frame). A PNG or JPEG header claiming more
+than :data:`MAX_PIXELS` is refused before anything is decoded.
 """
 
 from __future__ import annotations
 
+import os
 import struct
+import sys
+import threading
 from pathlib import Path
 
 import cv2
@@ -38,6 +44,8 @@ def read_image(path: str | Path, *, keep_alpha: bool = False) -> np.ndarray:
     Raises :class:`ImageFileError` for a missing or unreadable file, and for one that does not
     decode whole (a JPEG or PNG cut short, a damaged file, not an image at all)."""
     path = Path(path)
+    if path.is_dir():
+        raise ImageFileError(path, "a directory, not an image file")
     if not path.is_file():
         raise ImageFileError(path, "no such image file")
     try:
@@ -55,17 +63,66 @@ def decode_image(data: bytes, path: Path | None = None, *,
     if size is not None:
         check_pixels(*size, path)
     flags = cv2.IMREAD_UNCHANGED if keep_alpha else cv2.IMREAD_COLOR
+    kind = next((name for signature, name in _SIGNATURES.items() if data.startswith(signature)),
+                None)
+    damage = ""
     try:
-        image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
+        if kind == "JPEG":
+            image, damage = _decode_jpeg(np.frombuffer(data, np.uint8), flags)
+        else:
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
     except cv2.error as error:  # e.g. a TIFF or BMP header past OpenCV's own size limit
         raise ImageFileError(path, "OpenCV refuses to decode it, too large or damaged (failed "
                              f"check: {error.err})") from None
     if image is None:
-        kind = next((name for signature, name in _SIGNATURES.items()
-                     if data.startswith(signature)), None)
         raise ImageFileError(path, f"a {kind} file that does not decode whole (cut short or "
                              "damaged)" if kind else "not a readable image (PNG, JPEG, ...)")
+    if damage:
+        raise ImageFileError(path, f"damaged JPEG data (libjpeg: {damage}); not read")
     return image
+
+
+_LIBJPEG_DAMAGE = ("Corrupt JPEG data: ", "Premature end of JPEG file")
+"""How libjpeg's warnings of damaged data begin (jerror.h); it prints the first one only."""
+_STDERR_TAKEN = threading.Lock()
+
+
+def _decode_jpeg(buffer: np.ndarray, flags: int) -> tuple[np.ndarray | None, str]:
+    """``cv2.imdecode`` of JPEG bytes, and libjpeg's warning of damaged data ("" if none).
+
+    OpenCV returns the picture and leaves the warning on file descriptor 2, so that points at a
+    pipe while the bytes decode; anything else written there meanwhile is passed on."""
+    with _STDERR_TAKEN:
+        sys.stderr.flush()
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)  # a child process forked meanwhile keeps a write end
+        saved = os.dup(2)
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        try:
+            image = cv2.imdecode(buffer, flags)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            said = _drain(read_end).decode(errors="replace").splitlines(keepends=True)
+            sys.stderr.write("".join(line for line in said
+                                     if not line.startswith(_LIBJPEG_DAMAGE)))
+    damage = [line.strip().removeprefix(_LIBJPEG_DAMAGE[0]) for line in said
+              if line.startswith(_LIBJPEG_DAMAGE)]
+    return image, damage[0] if damage else ""
+
+
+def _drain(read_end: int) -> bytes:
+    """What a non-blocking pipe holds now; closes it."""
+    chunks = []
+    try:
+        while chunk := os.read(read_end, 65536):
+            chunks.append(chunk)
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(read_end)
+    return b"".join(chunks)
 
 
 def check_pixels(width: int, height: int, path: Path | None, what: str = "image") -> None:

@@ -60,8 +60,33 @@ def test_missing_empty_and_foreign_files_are_named(tmp_path: Path, content: byte
 
 
 def test_a_folder_is_not_an_image(tmp_path: Path) -> None:
-    with pytest.raises(ImageFileError, match="no such image file"):
+    with pytest.raises(ImageFileError, match="a directory, not an image file"):
         read_image(tmp_path)
+
+
+def damaged_jpeg(whole: bytes, count: int = 1000) -> bytes:
+    """A JPEG's bytes with ``count`` bytes of its coded data, past the scan header, overwritten
+    (the same length: a bad sector or a bad copy, not a cut)."""
+    sos = whole.index(b"\xff\xda")
+    at = sos + 2 + int.from_bytes(whole[sos + 2:sos + 4], "big") + 2000
+    return whole[:at] + b"\x55" * count + whole[at + count:]
+
+
+def test_a_jpeg_with_damaged_data_is_refused_naming_libjpegs_complaint(
+        photo: np.ndarray, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """OpenCV decoded it whole, garbled blocks and all (phantom cards), saying so only in
+    libjpeg's line on stderr, which named no file."""
+    path = tmp_path / "frame.jpg"
+    path.write_bytes(damaged_jpeg((DATA / "fan_anglo.jpg").read_bytes()))
+    assert cv2.imdecode(np.frombuffer(path.read_bytes(), np.uint8), cv2.IMREAD_COLOR).shape \
+        == photo.shape
+    capfd.readouterr()
+    with pytest.raises(ImageFileError) as error:
+        read_image(path)
+    assert str(error.value) == (f"{path}: damaged JPEG data (libjpeg: premature end of data "
+                                "segment); not read")
+    assert capfd.readouterr().err == ""  # the complaint is in the message, not left on stderr
+    assert np.array_equal(read_image(DATA / "fan_anglo.jpg"), photo)  # a whole one still reads
 
 
 def test_a_file_name_that_is_not_utf8_is_read(photo: np.ndarray, tmp_path: Path) -> None:

@@ -35,6 +35,10 @@ ARUCO_DICTIONARIES = {
     "DICT_6X6_100": 100,
 }
 """ArUco dictionaries a layout may name, with how many marker ids each holds."""
+MAX_LAYOUT_MM = 3000.0
+"""Furthest a layout's point lies from the origin along either axis, and its longest length or
+marker side, in mm: a 7-seat table is 2000 mm across. Past it is a typo (1e9), whose drawing
+OpenCV cannot hold in its integers or the memory in its pixels."""
 
 Point = tuple[float, float]
 
@@ -285,10 +289,18 @@ class _Reader:
             raise self.fail(where, f"must be positive, got {value!r}")
         return float(value)
 
+    def length(self, value: Any, where: str, positive: bool = False) -> float:
+        """A length or coordinate in mm, at most :data:`MAX_LAYOUT_MM` from 0."""
+        number = self.number(value, where, positive)
+        if abs(number) > MAX_LAYOUT_MM:
+            raise self.fail(where, f"must be within {MAX_LAYOUT_MM:g} mm (a table is about 2000"
+                            f" mm across), got {value!r}")
+        return number
+
     def point(self, value: Any, where: str) -> Point:
         if not isinstance(value, list) or len(value) != 2:
             raise self.fail(where, f"expected [x, y] in mm, got {value!r}")
-        return (self.number(value[0], f"{where}[0]"), self.number(value[1], f"{where}[1]"))
+        return (self.length(value[0], f"{where}[0]"), self.length(value[1], f"{where}[1]"))
 
     def polygon(self, value: Any, where: str) -> Polygon:
         points = self.sequence(value, where)
@@ -308,7 +320,7 @@ class _Reader:
         center = self.point(self.require(body, "center", where), f"{where}.center")
         if kind == "circle":
             return Circle(
-                center, self.number(self.require(body, "radius", where), f"{where}.radius", True)
+                center, self.length(self.require(body, "radius", where), f"{where}.radius", True)
             )
         if kind == "rect":
             size = self.point(self.require(body, "size", where), f"{where}.size")
@@ -324,7 +336,7 @@ class _Reader:
         if dictionary not in ARUCO_DICTIONARIES:
             known = ", ".join(ARUCO_DICTIONARIES)
             raise self.fail("markers.dictionary", f"unknown {dictionary!r} (known: {known})")
-        size = self.number(self.require(spec, "size_mm", "markers"), "markers.size_mm", True)
+        size = self.length(self.require(spec, "size_mm", "markers"), "markers.size_mm", True)
         placements: list[MarkerPlacement] = []
         seen: set[int] = set()
         for index, item in enumerate(
@@ -339,7 +351,7 @@ class _Reader:
                 raise self.fail(f"{where}.id", f"marker {marker_id} is placed twice")
             seen.add(marker_id)
             center = self.point(self.require(entry, "center", where), f"{where}.center")
-            marker_size = self.number(entry.get("size_mm", size), f"{where}.size_mm", True)
+            marker_size = self.length(entry.get("size_mm", size), f"{where}.size_mm", True)
             rotation = self.number(entry.get("rotation_deg", 0), f"{where}.rotation_deg")
             placements.append(MarkerPlacement(marker_id, center, marker_size, rotation))
         return dictionary, tuple(placements)

@@ -30,6 +30,8 @@ from dealer_assist.calibration.errors import (
 from dealer_assist.image_files import ImageFileError, read_image
 
 CAMERA_FILE_KIND = "dealer-assist camera calibration"
+FILE_VERSIONS = (1,)
+"""Versions of the camera and table files this program reads; it writes the last."""
 MIN_IMAGES = 5
 """Fewest usable board views accepted: fewer leave the focal length and centre poorly fixed."""
 MAX_EDGE_WIDTH_PX = 4.0
@@ -142,7 +144,7 @@ class CameraModel:
         """Plain form for YAML/JSON."""
         return {
             "kind": CAMERA_FILE_KIND,
-            "version": 1,
+            "version": FILE_VERSIONS[-1],
             "image_size": list(self.image_size),
             "K": [[float(v) for v in row] for row in self.K],
             "dist": [float(v) for v in self.dist.ravel()],
@@ -162,6 +164,7 @@ class CameraModel:
             raise CalibrationFileError(
                 source, f"not a camera calibration (kind must be {CAMERA_FILE_KIND!r})"
             )
+        check_version(data, source)
         try:
             K = file_numbers(data["K"], source, "K", (3, 3))
             dist = file_numbers(data["dist"], source, "dist").ravel()
@@ -463,6 +466,17 @@ def read_yaml(path: str | Path) -> Any:
         raise CalibrationFileError(str(path), f"not valid YAML: {exc}") from exc
     except RecursionError:
         raise CalibrationFileError(str(path), "not valid YAML: nested too deeply") from None
+
+
+def check_version(data: dict[str, Any], source: str) -> None:
+    """CalibrationFileError unless the file's ``version`` is one this program reads: a newer
+    program's file may mean other things by the same keys."""
+    version = data.get("version")
+    if type(version) is not int or version not in FILE_VERSIONS:
+        readable = " or ".join(map(str, FILE_VERSIONS))
+        raise CalibrationFileError(
+            source, f"version: this dealer-assist reads version {readable}, got"
+            f" {reprlib.repr(version)} (written by a newer dealer-assist, or damaged)")
 
 
 def file_numbers(value: Any, source: str, key: str, shape: tuple[int, ...] | None = None

@@ -15,8 +15,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from dealer_assist.calibration.errors import CalibrationError
 from dealer_assist.calibration.layout import Circle, Layout, MarkerPlacement
 from dealer_assist.calibration.lens import BoardSpec, ChessboardSpec
+from dealer_assist.image_files import MAX_PIXELS
 
 MM_PER_INCH = 25.4
 FELT_BGR = (48, 110, 40)
@@ -98,13 +100,22 @@ def paste_marker(canvas: FlatArt, dictionary: str, marker: MarkerPlacement) -> N
         np.float32,
     )
     target = np.array([canvas.to_pixel(x, y) for x, y in grown.corners()], np.float32)
-    warp = cv2.getPerspectiveTransform(source, target)
-    size = (canvas.image.shape[1], canvas.image.shape[0])
+    # only the pixels the sticker covers are blended (the whole page took 4 GB at 1200 DPI)
+    height, width = canvas.image.shape[:2]
+    x0, y0 = np.clip(np.floor(target.min(axis=0)).astype(int) - 1, 0, (width, height))
+    x1, y1 = np.clip(np.ceil(target.max(axis=0)).astype(int) + 2, 0, (width, height))
+    if x1 <= x0 or y1 <= y0:
+        return  # wholly off the canvas
+    warp = cv2.getPerspectiveTransform(source, target - np.array([x0, y0], np.float32))
+    size = (int(x1 - x0), int(y1 - y0))
     ink = cv2.warpPerspective(sticker, warp, size, flags=cv2.INTER_LINEAR)
-    cover = cv2.warpPerspective(np.full_like(sticker, 255), warp, size, flags=cv2.INTER_LINEAR)
-    alpha = (cover.astype(np.float32) / 255)[..., None] if canvas.image.ndim == 3 else cover / 255
-    ink_layer = ink[..., None] if canvas.image.ndim == 3 else ink
-    canvas.image[:] = (canvas.image * (1 - alpha) + ink_layer * alpha).round().astype(np.uint8)
+    cover = cv2.warpPerspective(np.full_like(sticker, 255), warp, size,
+                                flags=cv2.INTER_LINEAR).astype(np.uint16)
+    area = canvas.image[y0:y1, x0:x1]
+    if area.ndim == 3:
+        ink, cover = ink[..., None], cover[..., None]
+    # the blend rounded, in whole numbers: 255 * 255 fits in 16 bits
+    area[:] = ((area * (255 - cover) + ink * cover + 127) // 255).astype(np.uint8)
 
 
 def table_art(layout: Layout, px_per_mm: float = 2.0, margin_mm: float = 150.0) -> FlatArt:
@@ -157,12 +168,22 @@ def marker_sheets(
     layout: Layout, dpi: int, page_mm: tuple[float, float] = (210.0, 297.0)
 ) -> list[np.ndarray]:
     """Pages (A4 by default) with every layout marker at true size, each labelled with its id and
-    where it goes on the table; print at 100% scale at ``dpi``."""
+    where it goes on the table; print at 100% scale at ``dpi``. CalibrationError, naming the
+    layout, for a marker too large for the page."""
     px_per_mm = dpi / MM_PER_INCH
-    sticker = max(m.size_mm for m in layout.markers) * (1 + 2 * MARKER_MARGIN)
+    largest = max(layout.markers, key=lambda m: m.size_mm)
+    sticker = largest.size_mm * (1 + 2 * MARKER_MARGIN)
     cell = sticker + 6  # labels go in the outer edge of each sticker's white margin
-    columns = max(1, int((page_mm[0] - 20) // cell))
-    rows = max(1, int((page_mm[1] - 34) // cell))
+    usable = min(page_mm[0] - 20, page_mm[1] - 34)
+    if cell > usable:
+        raise CalibrationError(
+            layout.source,
+            f"marker {largest.marker_id} is {largest.size_mm:g} mm: with its white margin and label"
+            f" it needs {cell:g} mm, more than the {usable:g} mm a {page_mm[0]:g}x{page_mm[1]:g}"
+            " mm page holds; print it another way",
+        )
+    columns = int((page_mm[0] - 20) // cell)
+    rows = int((page_mm[1] - 34) // cell)
     pages: list[np.ndarray] = []
     per_page = columns * rows
     for start in range(0, len(layout.markers), per_page):
@@ -199,9 +220,19 @@ def marker_sheets(
 
 
 def printable_board(spec: BoardSpec, dpi: int) -> np.ndarray:
-    """The board at true size for ``dpi``, captioned, with a 100 mm bar to check the print."""
-    art = board_art(spec, dpi / MM_PER_INCH)
+    """The board at true size for ``dpi``, captioned, with a 100 mm bar to check the print;
+    CalibrationError if that is more pixels than an image may have (:data:`MAX_PIXELS`)."""
     caption_px = round(24 * dpi / MM_PER_INCH)
+    square_px = max(1, round(spec.square_mm * dpi / MM_PER_INCH))
+    width = (spec.cols + 3) * square_px  # board_art: a square's margin round the squares
+    height = (spec.rows + 3) * square_px + caption_px
+    if width * height > MAX_PIXELS:
+        raise CalibrationError(
+            "board options",
+            f"{spec.describe()} at {dpi} DPI would be {width}x{height} pixels, more than"
+            f" {MAX_PIXELS:,}: use fewer or smaller squares, or a lower --dpi",
+        )
+    art = board_art(spec, dpi / MM_PER_INCH)
     page = FlatArt(
         cv2.copyMakeBorder(art.image, 0, caption_px, 0, 0, cv2.BORDER_CONSTANT, value=255),
         art.mm_per_px,

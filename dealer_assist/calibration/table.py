@@ -28,8 +28,10 @@ from dealer_assist.calibration.errors import (
 from dealer_assist.calibration.layout import Layout
 from dealer_assist.calibration.lens import (
     BLUR_HINT_LAPLACIAN,
+    FILE_VERSIONS,
     UNDISTORT_CRITERIA,
     CameraModel,
+    check_version,
     edge_width_px,
     file_numbers,
     frozen_array,
@@ -216,7 +218,7 @@ class TableCalibration:
         """Plain form for YAML."""
         return {
             "kind": TABLE_FILE_KIND,
-            "version": 1,
+            "version": FILE_VERSIONS[-1],
             "source_image": self.source_image,
             "method": self.method,
             "residual_mm": round(self.residual_mm, 3),
@@ -245,16 +247,16 @@ class TableCalibration:
             raise CalibrationFileError(
                 source, f"not a table calibration (kind must be {TABLE_FILE_KIND!r})"
             )
+        check_version(data, source)
         camera = CameraModel.from_dict(data.get("camera"), f"{source}: camera")
         layout = Layout.from_dict(data.get("layout"), f"{source}: layout")
-        try:
-            rvec = file_numbers(data["pose"]["rvec"], source, "pose.rvec", (3,))
-            tvec = file_numbers(data["pose"]["tvec"], source, "pose.tvec", (3,))
-            residual = float(file_numbers(data["residual_mm"], source, "residual_mm", ()))
-        except (KeyError, TypeError) as exc:
+        pose = data.get("pose")
+        if not isinstance(pose, dict):
             raise CalibrationFileError(
-                source, f"bad or missing pose or residual_mm: {exc}"
-            ) from exc
+                source, f"pose must map rvec and tvec to 3 numbers each, got {reprlib.repr(pose)}")
+        rvec = file_numbers(pose.get("rvec"), source, "pose.rvec", (3,))
+        tvec = file_numbers(pose.get("tvec"), source, "pose.tvec", (3,))
+        residual = float(file_numbers(data.get("residual_mm"), source, "residual_mm", ()))
         found = data.get("reference_markers") or {}
         if not isinstance(found, dict) or not all(type(i) is int for i in found):
             raise CalibrationFileError(

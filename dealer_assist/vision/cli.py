@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dealer_assist.vision.options import SCALE
+
 if TYPE_CHECKING:
     from dealer_assist.vision.detector import CardDetector
 
@@ -24,8 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ONNX model (default: models/cards.int8.onnx)")
     parser.add_argument("--reader", type=Path, default=None,
                         help="ONNX index reader (default: models/index-reader.int8.onnx)")
-    parser.add_argument("--scale", type=float, default=1.0,
-                        help="resize frames by this before inference (default 1.0; 0.75 faster)")
+    parser.add_argument("--scale", type=SCALE, default=1.0,
+                        help="resize frames by this before inference, 0.25 to 4 (default 1.0; "
+                        "0.75 faster)")
     parser.add_argument("--confidence", type=float, default=None,
                         help="least reading confidence of a corner index (default: the "
                         "detector's, 0.7: the mean of its four readings)")
@@ -48,7 +51,6 @@ def run(args: argparse.Namespace) -> int:
     confidence = DEFAULT_CONFIDENCE if args.confidence is None else args.confidence
     for wrong, option, rule in (
         (not 0 < confidence <= 1, "--confidence", "a fraction above 0, at most 1 (0.7, not 70)"),
-        (not 0 < args.scale <= 4, "--scale", "above 0 and at most 4"),
         (args.stable_frames < 1, "--stable-frames", "at least 1"),
         (args.grace_frames < 0, "--grace-frames", "at least 0"),
     ):
@@ -69,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
         except UnicodeEncodeError:  # cannot be printed, and OpenCV crashes opening such a video
             print(f"dealer-assist detect: {name!r}: the file name is not UTF-8 text; rename the "
                   "file", file=sys.stderr)
+            status = 1
+            continue
+        if path.is_dir():
+            print(f"dealer-assist detect: {name}: a directory, not an image or video file",
+                  file=sys.stderr)
             status = 1
             continue
         if not path.is_file():
@@ -98,10 +105,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
     """Print the card events of a video; 1 (with a line on stderr) when its frames are too
-    large to read, or when fewer frames decode than the file reports (cut short or damaged)."""
+    large to read, when fewer frames decode than the file reports (cut short or damaged), or
+    when a Motion JPEG frame's data is damaged (that frame is named and skipped)."""
     import cv2
 
-    from dealer_assist.image_files import ImageFileError, check_pixels
+    from dealer_assist.image_files import ImageFileError, check_pixels, decode_image
     from dealer_assist.vision.tracker import CardTracker
 
     capture = cv2.VideoCapture(name)
@@ -116,14 +124,27 @@ def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
         print(f"dealer-assist detect: {error}", file=sys.stderr)
         return 1
     reported = int(capture.get(cv2.CAP_PROP_FRAME_COUNT))
+    # each Motion JPEG frame is a JPEG file: read undecoded and decoded as an image file is,
+    # damaged data is found (FFmpeg's decoder draws it garbled, saying so only on stderr)
+    packets = int(capture.get(cv2.CAP_PROP_FOURCC)) == cv2.VideoWriter.fourcc(*"MJPG") and \
+        capture.set(cv2.CAP_PROP_FORMAT, -1)
     tracker = CardTracker(stable_frames=args.stable_frames, grace_frames=args.grace_frames)
     frame_number = -1
+    damaged = False
     try:
         while True:
             ok, frame = capture.read()
             if not ok:
                 break
             frame_number += 1
+            if packets:
+                try:
+                    frame = decode_image(frame.tobytes())
+                except ImageFileError as error:
+                    print(f"dealer-assist detect: {name}: frame {frame_number} skipped: {error}",
+                          file=sys.stderr)
+                    damaged = True
+                    continue
             for event in tracker.update(frame_number, detector.detect(frame)):
                 if args.json:
                     print(json.dumps({"video": name, **event.to_json()}), flush=True)
@@ -142,4 +163,4 @@ def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
               f"it reports, stopped after frame {frame_number} (cut short or damaged)",
               file=sys.stderr)
         return 1
-    return 0
+    return 1 if damaged else 0

@@ -154,6 +154,8 @@ class CardDetector:
         regions: bool = True,
         threads: int | None = None,
     ) -> None:
+        if not scale > 0:  # NaN too
+            raise ValueError(f"scale must be above 0, got {scale}")
         path, reader = Path(model_path), Path(reader_path)
         self._session = _open_session(path, threads)
         inputs = self._session.get_inputs()
@@ -246,10 +248,13 @@ class CardDetector:
             factor = min(target_w / w, target_h / h)
         else:
             factor = self.scale
-            target_w = -(-round(w * factor) // _STRIDE) * _STRIDE
-            target_h = -(-round(h * factor) // _STRIDE) * _STRIDE
+        # a pixel each way at least: a sliver of a frame, shrunk, would round to none
+        size = (max(1, round(w * factor)), max(1, round(h * factor)))
+        if self._fixed_size is None:
+            target_w = -(-size[0] // _STRIDE) * _STRIDE
+            target_h = -(-size[1] // _STRIDE) * _STRIDE
         if factor != 1.0:
-            frame = cv2.resize(frame, (round(w * factor), round(h * factor)),
+            frame = cv2.resize(frame, size,
                                interpolation=cv2.INTER_AREA if factor < 1 else cv2.INTER_LINEAR)
         pad_h, pad_w = target_h - frame.shape[0], target_w - frame.shape[1]
         if pad_h or pad_w:

@@ -158,6 +158,20 @@ def test_drift_exit_status(practice: Path, capsys: pytest.CaptureFixture[str]) -
     assert report["focus"]["soft"] is False and 1.8 < report["focus"]["edge_width_px"] < 2.3
 
 
+def test_drift_that_cannot_be_judged_exits_3(
+    practice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A camera knocked to face away sees no marker: that exited 0, as a still camera does."""
+    away = tmp_path / "away.png"
+    cv2.imwrite(str(away), np.full((720, 1280, 3), (40, 110, 48), np.uint8))
+    table = str(practice / "table.yaml")
+    assert main(["calibrate", "drift", str(away), "--table", table]) == 3
+    assert capsys.readouterr().out.startswith(f"{away}: cannot judge drift: 0 of 6 baseline")
+    still, bumped = str(practice / "table-still.png"), str(practice / "table-bumped.png")
+    assert main(["calibrate", "drift", still, str(away), "--table", table]) == 3
+    assert main(["calibrate", "drift", str(away), bumped, "--table", table]) == 1  # the alarm
+
+
 def test_bad_inputs_exit_2_naming_the_file(
     practice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -309,7 +323,6 @@ def test_marker_sheet_has_every_marker_at_true_size(tmp_path: Path, layout_path:
         (["--dictionary", "DICT_NOPE"], "DICT_NOPE: not an OpenCV ArUco dictionary"),
         (["--dictionary", "DICT_4X4_50", "--cols", "11", "--rows", "9"], "holds 50 markers"),
         (["--marker-mm", "30"], "--marker-mm: must be between 0 and the square (25 mm), got 30"),
-        (["--cols", "1"], "need --cols and --rows of at least 2"),
     ],
 )
 def test_bad_charuco_options_exit_2(
@@ -319,6 +332,56 @@ def test_bad_charuco_options_exit_2(
     assert main(["calibrate", "board", "--board", "charuco", *options, "-o", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("options", "pixels"), [
+    (["--cols", "100", "--rows", "100"], "30385x30668"),
+    (["--square-mm", "500", "--dpi", "2400"], "566928x427464"),
+])
+def test_a_board_of_more_pixels_than_an_image_may_have_is_refused_before_drawing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], pixels: str
+) -> None:
+    out = tmp_path / "b.png"
+    assert main(["calibrate", "board", *options, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f" would be {pixels} pixels, more than 100,000,000: use fewer or smaller squares, or" \
+        " a lower --dpi" in err and err.startswith("error: board options: chessboard ")
+    assert not out.exists()
+
+
+def test_markers_larger_than_a_page_are_refused_naming_the_layout(
+    tmp_path: Path, layout_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 150 mm marker was printed cut off by the page's edge, one to a page."""
+    data = yaml.safe_load(layout_path.read_text())
+    data["markers"]["placed"][4]["size_mm"] = 150
+    layout = tmp_path / "big-markers.yaml"
+    layout.write_text(yaml.safe_dump(data))
+    out = tmp_path / "markers.png"
+    assert main(["calibrate", "markers", "--layout", str(layout), "-o", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {layout}: marker 4 is 150 mm: with its white margin and label it needs 231 mm,"
+        " more than the 190 mm a 210x297 mm page holds; print it another way\n")
+    assert list(tmp_path.glob("markers*.png")) == []
+
+
+def test_marker_sheets_blend_each_marker_where_it_lies_not_over_the_page(
+    layout_path: Path
+) -> None:
+    """Every marker was blended over the whole page in floating point: `calibrate markers`
+    took 4 GB at 1200 DPI, and --dpi allows 2400. Now the pages' own bytes and a little more."""
+    import tracemalloc
+
+    from dealer_assist.calibration.layout import Layout
+    from dealer_assist.calibration.printables import marker_sheets
+
+    tracemalloc.start()
+    try:
+        pages = marker_sheets(Layout.load(layout_path), 300)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * sum(page.nbytes for page in pages)
 
 
 def test_an_image_whose_name_is_not_utf8_is_read(practice: Path, tmp_path: Path) -> None:
@@ -331,6 +394,7 @@ def test_an_image_whose_name_is_not_utf8_is_read(practice: Path, tmp_path: Path)
 
 DPI_RANGE = "argument --dpi: a printer resolution in DPI must be from 72 to 2400"
 SQUARE_RANGE = "argument --square-mm: a board square's side in mm must be above 0 and at most 500"
+CORNERS_RANGE = "argument --cols: a count of inner corners must be from 2 to 100"
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -338,6 +402,12 @@ SQUARE_RANGE = "argument --square-mm: a board square's side in mm must be above 
     (["board", "--dpi", "-300"], f"{DPI_RANGE}, got -300"),
     (["board", "--square-mm", "nan"], f"{SQUARE_RANGE}, got nan"),
     (["board", "--square-mm", "1e9"], f"{SQUARE_RANGE}, got 1e9"),
+    (["board", "--cols", "1"], f"{CORNERS_RANGE}, got 1"),
+    (["board", "--board", "charuco", "--rows", "1"],
+     "argument --rows: a count of inner corners must be from 2 to 100, got 1"),
+    # a 500x500 board grew to 24 GB and was killed; 3000 across gave OpenCV's memory error
+    (["board", "--cols", "500", "--rows", "500"], f"{CORNERS_RANGE}, got 500"),
+    (["camera", "x.png", "--cols", "3000"], f"{CORNERS_RANGE}, got 3000"),
     (["camera", "x.png", "--min-images", "0"],
      "argument --min-images: a count of images must be from 3 to 10000, got 0"),
     (["camera", "x.png", "--max-blur-px", "nan"],

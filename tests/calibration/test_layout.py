@@ -118,6 +118,34 @@ BREAKAGES = [
         lambda d: d["dealer"]["cards"].update(circle={"center": [0, 0], "radius": 1}),
         "dealer.cards: expected exactly one of",
     ),
+    # these loaded, then `calibrate markers` failed in OpenCV ("integer won't fit into a C int")
+    # or ran out of memory drawing them
+    (
+        "marker 1e9 mm",
+        lambda d: d["markers"].update(size_mm=1e9),
+        "markers.size_mm: must be within 3000 mm (a table is about 2000 mm across), got"
+        " 1000000000.0",
+    ),
+    (
+        "one marker 4 m",
+        lambda d: d["markers"]["placed"][2].update(size_mm=4000),
+        "markers.placed[2].size_mm: must be within 3000 mm",
+    ),
+    (
+        "radius 1e300",
+        lambda d: d["seats"][0]["bet"]["circle"].update(radius=1e300),
+        "seats[0].bet.circle.radius: must be within 3000 mm",
+    ),
+    (
+        "point 1e9 mm away",
+        lambda d: d["outline"][0].__setitem__(1, -1e9),
+        "outline[0][1]: must be within 3000 mm",
+    ),
+    (
+        "rect 5 m wide",
+        lambda d: d["dealer"]["discard"]["rect"].update(size=[5000, 130]),
+        "dealer.discard.rect.size[0]: must be within 3000 mm",
+    ),
 ]
 
 

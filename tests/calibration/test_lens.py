@@ -174,7 +174,7 @@ def test_bad_camera_files_are_refused(tmp_path: Path) -> None:
         CameraModel.load(wrong)
     short = tmp_path / "short.yaml"
     short.write_text(
-        "kind: dealer-assist camera calibration\n"
+        "kind: dealer-assist camera calibration\nversion: 1\n"
         "K: [[1, 0], [0, 1]]\ndist: [0]\nimage_size: [1, 1]\n"
     )
     with pytest.raises(CalibrationFileError, match=r"short\.yaml: K must be 3x3"):
@@ -186,7 +186,7 @@ def test_bad_camera_files_are_refused(tmp_path: Path) -> None:
         CameraModel.load(latin)
     flat = tmp_path / "flat.yaml"
     flat.write_text(
-        "kind: dealer-assist camera calibration\n"
+        "kind: dealer-assist camera calibration\nversion: 1\n"
         "K: [[0, 0, 640], [0, 1000, 360], [0, 0, 1]]\ndist: [0, 0, 0, 0, 0]\n"
         "image_size: [1280, 720]\n"
     )
@@ -223,6 +223,21 @@ def test_camera_files_with_values_no_lens_has_are_refused_naming_the_key(
     with pytest.raises(CalibrationFileError) as caught:
         CameraModel.load(path)
     assert str(caught.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("version", [99, 2, "1", True, None])
+def test_a_camera_file_of_a_version_this_program_does_not_read_is_refused(
+    tmp_path: Path, version: object
+) -> None:
+    """A newer program's file (version 99) was read as if it were version 1."""
+    path = tmp_path / "camera.yaml"
+    path.write_text(yaml.safe_dump({**GOOD_CAMERA, "version": version}))
+    with pytest.raises(CalibrationFileError) as caught:
+        CameraModel.load(path)
+    assert str(caught.value) == (f"{path}: version: this dealer-assist reads version 1, got"
+                                 f" {version!r} (written by a newer dealer-assist, or damaged)")
+    path.write_text(yaml.safe_dump(GOOD_CAMERA))
+    assert CameraModel.load(path).image_size == (1280, 720)
 
 
 def test_yaml_nested_too_deeply_is_refused_naming_the_file(tmp_path: Path) -> None:

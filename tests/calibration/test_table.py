@@ -135,8 +135,18 @@ def test_bad_table_files_are_refused(tmp_path: Path, table_scene: TableScene) ->
      "table again"),
     (lambda d: d["reference_markers"].update({40: d["reference_markers"][0], -1: [[0, 0]] * 4}),
      r"reference_markers: no marker -1, 40 in the layout \(its markers: 0, 1, 2, 3, 4, 5\)"),
+    (lambda d: d.update(pose=None),
+     r"pose must map rvec and tvec to 3 numbers each, got None"),
+    (lambda d: d["pose"].pop("tvec"), r"pose\.tvec must be 3 finite numbers, got None"),
+    (lambda d: d.update(version=99),
+     r"version: this dealer-assist reads version 1, got 99 \(written by a newer dealer-assist,"
+     r" or damaged\)"),
+    (lambda d: d["camera"].update(version=99),
+     r"camera: version: this dealer-assist reads version 1, got 99 \(written by a newer"
+     r" dealer-assist, or damaged\)"),
 ], ids=["markers-a-list", "marker-2x2", "camera-on-the-felt", "camera-under-the-felt",
-        "rotation-1e300", "image-size-inf", "camera-1e300-mm-away", "markers-not-in-layout"])
+        "rotation-1e300", "image-size-inf", "camera-1e300-mm-away", "markers-not-in-layout",
+        "pose-null", "tvec-missing", "version-99", "camera-version-99"])
 def test_table_files_that_place_no_camera_are_refused_naming_the_key(
     tmp_path: Path, table_scene: TableScene, breakage: Any, message: str
 ) -> None:

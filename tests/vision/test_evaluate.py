@@ -291,8 +291,8 @@ def deck(tmp_path_factory) -> str:
     (["--scenes", "0"], "argument --scenes: must be from 1 to 1000000, got 0"),
     (["--scenes", "-1"], "argument --scenes: must be from 1 to 1000000, got -1"),
     (["--seed", "-1"], "argument --seed: a seed must be from 0 to 4294967295, got -1"),
-    (["--scale", "0"], "argument --scale: must be above 0 and at most 4, got 0"),
-    (["--scale", "nan"], "argument --scale: must be above 0 and at most 4, got nan"),
+    (["--scale", "0"], "argument --scale: must be from 0.25 to 4, got 0"),
+    (["--scale", "nan"], "argument --scale: must be from 0.25 to 4, got nan"),
     (["--presence", "-1"], "argument --presence: a fraction (0.7 for 70%) must be above 0"
                            " and at most 1, got -1"),
     (["--confidence", "70"], "argument --confidence: a fraction (0.7 for 70%) must be above 0"

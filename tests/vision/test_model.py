@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 import pytest
 
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector, ModelError
@@ -108,6 +109,30 @@ def test_cli_refuses_a_photo_cut_short(tmp_path: Path) -> None:
         [str(DATA / "split_tigullio.jpg")]
 
 
+def test_cli_refuses_a_photo_with_damaged_data(tmp_path: Path) -> None:
+    """OpenCV decoded it with garbled blocks: 7 cards, two of them phantoms, exit 0."""
+    from tests.test_image_files import damaged_jpeg
+
+    damaged = tmp_path / "fan_damaged.jpg"
+    damaged.write_bytes(damaged_jpeg((DATA / "fan_anglo.jpg").read_bytes()))
+    result = cli("--json", str(damaged), str(DATA / "split_tigullio.jpg"))
+    assert result.returncode == 1
+    assert result.stderr == (f"dealer-assist detect: {damaged}: damaged JPEG data (libjpeg: "
+                             "premature end of data segment); not read\n")
+    assert [json.loads(line)["image"] for line in result.stdout.splitlines()] == \
+        [str(DATA / "split_tigullio.jpg")]
+
+
+def test_cli_names_a_folder_as_one(tmp_path: Path, capsys) -> None:
+    from dealer_assist.cli import main
+
+    assert main(["detect", str(tmp_path), str(DATA / "split_tigullio.jpg")]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == (f"dealer-assist detect: {tmp_path}: a directory, not an image or "
+                            "video file\n")
+    assert captured.out.startswith(f"{DATA / 'split_tigullio.jpg'}: 4 cards")
+
+
 def write_video(path: Path, frame: Any, count: int) -> None:
     """An MJPG video of ``count`` copies of ``frame``."""
     writer = cv2.VideoWriter(
@@ -144,6 +169,26 @@ def test_cli_video_cut_short_is_named_with_where_reading_stopped(tmp_path: Path)
                      r"it reports, stopped after frame [0-6] \(cut short or damaged\)",
                      result.stderr), result.stderr
     assert all(json.loads(line)["video"] == str(cut) for line in result.stdout.splitlines())
+
+
+def test_cli_video_names_a_frame_with_damaged_data_and_reads_the_rest(tmp_path: Path) -> None:
+    """FFmpeg decoded such frames garbled, saying "bad vlc" on stderr: no file, no frame,
+    exit 0. Each Motion JPEG frame is a JPEG; the fourth one's data is damaged here."""
+    from tests.test_image_files import damaged_jpeg
+
+    whole = tmp_path / "table.avi"
+    write_video(whole, cv2.imread(str(DATA / "split_tigullio.jpg")), 8)
+    data = whole.read_bytes()
+    frames = [at for at in range(len(data)) if data.startswith(b"\xff\xd8\xff", at)]
+    damaged = tmp_path / "damaged.avi"
+    damaged.write_bytes(data[:frames[3]] + damaged_jpeg(data[frames[3]:frames[4]]) +
+                        data[frames[4]:])
+    result = cli("--json", str(damaged))
+    assert result.returncode == 1
+    assert result.stderr == (f"dealer-assist detect: {damaged}: frame 3 skipped: damaged JPEG "
+                             "data (libjpeg: premature end of data segment); not read\n")
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert sorted(e["card"] for e in events) == ["7D", "7H", "AC", "JH"]
 
 
 def test_cli_video_frames_too_large_are_refused_before_reading(tmp_path: Path, monkeypatch,
@@ -202,9 +247,6 @@ def test_reader_given_as_the_detector_model_is_refused() -> None:
 @pytest.mark.parametrize(("option", "value", "rule"), [
     ("--confidence", "70", "a fraction above 0, at most 1 (0.7, not 70)"),
     ("--confidence", "0", "a fraction above 0, at most 1"),
-    ("--scale", "0", "above 0 and at most 4"),
-    ("--scale", "nan", "above 0 and at most 4"),
-    ("--scale", "75", "above 0 and at most 4"),
     ("--stable-frames", "0", "at least 1"),
     ("--grace-frames", "-1", "at least 0"),
 ])
@@ -213,6 +255,25 @@ def test_detect_options_out_of_range_are_refused(option, value, rule, capsys) ->
 
     assert main(["detect", str(DATA / "fan_anglo.jpg"), option, value]) == 2
     assert f"dealer-assist detect: {option} must be {rule}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0.001", "0", "nan", "75"])
+def test_a_scale_out_of_range_is_refused_by_its_option(value: str, capsys) -> None:
+    """--scale 0.001 shrank frames to no pixels: OpenCV's error and a traceback."""
+    from dealer_assist.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["detect", str(DATA / "fan_anglo.jpg"), "--scale", value])
+    assert refused.value.code == 2
+    assert f"argument --scale: must be from 0.25 to 4, got {value}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 3), (2, 2, 3), (1, 3000, 3)])
+def test_a_sliver_of_a_frame_shrunk_reads_as_no_cards(shape: tuple[int, ...]) -> None:
+    """A bright frame is read whole; shrunk by --scale 0.25 it had rounded to no pixels."""
+    assert CardDetector(scale=0.25).detect(np.full(shape, 255, np.uint8)) == []
+    with pytest.raises(ValueError, match="scale must be above 0, got 0"):
+        CardDetector(scale=0)
 
 
 def test_a_file_name_that_is_not_utf8_is_named_and_the_other_files_still_read(tmp_path) -> None:
