@@ -22,7 +22,9 @@ from dealer_assist.table.felt import FeltTracker
 
 class Capture:
     """``cv2.VideoCapture`` that reopens its device or stream when frames stop (unplugged USB
-    camera, dropped stream); a video file is read once and then reports no more frames."""
+    camera, dropped stream); a video file is read once and then reports no more frames. OpenCV
+    warns on stderr of each open that fails: the first is let through, the retries that follow
+    (one a second while the camera is away) are kept quiet, the table's alarm saying it."""
 
     def __init__(self, source: int | str, reopen_every_s: float = 1.0):
         self.source = source
@@ -30,26 +32,39 @@ class Capture:
         self.is_file = isinstance(source, str) and Path(source).is_file()
         self._capture: Any = None
         self._next_open = 0.0
+        self._retrying = False
 
     def grab(self) -> Any:
-        import cv2
-
         if self._capture is None:
             now = time.monotonic()
             if now < self._next_open:
                 return None
             self._next_open = now + self.reopen_every_s
-            capture = cv2.VideoCapture(self.source)
+            capture = self._open()
             if not capture.isOpened():
                 capture.release()
+                self._retrying = True
                 return None
-            self._capture = capture
+            self._capture, self._retrying = capture, False
         ok, frame = self._capture.read()
         if ok:
             return frame
         if not self.is_file:
             self.close()  # reopen on a later grab
         return None
+
+    def _open(self) -> Any:
+        import cv2
+
+        if not self._retrying:
+            return cv2.VideoCapture(self.source)
+        logging = cv2.utils.logging
+        level = logging.getLogLevel()
+        logging.setLogLevel(logging.LOG_LEVEL_ERROR)  # process-wide, for the open only
+        try:
+            return cv2.VideoCapture(self.source)
+        finally:
+            logging.setLogLevel(level)
 
     def close(self) -> None:
         if self._capture is not None:

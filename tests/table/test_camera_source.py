@@ -84,6 +84,16 @@ def test_missing_device_is_reported_lost_and_retried(tmp_path):
     assert source.frames_processed == 0
 
 
+def test_a_missing_camera_warns_once_not_at_every_retry(capfd):
+    """OpenCV warns on stderr at each open that fails: a camera left unplugged all shift must
+    not fill the table's log with a pair of lines a second."""
+    capture = Capture(99, reopen_every_s=0)  # no /dev/video99 on this machine or at a table
+    for _ in range(5):
+        assert capture.grab() is None
+    warnings = [line for line in capfd.readouterr().err.splitlines() if "WARN" in line]
+    assert warnings and len(warnings) <= 2  # the first open's own (V4L2, FFmpeg), then none
+
+
 class Glitch(Exception):
     """Not one of the errors a grab is expected to raise (as cv2.error is not)."""
 
