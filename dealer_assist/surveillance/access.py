@@ -61,6 +61,7 @@ def check_password(password: str, stored: str) -> bool:
 
 def add_operator(store: RecordingStore, name: str, password: str, role: str) -> Operator:
     """Create or replace an operator (its password is stored only as a salted hash)."""
+    store.check()
     if not _NAME.match(name):
         raise AccessError(f"operator name {name!r} must be 1-64 letters, digits or . _ @ -")
     if role not in ROLES:
@@ -77,6 +78,7 @@ def add_operator(store: RecordingStore, name: str, password: str, role: str) -> 
 
 
 def remove_operator(store: RecordingStore, name: str) -> bool:
+    store.check()
     gone = store.conn.execute("DELETE FROM operators WHERE name = ?", (name,)).rowcount > 0
     if gone:
         store.append("access", {"user": "(admin)", "action": "operator-removed",

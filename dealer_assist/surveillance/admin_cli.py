@@ -46,12 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.store import RecordingError, RecordingStore
+    from dealer_assist.surveillance.store import RecordingError, RecordingStore, sqlite_failure
 
     try:
         if args.action == "serve":
             return _serve(args)
-        store = RecordingStore(args.recording, create=args.action == "operator")
+        store = RecordingStore(args.recording)
     except (RecordingError, ValueError) as error:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
         return 2
@@ -61,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
     except (RecordingError, ValueError) as error:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
         return 2
-    except sqlite3.OperationalError as error:  # the operators table, written directly
-        print(f"dealer-assist surveillance: {store.unwritable(error)}", file=sys.stderr)
+    except sqlite3.DatabaseError as error:  # a query, or the operators table written directly
+        print(f"dealer-assist surveillance: {sqlite_failure(error, store.db_path)}",
+              file=sys.stderr)
         return 2
     finally:
         store.close()

@@ -35,12 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.surveillance.access import log_access, login_name
     from dealer_assist.surveillance.replay import (
+        Discrepancy,
         RedetectUnavailable,
         parse_anchor,
         replay,
         vision_redetector,
     )
-    from dealer_assist.surveillance.store import RecordingError, RecordingStore
+    from dealer_assist.surveillance.store import (
+        DamagedRecordingError,
+        RecordingError,
+        RecordingStore,
+    )
 
     try:
         anchors = [parse_anchor(text) for text in args.anchor]
@@ -65,10 +70,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect,
                         anchors=anchors)
-        # every look at a recording is logged in it; one that cannot be logged is not shown
-        log_access(store, args.user or login_name(), "replay", {
-            "round": args.round, "verify": args.verify, "redetect": args.redetect,
-            "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
+        # every look at a recording is logged in it; one that cannot be logged is not shown,
+        # unless the recording is damaged: what can still be read is shown, saying so
+        try:
+            log_access(store, args.user or login_name(), "replay", {
+                "round": args.round, "verify": args.verify, "redetect": args.redetect,
+                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
+        except DamagedRecordingError as error:
+            report.database.append(Discrepancy(
+                "database", f"this replay could not be logged in the recording: {error}"))
     except RecordingError as error:
         print(f"dealer-assist replay: {error}", file=sys.stderr)
         return 2
@@ -89,7 +99,8 @@ def _print_text(report: object) -> None:
 
     assert isinstance(report, ReplayReport)
     settled = sum(r.status == "settled" for r in report.rounds)
-    partial = [r for r in report.rounds if r.status != "settled"]
+    unreadable = sum(r.status == "unreadable" for r in report.rounds)
+    partial = [r for r in report.rounds if r.status not in ("settled", "unreadable")]
     for discrepancy in report.discrepancies:
         print(discrepancy.text())
     if report.unrecorded_files:
@@ -106,5 +117,8 @@ def _print_text(report: object) -> None:
                 if report.chain is not None else "")
     redetected = f"; {frames} frames re-detected" if frames else ""
     verdict = "CLEAN" if not report.discrepancies else f"{len(report.discrepancies)} DISCREPANCIES"
-    print(f"{verdict}: {settled} settled rounds re-settled, {len(partial)} partial{verified}"
-          f"{redetected}; head record {report.head_seq}:{report.head_hash}")
+    damaged = f", {unreadable} unreadable" if unreadable else ""
+    head = (f"{report.head_seq}:{report.head_hash}" if report.head_hash is not None
+            else f"{report.head_seq} (unreadable)")
+    print(f"{verdict}: {settled} settled rounds re-settled, {len(partial)} partial{damaged}"
+          f"{verified}{redetected}; head record {head}")

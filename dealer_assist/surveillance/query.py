@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -57,8 +58,10 @@ def _money_text(value: int | None) -> str | None:
     return None if value is None else format_money(Decimal(value) / 100)
 
 
-def search_rounds(store: RecordingStore, query: RoundQuery) -> list[dict[str, Any]]:
-    """Rounds matching ``query``, newest first."""
+def search_rounds(store: RecordingStore,
+                  query: RoundQuery) -> tuple[list[dict[str, Any]], list[int]]:
+    """Rounds matching ``query``, newest first, and the keys of the rounds the search index
+    cannot read (damaged pages of it): those are left out, and the rest still found."""
     clauses: list[str] = []
     params: list[Any] = []
     if query.table:
@@ -88,12 +91,27 @@ def search_rounds(store: RecordingStore, query: RoundQuery) -> list[dict[str, An
         clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
                        " AND s.net_cents > ?)")
         params.append(cents(query.payout_above))
-    sql = "SELECT r.* FROM rounds r"
-    if clauses:
-        sql += " WHERE " + " AND ".join(clauses)
-    sql += " ORDER BY r.started_at DESC, r.round_key DESC LIMIT ?"
-    params.append(max(1, min(query.limit, 5000)))
-    return [_round_row(row) for row in store.conn.execute(sql, params)]
+
+    def select(*more: str) -> str:
+        conditions = [*clauses, *more]
+        return "SELECT r.* FROM rounds r" + (" WHERE " + " AND ".join(conditions)
+                                             if conditions else "")
+
+    limit = max(1, min(query.limit, 5000))
+    try:
+        rows = store.conn.execute(
+            select() + " ORDER BY r.started_at DESC, r.round_key DESC LIMIT ?", [*params, limit]
+        ).fetchall()
+    except sqlite3.DatabaseError:  # a damaged page: round by round, past it
+        rows, unreadable = [], []
+        for key in range(1, store.last_round_key() + 1):
+            try:
+                rows.extend(store.conn.execute(select("r.round_key = ?"), [*params, key]))
+            except sqlite3.DatabaseError:
+                unreadable.append(key)
+        rows.sort(key=lambda row: (str(row["started_at"]), row["round_key"]), reverse=True)
+        return [_round_row(row) for row in rows[:limit]], unreadable
+    return [_round_row(row) for row in rows], []
 
 
 def _round_row(row: Any) -> dict[str, Any]:
@@ -223,8 +241,9 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
     not chained: each is deleted only if its chained record agrees (a frame record, its own hash
     intact and the next record linked to it, not key, never marked key, its file under
     ``frames/``). Those that do not are kept and listed in ``refused`` (``replay --verify`` says
-    what was altered).
+    what was altered). A damaged database is refused before anything is deleted.
     """
+    store.check()
     moment = now or store.clock()
     cutoff = format_time(moment - older_than)
     rows = store.conn.execute(

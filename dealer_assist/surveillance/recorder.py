@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ from dealer_assist.surveillance.store import (
     Record,
     RecordingError,
     RecordingStore,
+    sqlite_failure,
     utc_now,
 )
 
@@ -89,14 +91,26 @@ class Recorder:
     def open(
         cls, directory: Path | str, table: str = "T1", *, clock: Clock = utc_now
     ) -> Recorder:
-        """Open (or create) a recording directory for ``table``; marks its unfinished rounds."""
+        """Open (or create) a recording directory for ``table``; marks its unfinished rounds.
+
+        A damaged database is refused (``DamagedRecordingError``, naming it) before anything
+        is written to it.
+        """
         if not TABLE_NAME.fullmatch(table):
             raise RecordingError(
                 f"table name {table!r} must be 1-32 letters, digits, '-' or '_'", directory
             )
         store = RecordingStore(directory, create=True, clock=clock)
-        recorder = cls(store, table)
-        recorder._resume()
+        try:
+            store.check()
+            recorder = cls(store, table)
+            recorder._resume()
+        except sqlite3.Error as error:
+            store.close()
+            raise sqlite_failure(error, store.db_path) from None
+        except BaseException:
+            store.close()
+            raise
         return recorder
 
     def _resume(self) -> None:

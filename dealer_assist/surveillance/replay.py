@@ -25,10 +25,18 @@ from dealer_assist.rules import RoundError
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     GENESIS_HASH,
+    INDEX_NAME,
+    INDEX_TABLES,
+    MAX_INTEGER,
+    SCHEMA_V2,
+    DamagedRecordingError,
     Record,
     RecordingStore,
+    Unreadable,
+    _statements,
     canonical_bytes,
     chain_hash,
+    index_record,
 )
 
 Redetector = Callable[[bytes], Sequence[str]]
@@ -40,7 +48,7 @@ image."""
 class Discrepancy:
     """One difference found by replay or verification, with everything needed to find it."""
 
-    kind: str  # chain, database, file, settlement, refused, detection
+    kind: str  # chain, database, index, file, settlement, refused, detection
     what: str
     round_key: int | None = None
     round_id: str | None = None
@@ -109,9 +117,28 @@ class RoundReplay:
         }
 
 
+class DamagedRoundError(DamagedRecordingError):
+    """A round some of whose records SQLite cannot read (damaged pages of the database)."""
+
+    def __init__(self, store: RecordingStore, key: int, readable: list[Record], why: str,
+                 seq: int | None = None):
+        self.key, self.seq = key, seq
+        self.round_id = next((r.round_id for r in readable if r.round_id is not None), None)
+        self.table = next((r.table for r in readable if r.table is not None), None)
+        self.why = why
+        super().__init__(f"round {self.round_id} (#{key}): {why}; run 'dealer-assist replay"
+                         " --verify' on it", store.db_path)
+
+
 def load_round(store: RecordingStore, key: int) -> RoundData | None:
-    """Assemble one round's records; None when the recording has no such round."""
-    records = list(store.records(round_key=key))
+    """Assemble one round's records; None when the recording has no such round.
+
+    Raises :class:`DamagedRoundError` when some of them cannot be read.
+    """
+    try:
+        records = list(store.records(round_key=key))
+    except sqlite3.DatabaseError:
+        records = _read_one_by_one(store, key)
     starts = [r for r in records if r.kind == "round"]
     if not starts:
         return None
@@ -130,16 +157,58 @@ def load_round(store: RecordingStore, key: int) -> RoundData | None:
     )
 
 
+def _read_one_by_one(store: RecordingStore, key: int) -> list[Record]:
+    """A round's records found through the round index (which holds their numbers), read one
+    at a time; :class:`DamagedRoundError` names those that cannot be read."""
+    try:
+        seqs = [row[0] for row in store.conn.execute(
+            "SELECT seq FROM records INDEXED BY records_round WHERE round_key = ? ORDER BY seq",
+            (key,))]
+    except sqlite3.DatabaseError as error:
+        raise DamagedRoundError(store, key, [], f"its records cannot be found in {INDEX_NAME}"
+                                f" ({error})") from None
+    records: list[Record] = []
+    unreadable: list[Unreadable] = []
+    for seq in seqs:
+        try:
+            record = store.record(seq)
+        except sqlite3.DatabaseError as error:
+            unreadable.append(Unreadable(seq, str(error)))
+            continue
+        if record is not None:
+            records.append(record)
+    if unreadable:
+        raise DamagedRoundError(store, key, records, _unreadable_text(unreadable),
+                                unreadable[0].seq)
+    return records
+
+
+def _unreadable_text(unreadable: Sequence[Unreadable]) -> str:
+    """``records 84 to 93 cannot be read from index.sqlite (...)`` for a run of them."""
+    first, last = unreadable[0].seq, unreadable[-1].seq
+    which = f"record {first}" if first == last else f"records {first} to {last}"
+    if len(unreadable) != last - first + 1:
+        which = "records " + ", ".join(str(u.seq) for u in unreadable)
+    return f"{which} cannot be read from {INDEX_NAME} ({unreadable[0].error})"
+
+
 def round_keys(store: RecordingStore, round_id: str | None = None) -> list[int]:
     """Keys of every round, or of the rounds whose id is ``round_id`` (or ``#KEY``)."""
-    if round_id is not None and round_id.startswith("#") and round_id[1:].isdigit():
-        return [int(round_id[1:])]
+    if round_id is not None and round_id.startswith("#") and round_id[1:].isascii() \
+            and round_id[1:].isdigit():
+        key = int(round_id[1:])
+        return [key] if key <= MAX_INTEGER else []
     sql = "SELECT DISTINCT round_key FROM records WHERE kind = 'round'"
     params: tuple[Any, ...] = ()
     if round_id is not None:
         sql += " AND round_id = ?"
         params = (round_id,)
-    return [row[0] for row in store.conn.execute(sql + " ORDER BY round_key", params)]
+    try:
+        return [row[0] for row in store.conn.execute(sql + " ORDER BY round_key", params)]
+    except sqlite3.DatabaseError:  # a damaged page: every round a readable record names
+        return sorted({record.round_key for record in store.scan()
+                       if isinstance(record, Record) and record.round_key is not None
+                       and round_id in (None, record.round_id)})
 
 
 # -- the hash chain -----------------------------------------------------------------------------
@@ -150,22 +219,28 @@ def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
     SHA-256.
 
     Returns the discrepancies and the number of records checked. A frame file that is missing is
-    fine only if a chained ``prune`` record says it was pruned.
+    fine only if a chained ``prune`` record says it was pruned. Records SQLite cannot read are
+    named, and the walk goes on past them.
     """
     problems = _database_check(store)
     pruned: set[int] = set()
     frames: list[Record] = []
+    unreadable: list[Unreadable] = []
     expected_seq = 1
-    prev_hash = GENESIS_HASH
+    prev_hash: str | None = GENESIS_HASH  # None: the record before could not be read
     count = 0
-    for record in store.records():
+    for record in store.scan():
+        if isinstance(record, Unreadable):
+            unreadable.append(record)
+            expected_seq, prev_hash = record.seq + 1, None
+            continue
         count += 1
         where = _where(record)
         if record.seq != expected_seq:
             problems.append(Discrepancy(
                 "chain", f"records {expected_seq} to {record.seq - 1} are missing (deleted)",
                 **where))
-        if record.prev_hash != prev_hash:
+        if prev_hash is not None and record.prev_hash != prev_hash:
             problems.append(Discrepancy(
                 "chain", f"{record.describe()} does not link to the record before it "
                 f"(a record before it was altered, removed or inserted)", **where))
@@ -186,16 +261,105 @@ def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
             frames.append(record)
         expected_seq = record.seq + 1
         prev_hash = record.hash
+    for run in _runs(unreadable):
+        problems.append(Discrepancy("database", _unreadable_text(run), seq=run[0].seq))
     for record in frames:
         problems.extend(_check_frame_file(store, record, record.seq in pruned))
     return problems, count
 
 
+def _runs(unreadable: list[Unreadable]) -> list[list[Unreadable]]:
+    """Unreadable records in runs of consecutive numbers."""
+    runs: list[list[Unreadable]] = []
+    for item in unreadable:
+        if runs and runs[-1][-1].seq == item.seq - 1:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
+def verify_index(store: RecordingStore) -> list[Discrepancy]:
+    """Compare the search index (derived, never evidence) with one rebuilt from the records:
+    searches, statistics and retention read it, so rows missing, added or altered there are
+    reported. Nothing is compared while records cannot be read (:func:`verify_chain` names them).
+    """
+    rebuilt = sqlite3.connect("file:", uri=True, isolation_level=None)  # a private temporary db
+    try:
+        for statement in _statements(SCHEMA_V2):
+            rebuilt.execute(statement)
+        rebuilt.execute("BEGIN")
+        for record in store.scan():
+            if isinstance(record, Unreadable):
+                return []
+            try:
+                index_record(rebuilt, record)
+            except (sqlite3.Error, OverflowError):  # an altered body the index cannot hold
+                pass
+        rebuilt.execute("COMMIT")
+        return _compare_index(store, rebuilt)
+    finally:
+        rebuilt.close()
+
+
+#: How a row of each search index table is named (from its first columns)
+_INDEX_ROW = {"rounds": "round #{0}", "round_seats": "round #{0} seat {1}",
+              "payout_lines": "round #{0} seat {1}", "frames": "frame record {0}",
+              "alarms": "alarm record {0}"}
+
+
+def _compare_index(store: RecordingStore, rebuilt: sqlite3.Connection) -> list[Discrepancy]:
+    rebuilt.execute("ATTACH DATABASE ? AS recording",
+                    (store.db_path.resolve().as_uri() + "?mode=ro",))
+    found = []
+    for table in INDEX_TABLES:
+        try:
+            lacks = _names(table, rebuilt.execute(
+                f"SELECT * FROM main.{table} EXCEPT SELECT * FROM recording.{table}"))
+            adds = _names(table, rebuilt.execute(
+                f"SELECT * FROM recording.{table} EXCEPT SELECT * FROM main.{table}"))
+            sizes = [rebuilt.execute(f"SELECT COUNT(*) FROM {side}.{table}").fetchone()[0]
+                     for side in ("main", "recording")]
+        except sqlite3.DatabaseError as error:
+            found.append(Discrepancy("index", f"the search index table {table} cannot be"
+                                     f" compared with the records ({error})"))
+            continue
+        parts = []
+        if differ := [name for name in lacks if name in adds]:
+            parts.append(f"its rows for {_listed(differ)} differ from what the records give")
+        if lacks := [name for name in lacks if name not in differ]:
+            parts.append(f"it lacks rows for {_listed(lacks)}")
+        if adds := [name for name in adds if name not in differ]:
+            parts.append(f"it has rows for {_listed(adds)}, which no record gives")
+        if not parts and sizes[0] != sizes[1]:
+            parts.append(f"it holds {sizes[1]} rows where the records give {sizes[0]}")
+        if parts:
+            found.append(Discrepancy("index", f"the search index table {table} does not match"
+                                     f" the records: {'; '.join(parts)}"))
+    return found
+
+
+def _names(table: str, rows: Iterable[Sequence[Any]]) -> list[str]:
+    return list(dict.fromkeys(_INDEX_ROW[table].format(*row) for row in rows))
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def unrecorded_files(store: RecordingStore) -> list[str]:
     """Frame files on disk that no record names: the frame written as the recorder was killed
     (it writes the file, then its record), or files whose records were deleted."""
-    named = {row[0] for row in store.conn.execute(
-        "SELECT file FROM records WHERE file IS NOT NULL")}
+    try:
+        named = {row[0] for row in store.conn.execute(
+            "SELECT file FROM records WHERE file IS NOT NULL")}
+    except sqlite3.DatabaseError:  # a damaged page: the files readable records or the index name
+        named = {record.file for record in store.scan() if isinstance(record, Record)}
+        try:
+            named.update(row[0] for row in store.conn.execute("SELECT file FROM frames"))
+        except sqlite3.DatabaseError:
+            pass
     on_disk = (path.relative_to(store.directory).as_posix()
                for path in (store.directory / FRAMES_DIR).rglob("*")
                if path.is_file() and path.suffix != ".part")
@@ -205,11 +369,8 @@ def unrecorded_files(store: RecordingStore) -> list[str]:
 def _database_check(store: RecordingStore) -> list[Discrepancy]:
     """SQLite's own check that its indexes agree with its tables. The chain walk reads the table
     itself, but replay finds rounds through indexes, and a damaged index hides them silently."""
-    try:
-        found = [str(row[0]) for row in store.conn.execute("PRAGMA integrity_check(10)")]
-    except sqlite3.DatabaseError as error:
-        found = [str(error)]
-    if found == ["ok"]:
+    found = store.sqlite_check("integrity_check")
+    if not found:
         return []
     return [Discrepancy(
         "database", f"the index database fails SQLite's integrity check ({'; '.join(found)}):"
@@ -432,14 +593,16 @@ class ReplayReport:
 
     rounds: list[RoundReplay]
     chain: list[Discrepancy] | None
+    index: list[Discrepancy] | None
     records_checked: int
     head_seq: int
-    head_hash: str
+    head_hash: str | None  # None: the last record cannot be read
     unrecorded_files: list[str] = field(default_factory=list)
+    database: list[Discrepancy] = field(default_factory=list)  # e.g. the replay not logged
 
     @property
     def discrepancies(self) -> list[Discrepancy]:
-        found = list(self.chain or [])
+        found = [*self.database, *(self.chain or []), *(self.index or [])]
         for round_replay in self.rounds:
             found.extend(round_replay.discrepancies)
         return found
@@ -450,6 +613,8 @@ class ReplayReport:
             "verified": self.chain is not None,
             "records_checked": self.records_checked,
             "chain": [d.to_json() for d in self.chain or []],
+            "index": [d.to_json() for d in self.index or []],
+            "database": [d.to_json() for d in self.database],
             "head": {"seq": self.head_seq, "hash": self.head_hash},
             "unrecorded_files": self.unrecorded_files,
             "discrepancies": len(self.discrepancies),
@@ -475,7 +640,13 @@ def check_anchors(store: RecordingStore, anchors: Sequence[tuple[int, str]]) -> 
     """
     found = []
     for seq, digest in anchors:
-        record = store.record(seq)
+        try:
+            record = store.record(seq)
+        except sqlite3.DatabaseError as error:
+            found.append(Discrepancy(
+                "database", f"anchored record {seq} cannot be read from {INDEX_NAME} ({error})",
+                seq=seq, recorded=digest))
+            continue
         if record is None:
             found.append(Discrepancy(
                 "chain", f"anchored record {seq} is gone: the chain was cut short", seq=seq,
@@ -497,12 +668,22 @@ def replay(store: RecordingStore, *, round_id: str | None = None, verify: bool =
     """
     results = []
     for key in round_keys(store, round_id):
-        data = load_round(store, key)
+        try:
+            data = load_round(store, key)
+        except DamagedRoundError as error:
+            results.append(RoundReplay(key, error.round_id, error.table, "unreadable", None, [
+                Discrepancy("database", f"{error.why}: not re-settled", round_key=key,
+                            round_id=error.round_id, table=error.table, seq=error.seq)]))
+            continue
         if data is not None:
             results.append(replay_round(data, redetect, store))
     chain, checked = verify_chain(store) if verify else (None, 0)
     if chain is not None:
         chain.extend(check_anchors(store, anchors))
-    head_seq, head_hash = store.head()
+    index = verify_index(store) if verify else None
+    try:
+        head: tuple[int, str | None] = store.head()
+    except sqlite3.DatabaseError:
+        head = (store.last_seq(), None)
     unrecorded = unrecorded_files(store) if verify else []
-    return ReplayReport(results, chain, checked, head_seq, head_hash, unrecorded)
+    return ReplayReport(results, chain, index, checked, *head, unrecorded)

@@ -8,6 +8,7 @@ the recording's chain as access records.
 
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -45,7 +46,16 @@ from dealer_assist.surveillance.query import (
 )
 from dealer_assist.surveillance.replay import load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
-from dealer_assist.surveillance.store import RecordingError, RecordingStore, format_time, parse_time
+from dealer_assist.surveillance.store import (
+    INDEX_NAME,
+    MAX_INTEGER,
+    DamagedRecordingError,
+    RecordingError,
+    RecordingStore,
+    format_time,
+    parse_time,
+    sqlite_failure,
+)
 
 SESSION_COOKIE = "da_surveillance"
 SESSION_SECONDS = 8 * 3600
@@ -57,7 +67,7 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-_SQLITE_MIN, _SQLITE_MAX = -(2**63), 2**63 - 1  # the integers SQLite stores
+_SQLITE_MIN, _SQLITE_MAX = -MAX_INTEGER - 1, MAX_INTEGER  # the integers SQLite stores
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -187,13 +197,20 @@ def create_app(recording: Path | str) -> FastAPI:
     def rounds(request: Request, who: Who) -> dict[str, Any]:
         query = _query_from(request.query_params)
         with store() as opened:
-            found = search_rounds(opened, query)
+            found, unsearchable = search_rounds(opened, query)
             log_access(opened, who.name, "search", {**query.to_json(), "results": len(found)})
-            tables = [row[0] for row in opened.conn.execute(
-                "SELECT DISTINCT table_id FROM rounds ORDER BY table_id")]
-            kinds = [row[0] for row in opened.conn.execute(
-                "SELECT DISTINCT kind FROM alarms ORDER BY kind")]
-        return {"rounds": found, "tables": tables, "alarm_kinds": kinds}
+            answer = {"rounds": found, "partial": bool(unsearchable),
+                      "unsearchable": unsearchable,
+                      "tables": _distinct(opened, "table_id", "rounds"),
+                      "alarm_kinds": _distinct(opened, "kind", "alarms")}
+        if unsearchable:
+            shown = ", ".join(f"#{key}" for key in unsearchable[:10])
+            more = f" and {len(unsearchable) - 10} more" if len(unsearchable) > 10 else ""
+            answer["damaged"] = (
+                f"the search index in {INDEX_NAME} is damaged: rounds {shown}{more} could not be"
+                " searched and are left out (each still opens from its records); run"
+                " 'dealer-assist replay --verify' on the recording")
+        return answer
 
     @app.get("/api/rounds/{key}")
     def one_round(key: RoundKey, who: Who) -> dict[str, Any]:
@@ -277,6 +294,8 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             try:
                 mark_key_frame(opened, seq, who.name)
+            except DamagedRecordingError:
+                raise
             except RecordingError as error:
                 raise HTTPException(404, str(error)) from None
         return {"ok": True}
@@ -285,14 +304,35 @@ def create_app(recording: Path | str) -> FastAPI:
     def recording_error(request: Request, error: RecordingError) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=404)
 
+    @app.exception_handler(DamagedRecordingError)
+    def damaged(request: Request, error: DamagedRecordingError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=500)
+
+    @app.exception_handler(sqlite3.DatabaseError)
+    def database_error(request: Request, error: sqlite3.DatabaseError) -> JSONResponse:
+        failure = sqlite_failure(error, directory / INDEX_NAME)
+        status = 500 if isinstance(failure, DamagedRecordingError) else 503
+        return JSONResponse({"detail": str(failure)}, status_code=status)
+
     return app
 
 
 def _view(store: RecordingStore, key: int) -> dict[str, Any]:
     try:
         return round_view(store, key)
+    except DamagedRecordingError:
+        raise
     except RecordingError:
         raise HTTPException(404, f"no round #{key}") from None
+
+
+def _distinct(store: RecordingStore, column: str, table: str) -> list[Any]:
+    """The values a search box offers; none where the search index cannot give them."""
+    try:
+        return [row[0] for row in store.conn.execute(
+            f"SELECT DISTINCT {column} FROM {table} ORDER BY {column}")]
+    except sqlite3.DatabaseError:
+        return []
 
 
 def _query_from(params: Any) -> RoundQuery:

@@ -137,13 +137,16 @@ class SurveillanceRecorder:
     A write that fails (the store read-only, locked by another program, its disk full) is kept in
     ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on with the next; the first
     failure after a write that worked is handed to ``on_failure`` (the table raises an alarm with
-    it), so a store that keeps failing raises one alarm, not one per record. The file recording
-    still has every round."""
+    it), so a store that keeps failing raises one alarm, not one per record. A store found
+    damaged when it is opened is not written to at all: that is one such failure. The file
+    recording still has every round."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str):
         self.directory = Path(directory)
         self.errors: list[str] = []
-        self.on_failure: Callable[[str], None] | None = None
+        self._on_failure: Callable[[str], None] | None = None
+        self._unreported: str | None = None  # a failure found before on_failure was set
+        self._report_lock = threading.Lock()
         self._failing = False
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         self._opened = threading.Event()
@@ -155,6 +158,19 @@ class SurveillanceRecorder:
         self._opened.wait(30)
         if self._open_error is not None:
             raise RecordingError(f"surveillance store {self.directory}: {self._open_error}")
+
+    @property
+    def on_failure(self) -> Callable[[str], None] | None:
+        """Called with the first failure of a run; one found before it is set (a store found
+        damaged as it opened) is handed to it when it is set."""
+        return self._on_failure
+
+    @on_failure.setter
+    def on_failure(self, report: Callable[[str], None] | None) -> None:
+        with self._report_lock:
+            self._on_failure, unreported, self._unreported = report, self._unreported, None
+        if report is not None and unreported is not None:
+            report(unreported)
 
     def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
         self._queue.put(("round", (lines, settlement)))
@@ -171,10 +187,16 @@ class SurveillanceRecorder:
         self._thread.join(30)
 
     def _run(self, table_id: str) -> None:
-        from dealer_assist.surveillance import Recorder
+        from dealer_assist.surveillance import DamagedRecordingError, Recorder
 
+        recorder: Recorder | None = None
         try:
             recorder = Recorder.open(self.directory, table=table_id)
+        except DamagedRecordingError as error:
+            self._failing = True
+            self._keep(f"open: {error}")
+            self._report(f"surveillance store damaged: {error} (the round-log files still record"
+                         " every round)")
         except (OSError, ValueError, sqlite3.Error) as error:
             self._open_error = str(error) or type(error).__name__
             return
@@ -182,6 +204,9 @@ class SurveillanceRecorder:
             self._opened.set()
         try:
             while (item := self._queue.get()) is not None:
+                if recorder is None:
+                    self._keep(f"{item[0]}: not written: the store is damaged")
+                    continue
                 try:
                     self._write(recorder, *item)
                 except Exception as error:  # whatever the store raises, the next record is tried
@@ -190,10 +215,10 @@ class SurveillanceRecorder:
                     self._failing = False
         finally:
             try:
-                recorder.close()
+                if recorder is not None:
+                    recorder.close()
             except sqlite3.Error as error:
-                self.errors.append(f"close: {error}")
-                del self.errors[:-ERRORS_KEPT]
+                self._keep(f"close: {error}")
 
     @staticmethod
     def _write(recorder: Any, kind: str, payload: Any) -> None:
@@ -211,12 +236,23 @@ class SurveillanceRecorder:
             recorder.alarm("void", last)
 
     def _failed(self, error: str) -> None:
+        self._keep(error)
+        if not self._failing:
+            self._report(f"surveillance store {self.directory}: {error} (the round-log files"
+                         " still record every round)")
+        self._failing = True
+
+    def _keep(self, error: str) -> None:
         self.errors.append(error)
         del self.errors[:-ERRORS_KEPT]
-        if not self._failing and self.on_failure is not None:
-            self.on_failure(f"surveillance store {self.directory}: {error} (the round-log files"
-                            " still record every round)")
-        self._failing = True
+
+    def _report(self, alarm: str) -> None:
+        with self._report_lock:
+            report = self._on_failure
+            if report is None:
+                self._unreported = alarm
+                return
+        report(alarm)
 
 
 class TeeRecorder:

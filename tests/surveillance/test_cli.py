@@ -86,9 +86,30 @@ def test_an_index_truncated_to_nothing_is_refused_not_rebuilt_as_a_clean_recordi
             in capsys.readouterr().err)
 
 
-def test_unknown_round_is_an_error(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["replay", str(recording), "--round", "nope"]) == 2
-    assert "no round 'nope'" in capsys.readouterr().err
+@pytest.mark.parametrize("round_id", [
+    "nope",
+    "#999999999999999999999999",  # past SQLite's integers: it raised OverflowError
+    "#\u0661\u0662",  # Arabic-Indic digits, which int() reads as 12
+])
+def test_unknown_round_is_an_error(
+        recording: Path, capsys: pytest.CaptureFixture[str], round_id: str) -> None:
+    assert main(["replay", str(recording), "--round", round_id]) == 2
+    assert capsys.readouterr().err == (
+        f"dealer-assist replay: no round {round_id!r} in {recording}\n")
+
+
+def test_an_operator_is_not_added_to_a_mistyped_path(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It made a new, empty recording there and said nothing; the recorder creates recordings."""
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("long enough secret\n"))
+    typo = tmp_path / "recordnig"
+    assert main(["surveillance", "operator", str(typo), "add", "olga", "--password-stdin"]) == 2
+    assert capsys.readouterr().err == (
+        f"dealer-assist surveillance: {typo}: not a recording directory (no index.sqlite)\n")
+    assert not typo.exists()
 
 
 def test_redetect_says_clearly_when_vision_is_unavailable(recording: Path) -> None:
@@ -266,9 +287,12 @@ def test_anchor_from_a_previous_replay(recording: Path, capsys: pytest.CaptureFi
     conn.close()
     assert main(["replay", str(recording), "--verify", "--anchor", anchor]) == 1
     assert "the chain was cut short" in capsys.readouterr().out
-    # without the anchor the cut is undetectable; the replay's own access record then reuses the
-    # anchored record number, so the anchor now finds a different record there
-    assert main(["replay", str(recording), "--verify"]) == 0
+    # without the anchor the chain cannot show the cut, but the search index still holds the
+    # settlement cut off; the replay's own access record then reuses the anchored record number,
+    # so the anchor now finds a different record there
+    assert main(["replay", str(recording), "--verify"]) == 1
+    assert "index: the search index table rounds does not match the records: its rows for" \
+        " round #" in capsys.readouterr().out
     assert main(["replay", str(recording), "--verify", "--anchor", anchor]) == 1
     assert "no longer has the anchored hash" in capsys.readouterr().out
 

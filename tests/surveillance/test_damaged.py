@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.cli import main
-from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance import DamagedRecordingError, Recorder, RecordingStore
 from dealer_assist.surveillance.query import mark_key_frame
 from dealer_assist.surveillance.replay import compare_settlements
+from tests.surveillance.damage import damage_page, unreadable_seqs
 from tests.surveillance.factory import GOLDEN_COUNT
 
 
@@ -194,10 +195,138 @@ def test_prune_deletes_nothing_when_a_key_frame_mark_cannot_be_read(
 def test_frame_files_no_record_names_are_noted(
         recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Deleting records leaves their frames on disk: verify lists them (a frame written as the
-    recorder was killed shows the same way, so it is a note, not a discrepancy)."""
+    recorder was killed shows the same way, so it is a note, not a discrepancy). The search
+    index still lists what was deleted: that is a discrepancy."""
     _sql(recording, "DELETE FROM records")
-    assert main(["replay", str(recording), "--verify"]) == 0
+    assert main(["replay", str(recording), "--verify"]) == 1
     out = capsys.readouterr().out
+    assert "index: the search index table rounds does not match the records: it has rows for" \
+        " round #1, round #2" in out
     count = len([p for p in (recording / "frames").rglob("*") if p.is_file()])
     assert count > 3
     assert f"note: {count} frame file(s) on disk are named by no record" in out
+
+
+# -- a page of the database overwritten (a disk fault): what can be read still is -----------------
+
+
+def _runs(seqs: list[int]) -> list[tuple[int, int]]:
+    runs: list[tuple[int, int]] = []
+    for seq in seqs:
+        if runs and runs[-1][1] == seq - 1:
+            runs[-1] = (runs[-1][0], seq)
+        else:
+            runs.append((seq, seq))
+    return runs
+
+
+def test_replay_reads_past_a_damaged_page_and_names_each_record_it_cannot_read(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every query over the records stopped at the damaged page ("database disk image is
+    malformed"): no round replayed. Now each record SQLite cannot read is named, with its round,
+    and every other round replays."""
+    damage_page(recording, "records", leaf=70)
+    lost = unreadable_seqs(recording)
+    assert lost
+    assert main(["replay", str(recording), "--verify", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [d["what"] for d in report["chain"] if "cannot be read" in d["what"]] == [
+        f"records {first} to {last} cannot be read from index.sqlite (database disk image is"
+        " malformed)" for first, last in _runs(lost)]
+    damaged = [r for r in report["rounds"] if r["status"] == "unreadable"]
+    assert damaged and len(report["rounds"]) == GOLDEN_COUNT
+    for round_replay in damaged:
+        [problem] = round_replay["discrepancies"]
+        assert problem["kind"] == "database" and problem["seq"] in lost
+        assert problem["round_id"] == round_replay["round"] is not None
+        assert "cannot be read from index.sqlite" in problem["what"]
+        assert problem["what"].endswith(": not re-settled")
+    assert all(r["discrepancies"] == [] for r in report["rounds"] if r["status"] == "settled")
+
+    assert main(["replay", str(recording)]) == 1  # without --verify: the rounds still named
+    out = capsys.readouterr().out
+    assert f"database: table T1, round {damaged[0]['round']} (#{damaged[0]['round_key']}):" in out
+    assert f"{GOLDEN_COUNT - len(damaged)} settled rounds re-settled, 0 partial," \
+        f" {len(damaged)} unreadable;" in out
+
+
+def test_a_damaged_end_of_the_chain_is_replayed_though_the_look_cannot_be_logged(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The last page holds the chain's head: no record can be appended, so the replay cannot be
+    logged. It is still shown (a damaged recording must still be read), saying so."""
+    damage_page(recording, "records", leaf=-1)
+    lost = unreadable_seqs(recording)
+    assert main(["replay", str(recording), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert f"database: this replay could not be logged in the recording: {recording}" \
+        "/index.sqlite: cannot add a record: the index database is damaged" in out
+    assert f"database: records {lost[0]} to {lost[-1]} cannot be read from index.sqlite" in out
+    assert out.splitlines()[-1].endswith(f"head record {lost[-1]} (unreadable)")
+    assert "settled rounds re-settled" in out
+
+
+@pytest.mark.parametrize(("name", "leaf"), [
+    ("records", 70), ("records", None), ("records", -1), ("rounds", 0), ("records_round", None),
+])
+def test_the_recorder_refuses_a_damaged_database_naming_it_and_changes_nothing(
+        recording: Path, name: str, leaf: int | None) -> None:
+    """The live table appended to a database with a damaged page without a word, or failed with
+    SQLite's own "database disk image is malformed" naming nothing."""
+    damage_page(recording, name, leaf)
+    before = (recording / "index.sqlite").read_bytes()
+    with pytest.raises(DamagedRecordingError, match=(
+            rf"^{recording}/index.sqlite: the index database is damaged \(.+\), so nothing is"
+            r" written to it: run 'dealer-assist replay --verify' on it$")):
+        Recorder.open(recording, "T1")
+    assert (recording / "index.sqlite").read_bytes() == before
+
+
+@pytest.mark.parametrize(("argv", "name", "leaf"), [
+    (["storage"], "records", 70),
+    (["stats"], "rounds", 0),
+    (["prune", "--older-than-hours", "0.01"], "records", 70),
+    (["prune", "--older-than-hours", "0.01"], "rounds", None),  # prune never reads rounds
+])
+def test_admin_commands_refuse_a_damaged_database_in_one_line_and_prune_deletes_nothing(
+        recording: Path, capsys: pytest.CaptureFixture[str], argv: list[str], name: str,
+        leaf: int | None) -> None:
+    damage_page(recording, name, leaf)
+    frames = sorted((recording / "frames").rglob("*"))
+    assert main(["surveillance", argv[0], str(recording), *argv[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"dealer-assist surveillance: {recording}/index.sqlite: the index"
+                          " database is damaged (")
+    assert "run 'dealer-assist replay --verify' on it" in err
+    assert sorted((recording / "frames").rglob("*")) == frames
+
+
+def test_a_search_index_emptied_or_missing_a_table_fails_verification_by_name(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The derived tables were never checked: DELETE FROM rounds verified CLEAN, and storage
+    without its frames table blamed a lock or a full disk."""
+    _sql(recording, "DELETE FROM rounds")
+    assert main(["replay", str(recording), "--verify"]) == 1
+    assert "index: the search index table rounds does not match the records: it lacks rows" \
+        " for round #1, round #2, round #3, round #4, round #5 and 45 more" \
+        in capsys.readouterr().out
+    _sql(recording, "DROP TABLE frames")
+    assert main(["replay", str(recording), "--verify"]) == 1
+    assert "index: the search index table frames cannot be compared with the records (no such" \
+        " table: recording.frames)" in capsys.readouterr().out
+    assert main(["surveillance", "storage", str(recording)]) == 2
+    assert capsys.readouterr().err == (
+        f"dealer-assist surveillance: {recording}/index.sqlite: the index database is damaged"
+        " (no such table: frames): run 'dealer-assist replay --verify' on it\n")
+    with pytest.raises(DamagedRecordingError, match="no table frames"):
+        Recorder.open(recording, "T1")
+
+
+def test_an_altered_search_index_row_is_named(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _sql(recording, "UPDATE round_seats SET net_cents = net_cents + 10000 WHERE round_key = 3")
+    assert main(["replay", str(recording), "--verify"]) == 1
+    out = capsys.readouterr().out
+    assert "index: the search index table round_seats does not match the records: its rows for" \
+        " round #3 seat 1 differ from what the records give" in out
+    assert out.splitlines()[-1].startswith("1 DISCREPANCIES")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log, add_operator, check_password
 from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
+from tests.surveillance.damage import damage_page, unreadable_seqs
 from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
 
 PASSWORD = "correct horse battery"
@@ -115,6 +117,67 @@ def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
     assert len(late) == GOLDEN_COUNT
     bad = client.get("/api/rounds", params={"seat": "two"})
     assert bad.status_code == 422 and "bad search" in bad.json()["detail"]
+
+
+def _keys_of(recording: Path, seqs: list[int]) -> list[int]:
+    """The round keys of some records, from the round index (their table pages may be gone)."""
+    conn = sqlite3.connect(recording / "index.sqlite")
+    rows = conn.execute("SELECT DISTINCT round_key FROM records INDEXED BY records_round WHERE"
+                        f" seq IN ({','.join('?' * len(seqs))}) ORDER BY round_key", seqs)
+    keys = [row[0] for row in rows]
+    conn.close()
+    return keys
+
+
+def test_a_round_on_a_damaged_page_is_named_and_the_others_still_served(
+    client: TestClient, recording: Path
+) -> None:
+    """These answered a bare 500 ("database disk image is malformed" in the server's log)."""
+    _login(client)
+    damage_page(recording, "records", leaf=70)
+    damaged = _keys_of(recording, unreadable_seqs(recording))
+    assert damaged
+    for path in (f"/api/rounds/{damaged[0]}", f"/api/rounds/{damaged[0]}/export",
+                 f"/api/rounds/{damaged[0]}/replay"):
+        response = client.get(path)
+        assert response.status_code == 500, path
+        detail = response.json()["detail"]
+        assert detail.startswith(f"{recording}/index.sqlite: round ") and f"(#{damaged[0]})" \
+            in detail, path
+        assert "cannot be read from index.sqlite (database disk image is malformed)" in detail
+        assert detail.endswith("run 'dealer-assist replay --verify' on it")
+    storage = client.get("/api/storage")
+    assert storage.status_code == 500
+    assert storage.json()["detail"] == (
+        f"{recording}/index.sqlite: the index database is damaged (database disk image is"
+        " malformed): run 'dealer-assist replay --verify' on it")
+    whole = next(key for key in range(1, GOLDEN_COUNT + 1) if key not in damaged)
+    assert client.get(f"/api/rounds/{whole}").status_code == 200
+    assert client.get(f"/api/rounds/{whole}/export").status_code == 200
+    assert len(client.get("/api/rounds").json()["rounds"]) == GOLDEN_COUNT  # the index is whole
+
+
+def test_a_search_index_page_damaged_gives_the_rest_flagged_partial(
+    client: TestClient, recording: Path
+) -> None:
+    """The search answered a bare 500; now the rounds it can still read, and which it cannot,
+    each of which still opens from its records."""
+    _login(client)
+    damage_page(recording, "rounds", leaf=0)
+    found = client.get("/api/rounds").json()
+    assert found["partial"] is True and found["unsearchable"]
+    assert len(found["rounds"]) + len(found["unsearchable"]) == GOLDEN_COUNT
+    assert found["damaged"].startswith(
+        f"the search index in index.sqlite is damaged: rounds #{found['unsearchable'][0]}, #")
+    assert found["damaged"].endswith("could not be searched and are left out (each still opens"
+                                     " from its records); run 'dealer-assist replay --verify'"
+                                     " on the recording")
+    view = client.get(f"/api/rounds/{found['unsearchable'][0]}")
+    assert view.status_code == 200 and view.json()["settlement"] is not None
+    stats = client.get("/api/stats")
+    assert stats.status_code == 500
+    assert "index.sqlite: the index database is damaged (database disk image is malformed)" \
+        in stats.json()["detail"]
 
 
 @pytest.mark.parametrize(

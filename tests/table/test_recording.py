@@ -12,9 +12,16 @@ import pytest
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import RuleSet
 from dealer_assist.table.loop import AlarmKind, TableLoop
-from dealer_assist.table.recording import FileRecorder, RecordingError
-from dealer_assist.table.sources import ShoeLink, VoidRound
+from dealer_assist.table.recording import (
+    FileRecorder,
+    RecordingError,
+    SurveillanceRecorder,
+    TeeRecorder,
+)
+from dealer_assist.table.sources import RecordingFailed, ShoeLink, VoidRound
 from dealer_assist.table.world import Player, SimulatedTable
+from tests.surveillance.damage import damage_page
+from tests.surveillance.factory import build_recording, golden_logs
 
 
 def play(loop: TableLoop, world: SimulatedTable, number: int) -> None:
@@ -104,3 +111,34 @@ def test_a_void_that_cannot_be_written_still_ends_the_round(tmp_path: Path) -> N
     assert not loop.round_open
     kinds = [a.kind for a in loop.alarms]
     assert kinds == [AlarmKind.RECORDING_FAILED, AlarmKind.ROUND_VOIDED]
+
+
+def test_a_damaged_surveillance_store_is_one_alarm_and_every_round_still_reaches_the_files(
+        tmp_path: Path) -> None:
+    """A surveillance store with a damaged page (a real recording, one page overwritten) stopped
+    the table at start with SQLite's "database disk image is malformed", naming no file, or was
+    appended to without a word. Now the table plays on its round-log files with one alarm that
+    names the database, and the store is left as found."""
+    store_dir = tmp_path / "surveillance"
+    build_recording(store_dir, golden_logs()[:3])
+    damage_page(store_dir, "records", leaf=1)
+    before = (store_dir / "index.sqlite").read_bytes()
+    store = SurveillanceRecorder(store_dir, "T1")
+    loop = TableLoop("s17-6", TeeRecorder(FileRecorder(tmp_path / "files"), store),
+                     has_camera=False)
+    store.on_failure = lambda detail: loop.handle(RecordingFailed(detail), 0.0)  # as cli.py
+    loop.handle(ShoeLink(True), 0.0)
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
+    world.camera_sees = False
+    play(loop, world, 1)
+    play(loop, world, 2)
+    store.close()
+    [alarm] = [a for a in loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
+    assert alarm.text.startswith(f"surveillance store damaged: {store_dir}/index.sqlite: the"
+                                 " index database is damaged (")
+    assert alarm.text.endswith("so nothing is written to it: run 'dealer-assist replay --verify'"
+                               " on it (the round-log files still record every round): call the"
+                               " technician")
+    assert len(list((tmp_path / "files" / "rounds").glob("*.jsonl"))) == 2
+    assert store.errors[-1] == "round: not written: the store is damaged"
+    assert (store_dir / "index.sqlite").read_bytes() == before

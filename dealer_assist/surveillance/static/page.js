@@ -65,7 +65,8 @@ async function search() {
   catch (err) { $("search-count").textContent = err.message; return; }
   fillSelect($("f-table"), body.tables);
   fillSelect($("f-alarm"), body.alarm_kinds);
-  $("search-count").textContent = `${body.rounds.length} round(s)`;
+  $("search-count").textContent = `${body.rounds.length} round(s)` + (body.partial ? `; ${body.damaged}` : "");
+  $("search-count").className = body.partial ? "error" : "";
   const tbody = $("results").tBodies[0];
   tbody.replaceChildren();
   for (const r of body.rounds) {
@@ -75,6 +76,13 @@ async function search() {
     [r.table, r.round, r.started_at, r.dealer, r.status, r.net, r.max_payout, r.frames, r.alarms]
       .forEach((v, i) => cell(row, v, i >= 5 ? "num" : ""));
     row.addEventListener("click", () => openRound(r.key));
+  }
+  for (const key of body.unsearchable) {  // damaged in the search index: opened from the records
+    const row = tbody.insertRow();
+    row.dataset.key = key;
+    row.className = "result";
+    ["", `#${key}`, "", "", "not searchable"].forEach((v) => cell(row, v));
+    row.addEventListener("click", () => openRound(key));
   }
 }
 
@@ -90,7 +98,13 @@ function fillSelect(select, values) {
 $("search-form").addEventListener("submit", (e) => { e.preventDefault(); search(); });
 
 async function openRound(key) {
-  current = await api(`/api/rounds/${key}`);
+  try { current = await api(`/api/rounds/${key}`); }
+  catch (err) {  // e.g. a round with records the damaged database cannot read
+    $("round-view").hidden = true;
+    $("search-count").textContent = err.message;
+    $("search-count").className = "error";
+    return;
+  }
   $("round-view").hidden = false;
   $("round-title").textContent = `Round ${current.round} on ${current.table} (#${current.key}, ${current.status})`;
   $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
