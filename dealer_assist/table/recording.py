@@ -16,6 +16,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -53,8 +54,10 @@ class FileRecorder:
     A write that fails (a full disk, the folder unmounted) raises, naming the file, and is kept:
     every later write tries it again first, so the round reaches the disk once it can."""
 
-    def __init__(self, directory: str | os.PathLike[str]):
+    def __init__(self, directory: str | os.PathLike[str],
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
         self.directory = Path(directory)
+        self._clock = clock
         try:
             for sub in ("rounds", "void"):
                 (self.directory / sub).mkdir(parents=True, exist_ok=True)
@@ -87,7 +90,11 @@ class FileRecorder:
         self._write(self.directory / "void" / f"{round_id}.reason.txt", reason + "\n", "x")
 
     def write_alarm(self, alarm: Alarm) -> None:
-        self._write(self.directory / "alarms.jsonl", json.dumps(alarm.to_json()) + "\n", "a")
+        """One line of ``alarms.jsonl``: the alarm, and the wall-clock time it was written (UTC;
+        the alarm's own ``at`` is the table's monotonic clock, which no video or shift log
+        shares)."""
+        line = {**alarm.to_json(), "recorded_at": self._clock().isoformat(timespec="milliseconds")}
+        self._write(self.directory / "alarms.jsonl", json.dumps(line) + "\n", "a")
 
     def _write(self, path: Path, text: str, mode: str) -> None:
         self._unwritten.append((path, text, mode))

@@ -4,14 +4,16 @@ be written. Real files in a temporary directory, played through the real loop.""
 
 from __future__ import annotations
 
+import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import RuleSet
-from dealer_assist.table.loop import AlarmKind, TableLoop
+from dealer_assist.table.loop import Alarm, AlarmKind, TableLoop
 from dealer_assist.table.recording import (
     FileRecorder,
     RecordingError,
@@ -87,6 +89,18 @@ def test_a_write_that_fails_is_an_alarm_and_the_round_reaches_disk_once_it_can(
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert [settle_log(f.read_text().splitlines()).seats for f in files] == [
         s.seats for s in world.settlements]
+
+
+def test_each_alarm_line_carries_the_wall_clock_time_it_was_written(tmp_path: Path) -> None:
+    """The alarm's ``at`` is the table's monotonic clock; surveillance matches alarms to video
+    and shifts by the UTC time the line was written."""
+    written = datetime(2026, 12, 1, 21, 30, 5, 250000, tzinfo=UTC)
+    recorder = FileRecorder(tmp_path, clock=lambda: written)
+    recorder.write_alarm(Alarm(1, AlarmKind.CAMERA_LOST, "no frame for 2 s", "r-00001", 5.5))
+    line = json.loads((tmp_path / "alarms.jsonl").read_text())
+    assert line["recorded_at"] == "2026-12-01T21:30:05.250+00:00"
+    assert (line["kind"], line["at"], line["round"]) == ("camera_lost", 5.5, "r-00001")
+    recorder.close()
 
 
 def test_a_removed_rounds_folder_is_made_again(tmp_path: Path) -> None:
