@@ -290,6 +290,15 @@ class RecordingStore:
         self.directory = Path(directory)
         self.clock = clock
         db_path = self.directory / INDEX_NAME
+        frames = self.directory / FRAMES_DIR
+        if create and (not db_path.is_file() or db_path.stat().st_size == 0) and \
+                frames.is_dir() and any(path.is_file() for path in frames.rglob("*")):
+            # the records of a recording gone (deleted, truncated to nothing): a new chain begun
+            # here would verify clean, hiding the loss
+            raise DamagedRecordingError(
+                f"{'empty' if db_path.is_file() else 'missing'} while {FRAMES_DIR}/ holds the "
+                "frames of a recording: its records are lost; not begun anew over them: "
+                "restore the file, or record into a new directory", db_path)
         if not db_path.is_file():
             if not create:
                 raise RecordingError(

@@ -281,6 +281,25 @@ def test_the_recorder_refuses_a_damaged_database_naming_it_and_changes_nothing(
     assert (recording / "index.sqlite").read_bytes() == before
 
 
+@pytest.mark.parametrize("loss", ["truncated", "deleted"])
+def test_the_recorder_begins_no_new_chain_over_a_recordings_frames(recording: Path,
+                                                                   loss: str) -> None:
+    """An index truncated to nothing or deleted, its frames still there: a new recording begun
+    over them would verify clean, hiding that every record was lost."""
+    index = recording / "index.sqlite"
+    for path in recording.glob("index.sqlite-*"):  # the WAL and its index, were any left
+        path.unlink()
+    index.write_bytes(b"") if loss == "truncated" else index.unlink()
+    frames = sorted(p for p in (recording / "frames").rglob("*") if p.is_file())
+    assert frames
+    with pytest.raises(DamagedRecordingError, match=(
+            rf"^{index}: {'empty' if loss == 'truncated' else 'missing'} while frames/ holds the "
+            r"frames of a recording: its records are lost")):
+        Recorder.open(recording, "T1")
+    assert index.read_bytes() == b"" if loss == "truncated" else not index.exists()
+    assert sorted(p for p in (recording / "frames").rglob("*") if p.is_file()) == frames
+
+
 @pytest.mark.parametrize(("argv", "name", "leaf"), [
     (["storage"], "records", 70),
     (["stats"], "rounds", 0),
