@@ -302,7 +302,9 @@ def create_app(recording: Path | str) -> FastAPI:
 
     @app.exception_handler(RecordingError)
     def recording_error(request: Request, error: RecordingError) -> JSONResponse:
-        return JSONResponse({"detail": str(error)}, status_code=404)
+        # what is not there is answered 404 where it is looked up; this is a store that cannot
+        # do what was asked now (locked by another program, read-only, its disk full)
+        return JSONResponse({"detail": str(error)}, status_code=503)
 
     @app.exception_handler(DamagedRecordingError)
     def damaged(request: Request, error: DamagedRecordingError) -> JSONResponse:

@@ -331,3 +331,23 @@ def test_the_page_and_its_assets_come_from_the_package(client: TestClient) -> No
         assert response.status_code == 200 and "http://" not in response.text.replace(
             "http://www.w3.org/2000/svg", ""
         )
+
+
+def test_a_store_another_program_has_locked_is_503_naming_it_not_404(
+    client: TestClient, recording: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking at a round logs the look; with the store locked (a real SQLite lock, the 30 s wait
+    cut short) that cannot be written now: 503 naming the database, not "not found"."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    _login(client)
+    lock = sqlite3.connect(recording / "index.sqlite", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        response = client.get("/api/rounds/1")
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert response.status_code == 503
+    assert "index.sqlite: cannot write to the index database (database is locked)" in (
+        response.json()["detail"])
+    assert client.get("/api/rounds/1").status_code == 200
