@@ -51,6 +51,7 @@ from dealer_assist.rules import (
     Action,
     Card,
     CardTarget,
+    RoundEngine,
     RoundError,
     RuleSet,
     Settlement,
@@ -203,12 +204,17 @@ class _ReplayError(Exception):
         self.line, self.reason = line, reason
 
 
-def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str]]:
-    """Fold a round's lines afresh (after a card in them was corrected). A stand the loop wrote
-    for a hand that, with the corrected card, no longer decides (a blackjack, a 21, a bust) is
-    moot and dropped; any other refusal raises :class:`_ReplayError` (line numbers 1-based)."""
+def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str], list[Card]]:
+    """Fold a round's lines afresh, after a card in them was corrected, as the live table would
+    have recorded the round with that card. A stand the loop wrote for a hand that no longer
+    decides (a blackjack, a 21, a bust, the dealer's blackjack) is moot and dropped; where play
+    moved past a hand that now still decides (a bust corrected to 20), that hand stood, as the
+    loop writes when play moves on; a dealer's draw no result depends on any more is dropped and
+    returned, for the alarm to name. Any other refusal raises :class:`_ReplayError` (line
+    numbers 1-based)."""
     fold = RoundFold(start)
     kept = lines[:1]
+    undue: list[Card] = []
     for number, line in enumerate(lines[1:], start=2):
         event = parse_event(json.loads(line))
         try:
@@ -216,19 +222,64 @@ def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str]]:
         except (RoundError, EventError) as error:
             if _moot_stand(fold, event):
                 continue
-            raise _ReplayError(number, str(error)) from None
+            if _undue_dealer_card(fold, event):
+                assert isinstance(event, CardDealt) and event.card is not None
+                undue.append(event.card)
+                continue
+            stands = _stands_before(fold, event)
+            if not stands:
+                raise _ReplayError(number, str(error)) from None
+            try:
+                fold.apply(event)
+            except (RoundError, EventError) as still:
+                raise _ReplayError(number, str(still)) from None
+            kept.extend(dumps_event(stand) for stand in stands)
         kept.append(line)
-    return fold, kept
+    return fold, kept, undue
 
 
 def _moot_stand(fold: RoundFold, event: Event) -> bool:
     if not isinstance(event, PlayerAction) or event.action is not Action.STAND:
         return False
+    if fold.engine.dealer_blackjack:
+        return True  # the peek ended the round: nobody is taken to have stood
     seats = [s for s in fold.engine.view()["seats"] if s["seat"] == event.seat]
     hands = seats[0]["hands"] if seats else []
     hand = event.hand if event.hand is not None else 0
     return hand < len(hands) and hands[hand]["status"] != "open" and \
         fold.engine.acting() != (event.seat, hand)
+
+
+def _undue_dealer_card(fold: RoundFold, event: Event) -> bool:
+    """A card drawn to the dealer's hand that, with the corrected card, no hand's result depends
+    on (rules §3.7)."""
+    engine = fold.engine
+    return (isinstance(event, CardDealt) and event.card is not None
+            and (event.to is None or event.to.is_dealer) and engine.deal_complete
+            and engine.hole_card_known and engine.acting() is None
+            and engine.next_card_target() is None)
+
+
+def _stands_before(fold: RoundFold, event: Event) -> list[PlayerAction]:
+    """The stands the live loop writes when play moves past hands still deciding: applied to
+    ``fold`` for every hand in play before the place ``event`` acts on or lands at (the dealer's
+    for a reveal or a dealer's card), and returned; none where ``event`` names no place."""
+    if isinstance(event, Reveal) or (isinstance(event, CardDealt) and event.to is not None
+                                     and event.to.is_dealer):
+        landing: Spot | None = None
+    elif isinstance(event, CardDealt) and event.to is not None:
+        landing = Spot(event.to.seat, event.to.hand or 0)
+    elif isinstance(event, PlayerAction):
+        landing = Spot(event.seat, event.hand or 0)
+    else:
+        return []
+    engine, stands = fold.engine, []
+    while (acting := engine.acting()) is not None and \
+            _order_key(acting) < _order_key(landing) and engine.next_card_target() is None:
+        stand = PlayerAction(acting[0], Action.STAND, hand=acting[1])
+        fold.apply(stand)
+        stands.append(stand)
+    return stands
 
 
 def _split_moves(lying: list[tuple[int, CardTarget]], seat: int,
@@ -294,6 +345,7 @@ class TableLoop:
         self._pending_shoe: deque[_Pending] = deque()
         self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
+        self._stray_cards: Counter[Card] = Counter()  # out of the shoe in no round (_drop_strays)
         #: (card, seat: None at the dealer's) the dealer keyed or corrected this round that the
         #: camera has not reported since, there, under that code (it may read one late)
         self._entered_unseen: Counter[tuple[Card, int | None]] = Counter()
@@ -469,6 +521,9 @@ class TableLoop:
             return
         if item.card is None and item.spot.is_dealer and self.mode is not Mode.CAMERA_ONLY:
             return  # the hole card lying face down: the shoe has already said what it is
+        if item.card is not None and self._stray_cards[item.card] > 0:
+            self._stray_cards[item.card] -= 1  # a card out of the shoe in no round, seen landing
+            return
         if self.mode is Mode.SHOE_AND_CAMERA or self._pending_shoe:
             self._pending_felt.append(_Pending(self._now, felt=item))
             self._pair()
@@ -729,6 +784,18 @@ class TableLoop:
         else:
             self._recording_fails = False
 
+    def _drop_strays(self) -> None:
+        """At a new round's first bet: a card out of the shoe since the last round ended (a
+        dealer's draw out of habit) belongs to no round: its alarm now, before it could pair into
+        this one, and the camera's sighting of it is let pass this round."""
+        self._stray_cards.clear()
+        for pending in self._pending_shoe:
+            if not pending.rejected and pending.shoe is not None:
+                self._commit_shoe_card(pending.shoe)  # refused, with its alarm: no round is open
+                self._stray_cards[pending.shoe.card] += 1
+        self._pending_shoe.clear()
+        self._pending_felt.clear()
+
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
         while self._pending_shoe:
@@ -751,6 +818,7 @@ class TableLoop:
                     )
                     return
         if self._fold is None or self._fold.ended:
+            self._drop_strays()
             self._start_round()
         try:
             self._apply_or_raise(Bet(item.seat, item.amount, item.wager, item.player))
@@ -837,8 +905,8 @@ class TableLoop:
         if not lying or (item.index is not None and item.index >= len(lying)):
             held = f"{len(lying)} card{'s' if len(lying) != 1 else ''} face up" if lying else \
                 "no card"
-            which = "" if item.index is None else f" card {item.index + 1}"
-            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction of{which} at"
+            which = "" if item.index is None else f" of card {item.index + 1}"
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction{which} at"
                         f" {at}, but {at} holds {held}; not corrected")
             return
         index = lying[-1 if item.index is None else item.index]
@@ -859,7 +927,7 @@ class TableLoop:
         lines[index] = dumps_event(replace(
             event, card=item.card, corrected=None if first == item.card else first))
         try:
-            fold, lines = _replay(self._fold.start, lines)
+            fold, lines, undue = _replay(self._fold.start, lines)
         except _ReplayError as error:
             self._shoe_out = counted_before
             self._alarm(AlarmKind.ILLEGAL_ACTION, (
@@ -869,15 +937,19 @@ class TableLoop:
             return
         self._fold, self._lines = fold, lines
         seat = item.at.seat
-        if self._entered_unseen[(old, seat)] > 0 and (event.keyed or event.corrected):
+        if self._entered_unseen[(old, seat)] > 0 and event.keyed:
             # A keyed card the camera has not read: it may yet, as corrected. (A card the camera
-            # read and the dealer corrected comes back as a changed reading, a FeltSwap.)
+            # read and the dealer corrected comes back as a changed reading, a FeltSwap; its
+            # line is never keyed, however often corrected.)
             self._entered_unseen[(old, seat)] -= 1
             self._entered_unseen[(item.card, seat)] += 1
         self._corrections.update({(old, item.card, item.at.seat),
                                   (first, item.card, item.at.seat)})
+        dropped = "" if not undue else (
+            f"; no result depends on the dealer now, so {' '.join(c.code for c in undue)} drawn "
+            "by the dealer " + ("is" if len(undue) == 1 else "are") + " no longer recorded")
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
-                    ": recorded as corrected")
+                    f": recorded as corrected{dropped}")
 
     def _face_up_lines(self, at: CardTarget) -> list[int]:
         """The line indices of the cards recorded face up at ``at`` (the dealer, or a seat's
@@ -1063,8 +1135,8 @@ class TableLoop:
                 self._pending_felt:
             return
         engine = fold.engine
-        if not engine.dealing_started or engine.acting() is not None:
-            return
+        if not engine.dealing_started or engine.acting() is not None or engine.insurance_open:
+            return  # insurance open: a seat may still insure (it pays 2:1 on a dealer blackjack)
         if engine.next_card_target() is None:
             self._close_round(quiet=True)
 
@@ -1111,7 +1183,7 @@ class TableLoop:
     def view(self) -> dict[str, Any]:
         """Everything the dealer's screen shows, as JSON-able data."""
         fold = self._fold
-        engine_view = None if fold is None else fold.engine.view()
+        engine_view = None if fold is None else _screen_round(fold.engine)
         phase = "idle"
         if fold is not None:
             if fold.ended:
@@ -1125,6 +1197,8 @@ class TableLoop:
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
+        elif phase == "dealer" and fold is not None and fold.engine.insurance_open:
+            phase = "insurance"  # every hand known (a dealer blackjack): the peek comes after it
         elif phase == "dealer" and fold is not None:
             # The dealer may still draw, but no result depends on it: the payouts are final,
             # and in a hand-held game the round waits for the dealer's check of the cards.
@@ -1156,6 +1230,23 @@ class TableLoop:
             "match_offered": self.rules.match_the_dealer is not None,
             "updates": self.updates,
         }
+
+
+def _screen_round(engine: RoundEngine) -> dict[str, Any]:
+    """The round as the dealer's screen shows it: the hole card a shoe read stays face down
+    there until the players' turn is over, as on the felt (a dealer who could read it sooner
+    could signal it), and while insurance is open the peek has not happened."""
+    view = engine.view()
+    hidden = (not engine.deal_complete or engine.insurance_open
+              or (engine.acting() is not None and not engine.dealer_blackjack))
+    if hidden and len(view["dealer"]["cards"]) >= 2:
+        view["dealer"] = {**view["dealer"], "cards": [view["dealer"]["cards"][0], None,
+                                                      *view["dealer"]["cards"][2:]],
+                          "total": None}
+    if engine.insurance_open:
+        view["state"] = ("insurance open (an ace up): INSURE each seat that asks, then the peek "
+                         "(a dealer blackjack: Finish round)")
+    return view
 
 
 def _device_state(fitted: bool, up: bool, moved: bool) -> str:

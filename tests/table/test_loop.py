@@ -53,6 +53,7 @@ from dealer_assist.table.sources import (
     FeltSwap,
     FinishRound,
     HoleCardShown,
+    Insure,
     KeyCard,
     NewShoe,
     PlaceBet,
@@ -512,6 +513,65 @@ def test_an_earlier_card_at_a_place_is_corrected_by_its_index():
     assert settle_log(table.recorded_lines()).to_json() == settled
 
 
+def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
+    """A bust corrected to 20: that hand stood when play moved on past it. A blackjack corrected
+    in: the dealer's draw no result depends on any more is dropped, and the alarm names it. A
+    hole card misread at the turn, corrected to a dealer blackjack: the stands written at the
+    turn are moot (the peek ended the round)."""
+    table = Table(shoe=False)
+    hand_held_round(table)  # seat 1: 9S 8H (misread 7H as 8H: 17); seat 2: 8D 5C
+    table.send(Decide(1, Action.HIT), FeltCard(C("KS"), Spot(1)))  # really 3S: 20, read bust
+    table.send(FeltCard(C("6C"), Spot(2)))  # seat 2 hits to 19
+    table.send(HoleCardShown(C("KD")))  # seat 2 stood; dealer 16
+    table.send(FeltCard(C("2D"), DEALER_SPOT))  # dealer 18
+    table.send(CorrectCard(C("3S"), CardTarget(1)))
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD]
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S", "8H", "3S"]
+    table.send(FinishRound())
+    settled = table.settled_json()
+    assert [seat["net"] for seat in settled["seats"]] == ["10.00", "10.00"]  # 20 and 19 v 18
+    assert settle_log(table.recorded_lines()).to_json() == settled
+
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("KS", 1), ("6S", None), ("5H", 1)):  # 5H: an AH misread
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")))  # 15 stood; dealer 16
+    table.send(FeltCard(C("5D"), DEALER_SPOT))  # drawn, as the screen asked: 21
+    table.send(CorrectCard(C("AH"), CardTarget(1)))
+    assert "5D drawn by the dealer is no longer recorded" in table.loop.alarms[-1].text
+    table.send(FinishRound())
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "KD"]
+    assert table.settled_json()["seats"][0]["hands"][0]["outcome"] == "blackjack"
+
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("9D", 2), ("KS", None), ("7H", 1), ("9C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("3C")))  # really AD
+    table.send(CorrectCard(C("AD"), DEALER))
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD]
+    table.send(FinishRound())
+    assert table.settled_json()["dealer"]["blackjack"] is True
+    assert [seat["net"] for seat in table.settled_json()["seats"]] == ["-10.00", "-10.00"]
+
+
+def test_correcting_a_misread_card_again_leaves_a_keyed_card_awaited():
+    """A camera-read card corrected twice (a slip put right) is no keyed card: the second
+    correction leaves the entry of a real keyed card of that code alone, so the camera reading
+    the keyed card at last records it once."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("5C", 1), ("6S", None), ("2D", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(CorrectCard(C("6C"), CardTarget(1), index=0))  # a slip: it is a 7C
+    table.send(Decide(1, Action.HIT), KeyCard(C("6C"), Spot(1)))  # a hit the camera cannot read
+    table.send(CorrectCard(C("7C"), CardTarget(1), index=0))
+    table.send(FeltCard(C("6C"), Spot(1)))  # the keyed 6C read at last
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["7C", "2D", "6C"]
+
+
 def test_the_hole_card_turned_and_misread_is_corrected_in_its_reveal():
     table = Table(shoe=False)
     hand_held_round(table)
@@ -543,14 +603,16 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
         assert why in hand_held.loop.alarms[-1].text
     hand_held.send(FeltCard(C("9C"), Spot(1)))  # seat 1 hits: 9 + 8 + 9 = 26, bust
     hand_held.send(FeltCard(C("7C"), Spot(2)))  # seat 2: 5 + 8 + 7 = 20
+    hand_held.send(CorrectCard(C("AS"), CardTarget(1), index=0))  # A 8 9: 18, stood
+    assert hand_held.kinds()[-1] is AlarmKind.CORRECTED_CARD
     lines = list(hand_held.loop._lines)
-    # 9S read as 2S would leave seat 1 on 19 and seat 2's card a hit for seat 1: the round as
-    # played after it does not hold, so the dealer must call the floor.
-    hand_held.send(CorrectCard(C("2S"), CardTarget(1, 0)))
+    # 8H read as KH too would make seat 1 a blackjack, which is never hit: the round as played
+    # after it does not hold, so the dealer must call the floor.
+    hand_held.send(CorrectCard(C("KH"), CardTarget(1), index=1))
     assert hand_held.loop._lines == lines
     assert hand_held.kinds()[-1] is AlarmKind.ILLEGAL_ACTION
     assert "void the round" in hand_held.loop.alarms[-1].text
-    assert AlarmKind.CORRECTED_CARD not in hand_held.kinds()
+    assert hand_held.kinds().count(AlarmKind.CORRECTED_CARD) == 1
 
 
 def test_a_corrected_card_read_right_at_last_leaves_the_next_card_of_its_code_recorded():
@@ -781,6 +843,54 @@ def test_a_hand_held_round_with_no_draw_due_refuses_a_dealer_draw_before_the_che
     table.send(FinishRound())
     assert table.settled_json()["dealer"]["cards"] == ["5S", "6D"]
     assert table.settled_json()["net"] == "-10.00"
+
+
+@pytest.mark.parametrize("camera", [True, False])
+def test_a_dealer_blackjack_at_a_shoe_table_waits_for_insurance_and_pays_it(camera):
+    """The shoe reads the hole card at once, so a dealer blackjack with an ace up leaves nothing
+    to play; the round waits while insurance is open (it pays 2:1 then) until Finish round, and
+    the screen keeps the hole card and the payouts hidden: the peek comes after insurance."""
+    table = Table(camera=camera)
+    deal(table, {1: ("9S", "7H"), 2: ("AH", "KC")}, up="AC", hole="KD")
+    view = table.loop.view()
+    assert table.loop.round_open and view["phase"] == "insurance"
+    assert view["round"]["dealer"] == {"cards": ["AC", None], "total": None}
+    assert view["settlement"] is None and "insurance open" in view["round"]["state"]
+    table.send(Insure(1, Decimal("5")))
+    table.send(FinishRound())
+    settled = table.settled_json()
+    assert settled["seats"][0]["insurance"]["net"] == "10.00"
+    assert [seat["net"] for seat in settled["seats"]] == ["0.00", "15.00"]  # -10 + 10; 3:2
+    assert table.loop.alarms == []
+
+
+def test_the_screen_shows_a_hole_card_the_shoe_read_only_once_the_players_are_done():
+    table = Table(camera=False)
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    assert table.loop.view()["round"]["dealer"] == {"cards": ["6S", None], "total": None}
+    assert table.loop.engine_view["dealer"]["cards"] == ["6S", "KD"]  # the loop knows it
+    table.send(Decide(1, Action.STAND))
+    assert table.loop.view()["round"]["dealer"] == {"cards": ["6S", "KD"], "total": 16}
+
+
+@pytest.mark.parametrize("camera_sees_it", [True, False])
+def test_a_card_drawn_after_the_round_settled_goes_into_no_round(camera_sees_it):
+    """Shoe and camera: every hand busts, the round settles; the dealer draws a card out of habit
+    and the next bet comes before the camera reports it landing (or it never does). The card is
+    in no round: its alarm, and the next round starts with its own first card."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.card("QS", 1)  # 26: bust, the round settles
+    table.send(ShoeCard(C("5D")))  # drawn by habit
+    table.send(PlaceBet(1, Decimal("10")))
+    if camera_sees_it:
+        table.send(FeltCard(C("5D"), DEALER_SPOT))
+    table.wait(2.0)
+    table.card("2C", 1)
+    assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
+    assert "5D dealt at the table but round r-00001 is settled" in table.loop.alarms[0].text
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["2C"]
+    assert table.loop.engine_view["dealer"]["cards"] == []
 
 
 @pytest.mark.parametrize("camera", [True, False])
