@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if sys.stdin is None:  # started with standard input closed: it reads as empty
         sys.stdin = open(os.devnull)  # noqa: SIM115 (for the life of the process)
+    if sys.stderr is None:  # closed: messages go nowhere, never into standard output
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     if sys.stdout is None:
         print("dealer-assist: standard output is closed: nowhere to print", file=sys.stderr)
         return 2

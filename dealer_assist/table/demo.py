@@ -114,7 +114,11 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return out
     if isinstance(item, CorrectCard):
         out = {"type": "correct", "card": item.card.code, "at": item.at.to_json()}
-        return out if item.index is None else {**out, "index": item.index}
+        if item.index is not None:
+            out["index"] = item.index
+        if item.was is not None:
+            out["was"] = item.was.code
+        return out
     raise TypeError(f"not a dealer input: {item!r}")
 
 

@@ -901,7 +901,7 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION,
                         f"{code} entered as a correction but no round is in play; not recorded")
             return
-        lying = self._face_up_lines(item.at)
+        lying = self._face_up_lines(item.at, by_hand=item.index is not None)
         if not lying or (item.index is not None and item.index >= len(lying)):
             held = f"{len(lying)} card{'s' if len(lying) != 1 else ''} face up" if lying else \
                 "no card"
@@ -914,6 +914,12 @@ class TableLoop:
         assert isinstance(event, CardDealt | Reveal)
         old = event.card
         assert old is not None
+        if item.was is not None and old != item.was:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{code} entered as a correction of {item.was.code} at {at}, but that card there "
+                f"is now {old.code} (the table moved on since the screen showed it); not "
+                "corrected: look again"))
+            return
         if old == item.card:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"the card at {at} is already {code}")
             return
@@ -951,10 +957,11 @@ class TableLoop:
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
                     f": recorded as corrected{dropped}")
 
-    def _face_up_lines(self, at: CardTarget) -> list[int]:
+    def _face_up_lines(self, at: CardTarget, by_hand: bool = False) -> list[int]:
         """The line indices of the cards recorded face up at ``at`` (the dealer, or a seat's
         hand: where each card lies now, a split having moved a pair's second card to the new
-        hand), in the order they came, as the screen shows them."""
+        hand), in the order they came; ``by_hand``: a whole seat's hand by hand, as the screen
+        shows them."""
         assert self._fold is not None
         fold = RoundFold(self._fold.start)
         lying: list[tuple[int, CardTarget]] = []  # (line, where the card lies) face up
@@ -968,7 +975,8 @@ class TableLoop:
                 lying.append((index, target))
             elif isinstance(event, PlayerAction) and event.action is Action.SPLIT and split:
                 lying = _split_moves(lying, *split)
-        return [i for i, where in lying if at.matches(where)]
+        matching = [(where.hand or 0, i) for i, where in lying if at.matches(where)]
+        return [i for _, i in (sorted(matching) if by_hand else matching)]
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:

@@ -79,11 +79,11 @@ def _money_field(message: dict[str, Any], key: str) -> Decimal:
         raise TouchError(str(error)) from None
 
 
-def _card_field(message: dict[str, Any]) -> Card:
+def _card_field(message: dict[str, Any], key: str = "card") -> Card:
     try:
-        return Card.parse(message.get("card"))
+        return Card.parse(message.get(key))
     except ValueError as error:
-        raise TouchError(f"'card' must be a card code such as \"7H\": {error}") from None
+        raise TouchError(f"'{key}' must be a card code such as \"7H\": {error}") from None
 
 
 def _target_field(raw: object, key: str) -> CardTarget:
@@ -150,7 +150,8 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         index = None if message.get("index") is None else _int_field(message, "index")
         if index is not None and index < 0:
             raise TouchError(f"'index' must be 0 (the first card there) or more, got {index}")
-        return CorrectCard(_card_field(message), _target_field(at, "at"), index)
+        was = None if message.get("was") is None else _card_field(message, "was")
+        return CorrectCard(_card_field(message), _target_field(at, "at"), index, was)
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():

@@ -222,11 +222,14 @@ class CorrectCard:
     """The dealer corrected a card the camera misread (or that was keyed wrong), in a game no
     shoe reads: a card recorded face up at ``at`` (the dealer, or a seat: any of its hands when
     ``at.hand`` is None) is ``card``. ``index`` says which, 0 the first there as the screen
-    shows them; None, the latest. Recorded with the card first recorded, and an alarm."""
+    shows them (a whole seat: hand by hand); None, the latest. ``was``: the card the screen
+    showed there, refused if the table has moved on since (a split, the hole card turned).
+    Recorded with the card first recorded, and an alarm."""
 
     card: Card
     at: CardTarget
     index: int | None = None
+    was: Card | None = None
 
 
 DealerInput = (PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard

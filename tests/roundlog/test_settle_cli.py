@@ -109,6 +109,15 @@ def test_a_closed_standard_stream_is_one_clear_line(redirect: str, message: str)
     assert (result.returncode, result.stderr.strip()) == (2, message)
 
 
+def test_with_standard_error_closed_a_refusal_never_lands_in_the_json_output() -> None:
+    log = DATA / "refused" / "surrender-after-hit.jsonl"
+    result = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m dealer_assist settle {log} --json 2>&-"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+
+
 def test_settling_never_imports_vision_libraries() -> None:
     code = (
         "import sys; from dealer_assist.cli import main; "

@@ -556,6 +556,26 @@ def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
     assert [seat["net"] for seat in table.settled_json()["seats"]] == ["-10.00", "-10.00"]
 
 
+def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_changed():
+    """The page sends the card it showed (``was``): a split between the screen's render and the
+    touch puts another card at that place and index, so the correction is refused, unchanged;
+    a whole seat's cards are counted hand by hand, as the screen shows them."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("8D", 1), ("6S", None), ("8H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
+    table.send(FeltCard(C("3C"), Spot(1, 0)), FeltCard(C("5H"), Spot(1, 1)))  # 8D 3C | 8H 5H
+    lines = list(table.loop._lines)
+    table.send(CorrectCard(C("4C"), CardTarget(1, 0), index=1, was=C("5H")))
+    assert "correction of 5H at seat 1 hand 0, but that card there is now 3C" in (
+        table.loop.alarms[-1].text)
+    assert table.loop._lines == lines
+    table.send(CorrectCard(C("6H"), CardTarget(1), index=3, was=C("5H")))  # hand 1's 2nd card
+    assert [h["cards"] for h in table.loop.engine_view["seats"][0]["hands"]] == [
+        ["8D", "3C"], ["8H", "6H"]]
+
+
 def test_correcting_a_misread_card_again_leaves_a_keyed_card_awaited():
     """A camera-read card corrected twice (a slip put right) is no keyed card: the second
     correction leaves the entry of a real keyed card of that code alone, so the camera reading

@@ -81,6 +81,7 @@ def test_touch_reaches_the_loop_and_is_pushed(runner):
         ({"type": "correct", "card": "1H", "at": "dealer"}, "'card' must be a card code"),
         ({"type": "correct", "card": "7H", "at": "dealer", "index": -1}, "'index' must be 0"),
         ({"type": "correct", "card": "7H", "at": "dealer", "index": "1"}, "'index' must be a"),
+        ({"type": "correct", "card": "7H", "at": "dealer", "was": "TX"}, "'was' must be a card"),
         ([], "JSON object"),
     ],
 )
@@ -180,5 +181,6 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
                  KeyCard(Card.parse("2C"), Spot(4, 1)), CorrectCard(Card.parse("5D"), CardTarget()),
                  CorrectCard(Card.parse("7H"), CardTarget(2)),
                  CorrectCard(Card.parse("7H"), CardTarget(2, 1)),
-                 CorrectCard(Card.parse("9C"), CardTarget(2, 1), 0)):
+                 CorrectCard(Card.parse("9C"), CardTarget(2, 1), 0),
+                 CorrectCard(Card.parse("9C"), CardTarget(2), 1, Card.parse("8C"))):
         assert parse_touch(touch_json(item)) == item

@@ -350,6 +350,10 @@ $("key-go").addEventListener("click", () => {
 $("correct-go").addEventListener("click", () => {
   const message = { type: "correct", card: state.key.rank + state.key.suit, at: keyTarget(true) };
   if (state.key.which !== "last") message.index = Number(state.key.which);
+  // the card the screen shows there: refused if the table moved on before the touch arrived
+  const lying = faceUpCards(state.view, state.key.to);
+  const was = state.key.which === "last" ? lying[lying.length - 1] : lying[Number(state.key.which)];
+  if (was) message.was = was;
   send(message);
   closeKeying();
 });
