@@ -32,6 +32,7 @@ from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    CloseInsurance,
     CorrectCard,
     DealerInput,
     Decide,
@@ -98,6 +99,8 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return out
     if isinstance(item, Insure):
         return {"type": "insure", "seat": item.seat, "amount": str(item.amount)}
+    if isinstance(item, CloseInsurance):
+        return {"type": "close_insurance"}
     if isinstance(item, FinishRound):
         return {"type": "finish"}
     if isinstance(item, NewShoe):

@@ -64,6 +64,7 @@ from dealer_assist.table.sources import (
     CameraFocus,
     CameraLink,
     CameraMoved,
+    CloseInsurance,
     CorrectCard,
     Decide,
     FeltCard,
@@ -346,6 +347,7 @@ class TableLoop:
         self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
         self._stray_cards: Counter[Card] = Counter()  # out of the shoe in no round (_drop_strays)
+        self._insurance_closed = False  # by the dealer's touch, this round
         #: (card, seat: None at the dealer's) the dealer keyed or corrected this round that the
         #: camera has not reported since, there, under that code (it may read one late)
         self._entered_unseen: Counter[tuple[Card, int | None]] = Counter()
@@ -982,8 +984,26 @@ class TableLoop:
         if not self.round_open:
             self._alarm(AlarmKind.BET_REFUSED, f"seat {item.seat}: no round is in play")
             return
+        if self._insurance_closed:
+            self._alarm(AlarmKind.BET_REFUSED, f"seat {item.seat}: the dealer has closed "
+                        "insurance; not taken")
+            return
         self._infer_hidden_hole()
         self._apply(Insurance(item.seat, item.amount))
+
+    def _on_close_insurance(self, item: CloseInsurance) -> None:
+        if self._fold is None or self._fold.ended or not self._fold.engine.insurance_open:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, "insurance closed, but none is open")
+            return
+        self._insurance_closed = True
+
+    def _peek_pending(self) -> bool:
+        """Insurance is open and the dealer has not closed it, though the shoe has read the hole
+        card: the screen must not show what the peek will find (a dealer blackjack, or that
+        there is none) before the dealer has taken every insurance bet."""
+        engine = None if self._fold is None or self._fold.ended else self._fold.engine
+        return (engine is not None and engine.insurance_open and engine.hole_card_known
+                and not self._insurance_closed)
 
     def _on_finish(self, item: FinishRound) -> None:
         self._pair(force=True)
@@ -1015,6 +1035,7 @@ class TableLoop:
         self._lines = [dumps_event(start)]
         self._entered_unseen.clear()
         self._corrections.clear()
+        self._insurance_closed = False
 
     def _apply_or_raise(self, event: Event) -> CardTarget | None:
         """Apply ``event`` as its recorded line reads back, so that the round log always settles
@@ -1143,8 +1164,8 @@ class TableLoop:
                 self._pending_felt:
             return
         engine = fold.engine
-        if not engine.dealing_started or engine.acting() is not None or engine.insurance_open:
-            return  # insurance open: a seat may still insure (it pays 2:1 on a dealer blackjack)
+        if not engine.dealing_started or engine.acting() is not None or self._peek_pending():
+            return  # a seat may still insure (it pays 2:1 on a dealer blackjack)
         if engine.next_card_target() is None:
             self._close_round(quiet=True)
 
@@ -1191,7 +1212,7 @@ class TableLoop:
     def view(self) -> dict[str, Any]:
         """Everything the dealer's screen shows, as JSON-able data."""
         fold = self._fold
-        engine_view = None if fold is None else _screen_round(fold.engine)
+        engine_view = None if fold is None else _screen_round(fold.engine, self._peek_pending())
         phase = "idle"
         if fold is not None:
             if fold.ended:
@@ -1205,8 +1226,8 @@ class TableLoop:
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
-        elif phase == "dealer" and fold is not None and fold.engine.insurance_open:
-            phase = "insurance"  # every hand known (a dealer blackjack): the peek comes after it
+        if self._peek_pending():
+            phase = "insurance"  # what the peek finds is not shown until insurance is closed
         elif phase == "dealer" and fold is not None:
             # The dealer may still draw, but no result depends on it: the payouts are final,
             # and in a hand-held game the round waits for the dealer's check of the cards.
@@ -1240,20 +1261,21 @@ class TableLoop:
         }
 
 
-def _screen_round(engine: RoundEngine) -> dict[str, Any]:
+def _screen_round(engine: RoundEngine, peek_pending: bool) -> dict[str, Any]:
     """The round as the dealer's screen shows it: the hole card a shoe read stays face down
     there until the players' turn is over, as on the felt (a dealer who could read it sooner
-    could signal it), and while insurance is open the peek has not happened."""
+    could signal it); while insurance is open (``peek_pending``) nothing shows what the peek
+    will find, a dealer blackjack or that there is none: no hand to act, no state past it."""
     view = engine.view()
-    hidden = (not engine.deal_complete or engine.insurance_open
-              or (engine.acting() is not None and not engine.dealer_blackjack))
+    hidden = peek_pending or not engine.deal_complete or (
+        engine.acting() is not None and not engine.dealer_blackjack)
     if hidden and len(view["dealer"]["cards"]) >= 2:
         view["dealer"] = {**view["dealer"], "cards": [view["dealer"]["cards"][0], None,
                                                       *view["dealer"]["cards"][2:]],
                           "total": None}
-    if engine.insurance_open:
-        view["state"] = ("insurance open (an ace up): INSURE each seat that asks, then the peek "
-                         "(a dealer blackjack: Finish round)")
+    if peek_pending:
+        view.update(acting=None, legal_actions=[], next_card=None, state=(
+            "insurance open (an ace up): INSURE each seat that asks, then Close insurance"))
     return view
 
 
@@ -1318,6 +1340,7 @@ _HANDLERS: dict[type, Any] = {
     PlaceBet: TableLoop._on_bet,
     Decide: TableLoop._on_decide,
     Insure: TableLoop._on_insure,
+    CloseInsurance: TableLoop._on_close_insurance,
     FinishRound: TableLoop._on_finish,
     VoidRound: TableLoop._on_void,
     AcknowledgeAlarm: TableLoop._on_acknowledge,

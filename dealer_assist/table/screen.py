@@ -26,6 +26,7 @@ from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_mone
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
+    CloseInsurance,
     CorrectCard,
     DealerInput,
     Decide,
@@ -132,6 +133,8 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         )
     if kind == "insure":
         return Insure(_int_field(message, "seat"), _money_field(message, "amount"))
+    if kind == "close_insurance":
+        return CloseInsurance()
     if kind == "finish":
         return FinishRound()
     if kind == "shuffle":
@@ -158,8 +161,8 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
             raise TouchError("'reason' must say why the round is voided")
         return VoidRound(reason.strip())
     raise TouchError(
-        f"unknown touch type {kind!r} (one of bet, decide, insure, finish, shuffle, ack, void,"
-        " card, correct)"
+        f"unknown touch type {kind!r} (one of bet, decide, insure, close_insurance, finish, "
+        "shuffle, ack, void, card, correct)"
     )
 
 

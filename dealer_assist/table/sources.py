@@ -188,6 +188,13 @@ class Insure:
 
 
 @dataclass(frozen=True, slots=True)
+class CloseInsurance:
+    """The dealer has taken every insurance bet (an ace up): the peek may now be shown. Needed
+    where the shoe has read the hole card, so the screen knows a dealer blackjack before the
+    dealer may."""
+
+
+@dataclass(frozen=True, slots=True)
 class FinishRound:
     """The dealer has paid and cleared the table: close the round."""
 
@@ -232,8 +239,8 @@ class CorrectCard:
     was: Card | None = None
 
 
-DealerInput = (PlaceBet | Decide | Insure | FinishRound | VoidRound | AcknowledgeAlarm | KeyCard
-               | CorrectCard)
+DealerInput = (PlaceBet | Decide | Insure | CloseInsurance | FinishRound | VoidRound
+               | AcknowledgeAlarm | KeyCard | CorrectCard)
 
 
 # ----------------------------------------------------------------------------------- recording

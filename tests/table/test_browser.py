@@ -200,6 +200,31 @@ def test_a_burst_of_alarms_never_hides_the_payouts(table, page):
     assert "seat 6:" in rows.first.inner_text()
 
 
+def test_with_an_ace_up_the_screen_hides_the_peek_until_insurance_is_closed(table, page):
+    """Shoe only: the shoe has read a dealer blackjack under the ace, but the screen shows the
+    hole card face down, no hand to act and INSURE for the chosen seat; Close insurance then
+    settles the round, the insurance paid 2:1."""
+    runner, screen = table
+    page.goto(screen.url)
+    page.wait_for_selector("#link.link-up")
+    for seat in (1, 2):
+        runner.submit(PlaceBet(seat, Decimal("10")))
+    for code in ("9S", "AH", "AC", "7H", "KC", "KD"):  # seat 1 16, seat 2 blackjack, dealer A K
+        runner.submit(ShoeCard(Card.parse(code)))
+    page.locator("#close-insurance").wait_for(state="visible", timeout=5000)
+    assert page.locator("#dealer .card.down").count() == 1
+    assert page.inner_text("#acting-label") == "No hand to act"
+    assert "THEN CLOSE INSURANCE" in page.inner_text("#dealer")  # upper case by its style
+    page.locator("#seat-button-1").tap()
+    page.locator("text=INSURE $5.00").tap()
+    page.wait_for_function("document.querySelector('#seat-1')?.innerText.includes('ins $5.00')")
+    page.locator("#close-insurance").tap()
+    page.wait_for_function(
+        "document.querySelector('#seat-1 .seat-total')?.dataset.net === '0.00'")
+    assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
+    assert page.locator("#close-insurance").is_hidden()
+
+
 def test_a_hand_held_dealer_keys_the_card_the_camera_cannot_read(page, hand_held):
     """Camera only: the page offers "Key a card" once a round is in play (never while a shoe
     reads, as in the test above); rank, suit and the dealer's toggle key it, and the table

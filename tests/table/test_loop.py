@@ -46,6 +46,7 @@ from dealer_assist.table.sources import (
     CameraFocus,
     CameraLink,
     CameraMoved,
+    CloseInsurance,
     CorrectCard,
     Decide,
     FeltCard,
@@ -866,22 +867,36 @@ def test_a_hand_held_round_with_no_draw_due_refuses_a_dealer_draw_before_the_che
 
 
 @pytest.mark.parametrize("camera", [True, False])
-def test_a_dealer_blackjack_at_a_shoe_table_waits_for_insurance_and_pays_it(camera):
-    """The shoe reads the hole card at once, so a dealer blackjack with an ace up leaves nothing
-    to play; the round waits while insurance is open (it pays 2:1 then) until Finish round, and
-    the screen keeps the hole card and the payouts hidden: the peek comes after insurance."""
+@pytest.mark.parametrize("hole", ["KD", "5D"])
+def test_insurance_at_a_shoe_table_hides_the_peek_until_the_dealer_closes_it(camera, hole):
+    """The shoe reads the hole card at once, so the loop knows at the deal whether the dealer
+    has blackjack. With an ace up the screen shows neither that nor the absence of it (the hole
+    card, a hand to act, the payouts) until the dealer has taken the insurance bets and touched
+    Close insurance; a dealer blackjack then settles the round with insurance paid 2:1 (it had
+    settled at the hole card, no insurance taken), and without one play goes on."""
     table = Table(camera=camera)
-    deal(table, {1: ("9S", "7H"), 2: ("AH", "KC")}, up="AC", hole="KD")
+    deal(table, {1: ("9S", "7H"), 2: ("AH", "KC")}, up="AC", hole=hole)
     view = table.loop.view()
     assert table.loop.round_open and view["phase"] == "insurance"
     assert view["round"]["dealer"] == {"cards": ["AC", None], "total": None}
-    assert view["settlement"] is None and "insurance open" in view["round"]["state"]
-    table.send(Insure(1, Decimal("5")))
-    table.send(FinishRound())
-    settled = table.settled_json()
-    assert settled["seats"][0]["insurance"]["net"] == "10.00"
-    assert [seat["net"] for seat in settled["seats"]] == ["0.00", "15.00"]  # -10 + 10; 3:2
-    assert table.loop.alarms == []
+    assert (view["round"]["acting"], view["round"]["legal_actions"]) == (None, [])
+    assert view["settlement"] is None and "then Close insurance" in view["round"]["state"]
+    table.send(Insure(1, Decimal("5")), CloseInsurance())
+    table.send(Insure(2, Decimal("5")))  # too late: refused
+    assert table.kinds() == [AlarmKind.BET_REFUSED]
+    if hole == "KD":
+        settled = table.settled_json()
+        assert settled["seats"][0]["insurance"]["net"] == "10.00"
+        assert [seat["net"] for seat in settled["seats"]] == ["0.00", "15.00"]  # -10 + 10; 3:2
+    else:
+        view = table.loop.view()
+        assert view["phase"] == "playing" and view["round"]["acting"] == [1, 0]
+        assert view["round"]["dealer"]["cards"] == ["AC", None]  # still face down in play
+        table.send(Decide(1, Action.STAND))
+        table.card("2C", None)  # dealer 16 + 2 = 18 (soft 16 hits, H17)
+        settled = table.settled_json()
+        assert settled["seats"][0]["insurance"]["net"] == "-5.00"
+        assert [seat["net"] for seat in settled["seats"]] == ["-15.00", "15.00"]
 
 
 def test_the_screen_shows_a_hole_card_the_shoe_read_only_once_the_players_are_done():

@@ -168,6 +168,7 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
     from dealer_assist.table.demo import touch_json
     from dealer_assist.table.sources import (
         AcknowledgeAlarm,
+        CloseInsurance,
         FinishRound,
         Insure,
         NewShoe,
@@ -176,7 +177,8 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
 
     for item in (PlaceBet(2, Decimal("25.00"), "match", "P-7"),
                  Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
-                 FinishRound(), NewShoe(0), AcknowledgeAlarm(4), VoidRound("foreign card"),
+                 FinishRound(), CloseInsurance(), NewShoe(0), AcknowledgeAlarm(4),
+                 VoidRound("foreign card"),
                  KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), Spot()),
                  KeyCard(Card.parse("2C"), Spot(4, 1)), CorrectCard(Card.parse("5D"), CardTarget()),
                  CorrectCard(Card.parse("7H"), CardTarget(2)),

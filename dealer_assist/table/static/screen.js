@@ -223,6 +223,9 @@ function renderTouch() {
       decisions.append(button);
     }
   }
+  // An ace up at a table whose shoe has read the hole card: the dealer takes every insurance
+  // bet, then closes insurance, and only then does the screen show what the peek finds.
+  $("close-insurance").hidden = !view || view.phase !== "insurance";
   $("finish").disabled = !view || !view.round || view.phase === "settled";
   $("void").disabled = $("finish").disabled;
   renderKeying(view);
@@ -359,6 +362,7 @@ $("correct-go").addEventListener("click", () => {
 });
 $("key-cancel").addEventListener("click", closeKeying);
 $("finish").addEventListener("click", () => send({ type: "finish" }));
+$("close-insurance").addEventListener("click", () => send({ type: "close_insurance" }));
 $("shuffle").addEventListener("click", () => {
   if (window.confirm("A freshly shuffled shoe is in play?")) send({ type: "shuffle" });
 });
