@@ -175,6 +175,7 @@ class _Pending:
     shoe: ShoeCard | None = None
     felt: FeltCard | None = None
     rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
+    stray: bool = False  # a landing at the dealer's seen before this round's first bet
 
 
 def _order_key(spot: Spot | tuple[int, int] | None) -> tuple[float, int]:
@@ -216,10 +217,15 @@ def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str], 
     fold = RoundFold(start)
     kept = lines[:1]
     undue: list[Card] = []
-    for number, line in enumerate(lines[1:], start=2):
-        event = parse_event(json.loads(line))
+    events = [parse_event(json.loads(line)) for line in lines[1:]]
+    for number, (line, event) in enumerate(zip(lines[1:], events, strict=True), start=2):
+        following = events[number - 1] if number - 1 < len(events) else None
         try:
             fold.apply(event)
+            if isinstance(event, Reveal):  # turning the hole card ends the players' turn
+                kept.append(line)
+                kept.extend(dumps_event(stand) for stand in _stands_before(fold, event, None))
+                continue
         except (RoundError, EventError) as error:
             if _moot_stand(fold, event):
                 continue
@@ -227,7 +233,7 @@ def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str], 
                 assert isinstance(event, CardDealt) and event.card is not None
                 undue.append(event.card)
                 continue
-            stands = _stands_before(fold, event)
+            stands = _stands_before(fold, event, following)
             if not stands:
                 raise _ReplayError(number, str(error)) from None
             try:
@@ -261,10 +267,13 @@ def _undue_dealer_card(fold: RoundFold, event: Event) -> bool:
             and engine.next_card_target() is None)
 
 
-def _stands_before(fold: RoundFold, event: Event) -> list[PlayerAction]:
+def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> list[PlayerAction]:
     """The stands the live loop writes when play moves past hands still deciding: applied to
     ``fold`` for every hand in play before the place ``event`` acts on or lands at (the dealer's
-    for a reveal or a dealer's card), and returned; none where ``event`` names no place."""
+    for a reveal or a dealer's card), and returned; none where ``event`` names no place. A hit
+    or a double the loop wrote for a card is a place only where that card (``following``) was
+    seen landing there: one recorded without its place (misplaced) may have been the earlier
+    hand's, so no stand is taken from it."""
     if isinstance(event, Reveal) or (isinstance(event, CardDealt) and event.to is not None
                                      and event.to.is_dealer):
         landing: Spot | None = None
@@ -272,6 +281,10 @@ def _stands_before(fold: RoundFold, event: Event) -> list[PlayerAction]:
         landing = Spot(event.to.seat, event.to.hand or 0)
     elif isinstance(event, PlayerAction):
         landing = Spot(event.seat, event.hand or 0)
+        if event.action in (Action.HIT, Action.DOUBLE) and not (
+                isinstance(following, CardDealt) and following.to is not None
+                and following.to.seat == event.seat):
+            return []
     else:
         return []
     engine, stands = fold.engine, []
@@ -523,7 +536,8 @@ class TableLoop:
             return
         if item.card is None and item.spot.is_dealer and self.mode is not Mode.CAMERA_ONLY:
             return  # the hole card lying face down: the shoe has already said what it is
-        if item.card is not None and self._stray_cards[item.card] > 0:
+        if item.card is not None and self._stray_cards[item.card] > 0 and item.spot.is_dealer \
+                and self._fold is not None and not self._fold.engine.dealing_started:
             self._stray_cards[item.card] -= 1  # a card out of the shoe in no round, seen landing
             return
         if self.mode is Mode.SHOE_AND_CAMERA or self._pending_shoe:
@@ -624,15 +638,21 @@ class TableLoop:
             if index is None:
                 index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
             if index is None:
-                if not force and self._now - head.since < self.mismatch_wait_s:
+                unmarked = [i for i, p in enumerate(self._pending_felt) if not p.stray]
+                if not unmarked or (not force and self._now - head.since < self.mismatch_wait_s):
                     return
-                index = 0
-            felt = felts[index]
+                index = unmarked[0]
+            felt, stray = felts[index], self._pending_felt[index].stray
             assert felt is not None
             del self._pending_felt[index]
             self._pending_shoe.popleft()
             if head.rejected:
                 continue  # its alarm is raised; the card on the felt is that same card
+            if stray:
+                self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                    f"{shoe.card.code} was drawn to the dealer after the last round settled, "
+                    "before this round's first bet: in no round; not recorded"))
+                continue
             if felt.card is not None and felt.card != shoe.card:
                 self._alarm(
                     AlarmKind.SWITCHED_CARD,
@@ -789,14 +809,17 @@ class TableLoop:
     def _drop_strays(self) -> None:
         """At a new round's first bet: a card out of the shoe since the last round ended (a
         dealer's draw out of habit) belongs to no round: its alarm now, before it could pair into
-        this one, and the camera's sighting of it is let pass this round."""
+        this one, and the camera's sighting of it at the dealer's is let pass until this round's
+        first card; a sighting there that came first waits, marked, for its shoe card."""
         self._stray_cards.clear()
         for pending in self._pending_shoe:
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)  # refused, with its alarm: no round is open
                 self._stray_cards[pending.shoe.card] += 1
         self._pending_shoe.clear()
-        self._pending_felt.clear()
+        self._pending_felt = deque(
+            replace(p, stray=True) for p in self._pending_felt
+            if p.felt is not None and p.felt.spot.is_dealer and p.felt.card is not None)
 
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
@@ -809,6 +832,10 @@ class TableLoop:
     # ------------------------------------------------------------------ dealer
 
     def _on_bet(self, item: PlaceBet) -> None:
+        if self._peek_pending():
+            self._alarm(AlarmKind.BET_REFUSED, f"seat {item.seat}: bets are closed, insurance is "
+                        f"open in round {self.round_id}: close insurance first")
+            return
         if self._fold is not None and not self._fold.ended:
             engine = self._fold.engine
             if engine.dealing_started:
@@ -954,8 +981,9 @@ class TableLoop:
         self._corrections.update({(old, item.card, item.at.seat),
                                   (first, item.card, item.at.seat)})
         dropped = "" if not undue else (
-            f"; no result depends on the dealer now, so {' '.join(c.code for c in undue)} drawn "
-            "by the dealer " + ("is" if len(undue) == 1 else "are") + " no longer recorded")
+            f"; {' '.join(c.code for c in undue)}, drawn by the dealer, "
+            + ("is" if len(undue) == 1 else "are") + " no longer due (the dealer stands, or no "
+            "result depends on the dealer): not recorded")
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
                     f": recorded as corrected{dropped}")
 
@@ -992,21 +1020,26 @@ class TableLoop:
         self._apply(Insurance(item.seat, item.amount))
 
     def _on_close_insurance(self, item: CloseInsurance) -> None:
-        if self._fold is None or self._fold.ended or not self._fold.engine.insurance_open:
-            self._alarm(AlarmKind.ILLEGAL_ACTION, "insurance closed, but none is open")
-            return
-        self._insurance_closed = True
+        """Only a peek the screen is keeping hidden is closed by a touch (a game whose hole card
+        lies unread closes insurance at its first decision); otherwise nothing to do."""
+        self._pair(force=True)  # the hole card the shoe dealt, before the touch
+        if self._peek_pending():
+            self._insurance_closed = True
 
     def _peek_pending(self) -> bool:
         """Insurance is open and the dealer has not closed it, though the shoe has read the hole
         card: the screen must not show what the peek will find (a dealer blackjack, or that
         there is none) before the dealer has taken every insurance bet."""
         engine = None if self._fold is None or self._fold.ended else self._fold.engine
-        return (engine is not None and engine.insurance_open and engine.hole_card_known
-                and not self._insurance_closed)
+        return (self.has_shoe and engine is not None and engine.insurance_open
+                and engine.hole_card_known and not self._insurance_closed)
 
     def _on_finish(self, item: FinishRound) -> None:
         self._pair(force=True)
+        if self._peek_pending():  # closing now would show what the peek finds
+            self._alarm(AlarmKind.ILLEGAL_ACTION, "the round cannot close while insurance is "
+                        "open: take the insurance bets, then Close insurance")
+            return
         if self.round_open:
             self._close_round(quiet=False)
 
@@ -1212,7 +1245,8 @@ class TableLoop:
     def view(self) -> dict[str, Any]:
         """Everything the dealer's screen shows, as JSON-able data."""
         fold = self._fold
-        engine_view = None if fold is None else _screen_round(fold.engine, self._peek_pending())
+        engine_view = None if fold is None else _screen_round(
+            fold.engine, self.has_shoe, self._peek_pending(), self._insurance_closed)
         phase = "idle"
         if fold is not None:
             if fold.ended:
@@ -1261,18 +1295,25 @@ class TableLoop:
         }
 
 
-def _screen_round(engine: RoundEngine, peek_pending: bool) -> dict[str, Any]:
-    """The round as the dealer's screen shows it: the hole card a shoe read stays face down
-    there until the players' turn is over, as on the felt (a dealer who could read it sooner
-    could signal it); while insurance is open (``peek_pending``) nothing shows what the peek
-    will find, a dealer blackjack or that there is none: no hand to act, no state past it."""
+def _screen_round(engine: RoundEngine, shoe_read: bool, peek_pending: bool,
+                  insurance_closed: bool) -> dict[str, Any]:
+    """The round as the dealer's screen shows it. A hole card the shoe read (``shoe_read``)
+    stays face down there until the players' turn is over, as on the felt (a dealer who could
+    read it sooner could signal it), and out of the pack count; while insurance is open
+    (``peek_pending``) nothing shows what the peek will find, a dealer blackjack or that there
+    is none: no hand to act, no state past it. Insurance the dealer closed is shown closed."""
     view = engine.view()
-    hidden = peek_pending or not engine.deal_complete or (
-        engine.acting() is not None and not engine.dealer_blackjack)
-    if hidden and len(view["dealer"]["cards"]) >= 2:
-        view["dealer"] = {**view["dealer"], "cards": [view["dealer"]["cards"][0], None,
-                                                      *view["dealer"]["cards"][2:]],
-                          "total": None}
+    dealer = view["dealer"]["cards"]
+    hidden = shoe_read and len(dealer) >= 2 and dealer[1] is not None and (
+        peek_pending or (engine.acting() is not None and not engine.dealer_blackjack))
+    if hidden:
+        view["dealer"] = {"cards": [dealer[0], None, *dealer[2:]], "total": None}
+        counts = view["shoe_counts"]
+        counts[dealer[1]] -= 1
+        if not counts[dealer[1]]:
+            del counts[dealer[1]]
+    if insurance_closed:
+        view["insurance_open"] = False
     if peek_pending:
         view.update(acting=None, legal_actions=[], next_card=None, state=(
             "insurance open (an ace up): INSURE each seat that asks, then Close insurance"))

@@ -32,6 +32,7 @@ from dealer_assist.rules import (
     Settlement,
 )
 from dealer_assist.table.sources import (
+    CloseInsurance,
     Decide,
     FeltCard,
     FeltStacks,
@@ -123,6 +124,8 @@ class SimulatedTable:
             assert target is not None
             is_hole = target.is_dealer and truth.up_card is not None
             yield from self._card(target.seat, target.hand or 0, face_down=is_hole)
+        if truth.insurance_open:  # nobody here insures: the dealer closes insurance, then peeks
+            yield "dealer", CloseInsurance()
         yield from self._players_turn()
         hole = truth.view()["dealer"]["cards"][1]
         yield "camera", HoleCardShown(Card.parse(hole))

@@ -540,7 +540,7 @@ def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
     table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")))  # 15 stood; dealer 16
     table.send(FeltCard(C("5D"), DEALER_SPOT))  # drawn, as the screen asked: 21
     table.send(CorrectCard(C("AH"), CardTarget(1)))
-    assert "5D drawn by the dealer is no longer recorded" in table.loop.alarms[-1].text
+    assert "5D, drawn by the dealer, is no longer due" in table.loop.alarms[-1].text
     table.send(FinishRound())
     assert table.settled_json()["dealer"]["cards"] == ["6S", "KD"]
     assert table.settled_json()["seats"][0]["hands"][0]["outcome"] == "blackjack"
@@ -575,6 +575,34 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
     table.send(CorrectCard(C("6H"), CardTarget(1), index=3, was=C("5H")))  # hand 1's 2nd card
     assert [h["cards"] for h in table.loop.engine_view["seats"][0]["hands"]] == [
         ["8D", "3C"], ["8H", "6H"]]
+
+
+def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_misplaced_hit():
+    """A bust corrected to 20 with nothing after the hole card's turn: the turn ended the
+    players' turn, so that hand stood (the round goes to the check, not back to play). A card
+    recorded without its place (misplaced: seen at seat 1 while seat 2 was to act) may have been
+    seat 1's hit, so a correction that would have seat 1 stand ahead of it is refused."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("7S", None), ("7H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KS"), Spot(1)))  # really 4S: 20
+    table.send(HoleCardShown(C("KD")))  # 17
+    table.send(CorrectCard(C("4S"), CardTarget(1, 0), was=C("KS")))
+    assert table.loop.view()["phase"] == "check"
+    table.send(FinishRound())
+    assert table.settled_json()["seats"][0]["net"] == "10.00"
+
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("2H", 1), ("9C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.HIT))
+    table.send(FeltCard(C("KC"), Spot(1)))  # really 5C: 16; read 21, seat 1 done
+    table.send(FeltCard(C("3D"), Spot(1)))  # seat 1's next hit, taken as seat 2's (misplaced)
+    lines = list(table.loop._lines)
+    table.send(CorrectCard(C("5C"), CardTarget(1, 0), was=C("KC")))
+    assert table.loop._lines == lines and "void the round" in table.loop.alarms[-1].text
 
 
 def test_correcting_a_misread_card_again_leaves_a_keyed_card_awaited():
@@ -899,6 +927,39 @@ def test_insurance_at_a_shoe_table_hides_the_peek_until_the_dealer_closes_it(cam
         assert [seat["net"] for seat in settled["seats"]] == ["-15.00", "15.00"]
 
 
+def test_nothing_touched_during_insurance_shows_what_the_peek_will_find():
+    """Finish round and the next bet are refused while insurance is open at a shoe table (on a
+    dealer blackjack the first settled at once, without one it said a hand had not finished),
+    the pack count on the screen leaves the hole card out, and insurance the dealer closed
+    shows closed (the page offers INSURE while it shows open)."""
+    for hole in ("KD", "5D"):
+        table = Table(camera=False)
+        deal(table, {1: ("9S", "7H")}, up="AC", hole=hole)
+        table.send(FinishRound(), PlaceBet(2, Decimal("10")))
+        assert table.kinds() == [AlarmKind.ILLEGAL_ACTION, AlarmKind.BET_REFUSED]
+        texts = [alarm.text for alarm in table.loop.alarms]
+        assert "cannot close while insurance is open" in texts[0]
+        assert "insurance is open in round r-00001: close insurance first" in texts[1]
+        view = table.loop.view()
+        assert view["phase"] == "insurance" and view["settlement"] is None
+        assert hole not in view["round"]["shoe_counts"]
+        table.send(CloseInsurance())
+        assert table.loop.view()["round"]["insurance_open"] is False
+
+
+def test_a_hand_held_game_never_waits_for_close_insurance():
+    """Camera only: the camera missed the face-down hole card and read it turned, a blackjack
+    under the ace; nothing was known before the peek, so the round goes to the dealer's check."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("AC", None), ("7H", 1)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(HoleCardShown(C("KD")))
+    view = table.loop.view()
+    assert view["phase"] == "check" and view["round"]["dealer"]["cards"] == ["AC", "KD"]
+    assert view["settlement"]["seats"][0]["net"] == "-10.00"
+
+
 def test_the_screen_shows_a_hole_card_the_shoe_read_only_once_the_players_are_done():
     table = Table(camera=False)
     deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
@@ -906,6 +967,35 @@ def test_the_screen_shows_a_hole_card_the_shoe_read_only_once_the_players_are_do
     assert table.loop.engine_view["dealer"]["cards"] == ["6S", "KD"]  # the loop knows it
     table.send(Decide(1, Action.STAND))
     assert table.loop.view()["round"]["dealer"] == {"cards": ["6S", "KD"], "total": 16}
+
+
+def test_a_habit_draw_is_let_pass_only_at_the_dealers_and_before_the_next_deal():
+    """The camera never saw the habit draw's 5D land; the next round's real 5D, a hit at seat 2,
+    is recorded there, not swallowed as that draw's sighting. A sighting seen before the shoe
+    reported it, the next bet in between, waits for its shoe card and takes it out of the round."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.card("QS", 1)  # bust: settled
+    table.send(ShoeCard(C("5D")))  # the habit draw, never seen
+    deal(table, {1: ("KS", "8H"), 2: ("9D", "3C")}, up="7C", hole="2C")
+    table.card("5D", 2)  # seat 1 stood on 18; seat 2 hits
+    table.wait(5.0)
+    assert [s["hands"][0]["cards"] for s in table.loop.engine_view["seats"]] == [
+        ["KS", "8H"], ["9D", "3C", "5D"]]
+
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.card("QS", 1)
+    table.send(FeltCard(C("5D"), DEALER_SPOT))  # the camera first
+    table.send(PlaceBet(1, Decimal("10")))
+    table.send(ShoeCard(C("5D")))  # the shoe's report, late
+    table.card("KS", 1)
+    table.card("7C", None)
+    table.wait(3.0)
+    assert "5D was drawn to the dealer after the last round settled" in (
+        table.loop.alarms[0].text)
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["KS"]
+    assert table.loop.engine_view["dealer"]["cards"] == ["7C"]
 
 
 @pytest.mark.parametrize("camera_sees_it", [True, False])
