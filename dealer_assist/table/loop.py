@@ -271,9 +271,9 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
     """The stands the live loop writes when play moves past hands still deciding: applied to
     ``fold`` for every hand in play before the place ``event`` acts on or lands at (the dealer's
     for a reveal or a dealer's card), and returned; none where ``event`` names no place. A hit
-    or a double the loop wrote for a card is a place only where that card (``following``) was
-    seen landing there: one recorded without its place (misplaced) may have been the earlier
-    hand's, so no stand is taken from it."""
+    or a double is a place only where its card (``following``) was seen landing there, or was
+    keyed by the dealer for it: one the camera saw elsewhere (misplaced) may have been the
+    earlier hand's, so no stand is taken from it."""
     if isinstance(event, Reveal) or (isinstance(event, CardDealt) and event.to is not None
                                      and event.to.is_dealer):
         landing: Spot | None = None
@@ -282,8 +282,9 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
     elif isinstance(event, PlayerAction):
         landing = Spot(event.seat, event.hand or 0)
         if event.action in (Action.HIT, Action.DOUBLE) and not (
-                isinstance(following, CardDealt) and following.to is not None
-                and following.to.seat == event.seat):
+                isinstance(following, CardDealt)
+                and (following.to.seat == event.seat if following.to is not None
+                     else following.keyed)):
             return []
     else:
         return []
@@ -406,6 +407,8 @@ class TableLoop:
         handler = _HANDLERS.get(type(item))
         if handler is None:
             raise TypeError(f"not a table input: {item!r}")
+        if isinstance(item, Decide | FeltStacks | HoleCardShown):
+            self._play_moved_on()
         handler(self, item)
         self._settle_if_done()
         self.updates += 1
@@ -432,7 +435,7 @@ class TableLoop:
             changed = True
             assert pending.felt is not None
             if self.mode is Mode.CAMERA_ONLY:
-                self._commit_from_camera(pending.felt)
+                self._commit_landing(pending)
                 continue
             shown = pending.felt.card.code if pending.felt.card else "a card"
             self._alarm(
@@ -511,7 +514,7 @@ class TableLoop:
                 pending = self._pending_felt.popleft()
                 assert pending.felt is not None
                 if self.mode is Mode.CAMERA_ONLY:
-                    self._commit_from_camera(pending.felt)
+                    self._commit_landing(pending)
 
     def _on_shoe_problem(self, item: ShoeProblem) -> None:
         self._alarm(AlarmKind.SHOE_PROBLEM, item.text)
@@ -806,6 +809,18 @@ class TableLoop:
         else:
             self._recording_fails = False
 
+    def _commit_landing(self, pending: _Pending) -> None:
+        """A landing read from the camera alone, the shoe's card for it never come; one marked
+        stray (seen before this round's first bet) is in no round."""
+        assert pending.felt is not None
+        if pending.stray:
+            shown = pending.felt.card.code if pending.felt.card else "a card"
+            self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{shown} was seen at the dealer's after the last round settled, before this "
+                "round's first bet: in no round; not recorded"))
+            return
+        self._commit_from_camera(pending.felt)
+
     def _drop_strays(self) -> None:
         """At a new round's first bet: a card out of the shoe since the last round ended (a
         dealer's draw out of habit) belongs to no round: its alarm now, before it could pair into
@@ -819,7 +834,7 @@ class TableLoop:
         self._pending_shoe.clear()
         self._pending_felt = deque(
             replace(p, stray=True) for p in self._pending_felt
-            if p.felt is not None and p.felt.spot.is_dealer and p.felt.card is not None)
+            if p.felt is not None and p.felt.spot.is_dealer)
 
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
@@ -1026,6 +1041,13 @@ class TableLoop:
         if self._peek_pending():
             self._insurance_closed = True
 
+    def _play_moved_on(self) -> None:
+        """A decision, a card after the deal or the hole card turned while the screen keeps the
+        peek hidden: the dealer has moved past insurance, which closes, as if touched (the
+        alarm such an input may raise could otherwise name a dealer blackjack)."""
+        if self._peek_pending():
+            self._insurance_closed = True
+
     def _peek_pending(self) -> bool:
         """Insurance is open and the dealer has not closed it, though the shoe has read the hole
         card: the screen must not show what the peek will find (a dealer blackjack, or that
@@ -1121,6 +1143,8 @@ class TableLoop:
         shoe's numbering of it, when the shoe dealt it, or marked keyed by the dealer). Returns
         where it went (None: not recorded, an alarm says why)."""
         shown = card.code if card is not None else "a face-down card"
+        if self._fold is not None and self._fold.engine.deal_complete:
+            self._play_moved_on()  # a card after the deal: a hit, a double, the dealer's draw
         if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
             settled = f"round {self.round_id} is settled and " if self._fold is not None and \
                 self._fold.ended else ""

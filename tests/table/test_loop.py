@@ -605,6 +605,21 @@ def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_mispl
     assert table.loop._lines == lines and "void the round" in table.loop.alarms[-1].text
 
 
+def test_a_correction_stands_a_hand_before_a_touched_hit_and_its_keyed_card():
+    """Seat 1's hit misread as a bust; the dealer touched HIT for seat 2 and keyed its card as
+    next due (no place): seat 1 stood on 19 before seat 2's hit, so the correction holds."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9S", 1), ("8H", 2), ("6D", None), ("7H", 1), ("5C", 2)):
+        table.send(FeltCard(C(code), Spot(seat)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KD"), Spot(1)))  # really 3D: 19
+    table.send(Decide(2, Action.HIT), KeyCard(C("3C")))
+    table.send(CorrectCard(C("3D"), CardTarget(1, 0), was=C("KD")))
+    assert table.kinds()[-1] is AlarmKind.CORRECTED_CARD
+    assert [s["hands"][0]["cards"] for s in table.loop.engine_view["seats"]] == [
+        ["9S", "7H", "3D"], ["8H", "5C", "3C"]]
+
+
 def test_correcting_a_misread_card_again_leaves_a_keyed_card_awaited():
     """A camera-read card corrected twice (a slip put right) is no keyed card: the second
     correction leaves the entry of a real keyed card of that code alone, so the camera reading
@@ -947,6 +962,25 @@ def test_nothing_touched_during_insurance_shows_what_the_peek_will_find():
         assert table.loop.view()["round"]["insurance_open"] is False
 
 
+@pytest.mark.parametrize("moved_on", ["hole card turned", "hit card", "decision"])
+def test_play_moving_on_closes_insurance_the_dealer_did_not_close(moved_on):
+    """The dealer turns the hole card, deals a hit or touches a decision without touching Close
+    insurance: insurance closes all the same (an INSURE after it is refused), and only then
+    does anything that follows name the dealer's blackjack."""
+    table = Table(camera=moved_on == "hole card turned")
+    deal(table, {1: ("9S", "7H")}, up="AC", hole="KD")
+    assert table.loop.view()["phase"] == "insurance"
+    if moved_on == "hole card turned":
+        table.send(HoleCardShown(C("KD")))
+    elif moved_on == "hit card":
+        table.send(ShoeCard(C("2C")))
+    else:
+        table.send(Decide(1, Action.STAND))
+    table.send(Insure(1, Decimal("5")))
+    assert table.loop.rounds_played == 1 and table.settled_json()["seats"][0]["insurance"] is None
+    assert table.kinds()[-1] is AlarmKind.BET_REFUSED
+
+
 def test_a_hand_held_game_never_waits_for_close_insurance():
     """Camera only: the camera missed the face-down hole card and read it turned, a blackjack
     under the ace; nothing was known before the peek, so the round goes to the dealer's check."""
@@ -996,6 +1030,17 @@ def test_a_habit_draw_is_let_pass_only_at_the_dealers_and_before_the_next_deal()
         table.loop.alarms[0].text)
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["KS"]
     assert table.loop.engine_view["dealer"]["cards"] == ["7C"]
+
+
+def test_a_habit_draws_sighting_is_never_a_card_of_the_next_round_when_the_shoe_link_drops():
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.card("QS", 1)
+    table.send(FeltCard(C("5D"), DEALER_SPOT), PlaceBet(1, Decimal("10")))  # the camera first
+    table.send(ShoeLink(False, "cable"))  # landings are now read from the camera alone
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == []
+    assert "5D was seen at the dealer's after the last round settled" in (
+        table.loop.alarms[-1].text)
 
 
 @pytest.mark.parametrize("camera_sees_it", [True, False])
