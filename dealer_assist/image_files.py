@@ -13,6 +13,7 @@ than :data:`MAX_PIXELS` is refused before anything is decoded.
 from __future__ import annotations
 
 import os
+import re
 import struct
 import sys
 import threading
@@ -82,47 +83,56 @@ def decode_image(data: bytes, path: Path | None = None, *,
     return image
 
 
-_LIBJPEG_DAMAGE = ("Corrupt JPEG data: ", "Premature end of JPEG file")
-"""How libjpeg's warnings of damaged data begin (jerror.h); it prints the first one only."""
+_LIBJPEG_WARNINGS = ("Corrupt JPEG data: ", "Premature end of JPEG file",
+                     "Invalid SOS parameters", "Warning: unknown JFIF revision")
+"""How libjpeg's warnings begin (jerror.h). It prints the first one only, so any of them may
+hide damage further on: each refuses the file, but for padding before the end marker."""
+_PADDING_BEFORE_END = re.compile(r"Corrupt JPEG data: \d+ extraneous bytes before marker 0xd9")
+"""Bytes an encoder left before the end-of-image marker (some cameras pad frames with zeros):
+the picture decodes whole."""
 _STDERR_TAKEN = threading.Lock()
 
 
 def _decode_jpeg(buffer: np.ndarray, flags: int) -> tuple[np.ndarray | None, str]:
-    """``cv2.imdecode`` of JPEG bytes, and libjpeg's warning of damaged data ("" if none).
+    """``cv2.imdecode`` of JPEG bytes, and libjpeg's warning ("" if none).
 
     OpenCV returns the picture and leaves the warning on file descriptor 2, so that points at a
-    pipe while the bytes decode; anything else written there meanwhile is passed on."""
+    pipe while the bytes decode, read as it fills by a thread of its own (another thread's
+    writes can neither fill it nor find it closed) and passed on to standard error, all but
+    libjpeg's lines. Without a standard error to give back, the bytes decode unchecked."""
+    if sys.stderr is None:
+        return cv2.imdecode(buffer, flags), ""
     with _STDERR_TAKEN:
         sys.stderr.flush()
         read_end, write_end = os.pipe()
-        os.set_blocking(read_end, False)  # a child process forked meanwhile keeps a write end
         saved = os.dup(2)
-        os.dup2(write_end, 2)
+        said: list[bytes] = []
+        reader = threading.Thread(target=_read_until_closed, args=(read_end, said),
+                                  name="libjpeg-warnings", daemon=True)
+        reader.start()
+        os.dup2(write_end, 2, inheritable=False)
         os.close(write_end)
         try:
             image = cv2.imdecode(buffer, flags)
         finally:
-            os.dup2(saved, 2)
+            os.dup2(saved, 2)  # the pipe's last write end closes: the reader sees its end
             os.close(saved)
-            said = _drain(read_end).decode(errors="replace").splitlines(keepends=True)
-            sys.stderr.write("".join(line for line in said
-                                     if not line.startswith(_LIBJPEG_DAMAGE)))
-    damage = [line.strip().removeprefix(_LIBJPEG_DAMAGE[0]) for line in said
-              if line.startswith(_LIBJPEG_DAMAGE)]
+            reader.join()
+    lines = b"".join(said).decode(errors="replace").splitlines(keepends=True)
+    warnings = [line.strip() for line in lines if line.startswith(_LIBJPEG_WARNINGS)]
+    sys.stderr.write("".join(line for line in lines if not line.startswith(_LIBJPEG_WARNINGS)))
+    damage = [w.removeprefix(_LIBJPEG_WARNINGS[0]) for w in warnings
+              if not _PADDING_BEFORE_END.fullmatch(w)]
     return image, damage[0] if damage else ""
 
 
-def _drain(read_end: int) -> bytes:
-    """What a non-blocking pipe holds now; closes it."""
-    chunks = []
+def _read_until_closed(read_end: int, into: list[bytes]) -> None:
+    """Read a pipe until every write end is closed; closes it."""
     try:
         while chunk := os.read(read_end, 65536):
-            chunks.append(chunk)
-    except BlockingIOError:
-        pass
+            into.append(chunk)
     finally:
         os.close(read_end)
-    return b"".join(chunks)
 
 
 def check_pixels(width: int, height: int, path: Path | None, what: str = "image") -> None:

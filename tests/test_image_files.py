@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
+import threading
 from pathlib import Path
 
 import cv2
@@ -87,6 +89,52 @@ def test_a_jpeg_with_damaged_data_is_refused_naming_libjpegs_complaint(
                                 "segment); not read")
     assert capfd.readouterr().err == ""  # the complaint is in the message, not left on stderr
     assert np.array_equal(read_image(DATA / "fan_anglo.jpg"), photo)  # a whole one still reads
+
+
+def test_zero_padding_before_the_end_marker_is_no_damage(photo: np.ndarray) -> None:
+    """Some cameras pad a frame with zeros before its end marker; libjpeg says so ("extraneous
+    bytes before marker 0xd9"), but the picture decodes whole."""
+    whole = (DATA / "fan_anglo.jpg").read_bytes()
+    assert np.array_equal(decode_image(whole[:-2] + bytes(8) + whole[-2:]), photo)
+
+
+def test_any_other_libjpeg_warning_refuses_the_file() -> None:
+    """libjpeg prints its first warning only: one about the file's header would hide damage in
+    its data, so it refuses the file too."""
+    whole = bytearray((DATA / "fan_anglo.jpg").read_bytes())
+    app0 = whole.index(b"JFIF\x00")
+    whole[app0 + 5] = 2  # JFIF version 2.x: "unknown JFIF revision number"
+    with pytest.raises(ImageFileError, match="unknown JFIF revision"):
+        decode_image(bytes(whole))
+
+
+def test_another_threads_writes_to_standard_error_never_block_a_decode_or_are_lost(
+        capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check borrows file descriptor 2 while libjpeg decodes: a thread writing there
+    meanwhile (more than a pipe holds) neither blocks the decode nor loses a line; with no
+    standard error to give back, the bytes decode unchecked."""
+    damaged = damaged_jpeg((DATA / "fan_anglo.jpg").read_bytes())
+    line = b"x" * 1023 + b"\n"
+    stop = threading.Event()
+
+    def chatter() -> None:
+        while not stop.is_set():
+            os.write(2, line)
+
+    writer = threading.Thread(target=chatter)
+    capfd.readouterr()
+    writer.start()
+    try:
+        for _ in range(20):
+            with pytest.raises(ImageFileError, match="damaged JPEG data"):
+                decode_image(damaged)
+    finally:
+        stop.set()
+        writer.join()
+    err = capfd.readouterr().err
+    assert err and set(err.splitlines()) == {"x" * 1023}  # every line whole, libjpeg's not
+    monkeypatch.setattr(sys, "stderr", None)
+    assert decode_image(damaged).ndim == 3
 
 
 def test_a_file_name_that_is_not_utf8_is_read(photo: np.ndarray, tmp_path: Path) -> None:

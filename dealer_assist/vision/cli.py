@@ -138,8 +138,9 @@ def _video(detector: CardDetector, name: str, args: argparse.Namespace) -> int:
                 break
             frame_number += 1
             if packets:
-                try:
-                    frame = decode_image(frame.tobytes())
+                packet = frame.tobytes()
+                try:  # from its start marker, as FFmpeg's decoder reads a packet
+                    frame = decode_image(packet[max(0, packet.find(b"\xff\xd8")):])
                 except ImageFileError as error:
                     print(f"dealer-assist detect: {name}: frame {frame_number} skipped: {error}",
                           file=sys.stderr)
