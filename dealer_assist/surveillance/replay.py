@@ -7,6 +7,7 @@ vision module's detector can be plugged in without surveillance importing OpenCV
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -37,6 +38,7 @@ from dealer_assist.surveillance.store import (
     canonical_bytes,
     chain_hash,
     index_record,
+    record_from_row,
 )
 
 Redetector = Callable[[bytes], Sequence[str]]
@@ -64,7 +66,8 @@ class Discrepancy:
         if self.table:
             parts.append(f"table {self.table}")
         if self.round_id is not None or self.round_key is not None:
-            parts.append(f"round {self.round_id} (#{self.round_key})")
+            parts.append(f"round #{self.round_key}" if self.round_id is None
+                         else f"round {self.round_id} (#{self.round_key})")
         if self.seat is not None:
             parts.append(f"seat {self.seat}")
         if self.hand is not None:
@@ -126,8 +129,9 @@ class DamagedRoundError(DamagedRecordingError):
         self.round_id = next((r.round_id for r in readable if r.round_id is not None), None)
         self.table = next((r.table for r in readable if r.table is not None), None)
         self.why = why
-        super().__init__(f"round {self.round_id} (#{key}): {why}; run 'dealer-assist replay"
-                         " --verify' on it", store.db_path)
+        named = f"round #{key}" if self.round_id is None else f"round {self.round_id} (#{key})"
+        super().__init__(f"{named}: {why}; run 'dealer-assist replay --verify' on it",
+                         store.db_path)
 
 
 def load_round(store: RecordingStore, key: int) -> RoundData | None:
@@ -164,9 +168,13 @@ def _read_one_by_one(store: RecordingStore, key: int) -> list[Record]:
         seqs = [row[0] for row in store.conn.execute(
             "SELECT seq FROM records INDEXED BY records_round WHERE round_key = ? ORDER BY seq",
             (key,))]
-    except sqlite3.DatabaseError as error:
-        raise DamagedRoundError(store, key, [], f"its records cannot be found in {INDEX_NAME}"
-                                f" ({error})") from None
+    except sqlite3.DatabaseError as error:  # the round index damaged: the table, read whole
+        try:
+            return [record_from_row(row) for row in store.conn.execute(
+                "SELECT * FROM records NOT INDEXED WHERE round_key = ? ORDER BY seq", (key,))]
+        except sqlite3.DatabaseError:
+            raise DamagedRoundError(store, key, [], f"its records cannot be found in "
+                                    f"{INDEX_NAME} ({error})") from None
     records: list[Record] = []
     unreadable: list[Unreadable] = []
     for seq in seqs:
@@ -196,7 +204,7 @@ def round_keys(store: RecordingStore, round_id: str | None = None) -> list[int]:
     """Keys of every round, or of the rounds whose id is ``round_id`` (or ``#KEY``)."""
     if round_id is not None and round_id.startswith("#") and round_id[1:].isascii() \
             and round_id[1:].isdigit():
-        key = int(round_id[1:])
+        key = int(round_id[1:]) if len(round_id) <= 20 else MAX_INTEGER + 1
         return [key] if key <= MAX_INTEGER else []
     sql = "SELECT DISTINCT round_key FROM records WHERE kind = 'round'"
     params: tuple[Any, ...] = ()
@@ -205,10 +213,18 @@ def round_keys(store: RecordingStore, round_id: str | None = None) -> list[int]:
         params = (round_id,)
     try:
         return [row[0] for row in store.conn.execute(sql + " ORDER BY round_key", params)]
-    except sqlite3.DatabaseError:  # a damaged page: every round a readable record names
-        return sorted({record.round_key for record in store.scan()
-                       if isinstance(record, Record) and record.round_key is not None
-                       and round_id in (None, record.round_id)})
+    except sqlite3.DatabaseError:
+        # a damaged page: every round a readable record names, and those the round index (the
+        # records of a round on the damaged page) or the search index (by id) still name
+        keys = {record.round_key for record in store.scan()
+                if isinstance(record, Record) and record.round_key is not None
+                and round_id in (None, record.round_id)}
+        sql, params = ("SELECT DISTINCT round_key FROM records INDEXED BY records_round WHERE"
+                       " round_key IS NOT NULL", ()) if round_id is None else (
+                           "SELECT round_key FROM rounds WHERE round_id = ?", (round_id,))
+        with contextlib.suppress(sqlite3.DatabaseError):
+            keys |= {row[0] for row in store.conn.execute(sql, params)}
+        return sorted(keys)
 
 
 # -- the hash chain -----------------------------------------------------------------------------
@@ -283,8 +299,21 @@ def verify_index(store: RecordingStore) -> list[Discrepancy]:
     """Compare the search index (derived, never evidence) with one rebuilt from the records:
     searches, statistics and retention read it, so rows missing, added or altered there are
     reported. Nothing is compared while records cannot be read (:func:`verify_chain` names them).
-    """
+    A table recording meanwhile appends records after the walk over them: the comparison is made
+    again while the chain grows, and if it keeps growing only the rows of the records walked are
+    compared (frames and alarms up to the last record read, rounds up to the last one closed; a
+    row past them whose records are gone is still reported)."""
+    for _ in range(3):
+        before = store.last_seq()
+        found = _verify_index_once(store, whole=True)
+        if store.last_seq() == before:
+            return found
+    return _verify_index_once(store, whole=False)
+
+
+def _verify_index_once(store: RecordingStore, whole: bool) -> list[Discrepancy]:
     rebuilt = sqlite3.connect("file:", uri=True, isolation_level=None)  # a private temporary db
+    last_seq = last_closed = 0
     try:
         for statement in _statements(SCHEMA_V2):
             rebuilt.execute(statement)
@@ -292,12 +321,15 @@ def verify_index(store: RecordingStore) -> list[Discrepancy]:
         for record in store.scan():
             if isinstance(record, Unreadable):
                 return []
+            last_seq = record.seq
+            if record.kind in ("settlement", "partial") and record.round_key is not None:
+                last_closed = max(last_closed, record.round_key)
             try:
                 index_record(rebuilt, record)
             except (sqlite3.Error, OverflowError):  # an altered body the index cannot hold
                 pass
         rebuilt.execute("COMMIT")
-        return _compare_index(store, rebuilt)
+        return _compare_index(store, rebuilt, None if whole else (last_seq, last_closed))
     finally:
         rebuilt.close()
 
@@ -308,18 +340,34 @@ _INDEX_ROW = {"rounds": "round #{0}", "round_seats": "round #{0} seat {1}",
               "alarms": "alarm record {0}"}
 
 
-def _compare_index(store: RecordingStore, rebuilt: sqlite3.Connection) -> list[Discrepancy]:
+def _compare_index(store: RecordingStore, rebuilt: sqlite3.Connection,
+                   walked_to: tuple[int, int] | None) -> list[Discrepancy]:
+    """The tables compared whole, or (``walked_to``: the last record read, the last round
+    closed) only the rows of the records walked, and rows past them whose records are gone."""
     rebuilt.execute("ATTACH DATABASE ? AS recording",
                     (store.db_path.resolve().as_uri() + "?mode=ro",))
+    last_seq, last_closed = walked_to or (0, 0)
     found = []
     for table in INDEX_TABLES:
+        by_seq = table in ("frames", "alarms")
+        walked = f"WHERE seq <= {last_seq}" if by_seq else f"WHERE round_key <= {last_closed}"
+        # past the walk, a row whose record is there now was recorded meanwhile; one whose
+        # record is not there has lost it (records deleted from the end of the chain)
+        orphans = (f"WHERE seq > {last_seq} AND seq NOT IN (SELECT seq FROM recording.records)"
+                   if by_seq else f"WHERE round_key > {last_closed} AND round_key NOT IN "
+                   "(SELECT round_key FROM recording.records WHERE round_key IS NOT NULL)")
+        if walked_to is None:
+            walked, orphans = "", "WHERE 0"  # the whole tables; no row lies past the walk
         try:
             lacks = _names(table, rebuilt.execute(
-                f"SELECT * FROM main.{table} EXCEPT SELECT * FROM recording.{table}"))
+                f"SELECT * FROM main.{table} {walked} EXCEPT SELECT * FROM recording.{table}"
+                f" {walked}"))
             adds = _names(table, rebuilt.execute(
-                f"SELECT * FROM recording.{table} EXCEPT SELECT * FROM main.{table}"))
-            sizes = [rebuilt.execute(f"SELECT COUNT(*) FROM {side}.{table}").fetchone()[0]
-                     for side in ("main", "recording")]
+                f"SELECT * FROM recording.{table} {walked} EXCEPT SELECT * FROM main.{table}"
+                f" {walked}"))
+            adds += _names(table, rebuilt.execute(f"SELECT * FROM recording.{table} {orphans}"))
+            sizes = [rebuilt.execute(f"SELECT COUNT(*) FROM {side}.{table} {walked}"
+                                     ).fetchone()[0] for side in ("main", "recording")]
         except sqlite3.DatabaseError as error:
             found.append(Discrepancy("index", f"the search index table {table} cannot be"
                                      f" compared with the records ({error})"))

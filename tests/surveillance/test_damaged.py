@@ -14,9 +14,15 @@ import pytest
 from dealer_assist.cli import main
 from dealer_assist.surveillance import DamagedRecordingError, Recorder, RecordingStore
 from dealer_assist.surveillance.query import mark_key_frame
-from dealer_assist.surveillance.replay import compare_settlements
+from dealer_assist.surveillance.replay import compare_settlements, verify_index
 from tests.surveillance.damage import damage_page, unreadable_seqs
-from tests.surveillance.factory import GOLDEN_COUNT
+from tests.surveillance.factory import (
+    GOLDEN_COUNT,
+    StepClock,
+    build_recording,
+    golden_logs,
+    record_round,
+)
 
 
 def _sql(recording: Path, *statements: str) -> None:
@@ -349,3 +355,66 @@ def test_an_altered_search_index_row_is_named(
     assert "index: the search index table round_seats does not match the records: its rows for" \
         " round #3 seat 1 differ from what the records give" in out
     assert out.splitlines()[-1].startswith("1 DISCREPANCIES")
+
+
+def test_a_round_wholly_on_a_damaged_page_is_named_never_passed_over(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every record of round #7 lies on the damaged page: the rounds were listed from readable
+    records only, so #7 vanished from the replay, and asked for by its id the replay said CLEAN
+    over the other rounds of that id. The round index still names it: it is reported."""
+    recording = tmp_path / "big"
+    logs = (golden_logs() * 2)[:30]
+    build_recording(recording, logs, clock=StepClock(), frames=False)
+    damage_page(recording, "records", leaf=5)
+    conn = sqlite3.connect(recording / "index.sqlite")
+    seqs = [row[0] for row in conn.execute(
+        "SELECT seq FROM records INDEXED BY records_round WHERE round_key = 7")]
+    round_id = conn.execute("SELECT round_id FROM rounds WHERE round_key = 7").fetchone()[0]
+    conn.close()
+    assert seqs and set(seqs) <= set(unreadable_seqs(recording))
+    assert main(["replay", str(recording), "--round", round_id]) == 1
+    out = capsys.readouterr().out
+    assert "database: round #7: records" in out and "not re-settled" in out
+    assert main(["replay", str(recording), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["rounds"]) == 30
+    assert [r["status"] for r in report["rounds"] if r["round_key"] == 7] == ["unreadable"]
+
+
+def test_a_damaged_round_index_still_replays_every_round_from_the_records(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The round index damaged, the records whole: each round's records are read from the
+    table (they were reported unreadable, "round None"); only the replay's own log entry, which
+    would touch the damaged index, cannot be written."""
+    damage_page(recording, "records_round", None)
+    assert main(["replay", str(recording), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["rounds"]) == GOLDEN_COUNT
+    assert {r["status"] for r in report["rounds"]} <= {"settled", "partial"}
+    assert all(r["discrepancies"] == [] for r in report["rounds"])
+    assert [d["what"].split(":")[0] for d in report["database"]] == [
+        "this replay could not be logged in the recording"]
+
+
+def test_verify_while_the_table_records_compares_only_the_records_it_walked(
+        recording: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live table appends a round between the walk over the records and the comparison
+    with the search index: its rows are no discrepancy (verify had reported the index damaged
+    whenever a table was recording)."""
+    walk = RecordingStore.scan
+
+    def walk_then_record(store: RecordingStore):  # type: ignore[no-untyped-def]
+        yield from walk(store)
+        with Recorder.open(recording, "T1") as live:
+            record_round(live, golden_logs()[0], frames=False)
+
+    store = RecordingStore(recording)
+    monkeypatch.setattr(RecordingStore, "scan", walk_then_record)
+    assert verify_index(store) == []
+    store.close()
+
+
+def test_a_round_key_thousands_of_digits_long_is_no_round(
+        recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(recording), "--round", "#" + "9" * 5000]) == 2
+    assert "no round" in capsys.readouterr().err
