@@ -1038,8 +1038,7 @@ class TableLoop:
         """Only a peek the screen is keeping hidden is closed by a touch (a game whose hole card
         lies unread closes insurance at its first decision); otherwise nothing to do."""
         self._pair(force=True)  # the hole card the shoe dealt, before the touch
-        if self._peek_pending():
-            self._insurance_closed = True
+        self._play_moved_on()
 
     def _play_moved_on(self) -> None:
         """A decision, a card after the deal or the hole card turned while the screen keeps the
@@ -1269,8 +1268,9 @@ class TableLoop:
     def view(self) -> dict[str, Any]:
         """Everything the dealer's screen shows, as JSON-able data."""
         fold = self._fold
+        peek_pending = self._peek_pending()
         engine_view = None if fold is None else _screen_round(
-            fold.engine, self.has_shoe, self._peek_pending(), self._insurance_closed)
+            fold.engine, self.has_shoe, peek_pending, self._insurance_closed)
         phase = "idle"
         if fold is not None:
             if fold.ended:
@@ -1284,7 +1284,7 @@ class TableLoop:
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
-        if self._peek_pending():
+        if peek_pending:
             phase = "insurance"  # what the peek finds is not shown until insurance is closed
         elif phase == "dealer" and fold is not None:
             # The dealer may still draw, but no result depends on it: the payouts are final,
@@ -1329,7 +1329,7 @@ def _screen_round(engine: RoundEngine, shoe_read: bool, peek_pending: bool,
     view = engine.view()
     dealer = view["dealer"]["cards"]
     hidden = shoe_read and len(dealer) >= 2 and dealer[1] is not None and (
-        peek_pending or (engine.acting() is not None and not engine.dealer_blackjack))
+        peek_pending or engine.acting() is not None)  # none acts after a dealer blackjack
     if hidden:
         view["dealer"] = {"cards": [dealer[0], None, *dealer[2:]], "total": None}
         counts = view["shoe_counts"]
