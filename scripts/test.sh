@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything the test suite needs (.venv with the table and test extras, and Debian's
-# chromium for the browser tests), runs the static checks (ruff, mypy), then the whole suite.
-# Arguments go to pytest.
+# Installs everything the test suite needs (.venv with the table and test extras, Debian's
+# chromium for the browser tests, the card artwork for the vision tests), runs the static checks
+# (ruff, mypy), then the whole suite. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh "table,test"
@@ -11,6 +11,19 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
     echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2
+  fi
+fi
+# The vision, demo and quantisation tests render scenes from the card artwork: install it (and the
+# fonts of the drawn decks) from the package registries when any design is missing, so that a
+# fresh machine runs those tests rather than skipping them.
+if ! .venv/bin/python -c 'import sys
+from dealer_assist.vision.artwork import GNOME_DESIGNS, NPM_DESIGNS, installed_designs
+sys.exit(not set(GNOME_DESIGNS + NPM_DESIGNS) <= set(installed_designs()))'; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing the card artwork for the vision tests" >&2
+    bash scripts/install-card-art.sh .venv/bin/python >/dev/null
+  else
+    echo "the vision tests need the card artwork: run scripts/install-card-art.sh as root" >&2
   fi
 fi
 echo "ruff: lint" >&2

@@ -370,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         least, most = check_card_width(args.card_width[0], args.card_width[1], size)
     except ValueError as bad:
         parser.error(f"--card-width LEAST MOST: {bad}")
+    if 1 < args.frames < TRACKER_FRAMES:
+        parser.error(f"--frames must be 1, or at least {TRACKER_FRAMES} (the frames the tracker "
+                     "takes to confirm a card)")
     config = SceneConfig(size=size, card_width=(least, most))
     installed = installed_designs()
     if args.designs:
@@ -390,9 +393,6 @@ def main(argv: list[str] | None = None) -> int:
                                 regions=not args.whole_frame)
     except ModelError as error:
         parser.error(str(error))
-    if 1 < args.frames < TRACKER_FRAMES:
-        parser.error(f"--frames must be 1, or at least {TRACKER_FRAMES} (the frames the tracker "
-                     "takes to confirm a card)")
     started = time.time()
     try:
         score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,
