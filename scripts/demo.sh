@@ -9,11 +9,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh table
-art="${DEALER_ASSIST_CARD_ART:-$HOME/.cache/dealer-assist/card-art}"
-deck=$(.venv/bin/python -c 'from dealer_assist.table.synthetic_camera import HOUSE_DECK; print(HOUSE_DECK)')
-if [ ! -d "$art/$deck" ]; then
-  echo "installing card artwork for the demo's camera (first run only)..."
-  bash scripts/install-card-art.sh .venv/bin/python >/dev/null \
-    || echo "card artwork could not be installed: the demo runs without its camera" >&2
-fi
+bash scripts/install-card-art.sh --if-missing .venv/bin/python >/dev/null \
+  || echo "card artwork could not be installed: the demo runs without its camera" >&2
 exec .venv/bin/dealer-assist demo "$@"

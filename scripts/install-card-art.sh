@@ -6,11 +6,21 @@
 #   Debian fonts (DejaVu, Liberation, FreeFont, URW base35, Symbola, STIX, OpenSymbol) for the
 #   drawn training decks.
 # Output: ${DEALER_ASSIST_CARD_ART:-~/.cache/dealer-assist/card-art}/<design>/<CODE>.png
-# Usage: scripts/install-card-art.sh [PYTHON]   (PYTHON needs numpy + opencv; default: python3)
+# Usage: scripts/install-card-art.sh [--if-missing] [PYTHON]
+#   PYTHON needs numpy + opencv (default: python3); --if-missing: do nothing when every design is
+#   installed already (PYTHON must then have dealer_assist installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if_missing=""
+if [ "${1:-}" = "--if-missing" ]; then if_missing=1; shift; fi
 python="${1:-python3}"
 out="${DEALER_ASSIST_CARD_ART:-$HOME/.cache/dealer-assist/card-art}"
+if [ -n "$if_missing" ] && "$python" -c 'import sys
+from dealer_assist.vision.artwork import GNOME_DESIGNS, NPM_DESIGNS, installed_designs
+sys.exit(not set(GNOME_DESIGNS + NPM_DESIGNS) <= set(installed_designs()))'; then
+  exit 0
+fi
+echo "installing the card artwork into $out (first run only)" >&2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 

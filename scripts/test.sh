@@ -16,15 +16,12 @@ fi
 # The vision, demo and quantisation tests render scenes from the card artwork: install it (and the
 # fonts of the drawn decks) from the package registries when any design is missing, so that a
 # fresh machine runs those tests rather than skipping them.
-if ! .venv/bin/python -c 'import sys
-from dealer_assist.vision.artwork import GNOME_DESIGNS, NPM_DESIGNS, installed_designs
-sys.exit(not set(GNOME_DESIGNS + NPM_DESIGNS) <= set(installed_designs()))'; then
+if ! bash scripts/install-card-art.sh --if-missing .venv/bin/python >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
-    echo "installing the card artwork for the vision tests" >&2
-    bash scripts/install-card-art.sh .venv/bin/python >/dev/null
-  else
-    echo "the vision tests need the card artwork: run scripts/install-card-art.sh as root" >&2
+    echo "the card artwork could not be installed (scripts/install-card-art.sh)" >&2
+    exit 1
   fi
+  echo "the vision tests need the card artwork: run scripts/install-card-art.sh as root" >&2
 fi
 echo "ruff: lint" >&2
 .venv/bin/ruff check dealer_assist tests bench
