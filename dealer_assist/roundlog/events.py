@@ -124,12 +124,32 @@ class Reveal:
 
 
 @dataclass(frozen=True, slots=True)
+class Question:
+    """The table asked the dealer which play put ``card`` where it went (the evidence left more
+    than one reading that pays differently); written just before the decisions and the card the
+    answer chose. Changes nothing in the round; flags it for surveillance's review. ``by``:
+    ``"dealer"`` (a touch) or ``"camera"`` (its late sighting settled it); ``waited_s``: seconds
+    from the question to the answer."""
+
+    card: Card | None
+    text: str
+    why: str
+    choices: tuple[str, ...]
+    answer: str
+    by: str = "dealer"
+    waited_s: Decimal = Decimal(0)
+
+    def apply_to(self, engine: RoundEngine) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     def apply_to(self, engine: RoundEngine) -> Settlement:
         return engine.settle()  # raises if something is still owed
 
 
-Event = RoundStart | Bet | CardDealt | Insurance | PlayerAction | Reveal | End
+Event = RoundStart | Bet | CardDealt | Insurance | PlayerAction | Reveal | Question | End
 
 
 def _seat(obj: Mapping[str, Any]) -> int:
@@ -260,6 +280,33 @@ def _parse_action(obj: Mapping[str, Any]) -> PlayerAction:
     return PlayerAction(_seat(obj), action, amount, hand)
 
 
+def _text(obj: Mapping[str, Any], key: str, limit: int = 1000) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or len(value) > limit:
+        raise EventError(f"{key!r} must be text of at most {limit} characters, got {value!r:.80}")
+    return value
+
+
+def _parse_question(obj: Mapping[str, Any]) -> Question:
+    raw = obj.get("card")
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or not 2 <= len(choices) <= 64 or \
+            not all(isinstance(c, str) and len(c) <= 200 for c in choices):
+        raise EventError(f"'choices' must be a list of 2 to 64 texts, got {choices!r:.80}")
+    answer = _text(obj, "answer", 200)
+    if answer not in choices:
+        raise EventError(f"'answer' {answer!r} is not one of the choices")
+    by = obj.get("by", "dealer")
+    if by not in ("dealer", "camera"):
+        raise EventError(f'\'by\' must be "dealer" or "camera", got {by!r}')
+    try:
+        waited = parse_money(obj.get("waited_s", 0), "waited_s")
+    except MoneyError as error:
+        raise EventError(str(error)) from None
+    return Question(None if raw is None else _card(raw), _text(obj, "text"), _text(obj, "why"),
+                    tuple(choices), answer, by, waited)
+
+
 _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "round": _parse_round,
     "bet": _parse_bet,
@@ -267,6 +314,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount")),
     "action": _parse_action,
     "reveal": lambda obj: Reveal(_card(obj.get("card")), _keyed(obj), _corrected(obj)),
+    "question": _parse_question,
     "end": lambda obj: End(),
 }
 
@@ -345,6 +393,10 @@ def event_to_json(event: Event) -> dict[str, Any]:
         if event.corrected is not None:
             revealed["corrected"] = event.corrected.code
         return revealed
+    if isinstance(event, Question):
+        return {"type": "question", "card": event.card.code if event.card else None,
+                "text": event.text, "why": event.why, "choices": list(event.choices),
+                "answer": event.answer, "by": event.by, "waited_s": format_money(event.waited_s)}
     return {"type": "end"}
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dealer_assist.roundlog.report import settlement_text
-from dealer_assist.rules import Action, Card, CardTarget, RuleSet, Settlement
-from dealer_assist.table.loop import TableLoop
+from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet, Settlement
+from dealer_assist.table.loop import AlarmKind, OpenQuestion, TableLoop
 from dealer_assist.table.recording import FileRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
@@ -32,6 +32,7 @@ from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    AnswerQuestion,
     CloseInsurance,
     CorrectCard,
     DealerInput,
@@ -109,6 +110,8 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return {"type": "ack", "id": item.alarm_id}
     if isinstance(item, VoidRound):
         return {"type": "void", "reason": item.reason}
+    if isinstance(item, AnswerQuestion):
+        return {"type": "answer", "question": item.question, "choice": item.choice}
     if isinstance(item, KeyCard):
         out = {"type": "card", "card": item.card.code}
         if item.spot is not None:
@@ -178,6 +181,7 @@ class DemoTable:
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
         self.world.camera_sees = camera is not None
         self.stopped = threading.Event()
+        self.questions_answered = 0
         self._cards_dealt = 0  # cards the simulated dealer has drawn from the shoe
 
     @property
@@ -225,7 +229,7 @@ class DemoTable:
             return
         if channel == "dealer":
             # A touch follows what the dealer has seen recorded: every card dealt so far.
-            self.runner.wait_until(all_recorded, timeout)
+            self._until(all_recorded, timeout)
             post_touch(self.screen_url, item)  # type: ignore[arg-type]
             if isinstance(item, FinishRound) and self.camera is not None:
                 self.camera.show(item)  # the dealer clears the felt
@@ -240,14 +244,14 @@ class DemoTable:
             self.simulator.draw(item.card)
             if self.world.camera_sees:
                 return  # recorded once the camera sees where it lands
-            self.runner.wait_until(all_recorded, timeout)
+            self._until(all_recorded, timeout)
         elif self.camera is None or not self.world.camera_sees:
             return
         else:
             self.camera.show(item)
             hand_held = self.simulator is None
             if isinstance(item, FeltCard) and item.card is not None:
-                if not self.runner.wait_until(all_recorded, timeout):
+                if not self._until(all_recorded, timeout):
                     if hand_held:
                         self._key(item)
                 elif hand_held:
@@ -279,6 +283,41 @@ class DemoTable:
         if pace_s:
             self.stopped.wait(pace_s)
 
+    def _until(self, condition: Callable[[TableLoop], bool], timeout: float) -> bool:
+        """Wait until ``condition`` holds, answering each question the table asks meanwhile as
+        the dealer would: from what truly happened. A question it cannot answer so (the table
+        asks about a card it never dealt) is left open: the round is voided in the end."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.stopped.is_set():
+                return False
+            if self.runner.wait_until(lambda loop: condition(loop) or loop.question is not None,
+                                      left):
+                question = self.loop.question
+                if question is None:
+                    return True
+                choice = self._true_choice(question)
+                if choice is None:
+                    return self.runner.wait_until(condition, deadline - time.monotonic())
+                self.questions_answered += 1
+                post_touch(self.screen_url, AnswerQuestion(question.id, choice))
+                self.runner.wait_until(_answered(question.id),
+                                       max(0.0, deadline - time.monotonic()))
+
+    def _true_choice(self, question: OpenQuestion) -> int | None:
+        """The choice that says what truly happened to the card asked about."""
+        placement = next((p for p in reversed(self.world.placed)
+                          if question.held.card == p.card), None)
+        if placement is None:
+            return None
+        spot = placement.spot
+        truth = DEALER if spot.is_dealer else CardTarget(spot.seat, spot.stack)
+        for index, reading in enumerate(question.choices):
+            if reading.target == truth and reading.asked_by is placement.asked:
+                return index
+        return None
+
     def _key(self, felt: FeltCard) -> None:
         """Hand-held: the camera never read the card that landed; the dealer keys it, touching
         the double first when it lies crosswise (a keyed card is otherwise taken as a hit)."""
@@ -287,8 +326,7 @@ class DemoTable:
             post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.stack))
         post_touch(self.screen_url, KeyCard(felt.card, felt.spot))
         dealt = self._cards_dealt
-        self.runner.wait_until(lambda loop: loop.cards_committed >= dealt,
-                               self.options.card_timeout_s)
+        self._until(lambda loop: loop.cards_committed >= dealt, self.options.card_timeout_s)
 
     def _correct(self, card: Card, spot: Spot) -> None:
         """Hand-held: the dealer looks at the screen, and a card it shows otherwise than the
@@ -342,6 +380,10 @@ class FeltCamera(Source, Protocol):
 
     @property
     def sees_empty_felt(self) -> bool: ...
+
+
+def _answered(question: int) -> Callable[[TableLoop], bool]:
+    return lambda loop: loop.question is None or loop.question.id != question
 
 
 def _seat_hands(loop: TableLoop, seat: int | None) -> list[dict[str, Any]]:
@@ -409,9 +451,20 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
                 continue
             failures = 0
             out(settlement_text(settlement))
+            out(round_report(demo.loop, settlement.round_id))
             out("")
             if options.pause_after_round_s:
                 demo.stopped.wait(options.pause_after_round_s)
+
+
+def round_report(loop: TableLoop, round_id: str | None) -> str:
+    """The dealer's questions and the alarms of a settled round, in one line."""
+    alarms = [a for a in loop.alarms if a.round_id == round_id]
+    asked = [a for a in alarms if a.kind is AlarmKind.DEALER_ASKED]
+    others = [a for a in alarms if a.kind is not AlarmKind.DEALER_ASKED]
+    text = f"questions: {loop.round_questions}; alarms: {len(others)}"
+    details = [a.text for a in asked] + [f"{a.kind.value}: {a.text}" for a in others]
+    return text + "".join(f"\n  {line}" for line in details)
 
 
 def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:

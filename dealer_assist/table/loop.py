@@ -29,6 +29,7 @@ import json
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any, Protocol
 
 from dealer_assist.roundlog import (
@@ -39,6 +40,7 @@ from dealer_assist.roundlog import (
     EventError,
     Insurance,
     PlayerAction,
+    Question,
     Reveal,
     RoundFold,
     RoundStart,
@@ -58,9 +60,17 @@ from dealer_assist.rules import (
     format_money,
     spanish_shoe,
 )
+from dealer_assist.rules.readings import (
+    Evidence,
+    Reading,
+    card_readings,
+    remaining_readings,
+    settled_reading,
+)
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    AnswerQuestion,
     CameraFocus,
     CameraLink,
     CameraMoved,
@@ -117,6 +127,8 @@ class AlarmKind(enum.Enum):
     RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
     KEYED_CARD = "card keyed by the dealer"  #: no reader saw it: surveillance should look
     CORRECTED_CARD = "card corrected by the dealer"  #: a misread put right: surveillance looks
+    DEALER_ASKED = "dealer asked"  #: the evidence left a card's play open: the dealer answered
+    CAMERA_BEHIND = "camera behind"  #: its sightings arrive too late to place cards by
 
 
 #: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),
@@ -176,6 +188,66 @@ class _Pending:
     felt: FeltCard | None = None
     rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
     stray: bool = False  # a landing at the dealer's seen before this round's first bet
+
+
+@dataclass(frozen=True, slots=True)
+class HeldCard:
+    """A card the table cannot place until the dealer answers, as it would be recorded."""
+
+    card: Card | None
+    landing: Spot | None
+    sideways: bool
+    face_down: bool = False
+    origin: ShoeOrigin | None = None
+    keyed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OpenQuestion:
+    """The one question on the dealer's screen: which of ``choices`` (readings, labelled by
+    ``labels`` in the same order) put ``held`` where it went; ``why`` the evidence left it open.
+    """
+
+    id: int
+    round_id: str | None
+    held: HeldCard
+    choices: tuple[Reading, ...]
+    labels: tuple[str, ...]
+    text: str
+    why: str
+    asked_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "round": self.round_id,
+            "card": self.held.card.code if self.held.card else None,
+            "text": self.text,
+            "why": self.why,
+            "choices": [{"choice": i, "label": label} for i, label in enumerate(self.labels)],
+        }
+
+
+#: Inputs that go on while a question waits for the dealer's answer; every other input waits
+#: behind it, in the order it came, and is taken once the question is answered.
+_PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
+                    ShoeProblem, RecordingFailed)
+#: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
+#: card waits for its landing, so that a card drawn before them is placed first.
+_AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
+#: Alarms where the readers disagree about a card of the round: no PAY/TAKE is shown while one
+#: is unacknowledged.
+_DISAGREEMENTS = frozenset({AlarmKind.SWITCHED_CARD, AlarmKind.NOT_FROM_SHOE, AlarmKind.MISPLACED})
+#: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
+LATE_SIGHTING_S = 10.0
+#: Inputs held back at most (a question left unanswered while the table goes on dealing).
+DEFERRED_KEPT = 1000
+
+
+def _target_of(spot: Spot | None) -> CardTarget | None:
+    if spot is None:
+        return None
+    return DEALER if spot.is_dealer else CardTarget(spot.seat, spot.stack)
 
 
 def _order_key(spot: Spot | tuple[int, int] | None) -> tuple[float, int]:
@@ -297,6 +369,18 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
     return stands
 
 
+def _question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[str, ...]) -> str:
+    """"JH at seat 2: HIT or DOUBLE?" where every choice puts the card in one place, else
+    "Where did JH go? ..." naming each choice."""
+    shown = held.card.code if held.card else "The card"
+    places = {r.target for r in choices}
+    if len(places) == 1 and all(r.asked_by is not None for r in choices) and \
+            all(len(r.decisions) == 1 for r in choices):
+        verbs = " or ".join(r.asked_by.name for r in choices if r.asked_by is not None)
+        return f"{shown} at {labels[0].split(' ', 1)[1]}: {verbs}?"
+    return f"Where did {shown} go? " + " or ".join(labels) + "?"
+
+
 def _split_moves(lying: list[tuple[int, CardTarget]], seat: int,
                  hand: int) -> list[tuple[int, CardTarget]]:
     """Where the cards lie once ``seat``'s ``hand`` is split: its second card starts the next
@@ -327,6 +411,7 @@ class TableLoop:
         camera_wait_s: float = 1.5,
         shoe_wait_s: float = 1.0,
         mismatch_wait_s: float = 0.5,
+        max_camera_lag_s: float = 0.5,
         notes: dict[str, str] | None = None,
     ):
         self.rules = RuleSet.from_spec(rules_spec)
@@ -340,6 +425,17 @@ class TableLoop:
         self.camera_wait_s = camera_wait_s
         self.shoe_wait_s = shoe_wait_s
         self.mismatch_wait_s = mismatch_wait_s
+        self.max_camera_lag_s = max_camera_lag_s
+        self.camera_lag_s: float | None = None  # of the latest sighting: now - frame grabbed
+        self._camera_behind = False
+        self.questions_asked = 0
+        self.round_questions = 0  # this round's
+        self._question: OpenQuestion | None = None
+        self._deferred: deque[TableInput] = deque()
+        #: (card, where recorded, when) placed this round with no landing seen (the camera
+        #: missed it or was late): a sighting of it within LATE_SIGHTING_S is checked against
+        #: its place, not taken as a new card
+        self._placed_unseen: list[tuple[Card, CardTarget, float]] = []
         self.notes = dict(notes or {})  # device -> why it is unavailable (shown on screen)
         self.shoe_up = False
         self.camera_up = False
@@ -401,21 +497,88 @@ class TableLoop:
 
     # ------------------------------------------------------------------ inputs
 
+    @property
+    def question(self) -> OpenQuestion | None:
+        """The question waiting for the dealer's answer (None: none)."""
+        return self._question
+
     def handle(self, item: TableInput, now: float) -> None:
-        """Apply one input; never raises for bad table data (it raises alarms instead)."""
+        """Apply one input; never raises for bad table data (it raises alarms instead). While a
+        question is open, inputs other than the answer wait behind it (see
+        :data:`_PASS_A_QUESTION`); a touch waits while a shoe card waits for its landing."""
         self._now = now
-        handler = _HANDLERS.get(type(item))
-        if handler is None:
+        if type(item) not in _HANDLERS:
             raise TypeError(f"not a table input: {item!r}")
-        if isinstance(item, Decide | FeltStacks | HoleCardShown):
-            self._play_moved_on()
-        handler(self, item)
+        self._measure_lag(item)
+        if self._question is not None and not isinstance(item, _PASS_A_QUESTION):
+            if not self._sighting_answers(item):
+                self._defer(item)
+        elif isinstance(item, _AFTER_THE_CARDS) and (self._cards_in_flight() or any(
+                isinstance(d, _AFTER_THE_CARDS) for d in self._deferred)):
+            self._defer(item)
+        else:
+            self._handle_now(item)
+        self._release()
         self._settle_if_done()
         self.updates += 1
+
+    def _handle_now(self, item: TableInput) -> None:
+        if isinstance(item, Decide | FeltStacks | HoleCardShown):
+            self._play_moved_on()
+        _HANDLERS[type(item)](self, item)
+
+    def _defer(self, item: TableInput) -> None:
+        if len(self._deferred) >= DEFERRED_KEPT:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{DEFERRED_KEPT} inputs wait behind the dealer's question; {type(item).__name__}"
+                " not taken: answer the question or void the round"))
+            return
+        self._deferred.append(item)
+
+    def _cards_in_flight(self) -> bool:
+        """A shoe card waits for the camera to see where it lands."""
+        return any(not p.rejected for p in self._pending_shoe)
+
+    def _release(self) -> None:
+        """Take the inputs that waited, in order, as far as they may go now: with no question
+        open, every one but touches that still wait for a card's landing (and the touches
+        after them)."""
+        while self._deferred and self._question is None:
+            waiting_touch = False
+            for index, item in enumerate(self._deferred):
+                if isinstance(item, _AFTER_THE_CARDS):
+                    if waiting_touch or self._cards_in_flight():
+                        waiting_touch = True
+                        continue
+                del self._deferred[index]
+                self._handle_now(item)
+                break
+            else:
+                return
+
+    def _measure_lag(self, item: TableInput) -> None:
+        """A sighting says when its frame was grabbed: the camera's lag. Past
+        ``max_camera_lag_s`` an alarm; while behind, only a landing that reads as the very shoe
+        card is taken as its landing (see :meth:`_pair`)."""
+        seen_at = getattr(item, "seen_at", None)
+        if seen_at is None or not self.has_camera:
+            return
+        self.camera_lag_s = lag = max(0.0, self._now - seen_at)
+        if lag > self.max_camera_lag_s and not self._camera_behind:
+            self._camera_behind = True
+            self._alarm(AlarmKind.CAMERA_BEHIND, (
+                f"the camera's sightings arrive {lag * 1000:.0f} ms after their frames (limit "
+                f"{self.max_camera_lag_s * 1000:.0f} ms): the table asks where a card went "
+                "rather than take a late sighting for it"))
+        elif lag <= self.max_camera_lag_s * 0.8 and self._camera_behind:
+            self._camera_behind = False
+            self._resolve(AlarmKind.CAMERA_BEHIND)
 
     def tick(self, now: float) -> None:
         """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
         self._now = now
+        if self._question is not None:
+            return  # every wait stands still until the dealer answers
         waiting = len(self._pending_shoe)
         self._pair()
         changed = len(self._pending_shoe) != waiting
@@ -424,13 +587,16 @@ class TableLoop:
             changed = True
             if pending.rejected or pending.shoe is None:
                 continue
+            self._commit_shoe_card(pending.shoe)
+            if self._question is not None:
+                break  # the dealer is asked where it went; the other waits stand still
             self._alarm(
                 AlarmKind.CAMERA_MISSED,
-                f"the camera did not see {pending.shoe.card.code} land; "
-                "recorded from the shoe (a card for the hand in play is taken as a hit)",
+                f"the camera did not see {pending.shoe.card.code} land; recorded from the "
+                "shoe where the rules put it (no other play could have taken it there)",
             )
-            self._commit_shoe_card(pending.shoe)
-        while self._pending_felt and now - self._pending_felt[0].since >= self.shoe_wait_s:
+        while self._question is None and self._pending_felt and \
+                now - self._pending_felt[0].since >= self.shoe_wait_s:
             pending = self._pending_felt.popleft()
             changed = True
             assert pending.felt is not None
@@ -444,6 +610,7 @@ class TableLoop:
                 "not recorded; call the floor",
             )
         if changed:
+            self._release()
             self._settle_if_done()
             self.updates += 1
 
@@ -537,6 +704,8 @@ class TableLoop:
     def _on_felt_card(self, item: FeltCard) -> None:
         if not self._camera_trusted():
             return
+        if self._late_sighting(item):
+            return
         if item.card is None and item.spot.is_dealer and self.mode is not Mode.CAMERA_ONLY:
             return  # the hole card lying face down: the shoe has already said what it is
         if item.card is not None and self._stray_cards[item.card] > 0 and item.spot.is_dealer \
@@ -548,6 +717,25 @@ class TableLoop:
             self._pair()
         else:
             self._commit_from_camera(item)
+
+    def _late_sighting(self, item: FeltCard) -> bool:
+        """The camera's sighting of a card already placed without one (it came after the wait,
+        or after the dealer's answer): checked against its place, not taken as a new card."""
+        if item.card is None or any(p.shoe is not None and p.shoe.card == item.card
+                                    for p in self._pending_shoe):
+            return False
+        self._placed_unseen = [p for p in self._placed_unseen
+                               if self._now - p[2] <= LATE_SIGHTING_S]
+        for index, (card, target, _) in enumerate(self._placed_unseen):
+            if card == item.card:
+                del self._placed_unseen[index]
+                seen = _target_of(item.spot)
+                if seen is not None and not seen.matches(target):
+                    self._alarm(AlarmKind.MISPLACED, (
+                        f"{card.code} was recorded at {target}, but the camera saw it (late) at "
+                        f"{item.spot}: check the felt; call the floor"))
+                return True
+        return False
 
     def _infer_hidden_hole(self) -> None:
         """Camera only: the hole card lies face down, with no index for the camera to see; once
@@ -621,7 +809,7 @@ class TableLoop:
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
         recorded from the shoe without waiting for a landing."""
-        while self._pending_shoe and self._hole_card_due():
+        while self._pending_shoe and self._hole_card_due() and self._question is None:
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
@@ -630,14 +818,20 @@ class TableLoop:
         """Match shoe cards with landings: the same card first (a phantom or stray reading is
         passed over, and expires as never having left the shoe), else an unreadable landing; a
         landing that reads as another card is taken only after ``mismatch_wait_s`` (or at once
-        with ``force``, when the game moves on) and raises the switched-card alarm."""
+        with ``force``, when the game moves on) and raises the switched-card alarm. While the
+        camera is behind, only a landing that reads as the shoe card is its landing. Nothing
+        pairs while a question is open."""
+        if self._question is not None:
+            return
         self._take_hole_card()
-        while self._pending_shoe and self._pending_felt:
+        while self._pending_shoe and self._pending_felt and self._question is None:
             head = self._pending_shoe[0]
             shoe = head.shoe
             assert shoe is not None
             felts = [p.felt for p in self._pending_felt]
             index = next((i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+            if index is None and self._camera_behind:
+                return  # the shoe card waits for its own landing, or is asked about
             if index is None:
                 index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
             if index is None:
@@ -837,8 +1031,9 @@ class TableLoop:
             if p.felt is not None and p.felt.spot.is_dealer)
 
     def _flush_pending_shoe(self) -> None:
-        """Shoe cards waiting for a landing the camera can no longer report: commit them now."""
-        while self._pending_shoe:
+        """Shoe cards waiting for a landing the camera can no longer report: commit them now
+        (the first the dealer is asked about stops the rest, which wait for the answer)."""
+        while self._pending_shoe and self._question is None:
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
@@ -918,7 +1113,11 @@ class TableLoop:
                 self._await_reveal(item.card)
                 self._stand_until(None)
         else:
+            asked_before = self._question
             went = self._commit(item.card, spot, False, keyed=True)
+            if went is None and self._question is not asked_before and self._question:
+                # the dealer is asked which play it was: recorded with the answer
+                went = _target_of(spot) or self._question.choices[0].target
         if went is None:  # refused (an alarm says why): not out of the pack after all
             self._shoe_out = counted_before
             return
@@ -930,6 +1129,19 @@ class TableLoop:
                     + ": no reader saw it; recorded as keyed")
 
     def _on_correct_card(self, item: CorrectCard) -> None:
+        """A correction may answer what a question asks (a misread card made the next one fit
+        no play): the question is withdrawn, the correction made (or refused), and its card
+        placed again, on the corrected round."""
+        question, self._question = self._question, None
+        try:
+            self._correct(item)
+        finally:
+            if question is not None:
+                held = question.held
+                self._commit(held.card, held.landing, held.sideways, held.face_down,
+                             held.origin, held.keyed)
+
+    def _correct(self, item: CorrectCard) -> None:
         """The dealer corrected the latest card recorded at ``item.at`` (a misread, or a card
         keyed wrong), in a hand-held game (no shoe fitted: a shoe's card stands, and while its
         link is down the cards it resends are checked against the recorded ones). The round is
@@ -1073,6 +1285,7 @@ class TableLoop:
         self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {item.reason}")
         self._fold = None
         self._lines = []
+        self._question = None  # its card is in no round now; what waited behind it goes on
 
     def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
         self.alarms = [
@@ -1089,6 +1302,8 @@ class TableLoop:
         self._lines = [dumps_event(start)]
         self._entered_unseen.clear()
         self._corrections.clear()
+        self._placed_unseen.clear()
+        self.round_questions = 0
         self._insurance_closed = False
 
     def _apply_or_raise(self, event: Event) -> CardTarget | None:
@@ -1138,9 +1353,10 @@ class TableLoop:
         self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False,
         origin: ShoeOrigin | None = None, keyed: bool = False,
     ) -> CardTarget | None:
-        """Record one card: the decision it implies (if any), then the card itself (with the
-        shoe's numbering of it, when the shoe dealt it, or marked keyed by the dealer). Returns
-        where it went (None: not recorded, an alarm says why)."""
+        """Record one card: the decisions that put it where it went (if any), then the card
+        itself (with the shoe's numbering of it, when the shoe dealt it, or marked keyed by the
+        dealer). Returns where it went; None when it is not recorded (an alarm says why) or not
+        yet: the evidence left its play open and the dealer is asked (:attr:`question`)."""
         shown = card.code if card is not None else "a face-down card"
         if self._fold is not None and self._fold.engine.deal_complete:
             self._play_moved_on()  # a card after the deal: a hit, a double, the dealer's draw
@@ -1154,8 +1370,55 @@ class TableLoop:
             return None
         engine = self._fold.engine
         if engine.next_card_target() is None and engine.acting() is not None:
-            if not self._decision_for(card, landing, sideways):
+            held = HeldCard(card, landing, sideways, face_down, origin, keyed)
+            if not self._place(held):
                 return None
+        return self._deal(card, landing, face_down, origin, keyed)
+
+    def _place(self, held: HeldCard) -> bool:
+        """A card arrived while a hand decides: take the decisions its evidence shows, where
+        they leave one way to pay; else ask the dealer (False: asked, or refused)."""
+        assert self._fold is not None
+        readings = card_readings(self._fold.engine)
+        left = remaining_readings(readings, Evidence(_target_of(held.landing), held.sideways))
+        reading = settled_reading(left)
+        if reading is not None:
+            return self._take(reading)
+        if not readings:
+            self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{held.card.code if held.card else 'a card'} dealt but no play can take it "
+                f"({self._fold.engine.describe()}); not recorded"))
+            return False
+        self._ask(held, left or readings, self._why_open(held, bool(left)))
+        return False
+
+    def _why_open(self, held: HeldCard, seen_fits: bool) -> str:
+        if held.landing is not None:
+            lay = " sideways" if held.sideways else ""
+            if not seen_fits:
+                return f"the camera saw it land{lay} at {held.landing}, where no legal play puts it"
+            return f"the camera saw it land{lay} at {held.landing}, which more than one play fits"
+        if held.keyed:
+            return "the dealer keyed it with no place"
+        if self._camera_behind:
+            return "the camera is behind: its sighting came too late"
+        if self.mode is Mode.SHOE_AND_CAMERA:
+            return "the camera did not see it land"
+        return "no camera watches the felt and no decision was touched for it"
+
+    def _take(self, reading: Reading) -> bool:
+        """Apply a reading's decisions, in play order."""
+        for decision in reading.decisions:
+            if not self._apply(PlayerAction(decision.seat, decision.action, hand=decision.hand)):
+                return False
+        return True
+
+    def _deal(self, card: Card | None, landing: Spot | None, face_down: bool,
+              origin: ShoeOrigin | None, keyed: bool) -> CardTarget | None:
+        """Record a card where the rules put it now (no decision pending)."""
+        assert self._fold is not None
+        engine = self._fold.engine
+        shown = card.code if card is not None else "a face-down card"
         target = engine.next_card_target()
         if target is None:
             self._alarm(
@@ -1173,43 +1436,86 @@ class TableLoop:
                     AlarmKind.MISPLACED,
                     f"{shown} landed at {landing} but is due to {target}: recorded to {target}",
                 )
+        hole = self._hole_card_due()
         if not self._apply(CardDealt(card, to, face_down, origin, keyed)):
             return None
         self.cards_committed += 1
+        if landing is None and card is not None and not hole and \
+                self.mode is Mode.SHOE_AND_CAMERA:
+            self._placed_unseen.append((card, target, self._now))
         return target
 
-    def _decision_for(self, card: Card | None, landing: Spot | None, sideways: bool) -> bool:
-        """A card arrived while a hand was deciding: write the decision the table saw."""
+    # ------------------------------------------------------------------ questions
+
+    def _ask(self, held: HeldCard, choices: tuple[Reading, ...], why: str) -> None:
+        """Put one question to the dealer: which play put ``held`` where it went."""
+        self.questions_asked += 1
+        self.round_questions += 1
+        labels = tuple(self._label(r) for r in choices)
+        self._question = OpenQuestion(self.questions_asked, self.round_id, held, choices,
+                                      labels, _question_text(held, choices, labels), why,
+                                      self._now)
+
+    def _label(self, reading: Reading) -> str:
+        """A reading in the dealer's words: "HIT seat 2", "STAND seat 2, DOUBLE seat 3"."""
         assert self._fold is not None
-        engine = self._fold.engine
-        acting = engine.acting()
-        assert acting is not None
-        if landing is not None and _order_key(landing) > _order_key(acting):
-            if not self._stand_until(landing):
-                return False
-            acting = engine.acting()
-            if acting is None or engine.next_card_target() is not None:
-                return True  # the card goes to the dealer, or to a split hand owed its card
-        if landing is None:
-            # A doubled hand is never hit: a card while one decides is for whoever comes next.
-            while acting is not None and Action.HIT not in engine.legal_actions():
-                if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
-                    return False
-                acting = engine.acting()
-                if engine.next_card_target() is not None:
-                    return True
-            if acting is None:
-                return True
-        if landing is not None and _order_key(landing) < _order_key(acting):
-            shown = card.code if card else "a card"
-            self._alarm(
-                AlarmKind.MISPLACED,
-                f"{shown} landed at {landing}, but seat {acting[0]} hand {acting[1]} is to act: "
-                "taken as a hit for the hand in play",
-            )
-            sideways = False
-        action = Action.DOUBLE if sideways else Action.HIT
-        return self._apply(PlayerAction(acting[0], action, hand=acting[1]))
+        hands = {s["seat"]: len(s["hands"]) for s in self._fold.engine.view()["seats"]}
+
+        def place(seat: int, hand: int) -> str:
+            split = hands.get(seat, 1) > 1 or any(
+                d.seat == seat and d.action is Action.SPLIT for d in reading.decisions)
+            return f"seat {seat}" + (f" hand {hand + 1}" if split else "")
+
+        words = [f"{d.action.name} {place(d.seat, d.hand)}" for d in reading.decisions]
+        if reading.target.is_dealer:
+            words.append("to the DEALER")
+        elif reading.asked_by is None:
+            words.append(f"to {place(reading.target.seat or 0, reading.target.hand or 0)}")
+        return ", ".join(words)
+
+    def _on_answer(self, item: AnswerQuestion) -> None:
+        question = self._question
+        if question is None or question.id != item.question:
+            open_now = "none is open" if question is None else f"question {question.id} is open"
+            self._alarm(AlarmKind.ILLEGAL_ACTION, f"an answer to question {item.question}, but "
+                        f"{open_now}; not taken")
+            return
+        if not 0 <= item.choice < len(question.choices):
+            self._alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"answer {item.choice} to question {question.id}, which has "
+                f"{len(question.choices)} choices; not taken"))
+            return
+        self._settle_question(item.choice, "dealer")
+
+    def _sighting_answers(self, item: TableInput) -> bool:
+        """A late sighting of the card asked about, while its question is open: where it
+        leaves one choice, it answers the question; either way it is that card's sighting."""
+        question = self._question
+        assert question is not None
+        if not isinstance(item, FeltCard) or item.card is None or not self._camera_trusted() \
+                or question.held.card != item.card or question.held.landing is not None:
+            return False
+        left = remaining_readings(question.choices,
+                                  Evidence(_target_of(item.spot), item.sideways))
+        reading = settled_reading(left)
+        if reading is not None:
+            self._settle_question(question.choices.index(reading), "camera")
+        return True
+
+    def _settle_question(self, choice: int, by: str) -> None:
+        """Record the question with its answer, then the decisions and the card it chose."""
+        question = self._question
+        assert question is not None and self._fold is not None
+        self._question = None
+        held = question.held
+        waited = Decimal(str(round(max(0.0, self._now - question.asked_at), 2)))
+        self._apply_or_raise(Question(held.card, question.text, question.why, question.labels,
+                                      question.labels[choice], by, waited))
+        if self._take(question.choices[choice]):
+            self._deal(held.card, held.landing, held.face_down, held.origin, held.keyed)
+        self._alarm(AlarmKind.DEALER_ASKED, (
+            f"asked \"{question.text}\" ({question.why}); answered by the {by} after "
+            f"{waited} s: {question.labels[choice]}; round flagged for review"), resolved=True)
 
     def _settle_if_done(self) -> None:
         """Close the round as soon as nothing more can happen in it, at a table with a shoe; in
@@ -1217,7 +1523,7 @@ class TableLoop:
         corrects a misread) before touching Finish round."""
         fold = self._fold
         if not self.has_shoe or fold is None or fold.ended or self._pending_shoe or \
-                self._pending_felt:
+                self._pending_felt or self._question is not None:
             return
         engine = fold.engine
         if not engine.dealing_started or engine.acting() is not None or self._peek_pending():
@@ -1243,9 +1549,11 @@ class TableLoop:
 
     # ------------------------------------------------------------------ alarms
 
-    def _alarm(self, kind: AlarmKind, text: str) -> Alarm:
+    def _alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm:
+        """Raise (and record) an alarm; ``resolved``: recorded for surveillance, done already."""
         self._alarms_raised += 1
-        alarm = Alarm(self._alarms_raised, kind, text, self.round_id, self._now)
+        alarm = Alarm(self._alarms_raised, kind, text, self.round_id, self._now,
+                      resolved=resolved)
         self.alarms.append(alarm)
         excess = len(self.alarms) - ALARMS_KEPT
         if excess > 0:  # let the oldest done alarms go (after a burst, as many as it takes)
@@ -1284,6 +1592,7 @@ class TableLoop:
         settlement = None
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
+        held = self._disagreements()
         if peek_pending:
             phase = "insurance"  # what the peek finds is not shown until insurance is closed
         elif phase == "dealer" and fold is not None:
@@ -1294,6 +1603,10 @@ class TableLoop:
                 phase = "dealer" if self.has_shoe else "check"
             except RoundError:  # still owed: the hole card turned over, say
                 settlement = None
+        if self._question is not None:
+            phase, settlement = "question", None
+        elif settlement is not None and held:
+            phase, settlement = "hold", None  # no PAY/TAKE while the readers disagree
         return {
             "table": self.table_id,
             "rules": self.rules.name,
@@ -1315,8 +1628,21 @@ class TableLoop:
                 "max": format_money(self.rules.max_bet),
             },
             "match_offered": self.rules.match_the_dealer is not None,
+            "question": None if self._question is None else self._question.to_json(),
+            "hold": [a.to_json() for a in held],
+            "round_questions": self.round_questions,
+            "camera_lag_ms": None if self.camera_lag_s is None or not self.has_camera
+            else round(self.camera_lag_s * 1000),
             "updates": self.updates,
         }
+
+    def _disagreements(self) -> list[Alarm]:
+        """This round's alarms where the readers disagree, not yet acknowledged: the screen shows
+        no PAY/TAKE until the dealer (with the floor) has seen each."""
+        if self._fold is None:
+            return []
+        return [a for a in self.alarms if a.active and a.round_id == self.round_id
+                and a.kind in _DISAGREEMENTS]
 
 
 def _screen_round(engine: RoundEngine, shoe_read: bool, peek_pending: bool,
@@ -1411,5 +1737,6 @@ _HANDLERS: dict[type, Any] = {
     AcknowledgeAlarm: TableLoop._on_acknowledge,
     KeyCard: TableLoop._on_key_card,
     CorrectCard: TableLoop._on_correct_card,
+    AnswerQuestion: TableLoop._on_answer,
     RecordingFailed: TableLoop._on_recording_failed,
 }

@@ -26,6 +26,7 @@ from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_mone
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
+    AnswerQuestion,
     CloseInsurance,
     CorrectCard,
     DealerInput,
@@ -155,6 +156,8 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
             raise TouchError(f"'index' must be 0 (the first card there) or more, got {index}")
         was = None if message.get("was") is None else _card_field(message, "was")
         return CorrectCard(_card_field(message), _target_field(at, "at"), index, was)
+    if kind == "answer":
+        return AnswerQuestion(_int_field(message, "question"), _int_field(message, "choice"))
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():
@@ -162,7 +165,7 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         return VoidRound(reason.strip())
     raise TouchError(
         f"unknown touch type {kind!r} (one of bet, decide, insure, close_insurance, finish, "
-        "shuffle, ack, void, card, correct)"
+        "shuffle, ack, void, card, correct, answer)"
     )
 
 

@@ -100,6 +100,7 @@ class FeltCard:
     card: Card | None
     spot: Spot
     sideways: bool = False
+    seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,7 @@ class FeltStacks:
     seat: int
     stacks: int
     from_stack: int | None = None
+    seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ class FeltSwap:
     previous: Card
     card: Card
     spot: Spot
+    seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,7 @@ class HoleCardShown:
     """The dealer turned the hole card over (the players' turn is over); ``card`` as read."""
 
     card: Card | None
+    seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +243,17 @@ class CorrectCard:
     was: Card | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerQuestion:
+    """The dealer's answer to the table's question ``question`` (its id): the play ``choice``
+    (an index into the question's choices, as the screen lists them) put the card there."""
+
+    question: int
+    choice: int
+
+
 DealerInput = (PlaceBet | Decide | Insure | CloseInsurance | FinishRound | VoidRound
-               | AcknowledgeAlarm | KeyCard | CorrectCard)
+               | AcknowledgeAlarm | KeyCard | CorrectCard | AnswerQuestion)
 
 
 # ----------------------------------------------------------------------------------- recording

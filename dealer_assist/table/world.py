@@ -63,6 +63,20 @@ class Player:
 SETTLEMENTS_KEPT = 1000
 
 
+#: Cards whose true places a simulated table keeps (the dealer's questions are about the last).
+PLACEMENTS_KEPT = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a dealt card truly went (``spot``) and the decision that asked for it there: HIT
+    or DOUBLE; None for a card owed without one (the deal, a split hand's, the dealer's)."""
+
+    card: Card
+    spot: Spot
+    asked: Action | None
+
+
 class SimulatedTable:
     """Deals rounds from a seeded shoe and yields what the shoe, camera and dealer report;
     ``settlements`` holds the true settlements of its latest ``SETTLEMENTS_KEPT`` rounds."""
@@ -84,6 +98,8 @@ class SimulatedTable:
         self.truth: RoundEngine | None = None
         self.settlements: deque[Settlement] = deque(maxlen=SETTLEMENTS_KEPT)
         self.camera_sees = True  # the dealer touches what the camera cannot read
+        #: where the latest cards truly went, for the simulated dealer's answers
+        self.placed: deque[Placement] = deque(maxlen=PLACEMENTS_KEPT)
         self.strategy = BasicStrategy(
             rules.decks,
             rules.dealer_hits_soft_17,
@@ -139,11 +155,13 @@ class SimulatedTable:
         yield "dealer", FinishRound()
 
     def _card(
-        self, seat: int | None, hand: int, sideways: bool = False, face_down: bool = False
+        self, seat: int | None, hand: int, asked: Action | None = None, face_down: bool = False
     ) -> Iterator[Step]:
         assert self.truth is not None
         card = self._draw()
         self.truth.card(card)
+        self.placed.append(Placement(card, Spot(seat, hand), asked))
+        sideways = asked is Action.DOUBLE
         yield "shoe", ShoeCard(card)
         yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
 
@@ -181,14 +199,14 @@ class SimulatedTable:
             hands = next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"]
             action = self._decide(hands, index, up, truth.legal_actions())
             truth.action(seat, action)
-            touched = action in (Action.SURRENDER, Action.RESCUE) or (
-                not self.camera_sees and action is not Action.HIT
-            )
+            # Without a camera the dealer touches every decision (a card no touch asked for
+            # is a question); with one, only what leaves nothing on the felt to see.
+            touched = action in (Action.SURRENDER, Action.RESCUE) or not self.camera_sees
             if touched:
                 yield "dealer", Decide(seat, action, hand=index)
             if action is Action.SPLIT:
                 hands = len(next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"])
                 yield "camera", FeltStacks(seat, hands, from_stack=index)
             elif action in (Action.HIT, Action.DOUBLE):
-                yield from self._card(seat, index, sideways=action is Action.DOUBLE)
+                yield from self._card(seat, index, asked=action)
 

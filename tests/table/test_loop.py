@@ -43,6 +43,7 @@ from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
+    AnswerQuestion,
     CameraFocus,
     CameraLink,
     CameraMoved,
@@ -108,6 +109,18 @@ class Table:
     def kinds(self) -> list[AlarmKind]:
         return [a.kind for a in self.loop.alarms]
 
+    def choices(self) -> list[str]:
+        """The labels of the question on the dealer's screen ([] when none is open)."""
+        question = self.loop.view()["question"]
+        return [] if question is None else [c["label"] for c in question["choices"]]
+
+    def answer(self, label: str) -> None:
+        """Touch the answer labelled ``label`` on the dealer's screen."""
+        question = self.loop.view()["question"]
+        assert question is not None, "no question is open"
+        choice = next(c["choice"] for c in question["choices"] if c["label"] == label)
+        self.send(AnswerQuestion(question["id"], choice))
+
     def settled_json(self) -> dict:
         assert self.recorder.rounds, "no round was recorded"
         return self.recorder.rounds[-1][2].to_json()
@@ -137,24 +150,60 @@ def test_shoe_only_round_with_touches_settles_like_settle():
     table.send(Decide(1, Action.STAND))
     table.send(Decide(2, Action.DOUBLE))
     table.card("9C")  # seat 2's double card
+    table.send(Decide(2, Action.STAND))  # double-double down: the dealer says seat 2 is done
     table.card("8H")  # the dealer: 6 + K + 8 = 24
     assert table.loop.rounds_played == 1
     got = table.settled_json()
     assert got["dealer"]["cards"] == ["6S", "KD", "8H"]
     assert [s["net"] for s in got["seats"]] == ["10.00", "20.00"]
-    assert settle_log(table.recorded_lines()).to_json() == table.recorder.rounds[-1][2].to_json()
-    assert table.loop.alarms == []
+    assert table.loop.questions_asked == 0
 
 
-def test_shoe_only_card_for_a_deciding_hand_is_a_hit():
+def test_shoe_only_after_a_double_an_untouched_card_asks_redouble_or_dealer():
+    table = Table(camera=False)
+    deal(table, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(Decide(1, Action.STAND))
+    table.send(Decide(2, Action.DOUBLE))
+    table.card("9C")
+    table.card("8H")  # a redouble's card, or the dealer's? No touch says.
+    assert table.choices() == ["DOUBLE seat 2", "STAND seat 2, to the DEALER"]
+    assert table.loop.view()["phase"] == "question"
+    assert table.loop.rounds_played == 0  # nothing is paid on a guess
+    table.answer("STAND seat 2, to the DEALER")
+    assert table.loop.rounds_played == 1
+    assert [s["net"] for s in table.settled_json()["seats"]] == ["10.00", "20.00"]
+    lines = table.recorded_lines()
+    asked = [json.loads(line) for line in lines if '"question"' in line]
+    assert len(asked) == 1 and asked[0]["answer"] == "STAND seat 2, to the DEALER"
+    assert asked[0]["card"] == "8H" and asked[0]["by"] == "dealer"
+    assert settle_log(lines).to_json()["net"] == table.settled_json()["net"]
+
+
+def test_shoe_only_a_card_no_touch_asked_for_is_a_question_not_a_hit():
     table = Table(camera=False)
     deal(table, {1: ("2S", "3H")}, up="9S", hole="7D")
     table.card("4C")
-    table.card("5C")
+    assert table.choices() == ["HIT seat 1", "DOUBLE seat 1", "STAND seat 1, to the DEALER"]
+    assert table.loop.view()["question"]["text"].startswith("Where did 4C go?")
+    table.card("5C")  # the next card waits behind the question
+    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["2S", "3H"]
+    table.answer("HIT seat 1")
+    table.answer("HIT seat 1")  # 5C, asked in its turn
     table.send(Decide(1, Action.STAND))
     table.card("2D")  # the dealer: 9 + 7 + 2 = 18
-    assert any('"action": "hit"' in line for line in table.loop._lines)
     assert table.settled_json()["seats"][0]["hands"][0]["cards"] == ["2S", "3H", "4C", "5C"]
+    assert table.loop.questions_asked == 2
+
+
+def test_shoe_only_a_touched_hit_needs_no_question():
+    table = Table(camera=False)
+    deal(table, {1: ("2S", "3H")}, up="9S", hole="7D")
+    table.send(Decide(1, Action.HIT))
+    table.card("4C")
+    table.send(Decide(1, Action.STAND))
+    table.card("2D")
+    assert table.settled_json()["seats"][0]["hands"][0]["cards"] == ["2S", "3H", "4C"]
+    assert table.loop.questions_asked == 0
 
 
 def test_card_landing_at_the_next_seat_means_the_seat_before_stood():
@@ -289,6 +338,10 @@ def test_camera_lost_mid_round_falls_back_to_touches_and_completes():
     table.send(CameraLink(False, "no frames for 2 s"))
     assert table.loop.mode is Mode.SHOE_ONLY
     assert AlarmKind.CAMERA_LOST in table.kinds()
+    # Nobody saw where 3D went: a hit at seat 1, a double, or seat 1 stood and it is seat 2's.
+    assert table.choices()[:2] == ["HIT seat 1", "DOUBLE seat 1"]
+    assert "STAND seat 1, HIT seat 2" in table.choices()
+    table.answer("HIT seat 1")
     table.send(Decide(1, Action.STAND))  # 18
     table.send(Decide(2, Action.STAND))
     table.card("7H")  # dealer 6 + K + 7 = 23
@@ -381,15 +434,18 @@ def test_a_hand_held_game_goes_on_with_the_cards_the_dealer_keys():
     table.send(FeltCard(C("9S"), Spot(1)), FeltCard(C("5H"), DEALER_SPOT))
     table.send(KeyCard(C("2C")))  # seat 1's second card, never read by the camera
     table.send(FeltCard(None, DEALER_SPOT))  # the hole card, face down
-    table.send(KeyCard(C("4D")))  # a hit for seat 1 (9 + 2 + 4 = 15), unread
+    table.send(KeyCard(C("4D")))  # unread, keyed with no place: which play took it?
+    assert table.loop.view()["question"]["text"] == "4D at seat 1: HIT or DOUBLE?"
+    table.answer("HIT seat 1")  # 9 + 2 + 4 = 15
     table.send(Decide(1, Action.STAND))
     table.send(KeyCard(C("KD"), DEALER_SPOT))  # the hole card turned, unread: 5 + K = 15
     table.send(KeyCard(C("9H"), DEALER_SPOT))  # the dealer's draw, unread: 24
     table.send(FinishRound())
     assert table.loop.rounds_played == 1
     assert table.settled_json()["seats"][0]["net"] == "10.00"
-    assert [a.kind for a in table.loop.alarms] == [AlarmKind.KEYED_CARD] * 4
-    assert "the dealer keyed KD at the dealer" in table.loop.alarms[2].text
+    assert [a.kind for a in table.loop.alarms] == [AlarmKind.KEYED_CARD] * 2 + [
+        AlarmKind.DEALER_ASKED] + [AlarmKind.KEYED_CARD] * 2
+    assert "the dealer keyed KD at the dealer" in table.loop.alarms[3].text
     lines = table.recorded_lines()
     keyed = [json.loads(line) for line in lines if '"keyed": true' in line]
     assert [(e["type"], e["card"]) for e in keyed] == [
@@ -580,8 +636,8 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
 def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_misplaced_hit():
     """A bust corrected to 20 with nothing after the hole card's turn: the turn ended the
     players' turn, so that hand stood (the round goes to the check, not back to play). A card
-    recorded without its place (misplaced: seen at seat 1 while seat 2 was to act) may have been
-    seat 1's hit, so a correction that would have seat 1 stand ahead of it is refused."""
+    seen at seat 1 while seat 2 is to act (seat 1's 21 a misread) fits no play: the table asks,
+    and the dealer's correction of the misread answers it, the card placed as seat 1's hit."""
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("7S", None), ("7H", 1)):
@@ -599,10 +655,12 @@ def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_mispl
         table.send(FeltCard(C(code), Spot(seat)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.HIT))
     table.send(FeltCard(C("KC"), Spot(1)))  # really 5C: 16; read 21, seat 1 done
-    table.send(FeltCard(C("3D"), Spot(1)))  # seat 1's next hit, taken as seat 2's (misplaced)
-    lines = list(table.loop._lines)
-    table.send(CorrectCard(C("5C"), CardTarget(1, 0), was=C("KC")))
-    assert table.loop._lines == lines and "void the round" in table.loop.alarms[-1].text
+    table.send(FeltCard(C("3D"), Spot(1)))  # seat 1's next hit: no play puts it there now
+    assert table.loop.question is not None and table.loop.rounds_played == 0
+    table.send(CorrectCard(C("5C"), CardTarget(1, 0), was=C("KC")))  # the misread put right
+    assert table.loop.question is None  # and 3D is seat 1's hit after all: 9 + 2 + 5 + 3 = 19
+    assert [s["hands"][0]["cards"] for s in table.loop.engine_view["seats"]] == [
+        ["9S", "2H", "5C", "3D"], ["8D", "9C"]]
 
 
 def test_a_correction_stands_a_hand_before_a_touched_hit_and_its_keyed_card():
@@ -822,9 +880,11 @@ def test_a_card_the_dealer_entered_is_awaited_only_where_it_lies_and_only_until_
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("9H", 1), ("5C", 2)):
         table.send(FeltCard(C(code), Spot(seat)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.STAND))
-    table.send(KeyCard(C("7H"), Spot(1)))  # seat 1 stood: a hit for seat 2 (misplaced)
+    table.send(KeyCard(C("7H"), Spot(1)))  # seat 1 stood: keyed where no play puts it
+    table.answer("HIT seat 2")  # the dealer says it was seat 2's hit
     table.send(FeltCard(C("7H"), Spot(1)))  # the camera reads it where it lies
     assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
+    assert table.loop.cards_committed == 7
 
 
 def test_after_a_split_touched_with_the_camera_lost_a_correction_finds_the_split_hand():
@@ -850,7 +910,8 @@ def test_keyed_cards_refused_leave_the_pack_count_as_it_was():
     for code, seat in (("9S", 1), ("5S", None), ("7H", 1)):
         table.send(FeltCard(C(code), Spot(seat)))
     table.send(FeltCard(None, DEALER_SPOT))
-    table.send(KeyCard(C("KC")))  # seat 1 hits to 26: the round waits for the hole card
+    table.send(KeyCard(C("KC")))
+    table.answer("HIT seat 1")  # to 26: the round waits for the hole card
     table.send(*[KeyCard(C("7H"))] * 7)
     assert AlarmKind.BEYOND_COMPOSITION not in table.kinds()
     assert table.kinds().count(AlarmKind.ILLEGAL_ACTION) == 7
@@ -881,6 +942,8 @@ def test_a_round_no_draw_can_change_closes_at_once_and_a_later_dealer_draw_is_re
     nobody is due (§6): an alarm, and nothing recorded."""
     table = Table(camera=camera)
     deal(table, {1: ("9S", "7H")}, up="5S", hole="6D")
+    if not camera:
+        table.send(Decide(1, Action.HIT))  # with no camera the dealer touches every decision
     table.card("KC", 1)  # seat 1 busts: no draw by the dealer could change anything
     assert not table.loop.round_open and table.loop.rounds_played == 1
     assert table.settled_json()["dealer"]["cards"] == ["5S", "6D"]

@@ -68,6 +68,8 @@ function renderStatus(view) {
     name + ": " + (view.notes[name] || status));
   $("devices").textContent = devices.join(" \u00b7 ");
   $("round-id").textContent = view.round ? "round " + view.round.round + " \u00b7 " + view.phase : "";
+  $("camera-lag").textContent = view.camera_lag_ms === null || view.camera_lag_ms === undefined
+    ? "" : "camera lag " + view.camera_lag_ms + " ms";
 }
 
 // Active alarms, newest first; the same alarm raised again and again is one row with its
@@ -308,10 +310,41 @@ function keyTarget(correcting) {
   return { seat, hand: acting && acting[0] === seat ? acting[1] : 0 };
 }
 
+// The table's one question: which play put a card where it went. One touch answers it; nothing
+// else moves until it is answered.
+function renderQuestion(view) {
+  const box = $("question");
+  const question = view.question;
+  box.hidden = !question;
+  if (!question) return;
+  $("question-text").textContent = question.text;
+  $("question-why").textContent = "(" + question.why + ")";
+  const choices = $("question-choices");
+  choices.replaceChildren(...question.choices.map((choice) => {
+    const button = el("button", "go answer", choice.label);
+    button.dataset.choice = String(choice.choice);
+    button.addEventListener("click", () =>
+      send({ type: "answer", question: question.id, choice: choice.choice }));
+    return button;
+  }));
+}
+
+// Payouts held back while the readers disagree about a card of the round.
+function renderHold(view) {
+  const box = $("hold");
+  const held = view.hold || [];
+  box.hidden = held.length === 0;
+  box.textContent = held.length === 0 ? "" : "NO PAYOUTS YET: acknowledge " +
+    (held.length === 1 ? "the alarm" : "the " + held.length + " alarms") +
+    " about this round's cards (with the floor), then pay";
+}
+
 function render(view) {
   state.view = view;
   renderStatus(view);
   renderAlarms(view);
+  renderQuestion(view);
+  renderHold(view);
   renderDealer(view);
   renderSeats(view);
   renderTouch();
