@@ -124,10 +124,11 @@ def run(args: argparse.Namespace) -> int:
         screen.start()
     except OSError as error:
         runner.stop()
+        recording.close()
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     print(f"dealer's screen: {screen.url}", flush=True)
-    logger.info("%s; screen %s", devices, screen.url)
+    logger.info("started %s; screen %s", devices, screen.url)
     status = 0
     try:
         while not stop.wait(1.0):

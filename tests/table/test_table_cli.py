@@ -119,7 +119,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     assert "CLEAN: 1 settled rounds re-settled" in replayed.stdout
     # the config's [logging]: the key moments, in the file beside it
     logged = (tmp_path / "table.log").read_text()
-    for line in (f"INFO [MainThread] dealer_assist.table.cli: table T3: rules s17-6, shoe "
+    for line in (f"INFO [MainThread] dealer_assist.table.cli: started table T3: rules s17-6, shoe "
                  f"{link.url}, camera none, recording to {tmp_path / 'rec'}; screen {url}",
                  f"INFO [shoe-source] dealer_assist.table.shoe_source: shoe link up: {link.url}",
                  "INFO [shoe-source] dealer_assist.table.shoe_source: shoe link down: ",
