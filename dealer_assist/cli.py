@@ -79,6 +79,19 @@ def _top_parser() -> argparse.ArgumentParser:
     )
 
 
+def _add_logging_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--log-level`` and ``--log-file``, the same for every command (None where not given)."""
+    from dealer_assist.logs import DEFAULT_LEVEL, LEVELS
+
+    group = parser.add_argument_group("logging")
+    group.add_argument("--log-level", type=str.lower, choices=LEVELS, metavar="LEVEL",
+                       help=f"{', '.join(LEVELS)} (default {DEFAULT_LEVEL}; for table, its "
+                       "config's [logging] level, else info)")
+    group.add_argument("--log-file", metavar="FILE",
+                       help="append the log to FILE (warnings and worse still on standard "
+                       "error; default: all on standard error)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status. An I/O error that
     a command does not report itself (its output on a full disk) is one line and status 1."""
@@ -107,7 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"dealer-assist {name}", description=help_)
     module.add_arguments(parser)
+    _add_logging_arguments(parser)
     args = parser.parse_args(argv[1:])
+    from dealer_assist import logs
+
+    try:
+        logs.configure(args.log_level or logs.DEFAULT_LEVEL, args.log_file)
+    except logs.LogFileError as error:
+        print(f"dealer-assist {name}: --log-file: {error}", file=sys.stderr)
+        return 2
     try:
         status = int(module.run(args) or 0)
         sys.stdout.flush()

@@ -12,6 +12,7 @@ demo's rendered table.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -22,6 +23,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from dealer_assist.logs import describe
 from dealer_assist.rules import Card, CardCodeError
 from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
 from dealer_assist.table.sources import CameraFocus, CameraLink, CameraMoved, Sink
@@ -62,6 +64,8 @@ class TrackedEvent(Protocol):
     def kind(self) -> Any: ...
 
 
+logger = logging.getLogger(__name__)
+
 #: Frames a table's camera detects at once, each on one core (``CardDetector(threads=1)``): on
 #: 2 cores, 41 frames/s against 20 for one frame at a time on both (``bench/detect.py``).
 DETECTION_WORKERS = 2
@@ -96,6 +100,10 @@ class CameraStages:
 
 class CameraSource:
     """The camera thread; ``frames_processed`` and ``seconds_busy`` are kept for the benchmark.
+
+    An exception that ends the thread (a stage that raises other than ``grab``) is logged with
+    its traceback and reported as the feed lost, naming it: the table goes on without the
+    camera, its alarm saying so.
 
     ``workers``: frames detected at once. With more than one, the camera thread hands each frame
     to a pool and goes on grabbing, and the frames' cards are tracked in frame order as they
@@ -150,11 +158,16 @@ class CameraSource:
             self.stages.close()
 
     def _run(self, sink: Sink) -> None:
-        if self.workers == 1:
-            self._loop(sink, None)
-            return
-        with ThreadPoolExecutor(self.workers, thread_name_prefix="camera-detect") as pool:
-            self._loop(sink, pool)
+        try:
+            if self.workers == 1:
+                self._loop(sink, None)
+                return
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="camera-detect") as pool:
+                self._loop(sink, pool)
+        except Exception as error:
+            logger.exception("%s: the camera thread stopped", self.description)
+            sink(CameraLink(False, f"{self.description}: the camera stopped on an error "
+                                   f"({describe(error)}); restart the table to bring it back"))
 
     def _loop(self, sink: Sink, pool: ThreadPoolExecutor | None) -> None:
         stages = self.stages
@@ -170,26 +183,33 @@ class CameraSource:
             try:
                 frame = stages.grab()
             except (OSError, ValueError, RuntimeError) as error:
+                if not refused:  # the first of a run of refusals; the rest are the same
+                    logger.warning("%s: no frame: %s", self.description, error)
                 frame, refused = None, str(error)
             except Exception as error:
                 # Anything else (cv2.error: cv2 is not imported here) is caught at this one
                 # boundary, so the thread never dies: the feed is lost, the error's type and
                 # text say why, and the grab is tried again.
-                frame, refused = None, f"{type(error).__name__}: {' '.join(str(error).split())}"
+                if not refused:
+                    logger.exception("%s: the frame grab raised", self.description)
+                frame, refused = None, describe(error)
             if frame is None:
                 while in_flight:  # no frame is coming: the ones in hand are tracked now
                     self._track_oldest(sink, in_flight)
                 if up is not False and started - last_frame >= self.lost_after_s:
                     up = False
-                    sink(CameraLink(False, f"{self.description}: no frame for "
-                                           f"{self.lost_after_s:g} s"
-                                           + (f" ({refused})" if refused else "")))
+                    lost = CameraLink(False, f"{self.description}: no frame for "
+                                             f"{self.lost_after_s:g} s"
+                                             + (f" ({refused})" if refused else ""))
+                    logger.info("camera feed lost: %s", lost.detail)
+                    sink(lost)
                 self._stop.wait(0.05)
                 continue
             refused = ""
             last_frame = started
             if up is not True:
                 up = True
+                logger.info("camera feed up: %s", self.description)
                 sink(CameraLink(True, self.description))
             if started - last_check >= self.check_view_every_s:
                 last_check = started
@@ -238,6 +258,7 @@ class CameraSource:
                grabbed: float) -> None:
         for event in self.stages.track(frame_number, observations):
             for item in self._to_inputs(event, observations):
+                logger.debug("frame %d: %s", frame_number, item)
                 sink(item)
         self.frames_processed += 1
         self.seconds_busy += time.monotonic() - grabbed

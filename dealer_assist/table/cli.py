@@ -7,9 +7,12 @@ records each round log, and serves the dealer's screen.
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import threading
+
+logger = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,14 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
+    from dealer_assist import logs
     from dealer_assist.table.config import ConfigError, load_config
-    from dealer_assist.table.loop import Recorder, TableLoop
-    from dealer_assist.table.recording import (
-        FileRecorder,
-        RecordingError,
-        SurveillanceRecorder,
-        TeeRecorder,
-    )
+    from dealer_assist.table.loop import TableLoop
+    from dealer_assist.table.recording import RecordingError, StoreOpenError, open_recording
     from dealer_assist.table.runner import TableRunner
     from dealer_assist.table.screen import ScreenServer
     from dealer_assist.table.shoe_source import SerialShoeSource
@@ -41,6 +40,13 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as error:
         print(f"dealer-assist table: {error}", file=sys.stderr)
+        return 2
+    log_file = args.log_file or config.log_file
+    try:  # the command line's --log-level and --log-file before the config's [logging]
+        logs.configure(args.log_level or config.log_level, log_file)
+    except logs.LogFileError as error:
+        key = "--log-file" if args.log_file else f"{config.path}: logging.file"
+        print(f"dealer-assist table: {key}: {error}", file=sys.stderr)
         return 2
     notes: dict[str, str] = {}
     camera: Source | None = None
@@ -65,31 +71,27 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    print(
+    devices = (
         f"table {config.table_id}: rules {config.rules.name}, "
         f"shoe {config.shoe.url if config.shoe else 'none'}, "
         f"camera {config.camera.source if camera is not None and config.camera else 'none'}, "
         f"recording to {config.recording_dir}"
     )
+    print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
+          f"{log_file or 'standard error'}")
     if args.check:
+        logger.info("configuration %s checked: %s", config.path, devices)
         if camera is not None:
             camera.stop()
         # a camera configured but unable to start would leave the table shoe only: not a pass
         return 2 if "camera" in notes else 0
     try:
-        recorder: Recorder = FileRecorder(config.recording_dir)
+        recording = open_recording(config.recording_dir, config.table_id,
+                                   surveillance=config.surveillance)
     except RecordingError as error:
-        print(f"dealer-assist table: {config.path}: recording.dir: {error}", file=sys.stderr)
+        key = "recording.surveillance" if isinstance(error, StoreOpenError) else "recording.dir"
+        print(f"dealer-assist table: {config.path}: {key}: {error}", file=sys.stderr)
         return 2
-    store: SurveillanceRecorder | None = None
-    if config.surveillance:
-        try:
-            store = SurveillanceRecorder(config.recording_dir / "surveillance", config.table_id)
-        except RecordingError as error:
-            print(f"dealer-assist table: {config.path}: recording.surveillance: {error}",
-                  file=sys.stderr)
-            return 2
-        recorder = TeeRecorder(recorder, store)
     sources: list[Source] = []
     if config.shoe is not None:
         ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
@@ -98,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         )
     loop = TableLoop(
         config.rules_spec,
-        recorder,
+        recording.recorder,
         table_id=config.table_id,
         round_prefix=f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
         has_shoe=config.shoe is not None,
@@ -108,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
     if camera is not None:
         sources.append(camera)
     runner = TableRunner(loop, sources)
-    if store is not None:
-        store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))
+    if recording.store is not None:
+        recording.store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))
     screen = ScreenServer(runner, config.host, config.port)
     stop = threading.Event()
     # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
@@ -122,14 +124,22 @@ def run(args: argparse.Namespace) -> int:
         screen.start()
     except OSError as error:
         runner.stop()
+        recording.close()
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     print(f"dealer's screen: {screen.url}", flush=True)
+    logger.info("started %s; screen %s", devices, screen.url)
+    status = 0
     try:
-        stop.wait()
+        while not stop.wait(1.0):
+            if not screen.running:  # its thread ended (logged): no touch can reach the table
+                print("dealer-assist table: the dealer's screen stopped (see the log): "
+                      "the table stops", file=sys.stderr)
+                status = 1
+                break
     finally:
         screen.stop()
         runner.stop()
-        if store is not None:
-            store.close()
-    return 0
+        recording.close()
+        logger.info("table %s stopped", config.table_id)
+    return status

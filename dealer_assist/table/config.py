@@ -20,11 +20,16 @@ reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped
 
 [recording]
 dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
-surveillance = false         # also into the surveillance store, dir/surveillance (replayable)
+surveillance = false         # also into the surveillance store, its database dir/index.sqlite
+                             # (dealer-assist replay dir --verify)
 
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
 port = 8021
+
+[logging]
+level = "info"               # debug, info (default), warning, error or critical
+file = "table.log"           # optional: appended to; else everything goes to standard error
 ```
 """
 
@@ -37,9 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dealer_assist.logs import level_number
 from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
+from dealer_assist.surveillance.store import INDEX_NAME
 
 
 class ConfigError(ValueError):
@@ -81,14 +88,17 @@ class TableConfig:
     host: str
     port: int
     surveillance: bool = False
+    log_level: str = "info"
+    log_file: Path | None = None
 
 
-_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen"}
+_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader"},
     "recording": {"dir", "surveillance"},
     "screen": {"host", "port"},
+    "logging": {"level", "file"},
 }
 
 
@@ -232,8 +242,10 @@ def parse_config(
         recording_dir = base / recording_dir
     for sub in ("rounds", "void"):  # what the recorder creates at start
         _can_create(path, "recording.dir", recording_dir / sub)
-    if surveillance:
-        _can_create(path, "recording.surveillance", recording_dir / "surveillance")
+    index = recording_dir / INDEX_NAME  # the store's database, at the top of the directory
+    if surveillance and index.exists() and not index.is_file():
+        raise ConfigError(path, "recording.surveillance",
+                          f"{index} is not a file: the surveillance store cannot be opened")
 
     screen = _section(path, data, "screen") or {}
     host = _text(path, "screen.host", screen.get("host", "127.0.0.1"))
@@ -241,14 +253,39 @@ def parse_config(
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(path, "screen.port", f"must be a port number 0-65535, got {port!r}")
 
+    log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
+
     if shoe is None and camera is None:
         raise ConfigError(path, "shoe/camera", "a table needs a shoe, a camera or both")
     rules_spec: Any = raw_rules
     if isinstance(raw_rules, dict) and len(raw_rules) == 1:
         rules_spec = raw_rules["preset"]
     return TableConfig(
-        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance
+        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance,
+        log_level=log_level, log_file=log_file,
     )
+
+
+def _logging(path: str, base: Path, section: dict[str, Any]) -> tuple[str, Path | None]:
+    """``[logging]``: its level (default info) and its file, checked writable, nothing created."""
+    level = section.get("level", "info")
+    try:
+        level_number(level)
+    except ValueError as error:
+        raise ConfigError(path, "logging.level", str(error)) from None
+    if "file" not in section:
+        return level.strip().lower(), None
+    file = Path(_text(path, "logging.file", section["file"]))
+    if not file.is_absolute():
+        file = base / file
+    if file.is_dir():
+        raise ConfigError(path, "logging.file", f"{file} is a folder, not a file")
+    if file.exists():
+        if not os.access(file, os.W_OK):
+            raise ConfigError(path, "logging.file", f"{file} is not writable")
+    else:
+        _can_create(path, "logging.file", file.parent)
+    return level.strip().lower(), file
 
 
 def load_config(path: str | Path) -> TableConfig:

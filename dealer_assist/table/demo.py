@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from dealer_assist.roundlog.report import settlement_text
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet, Settlement
 from dealer_assist.table.loop import AlarmKind, OpenQuestion, TableLoop
-from dealer_assist.table.recording import FileRecorder
+from dealer_assist.table.recording import open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.shoe_source import SerialShoeSource
@@ -45,6 +45,7 @@ from dealer_assist.table.sources import (
     KeyCard,
     NewShoe,
     PlaceBet,
+    RecordingFailed,
     ShoeCard,
     Source,
     Spot,
@@ -55,6 +56,8 @@ from dealer_assist.table.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.world import Player, SimulatedTable
 
 DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
+#: The demo table's name in its recording.
+DEMO_TABLE = "DEMO"
 #: Why the demo's floor voids a round the table could not complete as dealt.
 VOID_REASON = "the table could not complete the round as dealt"
 #: Rounds in a row that may fail before the demo stops: something is broken, not one mishap.
@@ -156,7 +159,8 @@ class DemoTable:
         self.recording_dir = Path(
             options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
         )
-        self.recorder = FileRecorder(self.recording_dir)
+        # a table's recording directory: round logs, alarms and the surveillance store
+        self.recording = open_recording(self.recording_dir, DEMO_TABLE, surveillance=True)
         sources: list[Source] = []
         self.simulator: ShoeSimulator | None = None
         if options.shoe:
@@ -166,8 +170,8 @@ class DemoTable:
             sources.append(SerialShoeSource(self.shoe_link.url))
         self.loop = TableLoop(
             options.rules,
-            self.recorder,
-            table_id="DEMO",
+            self.recording.recorder,
+            table_id=DEMO_TABLE,
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
             has_shoe=options.shoe,
             has_camera=camera is not None,
@@ -177,6 +181,9 @@ class DemoTable:
         if camera is not None:
             sources.append(camera)
         self.runner = TableRunner(self.loop, sources)
+        store = self.recording.store
+        if store is not None:
+            store.on_failure = lambda detail: self.runner.submit(RecordingFailed(detail))
         self.screen = ScreenServer(self.runner, options.host, options.port)
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
         self.world.camera_sees = camera is not None
@@ -203,7 +210,7 @@ class DemoTable:
             self.simulator.stop()
             self.shoe_link.close()
             self._link_dir.cleanup()
-        self.recorder.close()
+        self.recording.close()
 
     def __enter__(self) -> DemoTable:
         return self.start()
@@ -427,7 +434,8 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
     camera, note = open_demo_camera(options)
     with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
-        out(f"recording round logs to: {demo.recording_dir / 'rounds'}")
+        out(f"recording to: {demo.recording_dir} (dealer-assist replay "
+            f"{demo.recording_dir} --verify re-settles it)")
         if not options.shoe:
             out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector; a card "

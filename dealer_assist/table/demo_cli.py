@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="screen port (default 8021; with --headless any free port)",
     )
     parser.add_argument(
-        "--record", metavar="DIR", help="recording directory (default: a new temporary one)"
+        "--record", metavar="DIR",
+        help="record into DIR as a table does: round logs, alarms and the surveillance store, "
+        "which 'dealer-assist replay DIR --verify' re-settles (default: a new temporary one)"
     )
     parser.add_argument(
         "--camera",

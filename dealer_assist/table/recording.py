@@ -1,16 +1,20 @@
-"""Recording a table's rounds and alarms as files: one JSON Lines round log per round.
+"""Recording a table's rounds and alarms: a table's recording directory.
 
 ``<dir>/rounds/<round-id>.jsonl`` holds exactly what ``dealer-assist settle`` reads;
 ``<dir>/void/<round-id>.jsonl`` holds voided rounds (with a ``.reason.txt`` beside each);
 ``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Files are flushed and fsync'd
 as each round ends, so a power cut loses at most the round in play. A round file is never
-overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
+overwritten, and one table at a time records into a directory (``<dir>/.table.lock``). With the
+surveillance store on, its database (``index.sqlite``) lies at the top of ``<dir>`` too, so
+``dealer-assist replay <dir>`` and ``dealer-assist surveillance serve <dir>`` open it directly.
+:func:`open_recording` lays it out for the table and the demo alike.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import queue
 import sqlite3
@@ -20,12 +24,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
 from dealer_assist.table.loop import ERRORS_KEPT, Alarm
+
+logger = logging.getLogger(__name__)
 
 
 class RecordingError(ValueError):
     """The recording directory cannot be used (names the path and why)."""
+
+
+class StoreOpenError(RecordingError):
+    """The surveillance store in the recording directory cannot be opened (names it and why)."""
 
 
 def _write_synced(path: Path, text: str, mode: str) -> None:
@@ -83,9 +94,12 @@ class FileRecorder:
         self._lock.close()
 
     def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        logger.info("round %s settled: players' net %s, %d seat(s)", round_id, settlement.net,
+                    len(settlement.seats))
         self._write(self.directory / "rounds" / f"{round_id}.jsonl", "\n".join(lines) + "\n", "x")
 
     def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        logger.warning("round %s voided: %s", round_id, reason)
         self._write(self.directory / "void" / f"{round_id}.jsonl", "\n".join(lines) + "\n", "x")
         self._write(self.directory / "void" / f"{round_id}.reason.txt", reason + "\n", "x")
 
@@ -93,6 +107,8 @@ class FileRecorder:
         """One line of ``alarms.jsonl``: the alarm, and the wall-clock time it was written (UTC;
         the alarm's own ``at`` is the table's monotonic clock, which no video or shift log
         shares)."""
+        logger.info("alarm %d (%s)%s: %s", alarm.id, alarm.kind.value,
+                       f" in round {alarm.round_id}" if alarm.round_id else "", alarm.text)
         line = {**alarm.to_json(), "recorded_at": self._clock().isoformat(timespec="milliseconds")}
         self._write(self.directory / "alarms.jsonl", json.dumps(line) + "\n", "a")
 
@@ -103,6 +119,8 @@ class FileRecorder:
             try:
                 _write_synced(path, text, mode)
             except OSError as error:
+                logger.error("cannot write %s: %s (%d write(s) kept to try again)", path,
+                             error.strerror or error, len(self._unwritten))
                 raise RecordingError(
                     f"round-log file {path}: {error.strerror or error} ({len(self._unwritten)}"
                     " write(s) kept to try again)") from None
@@ -159,12 +177,14 @@ class SurveillanceRecorder:
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
-            target=self._run, args=(table_id,), name="surveillance-recorder", daemon=True
+            target=guarded(lambda: self._run(table_id), "the surveillance recorder",
+                           self._died, logger),
+            name="surveillance-recorder", daemon=True,
         )
         self._thread.start()
         self._opened.wait(30)
         if self._open_error is not None:
-            raise RecordingError(f"surveillance store {self.directory}: {self._open_error}")
+            raise StoreOpenError(f"surveillance store {self.directory}: {self._open_error}")
 
     @property
     def on_failure(self) -> Callable[[str], None] | None:
@@ -207,6 +227,10 @@ class SurveillanceRecorder:
         except (OSError, ValueError, sqlite3.Error) as error:
             self._open_error = str(error) or type(error).__name__
             return
+        except Exception as error:  # not the store's own failure: a bug, logged with its trace
+            logger.exception("the surveillance store %s did not open", self.directory)
+            self._open_error = describe(error)
+            return
         finally:
             self._opened.set()
         try:
@@ -217,6 +241,9 @@ class SurveillanceRecorder:
                 try:
                     self._write(recorder, *item)
                 except Exception as error:  # whatever the store raises, the next record is tried
+                    if not self._failing:  # the first of a run with its trace; the rest counted
+                        logger.exception("surveillance store %s: a %s record was not written",
+                                         self.directory, item[0])
                     self._failed(f"{item[0]}: {type(error).__name__}: {error}")
                 else:
                     self._failing = False
@@ -241,6 +268,14 @@ class SurveillanceRecorder:
             recorder.end_round(last)
         else:
             recorder.alarm("void", last)
+
+    def _died(self, error: str) -> None:
+        """The writing thread ended on an exception (logged): what is queued now is not written."""
+        self._failing = True
+        self._keep(f"the recorder thread stopped: {error}")
+        self._report(f"surveillance store {self.directory}: the recorder stopped ({error}): "
+                     "nothing more is written there (the round-log files still record every "
+                     "round)")
 
     def _failed(self, error: str) -> None:
         self._keep(error)
@@ -287,3 +322,45 @@ class TeeRecorder:
                 failure = failure or error
         if failure is not None:
             raise failure
+
+
+class TableRecording:
+    """A table's recording directory, opened: the round-log files and, where on, the
+    surveillance store at the top of the same directory. ``recorder`` is what the table loop
+    writes to. Use :func:`open_recording`."""
+
+    def __init__(self, files: FileRecorder, store: SurveillanceRecorder | None):
+        self.files = files
+        self.store = store
+        self.recorder: _Writes = files if store is None else TeeRecorder(files, store)
+
+    @property
+    def directory(self) -> Path:
+        return self.files.directory
+
+    def close(self) -> None:
+        """Write what the store has queued, close it, and let another table record here."""
+        if self.store is not None:
+            self.store.close()
+        self.files.close()
+
+
+def open_recording(directory: str | os.PathLike[str], table_id: str, *,
+                   surveillance: bool) -> TableRecording:
+    """Open ``directory`` for ``table_id``: the round-log files first (which holds it against
+    another table), then, with ``surveillance``, the store beside them. RecordingError names
+    the directory or the store and why; nothing is left held when it is raised."""
+    files = FileRecorder(directory)
+    if not surveillance:
+        return TableRecording(files, None)
+    try:
+        store = SurveillanceRecorder(files.directory, table_id)
+    except RecordingError:
+        files.close()
+        raise
+    old = files.directory / "surveillance" / "index.sqlite"
+    if old.is_file():
+        logger.warning("%s holds an earlier surveillance recording; this table records into %s:"
+                       " replay the earlier one with 'dealer-assist replay %s'", old.parent,
+                       files.directory, old.parent)
+    return TableRecording(files, store)

@@ -8,6 +8,7 @@ publishes the screen's view to subscribers after every change.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -17,6 +18,7 @@ from typing import Any
 from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
 from dealer_assist.table.sources import Source, TableInput
 
+logger = logging.getLogger(__name__)
 ViewListener = Callable[[dict[str, Any]], None]
 
 
@@ -117,6 +119,7 @@ class TableRunner:
                     try:
                         loop.handle(item, self.clock())
                     except Exception as error:  # a bug must not stop the table: show it
+                        logger.exception("the table loop raised on %r", item)
                         self.errors.append(f"{type(error).__name__}: {error} (input {item!r})")
                         del self.errors[:-ERRORS_KEPT]
                         loop.updates += 1

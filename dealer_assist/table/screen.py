@@ -9,6 +9,7 @@ keyed or corrected) as JSON.
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
 import threading
 import unicodedata
@@ -21,6 +22,7 @@ from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconn
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from dealer_assist.logs import guarded
 from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
 from dealer_assist.table.runner import TableRunner
@@ -40,6 +42,7 @@ from dealer_assist.table.sources import (
     VoidRound,
 )
 
+logger = logging.getLogger(__name__)
 STATIC = resources.files("dealer_assist.table") / "static"
 
 
@@ -232,8 +235,9 @@ class ScreenServer:
     """uvicorn serving the screen in a background thread; ``url`` once started."""
 
     def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021):
-        config = uvicorn.Config(
-            create_app(runner), host=host, port=port, log_level="warning", access_log=False
+        config = uvicorn.Config(  # log_config None: uvicorn's lines go where the table's go
+            create_app(runner), host=host, port=port, log_level="warning", access_log=False,
+            log_config=None,
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
@@ -256,8 +260,10 @@ class ScreenServer:
             raise OSError(f"the screen could not listen on {self.host!r}:{self.port}: {error}"
                           ) from None
         self.port = listening.getsockname()[1]
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [listening]},
-                                        name="screen", daemon=True)
+        # an exception that ends it is logged; the table sees it stopped (``running``)
+        serve = guarded(lambda: self._server.run(sockets=[listening]), "the dealer's screen",
+                        log=logger)
+        self._thread = threading.Thread(target=serve, name="screen", daemon=True)
         self._thread.start()
         waited = 0.0
         while not self._server.started:
@@ -268,6 +274,11 @@ class ScreenServer:
             if waited > timeout:
                 raise OSError(f"the screen did not start on {self.host}:{self.port}")
         return self
+
+    @property
+    def running(self) -> bool:
+        """Whether the screen is still served (False once its thread has ended, or stopped)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def stop(self) -> None:
         self._server.should_exit = True

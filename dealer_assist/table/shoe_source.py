@@ -10,9 +10,11 @@ shoe's own alarms) come through as :class:`~dealer_assist.table.sources.ShoeProb
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
+from dealer_assist.logs import describe, guarded
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.table.sources import (
     NewShoe,
@@ -24,13 +26,19 @@ from dealer_assist.table.sources import (
     TableInput,
 )
 
+logger = logging.getLogger(__name__)
+
 # Integrity kinds the loop judges itself (so the dealer sees each alarm once).
 _JUDGED_BY_LOOP = ("pip_ten", "excess_copies", "link_down")
 
 
 class SerialShoeSource:
     """Reads a shoe at ``url`` (the dealer-assist protocol, or ``ascii_decks`` for a plain ASCII
-    shoe) and hands the table loop its cards, burns, link changes and problems."""
+    shoe) and hands the table loop its cards, burns, link changes and problems.
+
+    An event it cannot hand on (a bug) is logged with its traceback and raised as a shoe
+    problem, and the next is read; an exception that ends the thread is logged likewise and
+    reported as the shoe link down, naming it."""
 
     name = "shoe"
 
@@ -43,6 +51,7 @@ class SerialShoeSource:
         self._reader: Any = None  # a ShoeReader once started (imported with pyserial in start)
 
     def start(self, sink: Sink) -> None:
+        from dealer_assist.shoe.events import ShoeEvent
         from dealer_assist.shoe.integrity import ShoeIntegrity
         from dealer_assist.shoe.reader import ShoeReader
 
@@ -61,18 +70,37 @@ class SerialShoeSource:
         integrity = ShoeIntegrity(self.ascii_decks or self.decks)
         reader.start()
 
+        def hand_on(event: ShoeEvent) -> None:
+            for item in map_shoe_event(event):
+                if isinstance(item, ShoeLink):
+                    logger.info("shoe link %s: %s", "up" if item.up else "down", item.detail)
+                else:
+                    logger.debug("shoe: %s", item)
+                sink(item)
+            for alarm in integrity.check(event):
+                if alarm.kind.value not in _JUDGED_BY_LOOP:
+                    sink(ShoeProblem(alarm.message))
+
         def pump() -> None:
             while not self._stop.is_set():
                 event = reader.get(timeout=0.1)
                 if event is None:
                     continue
-                for item in map_shoe_event(event):
-                    sink(item)
-                for alarm in integrity.check(event):
-                    if alarm.kind.value not in _JUDGED_BY_LOOP:
-                        sink(ShoeProblem(alarm.message))
+                try:
+                    hand_on(event)
+                except Exception as error:  # one event mishandled: said, and the next read
+                    logger.exception("shoe event %r was not handed on", event)
+                    sink(ShoeProblem(f"a shoe event was not handled ({describe(error)}): "
+                                     "check the felt against the screen; call the technician"))
 
-        self._thread = threading.Thread(target=pump, name="shoe-source", daemon=True)
+        def stopped(error: str) -> None:
+            sink(ShoeLink(False, f"{self.url}: the shoe reader stopped on an error ({error}); "
+                                 "restart the table to bring it back"))
+
+        self._thread = threading.Thread(
+            target=guarded(pump, f"the shoe source {self.url}", stopped, logger),
+            name="shoe-source", daemon=True,
+        )
         self._thread.start()
 
     def stop(self) -> None:

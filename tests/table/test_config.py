@@ -130,10 +130,37 @@ def test_the_recording_folder_must_be_creatable_and_checking_creates_nothing(tmp
         assert caught.value.why == f"cannot create {tmp_path / folder / 'rounds'}: " \
                                    f"{tmp_path / 'afile'} is not a folder"
     (tmp_path / "rec").mkdir()
-    (tmp_path / "rec" / "surveillance").write_text("x")
+    (tmp_path / "rec" / "index.sqlite").mkdir()  # where the store's database goes
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, f'{shoe}[recording]\ndir = "rec"\nsurveillance = true\n'))
     assert caught.value.key == "recording.surveillance"
     config = load_config(write(tmp_path, f'{shoe}[recording]\ndir = "new/deeper"\n'))
     assert config.recording_dir == tmp_path / "new" / "deeper"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "rec", "table.toml"]
+
+
+def test_logging_is_read_with_its_file_beside_the_config(tmp_path):
+    shoe = '[shoe]\nurl = "socket://127.0.0.1:7000"\n'
+    assert (load_config(write(tmp_path, shoe)).log_level,
+            load_config(write(tmp_path, shoe)).log_file) == ("info", None)
+    config = load_config(write(tmp_path, f'{shoe}[logging]\nlevel = "DEBUG"\n'
+                                         'file = "logs/table.log"\n'))
+    assert (config.log_level, config.log_file) == ("debug", tmp_path / "logs" / "table.log")
+    assert not (tmp_path / "logs").exists()  # checked, not created
+
+
+@pytest.mark.parametrize(("section", "why"), [
+    ('level = "loud"', "must be one of debug, info, warning, error, critical, got 'loud'"),
+    ("level = 20", "must be one of debug, info, warning, error, critical, got 20"),
+    ('file = ""', "must be a non-empty string, got ''"),
+    ('file = "."', "is a folder, not a file"),
+    ('file = "afile/table.log"', "is not a folder"),
+    ('rotate = "daily"', "unknown key (known: file, level)"),
+], ids=["unknown level", "number", "empty file", "folder", "under a file", "unknown key"])
+def test_bad_logging_is_refused_naming_the_key(tmp_path, section, why):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, f'[shoe]\nurl = "u"\n[logging]\n{section}\n'))
+    key = "logging.rotate" if section.startswith("rotate") else f"logging.{section.split()[0]}"
+    assert caught.value.key == key
+    assert why in caught.value.why

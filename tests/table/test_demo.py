@@ -116,6 +116,42 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
 
 
+def test_the_demo_records_like_a_table_and_replay_opens_its_directory(tmp_path):
+    """``--record DIR`` is a table's recording directory: the round logs, alarms and the
+    surveillance store's database at its top, which ``replay DIR --verify`` re-settles clean,
+    round for round as the demo printed them."""
+    recording = tmp_path / "demo-recording"
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "demo", "--headless", "--rounds", "3",
+         "--camera", "off", "--seed", "4", "--record", str(recording)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"recording to: {recording} " in done.stdout
+    printed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("round ")]
+    assert len(printed) == 3
+    assert sorted(path.stem for path in (recording / "rounds").glob("*.jsonl")) == printed
+    assert (recording / "index.sqlite").is_file()
+
+    replayed = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "replay", str(recording), "--verify", "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    report = json.loads(replayed.stdout)
+    assert report["clean"] and report["verified"]
+    assert [(r["round"], r["table"], r["status"]) for r in report["rounds"]] == [
+        (round_id, "DEMO", "settled") for round_id in printed]
+
+    stats = subprocess.run(  # the surveillance commands open it directly too
+        [sys.executable, "-m", "dealer_assist", "surveillance", "stats", str(recording),
+         "--by", "table", "--json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=60,
+    )
+    assert stats.returncode == 0, stats.stderr
+    assert [(row["table"], row["rounds"]) for row in json.loads(stats.stdout)] == [("DEMO", 3)]
+
+
 @pytest.mark.skipif(not installed_designs(), reason="card artwork not installed; "
                     "scripts/test.sh installs it (scripts/install-card-art.sh)")
 def test_headless_demo_reads_the_cards_with_its_camera_by_default(tmp_path):

@@ -70,6 +70,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     config.write_text(
         f'table_id = "T3"\n[rules]\npreset = "s17-6"\n[shoe]\nurl = "{link.url}"\n'
         f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
+        '[logging]\nfile = "table.log"\n'
     )
     process = start_table(config)
     try:
@@ -106,7 +107,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
             "-m",
             "dealer_assist",
             "replay",
-            str(tmp_path / "rec" / "surveillance"),
+            str(tmp_path / "rec"),  # the store's database lies at the top of the directory
             "--verify",
         ],
         cwd=ROOT,
@@ -116,6 +117,17 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     )
     assert replayed.returncode == 0, replayed.stderr
     assert "CLEAN: 1 settled rounds re-settled" in replayed.stdout
+    # the config's [logging]: the key moments, in the file beside it
+    logged = (tmp_path / "table.log").read_text()
+    for line in (f"INFO [MainThread] dealer_assist.table.cli: started table T3: rules s17-6, shoe "
+                 f"{link.url}, camera none, recording to {tmp_path / 'rec'}; screen {url}",
+                 f"INFO [shoe-source] dealer_assist.table.shoe_source: shoe link up: {link.url}",
+                 "INFO [shoe-source] dealer_assist.table.shoe_source: shoe link down: ",
+                 f"INFO [table-loop] dealer_assist.table.recording: round {rounds[0].stem} "
+                 "settled: players' net 10.00, 1 seat(s)",
+                 "INFO [MainThread] dealer_assist.table.cli: table T3 stopped"):
+        assert line in logged
+    assert "INFO [table-loop] dealer_assist.table.recording: alarm 1 (shoe link down)" in logged
 
 
 def test_bad_config_exits_2_naming_the_key(tmp_path):
