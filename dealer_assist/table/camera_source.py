@@ -20,13 +20,22 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from dealer_assist.logs import describe
 from dealer_assist.rules import Card, CardCodeError
 from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
-from dealer_assist.table.sources import CameraFocus, CameraLink, CameraMoved, Sink
+from dealer_assist.table.sources import (
+    CameraFocus,
+    CameraLink,
+    CameraMoved,
+    FeltCard,
+    FeltStacks,
+    FeltSwap,
+    HoleCardShown,
+    Sink,
+)
 
 
 class Observation(Protocol):
@@ -258,6 +267,8 @@ class CameraSource:
                grabbed: float) -> None:
         for event in self.stages.track(frame_number, observations):
             for item in self._to_inputs(event, observations):
+                if isinstance(item, FeltCard | FeltStacks | FeltSwap | HoleCardShown):
+                    item = replace(item, seen_at=grabbed)  # the loop measures the lag by it
                 logger.debug("frame %d: %s", frame_number, item)
                 sink(item)
         self.frames_processed += 1
