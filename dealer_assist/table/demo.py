@@ -17,7 +17,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,7 +53,7 @@ from dealer_assist.table.sources import (
     VoidRound,
 )
 from dealer_assist.table.synthetic_camera import HOUSE_DECK
-from dealer_assist.table.world import Player, SimulatedTable
+from dealer_assist.table.world import Placement, Player, SimulatedTable
 
 DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
 #: The demo table's name in its recording.
@@ -304,26 +304,13 @@ class DemoTable:
                 question = self.loop.question
                 if question is None:
                     return True
-                choice = self._true_choice(question)
+                choice = true_choice(question, self.world.placed)
                 if choice is None:
                     return self.runner.wait_until(condition, deadline - time.monotonic())
                 self.questions_answered += 1
                 post_touch(self.screen_url, AnswerQuestion(question.id, choice))
                 self.runner.wait_until(_answered(question.id),
                                        max(0.0, deadline - time.monotonic()))
-
-    def _true_choice(self, question: OpenQuestion) -> int | None:
-        """The choice that says what truly happened to the card asked about."""
-        placement = next((p for p in reversed(self.world.placed)
-                          if question.held.card == p.card), None)
-        if placement is None:
-            return None
-        spot = placement.spot
-        truth = DEALER if spot.is_dealer else CardTarget(spot.seat, spot.stack)
-        for index, reading in enumerate(question.choices):
-            if reading.target == truth and reading.asked_by is placement.asked:
-                return index
-        return None
 
     def _key(self, felt: FeltCard) -> None:
         """Hand-held: the camera never read the card that landed; the dealer keys it, touching
@@ -387,6 +374,25 @@ class FeltCamera(Source, Protocol):
 
     @property
     def sees_empty_felt(self) -> bool: ...
+
+
+def true_choice(question: OpenQuestion, placed: Iterable[Placement]) -> int | None:
+    """The answer of a dealer who saw where the card asked about went: the choice that takes
+    it to its true place by the decision that truly asked for it. The card is found by its
+    place in the shoe when the shoe numbered it, else as the latest dealt of its code."""
+    held = question.held
+    candidates = [p for p in placed if p.card == held.card]
+    if held.origin is not None:
+        candidates = [p for p in candidates if p.shoe_index == held.origin.index]
+    if not candidates:
+        return None
+    placement = candidates[-1]
+    spot = placement.spot
+    truth = DEALER if spot.is_dealer else CardTarget(spot.seat, spot.stack)
+    for index, reading in enumerate(question.choices):
+        if reading.target == truth and reading.asked_by is placement.asked:
+            return index
+    return None
 
 
 def _answered(question: int) -> Callable[[TableLoop], bool]:

@@ -188,6 +188,7 @@ class _Pending:
     felt: FeltCard | None = None
     rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
     stray: bool = False  # a landing at the dealer's seen before this round's first bet
+    serial: int = 0  # a shoe card's: how many shoe cards the table had had before it
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +227,15 @@ class OpenQuestion:
             "why": self.why,
             "choices": [{"choice": i, "label": label} for i, label in enumerate(self.labels)],
         }
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting:
+    """An input held back: behind a question, or (a touch) until ``cards``, the shoe cards out
+    before it, have landed (None: not yet known, it came while a question was open)."""
+
+    item: TableInput
+    cards: frozenset[int] | None
 
 
 #: Inputs that go on while a question waits for the dealer's answer; every other input waits
@@ -431,7 +441,8 @@ class TableLoop:
         self.questions_asked = 0
         self.round_questions = 0  # this round's
         self._question: OpenQuestion | None = None
-        self._deferred: deque[TableInput] = deque()
+        self._deferred: deque[_Waiting] = deque()
+        self._shoe_cards_had = 0
         #: (card, where recorded, when) placed this round with no landing seen (the camera
         #: missed it or was late): a sighting of it within LATE_SIGHTING_S is checked against
         #: its place, not taken as a new card
@@ -492,6 +503,10 @@ class TableLoop:
     def engine_view(self) -> dict[str, Any] | None:
         return None if self._fold is None else self._fold.engine.view()
 
+    def round_lines(self) -> list[str]:
+        """The round in play (or the last one) as its round log's lines so far."""
+        return list(self._lines)
+
     def active_alarms(self) -> list[Alarm]:
         return [a for a in self.alarms if a.active]
 
@@ -505,17 +520,17 @@ class TableLoop:
     def handle(self, item: TableInput, now: float) -> None:
         """Apply one input; never raises for bad table data (it raises alarms instead). While a
         question is open, inputs other than the answer wait behind it (see
-        :data:`_PASS_A_QUESTION`); a touch waits while a shoe card waits for its landing."""
+        :data:`_PASS_A_QUESTION`); a touch waits for the shoe cards drawn before it to land."""
         self._now = now
         if type(item) not in _HANDLERS:
             raise TypeError(f"not a table input: {item!r}")
         self._measure_lag(item)
         if self._question is not None and not isinstance(item, _PASS_A_QUESTION):
             if not self._sighting_answers(item):
-                self._defer(item)
+                self._defer(_Waiting(item, None))
         elif isinstance(item, _AFTER_THE_CARDS) and (self._cards_in_flight() or any(
-                isinstance(d, _AFTER_THE_CARDS) for d in self._deferred)):
-            self._defer(item)
+                isinstance(w.item, _AFTER_THE_CARDS) for w in self._deferred)):
+            self._defer(_Waiting(item, self._cards_in_flight()))
         else:
             self._handle_now(item)
         self._release()
@@ -527,31 +542,35 @@ class TableLoop:
             self._play_moved_on()
         _HANDLERS[type(item)](self, item)
 
-    def _defer(self, item: TableInput) -> None:
+    def _defer(self, waiting: _Waiting) -> None:
         if len(self._deferred) >= DEFERRED_KEPT:
             self._alarm(AlarmKind.ILLEGAL_ACTION, (
-                f"{DEFERRED_KEPT} inputs wait behind the dealer's question; {type(item).__name__}"
-                " not taken: answer the question or void the round"))
+                f"{DEFERRED_KEPT} inputs wait behind the dealer's question; "
+                f"{type(waiting.item).__name__} not taken: answer the question or void the round"))
             return
-        self._deferred.append(item)
+        self._deferred.append(waiting)
 
-    def _cards_in_flight(self) -> bool:
-        """A shoe card waits for the camera to see where it lands."""
-        return any(not p.rejected for p in self._pending_shoe)
+    def _cards_in_flight(self) -> frozenset[int]:
+        """The shoe cards waiting for the camera to see where they land (by serial number)."""
+        return frozenset(p.serial for p in self._pending_shoe if not p.rejected)
 
     def _release(self) -> None:
         """Take the inputs that waited, in order, as far as they may go now: with no question
-        open, every one but touches that still wait for a card's landing (and the touches
-        after them)."""
+        open, every one but a touch whose shoe cards (those drawn before it) still wait for
+        their landing, and the touches after it."""
         while self._deferred and self._question is None:
-            waiting_touch = False
-            for index, item in enumerate(self._deferred):
-                if isinstance(item, _AFTER_THE_CARDS):
-                    if waiting_touch or self._cards_in_flight():
-                        waiting_touch = True
+            touch_waits = False
+            for index, waiting in enumerate(self._deferred):
+                if isinstance(waiting.item, _AFTER_THE_CARDS):
+                    cards = waiting.cards
+                    if cards is None:  # it waited for a question: its cards are these
+                        cards = self._cards_in_flight()
+                        self._deferred[index] = _Waiting(waiting.item, cards)
+                    if touch_waits or cards & self._cards_in_flight():
+                        touch_waits = True
                         continue
                 del self._deferred[index]
-                self._handle_now(item)
+                self._handle_now(waiting.item)
                 break
             else:
                 return
@@ -582,7 +601,8 @@ class TableLoop:
         waiting = len(self._pending_shoe)
         self._pair()
         changed = len(self._pending_shoe) != waiting
-        while self._pending_shoe and now - self._pending_shoe[0].since >= self.camera_wait_s:
+        while self._question is None and self._pending_shoe and \
+                now - self._pending_shoe[0].since >= self.camera_wait_s:
             pending = self._pending_shoe.popleft()
             changed = True
             if pending.rejected or pending.shoe is None:
@@ -631,7 +651,9 @@ class TableLoop:
             return
         rejected = not self._accept_from_shoe(card)
         if self.mode is Mode.SHOE_AND_CAMERA:
-            self._pending_shoe.append(_Pending(self._now, shoe=item, rejected=rejected))
+            self._shoe_cards_had += 1
+            self._pending_shoe.append(_Pending(self._now, shoe=item, rejected=rejected,
+                                               serial=self._shoe_cards_had))
             self._pair()
         elif not rejected:
             self._commit_shoe_card(item)
@@ -830,6 +852,22 @@ class TableLoop:
             assert shoe is not None
             felts = [p.felt for p in self._pending_felt]
             index = next((i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+            if index is not None and sum(1 for p in self._pending_shoe
+                                         if p.shoe and p.shoe.card == shoe.card) > 1:
+                # two of this code out of the shoe, one sighting: whose landing it is cannot be
+                # told, so it places neither
+                del self._pending_felt[index]
+                self._pending_shoe.popleft()
+                if not head.rejected:
+                    self._commit_shoe_card(shoe)
+                continue
+            if index is None and any(f and f.card == p.shoe.card for f in felts
+                                     for p in list(self._pending_shoe)[1:] if p.shoe):
+                # a later card's landing is seen: this one's was missed, and it is placed first
+                self._pending_shoe.popleft()
+                if not head.rejected:
+                    self._commit_shoe_card(shoe)
+                continue
             if index is None and self._camera_behind:
                 return  # the shoe card waits for its own landing, or is asked about
             if index is None:
@@ -856,18 +894,36 @@ class TableLoop:
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
                     f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
                 )
+                # a sighting of another card says nothing sure of where this one went
+                self._commit_shoe_card(shoe)
+                continue
             self._commit_shoe_card(shoe, felt.spot, felt.sideways)
             self._take_hole_card()
+
+    def _paired_or_asked(self, item: TableInput) -> bool:
+        """Pair what can be paired before ``item`` acts (the game moves on); True when that
+        opened a question: ``item`` then waits, first in line, for the answer."""
+        self._pair(force=True)
+        if self._question is None:
+            return False
+        self._deferred.appendleft(_Waiting(item, None))
+        return True
 
     def _on_felt_stacks(self, item: FeltStacks) -> None:
         if not self._camera_trusted() or not self.round_open:
             return
-        self._pair(force=True)
+        if self._paired_or_asked(item):
+            return
         self._infer_hidden_hole()
         assert self._fold is not None
         engine = self._fold.engine
         seat_view = next((s for s in engine.view()["seats"] if s["seat"] == item.seat), None)
         if seat_view is None or item.stacks <= len(seat_view["hands"]):
+            return
+        acting = engine.acting()
+        splits_now = acting is not None and acting[0] == item.seat and \
+            item.from_stack in (None, acting[1]) and Action.SPLIT in engine.legal_actions()
+        if not splits_now and self._placed_unseen_first(item):
             return
         # Dividing a stack at a later seat or hand means every hand before it stood.
         if not self._stand_until(Spot(item.seat, item.from_stack or 0)):
@@ -882,10 +938,24 @@ class TableLoop:
             return
         self._apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1]))
 
+    def _placed_unseen_first(self, item: TableInput) -> bool:
+        """``item`` says hands before a place stood, but shoe cards drawn before the camera saw
+        it wait for their landing, and may be those hands' cards: each is placed first as
+        unseen. True when that opened a question: ``item`` then waits, first in line."""
+        while self._pending_shoe and self._question is None:
+            pending = self._pending_shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self._commit_shoe_card(pending.shoe)
+        if self._question is None:
+            return False
+        self._deferred.appendleft(_Waiting(item, None))
+        return True
+
     def _on_hole_card(self, item: HoleCardShown) -> None:
         if not self._camera_trusted() or self._fold is None:
             return
-        self._pair(force=True)
+        if self._paired_or_asked(item):
+            return
         engine = self._fold.engine
         if self._fold.ended:
             self._check_hole(item.card, self._fold.settlement)
@@ -1065,7 +1135,8 @@ class TableLoop:
             self._alarm(AlarmKind.BET_REFUSED, str(error))
 
     def _on_decide(self, item: Decide) -> None:
-        self._pair(force=True)
+        if self._paired_or_asked(item):
+            return
         if not self.round_open:
             self._alarm(
                 AlarmKind.ILLEGAL_ACTION,
@@ -1091,7 +1162,8 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} keyed while the shoe is reading: the "
                         "shoe deals every card; not recorded")
             return
-        self._pair(force=True)
+        if self._paired_or_asked(item):
+            return
         if not self.round_open:
             self._alarm(AlarmKind.ILLEGAL_ACTION,
                         f"{code} keyed but no round is in play; not recorded")
@@ -1152,7 +1224,8 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"{code} entered as a correction at a table "
                         "with a shoe: the shoe's card stands; call the floor")
             return
-        self._pair(force=True)
+        if self._paired_or_asked(item):
+            return
         if self._fold is None or self._fold.ended:
             self._alarm(AlarmKind.ILLEGAL_ACTION,
                         f"{code} entered as a correction but no round is in play; not recorded")
@@ -1249,7 +1322,8 @@ class TableLoop:
     def _on_close_insurance(self, item: CloseInsurance) -> None:
         """Only a peek the screen is keeping hidden is closed by a touch (a game whose hole card
         lies unread closes insurance at its first decision); otherwise nothing to do."""
-        self._pair(force=True)  # the hole card the shoe dealt, before the touch
+        if self._paired_or_asked(item):  # the hole card the shoe dealt, before the touch
+            return
         self._play_moved_on()
 
     def _play_moved_on(self) -> None:
@@ -1268,7 +1342,8 @@ class TableLoop:
                 and engine.hole_card_known and not self._insurance_closed)
 
     def _on_finish(self, item: FinishRound) -> None:
-        self._pair(force=True)
+        if self._paired_or_asked(item):
+            return
         if self._peek_pending():  # closing now would show what the peek finds
             self._alarm(AlarmKind.ILLEGAL_ACTION, "the round cannot close while insurance is "
                         "open: take the insurance bets, then Close insurance")
@@ -1449,6 +1524,8 @@ class TableLoop:
 
     def _ask(self, held: HeldCard, choices: tuple[Reading, ...], why: str) -> None:
         """Put one question to the dealer: which play put ``held`` where it went."""
+        if self._question is not None:  # a card is placed only with no question open
+            raise RuntimeError(f"asked about {held} while question {self._question.id} is open")
         self.questions_asked += 1
         self.round_questions += 1
         labels = tuple(self._label(r) for r in choices)

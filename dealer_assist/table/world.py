@@ -75,6 +75,7 @@ class Placement:
     card: Card
     spot: Spot
     asked: Action | None
+    shoe_index: int  #: its 1-based position in the shoe, as the shoe numbers it
 
 
 class SimulatedTable:
@@ -160,7 +161,7 @@ class SimulatedTable:
         assert self.truth is not None
         card = self._draw()
         self.truth.card(card)
-        self.placed.append(Placement(card, Spot(seat, hand), asked))
+        self.placed.append(Placement(card, Spot(seat, hand), asked, self.drawn))
         sideways = asked is Action.DOUBLE
         yield "shoe", ShoeCard(card)
         yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
