@@ -33,6 +33,7 @@ from dealer_assist.surveillance.access import (
     authenticate,
     log_access,
 )
+from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
@@ -134,7 +135,7 @@ def create_app(recording: Path | str) -> FastAPI:
         return response
 
     @contextmanager
-    def store() -> Iterator[RecordingStore]:
+    def store() -> Iterator[RecordStore]:
         opened = RecordingStore(directory)
         try:
             yield opened
@@ -199,10 +200,9 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             found, unsearchable = search_rounds(opened, query)
             log_access(opened, who.name, "search", {**query.to_json(), "results": len(found)})
+            tables, alarm_kinds = opened.search_choices()
             answer = {"rounds": found, "partial": bool(unsearchable),
-                      "unsearchable": unsearchable,
-                      "tables": _distinct(opened, "table_id", "rounds"),
-                      "alarm_kinds": _distinct(opened, "kind", "alarms")}
+                      "unsearchable": unsearchable, "tables": tables, "alarm_kinds": alarm_kinds}
         if unsearchable:
             shown = ", ".join(f"#{key}" for key in unsearchable[:10])
             more = f" and {len(unsearchable) - 10} more" if len(unsearchable) > 10 else ""
@@ -319,22 +319,13 @@ def create_app(recording: Path | str) -> FastAPI:
     return app
 
 
-def _view(store: RecordingStore, key: int) -> dict[str, Any]:
+def _view(store: RecordStore, key: int) -> dict[str, Any]:
     try:
         return round_view(store, key)
     except DamagedRecordingError:
         raise
     except RecordingError:
         raise HTTPException(404, f"no round #{key}") from None
-
-
-def _distinct(store: RecordingStore, column: str, table: str) -> list[Any]:
-    """The values a search box offers; none where the search index cannot give them."""
-    try:
-        return [row[0] for row in store.conn.execute(
-            f"SELECT DISTINCT {column} FROM {table} ORDER BY {column}")]
-    except sqlite3.DatabaseError:
-        return []
 
 
 def _query_from(params: Any) -> RoundQuery:
