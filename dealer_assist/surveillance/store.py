@@ -599,11 +599,24 @@ class RecordingStore:
                                      self.db_path, reason=str(error), seq=seq)
 
     def rebuild_index(self) -> None:
-        """Empty the search indexes and rebuild them from the chained records (inside a tx)."""
-        for table in INDEX_TABLES:
-            self.conn.execute(f"DELETE FROM {table}")
-        for record in self.records():
-            index_record(self.conn, record)
+        """Empty the search indexes and project them again from the chained records alone, in one
+        transaction (the caller's, where one is open)."""
+        own = not self.conn.in_transaction
+        try:
+            if own:
+                self.conn.execute("BEGIN IMMEDIATE")
+            for table in INDEX_TABLES:
+                self.conn.execute(f"DELETE FROM {table}")
+            for record in self.records():
+                index_record(self.conn, record)
+            if own:
+                self.conn.execute("COMMIT")
+        except BaseException as error:
+            if own and self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if own and isinstance(error, sqlite3.DatabaseError):
+                raise sqlite_failure(error, self.db_path) from None
+            raise
 
     @property
     def location(self) -> Path:
