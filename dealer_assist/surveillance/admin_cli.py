@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import sqlite3
 import sys
 
 from dealer_assist.cli import tcp_port
@@ -46,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.store import RecordingError, RecordingStore, sqlite_failure
+    from dealer_assist.surveillance.store import RecordingError, RecordingStore
 
     try:
         if args.action == "serve":
@@ -60,10 +59,6 @@ def run(args: argparse.Namespace) -> int:
                 "operator": _operator}[args.action](store, args)
     except (RecordingError, ValueError) as error:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
-        return 2
-    except sqlite3.DatabaseError as error:  # a query, or the operators table written directly
-        print(f"dealer-assist surveillance: {sqlite_failure(error, store.db_path)}",
-              file=sys.stderr)
         return 2
     finally:
         store.close()

@@ -15,6 +15,7 @@ is on disk when :meth:`RecordingStore.append` returns.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -24,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from dealer_assist.surveillance.interface import (
     HourVolume,
@@ -45,6 +46,8 @@ FRAMES_DIR = "frames"
 MAX_INTEGER = 2**63 - 1  # the largest integer SQLite stores
 
 Clock = Callable[[], datetime]
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class RecordingError(ValueError):
@@ -99,6 +102,19 @@ def sqlite_failure(error: sqlite3.Error, db_path: Path) -> RecordingError:
     return DamagedRecordingError(
         f"the index database is damaged ({error}): run 'dealer-assist replay --verify' on it",
         db_path)
+
+
+def _reported(method: Callable[Concatenate[RecordingStore, P], T]
+              ) -> Callable[Concatenate[RecordingStore, P], T]:
+    """A store method whose SQLite errors are raised as :func:`sqlite_failure` names them."""
+    @functools.wraps(method)
+    def reporting(store: RecordingStore, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(store, *args, **kwargs)
+        except sqlite3.DatabaseError as error:
+            raise sqlite_failure(error, store.db_path) from None
+
+    return reporting
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,7 +454,7 @@ class RecordingStore:
             seq, prev_hash = self._head()
             seq += 1
             if kind == "round":
-                round_key = self._next_round_key()
+                round_key = self._last_round_key() + 1
             partial = Record(
                 seq, format_time(self.clock()), table, round_key, round_id, kind, body_text,
                 file, sha256, HASH_FORMAT, prev_hash, "",
@@ -475,6 +491,7 @@ class RecordingStore:
             found = [str(error)]
         return [] if found == ["ok"] else [line for text in found for line in text.splitlines()]
 
+    @_reported
     def check(self) -> None:
         """Refuse a damaged database before writing to it: SQLite's quick check, and every table
         of the schema there."""
@@ -488,13 +505,14 @@ class RecordingStore:
                 f"the index database is damaged ({'; '.join(found)}), so nothing is written to it:"
                 " run 'dealer-assist replay --verify' on it", self.db_path)
 
+    @_reported
     def last_round_key(self) -> int:
         """The highest round key recorded (0 when none); read from the records' round index."""
+        return self._last_round_key()
+
+    def _last_round_key(self) -> int:
         row = self.conn.execute("SELECT MAX(round_key) FROM records").fetchone()
         return int(row[0] or 0)
-
-    def _next_round_key(self) -> int:
-        return self.last_round_key() + 1
 
     def write_file(self, relative: str, data: bytes) -> None:
         """Write a frame file durably (temporary name, fsync, rename, fsync the folder)."""
@@ -514,6 +532,12 @@ class RecordingStore:
         self, *, round_key: int | None = None, kinds: tuple[str, ...] = ()
     ) -> Iterator[Record]:
         """Records in chain order, optionally of one round and/or of some kinds."""
+        try:
+            yield from self._records(round_key, kinds)
+        except sqlite3.DatabaseError as error:
+            raise sqlite_failure(error, self.db_path) from None
+
+    def _records(self, round_key: int | None, kinds: tuple[str, ...]) -> Iterator[Record]:
         sql = "SELECT * FROM records"
         clauses: list[str] = []
         params: list[Any] = []
@@ -607,7 +631,7 @@ class RecordingStore:
                 self.conn.execute("BEGIN IMMEDIATE")
             for table in INDEX_TABLES:
                 self.conn.execute(f"DELETE FROM {table}")
-            for record in self.records():
+            for record in self._records(None, ()):
                 index_record(self.conn, record)
             if own:
                 self.conn.execute("COMMIT")
@@ -623,6 +647,7 @@ class RecordingStore:
         """The index database: what names this store in messages."""
         return self.db_path
 
+    @_reported
     def checkpoint(self) -> None:
         """Move what the write-ahead log holds into the database when no reader needs it."""
         self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -631,16 +656,18 @@ class RecordingStore:
         """SQLite's ``quick_check``, or with ``thorough`` its ``integrity_check``."""
         return self.sqlite_check("integrity_check" if thorough else "quick_check")
 
+    @_reported
     def latest_records(self, kind: str, limit: int) -> list[Record]:
         """The last ``limit`` records of one kind, newest first."""
         return [record_from_row(row) for row in self.conn.execute(
             "SELECT * FROM records WHERE kind = ? ORDER BY seq DESC LIMIT ?", (kind, limit))]
 
+    @_reported
     def round_records(self, key: int) -> list[Record | Unreadable]:
         """One round's records; where a page is damaged, found through the round index (which
         holds their numbers) and read one at a time."""
         try:
-            return list(self.records(round_key=key))
+            return list(self._records(key, ()))
         except sqlite3.DatabaseError:
             pass
         try:
@@ -666,6 +693,7 @@ class RecordingStore:
                 found.append(record)
         return found
 
+    @_reported
     def round_keys(self, round_id: str | None = None) -> list[int]:
         """Keys of every round, or of the rounds called ``round_id``; past a damaged page, those
         a readable record names, and those the round index or the search index still name."""
@@ -687,6 +715,7 @@ class RecordingStore:
                 keys |= {row[0] for row in self.conn.execute(sql, params)}
             return sorted(keys)
 
+    @_reported
     def named_files(self) -> set[str]:
         """The files records name; past a damaged page, those readable records or the search
         index name."""
@@ -702,6 +731,7 @@ class RecordingStore:
 
     # -- the search index ---------------------------------------------------------------------
 
+    @_reported
     def index_mismatches(self, whole: bool = True) -> list[str]:
         """The search index compared with one projected afresh, into a private temporary
         database, from the records (nothing while records cannot be read)."""
@@ -774,6 +804,7 @@ class RecordingStore:
                              f" {'; '.join(parts)}")
         return found
 
+    @_reported
     def find_rounds(self, query: RoundQuery) -> tuple[list[IndexedRound], list[int]]:
         """Rounds matching ``query``, newest first; past a damaged page, round by round."""
         clauses: list[str] = []
@@ -827,23 +858,28 @@ class RecordingStore:
             return [_indexed_round(row) for row in rows[:limit]], unreadable
         return [_indexed_round(row) for row in rows], []
 
+    @_reported
     def indexed_rounds(self) -> list[IndexedRound]:
         return [_indexed_round(row)
                 for row in self.conn.execute("SELECT * FROM rounds ORDER BY round_key")]
 
+    @_reported
     def open_rounds(self, table: str) -> list[IndexedRound]:
         return [_indexed_round(row) for row in self.conn.execute(
             "SELECT * FROM rounds WHERE table_id = ? AND status = 'open' ORDER BY round_key",
             (table,))]
 
+    @_reported
     def indexed_seats(self) -> list[IndexedSeat]:
         return [IndexedSeat(*row) for row in self.conn.execute(
             "SELECT round_key, seat, net_cents, hands FROM round_seats")]
 
+    @_reported
     def indexed_payouts(self) -> list[IndexedPayout]:
         return [IndexedPayout(*row) for row in self.conn.execute(
             "SELECT round_key, kind, amount_cents FROM payout_lines")]
 
+    @_reported
     def indexed_alarms(self) -> list[IndexedAlarm]:
         return [IndexedAlarm(*row) for row in self.conn.execute(
             "SELECT round_key, kind FROM alarms WHERE round_key IS NOT NULL")]
@@ -858,22 +894,27 @@ class RecordingStore:
         except sqlite3.DatabaseError:
             return []
 
+    @_reported
     def frame(self, seq: int) -> IndexedFrame | None:
         row = self.conn.execute("SELECT * FROM frames WHERE seq = ?", (seq,)).fetchone()
         return None if row is None else _indexed_frame(row)
 
+    @_reported
     def pruned_frames(self, round_key: int) -> set[int]:
         return {row[0] for row in self.conn.execute(
             "SELECT seq FROM frames WHERE round_key = ? AND pruned_at IS NOT NULL", (round_key,))}
 
+    @_reported
     def video_frames_before(self, cutoff: str) -> list[IndexedFrame]:
         return [_indexed_frame(row) for row in self.conn.execute(
             "SELECT * FROM frames WHERE key = 0 AND pruned_at IS NULL AND at < ? ORDER BY seq",
             (cutoff,))]
 
+    @_reported
     def key_frame_files(self) -> set[str]:
         return {row[0] for row in self.conn.execute("SELECT file FROM frames WHERE key = 1")}
 
+    @_reported
     def record_volume(self) -> list[HourVolume]:
         return [HourVolume(row["table_id"], row["hour"] or "", row["n"], row["size"],
                            row["rounds"]) for row in self.conn.execute(
@@ -882,6 +923,7 @@ class RecordingStore:
             " SUM(kind = 'round') AS rounds FROM records WHERE table_id IS NOT NULL"
             " GROUP BY table_id, hour")]
 
+    @_reported
     def frame_volume(self) -> list[HourVolume]:
         return [HourVolume(row["table_id"], row["hour"] or "", row["n"], row["size"])
                 for row in self.conn.execute(
@@ -890,17 +932,21 @@ class RecordingStore:
 
     # -- operators ----------------------------------------------------------------------------
 
+    @_reported
     def put_operator(self, operator: StoredOperator, created_at: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO operators VALUES (?, ?, ?, ?)",
                           (operator.name, operator.role, operator.password_hash, created_at))
 
+    @_reported
     def delete_operator(self, name: str) -> bool:
         return self.conn.execute("DELETE FROM operators WHERE name = ?", (name,)).rowcount > 0
 
+    @_reported
     def operators(self) -> list[StoredOperator]:
         return [StoredOperator(*row) for row in self.conn.execute(
             "SELECT name, role, password FROM operators ORDER BY name")]
 
+    @_reported
     def operator(self, name: str) -> StoredOperator | None:
         row = self.conn.execute(
             "SELECT name, role, password FROM operators WHERE name = ?", (name,)).fetchone()

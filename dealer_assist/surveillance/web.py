@@ -8,7 +8,6 @@ the recording's chain as access records.
 
 import re
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -55,7 +54,6 @@ from dealer_assist.surveillance.store import (
     RecordingStore,
     format_time,
     parse_time,
-    sqlite_failure,
 )
 
 SESSION_COOKIE = "da_surveillance"
@@ -241,7 +239,9 @@ def create_app(recording: Path | str) -> FastAPI:
             for frame in view["frames"]:
                 try:
                     images[frame["seq"]] = frame_file(opened, frame["seq"])
-                except RecordingError:
+                except DamagedRecordingError:
+                    raise
+                except RecordingError:  # pruned or missing: the report says so
                     continue
             log_access(opened, who.name, "export", {"round_key": key, "round": view["round"]})
             html = incident_report_html(
@@ -256,6 +256,8 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             try:
                 data, media_type = frame_file(opened, seq)
+            except DamagedRecordingError:
+                raise
             except RecordingError as error:
                 raise HTTPException(404, str(error)) from None
         return Response(data, media_type=media_type)
@@ -265,6 +267,8 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             try:
                 rows = table_statistics(opened, by=tuple(p for p in by.split(",") if p))
+            except DamagedRecordingError:
+                raise
             except ValueError as error:
                 raise HTTPException(422, str(error)) from None
             log_access(opened, who.name, "statistics", {"by": by})
@@ -309,12 +313,6 @@ def create_app(recording: Path | str) -> FastAPI:
     @app.exception_handler(DamagedRecordingError)
     def damaged(request: Request, error: DamagedRecordingError) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=500)
-
-    @app.exception_handler(sqlite3.DatabaseError)
-    def database_error(request: Request, error: sqlite3.DatabaseError) -> JSONResponse:
-        failure = sqlite_failure(error, directory / INDEX_NAME)
-        status = 500 if isinstance(failure, DamagedRecordingError) else 503
-        return JSONResponse({"detail": str(failure)}, status_code=status)
 
     return app
 

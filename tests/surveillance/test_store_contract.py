@@ -455,5 +455,12 @@ def test_a_damaged_store_names_what_it_cannot_read_and_reads_the_rest(backend: B
             store.record(lost[0])
         assert unreadable.value.seq == lost[0] and unreadable.value.reason
         assert store.last_seq() == head[0]
+        with pytest.raises(DamagedRecordingError):  # read whole, not past the damage
+            list(store.records())
+        in_rounds = {item.seq for item in scanned
+                     if isinstance(item, Record) and item.round_key is not None}
+        assert store.round_keys() == [1, 2, 3]
+        assert {item.seq for key in store.round_keys() for item in store.round_records(key)
+                if isinstance(item, Record)} == in_rounds
     finally:
         store.close()
