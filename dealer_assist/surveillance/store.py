@@ -10,6 +10,10 @@ Every record is one row of ``records``; its ``hash`` is SHA-256 of the previous 
 the database (rounds, seats, frames, alarms) is an index rebuilt from the records on upgrade, so the
 chain alone is the evidence. Each append is its own transaction and, with ``synchronous=FULL``,
 is on disk when :meth:`RecordingStore.append` returns.
+
+:class:`RecordingStore` is the SQLite implementation of
+:class:`~dealer_assist.surveillance.interface.RecordStore` and, with :mod:`.schema`, the only code
+that speaks SQL; the record format (hashing, times, money) here is every implementation's.
 """
 
 from __future__ import annotations
@@ -324,7 +328,9 @@ def _fsync_dir(path: Path) -> None:
 
 
 class RecordingStore:
-    """An open recording directory: appends chained records and answers queries.
+    """An open recording directory kept in SQLite (a ``RecordStore``): appends chained records
+    and answers queries. Its methods raise what SQLite refuses as :func:`sqlite_failure` names it
+    (:class:`RecordingError` or :class:`DamagedRecordingError`).
 
     Opening upgrades an older schema in place (see :data:`SCHEMA_VERSION`).
     """
