@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,7 +35,6 @@ from dealer_assist.surveillance.store import (
     Record,
     RecordingError,
     RecordingStore,
-    sqlite_failure,
     utc_now,
 )
 
@@ -106,9 +104,6 @@ class Recorder:
             store.check()
             recorder = cls(store, table)
             recorder._resume()
-        except sqlite3.Error as error:
-            store.close()
-            raise sqlite_failure(error, store.db_path) from None
         except BaseException:
             store.close()
             raise
