@@ -638,7 +638,7 @@ class RecordingStore:
             for table in INDEX_TABLES:
                 self.conn.execute(f"DELETE FROM {table}")
             for record in self._records(None, ()):
-                index_record(self.conn, record)
+                project(self.conn, record)
             if own:
                 self.conn.execute("COMMIT")
         except BaseException as error:
@@ -753,10 +753,7 @@ class RecordingStore:
                 last_seq = record.seq
                 if record.kind in ("settlement", "partial") and record.round_key is not None:
                     last_closed = max(last_closed, record.round_key)
-                try:
-                    index_record(rebuilt, record)
-                except (sqlite3.Error, OverflowError):  # an altered body the index cannot hold
-                    pass
+                project(rebuilt, record)
             rebuilt.execute("COMMIT")
             return self._compare_index(rebuilt, None if whole else (last_seq, last_closed))
         finally:
@@ -1026,6 +1023,20 @@ def _text(value: Any) -> str:
 
 
 # -- indexing: one function, used by live appends and by rebuilds -------------------------------
+
+
+#: What indexing a record whose body was altered into values the index cannot hold raises
+_UNINDEXABLE = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError,
+                sqlite3.DataError, OverflowError)
+
+
+def project(conn: sqlite3.Connection, record: Record) -> None:
+    """Index one record of a chain read back (a rebuild, or the projection verification compares
+    with): one whose altered body the index cannot hold is left out; verification names it."""
+    try:
+        index_record(conn, record)
+    except _UNINDEXABLE:
+        pass
 
 
 def index_record(conn: sqlite3.Connection, record: Record) -> None:
