@@ -59,9 +59,10 @@ class Backend(Protocol):
         """The store made by :meth:`create`, opened again; refused when there is none."""
         ...
 
-    def damage(self) -> None:
-        """Damage the (closed) store's records the way failing storage does, so that some of
-        them, not all, cannot be read. A backend that cannot be damaged from outside skips."""
+    def damage(self, part: str) -> None:
+        """Damage the (closed) store the way failing storage does, so that some, not all, of
+        its ``records`` or of its search ``index``'s rounds cannot be read. A backend that cannot
+        be damaged from outside skips."""
         ...
 
     def locked(self) -> AbstractContextManager[None]:
@@ -86,8 +87,8 @@ class SqliteBackend:
     def reopen(self) -> RecordStore:
         return RecordingStore(self.directory, clock=self.clock)
 
-    def damage(self) -> None:
-        damage_page(self.directory, "records", leaf=1)
+    def damage(self, part: str) -> None:
+        damage_page(self.directory, {"records": "records", "index": "rounds"}[part], leaf=1)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -440,7 +441,7 @@ def test_a_damaged_store_names_what_it_cannot_read_and_reads_the_rest(backend: B
     head = store.head()
     store.close()
 
-    backend.damage()
+    backend.damage("records")
     store = backend.reopen()
     try:
         with pytest.raises(DamagedRecordingError):
@@ -462,5 +463,27 @@ def test_a_damaged_store_names_what_it_cannot_read_and_reads_the_rest(backend: B
         assert store.round_keys() == [1, 2, 3]
         assert {item.seq for key in store.round_keys() for item in store.round_records(key)
                 if isinstance(item, Record)} == in_rounds
+    finally:
+        store.close()
+
+
+def test_a_damaged_search_index_gives_the_rounds_it_can_read_and_names_the_rest(
+        backend: Backend) -> None:
+    store = backend.create()
+    for n in range(90):  # enough rounds to fill several pages of the index
+        play_round(store, f"r-{n}", nets={"seat1": "10.00"})
+    store.close()
+
+    backend.damage("index")
+    store = backend.reopen()
+    try:
+        found, unreadable = store.find_rounds(RoundQuery(limit=5000))
+        assert unreadable and found
+        assert sorted([row.round_key for row in found] + unreadable) == list(range(1, 91))
+        assert [row.round_key for row in found] == sorted(
+            (row.round_key for row in found), reverse=True)
+        assert store.round_keys() == list(range(1, 91))  # the records still give every round
+        with pytest.raises(DamagedRecordingError):
+            store.indexed_rounds()
     finally:
         store.close()
