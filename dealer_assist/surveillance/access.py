@@ -1,6 +1,6 @@
 """Who may look at a recording, and the record of who looked at what, when.
 
-Operators live in the recording's index database with a salted scrypt hash of their password.
+Operators live in the recording store with a salted scrypt hash of their password.
 Roles: ``operator`` (everything, including retention) and ``auditor`` (read-only: search, view,
 replay, export). Every search, view, replay and export is appended to the hash chain as an
 ``access`` record, so the access log is as tamper-evident as the recording.
@@ -17,7 +17,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from dealer_assist.surveillance.store import RecordingError, RecordingStore, format_time
+from dealer_assist.surveillance.interface import RecordStore, StoredOperator
+from dealer_assist.surveillance.store import RecordingError, format_time
 
 ROLES = ("operator", "auditor")
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
@@ -59,7 +60,7 @@ def check_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(actual.hex(), digest)
 
 
-def add_operator(store: RecordingStore, name: str, password: str, role: str) -> Operator:
+def add_operator(store: RecordStore, name: str, password: str, role: str) -> Operator:
     """Create or replace an operator (its password is stored only as a salted hash)."""
     store.check()
     if not _NAME.match(name):
@@ -68,43 +69,38 @@ def add_operator(store: RecordingStore, name: str, password: str, role: str) -> 
         raise AccessError(f"role {role!r} must be one of {', '.join(ROLES)}")
     if len(password) < MIN_PASSWORD:
         raise AccessError(f"a password needs at least {MIN_PASSWORD} characters")
-    store.conn.execute(
-        "INSERT OR REPLACE INTO operators VALUES (?, ?, ?, ?)",
-        (name, role, hash_password(password), format_time(store.clock())),
-    )
+    store.put_operator(StoredOperator(name, role, hash_password(password)),
+                       format_time(store.clock()))
     store.append("access", {"user": "(admin)", "action": "operator-set",
                             "target": {"name": name, "role": role}})
     return Operator(name, role)
 
 
-def remove_operator(store: RecordingStore, name: str) -> bool:
+def remove_operator(store: RecordStore, name: str) -> bool:
     store.check()
-    gone = store.conn.execute("DELETE FROM operators WHERE name = ?", (name,)).rowcount > 0
+    gone = store.delete_operator(name)
     if gone:
         store.append("access", {"user": "(admin)", "action": "operator-removed",
                                 "target": {"name": name}})
     return gone
 
 
-def list_operators(store: RecordingStore) -> list[Operator]:
-    rows = store.conn.execute("SELECT name, role FROM operators ORDER BY name")
-    return [Operator(row["name"], row["role"]) for row in rows]
+def list_operators(store: RecordStore) -> list[Operator]:
+    return [Operator(stored.name, stored.role) for stored in store.operators()]
 
 
-def authenticate(store: RecordingStore, name: str, password: str) -> Operator:
+def authenticate(store: RecordStore, name: str, password: str) -> Operator:
     """The operator for this name and password; :class:`AccessError` (logged) otherwise."""
     # A name UTF-8 cannot hold (a lone surrogate) is logged escaped; no operator has a backslash.
     name = name.encode("utf-8", "backslashreplace").decode("utf-8")
-    row = store.conn.execute(
-        "SELECT name, role, password FROM operators WHERE name = ?", (name,)
-    ).fetchone()
+    found = store.operator(name)
     # Hash even for an unknown name so the answer takes the same time either way.
-    stored = row["password"] if row is not None else hash_password("", b"\0" * 16)
-    if not check_password(password, stored) or row is None:
+    stored = found.password_hash if found is not None else hash_password("", b"\0" * 16)
+    if not check_password(password, stored) or found is None:
         log_access(store, name, "login-refused", {})
         raise AccessError("wrong operator name or password")
     log_access(store, name, "login", {})
-    return Operator(row["name"], row["role"])
+    return Operator(found.name, found.role)
 
 
 def login_name() -> str:
@@ -113,25 +109,21 @@ def login_name() -> str:
     return os.fsencode(getpass.getuser()).decode("utf-8", "backslashreplace")
 
 
-def log_access(store: RecordingStore, user: str, action: str, target: dict[str, Any]) -> None:
+def log_access(store: RecordStore, user: str, action: str, target: dict[str, Any]) -> None:
     """Append who did what to the chain (search, view, replay, export, login...)."""
     store.append("access", {"user": user, "action": action, "target": target})
 
 
-def access_log(store: RecordingStore, limit: int = 200) -> list[dict[str, Any]]:
+def access_log(store: RecordStore, limit: int = 200) -> list[dict[str, Any]]:
     """The most recent access records, newest first."""
     import json
 
-    rows = store.conn.execute(
-        "SELECT seq, at, body FROM records WHERE kind = 'access' ORDER BY seq DESC LIMIT ?",
-        (limit,),
-    )
     entries = []
-    for row in rows:
+    for record in store.latest_records("access", limit):
         try:
-            body = json.loads(row["body"])
+            body = json.loads(record.body_text)
         except json.JSONDecodeError:
-            body = {"unreadable": row["body"]}  # altered: verification names it
-        entries.append({"seq": row["seq"], "at": row["at"],
+            body = {"unreadable": record.body_text}  # altered: verification names it
+        entries.append({"seq": record.seq, "at": record.at,
                         **(body if isinstance(body, dict) else {"unreadable": body})})
     return entries

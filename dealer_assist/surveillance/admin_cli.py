@@ -1,14 +1,18 @@
-"""``dealer-assist surveillance serve|stats|storage|prune|operator ...``: the page and upkeep."""
+"""``dealer-assist surveillance serve|stats|storage|prune|reindex|operator ...``: the page and
+upkeep."""
 
 from __future__ import annotations
 
 import argparse
 import getpass
 import json
-import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
 from dealer_assist.cli import tcp_port
+
+if TYPE_CHECKING:
+    from dealer_assist.surveillance.interface import RecordStore
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prune.add_argument("recording", metavar="RECORDING")
     prune.add_argument("--older-than-hours", type=float, required=True, metavar="HOURS")
 
+    reindex = commands.add_parser(
+        "reindex", help="rebuild the search index from the records (after verify reports it)")
+    reindex.add_argument("recording", metavar="RECORDING")
+
     operator = commands.add_parser("operator", help="add, remove or list page logins")
     operator.add_argument("recording", metavar="RECORDING")
     operator.add_argument("what", choices=("add", "remove", "list"))
@@ -46,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.store import RecordingError, RecordingStore, sqlite_failure
+    from dealer_assist.surveillance.store import RecordingError, RecordingStore
 
     try:
         if args.action == "serve":
@@ -56,14 +64,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
         return 2
     try:
-        return {"stats": _stats, "storage": _storage, "prune": _prune,
+        return {"stats": _stats, "storage": _storage, "prune": _prune, "reindex": _reindex,
                 "operator": _operator}[args.action](store, args)
     except (RecordingError, ValueError) as error:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
-        return 2
-    except sqlite3.DatabaseError as error:  # a query, or the operators table written directly
-        print(f"dealer-assist surveillance: {sqlite_failure(error, store.db_path)}",
-              file=sys.stderr)
         return 2
     finally:
         store.close()
@@ -81,13 +85,13 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stats(store: object, args: argparse.Namespace) -> int:
+def _stats(store: RecordStore, args: argparse.Namespace) -> int:
     from dealer_assist.surveillance.access import log_access, login_name
     from dealer_assist.surveillance.query import parse_shifts, table_statistics
 
     by = tuple(p.strip() for p in args.by.split(",") if p.strip())
-    rows = table_statistics(store, by=by, shifts=parse_shifts(args.shifts))  # type: ignore[arg-type]
-    log_access(store, login_name(), "statistics", {"by": args.by})  # type: ignore[arg-type]
+    rows = table_statistics(store, by=by, shifts=parse_shifts(args.shifts))
+    log_access(store, login_name(), "statistics", {"by": args.by})
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -103,10 +107,10 @@ def _stats(store: object, args: argparse.Namespace) -> int:
     return 0
 
 
-def _storage(store: object, args: argparse.Namespace) -> int:
+def _storage(store: RecordStore, args: argparse.Namespace) -> int:
     from dealer_assist.surveillance.query import storage_report
 
-    report = storage_report(store)  # type: ignore[arg-type]
+    report = storage_report(store)
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
@@ -118,7 +122,7 @@ def _storage(store: object, args: argparse.Namespace) -> int:
     return 0
 
 
-def _prune(store: object, args: argparse.Namespace) -> int:
+def _prune(store: RecordStore, args: argparse.Namespace) -> int:
     from datetime import timedelta
 
     from dealer_assist.surveillance.access import login_name
@@ -127,7 +131,7 @@ def _prune(store: object, args: argparse.Namespace) -> int:
     if not 0 < args.older_than_hours <= MAX_PRUNE_HOURS:
         raise ValueError(f"--older-than-hours must be above 0 and at most {MAX_PRUNE_HOURS}"
                          " (100 years)")
-    result = prune_frames(store, timedelta(hours=args.older_than_hours),  # type: ignore[arg-type]
+    result = prune_frames(store, timedelta(hours=args.older_than_hours),
                           login_name())
     print(f"pruned {result['pruned']} non-key frames ({result['bytes']} bytes) recorded before "
           f"{result['cutoff']}; logs and key frames kept")
@@ -140,17 +144,31 @@ def _prune(store: object, args: argparse.Namespace) -> int:
     return 0
 
 
-def _operator(store: object, args: argparse.Namespace) -> int:
+def _reindex(store: RecordStore, args: argparse.Namespace) -> int:
+    from dealer_assist.surveillance.access import log_access, login_name
+
+    store.check()
+    differed = store.index_mismatches()
+    store.rebuild_index()
+    log_access(store, login_name(), "reindex", {"differed": len(differed)})
+    for what in differed:
+        print(f"was: {what}")
+    print(f"search index rebuilt from the records of {args.recording}"
+          + ("" if differed else " (it matched them already)"))
+    return 0
+
+
+def _operator(store: RecordStore, args: argparse.Namespace) -> int:
     from dealer_assist.surveillance.access import add_operator, list_operators, remove_operator
 
     if args.what == "list":
-        for operator in list_operators(store):  # type: ignore[arg-type]
+        for operator in list_operators(store):
             print(f"{operator.name}\t{operator.role}")
         return 0
     if not args.name:
         raise ValueError(f"'operator {args.what}' needs a NAME")
     if args.what == "remove":
-        if not remove_operator(store, args.name):  # type: ignore[arg-type]
+        if not remove_operator(store, args.name):
             raise ValueError(f"no operator {args.name!r}")
         print(f"removed {args.name}")
         return 0
@@ -163,6 +181,6 @@ def _operator(store: object, args: argparse.Namespace) -> int:
                 raise ValueError("the two passwords differ")
     except EOFError:
         raise ValueError(f"no password given for {args.name} (end of input)") from None
-    operator = add_operator(store, args.name, password, args.role)  # type: ignore[arg-type]
+    operator = add_operator(store, args.name, password, args.role)
     print(f"{operator.name} can log in as {operator.role}")
     return 0

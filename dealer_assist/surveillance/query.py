@@ -4,135 +4,59 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import PurePosixPath
 from typing import Any
 
 from dealer_assist.rules.money import format_money
+from dealer_assist.surveillance.interface import (
+    IndexedFrame,
+    IndexedRound,
+    RecordStore,
+    RoundQuery,
+)
 from dealer_assist.surveillance.replay import load_round
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     Record,
     RecordingError,
-    RecordingStore,
     canonical_bytes,
-    cents,
     chain_hash,
     format_time,
     parse_time,
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RoundQuery:
-    """Search criteria; every one is optional and they combine with AND."""
-
-    table: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    seat: int | None = None
-    alarm: str | None = None  # an alarm kind, or "*" for any alarm
-    payout_above: Decimal | None = None  # a seat's net win above this amount
-    round_id: str | None = None
-    limit: int = 200
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name in ("table", "seat", "alarm", "round_id"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.since:
-            out["since"] = format_time(self.since)
-        if self.until:
-            out["until"] = format_time(self.until)
-        if self.payout_above is not None:
-            out["payout_above"] = format_money(self.payout_above)
-        return out
-
-
 def _money_text(value: int | None) -> str | None:
     return None if value is None else format_money(Decimal(value) / 100)
 
 
-def search_rounds(store: RecordingStore,
+def search_rounds(store: RecordStore,
                   query: RoundQuery) -> tuple[list[dict[str, Any]], list[int]]:
     """Rounds matching ``query``, newest first, and the keys of the rounds the search index
     cannot read (damaged pages of it): those are left out, and the rest still found."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    if query.table:
-        clauses.append("r.table_id = ?")
-        params.append(query.table)
-    if query.since:
-        clauses.append("r.started_at >= ?")
-        params.append(format_time(query.since))
-    if query.until:
-        clauses.append("r.started_at <= ?")
-        params.append(format_time(query.until))
-    if query.round_id:
-        clauses.append("r.round_id = ?")
-        params.append(query.round_id)
-    if query.seat is not None:
-        clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
-                       " AND s.seat = ?)")
-        params.append(query.seat)
-    if query.alarm:
-        if query.alarm == "*":
-            clauses.append("r.alarms > 0")
-        else:
-            clauses.append("EXISTS (SELECT 1 FROM alarms a WHERE a.round_key = r.round_key"
-                           " AND a.kind = ?)")
-            params.append(query.alarm)
-    if query.payout_above is not None:
-        clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
-                       " AND s.net_cents > ?)")
-        params.append(cents(query.payout_above))
-
-    def select(*more: str) -> str:
-        conditions = [*clauses, *more]
-        return "SELECT r.* FROM rounds r" + (" WHERE " + " AND ".join(conditions)
-                                             if conditions else "")
-
-    limit = max(1, min(query.limit, 5000))
-    try:
-        rows = store.conn.execute(
-            select() + " ORDER BY r.started_at DESC, r.round_key DESC LIMIT ?", [*params, limit]
-        ).fetchall()
-    except sqlite3.DatabaseError:  # a damaged page: round by round, past it
-        rows, unreadable = [], []
-        for key in range(1, store.last_round_key() + 1):
-            try:
-                rows.extend(store.conn.execute(select("r.round_key = ?"), [*params, key]))
-            except sqlite3.DatabaseError:
-                unreadable.append(key)
-        rows.sort(key=lambda row: (str(row["started_at"]), row["round_key"]), reverse=True)
-        return [_round_row(row) for row in rows[:limit]], unreadable
-    return [_round_row(row) for row in rows], []
+    found, unreadable = store.find_rounds(query)
+    return [_round_row(row) for row in found], unreadable
 
 
-def _round_row(row: Any) -> dict[str, Any]:
+def _round_row(row: IndexedRound) -> dict[str, Any]:
     return {
-        "key": row["round_key"], "round": row["round_id"], "table": row["table_id"],
-        "dealer": row["dealer"], "started_at": row["started_at"], "ended_at": row["ended_at"],
-        "status": row["status"], "note": row["note"], "net": _money_text(row["net_cents"]),
-        "max_payout": _money_text(row["max_payout_cents"]), "events": row["events"],
-        "frames": row["frames"], "alarms": row["alarms"],
+        "key": row.round_key, "round": row.round_id, "table": row.table,
+        "dealer": row.dealer, "started_at": row.started_at, "ended_at": row.ended_at,
+        "status": row.status, "note": row.note, "net": _money_text(row.net_cents),
+        "max_payout": _money_text(row.max_payout_cents), "events": row.events,
+        "frames": row.frames, "alarms": row.alarms,
     }
 
 
-def round_view(store: RecordingStore, key: int) -> dict[str, Any]:
+def round_view(store: RecordStore, key: int) -> dict[str, Any]:
     """One round as the page shows it: events, frames, alarms, screens and the settlement."""
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
-    pruned = {
-        row["seq"] for row in store.conn.execute(
-            "SELECT seq FROM frames WHERE round_key = ? AND pruned_at IS NOT NULL", (key,))
-    }
+    pruned = store.pruned_frames(key)
     events = [
         {"index": index, "seq": record.seq, "at": record.at, "event": _loads(record.body_text)}
         for index, record in enumerate(data.events)
@@ -166,18 +90,16 @@ def _loads(text: str) -> Any:
         return {"unreadable": text}
 
 
-def frame_file(store: RecordingStore, seq: int) -> tuple[bytes, str]:
+def frame_file(store: RecordStore, seq: int) -> tuple[bytes, str]:
     """The bytes and media type of frame record ``seq``."""
-    row = store.conn.execute(
-        "SELECT file, media_type, pruned_at FROM frames WHERE seq = ?", (seq,)
-    ).fetchone()
-    if row is None:
+    frame = store.frame(seq)
+    if frame is None:
         raise RecordingError(f"no frame record {seq}", store.directory)
-    path = store.directory / row["file"]
+    path = store.directory / frame.file
     if not path.is_file():
-        state = "pruned by retention" if row["pruned_at"] else "missing"
-        raise RecordingError(f"frame {seq} ({row['file']}) is {state}", store.directory)
-    return path.read_bytes(), row["media_type"]
+        state = "pruned by retention" if frame.pruned_at else "missing"
+        raise RecordingError(f"frame {seq} ({frame.file}) is {state}", store.directory)
+    return path.read_bytes(), frame.media_type
 
 
 # -- retention ----------------------------------------------------------------------------------
@@ -187,25 +109,17 @@ def frame_file(store: RecordingStore, seq: int) -> tuple[bytes, str]:
 MAX_PRUNE_HOURS = 876_000
 
 
-def storage_report(store: RecordingStore) -> dict[str, Any]:
+def storage_report(store: RecordStore) -> dict[str, Any]:
     """Bytes stored per table and clock hour of play, and the average per hour of play."""
     hours: dict[tuple[str, str], dict[str, int]] = defaultdict(
         lambda: {"rounds": 0, "records": 0, "record_bytes": 0, "frame_bytes": 0, "frames": 0})
-    for row in store.conn.execute(
-        "SELECT table_id, substr(at, 1, 13) AS hour, COUNT(*) AS n,"
-        " SUM(length(body)) + COUNT(*) * 200 AS size,"
-        " SUM(kind = 'round') AS rounds FROM records WHERE table_id IS NOT NULL"
-        " GROUP BY table_id, hour"
-    ):
-        bucket = hours[(row["table_id"], row["hour"] or "")]  # "": a record with no time
-        bucket["records"], bucket["record_bytes"] = row["n"], row["size"]
-        bucket["rounds"] = row["rounds"]
-    for row in store.conn.execute(
-        "SELECT table_id, substr(at, 1, 13) AS hour, COUNT(*) AS n, SUM(size) AS size"
-        " FROM frames WHERE pruned_at IS NULL GROUP BY table_id, hour"
-    ):
-        bucket = hours[(row["table_id"] or "", row["hour"] or "")]
-        bucket["frames"], bucket["frame_bytes"] = row["n"], row["size"]
+    for volume in store.record_volume():
+        bucket = hours[(volume.table or "", volume.hour)]  # hour "": a record with no time
+        bucket["records"], bucket["record_bytes"] = volume.count, volume.size
+        bucket["rounds"] = volume.rounds
+    for volume in store.frame_volume():
+        bucket = hours[(volume.table or "", volume.hour)]
+        bucket["frames"], bucket["frame_bytes"] = volume.count, volume.size
     played = [h for h in hours.values() if h["rounds"] > 0]
     total = sum(h["record_bytes"] + h["frame_bytes"] for h in hours.values())
     on_disk = _disk_bytes(store)
@@ -221,7 +135,7 @@ def storage_report(store: RecordingStore) -> dict[str, Any]:
     }
 
 
-def _disk_bytes(store: RecordingStore) -> int:
+def _disk_bytes(store: RecordStore) -> int:
     total = 0
     for root, _dirs, files in os.walk(store.directory):
         for name in files:
@@ -232,7 +146,7 @@ def _disk_bytes(store: RecordingStore) -> int:
     return total
 
 
-def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
+def prune_frames(store: RecordStore, older_than: timedelta, user: str,
                  now: datetime | None = None) -> dict[str, Any]:
     """Delete non-key frames recorded before ``now - older_than``; key frames and logs stay.
 
@@ -246,10 +160,7 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
     store.check()
     moment = now or store.clock()
     cutoff = format_time(moment - older_than)
-    rows = store.conn.execute(
-        "SELECT seq, file, size FROM frames WHERE key = 0 AND pruned_at IS NULL AND at < ?"
-        " ORDER BY seq", (cutoff,)
-    ).fetchall()
+    rows = store.video_frames_before(cutoff)
     marked: set[int] = set()
     for record in store.records(kinds=("keyframe",)):
         frame = _object_body(record).get("frame")
@@ -257,19 +168,19 @@ def prune_frames(store: RecordingStore, older_than: timedelta, user: str,
             raise RecordingError(
                 f"{record.describe()} does not say which frame it keeps (altered?): nothing was"
                 " pruned, since that frame cannot be told from the rest; run"
-                " 'dealer-assist replay --verify'", store.db_path)
+                " 'dealer-assist replay --verify'", store.location)
         marked.add(frame)
-    doomed = [row for row in rows if row["seq"] not in marked and _prunable(store, row)]
-    refused = sorted({row["seq"] for row in rows} - {row["seq"] for row in doomed})
+    doomed = [row for row in rows if row.seq not in marked and _prunable(store, row)]
+    refused = sorted({row.seq for row in rows} - {row.seq for row in doomed})
     if not doomed:
         return {"pruned": 0, "bytes": 0, "cutoff": cutoff, "refused": refused}
     store.append("prune", {"user": user, "cutoff": cutoff, "policy_seconds":
-                           int(older_than.total_seconds()), "frames": [r["seq"] for r in doomed]})
-    kept = {row["file"] for row in store.conn.execute("SELECT file FROM frames WHERE key = 1")}
+                           int(older_than.total_seconds()), "frames": [r.seq for r in doomed]})
+    kept = store.key_frame_files()
     freed = 0
     for row in doomed:
-        path = store.directory / row["file"]
-        if row["file"] not in kept and path.is_file():
+        path = store.directory / row.file
+        if row.file not in kept and path.is_file():
             freed += path.stat().st_size
             path.unlink()
     return {"pruned": len(doomed), "bytes": freed, "cutoff": cutoff, "refused": refused}
@@ -284,10 +195,10 @@ def _object_body(record: Record) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _prunable(store: RecordingStore, row: Any) -> bool:
+def _prunable(store: RecordStore, row: IndexedFrame) -> bool:
     """Whether the chained record of an index row the index calls old video says the same."""
-    record = store.record(row["seq"])
-    if record is None or record.kind != "frame" or record.file != row["file"]:
+    record = store.record(row.seq)
+    if record is None or record.kind != "frame" or record.file != row.file:
         return False
     try:
         intact = record.hash == chain_hash(record.prev_hash, canonical_bytes(record))
@@ -295,9 +206,8 @@ def _prunable(store: RecordingStore, row: Any) -> bool:
         intact = False
     if not intact:
         return False
-    following = store.conn.execute(
-        "SELECT prev_hash FROM records WHERE seq = ?", (record.seq + 1,)).fetchone()
-    if following is not None and following["prev_hash"] != record.hash:
+    following = store.record(record.seq + 1)
+    if following is not None and following.prev_hash != record.hash:
         return False
     parts = PurePosixPath(record.file or "").parts
     if len(parts) < 2 or parts[0] != FRAMES_DIR or ".." in parts:
@@ -305,16 +215,15 @@ def _prunable(store: RecordingStore, row: Any) -> bool:
     return _object_body(record).get("key") is False
 
 
-def mark_key_frame(store: RecordingStore, seq: int, user: str) -> None:
+def mark_key_frame(store: RecordStore, seq: int, user: str) -> None:
     """Flag a frame as key (kept by retention), e.g. because it is evidence in a dispute."""
-    row = store.conn.execute(
-        "SELECT round_key, table_id, pruned_at FROM frames WHERE seq = ?", (seq,)).fetchone()
-    if row is None:
+    frame = store.frame(seq)
+    if frame is None:
         raise RecordingError(f"no frame record {seq}", store.directory)
-    if row["pruned_at"]:
+    if frame.pruned_at:
         raise RecordingError(f"frame {seq} was already pruned", store.directory)
-    store.append("keyframe", {"user": user, "frame": seq}, table=row["table_id"],
-                 round_key=row["round_key"])
+    store.append("keyframe", {"user": user, "frame": seq}, table=frame.table,
+                 round_key=frame.round_key)
 
 
 # -- statistics ---------------------------------------------------------------------------------
@@ -332,10 +241,10 @@ def shift_of(moment: datetime, shifts: tuple[tuple[str, int], ...] = DEFAULT_SHI
     return name
 
 
-def _damaged_index(store: RecordingStore, what: str) -> RecordingError:
+def _damaged_index(store: RecordStore, what: str) -> RecordingError:
     return RecordingError(
         f"the search index is damaged: {what}. It is derived from the chained records, which"
-        " 'dealer-assist replay --verify' checks", store.db_path)
+        " 'dealer-assist replay --verify' checks", store.location)
 
 
 def parse_shifts(text: str) -> tuple[tuple[str, int], ...]:
@@ -349,7 +258,7 @@ def parse_shifts(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(shifts)
 
 
-def table_statistics(store: RecordingStore, *, by: tuple[str, ...] = ("table", "shift", "dealer"),
+def table_statistics(store: RecordStore, *, by: tuple[str, ...] = ("table", "shift", "dealer"),
                      shifts: tuple[tuple[str, int], ...] = DEFAULT_SHIFTS) -> list[dict[str, Any]]:
     """Rounds per hour, hands per seat, payouts by kind and alarms by kind, per group.
 
@@ -361,20 +270,20 @@ def table_statistics(store: RecordingStore, *, by: tuple[str, ...] = ("table", "
             raise ValueError(f"cannot group statistics by {name!r} (table, shift or dealer)")
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     group_of: dict[int, tuple[str, ...]] = {}
-    for row in store.conn.execute("SELECT * FROM rounds ORDER BY round_key"):
-        started = parse_time(row["started_at"])
-        values = {"table": row["table_id"], "shift": shift_of(started, shifts),
-                  "dealer": row["dealer"] or "(unknown)"}
+    for row in store.indexed_rounds():
+        started = parse_time(row.started_at)
+        values = {"table": row.table, "shift": shift_of(started, shifts),
+                  "dealer": row.dealer or "(unknown)"}
         group = tuple(values[name] for name in by)
-        group_of[row["round_key"]] = group
+        group_of[row.round_key] = group
         stats = groups.setdefault(group, {
             **{name: values[name] for name in by}, "rounds": 0, "partial_rounds": 0,
             "hours": set(), "hands_per_seat": defaultdict(int), "payouts": defaultdict(int),
             "alarms": defaultdict(int), "paid_cents": 0, "taken_cents": 0,
         })
         stats["rounds"] += 1
-        stats["partial_rounds"] += row["status"] == "partial"
-        stats["hours"].add(row["started_at"][:13])
+        stats["partial_rounds"] += row.status == "partial"
+        stats["hours"].add(row.started_at[:13])
     def stats_of(key: Any, table: str) -> dict[str, Any]:
         if key not in group_of:
             raise _damaged_index(store, f"{table} has rows for round #{key}, which it does not"
@@ -382,22 +291,21 @@ def table_statistics(store: RecordingStore, *, by: tuple[str, ...] = ("table", "
         return groups[group_of[key]]
 
     try:
-        for row in store.conn.execute(
-                "SELECT round_key, seat, net_cents, hands FROM round_seats"):
-            stats = stats_of(row["round_key"], "round_seats")
-            stats["hands_per_seat"][row["seat"]] += row["hands"]
-            if row["net_cents"] > 0:
-                stats["paid_cents"] += row["net_cents"]
+        for seat in store.indexed_seats():
+            stats = stats_of(seat.round_key, "round_seats")
+            stats["hands_per_seat"][seat.seat] += seat.hands
+            if seat.net_cents > 0:
+                stats["paid_cents"] += seat.net_cents
             else:
-                stats["taken_cents"] -= row["net_cents"]
-        for row in store.conn.execute("SELECT round_key, kind, amount_cents FROM payout_lines"):
-            payouts = stats_of(row["round_key"], "payout_lines")["payouts"]
-            payouts[row["kind"]] += row["amount_cents"]
+                stats["taken_cents"] -= seat.net_cents
+        for line in store.indexed_payouts():
+            payouts = stats_of(line.round_key, "payout_lines")["payouts"]
+            payouts[line.kind] += line.amount_cents
     except TypeError as error:  # text or nothing where the index keeps numbers
         raise _damaged_index(store, f"it holds a value of the wrong type ({error})") from None
-    for row in store.conn.execute("SELECT round_key, kind FROM alarms WHERE round_key IS NOT NULL"):
-        if row["round_key"] in group_of:
-            groups[group_of[row["round_key"]]]["alarms"][row["kind"]] += 1
+    for alarm in store.indexed_alarms():
+        if alarm.round_key in group_of:
+            groups[group_of[alarm.round_key]]["alarms"][alarm.kind] += 1
     result = []
     for stats in groups.values():
         hours = len(stats["hours"])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sqlite3
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,13 +28,13 @@ from dealer_assist.roundlog import (
     event_to_json,
 )
 from dealer_assist.rules import Settlement
+from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     Clock,
     Record,
     RecordingError,
     RecordingStore,
-    sqlite_failure,
     utc_now,
 )
 
@@ -80,7 +79,7 @@ def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
 class Recorder:
     """Records one table into a recording directory. Use :meth:`open`."""
 
-    def __init__(self, store: RecordingStore, table: str):
+    def __init__(self, store: RecordStore, table: str):
         self.store = store
         self.table = table
         self._round_key: int | None = None
@@ -105,9 +104,6 @@ class Recorder:
             store.check()
             recorder = cls(store, table)
             recorder._resume()
-        except sqlite3.Error as error:
-            store.close()
-            raise sqlite_failure(error, store.db_path) from None
         except BaseException:
             store.close()
             raise
@@ -116,16 +112,12 @@ class Recorder:
     def _resume(self) -> None:
         store = self.store
         last_seq, _ = store.head()
-        unfinished = store.conn.execute(
-            "SELECT round_key, round_id FROM rounds WHERE table_id = ? AND status = 'open'"
-            " ORDER BY round_key",
-            (self.table,),
-        ).fetchall()
+        unfinished = store.open_rounds(self.table)
         for row in unfinished:
             store.append(
                 "partial",
                 {"reason": "the recorder stopped before the round ended; kept as recorded"},
-                table=self.table, round_key=row["round_key"], round_id=row["round_id"],
+                table=self.table, round_key=row.round_key, round_id=row.round_id,
             )
         incomplete = sorted(
             str(path.relative_to(store.directory))
@@ -134,7 +126,7 @@ class Recorder:
         store.append(
             "open",
             {"table": self.table, "program": f"dealer-assist {__version__}",
-             "after_seq": last_seq, "partial_rounds": [row["round_key"] for row in unfinished],
+             "after_seq": last_seq, "partial_rounds": [row.round_key for row in unfinished],
              "incomplete_files": incomplete},
             table=self.table,
         )
@@ -221,7 +213,7 @@ class Recorder:
         body = settlement.to_json() if isinstance(settlement, Settlement) else dict(settlement)
         record = self._append("settlement", body)
         self._round_key, self._round_id, self._events = None, None, 0
-        self.store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        self.store.checkpoint()
         return record
 
     def close(self) -> None:

@@ -7,10 +7,8 @@ vision module's detector can be plugged in without surveillance importing OpenCV
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -23,22 +21,19 @@ from dealer_assist.roundlog import (
     read_events,
 )
 from dealer_assist.rules import RoundError
+from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     GENESIS_HASH,
     INDEX_NAME,
-    INDEX_TABLES,
     MAX_INTEGER,
-    SCHEMA_V2,
     DamagedRecordingError,
     Record,
-    RecordingStore,
+    UnfindableRoundError,
     Unreadable,
-    _statements,
+    UnreadableRecordError,
     canonical_bytes,
     chain_hash,
-    index_record,
-    record_from_row,
 )
 
 Redetector = Callable[[bytes], Sequence[str]]
@@ -123,7 +118,7 @@ class RoundReplay:
 class DamagedRoundError(DamagedRecordingError):
     """A round some of whose records SQLite cannot read (damaged pages of the database)."""
 
-    def __init__(self, store: RecordingStore, key: int, readable: list[Record], why: str,
+    def __init__(self, store: RecordStore, key: int, readable: list[Record], why: str,
                  seq: int | None = None):
         self.key, self.seq = key, seq
         self.round_id = next((r.round_id for r in readable if r.round_id is not None), None)
@@ -131,18 +126,23 @@ class DamagedRoundError(DamagedRecordingError):
         self.why = why
         named = f"round #{key}" if self.round_id is None else f"round {self.round_id} (#{key})"
         super().__init__(f"{named}: {why}; run 'dealer-assist replay --verify' on it",
-                         store.db_path)
+                         store.location)
 
 
-def load_round(store: RecordingStore, key: int) -> RoundData | None:
+def load_round(store: RecordStore, key: int) -> RoundData | None:
     """Assemble one round's records; None when the recording has no such round.
 
     Raises :class:`DamagedRoundError` when some of them cannot be read.
     """
     try:
-        records = list(store.records(round_key=key))
-    except sqlite3.DatabaseError:
-        records = _read_one_by_one(store, key)
+        found = store.round_records(key)
+    except UnfindableRoundError as error:
+        raise DamagedRoundError(store, key, [], error.why) from None
+    records = [record for record in found if isinstance(record, Record)]
+    unreadable = [record for record in found if isinstance(record, Unreadable)]
+    if unreadable:
+        raise DamagedRoundError(store, key, records, _unreadable_text(unreadable),
+                                unreadable[0].seq)
     starts = [r for r in records if r.kind == "round"]
     if not starts:
         return None
@@ -161,36 +161,6 @@ def load_round(store: RecordingStore, key: int) -> RoundData | None:
     )
 
 
-def _read_one_by_one(store: RecordingStore, key: int) -> list[Record]:
-    """A round's records found through the round index (which holds their numbers), read one
-    at a time; :class:`DamagedRoundError` names those that cannot be read."""
-    try:
-        seqs = [row[0] for row in store.conn.execute(
-            "SELECT seq FROM records INDEXED BY records_round WHERE round_key = ? ORDER BY seq",
-            (key,))]
-    except sqlite3.DatabaseError as error:  # the round index damaged: the table, read whole
-        try:
-            return [record_from_row(row) for row in store.conn.execute(
-                "SELECT * FROM records NOT INDEXED WHERE round_key = ? ORDER BY seq", (key,))]
-        except sqlite3.DatabaseError:
-            raise DamagedRoundError(store, key, [], f"its records cannot be found in "
-                                    f"{INDEX_NAME} ({error})") from None
-    records: list[Record] = []
-    unreadable: list[Unreadable] = []
-    for seq in seqs:
-        try:
-            record = store.record(seq)
-        except sqlite3.DatabaseError as error:
-            unreadable.append(Unreadable(seq, str(error)))
-            continue
-        if record is not None:
-            records.append(record)
-    if unreadable:
-        raise DamagedRoundError(store, key, records, _unreadable_text(unreadable),
-                                unreadable[0].seq)
-    return records
-
-
 def _unreadable_text(unreadable: Sequence[Unreadable]) -> str:
     """``records 84 to 93 cannot be read from index.sqlite (...)`` for a run of them."""
     first, last = unreadable[0].seq, unreadable[-1].seq
@@ -200,37 +170,19 @@ def _unreadable_text(unreadable: Sequence[Unreadable]) -> str:
     return f"{which} cannot be read from {INDEX_NAME} ({unreadable[0].error})"
 
 
-def round_keys(store: RecordingStore, round_id: str | None = None) -> list[int]:
+def round_keys(store: RecordStore, round_id: str | None = None) -> list[int]:
     """Keys of every round, or of the rounds whose id is ``round_id`` (or ``#KEY``)."""
     if round_id is not None and round_id.startswith("#") and round_id[1:].isascii() \
             and round_id[1:].isdigit():
         key = int(round_id[1:]) if len(round_id) <= 20 else MAX_INTEGER + 1
         return [key] if key <= MAX_INTEGER else []
-    sql = "SELECT DISTINCT round_key FROM records WHERE kind = 'round'"
-    params: tuple[Any, ...] = ()
-    if round_id is not None:
-        sql += " AND round_id = ?"
-        params = (round_id,)
-    try:
-        return [row[0] for row in store.conn.execute(sql + " ORDER BY round_key", params)]
-    except sqlite3.DatabaseError:
-        # a damaged page: every round a readable record names, and those the round index (the
-        # records of a round on the damaged page) or the search index (by id) still name
-        keys = {record.round_key for record in store.scan()
-                if isinstance(record, Record) and record.round_key is not None
-                and round_id in (None, record.round_id)}
-        sql, params = ("SELECT DISTINCT round_key FROM records INDEXED BY records_round WHERE"
-                       " round_key IS NOT NULL", ()) if round_id is None else (
-                           "SELECT round_key FROM rounds WHERE round_id = ?", (round_id,))
-        with contextlib.suppress(sqlite3.DatabaseError):
-            keys |= {row[0] for row in store.conn.execute(sql, params)}
-        return sorted(keys)
+    return store.round_keys(round_id)
 
 
 # -- the hash chain -----------------------------------------------------------------------------
 
 
-def verify_chain(store: RecordingStore) -> tuple[list[Discrepancy], int]:
+def verify_chain(store: RecordStore) -> tuple[list[Discrepancy], int]:
     """Check the database's own integrity, every record's link and hash, and every frame file's
     SHA-256.
 
@@ -295,7 +247,7 @@ def _runs(unreadable: list[Unreadable]) -> list[list[Unreadable]]:
     return runs
 
 
-def verify_index(store: RecordingStore) -> list[Discrepancy]:
+def verify_index(store: RecordStore) -> list[Discrepancy]:
     """Compare the search index (derived, never evidence) with one rebuilt from the records:
     searches, statistics and retention read it, so rows missing, added or altered there are
     reported. Nothing is compared while records cannot be read (:func:`verify_chain` names them).
@@ -311,113 +263,24 @@ def verify_index(store: RecordingStore) -> list[Discrepancy]:
     return _verify_index_once(store, whole=False)
 
 
-def _verify_index_once(store: RecordingStore, whole: bool) -> list[Discrepancy]:
-    rebuilt = sqlite3.connect("file:", uri=True, isolation_level=None)  # a private temporary db
-    last_seq = last_closed = 0
-    try:
-        for statement in _statements(SCHEMA_V2):
-            rebuilt.execute(statement)
-        rebuilt.execute("BEGIN")
-        for record in store.scan():
-            if isinstance(record, Unreadable):
-                return []
-            last_seq = record.seq
-            if record.kind in ("settlement", "partial") and record.round_key is not None:
-                last_closed = max(last_closed, record.round_key)
-            try:
-                index_record(rebuilt, record)
-            except (sqlite3.Error, OverflowError):  # an altered body the index cannot hold
-                pass
-        rebuilt.execute("COMMIT")
-        return _compare_index(store, rebuilt, None if whole else (last_seq, last_closed))
-    finally:
-        rebuilt.close()
+def _verify_index_once(store: RecordStore, whole: bool) -> list[Discrepancy]:
+    return [Discrepancy("index", what) for what in store.index_mismatches(whole)]
 
 
-#: How a row of each search index table is named (from its first columns)
-_INDEX_ROW = {"rounds": "round #{0}", "round_seats": "round #{0} seat {1}",
-              "payout_lines": "round #{0} seat {1}", "frames": "frame record {0}",
-              "alarms": "alarm record {0}"}
-
-
-def _compare_index(store: RecordingStore, rebuilt: sqlite3.Connection,
-                   walked_to: tuple[int, int] | None) -> list[Discrepancy]:
-    """The tables compared whole, or (``walked_to``: the last record read, the last round
-    closed) only the rows of the records walked, and rows past them whose records are gone."""
-    rebuilt.execute("ATTACH DATABASE ? AS recording",
-                    (store.db_path.resolve().as_uri() + "?mode=ro",))
-    last_seq, last_closed = walked_to or (0, 0)
-    found = []
-    for table in INDEX_TABLES:
-        by_seq = table in ("frames", "alarms")
-        walked = f"WHERE seq <= {last_seq}" if by_seq else f"WHERE round_key <= {last_closed}"
-        # past the walk, a row whose record is there now was recorded meanwhile; one whose
-        # record is not there has lost it (records deleted from the end of the chain)
-        orphans = (f"WHERE seq > {last_seq} AND seq NOT IN (SELECT seq FROM recording.records)"
-                   if by_seq else f"WHERE round_key > {last_closed} AND round_key NOT IN "
-                   "(SELECT round_key FROM recording.records WHERE round_key IS NOT NULL)")
-        if walked_to is None:
-            walked, orphans = "", "WHERE 0"  # the whole tables; no row lies past the walk
-        try:
-            lacks = _names(table, rebuilt.execute(
-                f"SELECT * FROM main.{table} {walked} EXCEPT SELECT * FROM recording.{table}"
-                f" {walked}"))
-            adds = _names(table, rebuilt.execute(
-                f"SELECT * FROM recording.{table} {walked} EXCEPT SELECT * FROM main.{table}"
-                f" {walked}"))
-            adds += _names(table, rebuilt.execute(f"SELECT * FROM recording.{table} {orphans}"))
-            sizes = [rebuilt.execute(f"SELECT COUNT(*) FROM {side}.{table} {walked}"
-                                     ).fetchone()[0] for side in ("main", "recording")]
-        except sqlite3.DatabaseError as error:
-            found.append(Discrepancy("index", f"the search index table {table} cannot be"
-                                     f" compared with the records ({error})"))
-            continue
-        parts = []
-        if differ := [name for name in lacks if name in adds]:
-            parts.append(f"its rows for {_listed(differ)} differ from what the records give")
-        if lacks := [name for name in lacks if name not in differ]:
-            parts.append(f"it lacks rows for {_listed(lacks)}")
-        if adds := [name for name in adds if name not in differ]:
-            parts.append(f"it has rows for {_listed(adds)}, which no record gives")
-        if not parts and sizes[0] != sizes[1]:
-            parts.append(f"it holds {sizes[1]} rows where the records give {sizes[0]}")
-        if parts:
-            found.append(Discrepancy("index", f"the search index table {table} does not match"
-                                     f" the records: {'; '.join(parts)}"))
-    return found
-
-
-def _names(table: str, rows: Iterable[Sequence[Any]]) -> list[str]:
-    return list(dict.fromkeys(_INDEX_ROW[table].format(*row) for row in rows))
-
-
-def _listed(names: list[str], shown: int = 5) -> str:
-    more = len(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
-def unrecorded_files(store: RecordingStore) -> list[str]:
+def unrecorded_files(store: RecordStore) -> list[str]:
     """Frame files on disk that no record names: the frame written as the recorder was killed
     (it writes the file, then its record), or files whose records were deleted."""
-    try:
-        named = {row[0] for row in store.conn.execute(
-            "SELECT file FROM records WHERE file IS NOT NULL")}
-    except sqlite3.DatabaseError:  # a damaged page: the files readable records or the index name
-        named = {record.file for record in store.scan() if isinstance(record, Record)}
-        try:
-            named.update(row[0] for row in store.conn.execute("SELECT file FROM frames"))
-        except sqlite3.DatabaseError:
-            pass
+    named = store.named_files()
     on_disk = (path.relative_to(store.directory).as_posix()
                for path in (store.directory / FRAMES_DIR).rglob("*")
                if path.is_file() and path.suffix != ".part")
     return sorted(name for name in on_disk if name not in named)
 
 
-def _database_check(store: RecordingStore) -> list[Discrepancy]:
+def _database_check(store: RecordStore) -> list[Discrepancy]:
     """SQLite's own check that its indexes agree with its tables. The chain walk reads the table
     itself, but replay finds rounds through indexes, and a damaged index hides them silently."""
-    found = store.sqlite_check("integrity_check")
+    found = store.storage_problems(thorough=True)
     if not found:
         return []
     return [Discrepancy(
@@ -430,7 +293,7 @@ def _where(record: Record) -> dict[str, Any]:
             "table": record.table}
 
 
-def _check_frame_file(store: RecordingStore, record: Record, pruned: bool) -> list[Discrepancy]:
+def _check_frame_file(store: RecordStore, record: Record, pruned: bool) -> list[Discrepancy]:
     where = _where(record)
     if record.file is None:
         return [Discrepancy("file", f"{record.describe()} names no file", **where)]
@@ -452,7 +315,7 @@ def _check_frame_file(store: RecordingStore, record: Record, pruned: bool) -> li
 
 
 def replay_round(round_data: RoundData, redetect: Redetector | None = None,
-                 store: RecordingStore | None = None) -> RoundReplay:
+                 store: RecordStore | None = None) -> RoundReplay:
     """Re-settle a round with today's engine and compare with what was recorded."""
     result = RoundReplay(round_data.key, round_data.round_id, round_data.table, round_data.status)
     where: dict[str, Any] = {"round_key": round_data.key, "round_id": round_data.round_id,
@@ -557,7 +420,7 @@ def _seat_key(value: Any) -> int | str:
     return value if isinstance(value, int | str) else repr(value)
 
 
-def _redetect(round_data: RoundData, redetect: Redetector, store: RecordingStore,
+def _redetect(round_data: RoundData, redetect: Redetector, store: RecordStore,
               result: RoundReplay, where: dict[str, Any]) -> None:
     for frame in round_data.frames:
         body = _object(frame.body_text) or {}  # an unreadable body is the chain's to report
@@ -681,7 +544,7 @@ def parse_anchor(text: str) -> tuple[int, str]:
     return int(seq), digest
 
 
-def check_anchors(store: RecordingStore, anchors: Sequence[tuple[int, str]]) -> list[Discrepancy]:
+def check_anchors(store: RecordStore, anchors: Sequence[tuple[int, str]]) -> list[Discrepancy]:
     """Heads noted outside the recording must still be in its chain, unchanged.
 
     This is what catches records cut off the end, or a chain rewritten after the anchor.
@@ -690,9 +553,10 @@ def check_anchors(store: RecordingStore, anchors: Sequence[tuple[int, str]]) -> 
     for seq, digest in anchors:
         try:
             record = store.record(seq)
-        except sqlite3.DatabaseError as error:
+        except UnreadableRecordError as error:
             found.append(Discrepancy(
-                "database", f"anchored record {seq} cannot be read from {INDEX_NAME} ({error})",
+                "database", f"anchored record {seq} cannot be read from {INDEX_NAME} "
+                f"({error.reason})",
                 seq=seq, recorded=digest))
             continue
         if record is None:
@@ -706,7 +570,7 @@ def check_anchors(store: RecordingStore, anchors: Sequence[tuple[int, str]]) -> 
     return found
 
 
-def replay(store: RecordingStore, *, round_id: str | None = None, verify: bool = False,
+def replay(store: RecordStore, *, round_id: str | None = None, verify: bool = False,
            redetect: Redetector | None = None,
            anchors: Sequence[tuple[int, str]] = ()) -> ReplayReport:
     """Replay the recording (or the rounds called ``round_id``), verifying the chain if asked.
@@ -731,7 +595,7 @@ def replay(store: RecordingStore, *, round_id: str | None = None, verify: bool =
     index = verify_index(store) if verify else None
     try:
         head: tuple[int, str | None] = store.head()
-    except sqlite3.DatabaseError:
+    except DamagedRecordingError:
         head = (store.last_seq(), None)
     unrecorded = unrecorded_files(store) if verify else []
     return ReplayReport(results, chain, index, checked, *head, unrecorded)

@@ -10,20 +10,37 @@ Every record is one row of ``records``; its ``hash`` is SHA-256 of the previous 
 the database (rounds, seats, frames, alarms) is an index rebuilt from the records on upgrade, so the
 chain alone is the evidence. Each append is its own transaction and, with ``synchronous=FULL``,
 is on disk when :meth:`RecordingStore.append` returns.
+
+:class:`RecordingStore` is the SQLite implementation of
+:class:`~dealer_assist.surveillance.interface.RecordStore` and, with :mod:`.schema`, the only code
+that speaks SQL; the record format (hashing, times, money) here is every implementation's.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from dealer_assist.surveillance.interface import (
+    HourVolume,
+    IndexedAlarm,
+    IndexedFrame,
+    IndexedPayout,
+    IndexedRound,
+    IndexedSeat,
+    RoundQuery,
+    StoredOperator,
+)
 
 SCHEMA_VERSION = 2
 HASH_FORMAT = 2  # how new records are hashed (see canonical_bytes)
@@ -33,6 +50,8 @@ FRAMES_DIR = "frames"
 MAX_INTEGER = 2**63 - 1  # the largest integer SQLite stores
 
 Clock = Callable[[], datetime]
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class RecordingError(ValueError):
@@ -46,6 +65,24 @@ class RecordingError(ValueError):
 class DamagedRecordingError(RecordingError):
     """The index database is damaged: SQLite finds it malformed, or a table of its schema is
     missing."""
+
+
+class UnfindableRoundError(DamagedRecordingError):
+    """The store cannot tell which records are a round's (the damage reaches its round index)."""
+
+    def __init__(self, why: str, path: Path | str | None = None):
+        self.why = why
+        super().__init__(why, path)
+
+
+class UnreadableRecordError(DamagedRecordingError):
+    """A record the store holds but cannot read back (it lies on damaged storage); ``reason``
+    is what the storage said, ``seq`` the record's number where it is known."""
+
+    def __init__(self, message: str, path: Path | str | None, *, reason: str,
+                 seq: int | None = None):
+        self.reason, self.seq = reason, seq
+        super().__init__(message, path)
 
 
 #: SQLite's result codes for a database it cannot write now (the rest of its errors are damage)
@@ -69,6 +106,19 @@ def sqlite_failure(error: sqlite3.Error, db_path: Path) -> RecordingError:
     return DamagedRecordingError(
         f"the index database is damaged ({error}): run 'dealer-assist replay --verify' on it",
         db_path)
+
+
+def _reported(method: Callable[Concatenate[RecordingStore, P], T]
+              ) -> Callable[Concatenate[RecordingStore, P], T]:
+    """A store method whose SQLite errors are raised as :func:`sqlite_failure` names them."""
+    @functools.wraps(method)
+    def reporting(store: RecordingStore, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(store, *args, **kwargs)
+        except sqlite3.DatabaseError as error:
+            raise sqlite_failure(error, store.db_path) from None
+
+    return reporting
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,7 +328,9 @@ def _fsync_dir(path: Path) -> None:
 
 
 class RecordingStore:
-    """An open recording directory: appends chained records and answers queries.
+    """An open recording directory kept in SQLite (a ``RecordStore``): appends chained records
+    and answers queries. Its methods raise what SQLite refuses as :func:`sqlite_failure` names it
+    (:class:`RecordingError` or :class:`DamagedRecordingError`).
 
     Opening upgrades an older schema in place (see :data:`SCHEMA_VERSION`).
     """
@@ -405,10 +457,10 @@ class RecordingStore:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
-            seq, prev_hash = self.head()
+            seq, prev_hash = self._head()
             seq += 1
             if kind == "round":
-                round_key = self._next_round_key()
+                round_key = self._last_round_key() + 1
             partial = Record(
                 seq, format_time(self.clock()), table, round_key, round_id, kind, body_text,
                 file, sha256, HASH_FORMAT, prev_hash, "",
@@ -445,6 +497,7 @@ class RecordingStore:
             found = [str(error)]
         return [] if found == ["ok"] else [line for text in found for line in text.splitlines()]
 
+    @_reported
     def check(self) -> None:
         """Refuse a damaged database before writing to it: SQLite's quick check, and every table
         of the schema there."""
@@ -458,13 +511,14 @@ class RecordingStore:
                 f"the index database is damaged ({'; '.join(found)}), so nothing is written to it:"
                 " run 'dealer-assist replay --verify' on it", self.db_path)
 
+    @_reported
     def last_round_key(self) -> int:
         """The highest round key recorded (0 when none); read from the records' round index."""
+        return self._last_round_key()
+
+    def _last_round_key(self) -> int:
         row = self.conn.execute("SELECT MAX(round_key) FROM records").fetchone()
         return int(row[0] or 0)
-
-    def _next_round_key(self) -> int:
-        return self.last_round_key() + 1
 
     def write_file(self, relative: str, data: bytes) -> None:
         """Write a frame file durably (temporary name, fsync, rename, fsync the folder)."""
@@ -484,6 +538,12 @@ class RecordingStore:
         self, *, round_key: int | None = None, kinds: tuple[str, ...] = ()
     ) -> Iterator[Record]:
         """Records in chain order, optionally of one round and/or of some kinds."""
+        try:
+            yield from self._records(round_key, kinds)
+        except sqlite3.DatabaseError as error:
+            raise sqlite_failure(error, self.db_path) from None
+
+    def _records(self, round_key: int | None, kinds: tuple[str, ...]) -> Iterator[Record]:
         sql = "SELECT * FROM records"
         clauses: list[str] = []
         params: list[Any] = []
@@ -515,7 +575,7 @@ class RecordingStore:
             while last < end:
                 last += 1
                 try:
-                    found = self.record(last)
+                    found = self._read_record(last)
                 except sqlite3.DatabaseError as error:
                     yield Unreadable(last, str(error))
                     continue
@@ -538,26 +598,397 @@ class RecordingStore:
         return 0
 
     def record(self, seq: int) -> Record | None:
+        """Record ``seq``, or None; :class:`UnreadableRecordError` where it cannot be read."""
+        try:
+            return self._read_record(seq)
+        except sqlite3.DatabaseError as error:
+            raise self._read_failure(error, seq) from None
+
+    def _read_record(self, seq: int) -> Record | None:
         row = self.conn.execute("SELECT * FROM records WHERE seq = ?", (seq,)).fetchone()
         return None if row is None else record_from_row(row)
 
     def head(self) -> tuple[int, str]:
         """The last record's sequence number and hash (0 and the genesis hash when empty)."""
+        try:
+            return self._head()
+        except sqlite3.DatabaseError as error:
+            raise self._read_failure(error) from None
+
+    def _head(self) -> tuple[int, str]:
         row = self.conn.execute(
             "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
         ).fetchone()
         return (0, GENESIS_HASH) if row is None else (row["seq"], row["hash"])
 
+    def _read_failure(self, error: sqlite3.DatabaseError, seq: int | None = None) -> RecordingError:
+        failure = sqlite_failure(error, self.db_path)
+        if not isinstance(failure, DamagedRecordingError):
+            return failure
+        return UnreadableRecordError(str(failure.args[0]).removeprefix(f"{self.db_path}: "),
+                                     self.db_path, reason=str(error), seq=seq)
+
     def rebuild_index(self) -> None:
-        """Empty the search indexes and rebuild them from the chained records (inside a tx)."""
+        """Empty the search indexes and project them again from the chained records alone, in one
+        transaction (the caller's, where one is open)."""
+        own = not self.conn.in_transaction
+        try:
+            if own:
+                self.conn.execute("BEGIN IMMEDIATE")
+            for table in INDEX_TABLES:
+                self.conn.execute(f"DELETE FROM {table}")
+            for record in self._records(None, ()):
+                project(self.conn, record)
+            if own:
+                self.conn.execute("COMMIT")
+        except BaseException as error:
+            if own and self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if own and isinstance(error, sqlite3.DatabaseError):
+                raise sqlite_failure(error, self.db_path) from None
+            raise
+
+    @property
+    def location(self) -> Path:
+        """The index database: what names this store in messages."""
+        return self.db_path
+
+    @_reported
+    def checkpoint(self) -> None:
+        """Move what the write-ahead log holds into the database when no reader needs it."""
+        self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def storage_problems(self, thorough: bool = False) -> list[str]:
+        """SQLite's ``quick_check``, or with ``thorough`` its ``integrity_check``."""
+        return self.sqlite_check("integrity_check" if thorough else "quick_check")
+
+    @_reported
+    def latest_records(self, kind: str, limit: int) -> list[Record]:
+        """The last ``limit`` records of one kind, newest first."""
+        return [record_from_row(row) for row in self.conn.execute(
+            "SELECT * FROM records WHERE kind = ? ORDER BY seq DESC LIMIT ?", (kind, limit))]
+
+    @_reported
+    def round_records(self, key: int) -> list[Record | Unreadable]:
+        """One round's records; where a page is damaged, found through the round index (which
+        holds their numbers) and read one at a time."""
+        try:
+            return list(self._records(key, ()))
+        except sqlite3.DatabaseError:
+            pass
+        try:
+            seqs = [row[0] for row in self.conn.execute(
+                "SELECT seq FROM records INDEXED BY records_round WHERE round_key = ?"
+                " ORDER BY seq", (key,))]
+        except sqlite3.DatabaseError as error:  # the round index damaged: the table, read whole
+            try:
+                return [record_from_row(row) for row in self.conn.execute(
+                    "SELECT * FROM records NOT INDEXED WHERE round_key = ? ORDER BY seq", (key,))]
+            except sqlite3.DatabaseError:
+                raise UnfindableRoundError(
+                    f"its records cannot be found in {INDEX_NAME} ({error})", self.db_path
+                ) from None
+        found: list[Record | Unreadable] = []
+        for seq in seqs:
+            try:
+                record = self._read_record(seq)
+            except sqlite3.DatabaseError as error:
+                found.append(Unreadable(seq, str(error)))
+                continue
+            if record is not None:
+                found.append(record)
+        return found
+
+    @_reported
+    def round_keys(self, round_id: str | None = None) -> list[int]:
+        """Keys of every round, or of the rounds called ``round_id``; past a damaged page, those
+        a readable record names, and those the round index or the search index still name."""
+        sql = "SELECT DISTINCT round_key FROM records WHERE kind = 'round'"
+        params: tuple[Any, ...] = ()
+        if round_id is not None:
+            sql += " AND round_id = ?"
+            params = (round_id,)
+        try:
+            return [row[0] for row in self.conn.execute(sql + " ORDER BY round_key", params)]
+        except sqlite3.DatabaseError:
+            keys = {record.round_key for record in self.scan()
+                    if isinstance(record, Record) and record.round_key is not None
+                    and round_id in (None, record.round_id)}
+            sql, params = ("SELECT DISTINCT round_key FROM records INDEXED BY records_round WHERE"
+                           " round_key IS NOT NULL", ()) if round_id is None else (
+                               "SELECT round_key FROM rounds WHERE round_id = ?", (round_id,))
+            with contextlib.suppress(sqlite3.DatabaseError):
+                keys |= {row[0] for row in self.conn.execute(sql, params)}
+            return sorted(keys)
+
+    @_reported
+    def named_files(self) -> set[str]:
+        """The files records name; past a damaged page, those readable records or the search
+        index name."""
+        try:
+            return {row[0] for row in self.conn.execute(
+                "SELECT file FROM records WHERE file IS NOT NULL")}
+        except sqlite3.DatabaseError:
+            named = {record.file for record in self.scan()
+                     if isinstance(record, Record) and record.file is not None}
+            with contextlib.suppress(sqlite3.DatabaseError):
+                named.update(row[0] for row in self.conn.execute("SELECT file FROM frames"))
+            return named
+
+    # -- the search index ---------------------------------------------------------------------
+
+    @_reported
+    def index_mismatches(self, whole: bool = True) -> list[str]:
+        """The search index compared with one projected afresh, into a private temporary
+        database, from the records (nothing while records cannot be read)."""
+        rebuilt = sqlite3.connect("file:", uri=True, isolation_level=None)
+        last_seq = last_closed = 0
+        try:
+            for statement in _statements(SCHEMA_V2):
+                rebuilt.execute(statement)
+            rebuilt.execute("BEGIN")
+            for record in self.scan():
+                if isinstance(record, Unreadable):
+                    return []
+                last_seq = record.seq
+                if record.kind in ("settlement", "partial") and record.round_key is not None:
+                    last_closed = max(last_closed, record.round_key)
+                project(rebuilt, record)
+            rebuilt.execute("COMMIT")
+            return self._compare_index(rebuilt, None if whole else (last_seq, last_closed))
+        finally:
+            rebuilt.close()
+
+    def _compare_index(self, rebuilt: sqlite3.Connection,
+                       walked_to: tuple[int, int] | None) -> list[str]:
+        """The tables compared whole, or (``walked_to``: the last record read, the last round
+        closed) only the rows of the records walked, and rows past them whose records are
+        gone."""
+        rebuilt.execute("ATTACH DATABASE ? AS recording",
+                        (self.db_path.resolve().as_uri() + "?mode=ro",))
+        last_seq, last_closed = walked_to or (0, 0)
+        found = []
         for table in INDEX_TABLES:
-            self.conn.execute(f"DELETE FROM {table}")
-        for record in self.records():
-            index_record(self.conn, record)
+            by_seq = table in ("frames", "alarms")
+            walked = f"WHERE seq <= {last_seq}" if by_seq else f"WHERE round_key <= {last_closed}"
+            # past the walk, a row whose record is there now was recorded meanwhile; one whose
+            # record is not there has lost it (records deleted from the end of the chain)
+            orphans = (f"WHERE seq > {last_seq} AND seq NOT IN (SELECT seq FROM recording.records)"
+                       if by_seq else f"WHERE round_key > {last_closed} AND round_key NOT IN "
+                       "(SELECT round_key FROM recording.records WHERE round_key IS NOT NULL)")
+            if walked_to is None:
+                walked, orphans = "", "WHERE 0"  # the whole tables; no row lies past the walk
+            try:
+                lacks = _names(table, rebuilt.execute(
+                    f"SELECT * FROM main.{table} {walked} EXCEPT SELECT * FROM recording.{table}"
+                    f" {walked}"))
+                adds = _names(table, rebuilt.execute(
+                    f"SELECT * FROM recording.{table} {walked} EXCEPT SELECT * FROM main.{table}"
+                    f" {walked}"))
+                adds += _names(table, rebuilt.execute(
+                    f"SELECT * FROM recording.{table} {orphans}"))
+                sizes = [rebuilt.execute(f"SELECT COUNT(*) FROM {side}.{table} {walked}"
+                                         ).fetchone()[0] for side in ("main", "recording")]
+            except sqlite3.DatabaseError as error:
+                found.append(f"the search index table {table} cannot be compared with the"
+                             f" records ({error})")
+                continue
+            parts = []
+            if differ := [name for name in lacks if name in adds]:
+                parts.append(f"its rows for {_listed(differ)} differ from what the records give")
+            if lacks := [name for name in lacks if name not in differ]:
+                parts.append(f"it lacks rows for {_listed(lacks)}")
+            if adds := [name for name in adds if name not in differ]:
+                parts.append(f"it has rows for {_listed(adds)}, which no record gives")
+            if not parts and sizes[0] != sizes[1]:
+                parts.append(f"it holds {sizes[1]} rows where the records give {sizes[0]}")
+            if parts:
+                found.append(f"the search index table {table} does not match the records:"
+                             f" {'; '.join(parts)}")
+        return found
+
+    @_reported
+    def find_rounds(self, query: RoundQuery) -> tuple[list[IndexedRound], list[int]]:
+        """Rounds matching ``query``, newest first; past a damaged page, round by round."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        if query.table:
+            clauses.append("r.table_id = ?")
+            params.append(query.table)
+        if query.since:
+            clauses.append("r.started_at >= ?")
+            params.append(format_time(query.since))
+        if query.until:
+            clauses.append("r.started_at <= ?")
+            params.append(format_time(query.until))
+        if query.round_id:
+            clauses.append("r.round_id = ?")
+            params.append(query.round_id)
+        if query.seat is not None:
+            clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
+                           " AND s.seat = ?)")
+            params.append(query.seat)
+        if query.alarm:
+            if query.alarm == "*":
+                clauses.append("r.alarms > 0")
+            else:
+                clauses.append("EXISTS (SELECT 1 FROM alarms a WHERE a.round_key = r.round_key"
+                               " AND a.kind = ?)")
+                params.append(query.alarm)
+        if query.payout_above is not None:
+            clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
+                           " AND s.net_cents > ?)")
+            params.append(cents(query.payout_above))
+
+        def select(*more: str) -> str:
+            conditions = [*clauses, *more]
+            return "SELECT r.* FROM rounds r" + (" WHERE " + " AND ".join(conditions)
+                                                 if conditions else "")
+
+        limit = max(1, min(query.limit, 5000))
+        try:
+            rows = self.conn.execute(
+                select() + " ORDER BY r.started_at DESC, r.round_key DESC LIMIT ?",
+                [*params, limit]).fetchall()
+        except sqlite3.DatabaseError:  # a damaged page: round by round, past it
+            rows, unreadable = [], []
+            for key in range(1, self.last_round_key() + 1):
+                try:
+                    rows.extend(self.conn.execute(select("r.round_key = ?"), [*params, key]))
+                except sqlite3.DatabaseError:
+                    unreadable.append(key)
+            rows.sort(key=lambda row: (str(row["started_at"]), row["round_key"]), reverse=True)
+            return [_indexed_round(row) for row in rows[:limit]], unreadable
+        return [_indexed_round(row) for row in rows], []
+
+    @_reported
+    def indexed_rounds(self) -> list[IndexedRound]:
+        return [_indexed_round(row)
+                for row in self.conn.execute("SELECT * FROM rounds ORDER BY round_key")]
+
+    @_reported
+    def open_rounds(self, table: str) -> list[IndexedRound]:
+        return [_indexed_round(row) for row in self.conn.execute(
+            "SELECT * FROM rounds WHERE table_id = ? AND status = 'open' ORDER BY round_key",
+            (table,))]
+
+    @_reported
+    def indexed_seats(self) -> list[IndexedSeat]:
+        return [IndexedSeat(*row) for row in self.conn.execute(
+            "SELECT round_key, seat, net_cents, hands FROM round_seats")]
+
+    @_reported
+    def indexed_payouts(self) -> list[IndexedPayout]:
+        return [IndexedPayout(*row) for row in self.conn.execute(
+            "SELECT round_key, kind, amount_cents FROM payout_lines")]
+
+    @_reported
+    def indexed_alarms(self) -> list[IndexedAlarm]:
+        return [IndexedAlarm(*row) for row in self.conn.execute(
+            "SELECT round_key, kind FROM alarms WHERE round_key IS NOT NULL")]
+
+    def search_choices(self) -> tuple[list[str], list[str]]:
+        return self._distinct("table_id", "rounds"), self._distinct("kind", "alarms")
+
+    def _distinct(self, column: str, table: str) -> list[str]:
+        try:
+            return [row[0] for row in self.conn.execute(
+                f"SELECT DISTINCT {column} FROM {table} ORDER BY {column}")]
+        except sqlite3.DatabaseError:
+            return []
+
+    @_reported
+    def frame(self, seq: int) -> IndexedFrame | None:
+        row = self.conn.execute("SELECT * FROM frames WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else _indexed_frame(row)
+
+    @_reported
+    def pruned_frames(self, round_key: int) -> set[int]:
+        return {row[0] for row in self.conn.execute(
+            "SELECT seq FROM frames WHERE round_key = ? AND pruned_at IS NOT NULL", (round_key,))}
+
+    @_reported
+    def video_frames_before(self, cutoff: str) -> list[IndexedFrame]:
+        return [_indexed_frame(row) for row in self.conn.execute(
+            "SELECT * FROM frames WHERE key = 0 AND pruned_at IS NULL AND at < ? ORDER BY seq",
+            (cutoff,))]
+
+    @_reported
+    def key_frame_files(self) -> set[str]:
+        return {row[0] for row in self.conn.execute("SELECT file FROM frames WHERE key = 1")}
+
+    @_reported
+    def record_volume(self) -> list[HourVolume]:
+        return [HourVolume(row["table_id"], row["hour"] or "", row["n"], row["size"],
+                           row["rounds"]) for row in self.conn.execute(
+            "SELECT table_id, substr(at, 1, 13) AS hour, COUNT(*) AS n,"
+            " SUM(length(body)) + COUNT(*) * 200 AS size,"
+            " SUM(kind = 'round') AS rounds FROM records WHERE table_id IS NOT NULL"
+            " GROUP BY table_id, hour")]
+
+    @_reported
+    def frame_volume(self) -> list[HourVolume]:
+        return [HourVolume(row["table_id"], row["hour"] or "", row["n"], row["size"])
+                for row in self.conn.execute(
+            "SELECT table_id, substr(at, 1, 13) AS hour, COUNT(*) AS n, SUM(size) AS size"
+            " FROM frames WHERE pruned_at IS NULL GROUP BY table_id, hour")]
+
+    # -- operators ----------------------------------------------------------------------------
+
+    @_reported
+    def put_operator(self, operator: StoredOperator, created_at: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO operators VALUES (?, ?, ?, ?)",
+                          (operator.name, operator.role, operator.password_hash, created_at))
+
+    @_reported
+    def delete_operator(self, name: str) -> bool:
+        return self.conn.execute("DELETE FROM operators WHERE name = ?", (name,)).rowcount > 0
+
+    @_reported
+    def operators(self) -> list[StoredOperator]:
+        return [StoredOperator(*row) for row in self.conn.execute(
+            "SELECT name, role, password FROM operators ORDER BY name")]
+
+    @_reported
+    def operator(self, name: str) -> StoredOperator | None:
+        row = self.conn.execute(
+            "SELECT name, role, password FROM operators WHERE name = ?", (name,)).fetchone()
+        return None if row is None else StoredOperator(*row)
 
 
 def _statements(script: str) -> list[str]:
     return [part.strip() for part in script.split(";") if part.strip()]
+
+
+def _indexed_round(row: sqlite3.Row) -> IndexedRound:
+    return IndexedRound(
+        round_key=row["round_key"], table=row["table_id"], round_id=row["round_id"],
+        dealer=row["dealer"], started_at=row["started_at"], ended_at=row["ended_at"],
+        status=row["status"], note=row["note"], net_cents=row["net_cents"],
+        max_payout_cents=row["max_payout_cents"], events=row["events"], frames=row["frames"],
+        alarms=row["alarms"])
+
+
+def _indexed_frame(row: sqlite3.Row) -> IndexedFrame:
+    return IndexedFrame(
+        seq=row["seq"], round_key=row["round_key"], table=row["table_id"], at=row["at"],
+        file=row["file"], media_type=row["media_type"], size=row["size"], key=bool(row["key"]),
+        pruned_at=row["pruned_at"])
+
+
+#: How a row of each search index table is named (from its first columns)
+_INDEX_ROW = {"rounds": "round #{0}", "round_seats": "round #{0} seat {1}",
+              "payout_lines": "round #{0} seat {1}", "frames": "frame record {0}",
+              "alarms": "alarm record {0}"}
+
+
+def _names(table: str, rows: Iterable[Sequence[Any]]) -> list[str]:
+    return list(dict.fromkeys(_INDEX_ROW[table].format(*row) for row in rows))
+
+
+def _listed(names: list[str], shown: int = 5) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 RECORD_COLUMNS = ("seq", "at", "table_id", "round_key", "round_id", "kind", "body", "file",
@@ -592,6 +1023,20 @@ def _text(value: Any) -> str:
 
 
 # -- indexing: one function, used by live appends and by rebuilds -------------------------------
+
+
+#: What indexing a record whose body was altered into values the index cannot hold raises
+_UNINDEXABLE = (sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError,
+                sqlite3.DataError, OverflowError)
+
+
+def project(conn: sqlite3.Connection, record: Record) -> None:
+    """Index one record of a chain read back (a rebuild, or the projection verification compares
+    with): one whose altered body the index cannot hold is left out; verification names it."""
+    try:
+        index_record(conn, record)
+    except _UNINDEXABLE:
+        pass
 
 
 def index_record(conn: sqlite3.Connection, record: Record) -> None:

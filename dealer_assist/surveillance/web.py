@@ -8,7 +8,6 @@ the recording's chain as access records.
 
 import re
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +32,7 @@ from dealer_assist.surveillance.access import (
     authenticate,
     log_access,
 )
+from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
@@ -54,7 +54,6 @@ from dealer_assist.surveillance.store import (
     RecordingStore,
     format_time,
     parse_time,
-    sqlite_failure,
 )
 
 SESSION_COOKIE = "da_surveillance"
@@ -134,7 +133,7 @@ def create_app(recording: Path | str) -> FastAPI:
         return response
 
     @contextmanager
-    def store() -> Iterator[RecordingStore]:
+    def store() -> Iterator[RecordStore]:
         opened = RecordingStore(directory)
         try:
             yield opened
@@ -199,10 +198,9 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             found, unsearchable = search_rounds(opened, query)
             log_access(opened, who.name, "search", {**query.to_json(), "results": len(found)})
+            tables, alarm_kinds = opened.search_choices()
             answer = {"rounds": found, "partial": bool(unsearchable),
-                      "unsearchable": unsearchable,
-                      "tables": _distinct(opened, "table_id", "rounds"),
-                      "alarm_kinds": _distinct(opened, "kind", "alarms")}
+                      "unsearchable": unsearchable, "tables": tables, "alarm_kinds": alarm_kinds}
         if unsearchable:
             shown = ", ".join(f"#{key}" for key in unsearchable[:10])
             more = f" and {len(unsearchable) - 10} more" if len(unsearchable) > 10 else ""
@@ -241,7 +239,9 @@ def create_app(recording: Path | str) -> FastAPI:
             for frame in view["frames"]:
                 try:
                     images[frame["seq"]] = frame_file(opened, frame["seq"])
-                except RecordingError:
+                except DamagedRecordingError:
+                    raise
+                except RecordingError:  # pruned or missing: the report says so
                     continue
             log_access(opened, who.name, "export", {"round_key": key, "round": view["round"]})
             html = incident_report_html(
@@ -256,6 +256,8 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             try:
                 data, media_type = frame_file(opened, seq)
+            except DamagedRecordingError:
+                raise
             except RecordingError as error:
                 raise HTTPException(404, str(error)) from None
         return Response(data, media_type=media_type)
@@ -265,6 +267,8 @@ def create_app(recording: Path | str) -> FastAPI:
         with store() as opened:
             try:
                 rows = table_statistics(opened, by=tuple(p for p in by.split(",") if p))
+            except DamagedRecordingError:
+                raise
             except ValueError as error:
                 raise HTTPException(422, str(error)) from None
             log_access(opened, who.name, "statistics", {"by": by})
@@ -310,31 +314,16 @@ def create_app(recording: Path | str) -> FastAPI:
     def damaged(request: Request, error: DamagedRecordingError) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=500)
 
-    @app.exception_handler(sqlite3.DatabaseError)
-    def database_error(request: Request, error: sqlite3.DatabaseError) -> JSONResponse:
-        failure = sqlite_failure(error, directory / INDEX_NAME)
-        status = 500 if isinstance(failure, DamagedRecordingError) else 503
-        return JSONResponse({"detail": str(failure)}, status_code=status)
-
     return app
 
 
-def _view(store: RecordingStore, key: int) -> dict[str, Any]:
+def _view(store: RecordStore, key: int) -> dict[str, Any]:
     try:
         return round_view(store, key)
     except DamagedRecordingError:
         raise
     except RecordingError:
         raise HTTPException(404, f"no round #{key}") from None
-
-
-def _distinct(store: RecordingStore, column: str, table: str) -> list[Any]:
-    """The values a search box offers; none where the search index cannot give them."""
-    try:
-        return [row[0] for row in store.conn.execute(
-            f"SELECT DISTINCT {column} FROM {table} ORDER BY {column}")]
-    except sqlite3.DatabaseError:
-        return []
 
 
 def _query_from(params: Any) -> RoundQuery:

@@ -365,3 +365,39 @@ def test_a_name_that_is_not_utf8_is_refused_or_logged_readably(recording: Path) 
                                  "USERNAME": odd})
     assert result.returncode == 0, result.stderr
     assert access_log(RecordingStore(recording))[0]["user"] == "agent-\\xe9"
+
+
+def test_reindex_rebuilds_an_altered_search_index_from_the_records_and_logs_it(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    index = sqlite3.connect(recording / "index.sqlite", isolation_level=None)
+    index.execute("UPDATE rounds SET net_cents = net_cents + 100000 WHERE round_key = 1")
+    index.execute("DELETE FROM round_seats WHERE round_key = 2")
+    index.close()
+    assert main(["replay", str(recording), "--verify"]) == 1
+    assert "index: the search index table rounds does not match the records: its rows for" \
+        " round #1 differ" in capsys.readouterr().out
+
+    assert main(["surveillance", "reindex", str(recording)]) == 0
+    out = capsys.readouterr().out
+    assert "was: the search index table round_seats does not match the records: it lacks rows" \
+        " for round #2 seat" in out
+    assert out.endswith(f"search index rebuilt from the records of {recording}\n")
+    assert access_log(RecordingStore(recording))[0]["action"] == "reindex"
+    assert main(["replay", str(recording), "--verify"]) == 0
+    assert capsys.readouterr().out.startswith(f"CLEAN: {GOLDEN_COUNT} settled rounds")
+
+    assert main(["surveillance", "reindex", str(recording)]) == 0
+    assert capsys.readouterr().out.endswith("(it matched them already)\n")
+
+
+def test_reindex_refuses_a_damaged_recording_and_changes_nothing(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.surveillance.damage import damage_page
+
+    damage_page(recording, "records", leaf=5)
+    before = (recording / "index.sqlite").read_bytes()
+    assert main(["surveillance", "reindex", str(recording)]) == 2
+    assert "index.sqlite: the index database is damaged" in capsys.readouterr().err
+    assert (recording / "index.sqlite").read_bytes() == before

@@ -1,0 +1,307 @@
+"""What the program needs from a recording store: :class:`RecordStore`, whatever keeps it.
+
+A store keeps the hash chain (the evidence) and a search index projected from it. Everything
+outside a store implementation (recorder, replay, queries, access, the page) goes through this
+protocol; the SQLite implementation is :class:`dealer_assist.surveillance.store.RecordingStore`,
+the only code that writes SQL. ``tests/surveillance/test_store_contract.py`` is the contract every
+implementation passes.
+
+Errors: opening or writing raises :class:`~dealer_assist.surveillance.store.RecordingError` when
+the store cannot do it now (missing, read-only, locked by another program, disk full) and its
+subclass :class:`~dealer_assist.surveillance.store.DamagedRecordingError` when the store is
+damaged. Reads past damage do not raise: :meth:`RecordStore.scan` gives
+:class:`~dealer_assist.surveillance.store.Unreadable` for a record it cannot read, and the index
+queries that say so return what they could read and what they could not.
+
+The search index is a projection: :meth:`RecordStore.rebuild_index` makes it again from the
+records alone, and :meth:`RecordStore.index_mismatches` says where it differs from that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from dealer_assist.surveillance.store import Clock, Record, Unreadable
+
+
+@dataclass(frozen=True, slots=True)
+class RoundQuery:
+    """Search criteria; every one is optional and they combine with AND."""
+
+    table: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    seat: int | None = None
+    alarm: str | None = None  # an alarm kind, or "*" for any alarm
+    payout_above: Decimal | None = None  # a seat's net win above this amount
+    round_id: str | None = None
+    limit: int = 200
+
+    def to_json(self) -> dict[str, Any]:
+        from dealer_assist.rules.money import format_money
+        from dealer_assist.surveillance.store import format_time
+
+        out: dict[str, Any] = {}
+        for name in ("table", "seat", "alarm", "round_id"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        if self.since:
+            out["since"] = format_time(self.since)
+        if self.until:
+            out["until"] = format_time(self.until)
+        if self.payout_above is not None:
+            out["payout_above"] = format_money(self.payout_above)
+        return out
+
+
+# Rows of the search index, as the index holds them: money in integer cents, times as stored text.
+# A damaged index may hold a value of another type in any field; readers report that.
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedRound:
+    """One round in the search index."""
+
+    round_key: int
+    table: str
+    round_id: str | None
+    dealer: str | None
+    started_at: str
+    ended_at: str | None
+    status: str  # open, settled or partial
+    note: str | None
+    net_cents: int | None
+    max_payout_cents: int | None
+    events: int
+    frames: int
+    alarms: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedSeat:
+    """One seat of a settled round in the search index."""
+
+    round_key: int
+    seat: int
+    net_cents: int
+    hands: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedPayout:
+    """One payout line (by kind) of a seat of a settled round."""
+
+    round_key: int
+    kind: str
+    amount_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedAlarm:
+    """One alarm recorded during a round."""
+
+    round_key: int
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFrame:
+    """One frame file in the search index."""
+
+    seq: int
+    round_key: int | None
+    table: str | None
+    at: str
+    file: str
+    media_type: str
+    size: int
+    key: bool
+    pruned_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HourVolume:
+    """What one table stored in one clock hour (``hour``: ``2026-11-29T13``, '' when the
+    records carry no time): ``count`` records or frames, ``size`` bytes."""
+
+    table: str | None
+    hour: str
+    count: int
+    size: int
+    rounds: int = 0  # records: how many began a round
+
+
+@dataclass(frozen=True, slots=True)
+class StoredOperator:
+    """An operator as stored: the password only as its salted hash."""
+
+    name: str
+    role: str
+    password_hash: str
+
+
+class RecordStore(Protocol):
+    """A recording store: the hash chain of records, frame files under :attr:`directory`, the
+    search index projected from the records, and the operators who may read it."""
+
+    #: the recording directory: frame files live under it at the paths records name
+    directory: Path
+    #: the clock that times records
+    clock: Clock
+
+    @property
+    def location(self) -> Path | str:
+        """What names this store in messages (a database file, a server)."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- the chain: writing -------------------------------------------------------------------
+
+    def append(self, kind: str, body: Any, *, table: str | None = None,
+               round_key: int | None = None, round_id: str | None = None,
+               file: str | None = None, sha256: str | None = None) -> Record:
+        """Chain one record after the last one and index it, durably, before returning it.
+
+        A ``round`` record is given the next round key (``round_key`` is ignored for it)."""
+        ...
+
+    def write_file(self, relative: str, data: bytes) -> None:
+        """Write a frame file under :attr:`directory` durably before returning."""
+        ...
+
+    def check(self) -> None:
+        """Raise :class:`DamagedRecordingError` when the store is damaged (called before
+        writing where writing over damage would hide it)."""
+        ...
+
+    def checkpoint(self) -> None:
+        """A quiet moment (a round ended) to tidy the storage; changes nothing recorded."""
+        ...
+
+    # -- the chain: reading -------------------------------------------------------------------
+
+    def head(self) -> tuple[int, str]:
+        """The last record's number and hash (0 and the genesis hash when empty)."""
+        ...
+
+    def last_seq(self) -> int:
+        """The highest record number the store still gives, past damage (0 when empty)."""
+        ...
+
+    def last_round_key(self) -> int:
+        """The highest round key recorded (0 when none)."""
+        ...
+
+    def record(self, seq: int) -> Record | None: ...
+
+    def records(self, *, round_key: int | None = None,
+                kinds: tuple[str, ...] = ()) -> Iterator[Record]:
+        """Records in chain order, optionally of one round and/or of some kinds."""
+        ...
+
+    def latest_records(self, kind: str, limit: int) -> list[Record]:
+        """The last ``limit`` records of one kind, newest first."""
+        ...
+
+    def scan(self) -> Iterator[Record | Unreadable]:
+        """Every record in chain order, reading past damage (:class:`Unreadable` for each record
+        that cannot be read)."""
+        ...
+
+    def round_records(self, key: int) -> list[Record | Unreadable]:
+        """One round's records in chain order, reading past damage; raises
+        :class:`UnfindableRoundError` when the store cannot tell which records are the round's."""
+        ...
+
+    def round_keys(self, round_id: str | None = None) -> list[int]:
+        """Keys of every round, or of the rounds called ``round_id``, ascending, past damage."""
+        ...
+
+    def named_files(self) -> set[str]:
+        """The frame files records name (and, past damage, the index names)."""
+        ...
+
+    def storage_problems(self, thorough: bool = False) -> list[str]:
+        """What the storage's own check finds wrong (empty: nothing); ``thorough`` also checks
+        its internal indexes."""
+        ...
+
+    # -- the search index (a projection of the records) ---------------------------------------
+
+    def rebuild_index(self) -> None:
+        """Make the search index again from the records alone."""
+        ...
+
+    def index_mismatches(self, whole: bool = True) -> list[str]:
+        """How the search index differs from one projected afresh from the records (empty: it
+        matches; also empty while records cannot be read). ``whole=False`` compares only the rows
+        of the records read, for a chain that grows meanwhile."""
+        ...
+
+    def find_rounds(self, query: RoundQuery) -> tuple[list[IndexedRound], list[int]]:
+        """Rounds matching ``query``, newest first, and the keys of rounds the index cannot read
+        (left out; the rest still found)."""
+        ...
+
+    def indexed_rounds(self) -> list[IndexedRound]:
+        """Every round in the index, by key."""
+        ...
+
+    def open_rounds(self, table: str) -> list[IndexedRound]:
+        """The table's rounds neither settled nor marked partial, by key."""
+        ...
+
+    def indexed_seats(self) -> list[IndexedSeat]: ...
+
+    def indexed_payouts(self) -> list[IndexedPayout]: ...
+
+    def indexed_alarms(self) -> list[IndexedAlarm]:
+        """Alarms recorded during a round."""
+        ...
+
+    def search_choices(self) -> tuple[list[str], list[str]]:
+        """The tables and alarm kinds the index knows (empty where it cannot give them)."""
+        ...
+
+    def frame(self, seq: int) -> IndexedFrame | None: ...
+
+    def pruned_frames(self, round_key: int) -> set[int]:
+        """Numbers of the round's frame records whose files retention deleted."""
+        ...
+
+    def video_frames_before(self, cutoff: str) -> list[IndexedFrame]:
+        """Frames not key and not pruned recorded before ``cutoff`` (a record time), by number."""
+        ...
+
+    def key_frame_files(self) -> set[str]: ...
+
+    def record_volume(self) -> list[HourVolume]:
+        """Records per table and hour (records without a table left out)."""
+        ...
+
+    def frame_volume(self) -> list[HourVolume]:
+        """Unpruned frames per table and hour."""
+        ...
+
+    # -- operators ----------------------------------------------------------------------------
+
+    def put_operator(self, operator: StoredOperator, created_at: str) -> None:
+        """Create or replace an operator."""
+        ...
+
+    def delete_operator(self, name: str) -> bool:
+        """Remove an operator; whether there was one."""
+        ...
+
+    def operators(self) -> list[StoredOperator]:
+        """Every operator, by name."""
+        ...
+
+    def operator(self, name: str) -> StoredOperator | None: ...
