@@ -1,6 +1,6 @@
 """Benchmark of the live table: shoe frame to screen update, loop throughput, idle CPU.
 
-    python bench/table.py [--cards 300] [--idle 10]
+    python bench/table.py [--cards 300] [--idle 10] [--rounds 30] [--no-loaded]
 
 1. Latency from a shoe frame to the screen update: the shoe simulator draws a card on a
    pseudo-terminal; the real reader decodes it, the loop records it, and the screen pushes the new
@@ -15,14 +15,22 @@
    how many rounds are settled exactly as dealt, and the alarms raised, by kind), for each deck
    of ``--camera-design`` (default: the demo's house deck and kennard, never trained on); with
    ``--hand-held`` also with no shoe, the camera alone (each card it cannot read keyed by the
-   dealer: "card keyed by the dealer" alarms).
+   dealer: "card keyed by the dealer" alarms). For each: rounds settled exactly as dealt (dealer
+   and every seat), and the dealer's questions per round (the demo's dealer answers each from
+   what truly happened). The house deck is dealt once more with one core kept busy by another
+   process (skip with ``--no-loaded``).
+
+A shoe frame's way to disk and back to the shoe (durable, then acknowledged) is measured by
+``bench/journal.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
+import platform
 import statistics
 import sys
 import tempfile
@@ -172,10 +180,12 @@ def bench_loop_throughput() -> None:
     )
 
 
-def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = False) -> None:
+def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = False,
+                 loaded: bool = False) -> None:
     """The demo table with its synthetic camera: frames through the camera pipeline per second,
     with the renderer's ground truth as detector (the pipeline's own cost) and with the shipped
-    detector (its speed, and how its readings fare against the rounds as dealt)."""
+    detector (its speed, and how its readings fare against the rounds as dealt); ``loaded``: the
+    shipped detector once more with one core kept busy by another process."""
     from dealer_assist.table.synthetic_camera import demo_camera, truth_camera
     from dealer_assist.vision.artwork import installed_designs, load_designs
     from dealer_assist.vision.detector import DEFAULT_MODEL
@@ -188,15 +198,28 @@ def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = F
     design = load_designs([design_name])[0]
     _camera_rounds(truth_camera(design, seed=3), "render + trackers, ground truth as detector",
                    rounds)
-    if DEFAULT_MODEL.exists():
-        _camera_rounds(demo_camera(design_name=design_name, seed=3),
-                       f"render + shipped ONNX detector + trackers, deck {design_name}", rounds)
-        if hand_held:
-            _camera_rounds(demo_camera(design_name=design_name, seed=3),
-                           f"hand-held, no shoe: the camera alone, deck {design_name}", rounds,
-                           shoe=False)
-    else:
+    if not DEFAULT_MODEL.exists():
         print(f"no detector model at {DEFAULT_MODEL}: the detector's figures are not measured")
+        return
+    _camera_rounds(demo_camera(design_name=design_name, seed=3),
+                   f"render + shipped ONNX detector + trackers, deck {design_name}", rounds)
+    if loaded:
+        busy = multiprocessing.Process(target=_spin, daemon=True)
+        busy.start()
+        try:
+            _camera_rounds(demo_camera(design_name=design_name, seed=3),
+                           f"deck {design_name}, one core kept busy by another process", rounds)
+        finally:
+            busy.terminate()
+    if hand_held:
+        _camera_rounds(demo_camera(design_name=design_name, seed=3),
+                       f"hand-held, no shoe: the camera alone, deck {design_name}", rounds,
+                       shoe=False)
+
+
+def _spin() -> None:
+    while True:
+        pass
 
 
 def _camera_rounds(camera: object, what: str, rounds: int, shoe: bool = True) -> None:
@@ -215,26 +238,44 @@ def _camera_rounds(camera: object, what: str, rounds: int, shoe: bool = True) ->
             for number in range(1, rounds + 1):
                 settlement = demo.play_round(number, 0.0)
                 want = demo.world.settlements[-1].to_json()
-                if settlement is not None and settlement.to_json()["seats"] == want["seats"]:
+                got = None if settlement is None else settlement.to_json()
+                if got is not None and (got["dealer"], got["seats"]) == (want["dealer"],
+                                                                         want["seats"]):
                     exact += 1
             elapsed = time.perf_counter() - started
             frames = source.frames_processed - frames_before
             busy = source.seconds_busy - busy_before
-            alarms = Counter(alarm.kind.value for alarm in demo.loop.alarms)
+            alarms = Counter(alarm.kind.value for alarm in demo.loop.alarms
+                             if alarm.kind.value != "dealer asked")
+            questions = demo.loop.questions_asked
     print(
         f"camera in the live loop ({what}), 1280x720 frames, {rounds} rounds: "
         f"{frames / elapsed:.1f} frames/s, {1000 * busy / max(frames, 1):.0f} ms of pipeline a "
         f"frame, {elapsed / rounds:.1f} s a round; {exact}/{rounds} rounds settled exactly as "
-        f"dealt, {sum(alarms.values())} alarms"
+        f"dealt; {questions} dealer questions ({questions / rounds:.2f} a round); "
+        f"{sum(alarms.values())} alarms"
         + (f" ({', '.join(f'{kind} {n}' for kind, n in alarms.most_common())})" if alarms else "")
     )
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=300)
     parser.add_argument("--idle", type=float, default=10.0)
-    parser.add_argument("--camera-rounds", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=30,
+                        help="camera rounds for each deck and load (default 30)")
+    parser.add_argument("--no-loaded", action="store_true",
+                        help="skip the house deck's rounds with one core kept busy")
     parser.add_argument("--camera-design", nargs="+", default=[HOUSE_DECK, "kennard"],
                         help=f"the demo camera's decks (default {HOUSE_DECK}, the demo's house "
                         "deck, and kennard, never trained on)")
@@ -243,12 +284,13 @@ def main() -> None:
                         help="also deal each deck's rounds with no shoe, read by the camera alone "
                         "(the dealer keys each card it cannot read, after the 8 s wait)")
     args = parser.parse_args()
-    print(f"os.cpu_count() = {os.cpu_count()}")
+    print(f"CPU: {_cpu_model()}, os.cpu_count() = {os.cpu_count()}")
     if not args.camera_only:
         bench_latency(args.cards, args.idle)
         bench_loop_throughput()
     for design in args.camera_design:
-        bench_camera(args.camera_rounds, design, args.hand_held)
+        bench_camera(args.rounds, design, args.hand_held,
+                     loaded=not args.no_loaded and design == HOUSE_DECK)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ demo's rendered table.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from collections import deque
@@ -68,6 +67,9 @@ class TrackedEvent(Protocol):
 
     @property
     def track(self) -> int: ...
+
+    @property
+    def sideways(self) -> bool: ...
 
     @property
     def kind(self) -> Any: ...
@@ -266,7 +268,7 @@ class CameraSource:
     def _track(self, sink: Sink, frame_number: int, observations: Sequence[Observation],
                grabbed: float) -> None:
         for event in self.stages.track(frame_number, observations):
-            for item in self._to_inputs(event, observations):
+            for item in self._to_inputs(event):
                 if isinstance(item, FeltCard | FeltStacks | FeltSwap | HoleCardShown):
                     item = replace(item, seen_at=grabbed)  # the loop measures the lag by it
                 logger.debug("frame %d: %s", frame_number, item)
@@ -274,22 +276,12 @@ class CameraSource:
         self.frames_processed += 1
         self.seconds_busy += time.monotonic() - grabbed
 
-    def _to_inputs(self, event: TrackedEvent, observations: Sequence[Observation]) -> list[Any]:
+    def _to_inputs(self, event: TrackedEvent) -> list[Any]:
         try:
             card = Card.parse(event.card)
         except CardCodeError:
             return []
         kind = SightingKind(getattr(event.kind, "value", event.kind))
         x_mm, y_mm = self.stages.to_table(event.x, event.y)
-        nearest = min(
-            observations,
-            key=lambda o: math.hypot(o.x - event.x, o.y - event.y),
-            default=None,
-        )
-        sideways = bool(
-            nearest is not None
-            and nearest.card == event.card
-            and math.hypot(nearest.x - event.x, nearest.y - event.y) < 40.0
-            and nearest.sideways
-        )
-        return list(self.felt.feed(Sighting(kind, card, x_mm, y_mm, event.track, sideways)))
+        return list(self.felt.feed(Sighting(kind, card, x_mm, y_mm, event.track,
+                                            event.sideways)))

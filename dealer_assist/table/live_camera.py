@@ -57,14 +57,23 @@ class Capture:
         import cv2
 
         if not self._retrying:
-            return cv2.VideoCapture(self.source)
+            return self._latest_first(cv2.VideoCapture(self.source))
         logging = cv2.utils.logging
         level = logging.getLogLevel()
         logging.setLogLevel(logging.LOG_LEVEL_ERROR)  # process-wide, for the open only
         try:
-            return cv2.VideoCapture(self.source)
+            return self._latest_first(cv2.VideoCapture(self.source))
         finally:
             logging.setLogLevel(level)
+
+    def _latest_first(self, capture: Any) -> Any:
+        """A live camera keeps one frame in its driver's queue, not several: each grab is the
+        newest frame, never one left waiting (the backends that cannot, V4L2 can, ignore it)."""
+        import cv2
+
+        if not self.is_file and capture.isOpened():
+            capture.set(cv2.CAP_PROP_BUFFERSIZE, 1)
+        return capture
 
     def close(self) -> None:
         if self._capture is not None:

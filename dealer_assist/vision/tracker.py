@@ -56,11 +56,14 @@ class CardEvent:
     frame: int
     track: int
     previous: str | None = None
+    sideways: bool = False  #: the card lies crosswise (a double's card), as last read
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"event": self.kind.value, "card": self.card,
                                   "x": round(self.x, 1), "y": round(self.y, 1),
                                   "frame": self.frame, "track": self.track}
+        if self.sideways:
+            out["sideways"] = True
         if self.previous is not None:
             out["previous"] = self.previous
         return out
@@ -78,6 +81,7 @@ class _Track:
     rival: str | None = None
     rival_hits: int = 0
     corners: list[Box] = field(default_factory=list)
+    sideways: bool = False
 
     def shares_corner(self, obs: CardObservation) -> bool:
         return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
@@ -142,7 +146,8 @@ class CardTracker:
             obs = observations[i]
             if any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
                 continue  # the other corner of a card already seen, read otherwise
-            track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame)
+            track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame,
+                           sideways=obs.sideways)
             track.remember(obs)
             self._next_id += 1
             self._tracks.append(track)
@@ -154,6 +159,7 @@ class CardTracker:
         recent = frame - track.last_seen <= _MISSED_ALLOWED + 1
         track.last_seen = frame
         track.x, track.y = obs.x, obs.y
+        track.sideways = obs.sideways
         track.remember(obs)
         if obs.card == track.card:
             track.rival, track.rival_hits = None, 0
@@ -171,13 +177,14 @@ class CardTracker:
         previous, track.card = track.card, obs.card
         track.rival, track.rival_hits = None, 0
         return [CardEvent(EventKind.CHANGED, track.card, track.x, track.y, frame, track.track_id,
-                          previous)]
+                          previous, track.sideways)]
 
     def _maybe_confirm(self, track: _Track, frame: int) -> list[CardEvent]:
         if track.confirmed or track.hits < self.stable_frames:
             return []
         track.confirmed = True
-        return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id)]
+        return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id,
+                          sideways=track.sideways)]
 
     def _expire(self, frame: int) -> list[CardEvent]:
         events, kept = [], []
@@ -185,7 +192,7 @@ class CardTracker:
             unseen = frame - track.last_seen
             if track.confirmed and unseen > self.grace_frames:
                 events.append(CardEvent(EventKind.REMOVED, track.card, track.x, track.y, frame,
-                                        track.track_id))
+                                        track.track_id, sideways=track.sideways))
             elif not track.confirmed and unseen > _MISSED_ALLOWED:
                 continue  # a flicker that never became a card
             else:

@@ -154,3 +154,13 @@ def test_frames_must_advance() -> None:
 def test_bad_settings_rejected() -> None:
     with pytest.raises(ValueError, match="stable_frames"):
         CardTracker(stable_frames=0)
+
+
+def test_a_card_lying_sideways_is_reported_sideways() -> None:
+    from dataclasses import replace
+
+    tracker = CardTracker(stable_frames=2)
+    crosswise = replace(obs("9H", 100, 100), sideways=True)
+    events = run(tracker, [[crosswise, obs("5S", 300, 100)], [crosswise, obs("5S", 300, 100)]])
+    assert {(e.card, e.sideways) for e in events} == {("9H", True), ("5S", False)}
+    assert [e.to_json().get("sideways") for e in events if e.card == "9H"] == [True]
