@@ -381,14 +381,14 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
 
 def _question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[str, ...]) -> str:
     """"JH at seat 2: HIT or DOUBLE?" where every choice puts the card in one place, else
-    "Where did JH go? ..." naming each choice."""
+    "Where did JH go?" (the choices' buttons name the plays)."""
     shown = held.card.code if held.card else "The card"
     places = {r.target for r in choices}
     if len(places) == 1 and all(r.asked_by is not None for r in choices) and \
             all(len(r.decisions) == 1 for r in choices):
         verbs = " or ".join(r.asked_by.name for r in choices if r.asked_by is not None)
         return f"{shown} at {labels[0].split(' ', 1)[1]}: {verbs}?"
-    return f"Where did {shown} go? " + " or ".join(labels) + "?"
+    return f"Where did {shown} go?"
 
 
 def _split_moves(lying: list[tuple[int, CardTarget]], seat: int,

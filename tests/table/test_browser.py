@@ -329,3 +329,29 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     assert runner.wait_until(
         lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8S", "4H"], 5)
     assert [a["kind"] for a in runner.view()["alarms"]][-2:] == ["corrected_card"] * 2
+
+
+def test_a_question_is_shown_in_its_band_and_one_touch_answers_it(table, page):
+    """Shoe only: a card no touch asked for is a question; the dealer touches DOUBLE in the
+    yellow band at 800x480, the question goes, and the round goes on with the double."""
+    runner, screen = table
+    page.set_viewport_size({"width": 800, "height": 480})
+    page.goto(screen.url)
+    page.wait_for_selector("#link.link-up")
+    runner.submit(PlaceBet(2, Decimal("10")))
+    for code in ("5H", "9S", "6D", "7C"):  # seat 2: 5 + 6 = 11; the dealer 9 up, 7 in the hole
+        runner.submit(ShoeCard(Card.parse(code)))
+    runner.submit(ShoeCard(Card.parse("JH")))  # nobody touched a decision for it
+    page.wait_for_selector("#question:not([hidden])")
+    assert "Where did JH go?" in page.inner_text("#question-text")
+    box = page.locator("#question").bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 480  # in view, not scrolled to
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "dealer-question.png"))
+    page.get_by_role("button", name="DOUBLE seat 2").click()
+    page.wait_for_selector("#question", state="hidden")
+    assert runner.wait_until(lambda loop: loop.question is None, 5)
+    runner.submit(ShoeCard(Card.parse("2S")))  # the dealer: 9 + 7 + 2 = 18
+    assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
+    assert runner.loop.last_settlement is not None
+    assert runner.loop.last_settlement.to_json()["seats"][0]["net"] == "20.00"

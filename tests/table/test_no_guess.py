@@ -110,8 +110,8 @@ def test_the_issue_round_a_double_the_camera_never_saw_is_asked_not_paid_as_a_hi
     table = Table()
     table.deal({2: ("5H", "6D")}, up="9S", hole="7C")
     table.unseen("JH")
-    assert table.loop.view()["question"]["text"] == (
-        "Where did JH go? HIT seat 2 or DOUBLE seat 2 or STAND seat 2, to the DEALER?")
+    assert table.loop.view()["question"]["text"] == "Where did JH go?"
+    assert table.choices() == ["HIT seat 2", "DOUBLE seat 2", "STAND seat 2, to the DEALER"]
     assert table.loop.view()["phase"] == "question" and table.loop.view()["settlement"] is None
     table.answer("DOUBLE seat 2")
     table.send(HoleCardShown(C("7C")))
