@@ -115,6 +115,23 @@ class HandStatus(enum.Enum):
     RESCUED = "rescued"
 
 
+@dataclass(frozen=True, slots=True)
+class HandState:
+    """A hand as it stands, for queries: its cards, total, status, wagers (``wagered``: the main
+    wager plus every doubling) and whether it came from a split."""
+
+    cards: tuple[Card, ...]
+    total: int
+    status: HandStatus
+    wager: Decimal
+    doublings: tuple[Decimal, ...]
+    split: bool
+
+    @property
+    def wagered(self) -> Decimal:
+        return self.wager + sum(self.doublings, ZERO)
+
+
 class _Hand:
     __slots__ = (
         "cards",
@@ -170,6 +187,10 @@ class _Hand:
     def describe(self) -> str:
         shown = " ".join(c.code for c in self.cards) or "no cards"
         return f"{shown} = {self.total}" if self.cards else shown
+
+    def state(self) -> HandState:
+        return HandState(tuple(self.cards), self.total, self.status, self.wager,
+                         tuple(self.doublings), self.from_split)
 
 
 class _Seat:
@@ -317,6 +338,19 @@ class RoundEngine:
             return (f"complete (dealer {dealer}; no hand's result depends on the dealer, "
                     "who draws no more)")
         return f"complete (dealer {dealer})"
+
+    def seats(self) -> tuple[int, ...]:
+        """The seats with a main wager, in play order."""
+        return tuple(seat.number for seat in self._order)
+
+    def hands(self, seat: int) -> tuple[HandState, ...]:
+        """``seat``'s hands in play order (none without a main wager there)."""
+        found = self._seats.get(seat)
+        return () if found is None else tuple(hand.state() for hand in found.hands)
+
+    def dealer_cards(self) -> tuple[Card | None, ...]:
+        """The dealer's cards as dealt (None: the hole card, face down and unknown)."""
+        return tuple(self._dealer)
 
     def view(self) -> dict[str, Any]:
         """The whole visible state as plain JSON-able data (for screens, replay and tests)."""

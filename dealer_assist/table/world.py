@@ -18,7 +18,6 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from dealer_assist.gamemath.strategy import BasicStrategy
 from dealer_assist.rules import (
@@ -26,6 +25,7 @@ from dealer_assist.rules import (
     SPANISH_DECK,
     Action,
     Card,
+    HandState,
     RoundEngine,
     RoundError,
     RuleSet,
@@ -144,8 +144,9 @@ class SimulatedTable:
         if truth.insurance_open:  # nobody here insures: the dealer closes insurance, then peeks
             yield "dealer", CloseInsurance()
         yield from self._players_turn()
-        hole = truth.view()["dealer"]["cards"][1]
-        yield "camera", HoleCardShown(Card.parse(hole))
+        hole = truth.dealer_cards()[1]
+        assert hole is not None  # the simulated shoe names every card
+        yield "camera", HoleCardShown(hole)
         while truth.next_card_target() == DEALER:
             try:
                 truth.settle()
@@ -167,15 +168,15 @@ class SimulatedTable:
         yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
 
     def _decide(
-        self, hands: list[dict[str, Any]], index: int, up: Card, legal: frozenset[Action]
+        self, hands: tuple[HandState, ...], index: int, up: Card, legal: frozenset[Action]
     ) -> Action:
         """The published basic strategy's play, or what a player does when it is not allowed."""
         hand = hands[index]
         play = self.strategy.play(
-            [Card.parse(code) for code in hand["cards"]],
+            list(hand.cards),
             up,
-            doublings=len(hand["doublings"]),
-            split_hand=hand["split"],
+            doublings=len(hand.doublings),
+            split_hand=hand.split,
             hands=len(hands),
         )
         action = Action[play.name]
@@ -197,8 +198,7 @@ class SimulatedTable:
                 # A split hand is owed its second card before anyone decides.
                 yield from self._card(seat, index)
                 continue
-            hands = next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"]
-            action = self._decide(hands, index, up, truth.legal_actions())
+            action = self._decide(truth.hands(seat), index, up, truth.legal_actions())
             truth.action(seat, action)
             # Without a camera the dealer touches every decision (a card no touch asked for
             # is a question); with one, only what leaves nothing on the felt to see.
@@ -206,8 +206,7 @@ class SimulatedTable:
             if touched:
                 yield "dealer", Decide(seat, action, hand=index)
             if action is Action.SPLIT:
-                hands = len(next(s for s in truth.view()["seats"] if s["seat"] == seat)["hands"])
-                yield "camera", FeltStacks(seat, hands, from_stack=index)
+                yield "camera", FeltStacks(seat, len(truth.hands(seat)), from_stack=index)
             elif action in (Action.HIT, Action.DOUBLE):
                 yield from self._card(seat, index, asked=action)
 

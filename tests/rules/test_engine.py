@@ -259,3 +259,29 @@ def test_arbitrary_json_events_end_in_a_settlement_or_one_clean_error(
         settle_log(lines)
     except LogError as error:
         assert str(error).startswith(("line ", "end of log"))
+
+
+def test_typed_queries_say_what_the_view_says():
+    from dealer_assist.rules import HandStatus
+
+    engine = RoundEngine(RuleSet.preset("h17-ddd-6"), "q")
+    engine.bet(2, Decimal("10"))
+    engine.bet(5, Decimal("25"))
+    for code in ("8H", "9C", "6S", "8D", "7C"):
+        engine.card(Card.parse(code))
+    assert engine.dealer_cards() == (Card.parse("6S"),)
+    engine.card(Card.parse("QD"))
+    engine.action(2, Action.SPLIT)
+    engine.card(Card.parse("3C"))
+    assert engine.seats() == (2, 5)
+    first, second = engine.hands(2)
+    assert first.cards == (Card.parse("8H"), Card.parse("3C")) and first.total == 11
+    assert second.cards == (Card.parse("8D"),) and second.split and first.split
+    assert first.status is HandStatus.OPEN and first.wagered == Decimal("10")
+    engine.action(2, Action.DOUBLE)
+    assert engine.hands(2)[0].doublings == (Decimal("10"),)
+    assert engine.hands(2)[0].wagered == Decimal("20")
+    assert engine.hands(7) == ()
+    view = engine.view()
+    assert [h["cards"] for h in view["seats"][0]["hands"]] == [
+        [c.code for c in h.cards] for h in engine.hands(2)]
