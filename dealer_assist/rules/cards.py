@@ -112,6 +112,28 @@ def spanish_shoe(decks: int) -> Counter[Card]:
     return Counter({card: decks for card in SPANISH_DECK})
 
 
+@dataclass(frozen=True, slots=True)
+class Breach:
+    """Why a card cannot come out of a Spanish shoe: a pip ten (``copy`` and ``held`` 0), or
+    copy number ``copy`` of a card the decks hold ``held`` of."""
+
+    pip_ten: bool
+    copy: int = 0
+    held: int = 0
+
+
+def composition_breach(card: Card, copies_before: int, decks: int | None) -> Breach | None:
+    """The composition rule, its one owner (the engine, the shoe's integrity check and the live
+    table all ask it): ``card`` cannot come out of a Spanish shoe of ``decks`` decks (None:
+    copies unknown, only tens are refused) from which ``copies_before`` copies of it already
+    came when it is a pip ten, or one copy more than the decks hold. None: it can."""
+    if card.rank is Rank.TEN:
+        return Breach(pip_ten=True)
+    if decks is not None and copies_before >= decks:
+        return Breach(pip_ten=False, copy=copies_before + 1, held=decks)
+    return None
+
+
 def hand_total(cards: list[Card] | tuple[Card, ...]) -> tuple[int, bool]:
     """Best blackjack total and whether it is soft (an ace counted as 11)."""
     total = sum(c.points for c in cards)

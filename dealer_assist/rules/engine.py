@@ -14,7 +14,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, TypeGuard
 
-from dealer_assist.rules.cards import Card, Rank, Suit, hand_total
+from dealer_assist.rules.cards import Card, Rank, Suit, composition_breach, hand_total
 from dealer_assist.rules.money import ZERO, cents, format_money
 from dealer_assist.rules.ruleset import MATCH_BY_DECKS, RuleSet
 from dealer_assist.rules.settlement import (
@@ -709,15 +709,15 @@ class RoundEngine:
     # ------------------------------------------------------------------ cards
 
     def _check_card(self, card: Card) -> None:
-        if card.rank is Rank.TEN:
+        breach = composition_breach(card, self._shoe[card.code], self.rules.decks)
+        if breach is None:
+            return
+        if breach.pip_ten:
             raise CardError(f"{card.code} is a pip ten: there are no tens in a Spanish shoe")
-        decks = self.rules.decks
-        copies = self._shoe[card.code]
-        if copies >= decks:
-            raise CardError(
-                f"{card.code} would be copy {copies + 1}, but {decks} decks hold only "
-                f"{decks}: a foreign card or a misread"
-            )
+        raise CardError(
+            f"{card.code} would be copy {breach.copy}, but {self.rules.decks} decks hold only "
+            f"{breach.held}: a foreign card or a misread"
+        )
 
     def _card_target_or_raise(
         self, card: Card | None, to: CardTarget | None, face_down: bool

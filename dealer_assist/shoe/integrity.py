@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dealer_assist.rules.cards import Card, spanish_shoe
+from dealer_assist.rules.cards import Card, composition_breach
 from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
@@ -73,15 +73,13 @@ class ShoeIntegrity:
 
     def __init__(self, decks: int | None = None) -> None:
         self.decks: int | None = None
-        self.composition: Counter[Card] | None = None
         self.seen: Counter[Card] = Counter()
         self.drawn = 0
         self.empty = False
         self._load(decks)
 
     def _load(self, decks: int | None) -> None:
-        self.decks = decks
-        self.composition = spanish_shoe(decks) if decks else None
+        self.decks = decks or None
         self.seen = Counter()
         self.drawn = 0
         self.empty = False
@@ -147,16 +145,16 @@ class ShoeIntegrity:
         return alarms
 
     def _count(self, card: Card, what: str, event: CardDrawn | BurnCard, alarm: _Raise) -> None:
+        breach = composition_breach(card, self.seen[card], self.decks)
         self.seen[card] += 1
         where = f"shoe index {event.index} (seq {event.seq})"
-        if card.is_pip_ten:
+        if breach is not None and breach.pip_ten:
             alarm(
                 IntegrityKind.PIP_TEN,
                 f"pip ten {card.code} as {what} at {where}: a Spanish shoe holds no tens",
             )
-        elif self.composition is not None and self.seen[card] > self.composition[card]:
+        elif breach is not None:
             alarm(
                 IntegrityKind.EXCESS_COPIES,
-                f"{card.code} seen {self.seen[card]} times at {where}; "
-                f"the shoe holds {self.composition[card]}",
+                f"{card.code} seen {breach.copy} times at {where}; the shoe holds {breach.held}",
             )

@@ -81,3 +81,13 @@ def test_shoe_refuses_other_deck_counts(decks: int) -> None:
 )
 def test_hand_total(codes: str, total: int, soft: bool) -> None:
     assert hand_total([Card.parse(c) for c in codes.split()]) == (total, soft)
+
+
+def test_the_composition_rule_has_one_owner():
+    from dealer_assist.rules.cards import Breach, composition_breach
+
+    assert composition_breach(Card.parse("TH"), 0, 6) == Breach(pip_ten=True)
+    assert composition_breach(Card.parse("TH"), 0, None) == Breach(pip_ten=True)
+    assert composition_breach(Card.parse("7H"), 5, 6) is None
+    assert composition_breach(Card.parse("7H"), 6, 6) == Breach(pip_ten=False, copy=7, held=6)
+    assert composition_breach(Card.parse("7H"), 99, None) is None  # decks unknown: not counted
