@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
 import time
 import urllib.parse
@@ -195,7 +196,13 @@ class ShoeReader:
         kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": 0.05, "write_timeout": 0.5}
         if os.name == "posix" and ("://" not in self.url or self.url.startswith("spy://")):
             kwargs["exclusive"] = True  # a device: no second program may read our cards
-        return serial.serial_for_url(self.url, **kwargs)
+        port = serial.serial_for_url(self.url, **kwargs)
+        link = getattr(port, "_socket", None)  # socket:// (pyserial keeps its socket there)
+        if isinstance(link, socket.socket):
+            # frames are tiny: without this an ACK written just after another waits for the
+            # shoe's delayed TCP acknowledgement (about 40 ms) before it leaves
+            link.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return port
 
     def _set_link(self, up: bool, reason: str = "") -> None:
         if self.link_up is up:
