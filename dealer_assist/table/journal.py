@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -234,7 +236,7 @@ class TableJournal:
         self.path = Path(path)
         self.entries_since_checkpoint = 0
         self._unwritten: list[bytes] = []
-        self._file: Any = None
+        self._fd: int | None = None  # unbuffered: nothing is held back to be written later
         self._rewrite(checkpoint, list(entries))
 
     def _rewrite(self, checkpoint: Checkpoint, entries: list[JournalEntry]) -> None:
@@ -248,12 +250,11 @@ class TableJournal:
                 os.fsync(handle.fileno())
             os.replace(aside, self.path)
             _fsync_dir(self.path.parent)
-            handle = open(self.path, "ab")  # noqa: SIM115 - held open until close()
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as error:
             raise JournalError(f"journal {self.path}: {error.strerror or error}") from None
-        if self._file is not None:
-            self._file.close()
-        self._file = handle
+        self.close()
+        self._fd = fd
         self.checkpoint_at = checkpoint
         self.entries_since_checkpoint = len(entries)
         self._unwritten.clear()
@@ -261,18 +262,22 @@ class TableJournal:
     def append(self, entry: JournalEntry) -> None:
         """Write ``entry`` (after any kept from a failed write) and fsync."""
         self._unwritten.append(_line(entry.to_json()))
-        handle = self._file
-        good = handle.tell()
+        fd = self._fd
+        if fd is None:
+            raise JournalError(f"journal {self.path}: closed")
+        data = memoryview(b"".join(self._unwritten))
+        good = None
         try:
-            handle.write(b"".join(self._unwritten))
-            handle.flush()
-            os.fsync(handle.fileno())
+            good = os.fstat(fd).st_size
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
         except OSError as error:
-            try:  # leave no half record for the next write to land after
-                handle.truncate(good)
-                handle.seek(good)
-            except OSError:
-                pass
+            if good is not None:
+                try:  # leave no half record for the next write to land after
+                    os.ftruncate(fd, good)
+                except OSError:
+                    pass
             raise JournalError(f"journal {self.path}: {error.strerror or error} "
                                f"({len(self._unwritten)} record(s) kept to write again)") from None
         self.entries_since_checkpoint += len(self._unwritten)
@@ -290,9 +295,9 @@ class TableJournal:
         self._rewrite(checkpoint, [])
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class RecordingWatch:
@@ -387,9 +392,16 @@ def open_table(
         checkpoint = Checkpoint(config, new_prefix, t=now)
         return Resumed(loop, TableJournal(path, checkpoint), 0.0, None)
     contents = read_journal(path)
+    if contents.damaged:  # kept for whoever looks into it; the table goes on without its tail
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copyfile(path, aside)
+        log.error("the journal is damaged: a copy is kept as %s", aside)
     start = contents.checkpoint
     capture = _Capture()
-    loop = make_loop(start.config.get("rules"), start.round_prefix, start.round_number)
+    try:
+        loop = make_loop(start.config.get("rules"), start.round_prefix, start.round_number)
+    except ValueError as error:
+        raise CodecError(f"{path}: its rules cannot be read any more: {error}") from None
     real = loop.recorder
     loop.recorder = capture
     for item in start.preamble():
@@ -399,7 +411,7 @@ def open_table(
         if not entry.tick:
             for item in entry.inputs:
                 if not isinstance(item, AcknowledgeAlarm):  # alarm ids start again in a new loop
-                    loop.handle(item, entry.t)
+                    _replay(loop, item, entry.t)
                     replayed += 1
         loop.tick(entry.t)
     loop.recorder = real
@@ -449,6 +461,16 @@ def open_table(
         journal.checkpoint(carried)
         result.loop = fresh
     return result
+
+
+def _replay(loop: TableLoop, item: TableInput, t: float) -> None:
+    """Hand ``item`` to the loop as the runner did: an input it raised on (a bug) was logged and
+    passed over then, and is now."""
+    try:
+        loop.handle(item, t)
+    except Exception:
+        log.exception("replaying %r: the loop raised on it (as it did when it was live)", item)
+        loop.updates += 1
 
 
 def _feed(journal: TableJournal, loop: TableLoop, item: TableInput, t: float) -> None:

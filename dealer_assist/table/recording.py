@@ -44,6 +44,12 @@ def _write_synced(path: Path, text: str, mode: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        if mode == "x":  # the new file's name is durable too: the journal lets the round go
+            folder = os.open(target.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         return
 
 

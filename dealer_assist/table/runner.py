@@ -209,8 +209,8 @@ class TableRunner:
         self._journal_alarm = None
         try:
             self.journal.append(entry)
-        except JournalError as error:
-            log.error("%s", error)
+        except Exception as error:  # a full disk, or a bug: either way the input is not on disk
+            log.error("journal: %s", error, exc_info=not isinstance(error, JournalError))
             if not self._journal_failing:
                 self._journal_alarm = (f"{error}: nothing more is acknowledged to the shoe "
                                        "until it can be written")

@@ -5,6 +5,8 @@ Real files in a temporary directory, the real loop and runner."""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -347,4 +349,40 @@ def test_a_round_in_play_that_cannot_be_trusted_is_voided_naming_every_bet_and_c
     assert why in (tmp_path / "void" / f"{round_id}.reason.txt").read_text()
     alarms = (tmp_path / "alarms.jsonl").read_text()
     assert "round_voided" in alarms and why in alarms
+    assert bool(list(tmp_path.glob(f"{JOURNAL_NAME}.damaged-*"))) == (how == "damaged")
     again.close()
+
+
+REFUSING_DISK = r"""
+import resource, signal, sys
+from decimal import Decimal
+from pathlib import Path
+from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
+from dealer_assist.table.sources import PlaceBet
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+path = Path(sys.argv[1])
+journal = TableJournal(path, Checkpoint({"table": "T1"}, "T1-x"))
+first, second = (JournalEntry(1.0, (PlaceBet(s, Decimal("10")),)) for s in (1, 2))
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 20, hard))
+try:
+    journal.append(first)
+except JournalError as error:
+    print("refused:", error)
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+journal.append(second)
+"""
+
+
+def test_a_record_the_disk_refused_is_written_before_the_next_in_order(tmp_path):
+    """The disk refusing a write (here a file-size limit, as a full disk does) raises, leaves no
+    half record, and the record is written first at the next append."""
+    path = tmp_path / JOURNAL_NAME
+    done = subprocess.run([sys.executable, "-c", REFUSING_DISK, str(path)], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert "refused: journal" in done.stdout and "1 record(s) kept" in done.stdout
+    contents = read_journal(path)
+    assert not contents.warnings
+    assert [e.inputs[0].seat for e in contents.entries] == [1, 2]
