@@ -3,8 +3,8 @@
 ``<dir>/rounds/<round-id>.jsonl`` holds exactly what ``dealer-assist settle`` reads;
 ``<dir>/void/<round-id>.jsonl`` holds voided rounds (with a ``.reason.txt`` beside each);
 ``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Files are flushed and fsync'd
-as each round ends, so a power cut loses at most the round in play. A round file is never
-overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
+as each round ends; the round in play is in the table's journal (:mod:`.journal`). A round file
+is never overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
 """
 
 from __future__ import annotations
