@@ -118,8 +118,8 @@ class AlarmKind(enum.Enum):
     ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
     RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
     KEYED_CARD = "card keyed by the dealer"  #: no reader saw it: surveillance should look
-    ROUND_RESUMED = "round resumed after a restart"  #: the dealer checks the felt, then confirms
     CORRECTED_CARD = "card corrected by the dealer"  #: a misread put right: surveillance looks
+    ROUND_RESUMED = "round resumed after a restart"  #: the dealer checks the felt, then confirms
 
 
 #: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),

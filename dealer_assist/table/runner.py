@@ -160,6 +160,9 @@ class TableRunner:
                 loop.tick(now)
                 if not inputs and loop.updates != before and self.journal is not None:
                     self._append(JournalEntry(now, tick=True))  # a wait expired: replay it
+                    if self._journal_alarm is not None:
+                        loop.handle(RecordingFailed(self._journal_alarm), now)
+                        self._journal_alarm = None
                 if inputs and self.journal is not None:
                     self._checkpoint_at_rest(now)
                 view = self._publish() if loop.updates != self._seen_updates else None
@@ -201,12 +204,13 @@ class TableRunner:
             durable.set()
         if self._journal_alarm is not None:
             inputs = (*inputs, RecordingFailed(self._journal_alarm))
+            self._journal_alarm = None
         return inputs
 
     def _append(self, entry: JournalEntry) -> bool:
-        """Append to the journal; False (the failure kept for one alarm) if the disk refused."""
+        """Append to the journal; False if the disk refused (the first failure of a run is
+        kept in ``_journal_alarm`` for the loop's alarm)."""
         assert self.journal is not None
-        self._journal_alarm = None
         try:
             self.journal.append(entry)
         except Exception as error:  # a full disk, or a bug: either way the input is not on disk
