@@ -33,6 +33,7 @@ from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
     CloseInsurance,
+    ConfirmFelt,
     CorrectCard,
     DealerInput,
     Decide,
@@ -103,6 +104,8 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return {"type": "close_insurance"}
     if isinstance(item, FinishRound):
         return {"type": "finish"}
+    if isinstance(item, ConfirmFelt):
+        return {"type": "confirm_felt"}
     if isinstance(item, NewShoe):
         return {"type": "shuffle"}
     if isinstance(item, AcknowledgeAlarm):
