@@ -4,6 +4,7 @@ is lost, and every round settles as dealt.
 
 The truth each restarted table is held to is a :class:`TableLoop` in this process fed exactly
 what was acknowledged: every touch the screen answered and every card the shoe was told is held.
+The kill schedule is seeded (``DEALER_ASSIST_CRASH_SEED``, default 30) to explore others.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def truth_input(step: tuple):
 
 
 def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
-    rng = random.Random(30)
+    rng = random.Random(int(os.environ.get("DEALER_ASSIST_CRASH_SEED", "30")))
     steps = [step for round_steps in SCRIPT for step in round_steps]
     kill_after = set(rng.sample(range(len(steps)), KILLS))
     truth = TableLoop("s17-6", MemoryRecorder(), has_camera=False)
