@@ -386,3 +386,34 @@ def test_a_record_the_disk_refused_is_written_before_the_next_in_order(tmp_path)
     contents = read_journal(path)
     assert not contents.warnings
     assert [e.inputs[0].seat for e in contents.entries] == [1, 2]
+
+
+def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
+    """Shoe + camera: the camera never sees the card land, so the card is taken from the shoe
+    alone when its wait expires on a tick with no input; the journal keeps that tick."""
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=0.0)
+    clock = [0.0]
+    runner = TableRunner(table.loop, clock=lambda: clock[0], journal=table.journal,
+                         journal_config=setup.config)
+
+    def seat_one_cards(loop: TableLoop) -> list:
+        shown = loop.view()["round"]
+        return [] if shown is None else shown["seats"][0]["hands"][0]["cards"]
+
+    with runner:
+        for item in (ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")),
+                     ShoeCard(Card.parse("9S"))):
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        assert seat_one_cards(table.loop) == []  # waiting for the camera
+        clock[0] = 5.0  # past camera_wait_s with no input: a tick takes the card from the shoe
+        assert runner.wait_until(lambda loop: seat_one_cards(loop) == ["9S"], 5)
+    table.journal.close()
+    setup.close()
+    assert any(entry.tick for entry in read_journal(tmp_path / JOURNAL_NAME).entries)
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0)
+    assert rebuilt.resumed == table.loop.round_id
+    same_round(rebuilt.loop, table.loop)
+    again.close()
