@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             directory, journal_config, config.rules_spec, factory,
             f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
             recorded=recorded,
+            repair=None if store is None else store.write_round_if_missing,
             cannot_resend=config.shoe is not None and config.shoe.protocol == "ascii",
             now=time.monotonic(),
         )
@@ -161,7 +162,8 @@ def run(args: argparse.Namespace) -> int:
     offset = table.clock_offset
     runner = TableRunner(
         loop, sources, clock=lambda: time.monotonic() + offset, journal=table.journal,
-        journal_config=journal_config, recording_failing=lambda: watch.failing,
+        journal_config=journal_config,
+        recording_pending=lambda: watch.failing or (store is not None and not store.idle),
         shoe_position=table.shoe,
     )
     if store is not None:

@@ -373,6 +373,7 @@ def open_table(
     new_prefix: str,
     *,
     recorded: Callable[[str], bool],
+    repair: Callable[[str, list[str], Settlement], None] | None = None,
     cannot_resend: bool = False,
     now: float,
 ) -> Resumed:
@@ -380,9 +381,11 @@ def open_table(
 
     No journal: a fresh loop numbering rounds from ``new_prefix``. Otherwise its inputs are
     replayed through a loop recording nothing; a round the replay settles or voids that is not
-    on disk yet (``recorded(round_id)`` False) is recorded now. A round left in play is resumed
-    (:class:`~dealer_assist.table.sources.RoundResumed`: the dealer confirms the felt), or voided
-    with a record of every bet and card, and an alarm, where it cannot be trusted: the
+    on disk yet (``recorded(round_id)`` False) is recorded now, and a settled one that is goes to
+    ``repair`` (the surveillance store, which writes it unless it holds it settled). A round
+    left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the dealer
+    confirms the felt), or voided with a record of every bet and card, and an alarm, where it
+    cannot be trusted: the
     configuration (``config``: rules, shoe, program version) changed, the journal is damaged
     mid-file, or the shoe cannot resend what was drawn while the table was down
     (``cannot_resend``). ``now``: the runner clock's reading now (monotonic)."""
@@ -420,6 +423,8 @@ def open_table(
             log.warning("round %s settled before the crash but was not recorded: recording it",
                         round_id)
             real.write_round(round_id, lines, settlement)
+        elif repair is not None:
+            repair(round_id, lines, settlement)
     for round_id, lines, reason in capture.voids:
         if not recorded(round_id):
             real.write_void(round_id, lines, reason)

@@ -194,6 +194,18 @@ class SurveillanceRecorder:
     def write_alarm(self, alarm: Alarm) -> None:
         self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
 
+    def write_round_if_missing(self, round_id: str, lines: list[str],
+                               settlement: Settlement) -> None:
+        """Write a settled round unless the store already holds it settled (a table restarted
+        after a crash re-records what its journal still holds; a copy cut short by the crash
+        stays there, marked partial)."""
+        self._queue.put(("repair", (round_id, lines, settlement)))
+
+    @property
+    def idle(self) -> bool:
+        """Everything handed over has been written (or has failed)."""
+        return self._queue.unfinished_tasks == 0
+
     def close(self) -> None:
         """Write what is queued, then close the store."""
         self._queue.put(None)
@@ -217,15 +229,17 @@ class SurveillanceRecorder:
             self._opened.set()
         try:
             while (item := self._queue.get()) is not None:
-                if recorder is None:
-                    self._keep(f"{item[0]}: not written: the store is damaged")
-                    continue
                 try:
+                    if recorder is None:
+                        self._keep(f"{item[0]}: not written: the store is damaged")
+                        continue
                     self._write(recorder, *item)
                 except Exception as error:  # whatever the store raises, the next record is tried
                     self._failed(f"{item[0]}: {type(error).__name__}: {error}")
                 else:
                     self._failing = False
+                finally:
+                    self._queue.task_done()
         finally:
             try:
                 if recorder is not None:
@@ -238,7 +252,17 @@ class SurveillanceRecorder:
         if kind == "alarm":
             recorder.alarm(*payload)
             return
-        lines, last = payload
+        if kind == "repair":
+            from dealer_assist.surveillance.query import RoundQuery, search_rounds
+
+            round_id, lines, last = payload
+            found, _ = search_rounds(recorder.store, RoundQuery(table=recorder.table,
+                                                                round_id=round_id))
+            if any(row["status"] == "settled" for row in found):
+                return
+            kind = "round"
+        else:
+            lines, last = payload
         events = [json.loads(line) for line in lines]
         recorder.begin_round(events[0])
         for event in events[1:]:

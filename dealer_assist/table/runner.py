@@ -41,7 +41,9 @@ class TableRunner:
     """Runs a :class:`TableLoop` in a thread; thread-safe :meth:`submit`, :meth:`view`.
 
     ``errors``: the latest ``ERRORS_KEPT`` inputs the loop raised on (a bug), the last five shown
-    on the screen; the table goes on with the next input."""
+    on the screen; the table goes on with the next input. ``recording_pending()``: True while a
+    recorder has not durably written all it was handed (a failed write kept, a store's queue):
+    the journal is not checkpointed then, so it still holds those rounds after a crash."""
 
     def __init__(
         self,
@@ -52,7 +54,7 @@ class TableRunner:
         clock: Callable[[], float] = time.monotonic,
         journal: TableJournal | None = None,
         journal_config: dict[str, Any] | None = None,
-        recording_failing: Callable[[], bool] = lambda: False,
+        recording_pending: Callable[[], bool] = lambda: False,
         shoe_position: tuple[int, int] | None = None,
     ):
         self.loop = loop
@@ -62,7 +64,7 @@ class TableRunner:
         self.errors: list[str] = []
         self.journal = journal
         self.journal_config = journal_config or {}
-        self._recording_failing = recording_failing
+        self._recording_pending = recording_pending
         self._journal_failing = False
         self._journal_alarm: str | None = None  # the first failure of a run, for its alarm
         self._shoe_durable = shoe_position  # the shoe's last event journaled
@@ -228,7 +230,7 @@ class TableRunner:
         journal = self.journal
         assert journal is not None
         if (not journal.entries_since_checkpoint or journal.behind or not self.loop.at_rest
-                or self._recording_failing()):
+                or self._recording_pending()):
             return
         try:
             journal.checkpoint(Checkpoint.of(self.loop, self.journal_config,
