@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
 import time
 import urllib.parse
@@ -104,6 +105,11 @@ class ShoeReader:
     without a valid frame before the link is declared down and the port re-opened. The link is
     also down while the shoe's heartbeats show it has not heard our acknowledgements.
     Heartbeats and gaps are handled here and not queued unless ``pass_heartbeats``/``pass_gaps``.
+
+    ``defer_ack``: the shoe is told an event is held only once the consumer says it is durable
+    (:meth:`acknowledge`); until then every ACK and RESEND names the last event acknowledged so,
+    and the shoe keeps (and resends) the rest. ``resume_from`` (session, seq): the last event a
+    previous run made durable, so the shoe's resent copies of it and earlier are dropped.
     """
 
     def __init__(
@@ -117,6 +123,8 @@ class ShoeReader:
         backoff_max: float = 1.0,
         pass_heartbeats: bool = False,
         pass_gaps: bool = True,
+        defer_ack: bool = False,
+        resume_from: tuple[int, int] | None = None,
     ) -> None:
         self.url = url
         self.decoder: StreamDecoder = decoder if decoder is not None else ShoeDecoder()
@@ -131,6 +139,13 @@ class ShoeReader:
         self._queue: queue.Queue[Any] = queue.Queue()
         self._stop = threading.Event()
         self._port: serial.SerialBase | None = None
+        self.defer_ack = defer_ack
+        # the last event the consumer made durable (defer_ack), and the lock ordering port writes
+        # from the reader thread and from acknowledge()
+        self._durable: tuple[int, int] | None = resume_from
+        self._write_lock = threading.Lock()
+        if resume_from is not None and isinstance(self.decoder, ShoeDecoder):
+            self.decoder.session, self.decoder.last_seq = resume_from
         self._thread = threading.Thread(target=self._run, name=f"shoe-reader {url}", daemon=True)
 
     # -- consumer side ---------------------------------------------------------------------------
@@ -161,6 +176,13 @@ class ShoeReader:
             return None
         return item  # type: ignore[no-any-return]
 
+    def acknowledge(self, session: int, seq: int) -> None:
+        """(``defer_ack``; any thread) Everything up to and including (``session``, ``seq``) is
+        durable: tell the shoe now, so it need not resend it."""
+        with self._write_lock:
+            self._durable = (session, seq)
+            self._send(protocol.encode_frame(protocol.FrameType.ACK, session, seq))
+
     def events(self, idle_timeout: float | None = None) -> Iterator[ShoeEvent]:
         """Events in order until the reader stops (or nothing arrives for ``idle_timeout``)."""
         while True:
@@ -174,7 +196,13 @@ class ShoeReader:
         kwargs: dict[str, Any] = {"baudrate": self.baudrate, "timeout": 0.05, "write_timeout": 0.5}
         if os.name == "posix" and ("://" not in self.url or self.url.startswith("spy://")):
             kwargs["exclusive"] = True  # a device: no second program may read our cards
-        return serial.serial_for_url(self.url, **kwargs)
+        port = serial.serial_for_url(self.url, **kwargs)
+        link = getattr(port, "_socket", None)  # socket:// (pyserial keeps its socket there)
+        if isinstance(link, socket.socket):
+            # frames are tiny: without this an ACK written just after another waits for the
+            # shoe's delayed TCP acknowledgement (about 40 ms) before it leaves
+            link.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return port
 
     def _set_link(self, up: bool, reason: str = "") -> None:
         if self.link_up is up:
@@ -183,7 +211,8 @@ class ShoeReader:
         self._queue.put(LinkUp(self.url) if up else LinkDown(self.url, reason))
 
     def _close(self, reason: str) -> None:
-        port, self._port = self._port, None
+        with self._write_lock:
+            port, self._port = self._port, None
         if port is not None:
             self.stats.disconnects += 1
             try:
@@ -193,9 +222,38 @@ class ShoeReader:
         self._set_link(False, reason)
 
     def _write(self, data: bytes | None) -> None:
+        with self._write_lock:
+            self._send(data)
+
+    def _send(self, data: bytes | None) -> None:
+        """Write ``data`` (the caller holds the write lock); a port error from another thread's
+        write is left for the reader thread to find at its next read."""
         if data is None or self._port is None:
             return
-        self._port.write(data)
+        if threading.current_thread() is self._thread:
+            self._port.write(data)
+            return
+        try:
+            self._port.write(data)
+        except _PORT_ERRORS:
+            pass
+
+    def _ack(self) -> bytes | None:
+        """The ACK to send: everything delivered, or with ``defer_ack`` everything durable."""
+        if not self.defer_ack:
+            return self.decoder.ack_frame()
+        if self._durable is None:
+            return None
+        return protocol.encode_frame(protocol.FrameType.ACK, *self._durable)
+
+    def _resend(self) -> bytes | None:
+        """The RESEND to send; with ``defer_ack`` it names the last durable event (a RESEND also
+        acknowledges), and the copies of events delivered since are dropped as duplicates."""
+        frame = self.decoder.resend_frame()
+        if not self.defer_ack or frame is None:
+            return frame
+        session, seq = self._durable or (0, 0)
+        return protocol.encode_frame(protocol.FrameType.RESEND, session, seq)
 
     def _run(self) -> None:
         backoff = self.backoff_initial
@@ -214,7 +272,7 @@ class ShoeReader:
                     last_rx = time.monotonic()
                     heard = False
                     try:
-                        self._write(self.decoder.resend_frame())  # ask for anything unacknowledged
+                        self._write(self._resend())  # ask for anything unacknowledged
                         self.stats.resends_sent += 1
                     except _PORT_ERRORS as exc:
                         self._close(f"write failed: {exc}")
@@ -242,7 +300,8 @@ class ShoeReader:
             self._queue.put(_STOP)
 
     def _handle(self, data: bytes) -> bool:
-        """Decode, queue, then acknowledge; True if a valid frame arrived."""
+        """Decode, queue, then acknowledge (with ``defer_ack``, only what is durable); True if a
+        valid frame arrived."""
         decoder = self.decoder
         before = decoder.frames_seen
         events = decoder.feed(data)
@@ -268,9 +327,9 @@ class ShoeReader:
                     continue
             self._queue.put(event)
         if alive:
-            self._write(decoder.ack_frame())
+            self._write(self._ack())
             self.stats.acks_sent += 1
         if resend:
-            self._write(decoder.resend_frame())
+            self._write(self._resend())
             self.stats.resends_sent += 1
         return alive

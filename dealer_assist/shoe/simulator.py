@@ -19,7 +19,7 @@ import threading
 import time
 import tty
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from dealer_assist.rules.cards import Card, spanish_shoe
@@ -271,7 +271,9 @@ class ShoeSimulator:
     """A protocol-speaking shoe on ``link``; its thread runs between :meth:`start` and
     :meth:`stop`. The event methods (``load_shoe``, ``draw``, ...) are called by one thread, the
     dealer's, while the simulator's thread transmits; each stores an event for transmission, as a
-    real shoe stores it before sending."""
+    real shoe stores it before sending. ``on_acknowledged(session, seq)``, if given, is called
+    from the simulator's thread the moment an ACK or RESEND from the host deletes stored events
+    (up to that one); it must not call back into the simulator."""
 
     WINDOW = 16
 
@@ -282,11 +284,13 @@ class ShoeSimulator:
         faults: Faults | None = None,
         heartbeat_interval: float = protocol.HEARTBEAT_INTERVAL_S,
         ack_timeout: float = 0.25,
+        on_acknowledged: Callable[[int, int], None] | None = None,
     ) -> None:
         self.link = link
         self.faults = faults or Faults()
         self.heartbeat_interval = heartbeat_interval
         self.ack_timeout = ack_timeout
+        self.on_acknowledged = on_acknowledged
         self._fault_rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -445,6 +449,8 @@ class ShoeSimulator:
                 pending.popleft()
             self._sent = max(0, self._sent - (position + 1))
             self._progress_at = time.monotonic()
+            if self.on_acknowledged is not None:
+                self.on_acknowledged(session, seq)
         if frame_type == FrameType.RESEND:
             self._rewind()
 

@@ -1,7 +1,9 @@
 """``dealer-assist table --config table.toml``: run the live table until stopped.
 
 Reads the shoe (reconnecting when it drops), folds its cards and the dealer's touches into rounds,
-records each round log, and serves the dealer's screen.
+records each round log, and serves the dealer's screen. Every input is journaled before it is acted
+on or acknowledged (``<recording dir>/table.journal``); started again after a crash, the table
+rebuilds the round in play from the journal and asks the dealer to confirm the felt.
 """
 
 from __future__ import annotations
@@ -27,8 +29,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import time
 
+    import dealer_assist
     from dealer_assist import logs
     from dealer_assist.table.config import ConfigError, load_config
+    from dealer_assist.table.journal import (
+        JournalError,
+        LoopFactory,
+        RecordingWatch,
+        open_table,
+    )
+    from dealer_assist.table.journal_codec import CodecError
     from dealer_assist.table.loop import TableLoop
     from dealer_assist.table.recording import RecordingError, StoreOpenError, open_recording
     from dealer_assist.table.runner import TableRunner
@@ -92,26 +102,79 @@ def run(args: argparse.Namespace) -> int:
         key = "recording.surveillance" if isinstance(error, StoreOpenError) else "recording.dir"
         print(f"dealer-assist table: {config.path}: {key}: {error}", file=sys.stderr)
         return 2
+    store = recording.store
+    watch = RecordingWatch(recording.recorder)
+
+    def make_loop(rules_spec: object, round_prefix: str, round_number: int) -> TableLoop:
+        return TableLoop(
+            rules_spec,
+            watch,
+            table_id=config.table_id,
+            round_prefix=round_prefix,
+            round_number=round_number,
+            has_shoe=config.shoe is not None,
+            has_camera=camera is not None,
+            notes=notes,
+        )
+
+    factory: LoopFactory = make_loop
+    journal_config = {
+        "table": config.table_id,
+        "rules": config.rules_spec,
+        "decks": config.rules.decks,
+        "shoe": None if config.shoe is None else config.shoe.protocol,
+        "camera": camera is not None,
+        "version": dealer_assist.__version__,
+    }
+    directory = config.recording_dir
+
+    def recorded(round_id: str) -> bool:
+        return any((directory / sub / f"{round_id}.jsonl").exists() for sub in ("rounds", "void"))
+
+    try:
+        table = open_table(
+            directory, journal_config, config.rules_spec, factory,
+            f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+            recorded=recorded,
+            repair=None if store is None else store.write_round_if_missing,
+            cannot_resend=config.shoe is not None and config.shoe.protocol == "ascii",
+            now=time.monotonic(),
+        )
+    except (CodecError, JournalError, OSError) as error:
+        recording.close()
+        print(f"dealer-assist table: {config.path}: recording.dir: the table's journal: {error}"
+              " (move it aside to start without it; the round in it is then lost)",
+              file=sys.stderr)
+        return 2
+    for warning in table.warnings:
+        print(f"dealer-assist table: warning: {warning}", file=sys.stderr)
+    if table.resumed is not None:
+        print(f"round {table.resumed} resumed from the journal ({table.replayed} inputs): "
+              "the dealer confirms the felt", flush=True)
+    if table.voided is not None:
+        print(f"round {table.voided[0]} voided: {table.voided[1]}", flush=True)
+    loop = table.loop
     sources: list[Source] = []
     if config.shoe is not None:
         ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
         sources.append(
-            SerialShoeSource(config.shoe.url, ascii_decks=ascii_decks, decks=config.shoe.decks)
+            SerialShoeSource(config.shoe.url, ascii_decks=ascii_decks, decks=config.shoe.decks,
+                             defer_ack=True, resume_from=table.shoe)
         )
-    loop = TableLoop(
-        config.rules_spec,
-        recording.recorder,
-        table_id=config.table_id,
-        round_prefix=f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
-        has_shoe=config.shoe is not None,
-        has_camera=camera is not None,
-        notes=notes,
-    )
     if camera is not None:
         sources.append(camera)
-    runner = TableRunner(loop, sources)
-    if recording.store is not None:
-        recording.store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))
+    offset = table.clock_offset
+    runner = TableRunner(
+        loop, sources, clock=lambda: time.monotonic() + offset, journal=table.journal,
+        journal_config=journal_config,
+        recording_pending=lambda: watch.failing or (store is not None and not store.idle),
+        shoe_position=table.shoe,
+    )
+    if store is not None:
+        def report(detail: str) -> None:
+            runner.submit(RecordingFailed(detail))
+
+        store.on_failure = report
     screen = ScreenServer(runner, config.host, config.port)
     stop = threading.Event()
     # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
@@ -124,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         screen.start()
     except OSError as error:
         runner.stop()
+        table.journal.close()
         recording.close()
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
@@ -140,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         screen.stop()
         runner.stop()
+        table.journal.close()
         recording.close()
         logger.info("table %s stopped", config.table_id)
     return status

@@ -34,6 +34,7 @@ from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     AnswerQuestion,
     CloseInsurance,
+    ConfirmFelt,
     CorrectCard,
     DealerInput,
     Decide,
@@ -107,6 +108,8 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         return {"type": "close_insurance"}
     if isinstance(item, FinishRound):
         return {"type": "finish"}
+    if isinstance(item, ConfirmFelt):
+        return {"type": "confirm_felt"}
     if isinstance(item, NewShoe):
         return {"type": "shuffle"}
     if isinstance(item, AcknowledgeAlarm):
@@ -183,7 +186,10 @@ class DemoTable:
         self.runner = TableRunner(self.loop, sources)
         store = self.recording.store
         if store is not None:
-            store.on_failure = lambda detail: self.runner.submit(RecordingFailed(detail))
+            def report(detail: str) -> None:
+                self.runner.submit(RecordingFailed(detail))
+
+            store.on_failure = report
         self.screen = ScreenServer(self.runner, options.host, options.port)
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
         self.world.camera_sees = camera is not None

@@ -75,6 +75,7 @@ from dealer_assist.table.sources import (
     CameraLink,
     CameraMoved,
     CloseInsurance,
+    ConfirmFelt,
     CorrectCard,
     Decide,
     FeltCard,
@@ -87,6 +88,7 @@ from dealer_assist.table.sources import (
     NewShoe,
     PlaceBet,
     RecordingFailed,
+    RoundResumed,
     ShoeBurn,
     ShoeCard,
     ShoeLink,
@@ -129,6 +131,7 @@ class AlarmKind(enum.Enum):
     CORRECTED_CARD = "card corrected by the dealer"  #: a misread put right: surveillance looks
     DEALER_ASKED = "dealer asked"  #: the evidence left a card's play open: the dealer answered
     CAMERA_BEHIND = "camera behind"  #: its sightings arrive too late to place cards by
+    ROUND_RESUMED = "round resumed after a restart"  #: the dealer checks the felt, then confirms
 
 
 #: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),
@@ -423,6 +426,7 @@ class TableLoop:
         mismatch_wait_s: float = 0.5,
         max_camera_lag_s: float = 0.5,
         notes: dict[str, str] | None = None,
+        round_number: int = 0,
     ):
         self.rules = RuleSet.from_spec(rules_spec)
         self.rules_spec = rules_spec
@@ -461,7 +465,9 @@ class TableLoop:
         self.last_settlement: Settlement | None = None
         self._fold: RoundFold | None = None
         self._lines: list[str] = []
-        self._round_number = 0
+        self._round_number = round_number  # the last round's: ids continue from it
+        #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
+        self.resumed: str | None = None
         self._shoe_out: Counter[Card] = Counter()
         self._shoe_full = spanish_shoe(self.rules.decks)
         self._pending_shoe: deque[_Pending] = deque()
@@ -509,6 +515,22 @@ class TableLoop:
 
     def active_alarms(self) -> list[Alarm]:
         return [a for a in self.alarms if a.active]
+
+    @property
+    def round_number(self) -> int:
+        """The number of the latest round started (its id ends with it)."""
+        return self._round_number
+
+    @property
+    def cards_out(self) -> Counter[Card]:
+        """The cards counted out of the shoe since it was shuffled (a copy)."""
+        return Counter(self._shoe_out)
+
+    @property
+    def at_rest(self) -> bool:
+        """No round open and nothing waiting to pair: a safe point to checkpoint the journal."""
+        return not (self.round_open or self._pending_shoe or self._pending_felt
+                    or self._awaiting_shoe or self._question or self._deferred)
 
     # ------------------------------------------------------------------ inputs
 
@@ -1361,6 +1383,21 @@ class TableLoop:
         self._fold = None
         self._lines = []
         self._question = None  # its card is in no round now; what waited behind it goes on
+        if self.resumed is not None:
+            self.resumed = None
+            self._resolve(AlarmKind.ROUND_RESUMED)
+
+    def _on_round_resumed(self, item: RoundResumed) -> None:
+        if not self.round_open:
+            return
+        self.resumed = item.detail
+        self._alarm(AlarmKind.ROUND_RESUMED, f"{item.detail}: check that the felt matches the "
+                    "screen, then touch Confirm felt (or void the round)")
+
+    def _on_confirm_felt(self, item: ConfirmFelt) -> None:
+        if self.resumed is not None:
+            self.resumed = None
+            self._resolve(AlarmKind.ROUND_RESUMED)
 
     def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
         self.alarms = [
@@ -1371,6 +1408,9 @@ class TableLoop:
 
     def _start_round(self) -> None:
         self._round_number += 1
+        if self.resumed is not None:  # the dealer went on to a new round: the felt was right
+            self.resumed = None
+            self._resolve(AlarmKind.ROUND_RESUMED)
         round_id = f"{self.round_prefix}-{self._round_number:05d}"
         start = RoundStart(round_id, self.rules_spec, {"table": self.table_id})
         self._fold = RoundFold(start)
@@ -1670,7 +1710,9 @@ class TableLoop:
         if fold is not None and fold.ended and fold.settlement is not None:
             settlement = settlement_view(fold.settlement)
         held = self._disagreements()
-        if peek_pending:
+        if self.resumed is not None:
+            phase, settlement = "resumed", None  # nothing is paid before the felt is checked
+        elif peek_pending:
             phase = "insurance"  # what the peek finds is not shown until insurance is closed
         elif phase == "dealer" and fold is not None:
             # The dealer may still draw, but no result depends on it: the payouts are final,
@@ -1710,6 +1752,7 @@ class TableLoop:
             "round_questions": self.round_questions,
             "camera_lag_ms": None if self.camera_lag_s is None or not self.has_camera
             else round(self.camera_lag_s * 1000),
+            "resumed": self.resumed,
             "updates": self.updates,
         }
 
@@ -1816,4 +1859,6 @@ _HANDLERS: dict[type, Any] = {
     CorrectCard: TableLoop._on_correct_card,
     AnswerQuestion: TableLoop._on_answer,
     RecordingFailed: TableLoop._on_recording_failed,
+    RoundResumed: TableLoop._on_round_resumed,
+    ConfirmFelt: TableLoop._on_confirm_felt,
 }

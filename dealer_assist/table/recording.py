@@ -3,11 +3,11 @@
 ``<dir>/rounds/<round-id>.jsonl`` holds exactly what ``dealer-assist settle`` reads;
 ``<dir>/void/<round-id>.jsonl`` holds voided rounds (with a ``.reason.txt`` beside each);
 ``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Files are flushed and fsync'd
-as each round ends, so a power cut loses at most the round in play. A round file is never
-overwritten, and one table at a time records into a directory (``<dir>/.table.lock``). With the
-surveillance store on, its database (``index.sqlite``) lies at the top of ``<dir>`` too, so
-``dealer-assist replay <dir>`` and ``dealer-assist surveillance serve <dir>`` open it directly.
-:func:`open_recording` lays it out for the table and the demo alike.
+as each round ends; the round in play is in the table's journal (:mod:`.journal`). A round file
+is never overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
+With the surveillance store on, its database (``index.sqlite``) lies at the top of ``<dir>``
+too, so ``dealer-assist replay <dir>`` and ``dealer-assist surveillance serve <dir>`` open it
+directly. :func:`open_recording` lays it out for the table and the demo alike.
 """
 
 from __future__ import annotations
@@ -55,6 +55,12 @@ def _write_synced(path: Path, text: str, mode: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        if mode == "x":  # the new file's name is durable too: the journal lets the round go
+            folder = os.open(target.parent, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
         return
 
 
@@ -208,6 +214,18 @@ class SurveillanceRecorder:
     def write_alarm(self, alarm: Alarm) -> None:
         self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
 
+    def write_round_if_missing(self, round_id: str, lines: list[str],
+                               settlement: Settlement) -> None:
+        """Write a settled round unless the store already holds it settled (a table restarted
+        after a crash re-records what its journal still holds; a copy cut short by the crash
+        stays there, marked partial)."""
+        self._queue.put(("repair", (round_id, lines, settlement)))
+
+    @property
+    def idle(self) -> bool:
+        """Everything handed over has been written (or has failed)."""
+        return self._queue.unfinished_tasks == 0
+
     def close(self) -> None:
         """Write what is queued, then close the store."""
         self._queue.put(None)
@@ -235,10 +253,10 @@ class SurveillanceRecorder:
             self._opened.set()
         try:
             while (item := self._queue.get()) is not None:
-                if recorder is None:
-                    self._keep(f"{item[0]}: not written: the store is damaged")
-                    continue
                 try:
+                    if recorder is None:
+                        self._keep(f"{item[0]}: not written: the store is damaged")
+                        continue
                     self._write(recorder, *item)
                 except Exception as error:  # whatever the store raises, the next record is tried
                     if not self._failing:  # the first of a run with its trace; the rest counted
@@ -247,6 +265,8 @@ class SurveillanceRecorder:
                     self._failed(f"{item[0]}: {type(error).__name__}: {error}")
                 else:
                     self._failing = False
+                finally:
+                    self._queue.task_done()
         finally:
             try:
                 if recorder is not None:
@@ -259,7 +279,17 @@ class SurveillanceRecorder:
         if kind == "alarm":
             recorder.alarm(*payload)
             return
-        lines, last = payload
+        if kind == "repair":
+            from dealer_assist.surveillance.query import RoundQuery, search_rounds
+
+            round_id, lines, last = payload
+            found, _ = search_rounds(recorder.store, RoundQuery(table=recorder.table,
+                                                                round_id=round_id))
+            if any(row["status"] == "settled" for row in found):
+                return
+            kind = "round"
+        else:
+            lines, last = payload
         events = [json.loads(line) for line in lines]
         recorder.begin_round(events[0])
         for event in events[1:]:

@@ -4,6 +4,12 @@ Sources and the screen's touch handler :meth:`TableRunner.submit` inputs from an
 runner thread takes them in arrival order, stamps them with the monotonic clock, folds them
 through the :class:`~dealer_assist.table.loop.TableLoop`, lets waits expire every ``tick_s``, and
 publishes the screen's view to subscribers after every change.
+
+With a :class:`~dealer_assist.table.journal.TableJournal` every input is appended to it (fsync'd)
+before the loop handles it; a shoe event's inputs travel as one
+:class:`~dealer_assist.table.sources.ShoeDelivery`, acknowledged to the shoe once on disk, and
+:meth:`TableRunner.submit` returns an event set once the input is durable (the screen answers a
+touch only then). At rest (no round open, every round recorded) the journal is checkpointed.
 """
 
 from __future__ import annotations
@@ -15,8 +21,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
 from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
-from dealer_assist.table.sources import Source, TableInput
+from dealer_assist.table.sources import (
+    NewShoe,
+    RecordingFailed,
+    ShoeDelivery,
+    Source,
+    TableInput,
+    VoidRound,
+)
+
+log = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 ViewListener = Callable[[dict[str, Any]], None]
@@ -26,7 +42,9 @@ class TableRunner:
     """Runs a :class:`TableLoop` in a thread; thread-safe :meth:`submit`, :meth:`view`.
 
     ``errors``: the latest ``ERRORS_KEPT`` inputs the loop raised on (a bug), the last five shown
-    on the screen; the table goes on with the next input."""
+    on the screen; the table goes on with the next input. ``recording_pending()``: True while a
+    recorder has not durably written all it was handed (a failed write kept, a store's queue):
+    the journal is not checkpointed then, so it still holds those rounds after a crash."""
 
     def __init__(
         self,
@@ -35,13 +53,24 @@ class TableRunner:
         *,
         tick_s: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
+        journal: TableJournal | None = None,
+        journal_config: dict[str, Any] | None = None,
+        recording_pending: Callable[[], bool] = lambda: False,
+        shoe_position: tuple[int, int] | None = None,
     ):
         self.loop = loop
         self.sources = list(sources or [])
         self.tick_s = tick_s
         self.clock = clock
         self.errors: list[str] = []
-        self._queue: queue.Queue[TableInput | None] = queue.Queue()
+        self.journal = journal
+        self.journal_config = journal_config or {}
+        self._recording_pending = recording_pending
+        self._journal_failing = False
+        self._journal_alarm: str | None = None  # the first failure of a run, for its alarm
+        self._shoe_durable = shoe_position  # the shoe's last event journaled
+        self._queue: queue.Queue[tuple[TableInput | ShoeDelivery, threading.Event] | None] = (
+            queue.Queue())
         self._listeners: list[ViewListener] = []
         self._changed = threading.Condition()
         self._view: dict[str, Any] = loop.view()
@@ -56,9 +85,12 @@ class TableRunner:
         """Call ``listener(view)`` (from the runner thread) after every change."""
         self._listeners.append(listener)
 
-    def submit(self, item: TableInput) -> None:
-        """Queue one input (from any thread)."""
-        self._queue.put(item)
+    def submit(self, item: TableInput | ShoeDelivery) -> threading.Event:
+        """Queue one input (from any thread); the event returned is set once it is durable
+        (journaled, or without a journal, handed to the loop)."""
+        durable = threading.Event()
+        self._queue.put((item, durable))
+        return durable
 
     def view(self) -> dict[str, Any]:
         """The latest published view."""
@@ -109,21 +141,34 @@ class TableRunner:
         loop = self.loop
         while not self._stopping:
             try:
-                item: TableInput | None = self._queue.get(timeout=self.tick_s)
+                queued = self._queue.get(timeout=self.tick_s)
                 got = True
             except queue.Empty:
-                item, got = None, False
+                queued, got = None, False
+            now = self.clock()
+            inputs: tuple[TableInput, ...] = ()
+            if queued is not None:
+                item, durable = queued
+                inputs = self._make_durable(item, durable, now)
             # Waiters see the loop only between inputs, never half-way through one.
             with self._changed:
-                if item is not None:
+                for one in inputs:
                     try:
-                        loop.handle(item, self.clock())
+                        loop.handle(one, now)
                     except Exception as error:  # a bug must not stop the table: show it
-                        logger.exception("the table loop raised on %r", item)
-                        self.errors.append(f"{type(error).__name__}: {error} (input {item!r})")
+                        logger.exception("the table loop raised on %r", one)
+                        self.errors.append(f"{type(error).__name__}: {error} (input {one!r})")
                         del self.errors[:-ERRORS_KEPT]
                         loop.updates += 1
-                loop.tick(self.clock())
+                before = loop.updates
+                loop.tick(now)
+                if not inputs and loop.updates != before and self.journal is not None:
+                    self._append(JournalEntry(now, tick=True))  # a wait expired: replay it
+                    if self._journal_alarm is not None:
+                        loop.handle(RecordingFailed(self._journal_alarm), now)
+                        self._journal_alarm = None
+                if inputs and self.journal is not None:
+                    self._checkpoint_at_rest(now)
                 view = self._publish() if loop.updates != self._seen_updates else None
                 new_round = loop.round_id != self._round_seen
                 self._round_seen = loop.round_id
@@ -137,6 +182,63 @@ class TableRunner:
             if view is not None:
                 for listener in self._listeners:
                     listener(view)
+
+    def _make_durable(self, item: TableInput | ShoeDelivery, durable: threading.Event,
+                      now: float) -> tuple[TableInput, ...]:
+        """Journal what ``item`` stands for, then acknowledge it (the shoe's event, the touch's
+        answer); returns the inputs for the loop. A journal that cannot be written is an alarm,
+        and nothing more is acknowledged until it takes every record kept."""
+        delivery = item if isinstance(item, ShoeDelivery) else None
+        inputs: tuple[TableInput, ...] = (
+            item.inputs if isinstance(item, ShoeDelivery) else (item,))
+        if (self.loop.resumed is not None and self.loop.round_open
+                and any(isinstance(one, NewShoe) for one in inputs)):
+            # the shoe was reshuffled while the table was down: the round cannot go on
+            inputs = (VoidRound("the table restarted in this round and the shoe reports a new "
+                                "shoe: its cards cannot be trusted"), *inputs)
+        if self.journal is None:
+            written = True
+        else:
+            shoe = None if delivery is None else (delivery.session, delivery.seq)
+            written = self._append(JournalEntry(now, inputs, shoe))
+        if written:
+            if delivery is not None:
+                self._shoe_durable = (delivery.session, delivery.seq)
+                delivery.acknowledge(delivery.session, delivery.seq)
+            durable.set()
+        if self._journal_alarm is not None:
+            inputs = (*inputs, RecordingFailed(self._journal_alarm))
+            self._journal_alarm = None
+        return inputs
+
+    def _append(self, entry: JournalEntry) -> bool:
+        """Append to the journal; False if the disk refused (the first failure of a run is
+        kept in ``_journal_alarm`` for the loop's alarm)."""
+        assert self.journal is not None
+        try:
+            self.journal.append(entry)
+        except Exception as error:  # a full disk, or a bug: either way the input is not on disk
+            log.error("journal: %s", error, exc_info=not isinstance(error, JournalError))
+            if not self._journal_failing:
+                self._journal_alarm = (f"{error}: nothing more is acknowledged to the shoe "
+                                       "until it can be written")
+            self._journal_failing = True
+            return False
+        self._journal_failing = False
+        return True
+
+    def _checkpoint_at_rest(self, now: float) -> None:
+        """Start the journal again from here once the loop is at rest and its rounds recorded."""
+        journal = self.journal
+        assert journal is not None
+        if (not journal.entries_since_checkpoint or journal.behind or not self.loop.at_rest
+                or self._recording_pending()):
+            return
+        try:
+            journal.checkpoint(Checkpoint.of(self.loop, self.journal_config,
+                                             self._shoe_durable, now))
+        except JournalError as error:
+            log.error("%s (the journal keeps growing until a checkpoint works)", error)
 
     def _publish(self) -> dict[str, Any]:
         """Take the view the screen shows now (called holding the condition)."""

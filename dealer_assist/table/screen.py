@@ -30,6 +30,7 @@ from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     AnswerQuestion,
     CloseInsurance,
+    ConfirmFelt,
     CorrectCard,
     DealerInput,
     Decide,
@@ -141,6 +142,8 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         return CloseInsurance()
     if kind == "finish":
         return FinishRound()
+    if kind == "confirm_felt":
+        return ConfirmFelt()
     if kind == "shuffle":
         return NewShoe(0)  # a hand-held game's new pack: the composition count starts again
     if kind == "ack":
@@ -168,8 +171,12 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         return VoidRound(reason.strip())
     raise TouchError(
         f"unknown touch type {kind!r} (one of bet, decide, insure, close_insurance, finish, "
-        "shuffle, ack, void, card, correct, answer)"
+        "confirm_felt, shuffle, ack, void, card, correct, answer)"
     )
+
+
+#: How long a touch's answer waits for the touch to be journaled.
+TOUCH_DURABLE_S = 5.0
 
 
 def create_app(runner: TableRunner) -> FastAPI:
@@ -201,7 +208,13 @@ def create_app(runner: TableRunner) -> FastAPI:
             item = parse_touch(read_touch(await request.body()))
         except TouchError as error:
             raise HTTPException(status_code=400, detail=str(error)) from None
-        runner.submit(item)
+        durable = runner.submit(item)
+        # answered once the touch is on disk: a touch the screen accepted is never lost
+        if not await asyncio.to_thread(durable.wait, TOUCH_DURABLE_S):
+            raise HTTPException(
+                status_code=503,
+                detail="the touch was taken but the table's journal could not be written: "
+                       "call the technician")
         return {"accepted": type(item).__name__}
 
     @app.websocket("/ws")

@@ -6,6 +6,10 @@ values. Pip tens and copies beyond the composition are judged by the loop (it co
 camera recorded while the link was down too); the shoe's other integrity alarms (lid opened
 mid-shoe, unreadable or undecodable cards, a card after the shoe ran empty, a count mismatch, the
 shoe's own alarms) come through as :class:`~dealer_assist.table.sources.ShoeProblem`.
+
+With ``defer_ack`` (a protocol shoe at a table with a journal) each numbered event's inputs are
+handed over as one :class:`~dealer_assist.table.sources.ShoeDelivery`, and the shoe is told the
+event is held only when the table acknowledges it, once it is on disk.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dealer_assist.table.sources import (
     NewShoe,
     ShoeBurn,
     ShoeCard,
+    ShoeDelivery,
     ShoeLink,
     ShoeProblem,
     Sink,
@@ -42,8 +47,11 @@ class SerialShoeSource:
 
     name = "shoe"
 
-    def __init__(self, url: str, *, ascii_decks: int | None = None, decks: int | None = None):
+    def __init__(self, url: str, *, ascii_decks: int | None = None, decks: int | None = None,
+                 defer_ack: bool = False, resume_from: tuple[int, int] | None = None):
         self.url = url
+        self.defer_ack = defer_ack and ascii_decks is None  # an ASCII shoe takes no ACK
+        self.resume_from = resume_from
         self.ascii_decks = ascii_decks
         self.decks = decks
         self._stop = threading.Event()
@@ -65,21 +73,28 @@ class SerialShoeSource:
                 heartbeat_timeout=None,
             )
         else:
-            reader = ShoeReader(self.url)
+            reader = ShoeReader(self.url, defer_ack=self.defer_ack,
+                                resume_from=self.resume_from)
         self._reader = reader
         integrity = ShoeIntegrity(self.ascii_decks or self.decks)
         reader.start()
 
+        from dealer_assist.shoe.events import SequencedEvent
+
         def hand_on(event: ShoeEvent) -> None:
-            for item in map_shoe_event(event):
+            items = map_shoe_event(event) + [
+                ShoeProblem(alarm.message) for alarm in integrity.check(event)
+                if alarm.kind.value not in _JUDGED_BY_LOOP]
+            for item in items:
                 if isinstance(item, ShoeLink):
                     logger.info("shoe link %s: %s", "up" if item.up else "down", item.detail)
                 else:
                     logger.debug("shoe: %s", item)
+            if self.defer_ack and isinstance(event, SequencedEvent):
+                sink(ShoeDelivery(tuple(items), event.session, event.seq, reader.acknowledge))
+                return
+            for item in items:
                 sink(item)
-            for alarm in integrity.check(event):
-                if alarm.kind.value not in _JUDGED_BY_LOOP:
-                    sink(ShoeProblem(alarm.message))
 
         def pump() -> None:
             while not self._stop.is_set():

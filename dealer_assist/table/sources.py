@@ -9,7 +9,7 @@ by feeding values, and any shoe, camera or screen that can produce them can driv
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
 
@@ -252,8 +252,14 @@ class AnswerQuestion:
     choice: int
 
 
+@dataclass(frozen=True, slots=True)
+class ConfirmFelt:
+    """The dealer checked the felt against the screen of a round resumed after a restart, and
+    they match: play goes on."""
+
+
 DealerInput = (PlaceBet | Decide | Insure | CloseInsurance | FinishRound | VoidRound
-               | AcknowledgeAlarm | KeyCard | CorrectCard | AnswerQuestion)
+               | AcknowledgeAlarm | KeyCard | CorrectCard | AnswerQuestion | ConfirmFelt)
 
 
 # ----------------------------------------------------------------------------------- recording
@@ -266,9 +272,31 @@ class RecordingFailed:
     detail: str
 
 
-TableInput = ShoeInput | CameraInput | DealerInput | RecordingFailed
+@dataclass(frozen=True, slots=True)
+class RoundResumed:
+    """The table restarted with this round in play and rebuilt it from its journal: the dealer
+    must check the felt against the screen (:class:`ConfirmFelt`) before play goes on."""
 
-Sink = Callable[[TableInput], None]
+    detail: str
+
+
+TableInput = ShoeInput | CameraInput | DealerInput | RecordingFailed | RoundResumed
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeDelivery:
+    """What one numbered shoe event stands for, handed over as one: the table ``inputs`` (none
+    for a lid, a cut card...), and the shoe's (``session``, ``seq``) of it. Once the table has
+    made them durable it calls ``acknowledge(session, seq)``, and only then may the shoe be told
+    it need not resend the event."""
+
+    inputs: tuple[TableInput, ...]
+    session: int
+    seq: int
+    acknowledge: Callable[[int, int], None] = field(compare=False, repr=False)
+
+
+Sink = Callable[[TableInput | ShoeDelivery], object]
 
 
 class Source(Protocol):

@@ -169,6 +169,7 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
     from dealer_assist.table.sources import (
         AcknowledgeAlarm,
         CloseInsurance,
+        ConfirmFelt,
         FinishRound,
         Insure,
         NewShoe,
@@ -177,7 +178,7 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
 
     for item in (PlaceBet(2, Decimal("25.00"), "match", "P-7"),
                  Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
-                 FinishRound(), CloseInsurance(), NewShoe(0), AcknowledgeAlarm(4),
+                 FinishRound(), CloseInsurance(), NewShoe(0), AcknowledgeAlarm(4), ConfirmFelt(),
                  VoidRound("foreign card"),
                  KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), Spot()),
                  KeyCard(Card.parse("2C"), Spot(4, 1)), CorrectCard(Card.parse("5D"), CardTarget()),

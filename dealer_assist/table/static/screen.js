@@ -228,6 +228,8 @@ function renderTouch() {
   // An ace up at a table whose shoe has read the hole card: the dealer takes every insurance
   // bet, then closes insurance, and only then does the screen show what the peek finds.
   $("close-insurance").hidden = !view || view.phase !== "insurance";
+  // A round rebuilt after a restart: nothing is paid until the dealer checks the felt.
+  $("confirm-felt").hidden = !view || !view.resumed;
   $("finish").disabled = !view || !view.round || view.phase === "settled";
   $("void").disabled = $("finish").disabled;
   renderKeying(view);
@@ -396,6 +398,7 @@ $("correct-go").addEventListener("click", () => {
 $("key-cancel").addEventListener("click", closeKeying);
 $("finish").addEventListener("click", () => send({ type: "finish" }));
 $("close-insurance").addEventListener("click", () => send({ type: "close_insurance" }));
+$("confirm-felt").addEventListener("click", () => send({ type: "confirm_felt" }));
 $("shuffle").addEventListener("click", () => {
   if (window.confirm("A freshly shuffled shoe is in play?")) send({ type: "shuffle" });
 });

@@ -1,0 +1,483 @@
+"""The table journal: every input the table is handed, on disk before it is acted on or acked.
+
+The :class:`~dealer_assist.table.loop.TableLoop` is deterministic given its inputs and the time
+each was handed over, so the journal keeps exactly that: one record per input (or per shoe event,
+whose inputs and shoe position travel together), with the runner's clock, appended and fsync'd
+before the loop sees it and before the shoe is told the event is held. After a crash the journal
+replayed through a fresh loop rebuilds the table as it was, the round in play included.
+
+A journal file (``<recording dir>/table.journal``) is text, one record a line, each
+``CRC32-HEX SPACE JSON``. Its first record is a *checkpoint*: what a fresh loop needs to carry on
+from a safe point (no round open, nothing waiting, every round recorded): the round-id prefix and
+the last round number, the cards out of the shoe since it was shuffled, the devices' state, the
+shoe's last durable event, and the configuration that made it. At every such safe point the
+journal is replaced (written aside, fsync'd, renamed over) by a new checkpoint alone, so it holds
+one round at most. A record cut short by a crash (the last line, unfinished or failing its CRC)
+is dropped with a warning; everything before it is read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dealer_assist.rules import Card, Settlement
+from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
+from dealer_assist.table.loop import Alarm, Recorder, TableLoop
+from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
+    CameraLink,
+    CameraMoved,
+    RoundResumed,
+    ShoeBurn,
+    ShoeLink,
+    TableInput,
+    VoidRound,
+)
+
+log = logging.getLogger(__name__)
+
+JOURNAL_VERSION = 1
+JOURNAL_NAME = "table.journal"
+
+
+class JournalError(OSError):
+    """The journal could not be written (names the file and why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a journal starts: enough for a fresh loop to carry on from a safe point."""
+
+    config: dict[str, Any]
+    round_prefix: str
+    round_number: int = 0
+    cards_out: dict[str, int] = field(default_factory=dict)
+    shoe_up: bool = False
+    camera_up: bool = False
+    camera_moved: bool = False
+    shoe: tuple[int, int] | None = None  # the shoe's last durable event (session, seq)
+    t: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "journal": JOURNAL_VERSION, "codec": CODEC_VERSION, "config": self.config,
+            "round_prefix": self.round_prefix, "round_number": self.round_number,
+            "cards_out": self.cards_out, "shoe_up": self.shoe_up, "camera_up": self.camera_up,
+            "camera_moved": self.camera_moved,
+            "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Checkpoint:
+        if not isinstance(raw, dict) or raw.get("journal") != JOURNAL_VERSION:
+            raise CodecError(f"not a version {JOURNAL_VERSION} journal checkpoint")
+        if raw.get("codec") != CODEC_VERSION:
+            raise CodecError(f"inputs written with codec {raw.get('codec')!r}, this reads "
+                             f"{CODEC_VERSION}")
+        shoe = raw.get("shoe")
+        return cls(
+            config=dict(raw["config"]), round_prefix=str(raw["round_prefix"]),
+            round_number=int(raw["round_number"]),
+            cards_out={str(k): int(v) for k, v in raw["cards_out"].items()},
+            shoe_up=bool(raw["shoe_up"]), camera_up=bool(raw["camera_up"]),
+            camera_moved=bool(raw["camera_moved"]),
+            shoe=None if shoe is None else (int(shoe[0]), int(shoe[1])), t=float(raw["t"]),
+        )
+
+    @classmethod
+    def of(cls, loop: TableLoop, config: dict[str, Any], shoe: tuple[int, int] | None,
+           t: float) -> Checkpoint:
+        """The checkpoint of ``loop`` at rest."""
+        return cls(config, loop.round_prefix, loop.round_number,
+                   {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
+                   loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t)
+
+    def preamble(self) -> list[TableInput]:
+        """Inputs that bring a fresh loop to this checkpoint's device state and pack count."""
+        inputs: list[TableInput] = []
+        if self.shoe_up:
+            inputs.append(ShoeLink(True, "as before the restart"))
+        if self.camera_up:
+            inputs.append(CameraLink(True, "as before the restart"))
+        if self.camera_moved:
+            inputs.append(CameraMoved("as before the restart"))
+        for code, count in self.cards_out.items():
+            inputs.extend([ShoeBurn(Card.parse(code))] * count)  # counts the card out, no more
+        return inputs
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One record after the checkpoint: ``inputs`` handed to the loop at ``t`` (with the shoe
+    event they came from, if any), or a ``tick`` at ``t`` that let a wait expire."""
+
+    t: float
+    inputs: tuple[TableInput, ...] = ()
+    shoe: tuple[int, int] | None = None
+    tick: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        if self.tick:
+            return {"t": self.t, "tick": True}
+        out: dict[str, Any] = {"t": self.t, "in": [encode_input(i) for i in self.inputs]}
+        if self.shoe is not None:
+            out["shoe"] = list(self.shoe)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Any) -> JournalEntry:
+        if not isinstance(raw, dict) or not isinstance(raw.get("t"), int | float):
+            raise CodecError(f"not a journal entry: {raw!r}")
+        if raw.get("tick") is True:
+            return cls(float(raw["t"]), tick=True)
+        shoe = raw.get("shoe")
+        inputs = raw.get("in")
+        if not isinstance(inputs, list):
+            raise CodecError(f"a journal entry's 'in' must be a list, got {inputs!r}")
+        return cls(float(raw["t"]), tuple(decode_input(i) for i in inputs),
+                   None if shoe is None else (int(shoe[0]), int(shoe[1])))
+
+
+@dataclass(slots=True)
+class JournalContents:
+    """What a journal file held: its checkpoint and the entries after it, up to the first
+    record that could not be read (``warnings`` say which and why; ``damaged``: a bad record
+    with more after it, which no crash explains)."""
+
+    checkpoint: Checkpoint
+    entries: list[JournalEntry]
+    warnings: list[str]
+    damaged: bool = False
+
+    @property
+    def last_t(self) -> float:
+        return self.entries[-1].t if self.entries else self.checkpoint.t
+
+    @property
+    def shoe(self) -> tuple[int, int] | None:
+        """The shoe's last event made durable."""
+        for entry in reversed(self.entries):
+            if entry.shoe is not None:
+                return entry.shoe
+        return self.checkpoint.shoe
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    text = json.dumps(record, separators=(",", ":"), sort_keys=True)
+    body = text.encode("utf-8")
+    return b"%08x %s\n" % (zlib.crc32(body), body)
+
+
+def _parse_line(line: bytes) -> Any:
+    crc, _, body = line.partition(b" ")
+    if len(crc) != 8 or int(crc, 16) != zlib.crc32(body):
+        raise CodecError("CRC mismatch")
+    return json.loads(body)
+
+
+def read_journal(path: str | os.PathLike[str]) -> JournalContents:
+    """Read a journal file; raises :class:`CodecError` only when its checkpoint is unreadable
+    (then nothing in it can be trusted)."""
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    torn_tail = lines.pop()  # after the last newline: empty unless a write was cut short
+    warnings: list[str] = []
+    if not lines:
+        raise CodecError(f"{path}: no checkpoint (the file holds {len(data)} bytes)")
+    try:
+        checkpoint = Checkpoint.from_json(_parse_line(lines[0]))
+    except (CodecError, ValueError, KeyError, TypeError) as error:
+        raise CodecError(f"{path}: line 1, the checkpoint: {error}") from None
+    entries: list[JournalEntry] = []
+    damaged = False
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            entries.append(JournalEntry.from_json(_parse_line(line)))
+        except (CodecError, ValueError, KeyError, TypeError, IndexError) as error:
+            damaged = number < len(lines) or bool(torn_tail)
+            warnings.append(f"{path}: line {number}: {error}: it and "
+                            f"{len(lines) - number} record(s) after it not read")
+            break
+    if torn_tail and not damaged:
+        warnings.append(f"{path}: line {len(lines) + 1}: a record cut short ({len(torn_tail)} "
+                        "bytes, a crash while it was written): dropped")
+    for warning in warnings:
+        log.warning("%s", warning)
+    return JournalContents(checkpoint, entries, warnings, damaged)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class TableJournal:
+    """An open journal file: :meth:`append` makes a record durable (written and fsync'd) before
+    it returns; :meth:`checkpoint` starts the file again from a new checkpoint.
+
+    A write that fails raises :class:`JournalError` and is kept: the next append writes it
+    first, so the records reach the disk in order or not at all (a record is never acknowledged
+    while one before it is not on disk)."""
+
+    def __init__(self, path: str | os.PathLike[str], checkpoint: Checkpoint,
+                 entries: Iterable[JournalEntry] = ()):
+        self.path = Path(path)
+        self.entries_since_checkpoint = 0
+        self._unwritten: list[bytes] = []
+        self._fd: int | None = None  # unbuffered: nothing is held back to be written later
+        self._rewrite(checkpoint, list(entries))
+
+    def _rewrite(self, checkpoint: Checkpoint, entries: list[JournalEntry]) -> None:
+        """Replace the file atomically by ``checkpoint`` and ``entries``."""
+        aside = self.path.with_name(self.path.name + ".new")
+        records = [_line(checkpoint.to_json())] + [_line(e.to_json()) for e in entries]
+        try:
+            with open(aside, "wb") as handle:
+                handle.write(b"".join(records))
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(aside, self.path)
+            _fsync_dir(self.path.parent)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as error:
+            raise JournalError(f"journal {self.path}: {error.strerror or error}") from None
+        self.close()
+        self._fd = fd
+        self.checkpoint_at = checkpoint
+        self.entries_since_checkpoint = len(entries)
+        self._unwritten.clear()
+
+    def append(self, entry: JournalEntry) -> None:
+        """Write ``entry`` (after any kept from a failed write) and fsync."""
+        self._unwritten.append(_line(entry.to_json()))
+        fd = self._fd
+        if fd is None:
+            raise JournalError(f"journal {self.path}: closed")
+        data = memoryview(b"".join(self._unwritten))
+        good = None
+        try:
+            good = os.fstat(fd).st_size
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        except OSError as error:
+            if good is not None:
+                try:  # leave no half record for the next write to land after
+                    os.ftruncate(fd, good)
+                except OSError:
+                    pass
+            raise JournalError(f"journal {self.path}: {error.strerror or error} "
+                               f"({len(self._unwritten)} record(s) kept to write again)") from None
+        self.entries_since_checkpoint += len(self._unwritten)
+        self._unwritten.clear()
+
+    @property
+    def behind(self) -> bool:
+        """Records are kept that the disk refused."""
+        return bool(self._unwritten)
+
+    def checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Start again from ``checkpoint`` (the table at rest, every round recorded)."""
+        if self._unwritten:
+            raise JournalError(f"journal {self.path}: records not yet written")
+        self._rewrite(checkpoint, [])
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class RecordingWatch:
+    """Hands everything to ``recorder`` and remembers whether its latest round or void was
+    written (the journal may let a round go only once it is)."""
+
+    def __init__(self, recorder: Recorder):
+        self.recorder = recorder
+        self.failing = False
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        self._watch(lambda: self.recorder.write_round(round_id, lines, settlement))
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        self._watch(lambda: self.recorder.write_void(round_id, lines, reason))
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        self._watch(lambda: self.recorder.write_alarm(alarm))
+
+    def _watch(self, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except Exception:
+            self.failing = True
+            raise
+        self.failing = False
+
+
+class _Capture:
+    """The recorder while the journal is replayed: keeps rounds and voids, drops alarms (they
+    were recorded as they were raised)."""
+
+    def __init__(self) -> None:
+        self.rounds: list[tuple[str, list[str], Settlement]] = []
+        self.voids: list[tuple[str, list[str], str]] = []
+
+    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
+        self.rounds.append((round_id, lines, settlement))
+
+    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
+        self.voids.append((round_id, lines, reason))
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        pass
+
+
+LoopFactory = Callable[[Any, str, int], TableLoop]
+"""Makes the table's loop: ``(rules_spec, round_prefix, round_number)``, with its recorder."""
+
+
+@dataclass(slots=True)
+class Resumed:
+    """The table as the journal left it: the loop to run (with the real recorder), the journal
+    to append to, the clock offset that continues the journal's time, the shoe's last durable
+    event, and what happened (``resumed``: a round in play, awaiting the dealer's check;
+    ``voided``: the round id voided and why)."""
+
+    loop: TableLoop
+    journal: TableJournal
+    clock_offset: float
+    shoe: tuple[int, int] | None
+    resumed: str | None = None
+    voided: tuple[str, str] | None = None
+    replayed: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def open_table(
+    directory: str | os.PathLike[str],
+    config: dict[str, Any],
+    rules_spec: Any,
+    make_loop: LoopFactory,
+    new_prefix: str,
+    *,
+    recorded: Callable[[str], bool],
+    repair: Callable[[str, list[str], Settlement], None] | None = None,
+    cannot_resend: bool = False,
+    now: float,
+) -> Resumed:
+    """Open the table's journal in ``directory`` and rebuild the table from it.
+
+    No journal: a fresh loop numbering rounds from ``new_prefix``. Otherwise its inputs are
+    replayed through a loop recording nothing; a round the replay settles or voids that is not
+    on disk yet (``recorded(round_id)`` False) is recorded now, and a settled one that is goes to
+    ``repair`` (the surveillance store, which writes it unless it holds it settled). A round
+    left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the dealer
+    confirms the felt), or voided with a record of every bet and card, and an alarm, where it
+    cannot be trusted: the
+    configuration (``config``: rules, shoe, program version) changed, the journal is damaged
+    mid-file, or the shoe cannot resend what was drawn while the table was down
+    (``cannot_resend``). ``now``: the runner clock's reading now (monotonic)."""
+    path = Path(directory) / JOURNAL_NAME
+    if not path.exists():
+        loop = make_loop(rules_spec, new_prefix, 0)
+        checkpoint = Checkpoint(config, new_prefix, t=now)
+        return Resumed(loop, TableJournal(path, checkpoint), 0.0, None)
+    contents = read_journal(path)
+    if contents.damaged:  # kept for whoever looks into it; the table goes on without its tail
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        shutil.copyfile(path, aside)
+        log.error("the journal is damaged: a copy is kept as %s", aside)
+    start = contents.checkpoint
+    capture = _Capture()
+    try:
+        loop = make_loop(start.config.get("rules"), start.round_prefix, start.round_number)
+    except ValueError as error:
+        raise CodecError(f"{path}: its rules cannot be read any more: {error}") from None
+    real = loop.recorder
+    loop.recorder = capture
+    for item in start.preamble():
+        loop.handle(item, start.t)
+    replayed = 0
+    for entry in contents.entries:
+        if not entry.tick:
+            for item in entry.inputs:
+                if not isinstance(item, AcknowledgeAlarm):  # alarm ids start again in a new loop
+                    _replay(loop, item, entry.t)
+                    replayed += 1
+        loop.tick(entry.t)
+    loop.recorder = real
+    for round_id, lines, settlement in capture.rounds:
+        if not recorded(round_id):
+            log.warning("round %s settled before the crash but was not recorded: recording it",
+                        round_id)
+            real.write_round(round_id, lines, settlement)
+        elif repair is not None:
+            repair(round_id, lines, settlement)
+    for round_id, lines, reason in capture.voids:
+        if not recorded(round_id):
+            real.write_void(round_id, lines, reason)
+    # time goes on from the journal's last record, never back
+    offset = contents.last_t - now + 0.001
+    t = now + offset
+    journal = TableJournal(path, start, contents.entries)
+    result = Resumed(loop, journal, offset, contents.shoe, replayed=replayed,
+                     warnings=list(contents.warnings))
+    changed = start.config != config
+    if loop.round_open:
+        round_id = loop.round_id or "?"
+        why = None
+        if changed:
+            why = "the table's configuration changed while it was down"
+        elif contents.damaged:
+            why = "the table's journal is damaged: " + "; ".join(contents.warnings)
+        elif cannot_resend:
+            why = ("the shoe cannot resend cards drawn while the table was down (a plain ASCII "
+                   "shoe)")
+        if why is not None:
+            _feed(journal, loop, VoidRound(f"the table restarted and cannot resume the round: "
+                                           f"{why}"), t)
+            result.voided = (round_id, why)
+        else:
+            _feed(journal, loop, RoundResumed(
+                f"the table restarted in round {round_id}: rebuilt from its journal"), t)
+            result.resumed = round_id
+    if changed:
+        fresh = make_loop(rules_spec, loop.round_prefix, loop.round_number)
+        same_shoe = start.config.get("decks") == config.get("decks")
+        carried = Checkpoint.of(loop, config, contents.shoe, t)
+        if not same_shoe:
+            carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
+                                 carried.shoe_up, carried.camera_up, carried.camera_moved,
+                                 contents.shoe, t)
+        for item in carried.preamble():
+            fresh.handle(item, t)
+        journal.checkpoint(carried)
+        result.loop = fresh
+    return result
+
+
+def _replay(loop: TableLoop, item: TableInput, t: float) -> None:
+    """Hand ``item`` to the loop as the runner did: an input it raised on (a bug) was logged and
+    passed over then, and is now."""
+    try:
+        loop.handle(item, t)
+    except Exception:
+        log.exception("replaying %r: the loop raised on it (as it did when it was live)", item)
+        loop.updates += 1
+
+
+def _feed(journal: TableJournal, loop: TableLoop, item: TableInput, t: float) -> None:
+    journal.append(JournalEntry(t, (item,)))
+    loop.handle(item, t)

@@ -1,0 +1,53 @@
+"""A reader that acknowledges only what its consumer made durable (``defer_ack``), and one that
+starts where a previous process's durable record ends (``resume_from``): over a real socket to the
+simulated shoe, whose store says what it was told is held."""
+
+from __future__ import annotations
+
+import time
+
+from dealer_assist.rules.cards import Card
+from dealer_assist.shoe.events import CardDrawn, ShoeLoaded
+from dealer_assist.shoe.reader import ShoeReader
+from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
+from tests.shoe.test_links import PATIENCE_S, cards_in, read_until
+
+
+def until(condition, what: str) -> None:
+    deadline = time.monotonic() + PATIENCE_S
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.005)
+
+
+def test_the_shoe_is_told_only_what_the_consumer_acknowledged() -> None:
+    with ShoeSimulator(TcpLink()) as sim:
+        session = sim.load_shoe(6)
+        for code in ("7S", "8S", "9S"):
+            sim.draw(code)
+        with ShoeReader(sim.url, defer_ack=True) as reader:
+            events = read_until(reader, lambda e: len(cards_in(e)) == 3, "three cards")
+            assert [e.seq for e in events if isinstance(e, CardDrawn | ShoeLoaded)] == [1, 2, 3, 4]
+            reader.acknowledge(session, 2)  # the load and 7S are on disk, 8S and 9S not yet
+            # an ACK naming any later event would have deleted 8S too: the store keeps exactly 2
+            until(lambda: sim.unacknowledged == 2, "the shoe to hold 8S and 9S alone")
+            reader.acknowledge(session, 4)
+            until(lambda: sim.unacknowledged == 0, "the shoe to let go of every card")
+
+
+def test_a_reader_resumed_after_a_crash_drops_what_was_durable_but_never_acknowledged() -> None:
+    with ShoeSimulator(TcpLink()) as sim:
+        session = sim.load_shoe(6)
+        for code in ("7S", "8S"):
+            sim.draw(code)
+        first = ShoeReader(sim.url, defer_ack=True).start()
+        read_until(first, lambda e: len(cards_in(e)) == 2, "two cards")
+        first.stop()  # it wrote both to disk and died before telling the shoe
+        assert sim.unacknowledged == 3
+        with ShoeReader(sim.url, defer_ack=True, resume_from=(session, 3)) as second:
+            until(lambda: sim.unacknowledged == 0, "the resumed reader's RESEND to clear them")
+            sim.draw("9S")
+            events = read_until(second, lambda e: bool(cards_in(e)), "the next card")
+        # 7S and 8S are not delivered twice (a host without state would start again at 7S, the
+        # oldest event the shoe held)
+        assert cards_in(events) == [Card.parse("9S")]

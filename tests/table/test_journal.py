@@ -1,0 +1,423 @@
+"""The table journal: records read back as written, a record cut short by a crash dropped with a
+warning, and a table rebuilt from it as it was (or its round voided where it cannot be trusted).
+Real files in a temporary directory, the real loop and runner."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.roundlog import settle_log
+from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
+from dealer_assist.table.journal import (
+    JOURNAL_NAME,
+    Checkpoint,
+    JournalEntry,
+    TableJournal,
+    open_table,
+    read_journal,
+)
+from dealer_assist.table.journal_codec import CodecError, decode_input, encode_input
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import FileRecorder, MemoryRecorder
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
+    AnswerQuestion,
+    CameraFocus,
+    CameraLink,
+    CameraMoved,
+    CloseInsurance,
+    ConfirmFelt,
+    CorrectCard,
+    Decide,
+    FeltCard,
+    FeltStacks,
+    FeltSwap,
+    FinishRound,
+    HoleCardShown,
+    Insure,
+    KeyCard,
+    NewShoe,
+    PlaceBet,
+    RecordingFailed,
+    RoundResumed,
+    ShoeBurn,
+    ShoeCard,
+    ShoeLink,
+    ShoeProblem,
+    Spot,
+    TableInput,
+    VoidRound,
+)
+from dealer_assist.table.world import Player, SimulatedTable
+
+CONFIG = {"table": "T1", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
+
+EVERY_INPUT: list[TableInput] = [
+    ShoeCard(Card.parse("7S")),
+    ShoeCard(Card.parse("AS"), None),
+    ShoeBurn(None),
+    ShoeBurn(Card.parse("QD")),
+    ShoeLink(True, "socket://x:1"),
+    ShoeProblem("jam"),
+    NewShoe(6),
+    FeltCard(None, Spot(2, 1), sideways=True),
+    FeltCard(Card.parse("5H"), Spot()),
+    FeltCard(Card.parse("5H"), Spot(3), seen_at=1234.567891),
+    FeltStacks(3, 2, None),
+    FeltStacks(3, 2, 0),
+    FeltSwap(Card.parse("5H"), Card.parse("6H"), Spot(1)),
+    HoleCardShown(None),
+    HoleCardShown(Card.parse("KD"), seen_at=12.0),
+    CameraLink(False, "gone"),
+    CameraMoved("drift"),
+    CameraFocus(False, "soft"),
+    PlaceBet(1, Decimal("12.50"), "match", "Ann"),
+    Decide(2, Action.DOUBLE, Decimal("5.00"), 1),
+    Decide(2, Action.STAND),
+    Insure(1, Decimal("2.50")),
+    CloseInsurance(),
+    FinishRound(),
+    VoidRound("misdeal"),
+    AcknowledgeAlarm(7),
+    KeyCard(Card.parse("9C"), None),
+    KeyCard(Card.parse("9C"), Spot(None)),
+    CorrectCard(Card.parse("8D"), CardTarget(2, None), 1, Card.parse("3D")),
+    CorrectCard(Card.parse("8D"), DEALER),
+    ConfirmFelt(),
+    AnswerQuestion(3, 1),
+    RecordingFailed("disk full"),
+    RoundResumed("restarted"),
+]
+
+
+def test_every_table_input_reads_back_as_written():
+    for item in EVERY_INPUT:
+        assert decode_input(encode_input(item)) == item
+    from dealer_assist.table.journal_codec import INPUT_TYPES
+    assert {type(item).__name__ for item in EVERY_INPUT} == set(INPUT_TYPES)
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    ({"type": "Teleport"}, "unknown input type 'Teleport'"),
+    ({"type": "PlaceBet", "seat": 1, "amount": 10}, "PlaceBet.amount: money must be text"),
+    ({"type": "PlaceBet", "amount": "10"}, "PlaceBet.seat: missing"),
+    ({"type": "ShoeCard", "card": "1X"}, "ShoeCard.card"),
+    ({"type": "Decide", "seat": 1, "action": "fold"}, "Decide.action"),
+    ([1, 2], "an input must be a JSON object"),
+])
+def test_a_record_that_is_no_input_is_refused_naming_the_field(raw, message):
+    with pytest.raises(CodecError, match=message):
+        decode_input(raw)
+
+
+def write_journal(path: Path, entries: list[JournalEntry]) -> TableJournal:
+    journal = TableJournal(path, Checkpoint(CONFIG, "T1-x", t=1.0))
+    for entry in entries:
+        journal.append(entry)
+    return journal
+
+
+ENTRIES = [JournalEntry(1.5, (ShoeLink(True),)),
+           JournalEntry(2.0, (PlaceBet(1, Decimal("10")),)),
+           JournalEntry(2.5, (ShoeCard(Card.parse("9S")),), shoe=(77, 2)),
+           JournalEntry(2.6, tick=True)]
+
+
+def test_entries_read_back_in_order_with_the_shoe_position(tmp_path):
+    write_journal(tmp_path / JOURNAL_NAME, ENTRIES).close()
+    contents = read_journal(tmp_path / JOURNAL_NAME)
+    assert contents.entries == ENTRIES
+    assert contents.checkpoint.round_prefix == "T1-x"
+    assert contents.shoe == (77, 2) and contents.last_t == 2.6
+    assert not contents.warnings and not contents.damaged
+
+
+@pytest.mark.parametrize("cut", [1, 9, 20, -2])
+def test_a_record_cut_short_by_a_crash_is_dropped_with_a_warning(tmp_path, caplog, cut):
+    path = tmp_path / JOURNAL_NAME
+    write_journal(path, ENTRIES).close()
+    data = path.read_bytes()
+    last_start = data.rstrip(b"\n").rfind(b"\n") + 1
+    path.write_bytes(data[: last_start + cut] if cut > 0 else data[:cut])
+    with caplog.at_level(logging.WARNING, logger="dealer_assist.table.journal"):
+        contents = read_journal(path)
+    assert contents.entries == ENTRIES[:-1]
+    assert not contents.damaged
+    assert len(contents.warnings) == 1 and "line 5" in contents.warnings[0]
+    assert caplog.records and "line 5" in caplog.records[0].getMessage()
+
+
+def test_a_last_record_that_fails_its_crc_is_dropped(tmp_path):
+    path = tmp_path / JOURNAL_NAME
+    write_journal(path, ENTRIES).close()
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0x01  # one bit of the last record
+    path.write_bytes(bytes(data))
+    contents = read_journal(path)
+    assert contents.entries == ENTRIES[:-1] and not contents.damaged
+    assert "CRC mismatch" in contents.warnings[0]
+
+
+def test_a_bad_record_mid_file_is_damage_not_a_crash(tmp_path):
+    path = tmp_path / JOURNAL_NAME
+    write_journal(path, ENTRIES).close()
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2].replace(b"10", b"99")  # the bet's amount, its CRC left as it was
+    path.write_bytes(b"\n".join(lines))
+    contents = read_journal(path)
+    assert contents.entries == ENTRIES[:1]
+    assert contents.damaged
+    assert "line 3: CRC mismatch" in contents.warnings[0]
+
+
+def test_a_journal_without_its_checkpoint_is_refused(tmp_path):
+    path = tmp_path / JOURNAL_NAME
+    path.write_bytes(b"0000 {}\n")
+    with pytest.raises(CodecError, match="line 1, the checkpoint"):
+        read_journal(path)
+
+
+# --------------------------------------------------------------------------- rebuilding a table
+
+
+class Setup:
+    """A table as ``dealer-assist table`` builds it over one recording directory."""
+
+    def __init__(self, directory: Path, *, has_camera: bool = False, rules: str = "s17-6"):
+        self.directory = directory
+        self.recorder = FileRecorder(directory)
+        self.has_camera = has_camera
+        self.config = {**CONFIG, "rules": rules, "camera": has_camera}
+        self.rules = rules
+
+    def make_loop(self, rules_spec, prefix: str, number: int) -> TableLoop:
+        return TableLoop(rules_spec, self.recorder, round_prefix=prefix, round_number=number,
+                         has_camera=self.has_camera)
+
+    def recorded(self, round_id: str) -> bool:
+        return any((self.directory / sub / f"{round_id}.jsonl").exists()
+                   for sub in ("rounds", "void"))
+
+    def open(self, now: float = 0.0, cannot_resend: bool = False):
+        return open_table(self.directory, self.config, self.rules, self.make_loop, "T1-new",
+                          recorded=self.recorded, cannot_resend=cannot_resend, now=now)
+
+    def close(self) -> None:
+        self.recorder.close()
+
+
+def run_inputs(runner_loop: TableLoop, journal: TableJournal, items, t0: float = 10.0) -> float:
+    """What the runner does with each input: journal it, hand it over, let waits expire."""
+    t = t0
+    for item in items:
+        t += 0.1
+        journal.append(JournalEntry(t, (item,)))
+        runner_loop.handle(item, t)
+        runner_loop.tick(t)
+    return t
+
+
+def world_steps(seed: int, rounds: int, camera: bool) -> list[TableInput]:
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(1, "A"), Player(3, "B")], seed=seed)
+    world.camera_sees = camera
+    steps: list[TableInput] = [ShoeLink(True)] + ([CameraLink(True)] if camera else [])
+    for number in range(1, rounds + 1):
+        steps.extend(item for source, item in world.round(number)
+                     if camera or source != "camera")
+    return steps
+
+
+def same_round(a: TableLoop, b: TableLoop) -> None:
+    assert a.round_id == b.round_id
+    assert a.view()["round"] == b.view()["round"]
+    assert a.cards_out == b.cards_out
+
+
+@pytest.mark.parametrize("camera", [False, True])
+def test_a_table_rebuilt_from_its_journal_mid_round_is_the_table_it_was(tmp_path, camera):
+    steps = world_steps(seed=5, rounds=3, camera=camera)
+    last_bet = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet))
+    cut = last_bet + 5  # in the last round, cards dealt
+    before = Setup(tmp_path, has_camera=camera)
+    first = before.open(now=10.0)
+    live = first.loop
+    run_inputs(live, first.journal, steps[:cut])
+    assert live.round_open
+    first.journal.close()
+    before.close()  # the process dies; what it wrote stays
+
+    after = Setup(tmp_path, has_camera=camera)
+    table = after.open(now=3.0)  # a new process: its monotonic clock reads anything
+    assert table.resumed == live.round_id and table.voided is None
+    same_round(table.loop, live)
+    assert table.loop.view()["phase"] == "resumed" and table.loop.view()["settlement"] is None
+    assert table.loop.round_number == live.round_number
+    assert 3.0 + table.clock_offset >= first.journal.checkpoint_at.t  # time never goes back
+    # both go on with the same inputs and settle the same
+    table.loop.handle(ConfirmFelt(), 50.0)
+    assert table.loop.view()["resumed"] is None
+    for item in steps[cut:]:
+        live.handle(item, 50.0)
+        table.loop.handle(item, 50.0)
+    assert table.loop.last_settlement == live.last_settlement
+    after.close()
+
+
+def test_rounds_and_ids_go_on_across_restarts_and_the_journal_stays_one_round_long(tmp_path):
+    steps = world_steps(seed=8, rounds=4, camera=False)
+    setup = Setup(tmp_path)
+    table = setup.open()
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config)
+    with runner:
+        for item in steps:
+            runner.submit(item)
+        assert runner.wait_idle(10)
+    table.journal.close()
+    setup.close()
+    contents = read_journal(tmp_path / JOURNAL_NAME)
+    assert contents.entries == []  # checkpointed after the last round was recorded
+    assert contents.checkpoint.round_number == 4
+    assert contents.checkpoint.cards_out == {c.code: n for c, n in table.loop.cards_out.items()}
+    again = Setup(tmp_path)
+    table = again.open()
+    assert table.resumed is None and table.voided is None
+    table.loop.handle(ShoeLink(True), 0.0)
+    table.loop.handle(PlaceBet(1, Decimal("10")), 0.0)
+    assert table.loop.round_id == "T1-new-00005"  # the prefix and numbering carry on
+    assert {c.code: n for c, n in table.loop.cards_out.items()} == contents.checkpoint.cards_out
+    again.close()
+    assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 4
+
+
+def test_a_round_settled_but_not_recorded_before_the_crash_is_recorded_at_restart(tmp_path):
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    truth = TableLoop("s17-6", MemoryRecorder(), has_camera=False)
+    setup = Setup(tmp_path)
+    table = setup.open()
+    for item in steps:  # journaled, but the process dies before the recorder writes
+        table.journal.append(JournalEntry(1.0, (item,)))
+        truth.handle(item, 1.0)
+    table.journal.close()
+    setup.close()
+    assert not list((tmp_path / "rounds").glob("*.jsonl"))
+    again = Setup(tmp_path)
+    table = again.open()
+    [path] = (tmp_path / "rounds").glob("*.jsonl")
+    assert path.stem == "T1-new-00001"
+    assert truth.last_settlement is not None
+    assert settle_log(path.read_text().splitlines()).net == truth.last_settlement.net
+    assert table.resumed is None and not table.loop.round_open
+    again.close()
+
+
+@pytest.mark.parametrize(("how", "why"), [
+    ("ascii", "cannot resend"),
+    ("rules", "configuration changed"),
+    ("damaged", "journal is damaged"),
+])
+def test_a_round_in_play_that_cannot_be_trusted_is_voided_naming_every_bet_and_card(
+        tmp_path, how, why):
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps[:cut])
+    round_id = table.loop.round_id
+    table.journal.append(JournalEntry(99.0, (Decide(1, Action.STAND),)))
+    table.journal.append(JournalEntry(99.5, (Decide(3, Action.STAND),)))
+    table.journal.close()
+    setup.close()
+    path = tmp_path / JOURNAL_NAME
+    if how == "damaged":
+        lines = path.read_bytes().split(b"\n")
+        lines[-3] = lines[-3].replace(b"stand", b"stank")
+        path.write_bytes(b"\n".join(lines))
+    again = Setup(tmp_path, rules="h17-ddd-6" if how == "rules" else "s17-6")
+    table = again.open(cannot_resend=how == "ascii")
+    assert table.resumed is None and table.voided is not None
+    assert table.voided[0] == round_id and why in table.voided[1]
+    assert not table.loop.round_open
+    assert table.loop.rules.name == RuleSet.from_spec(again.rules).name
+    void = tmp_path / "void" / f"{round_id}.jsonl"
+    text = void.read_text()
+    bets = [s for s in steps[:cut] if isinstance(s, PlaceBet)]
+    cards = [s.card.code for s in steps[:cut] if isinstance(s, ShoeCard)]
+    assert text.count('"type": "bet"') == len(bets) and all(c in text for c in cards)
+    assert why in (tmp_path / "void" / f"{round_id}.reason.txt").read_text()
+    alarms = (tmp_path / "alarms.jsonl").read_text()
+    assert "round_voided" in alarms and why in alarms
+    assert bool(list(tmp_path.glob(f"{JOURNAL_NAME}.damaged-*"))) == (how == "damaged")
+    again.close()
+
+
+REFUSING_DISK = r"""
+import resource, signal, sys
+from decimal import Decimal
+from pathlib import Path
+from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
+from dealer_assist.table.sources import PlaceBet
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+path = Path(sys.argv[1])
+journal = TableJournal(path, Checkpoint({"table": "T1"}, "T1-x"))
+first, second = (JournalEntry(1.0, (PlaceBet(s, Decimal("10")),)) for s in (1, 2))
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (path.stat().st_size + 20, hard))
+try:
+    journal.append(first)
+except JournalError as error:
+    print("refused:", error)
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+journal.append(second)
+"""
+
+
+def test_a_record_the_disk_refused_is_written_before_the_next_in_order(tmp_path):
+    """The disk refusing a write (here a file-size limit, as a full disk does) raises, leaves no
+    half record, and the record is written first at the next append."""
+    path = tmp_path / JOURNAL_NAME
+    done = subprocess.run([sys.executable, "-c", REFUSING_DISK, str(path)], capture_output=True,
+                          text=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    assert "refused: journal" in done.stdout and "1 record(s) kept" in done.stdout
+    contents = read_journal(path)
+    assert not contents.warnings
+    assert [e.inputs[0].seat for e in contents.entries] == [1, 2]
+
+
+def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
+    """Shoe + camera: the camera never sees the card land, so the card is taken from the shoe
+    alone when its wait expires on a tick with no input; the journal keeps that tick."""
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=0.0)
+    clock = [0.0]
+    runner = TableRunner(table.loop, clock=lambda: clock[0], journal=table.journal,
+                         journal_config=setup.config)
+
+    def seat_one_cards(loop: TableLoop) -> list:
+        shown = loop.view()["round"]
+        return [] if shown is None else shown["seats"][0]["hands"][0]["cards"]
+
+    with runner:
+        for item in (ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")),
+                     ShoeCard(Card.parse("9S"))):
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        assert seat_one_cards(table.loop) == []  # waiting for the camera
+        clock[0] = 5.0  # past camera_wait_s with no input: a tick takes the card from the shoe
+        assert runner.wait_until(lambda loop: seat_one_cards(loop) == ["9S"], 5)
+    table.journal.close()
+    setup.close()
+    assert any(entry.tick for entry in read_journal(tmp_path / JOURNAL_NAME).entries)
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0)
+    assert rebuilt.resumed == table.loop.round_id
+    same_round(rebuilt.loop, table.loop)
+    again.close()
