@@ -33,14 +33,16 @@ from tests.table.test_table_cli import get_view, post, screen_url, start_table
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
 
 # Three rounds at seats 1 and 2 (deal order: seat 1, seat 2, dealer up, seat 1, seat 2, hole),
-# with stands, a hit taken by dealing the card and a double; each played twice.
+# with stands, a hit and a double; each played twice.
 ROUNDS = [
     # 17 and 17 stand; the dealer's 6 + K draws 3: 19. Both lose 10.
     [("bet", 1, "10"), ("bet", 2, "10"), *[("card", c) for c in "9S KD 6D 8H 7C KC".split()],
      ("decide", 1, "stand"), ("decide", 2, "stand"), ("card", "3H")],
-    # 19 stands; 16 hits (the card dealt to it) to 18 and stands; the dealer busts. Both win 10.
+    # 19 stands; 16 hits (touched: a shoe-only table asks about a card no touch asked for) to 18
+    # and stands; the dealer busts. Both win 10.
     [("bet", 1, "10"), ("bet", 2, "10"), *[("card", c) for c in "QS 8S 7H 9D 8D 9C".split()],
-     ("decide", 1, "stand"), ("card", "2S"), ("decide", 2, "stand"), ("card", "6S")],
+     ("decide", 1, "stand"), ("decide", 2, "hit"), ("card", "2S"), ("decide", 2, "stand"),
+     ("card", "6S")],
     # 11 doubles to 20; 18 stands; the dealer stands on 17. Seat 1 wins 20, seat 2 wins 10.
     [("bet", 1, "10"), ("bet", 2, "10"), *[("card", c) for c in "5C JH 9S 6C 8C 8S".split()],
      ("decide", 1, "double", "10"), ("card", "9H"), ("decide", 2, "stand")],
@@ -207,7 +209,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
     # the surveillance store holds every round settled too (a copy a kill cut short stays there,
     # marked partial, beside the whole one written at the restart)
     verified = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "replay", str(recording / "surveillance"),
+        [sys.executable, "-m", "dealer_assist", "replay", str(recording),
          "--verify"], cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
         timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
