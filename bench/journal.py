@@ -40,12 +40,12 @@ from dealer_assist.table.loop import TableLoop  # noqa: E402
 from dealer_assist.table.recording import FileRecorder  # noqa: E402
 from dealer_assist.table.runner import TableRunner  # noqa: E402
 from dealer_assist.table.shoe_source import SerialShoeSource  # noqa: E402
+from dealer_assist.table.simulation.world import Player, SimulatedTable  # noqa: E402
 from dealer_assist.table.sources import (  # noqa: E402
     NewShoe,
     ShoeBurn,
     ShoeCard,
 )
-from dealer_assist.table.world import Player, SimulatedTable  # noqa: E402
 
 CONFIG = {"table": "BENCH", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
 

@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 from dealer_assist.rules import RuleSet  # noqa: E402
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink  # noqa: E402
-from dealer_assist.table.demo import touch_json  # noqa: E402
+from dealer_assist.table.simulation.demo import touch_json  # noqa: E402
+from dealer_assist.table.simulation.world import Player, SimulatedTable  # noqa: E402
 from dealer_assist.table.sources import NewShoe, ShoeCard  # noqa: E402
-from dealer_assist.table.world import Player, SimulatedTable  # noqa: E402
 
 
 class Table:

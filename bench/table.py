@@ -47,9 +47,9 @@ from dealer_assist.table.recording import MemoryRecorder  # noqa: E402
 from dealer_assist.table.runner import TableRunner  # noqa: E402
 from dealer_assist.table.screen import ScreenServer  # noqa: E402
 from dealer_assist.table.shoe_source import SerialShoeSource  # noqa: E402
+from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK  # noqa: E402
+from dealer_assist.table.simulation.world import Player, SimulatedTable  # noqa: E402
 from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink  # noqa: E402
-from dealer_assist.table.synthetic_camera import HOUSE_DECK  # noqa: E402
-from dealer_assist.table.world import Player, SimulatedTable  # noqa: E402
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -186,7 +186,7 @@ def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = F
     with the renderer's ground truth as detector (the pipeline's own cost) and with the shipped
     detector (its speed, and how its readings fare against the rounds as dealt); ``loaded``: the
     shipped detector once more with one core kept busy by another process."""
-    from dealer_assist.table.synthetic_camera import demo_camera, truth_camera
+    from dealer_assist.table.simulation.synthetic_camera import demo_camera, truth_camera
     from dealer_assist.vision.artwork import installed_designs, load_designs
     from dealer_assist.vision.detector import DEFAULT_MODEL
 
@@ -223,7 +223,7 @@ def _spin() -> None:
 
 
 def _camera_rounds(camera: object, what: str, rounds: int, shoe: bool = True) -> None:
-    from dealer_assist.table.demo import DemoOptions, DemoTable
+    from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
 
     with tempfile.TemporaryDirectory() as folder:
         options = DemoOptions(port=0, recording_dir=folder, pace_s=0.0, pause_after_round_s=0.0,

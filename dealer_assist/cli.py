@@ -24,7 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "par-sheet": ("dealer_assist.gamemath.cli", "house edge and bonus frequencies of a rule set"),
     "detect": ("dealer_assist.vision.cli", "read the cards in overhead-camera images or a video"),
     "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
-    "demo": ("dealer_assist.table.demo_cli", "a simulated table through the real pipeline"),
+    "demo": ("dealer_assist.table.simulation.demo_cli",
+             "a simulated table through the real pipeline"),
 }
 
 

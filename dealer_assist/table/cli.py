@@ -27,24 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import time
 
-    import dealer_assist
     from dealer_assist import logs
+    from dealer_assist.table.assembly import TableSetup, assemble
     from dealer_assist.table.config import ConfigError, load_config
-    from dealer_assist.table.journal import (
-        JournalError,
-        LoopFactory,
-        RecordingWatch,
-        open_table,
-    )
+    from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
-    from dealer_assist.table.loop import TableLoop
-    from dealer_assist.table.recording import RecordingError, StoreOpenError, open_recording
-    from dealer_assist.table.runner import TableRunner
-    from dealer_assist.table.screen import ScreenServer
+    from dealer_assist.table.recording import RecordingError, StoreOpenError
     from dealer_assist.table.shoe_source import SerialShoeSource
-    from dealer_assist.table.sources import RecordingFailed, Source
+    from dealer_assist.table.sources import Source
 
     try:
         config = load_config(args.config)
@@ -95,102 +86,54 @@ def run(args: argparse.Namespace) -> int:
             camera.stop()
         # a camera configured but unable to start would leave the table shoe only: not a pass
         return 2 if "camera" in notes else 0
+
+    def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
+        sources: list[Source] = []
+        if config.shoe is not None:
+            ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
+            sources.append(SerialShoeSource(
+                config.shoe.url, ascii_decks=ascii_decks, decks=config.shoe.decks,
+                defer_ack=True, resume_from=shoe_position))
+        if camera is not None:
+            sources.append(camera)
+        return sources
+
+    setup = TableSetup(
+        config.recording_dir, config.table_id, config.rules_spec,
+        shoe_protocol=None if config.shoe is None else config.shoe.protocol,
+        has_camera=camera is not None, surveillance=config.surveillance,
+        host=config.host, port=config.port, notes=notes)
     try:
-        recording = open_recording(config.recording_dir, config.table_id,
-                                   surveillance=config.surveillance)
+        table = assemble(setup, make_sources)
     except RecordingError as error:
         key = "recording.surveillance" if isinstance(error, StoreOpenError) else "recording.dir"
         print(f"dealer-assist table: {config.path}: {key}: {error}", file=sys.stderr)
         return 2
-    store = recording.store
-    watch = RecordingWatch(recording.recorder)
-
-    def make_loop(rules_spec: object, round_prefix: str, round_number: int) -> TableLoop:
-        return TableLoop(
-            rules_spec,
-            watch,
-            table_id=config.table_id,
-            round_prefix=round_prefix,
-            round_number=round_number,
-            has_shoe=config.shoe is not None,
-            has_camera=camera is not None,
-            notes=notes,
-        )
-
-    factory: LoopFactory = make_loop
-    journal_config = {
-        "table": config.table_id,
-        "rules": config.rules_spec,
-        "decks": config.rules.decks,
-        "shoe": None if config.shoe is None else config.shoe.protocol,
-        "camera": camera is not None,
-        "version": dealer_assist.__version__,
-    }
-    directory = config.recording_dir
-
-    def recorded(round_id: str) -> bool:
-        return any((directory / sub / f"{round_id}.jsonl").exists() for sub in ("rounds", "void"))
-
-    try:
-        table = open_table(
-            directory, journal_config, config.rules_spec, factory,
-            f"{config.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
-            recorded=recorded,
-            repair=None if store is None else store.write_round_if_missing,
-            cannot_resend=config.shoe is not None and config.shoe.protocol == "ascii",
-            now=time.monotonic(),
-        )
     except (CodecError, JournalError, OSError) as error:
-        recording.close()
         print(f"dealer-assist table: {config.path}: recording.dir: the table's journal: {error}"
               " (move it aside to start without it; the round in it is then lost)",
               file=sys.stderr)
         return 2
-    for warning in table.warnings:
+    opened = table.opened
+    for warning in opened.warnings:
         print(f"dealer-assist table: warning: {warning}", file=sys.stderr)
-    if table.resumed is not None:
-        print(f"round {table.resumed} resumed from the journal ({table.replayed} inputs): "
+    if opened.resumed is not None:
+        print(f"round {opened.resumed} resumed from the journal ({opened.replayed} inputs): "
               "the dealer confirms the felt", flush=True)
-    if table.voided is not None:
-        print(f"round {table.voided[0]} voided: {table.voided[1]}", flush=True)
-    loop = table.loop
-    sources: list[Source] = []
-    if config.shoe is not None:
-        ascii_decks = config.shoe.decks if config.shoe.protocol == "ascii" else None
-        sources.append(
-            SerialShoeSource(config.shoe.url, ascii_decks=ascii_decks, decks=config.shoe.decks,
-                             defer_ack=True, resume_from=table.shoe)
-        )
-    if camera is not None:
-        sources.append(camera)
-    offset = table.clock_offset
-    runner = TableRunner(
-        loop, sources, clock=lambda: time.monotonic() + offset, journal=table.journal,
-        journal_config=journal_config,
-        recording_pending=lambda: watch.failing or (store is not None and not store.idle),
-        shoe_position=table.shoe,
-    )
-    if store is not None:
-        def report(detail: str) -> None:
-            runner.submit(RecordingFailed(detail))
-
-        store.on_failure = report
-    screen = ScreenServer(runner, config.host, config.port)
+    if opened.voided is not None:
+        print(f"round {opened.voided[0]} voided: {opened.voided[1]}", flush=True)
     stop = threading.Event()
     # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
     # not left to Python, because a process started in the background inherits it ignored.
     # Installed before the screen's address is printed: whoever reads it may stop us at once.
     for stopping in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stopping, lambda *_: stop.set())
-    runner.start()
     try:
-        screen.start()
+        table.start()
     except OSError as error:
-        runner.stop()
-        table.journal.close()
-        recording.close()
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
+    screen = table.screen
     print(f"dealer's screen: {screen.url}", flush=True)
     logger.info("started %s; screen %s", devices, screen.url)
     status = 0
@@ -202,9 +145,6 @@ def run(args: argparse.Namespace) -> int:
                 status = 1
                 break
     finally:
-        screen.stop()
-        runner.stop()
-        table.journal.close()
-        recording.close()
+        table.stop()
         logger.info("table %s stopped", config.table_id)
     return status

@@ -3,8 +3,8 @@
 Version 1. An input is ``{"type": "ShoeCard", ...its fields}``; a card is its code, money its
 exact text, a place on the felt ``{"seat": 2, "stack": 0}`` (the dealer's: seat null), a card
 target ``{"seat": 2, "hand": null}``, a shoe origin ``{"session", "seq", "index"}``, an action
-its word, a time (a frame's ``seen_at``) a JSON number. :func:`decode_input` refuses (:class:`CodecError`, naming the field) anything
-:func:`encode_input` would not have written.
+its word, a time (a frame's ``seen_at``) a JSON number. :func:`decode_input` refuses
+(:class:`CodecError`, naming the field) anything :func:`encode_input` would not have written.
 """
 
 from __future__ import annotations

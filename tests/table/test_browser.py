@@ -15,6 +15,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     CameraLink,
@@ -27,7 +28,6 @@ from dealer_assist.table.sources import (
     ShoeLink,
     Spot,
 )
-from dealer_assist.table.world import Player, SimulatedTable
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"

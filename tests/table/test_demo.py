@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.rules import Card
-from dealer_assist.table.demo import DemoOptions, DemoTable
 from dealer_assist.table.loop import AlarmKind
+from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
+from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.sources import CameraLink, FeltCard, HoleCardShown, Sink, TableInput
-from dealer_assist.table.synthetic_camera import HOUSE_DECK
 from dealer_assist.vision.artwork import installed_designs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -337,9 +337,9 @@ def test_a_round_the_table_cannot_complete_is_voided_and_the_demo_deals_on(tmp_p
     """A round that cannot close (here the simulated dealer walks away after two cards; in the
     bench a camera that lost track of a split under load) is voided as the floor would, and the
     demo deals on; only rounds that keep failing stop it."""
-    from dealer_assist.table import demo as demo_module
+    from dealer_assist.table.simulation import demo as demo_module
+    from dealer_assist.table.simulation.world import SimulatedTable
     from dealer_assist.table.sources import PlaceBet, ShoeCard
-    from dealer_assist.table.world import SimulatedTable
 
     dealt = SimulatedTable.round
     failing = {2}

@@ -15,6 +15,7 @@ from dealer_assist.rules import Card, RuleSet
 from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
 from dealer_assist.table.loop import AlarmKind, TableLoop
 from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     CameraLink,
@@ -26,7 +27,6 @@ from dealer_assist.table.sources import (
     ShoeLink,
     Spot,
 )
-from dealer_assist.table.world import Player, SimulatedTable
 
 C = Card.parse
 SEAT_WIDTH = 900.0

@@ -26,6 +26,7 @@ from dealer_assist.table.journal_codec import CodecError, decode_input, encode_i
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import FileRecorder, MemoryRecorder
 from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     AnswerQuestion,
@@ -55,7 +56,6 @@ from dealer_assist.table.sources import (
     TableInput,
     VoidRound,
 )
-from dealer_assist.table.world import Player, SimulatedTable
 
 CONFIG = {"table": "T1", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
 

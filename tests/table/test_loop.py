@@ -40,6 +40,7 @@ from dealer_assist.table.recording import (
     TeeRecorder,
 )
 from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -65,7 +66,6 @@ from dealer_assist.table.sources import (
     Spot,
     VoidRound,
 )
-from dealer_assist.table.world import Player, SimulatedTable
 
 C = Card.parse
 ROOT = Path(__file__).resolve().parents[2]

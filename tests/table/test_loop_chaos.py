@@ -16,6 +16,7 @@ from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import Action, Card, RuleSet
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     CameraFocus,
@@ -39,7 +40,6 @@ from dealer_assist.table.sources import (
     Spot,
     VoidRound,
 )
-from dealer_assist.table.world import Player, SimulatedTable
 
 CODES = [f"{rank}{suit}" for rank in "A23456789TJQK" for suit in "SHDC"]  # pip tens too
 cards = st.sampled_from(CODES).map(Card.parse)

@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules import Action, Card, RuleSet
-from dealer_assist.table.demo import true_choice
 from dealer_assist.table.loop import AlarmKind, TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.screen import parse_touch
+from dealer_assist.table.simulation.demo import true_choice
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -37,7 +38,6 @@ from dealer_assist.table.sources import (
     ShoeLink,
     Spot,
 )
-from dealer_assist.table.world import Player, SimulatedTable
 
 C = Card.parse
 WAIT = 1.5  # the loop's default camera wait

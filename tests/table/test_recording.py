@@ -20,8 +20,8 @@ from dealer_assist.table.recording import (
     SurveillanceRecorder,
     TeeRecorder,
 )
+from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import RecordingFailed, ShoeLink, VoidRound
-from dealer_assist.table.world import Player, SimulatedTable
 from tests.surveillance.damage import damage_page
 from tests.surveillance.factory import build_recording, golden_logs
 

@@ -165,7 +165,7 @@ def test_parse_touch_values():
 
 def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
     """``touch_json`` (what the demo posts, as the page does) and ``parse_touch`` agree."""
-    from dealer_assist.table.demo import touch_json
+    from dealer_assist.table.simulation.demo import touch_json
     from dealer_assist.table.sources import (
         AcknowledgeAlarm,
         CloseInsurance,

@@ -13,14 +13,14 @@ from __future__ import annotations
 import pytest
 
 from dealer_assist.rules import Card
-from dealer_assist.table.demo import DemoOptions, DemoTable
-from dealer_assist.table.sources import FeltCard, FeltStacks, Spot
-from dealer_assist.table.synthetic_camera import (
+from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
+from dealer_assist.table.simulation.synthetic_camera import (
     SyntheticFelt,
     VirtualTable,
     scene_truth,
     truth_camera,
 )
+from dealer_assist.table.sources import FeltCard, FeltStacks, Spot
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
 if not artwork.installed_designs():

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from dealer_assist.cli import number_in, rng_seed, tcp_port
-from dealer_assist.table.synthetic_camera import HOUSE_DECK
+from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,8 +74,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.rules import RuleSetError
-    from dealer_assist.table.demo import DemoError, DemoOptions, run_demo
+    from dealer_assist.table.journal import JournalError
+    from dealer_assist.table.journal_codec import CodecError
     from dealer_assist.table.recording import RecordingError
+    from dealer_assist.table.simulation.demo import DemoError, DemoOptions, run_demo
 
     if args.rounds is not None and args.rounds < 1:
         print("dealer-assist demo: --rounds must be at least 1", file=sys.stderr)
@@ -105,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except RecordingError as error:  # only the recorder's opening raises it: a bad --record
         print(f"dealer-assist demo: --record: {error}", file=sys.stderr)
+        return 2
+    except (CodecError, JournalError) as error:
+        print(f"dealer-assist demo: --record: the table's journal: {error}", file=sys.stderr)
         return 2
     except DemoError as error:
         print(f"dealer-assist demo: {error}", file=sys.stderr)

@@ -4,9 +4,9 @@ real pipeline (shoe reader, table loop, recorder, dealer's screen) in between.
 The simulated dealer deals from a seeded shuffled shoe: every card is drawn through the shoe
 simulator (``dealer_assist.shoe.simulator``) and read back by the real reader over the pty;
 every decision the dealer would touch is POSTed to the screen's ``/api/input`` like a touch.
-With the synthetic camera (``table/synthetic_camera.py``: the felt rendered by the scene generator
-and read by the card detector) the table runs shoe + camera; without it (no detector model, no
-card artwork, or ``camera="off"``) it runs shoe only and the screen says why.
+With the synthetic camera (``synthetic_camera.py``: the felt rendered by the scene generator and
+read by the card detector) the table runs shoe + camera; without it (no detector model, no card
+artwork, or ``camera="off"``) it runs shoe only and the screen says why.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any, Protocol
 
 from dealer_assist.roundlog.report import settlement_text
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet, Settlement
+from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import AlarmKind, OpenQuestion, TableLoop
-from dealer_assist.table.recording import open_recording
-from dealer_assist.table.runner import TableRunner
-from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.shoe_source import SerialShoeSource
+from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
+from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -46,15 +46,12 @@ from dealer_assist.table.sources import (
     KeyCard,
     NewShoe,
     PlaceBet,
-    RecordingFailed,
     ShoeCard,
     Source,
     Spot,
     TableInput,
     VoidRound,
 )
-from dealer_assist.table.synthetic_camera import HOUSE_DECK
-from dealer_assist.table.world import Placement, Player, SimulatedTable
 
 DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
 #: The demo table's name in its recording.
@@ -162,35 +159,35 @@ class DemoTable:
         self.recording_dir = Path(
             options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
         )
-        # a table's recording directory: round logs, alarms and the surveillance store
-        self.recording = open_recording(self.recording_dir, DEMO_TABLE, surveillance=True)
-        sources: list[Source] = []
         self.simulator: ShoeSimulator | None = None
+        shoe_url = ""
         if options.shoe:
             self._link_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-shoe-")
             self.shoe_link = PtyLink(link_path=str(Path(self._link_dir.name) / "shoe"))
             self.simulator = ShoeSimulator(self.shoe_link)
-            sources.append(SerialShoeSource(self.shoe_link.url))
-        self.loop = TableLoop(
-            options.rules,
-            self.recording.recorder,
-            table_id=DEMO_TABLE,
-            round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
-            has_shoe=options.shoe,
-            has_camera=camera is not None,
-            notes={"camera": camera_note} if camera is None and camera_note else None,
-        )
+            shoe_url = self.shoe_link.url
         self.camera = camera
-        if camera is not None:
-            sources.append(camera)
-        self.runner = TableRunner(self.loop, sources)
-        store = self.recording.store
-        if store is not None:
-            def report(detail: str) -> None:
-                self.runner.submit(RecordingFailed(detail))
 
-            store.on_failure = report
-        self.screen = ScreenServer(self.runner, options.host, options.port)
+        def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
+            sources: list[Source] = []
+            if shoe_url:
+                sources.append(SerialShoeSource(shoe_url, defer_ack=True,
+                                                resume_from=shoe_position))
+            if camera is not None:
+                sources.append(camera)
+            return sources
+
+        # a table's recording directory: round logs, alarms, the journal and the store
+        self.table = assemble(TableSetup(
+            self.recording_dir, DEMO_TABLE, options.rules,
+            shoe_protocol="dealer-assist" if options.shoe else None,
+            has_camera=camera is not None, host=options.host, port=options.port,
+            notes={"camera": camera_note} if camera is None and camera_note else {},
+            round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+        ), make_sources)
+        self.loop = self.table.loop
+        self.runner = self.table.runner
+        self.screen = self.table.screen
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
         self.world.camera_sees = camera is not None
         self.stopped = threading.Event()
@@ -204,19 +201,18 @@ class DemoTable:
     def start(self) -> DemoTable:
         if self.simulator is not None:
             self.simulator.start()
-        self.runner.start()
-        self.screen.start()
+        self.table.start()
+        if self.table.opened.resumed is not None:  # a demo stopped mid-round in this folder
+            self.runner.submit(VoidRound("the demo deals afresh: a round left from an earlier run"))
         return self
 
     def stop(self) -> None:
         self.stopped.set()
-        self.runner.stop()
-        self.screen.stop()
+        self.table.stop()
         if self.simulator is not None:
             self.simulator.stop()
             self.shoe_link.close()
             self._link_dir.cleanup()
-        self.recording.close()
 
     def __enter__(self) -> DemoTable:
         return self.start()
@@ -491,7 +487,7 @@ def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:
     """The synthetic camera, or None and why it cannot run (``camera="on"``: DemoError)."""
     if options.camera == "off":
         return None, "off (--camera off)"
-    from dealer_assist.table.synthetic_camera import demo_camera
+    from dealer_assist.table.simulation.synthetic_camera import demo_camera
 
     try:
         return demo_camera(design_name=options.camera_deck, seed=options.seed), ""
