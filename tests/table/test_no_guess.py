@@ -390,3 +390,41 @@ def test_touches_before_a_card_is_placed_wait_for_it():
     assert table.hands()[0] == ["9H", "4D", "2S"]
     view = table.loop.engine_view
     assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+
+
+def test_a_card_drawn_after_a_touch_waits_for_the_touch_to_act():
+    """Seat 2 surrenders (a touch) while a deal card drawn before the touch waits for its
+    landing; seat 3's hit, drawn after the touch and seen at once, waits for the surrender
+    (it used to stand seat 2 first, and the surrender was refused)."""
+    table = Table()
+    for seat in (1, 2, 3):
+        table.send(PlaceBet(seat, Decimal("10")))
+    for code, seat in (("9H", 1), ("9C", 2), ("5C", 3), ("9S", None), ("KH", 1), ("7C", 2)):
+        table.card(code, seat)
+    table.send(ShoeCard(C("4D")))  # seat 3's second card: its landing not reported yet
+    table.send(ShoeCard(C("7D")), FeltCard(None, DEALER_SPOT))  # the hole card
+    table.send(Decide(2, Action.SURRENDER))  # seat 1 stood on 19; seat 2 gives up 16
+    table.card("6S", 3)  # seat 3 hits 9
+    table.wait(WAIT + 0.1)
+    assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["5C", "4D", "6S"]]
+    view = table.loop.engine_view
+    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert AlarmKind.ILLEGAL_ACTION not in [a.kind for a in table.loop.alarms]
+
+
+def test_a_split_seen_after_a_touch_waits_for_the_touch_to_act():
+    """Seat 2 surrenders while a deal card drawn before the touch waits for its landing; the
+    camera then sees seat 3 split: the split waits for the surrender (it used to stand seat 2
+    first)."""
+    table = Table()
+    for seat in (1, 2, 3):
+        table.send(PlaceBet(seat, Decimal("10")))
+    for code, seat in (("9H", 1), ("9C", 2), ("8C", 3), ("9S", None), ("KH", 1), ("7C", 2)):
+        table.card(code, seat)
+    table.send(ShoeCard(C("8D")))  # seat 3's second card: its landing not reported yet
+    table.send(ShoeCard(C("7D")), FeltCard(None, DEALER_SPOT))
+    table.send(Decide(2, Action.SURRENDER), FeltStacks(3, 2, from_stack=0))
+    table.wait(WAIT + 0.1)
+    view = table.loop.engine_view
+    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["8C"], ["8D"]]
