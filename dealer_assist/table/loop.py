@@ -189,6 +189,9 @@ class _Pending:
     rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
     stray: bool = False  # a landing at the dealer's seen before this round's first bet
     serial: int = 0  # a shoe card's: how many shoe cards the table had had before it
+    #: a shoe card's: a sighting of its code may have been another card's (one of its code
+    #: was placed unseen just before), so none is taken for its landing
+    unsure: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -778,22 +781,47 @@ class TableLoop:
 
     def _late_sighting(self, item: FeltCard) -> bool:
         """The camera's sighting of a card already placed without one (it came after the wait,
-        or after the dealer's answer): checked against its place, not taken as a new card."""
-        if item.card is None or any(p.shoe is not None and p.shoe.card == item.card
-                                    for p in self._pending_shoe):
+        or after the dealer's answer): checked against its place, not taken as a new card
+        (True). Where a shoe card of its code waits for its landing too, the sighting may be
+        either's: it is taken as neither's landing, and no later sighting of that code is
+        taken for the waiting card's (it is placed as unseen)."""
+        if item.card is None:
             return False
         self._placed_unseen = [p for p in self._placed_unseen
                                if self._now - p[2] <= LATE_SIGHTING_S]
-        for index, (card, target, _) in enumerate(self._placed_unseen):
-            if card == item.card:
-                del self._placed_unseen[index]
-                seen = _target_of(item.spot)
-                if seen is not None and not seen.matches(target):
-                    self._alarm(AlarmKind.MISPLACED, (
-                        f"{card.code} was recorded at {target}, but the camera saw it (late) at "
-                        f"{item.spot}: check the felt; call the floor"))
-                return True
-        return False
+        placed = [i for i, p in enumerate(self._placed_unseen) if p[0] == item.card]
+        waiting = [i for i, p in enumerate(self._pending_shoe)
+                   if p.shoe is not None and p.shoe.card == item.card]
+        unsure = any(self._pending_shoe[i].unsure for i in waiting)
+        if not placed:
+            return unsure  # a sighting of a card that may be another's is taken for neither
+        seen = _target_of(item.spot)
+        fits = [i for i in placed if seen is not None and seen.matches(self._placed_unseen[i][1])]
+        if waiting:
+            for i in waiting:
+                self._pending_shoe[i] = replace(self._pending_shoe[i], unsure=True)
+            if fits:
+                del self._placed_unseen[fits[0]]
+            return True
+        if fits:
+            del self._placed_unseen[fits[0]]
+            return True
+        card, target, _ = self._placed_unseen.pop(placed[0])
+        self._alarm(AlarmKind.MISPLACED, (
+            f"{card.code} was recorded at {target}, but the camera saw it (late) at "
+            f"{item.spot}: check the felt; call the floor"))
+        return True
+
+    def _unsighted(self, card: Card) -> int:
+        """How many cards of this code are out of the shoe with no sighting taken for them: a
+        sighting of the code is surely one card's only where this is 1."""
+        question = self._question
+        asked = question is not None and question.held.card == card and \
+            question.held.landing is None
+        return asked + sum(1 for p in self._pending_shoe
+                           if p.shoe is not None and p.shoe.card == card) + \
+            sum(1 for p in self._placed_unseen
+                if p[0] == card and self._now - p[2] <= LATE_SIGHTING_S)
 
     def _infer_hidden_hole(self) -> None:
         """Camera only: the hole card lies face down, with no index for the camera to see; once
@@ -889,7 +917,8 @@ class TableLoop:
             shoe = head.shoe
             assert shoe is not None
             felts = [p.felt for p in self._pending_felt]
-            index = next((i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+            index = None if head.unsure else next(
+                (i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
             if index is not None and sum(1 for p in self._pending_shoe
                                          if p.shoe and p.shoe.card == shoe.card) > 1:
                 # two of this code out of the shoe, one sighting: whose landing it is cannot be
@@ -1606,11 +1635,13 @@ class TableLoop:
 
     def _sighting_answers(self, item: TableInput) -> bool:
         """A late sighting of the card asked about, while its question is open: where it
-        leaves one choice, it answers the question; either way it is that card's sighting."""
+        leaves one choice, it answers the question; either way it is that card's sighting.
+        Not where another card of its code may be the one seen (it waits behind the question)."""
         question = self._question
         assert question is not None
         if not isinstance(item, FeltCard) or item.card is None or not self._camera_trusted() \
-                or question.held.card != item.card or question.held.landing is not None:
+                or question.held.card != item.card or question.held.landing is not None \
+                or self._unsighted(item.card) > 1:
             return False
         left = remaining_readings(question.choices,
                                   Evidence(_target_of(item.spot), item.sideways))

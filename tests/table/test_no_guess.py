@@ -428,3 +428,35 @@ def test_a_split_seen_after_a_touch_waits_for_the_touch_to_act():
     view = table.loop.engine_view
     assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
     assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["8C"], ["8D"]]
+
+
+def test_a_late_sighting_is_not_taken_for_the_landing_of_a_later_card_of_its_code():
+    """Two 4S in a row: the first, unseen, was asked about; its late sighting comes after the
+    second is drawn and may be either's. It used to be taken for the second's landing (a
+    redouble at seat 2, where the second 4S went to seat 3)."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "5C")}, up="9S", hole="7C")
+    table.unseen("4S")
+    table.answer("DOUBLE seat 2")
+    table.send(ShoeCard(C("4S")))
+    table.send(FeltCard(C("4S"), Spot(2), sideways=True))  # the first 4S's, late
+    table.send(FeltCard(C("4S"), Spot(3)))  # the second's
+    table.wait(WAIT + 0.1)
+    assert "STAND seat 2, HIT seat 3" in table.choices()  # neither sighting is surely its
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["5H", "6D", "4S"], ["9C", "5C", "4S"]]
+
+
+def test_a_sighting_that_may_be_another_cards_does_not_answer_a_question():
+    """Two 4S drawn; the first is asked about, unseen; a sighting of 4S at seat 3 may be the
+    second's landing. It used to answer the question, placing the first 4S at seat 3."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "5C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("4S")), ShoeCard(C("4S")))
+    table.wait(WAIT + 0.1)
+    table.send(FeltCard(C("4S"), Spot(3)))  # the second 4S's landing: the first's never seen
+    assert table.loop.question is not None and table.loop.question.held.card == C("4S")
+    table.answer("HIT seat 2")
+    table.wait(WAIT + 0.1)
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["5H", "6D", "4S"], ["9C", "5C", "4S"]]
