@@ -903,11 +903,13 @@ class TableLoop:
 
     def _pair(self, force: bool = False) -> None:
         """Match shoe cards with landings: the same card first (a phantom or stray reading is
-        passed over, and expires as never having left the shoe), else an unreadable landing; a
-        landing that reads as another card is taken only after ``mismatch_wait_s`` (or at once
-        with ``force``, when the game moves on) and raises the switched-card alarm. While the
-        camera is behind, only a landing that reads as the shoe card is its landing. Nothing
-        pairs while a question is open, nor a shoe card drawn after an input yet to act."""
+        passed over, and expires as never having left the shoe), else an unreadable landing
+        (its landing only where no other card may be the one seen: else it is placed unseen);
+        a landing that reads as another card is taken only after ``mismatch_wait_s`` (or at
+        once with ``force``, when the game moves on) and raises the switched-card alarm. While
+        the camera is behind, only a landing that reads as the shoe card is its landing.
+        Nothing pairs while a question is open, nor a shoe card drawn after an input yet to
+        act."""
         if self._question is not None:
             return
         self._take_hole_card()
@@ -937,8 +939,10 @@ class TableLoop:
                 continue
             if index is None and self._camera_behind:
                 return  # the shoe card waits for its own landing, or is asked about
+            sure = True
             if index is None:
                 index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
+                sure = index is None or self._sole_unsighted()
             if index is None:
                 unmarked = [i for i, p in enumerate(self._pending_felt) if not p.stray]
                 if not unmarked or (not force and self._now - head.since < self.mismatch_wait_s):
@@ -955,6 +959,9 @@ class TableLoop:
                     f"{shoe.card.code} was drawn to the dealer after the last round settled, "
                     "before this round's first bet: in no round; not recorded"))
                 continue
+            if not sure:  # an unreadable landing that may be another card's
+                self._commit_shoe_card(shoe)
+                continue
             if felt.card is not None and felt.card != shoe.card:
                 self._alarm(
                     AlarmKind.SWITCHED_CARD,
@@ -966,6 +973,13 @@ class TableLoop:
                 continue
             self._commit_shoe_card(shoe, felt.spot, felt.sideways)
             self._take_hole_card()
+
+    def _sole_unsighted(self) -> bool:
+        """Whether the shoe card waiting first is the only card out with no landing taken for
+        it (none other waits, none was placed unseen lately): an unreadable landing is then
+        surely its."""
+        return len(self._pending_shoe) == 1 and not any(
+            self._now - p[2] <= LATE_SIGHTING_S for p in self._placed_unseen)
 
     def _paired_or_asked(self, item: TableInput) -> bool:
         """Pair what can be paired before ``item`` acts (the game moves on); True when that

@@ -460,3 +460,16 @@ def test_a_sighting_that_may_be_another_cards_does_not_answer_a_question():
     table.wait(WAIT + 0.1)
     table.answer("STAND seat 2, HIT seat 3")
     assert table.hands() == [["5H", "6D", "4S"], ["9C", "5C", "4S"]]
+
+
+def test_an_unreadable_landing_that_may_be_a_later_cards_places_neither():
+    """Seat 2 hits 2S, unseen; seat 3 hits 3D, seen landing but unreadable. The unreadable
+    landing may be either card's: it used to be taken for 2S's (seat 2 stood, 2S at seat 3)."""
+    table = Table()
+    table.deal({2: ("9H", "5D"), 3: ("9C", "5C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, Spot(3)))
+    assert table.loop.question is not None and table.loop.question.held.card == C("2S")
+    table.answer("HIT seat 2")
+    table.wait(WAIT + 0.1)
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["9H", "5D", "2S"], ["9C", "5C", "3D"]]
