@@ -256,6 +256,8 @@ _IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
 _DISAGREEMENTS = frozenset({AlarmKind.SWITCHED_CARD, AlarmKind.NOT_FROM_SHOE, AlarmKind.MISPLACED})
 #: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
 LATE_SIGHTING_S = 10.0
+#: The longest question text a round log records; a longer one names the number of choices.
+QUESTION_TEXT_MAX = 1000
 #: Inputs held back at most (a question left unanswered while the table goes on dealing).
 DEFERRED_KEPT = 1000
 
@@ -387,14 +389,17 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
 
 def _question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[str, ...]) -> str:
     """"JH at seat 2: HIT or DOUBLE?" where every choice puts the card in one place, else
-    "Where did JH go? ..." naming each choice."""
+    "Where did JH go? ..." naming each choice, or (past QUESTION_TEXT_MAX) their number."""
     shown = held.card.code if held.card else "The card"
     places = {r.target for r in choices}
     if len(places) == 1 and all(r.asked_by is not None for r in choices) and \
             all(len(r.decisions) == 1 for r in choices):
         verbs = " or ".join(r.asked_by.name for r in choices if r.asked_by is not None)
         return f"{shown} at {labels[0].split(' ', 1)[1]}: {verbs}?"
-    return f"Where did {shown} go? " + " or ".join(labels) + "?"
+    text = f"Where did {shown} go? " + " or ".join(labels) + "?"
+    if len(text) > QUESTION_TEXT_MAX:
+        return f"Where did {shown} go? Touch the play, one of the {len(labels)} listed."
+    return text
 
 
 def _split_moves(lying: list[tuple[int, CardTarget]], seat: int,

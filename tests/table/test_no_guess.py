@@ -473,3 +473,18 @@ def test_an_unreadable_landing_that_may_be_a_later_cards_places_neither():
     table.wait(WAIT + 0.1)
     table.answer("STAND seat 2, HIT seat 3")
     assert table.hands() == [["9H", "5D", "2S"], ["9C", "5C", "3D"]]
+
+
+def test_a_question_at_a_full_table_is_recorded_with_its_answer():
+    """Seven pairs, and a card nobody saw: 22 plays could have taken it. The question's text
+    naming them all used to be too long for the round log, and the answer raised."""
+    table = Table()
+    table.deal({seat: (f"{seat + 1}H", f"{seat + 1}D") for seat in range(1, 8)},
+               up="5S", hole="7C")
+    table.unseen("QS")
+    assert len(table.choices()) == 22
+    table.answer("STAND seat 1, STAND seat 2, SPLIT seat 3 hand 1, to seat 3 hand 1")
+    question = next(json.loads(line) for line in table.loop.round_lines()
+                    if '"question"' in line)
+    assert question["answer"] in question["choices"] and len(question["text"]) <= 1000
+    assert table.hands()[2:4] == [["4H", "QS"], ["4D"]]
