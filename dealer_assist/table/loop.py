@@ -192,6 +192,9 @@ class _Pending:
     rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
     stray: bool = False  # a landing at the dealer's seen before this round's first bet
     serial: int = 0  # a shoe card's: how many shoe cards the table had had before it
+    #: a shoe card's: a sighting of its code may have been another card's (one of its code
+    #: was placed unseen just before), so none is taken for its landing
+    unsure: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,11 +237,11 @@ class OpenQuestion:
 
 @dataclass(frozen=True, slots=True)
 class _Waiting:
-    """An input held back: behind a question, or (a touch) until ``cards``, the shoe cards out
-    before it, have landed (None: not yet known, it came while a question was open)."""
+    """An input held back: behind a question, or (in its turn) behind the shoe cards out before
+    it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open)."""
 
     item: TableInput
-    cards: frozenset[int] | None
+    drawn: int | None
 
 
 #: Inputs that go on while a question waits for the dealer's answer; every other input waits
@@ -248,6 +251,9 @@ _PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, Ca
 #: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
 #: card waits for its landing, so that a card drawn before them is placed first.
 _AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
+#: Inputs that act on the round in the order they came: while one waits, those after it wait
+#: behind it, and no shoe card drawn after it is placed before it acts.
+_IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
 #: Alarms where the readers disagree about a card of the round: no PAY/TAKE is shown while one
 #: is unacknowledged.
 _DISAGREEMENTS = frozenset({AlarmKind.SWITCHED_CARD, AlarmKind.NOT_FROM_SHOE, AlarmKind.MISPLACED})
@@ -446,6 +452,8 @@ class TableLoop:
         self.round_questions = 0  # this round's
         self._question: OpenQuestion | None = None
         self._deferred: deque[_Waiting] = deque()
+        #: while an input in its turn acts: the shoe cards drawn before it (see _placeable)
+        self._acting_drawn: int | None = None
         self._shoe_cards_had = 0
         #: (card, where recorded, when) placed this round with no landing seen (the camera
         #: missed it or was late): a sighting of it within LATE_SIGHTING_S is checked against
@@ -550,19 +558,28 @@ class TableLoop:
         if self._question is not None and not isinstance(item, _PASS_A_QUESTION):
             if not self._sighting_answers(item):
                 self._defer(_Waiting(item, None))
-        elif isinstance(item, _AFTER_THE_CARDS) and (self._cards_in_flight() or any(
-                isinstance(w.item, _AFTER_THE_CARDS) for w in self._deferred)):
-            self._defer(_Waiting(item, self._cards_in_flight()))
+        elif isinstance(item, _IN_TURN) and (
+                any(isinstance(w.item, _IN_TURN) for w in self._deferred)
+                or isinstance(item, _AFTER_THE_CARDS)
+                and self._cards_in_flight(self._shoe_cards_had)):
+            self._defer(_Waiting(item, self._shoe_cards_had))
         else:
-            self._handle_now(item)
+            self._handle_now(item, self._shoe_cards_had)
         self._release()
         self._settle_if_done()
         self.updates += 1
 
-    def _handle_now(self, item: TableInput) -> None:
+    def _handle_now(self, item: TableInput, drawn: int | None) -> None:
+        """Act on ``item``, which came after shoe cards 1 to ``drawn``: while one in its turn
+        acts, no shoe card drawn after it is placed."""
         if isinstance(item, Decide | FeltStacks | HoleCardShown):
             self._play_moved_on()
-        _HANDLERS[type(item)](self, item)
+        outer, self._acting_drawn = self._acting_drawn, (
+            drawn if isinstance(item, _IN_TURN) else None)
+        try:
+            _HANDLERS[type(item)](self, item)
+        finally:
+            self._acting_drawn = outer
 
     def _defer(self, waiting: _Waiting) -> None:
         if len(self._deferred) >= DEFERRED_KEPT:
@@ -572,27 +589,39 @@ class TableLoop:
             return
         self._deferred.append(waiting)
 
-    def _cards_in_flight(self) -> frozenset[int]:
-        """The shoe cards waiting for the camera to see where they land (by serial number)."""
-        return frozenset(p.serial for p in self._pending_shoe if not p.rejected)
+    def _cards_in_flight(self, drawn: int) -> bool:
+        """Whether a shoe card among numbers 1 to ``drawn`` waits for the camera to see where it
+        lands."""
+        return any(p.serial <= drawn for p in self._pending_shoe if not p.rejected)
+
+    def _placeable(self, pending: _Pending) -> bool:
+        """Whether a waiting shoe card may be placed now: not while an input that came before
+        it has yet to act (one waiting in its turn, or the one acting)."""
+        lines = [w.drawn for w in self._deferred
+                 if isinstance(w.item, _IN_TURN) and w.drawn is not None]
+        if self._acting_drawn is not None:
+            lines.append(self._acting_drawn)
+        return pending.serial <= min(lines, default=pending.serial)
 
     def _release(self) -> None:
         """Take the inputs that waited, in order, as far as they may go now: with no question
         open, every one but a touch whose shoe cards (those drawn before it) still wait for
-        their landing, and the touches after it."""
+        their landing, and the inputs in their turn after it; then pair what that lets go."""
         while self._deferred and self._question is None:
-            touch_waits = False
+            blocked = False
             for index, waiting in enumerate(self._deferred):
-                if isinstance(waiting.item, _AFTER_THE_CARDS):
-                    cards = waiting.cards
-                    if cards is None:  # it waited for a question: its cards are these
-                        cards = self._cards_in_flight()
-                        self._deferred[index] = _Waiting(waiting.item, cards)
-                    if touch_waits or cards & self._cards_in_flight():
-                        touch_waits = True
+                drawn = waiting.drawn
+                if isinstance(waiting.item, _IN_TURN):
+                    if drawn is None:  # it waited for a question: its cards are those out now
+                        drawn = self._shoe_cards_had
+                        self._deferred[index] = _Waiting(waiting.item, drawn)
+                    blocked = blocked or isinstance(waiting.item, _AFTER_THE_CARDS) and \
+                        self._cards_in_flight(drawn)
+                    if blocked:
                         continue
                 del self._deferred[index]
-                self._handle_now(waiting.item)
+                self._handle_now(waiting.item, drawn)
+                self._pair()
                 break
             else:
                 return
@@ -618,13 +647,22 @@ class TableLoop:
     def tick(self, now: float) -> None:
         """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
         self._now = now
-        if self._question is not None:
-            return  # every wait stands still until the dealer answers
+        changed = False
+        while self._question is None and self._expire(now):
+            changed = True  # what expired may let a waiting input act, and it more waits
+        if changed:
+            self._settle_if_done()
+            self.updates += 1
+
+    def _expire(self, now: float) -> bool:
+        """One pass over the waits (every one stands still while the dealer is asked); True when
+        something changed."""
         waiting = len(self._pending_shoe)
         self._pair()
         changed = len(self._pending_shoe) != waiting
         while self._question is None and self._pending_shoe and \
-                now - self._pending_shoe[0].since >= self.camera_wait_s:
+                now - self._pending_shoe[0].since >= self.camera_wait_s and \
+                self._placeable(self._pending_shoe[0]):
             pending = self._pending_shoe.popleft()
             changed = True
             if pending.rejected or pending.shoe is None:
@@ -638,7 +676,9 @@ class TableLoop:
                 "shoe where the rules put it (no other play could have taken it there)",
             )
         while self._question is None and self._pending_felt and \
-                now - self._pending_felt[0].since >= self.shoe_wait_s:
+                now - self._pending_felt[0].since >= self.shoe_wait_s and \
+                not (self._pending_shoe and not self._placeable(self._pending_shoe[0])):
+            # (a landing does not expire while the shoe cards it may pair with wait their turn)
             pending = self._pending_felt.popleft()
             changed = True
             assert pending.felt is not None
@@ -653,8 +693,7 @@ class TableLoop:
             )
         if changed:
             self._release()
-            self._settle_if_done()
-            self.updates += 1
+        return changed
 
     # ------------------------------------------------------------------ shoe
 
@@ -764,22 +803,47 @@ class TableLoop:
 
     def _late_sighting(self, item: FeltCard) -> bool:
         """The camera's sighting of a card already placed without one (it came after the wait,
-        or after the dealer's answer): checked against its place, not taken as a new card."""
-        if item.card is None or any(p.shoe is not None and p.shoe.card == item.card
-                                    for p in self._pending_shoe):
+        or after the dealer's answer): checked against its place, not taken as a new card
+        (True). Where a shoe card of its code waits for its landing too, the sighting may be
+        either's: it is taken as neither's landing, and no later sighting of that code is
+        taken for the waiting card's (it is placed as unseen)."""
+        if item.card is None:
             return False
         self._placed_unseen = [p for p in self._placed_unseen
                                if self._now - p[2] <= LATE_SIGHTING_S]
-        for index, (card, target, _) in enumerate(self._placed_unseen):
-            if card == item.card:
-                del self._placed_unseen[index]
-                seen = _target_of(item.spot)
-                if seen is not None and not seen.matches(target):
-                    self._alarm(AlarmKind.MISPLACED, (
-                        f"{card.code} was recorded at {target}, but the camera saw it (late) at "
-                        f"{item.spot}: check the felt; call the floor"))
-                return True
-        return False
+        placed = [i for i, p in enumerate(self._placed_unseen) if p[0] == item.card]
+        waiting = [i for i, p in enumerate(self._pending_shoe)
+                   if p.shoe is not None and p.shoe.card == item.card]
+        unsure = any(self._pending_shoe[i].unsure for i in waiting)
+        if not placed:
+            return unsure  # a sighting of a card that may be another's is taken for neither
+        seen = _target_of(item.spot)
+        fits = [i for i in placed if seen is not None and seen.matches(self._placed_unseen[i][1])]
+        if waiting:
+            for i in waiting:
+                self._pending_shoe[i] = replace(self._pending_shoe[i], unsure=True)
+            if fits:
+                del self._placed_unseen[fits[0]]
+            return True
+        if fits:
+            del self._placed_unseen[fits[0]]
+            return True
+        card, target, _ = self._placed_unseen.pop(placed[0])
+        self._alarm(AlarmKind.MISPLACED, (
+            f"{card.code} was recorded at {target}, but the camera saw it (late) at "
+            f"{item.spot}: check the felt; call the floor"))
+        return True
+
+    def _unsighted(self, card: Card) -> int:
+        """How many cards of this code are out of the shoe with no sighting taken for them: a
+        sighting of the code is surely one card's only where this is 1."""
+        question = self._question
+        asked = question is not None and question.held.card == card and \
+            question.held.landing is None
+        return asked + sum(1 for p in self._pending_shoe
+                           if p.shoe is not None and p.shoe.card == card) + \
+            sum(1 for p in self._placed_unseen
+                if p[0] == card and self._now - p[2] <= LATE_SIGHTING_S)
 
     def _infer_hidden_hole(self) -> None:
         """Camera only: the hole card lies face down, with no index for the camera to see; once
@@ -853,27 +917,32 @@ class TableLoop:
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
         recorded from the shoe without waiting for a landing."""
-        while self._pending_shoe and self._hole_card_due() and self._question is None:
+        while self._pending_shoe and self._hole_card_due() and self._question is None and \
+                self._placeable(self._pending_shoe[0]):
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
 
     def _pair(self, force: bool = False) -> None:
         """Match shoe cards with landings: the same card first (a phantom or stray reading is
-        passed over, and expires as never having left the shoe), else an unreadable landing; a
-        landing that reads as another card is taken only after ``mismatch_wait_s`` (or at once
-        with ``force``, when the game moves on) and raises the switched-card alarm. While the
-        camera is behind, only a landing that reads as the shoe card is its landing. Nothing
-        pairs while a question is open."""
+        passed over, and expires as never having left the shoe), else an unreadable landing
+        (its landing only where no other card may be the one seen: else it is placed unseen);
+        a landing that reads as another card is taken only after ``mismatch_wait_s`` (or at
+        once with ``force``, when the game moves on) and raises the switched-card alarm. While
+        the camera is behind, only a landing that reads as the shoe card is its landing.
+        Nothing pairs while a question is open, nor a shoe card drawn after an input yet to
+        act."""
         if self._question is not None:
             return
         self._take_hole_card()
-        while self._pending_shoe and self._pending_felt and self._question is None:
+        while self._pending_shoe and self._pending_felt and self._question is None and \
+                self._placeable(self._pending_shoe[0]):
             head = self._pending_shoe[0]
             shoe = head.shoe
             assert shoe is not None
             felts = [p.felt for p in self._pending_felt]
-            index = next((i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+            index = None if head.unsure else next(
+                (i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
             if index is not None and sum(1 for p in self._pending_shoe
                                          if p.shoe and p.shoe.card == shoe.card) > 1:
                 # two of this code out of the shoe, one sighting: whose landing it is cannot be
@@ -892,8 +961,10 @@ class TableLoop:
                 continue
             if index is None and self._camera_behind:
                 return  # the shoe card waits for its own landing, or is asked about
+            sure = True
             if index is None:
                 index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
+                sure = index is None or self._sole_unsighted()
             if index is None:
                 unmarked = [i for i, p in enumerate(self._pending_felt) if not p.stray]
                 if not unmarked or (not force and self._now - head.since < self.mismatch_wait_s):
@@ -910,6 +981,9 @@ class TableLoop:
                     f"{shoe.card.code} was drawn to the dealer after the last round settled, "
                     "before this round's first bet: in no round; not recorded"))
                 continue
+            if not sure:  # an unreadable landing that may be another card's
+                self._commit_shoe_card(shoe)
+                continue
             if felt.card is not None and felt.card != shoe.card:
                 self._alarm(
                     AlarmKind.SWITCHED_CARD,
@@ -922,13 +996,20 @@ class TableLoop:
             self._commit_shoe_card(shoe, felt.spot, felt.sideways)
             self._take_hole_card()
 
+    def _sole_unsighted(self) -> bool:
+        """Whether the shoe card waiting first is the only card out with no landing taken for
+        it (none other waits, none was placed unseen lately): an unreadable landing is then
+        surely its."""
+        return len(self._pending_shoe) == 1 and not any(
+            self._now - p[2] <= LATE_SIGHTING_S for p in self._placed_unseen)
+
     def _paired_or_asked(self, item: TableInput) -> bool:
         """Pair what can be paired before ``item`` acts (the game moves on); True when that
         opened a question: ``item`` then waits, first in line, for the answer."""
         self._pair(force=True)
         if self._question is None:
             return False
-        self._deferred.appendleft(_Waiting(item, None))
+        self._deferred.appendleft(_Waiting(item, self._acting_drawn))
         return True
 
     def _on_felt_stacks(self, item: FeltStacks) -> None:
@@ -964,13 +1045,14 @@ class TableLoop:
         """``item`` says hands before a place stood, but shoe cards drawn before the camera saw
         it wait for their landing, and may be those hands' cards: each is placed first as
         unseen. True when that opened a question: ``item`` then waits, first in line."""
-        while self._pending_shoe and self._question is None:
+        while self._pending_shoe and self._question is None and \
+                self._placeable(self._pending_shoe[0]):
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
         if self._question is None:
             return False
-        self._deferred.appendleft(_Waiting(item, None))
+        self._deferred.appendleft(_Waiting(item, self._acting_drawn))
         return True
 
     def _on_hole_card(self, item: HoleCardShown) -> None:
@@ -1113,11 +1195,11 @@ class TableLoop:
         this one, and the camera's sighting of it at the dealer's is let pass until this round's
         first card; a sighting there that came first waits, marked, for its shoe card."""
         self._stray_cards.clear()
-        for pending in self._pending_shoe:
+        while self._pending_shoe and self._placeable(self._pending_shoe[0]):
+            pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)  # refused, with its alarm: no round is open
                 self._stray_cards[pending.shoe.card] += 1
-        self._pending_shoe.clear()
         self._pending_felt = deque(
             replace(p, stray=True) for p in self._pending_felt
             if p.felt is not None and p.felt.spot.is_dealer)
@@ -1125,7 +1207,8 @@ class TableLoop:
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now
         (the first the dealer is asked about stops the rest, which wait for the answer)."""
-        while self._pending_shoe and self._question is None:
+        while self._pending_shoe and self._question is None and \
+                self._placeable(self._pending_shoe[0]):
             pending = self._pending_shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
@@ -1606,11 +1689,13 @@ class TableLoop:
 
     def _sighting_answers(self, item: TableInput) -> bool:
         """A late sighting of the card asked about, while its question is open: where it
-        leaves one choice, it answers the question; either way it is that card's sighting."""
+        leaves one choice, it answers the question; either way it is that card's sighting.
+        Not where another card of its code may be the one seen (it waits behind the question)."""
         question = self._question
         assert question is not None
         if not isinstance(item, FeltCard) or item.card is None or not self._camera_trusted() \
-                or question.held.card != item.card or question.held.landing is not None:
+                or question.held.card != item.card or question.held.landing is not None \
+                or self._unsighted(item.card) > 1:
             return False
         left = remaining_readings(question.choices,
                                   Evidence(_target_of(item.spot), item.sideways))

@@ -390,3 +390,101 @@ def test_touches_before_a_card_is_placed_wait_for_it():
     assert table.hands()[0] == ["9H", "4D", "2S"]
     view = table.loop.engine_view
     assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+
+
+def test_a_card_drawn_after_a_touch_waits_for_the_touch_to_act():
+    """Seat 2 surrenders (a touch) while a deal card drawn before the touch waits for its
+    landing; seat 3's hit, drawn after the touch and seen at once, waits for the surrender
+    (it used to stand seat 2 first, and the surrender was refused)."""
+    table = Table()
+    for seat in (1, 2, 3):
+        table.send(PlaceBet(seat, Decimal("10")))
+    for code, seat in (("9H", 1), ("9C", 2), ("5C", 3), ("9S", None), ("KH", 1), ("7C", 2)):
+        table.card(code, seat)
+    table.send(ShoeCard(C("4D")))  # seat 3's second card: its landing not reported yet
+    table.send(ShoeCard(C("7D")), FeltCard(None, DEALER_SPOT))  # the hole card
+    table.send(Decide(2, Action.SURRENDER))  # seat 1 stood on 19; seat 2 gives up 16
+    table.card("6S", 3)  # seat 3 hits 9
+    table.wait(WAIT + 0.1)
+    assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["5C", "4D", "6S"]]
+    view = table.loop.engine_view
+    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert AlarmKind.ILLEGAL_ACTION not in [a.kind for a in table.loop.alarms]
+
+
+def test_a_split_seen_after_a_touch_waits_for_the_touch_to_act():
+    """Seat 2 surrenders while a deal card drawn before the touch waits for its landing; the
+    camera then sees seat 3 split: the split waits for the surrender (it used to stand seat 2
+    first)."""
+    table = Table()
+    for seat in (1, 2, 3):
+        table.send(PlaceBet(seat, Decimal("10")))
+    for code, seat in (("9H", 1), ("9C", 2), ("8C", 3), ("9S", None), ("KH", 1), ("7C", 2)):
+        table.card(code, seat)
+    table.send(ShoeCard(C("8D")))  # seat 3's second card: its landing not reported yet
+    table.send(ShoeCard(C("7D")), FeltCard(None, DEALER_SPOT))
+    table.send(Decide(2, Action.SURRENDER), FeltStacks(3, 2, from_stack=0))
+    table.wait(WAIT + 0.1)
+    view = table.loop.engine_view
+    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["8C"], ["8D"]]
+
+
+def test_a_late_sighting_is_not_taken_for_the_landing_of_a_later_card_of_its_code():
+    """Two 4S in a row: the first, unseen, was asked about; its late sighting comes after the
+    second is drawn and may be either's. It used to be taken for the second's landing (a
+    redouble at seat 2, where the second 4S went to seat 3)."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "5C")}, up="9S", hole="7C")
+    table.unseen("4S")
+    table.answer("DOUBLE seat 2")
+    table.send(ShoeCard(C("4S")))
+    table.send(FeltCard(C("4S"), Spot(2), sideways=True))  # the first 4S's, late
+    table.send(FeltCard(C("4S"), Spot(3)))  # the second's
+    table.wait(WAIT + 0.1)
+    assert "STAND seat 2, HIT seat 3" in table.choices()  # neither sighting is surely its
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["5H", "6D", "4S"], ["9C", "5C", "4S"]]
+
+
+def test_a_sighting_that_may_be_another_cards_does_not_answer_a_question():
+    """Two 4S drawn; the first is asked about, unseen; a sighting of 4S at seat 3 may be the
+    second's landing. It used to answer the question, placing the first 4S at seat 3."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "5C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("4S")), ShoeCard(C("4S")))
+    table.wait(WAIT + 0.1)
+    table.send(FeltCard(C("4S"), Spot(3)))  # the second 4S's landing: the first's never seen
+    assert table.loop.question is not None and table.loop.question.held.card == C("4S")
+    table.answer("HIT seat 2")
+    table.wait(WAIT + 0.1)
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["5H", "6D", "4S"], ["9C", "5C", "4S"]]
+
+
+def test_an_unreadable_landing_that_may_be_a_later_cards_places_neither():
+    """Seat 2 hits 2S, unseen; seat 3 hits 3D, seen landing but unreadable. The unreadable
+    landing may be either card's: it used to be taken for 2S's (seat 2 stood, 2S at seat 3)."""
+    table = Table()
+    table.deal({2: ("9H", "5D"), 3: ("9C", "5C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, Spot(3)))
+    assert table.loop.question is not None and table.loop.question.held.card == C("2S")
+    table.answer("HIT seat 2")
+    table.wait(WAIT + 0.1)
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["9H", "5D", "2S"], ["9C", "5C", "3D"]]
+
+
+def test_a_question_at_a_full_table_is_recorded_with_its_answer():
+    """Seven pairs, and a card nobody saw: 22 plays could have taken it. The question's text
+    naming them all used to be too long for the round log, and the answer raised."""
+    table = Table()
+    table.deal({seat: (f"{seat + 1}H", f"{seat + 1}D") for seat in range(1, 8)},
+               up="5S", hole="7C")
+    table.unseen("QS")
+    assert len(table.choices()) == 22
+    table.answer("STAND seat 1, STAND seat 2, SPLIT seat 3 hand 1, to seat 3 hand 1")
+    question = next(json.loads(line) for line in table.loop.round_lines()
+                    if '"question"' in line)
+    assert question["answer"] in question["choices"] and len(question["text"]) <= 1000
+    assert table.hands()[2:4] == [["4H", "QS"], ["4D"]]
