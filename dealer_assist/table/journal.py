@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from dealer_assist.rules import Card, Settlement
+from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
-from dealer_assist.table.loop import Alarm, Recorder, TableLoop
+from dealer_assist.table.loop import Recorder, TableLoop
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     CameraLink,

@@ -58,7 +58,6 @@ from dealer_assist.rules import (
     RuleSet,
     Settlement,
     format_money,
-    spanish_shoe,
 )
 from dealer_assist.rules.readings import (
     Evidence,
@@ -67,6 +66,8 @@ from dealer_assist.rules.readings import (
     remaining_readings,
     settled_reading,
 )
+from dealer_assist.table.alarms import Alarm, AlarmBook, AlarmKind
+from dealer_assist.table.pack import PackCount
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -108,68 +109,9 @@ class Mode(enum.Enum):
     NO_READER = "no card reader"
 
 
-class AlarmKind(enum.Enum):
-    """Why the dealer's screen shows an alarm; each is recorded with the round it happened in."""
-
-    SWITCHED_CARD = "shoe and camera disagree"  #: the card on the felt is not the one drawn
-    NOT_FROM_SHOE = "card never left the shoe"  #: a card on the felt the shoe never reported
-    PIP_TEN = "pip ten"  #: a ten in a Spanish game: a foreign card
-    BEYOND_COMPOSITION = "card beyond the shoe's composition"  #: more copies than the decks hold
-    ILLEGAL_ACTION = "illegal action"  #: a decision or card the rules refuse
-    MISPLACED = "card in the wrong place"  #: landed where the engine did not expect it
-    CAMERA_MISSED = "camera missed a card"  #: a shoe card the camera never saw land
-    UNREADABLE = "unreadable card"  #: neither reader could identify a card
-    CAMERA_MOVED = "camera moved"  #: calibration drift
-    CAMERA_SOFT = "camera out of focus"  #: its view too soft to read cards well
-    SHOE_LINK_DOWN = "shoe link down"
-    CAMERA_LOST = "camera feed lost"
-    SHOE_PROBLEM = "shoe reports a problem"  #: jam, unreadable card, lost frames
-    BET_REFUSED = "bet refused"
-    ROUND_VOIDED = "round voided"  #: the floor voided the round: nothing settled
-    RECORDING_FAILED = "recording failed"  #: the surveillance store could not be written
-    KEYED_CARD = "card keyed by the dealer"  #: no reader saw it: surveillance should look
-    CORRECTED_CARD = "card corrected by the dealer"  #: a misread put right: surveillance looks
-    DEALER_ASKED = "dealer asked"  #: the evidence left a card's play open: the dealer answered
-    CAMERA_BEHIND = "camera behind"  #: its sightings arrive too late to place cards by
-    ROUND_RESUMED = "round resumed after a restart"  #: the dealer checks the felt, then confirms
-
-
-#: Alarms a table keeps in memory: every active one, and done ones (acknowledged or resolved),
-#: the oldest let go first, up to this many in all (the screen shows the last 20 in its
-#: history; the recorder has them all).
-ALARMS_KEPT = 200
 #: Errors a table keeps in memory, the latest: the runner's (inputs the loop raised on: a bug,
 #: shown on the screen) and the surveillance store's failed writes (each run of them an alarm).
 ERRORS_KEPT = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Alarm:
-    """One alarm: shown in the band until acknowledged or resolved, recorded either way."""
-
-    id: int
-    kind: AlarmKind
-    text: str
-    round_id: str | None
-    at: float
-    acknowledged: bool = False
-    resolved: bool = False
-
-    @property
-    def active(self) -> bool:
-        return not (self.acknowledged or self.resolved)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind.name.lower(),
-            "title": self.kind.value,
-            "text": self.text,
-            "round": self.round_id,
-            "at": round(self.at, 3),
-            "acknowledged": self.acknowledged,
-            "resolved": self.resolved,
-        }
 
 
 class Recorder(Protocol):
@@ -254,9 +196,6 @@ _AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
 #: Inputs that act on the round in the order they came: while one waits, those after it wait
 #: behind it, and no shoe card drawn after it is placed before it acts.
 _IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
-#: Alarms where the readers disagree about a card of the round: no PAY/TAKE is shown while one
-#: is unacknowledged.
-_DISAGREEMENTS = frozenset({AlarmKind.SWITCHED_CARD, AlarmKind.NOT_FROM_SHOE, AlarmKind.MISPLACED})
 #: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
 LATE_SIGHTING_S = 10.0
 #: Inputs held back at most (a question left unanswered while the table goes on dealing).
@@ -465,8 +404,8 @@ class TableLoop:
         self.camera_moved = False
         #: this table's alarms: every one still active, and the latest done ones up to
         #: ALARMS_KEPT in all (each is recorded as it is raised; a table runs for weeks)
-        self.alarms: list[Alarm] = []
-        self._alarms_raised = 0
+        self._alarms = AlarmBook(
+            lambda alarm: self._record(lambda: self.recorder.write_alarm(alarm)))
         self.rounds_played = 0
         self.cards_committed = 0
         self.updates = 0  # bumped on every change the screen should show
@@ -476,8 +415,7 @@ class TableLoop:
         self._round_number = round_number  # the last round's: ids continue from it
         #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
         self.resumed: str | None = None
-        self._shoe_out: Counter[Card] = Counter()
-        self._shoe_full = spanish_shoe(self.rules.decks)
+        self._pack = PackCount(self.rules.decks)
         self._pending_shoe: deque[_Pending] = deque()
         self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
@@ -521,8 +459,13 @@ class TableLoop:
         """The round in play (or the last one) as its round log's lines so far."""
         return list(self._lines)
 
+    @property
+    def alarms(self) -> list[Alarm]:
+        """This table's alarms: every active one, and the latest done ones."""
+        return self._alarms.alarms
+
     def active_alarms(self) -> list[Alarm]:
-        return [a for a in self.alarms if a.active]
+        return self._alarms.active()
 
     @property
     def round_number(self) -> int:
@@ -532,7 +475,7 @@ class TableLoop:
     @property
     def cards_out(self) -> Counter[Card]:
         """The cards counted out of the shoe since it was shuffled (a copy)."""
-        return Counter(self._shoe_out)
+        return self._pack.out()
 
     @property
     def at_rest(self) -> bool:
@@ -702,7 +645,7 @@ class TableLoop:
         if self._awaiting_shoe:
             # The shoe is resending cards the camera already recorded while the link was down.
             seen = self._awaiting_shoe.popleft()
-            self._count_out(card)
+            self._pack.take(card)
             if seen is not None and seen != card:
                 self._alarm(
                     AlarmKind.SWITCHED_CARD,
@@ -721,30 +664,27 @@ class TableLoop:
 
     def _accept_from_shoe(self, card: Card) -> bool:
         """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
-        if card.is_pip_ten:
+        breach = self._pack.take(card)
+        if breach is not None and breach.pip_ten:
             self._alarm(
                 AlarmKind.PIP_TEN,
                 f"{card.code} left the shoe: there are no tens in a Spanish shoe; "
                 "not recorded; call the floor",
             )
             return False
-        self._count_out(card)
-        if self._shoe_out[card] > self._shoe_full[card]:
+        if breach is not None:
             self._alarm(
                 AlarmKind.BEYOND_COMPOSITION,
-                f"{card.code} is copy {self._shoe_out[card]} out of this shoe, but "
-                f"{self.rules.decks} decks hold {self._shoe_full[card]}: a foreign card or a "
+                f"{card.code} is copy {breach.copy} out of this shoe, but "
+                f"{self.rules.decks} decks hold {breach.held}: a foreign card or a "
                 "misread; not recorded; call the floor",
             )
             return False
         return True
 
-    def _count_out(self, card: Card) -> None:
-        self._shoe_out[card] += 1
-
     def _on_shoe_burn(self, item: ShoeBurn) -> None:
         if item.card is not None and not item.card.is_pip_ten:
-            self._count_out(item.card)
+            self._pack.take(item.card)
 
     def _on_shoe_link(self, item: ShoeLink) -> None:
         was = self.shoe_up
@@ -770,7 +710,7 @@ class TableLoop:
         self._alarm(AlarmKind.SHOE_PROBLEM, item.text)
 
     def _on_new_shoe(self, item: NewShoe) -> None:
-        self._shoe_out.clear()
+        self._pack.clear()
         self._awaiting_shoe.clear()
         if item.decks and item.decks != self.rules.decks:
             self._alarm(
@@ -889,12 +829,12 @@ class TableLoop:
             return False
         if self.has_shoe:
             return True  # counted when the shoe resends it
-        self._count_out(card)
-        if self._shoe_out[card] > self._shoe_full[card]:
+        breach = self._pack.take(card)
+        if breach is not None:
             self._alarm(
                 AlarmKind.BEYOND_COMPOSITION,
-                f"{card.code} is copy {self._shoe_out[card]} since the shuffle, but "
-                f"{self.rules.decks} decks hold {self._shoe_full[card]}; not recorded",
+                f"{card.code} is copy {breach.copy} since the shuffle, but "
+                f"{self.rules.decks} decks hold {breach.held}; not recorded",
             )
             return False
         return True
@@ -1276,7 +1216,7 @@ class TableLoop:
         to_dealer = spot is not None and spot.is_dealer
         if not to_dealer and self._hole_card_due():  # with no reader at all, too
             self._record_hidden_hole()
-        counted_before = self._shoe_out.copy()  # _accept_unshod counts it out of the pack
+        counted_before = self._pack.out()  # _accept_unshod counts it out of the pack
         if not self._accept_unshod(item.card, "the dealer keyed"):
             return
         assert self._fold is not None
@@ -1296,7 +1236,7 @@ class TableLoop:
                 # the dealer is asked which play it was: recorded with the answer
                 went = _target_of(spot) or self._question.choices[0].target
         if went is None:  # refused (an alarm says why): not out of the pack after all
-            self._shoe_out = counted_before
+            self._pack.restore(counted_before)
             return
         if self.has_shoe and not revealed:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
@@ -1357,10 +1297,10 @@ class TableLoop:
         if old == item.card:
             self._alarm(AlarmKind.ILLEGAL_ACTION, f"the card at {at} is already {code}")
             return
-        counted_before = self._shoe_out.copy()
-        self._shoe_out[old] -= 1  # out of the pack: the corrected card, not the misread one
+        counted_before = self._pack.out()
+        self._pack.put_back(old)  # out of the pack: the corrected card, not the misread one
         if not self._accept_unshod(item.card, "the dealer corrected a card to"):
-            self._shoe_out = counted_before
+            self._pack.restore(counted_before)
             return
         first = event.corrected or old
         lines = list(self._lines)
@@ -1369,7 +1309,7 @@ class TableLoop:
         try:
             fold, lines, undue = _replay(self._fold.start, lines)
         except _ReplayError as error:
-            self._shoe_out = counted_before
+            self._pack.restore(counted_before)
             self._alarm(AlarmKind.ILLEGAL_ACTION, (
                 f"{old.code} at {at} cannot be corrected to {code}: the round as played after it"
                 f" does not hold with {code} (at line {error.line} of the round log: "
@@ -1483,9 +1423,7 @@ class TableLoop:
             self._resolve(AlarmKind.ROUND_RESUMED)
 
     def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
-        self.alarms = [
-            replace(a, acknowledged=True) if a.id == item.alarm_id else a for a in self.alarms
-        ]
+        self._alarms.acknowledge(item.alarm_id)
 
     # ------------------------------------------------------------------ rounds
 
@@ -1752,26 +1690,10 @@ class TableLoop:
     # ------------------------------------------------------------------ alarms
 
     def _alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm:
-        """Raise (and record) an alarm; ``resolved``: recorded for surveillance, done already."""
-        self._alarms_raised += 1
-        alarm = Alarm(self._alarms_raised, kind, text, self.round_id, self._now,
-                      resolved=resolved)
-        self.alarms.append(alarm)
-        excess = len(self.alarms) - ALARMS_KEPT
-        if excess > 0:  # let the oldest done alarms go (after a burst, as many as it takes)
-            kept = []
-            for old in self.alarms:
-                if excess > 0 and not old.active:
-                    excess -= 1
-                else:
-                    kept.append(old)
-            self.alarms = kept
-        self._record(lambda: self.recorder.write_alarm(alarm))
-        return alarm
+        return self._alarms.raise_alarm(kind, text, self.round_id, self._now, resolved)
 
     def _resolve(self, kind: AlarmKind) -> None:
-        self.alarms = [replace(a, resolved=True) if a.kind is kind and not a.resolved else a
-                       for a in self.alarms]
+        self._alarms.resolve(kind)
 
     # ------------------------------------------------------------------ screen
 
@@ -1842,12 +1764,8 @@ class TableLoop:
         }
 
     def _disagreements(self) -> list[Alarm]:
-        """This round's alarms where the readers disagree, not yet acknowledged: the screen shows
-        no PAY/TAKE until the dealer (with the floor) has seen each."""
-        if self._fold is None:
-            return []
-        return [a for a in self.alarms if a.active and a.round_id == self.round_id
-                and a.kind in _DISAGREEMENTS]
+        """This round's disagreement alarms not yet acknowledged: no PAY/TAKE until each is."""
+        return [] if self._fold is None else self._alarms.disagreements(self.round_id)
 
 
 def _screen_round(engine: RoundEngine, shoe_read: bool, peek_pending: bool,

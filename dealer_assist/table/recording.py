@@ -26,7 +26,8 @@ from typing import Any, Protocol
 
 from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
-from dealer_assist.table.loop import ERRORS_KEPT, Alarm
+from dealer_assist.table.alarms import Alarm
+from dealer_assist.table.loop import ERRORS_KEPT
 
 logger = logging.getLogger(__name__)
 

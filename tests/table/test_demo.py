@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.rules import Card
-from dealer_assist.table.loop import AlarmKind
+from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.sources import CameraLink, FeltCard, HoleCardShown, Sink, TableInput

@@ -12,8 +12,9 @@ from itertools import count
 import pytest
 
 from dealer_assist.rules import Card, RuleSet
+from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
-from dealer_assist.table.loop import AlarmKind, TableLoop
+from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (

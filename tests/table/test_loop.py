@@ -24,11 +24,9 @@ from hypothesis import strategies as st
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import RecordingStore
+from dealer_assist.table.alarms import ALARMS_KEPT, Alarm, AlarmKind
 from dealer_assist.table.loop import (
-    ALARMS_KEPT,
     ERRORS_KEPT,
-    Alarm,
-    AlarmKind,
     Mode,
     TableLoop,
     payout_words,
@@ -290,11 +288,11 @@ def test_pip_ten_and_beyond_composition_are_refused_with_alarms():
 def test_illegal_touch_raises_and_changes_nothing():
     table = Table(camera=False)
     deal(table, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
-    before = list(table.loop._lines)
+    before = list(table.loop.round_lines())
     table.send(Decide(2, Action.STAND))  # seat 1 is to act
     assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
     assert "out of turn" in table.loop.alarms[0].text
-    assert table.loop._lines == before
+    assert table.loop.round_lines() == before
     table.send(AcknowledgeAlarm(1))
     assert table.loop.active_alarms() == [] and len(table.loop.alarms) == 1
 
@@ -555,11 +553,11 @@ def test_an_earlier_card_at_a_place_is_corrected_by_its_index():
     assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["9C", "5C", "7C"]
     table.send(CorrectCard(C("5S"), DEALER, index=0))  # the up card: 5 + K + 5 = 20
     assert table.loop.engine_view["dealer"]["cards"] == ["5S", "KD", "5D"]
-    lines = list(table.loop._lines)
+    lines = list(table.loop.round_lines())
     table.send(CorrectCard(C("2C"), DEALER, index=3))
     assert "card 4 at the dealer, but the dealer holds 3 cards face up" in (
         table.loop.alarms[-1].text)
-    assert table.loop._lines == lines
+    assert table.loop.round_lines() == lines
     table.send(FinishRound())
     assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2 + [AlarmKind.ILLEGAL_ACTION]
     settled = table.settled_json()
@@ -623,11 +621,11 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
         table.send(FeltCard(C(code), Spot(seat)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
     table.send(FeltCard(C("3C"), Spot(1, 0)), FeltCard(C("5H"), Spot(1, 1)))  # 8D 3C | 8H 5H
-    lines = list(table.loop._lines)
+    lines = list(table.loop.round_lines())
     table.send(CorrectCard(C("4C"), CardTarget(1, 0), index=1, was=C("5H")))
     assert "correction of 5H at seat 1 hand 0, but that card there is now 3C" in (
         table.loop.alarms[-1].text)
-    assert table.loop._lines == lines
+    assert table.loop.round_lines() == lines
     table.send(CorrectCard(C("6H"), CardTarget(1), index=3, was=C("5H")))  # hand 1's 2nd card
     assert [h["cards"] for h in table.loop.engine_view["seats"][0]["hands"]] == [
         ["8D", "3C"], ["8H", "6H"]]
@@ -715,7 +713,7 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     hand_held.send(CorrectCard(C("7H"), CardTarget(1)))
     assert "no round is in play" in hand_held.loop.alarms[-1].text
     hand_held_round(hand_held)
-    lines = list(hand_held.loop._lines)
+    lines = list(hand_held.loop.round_lines())
     for correction, why in (
         (CorrectCard(C("7H"), CardTarget(3)), "seat 3 holds no card"),
         (CorrectCard(C("8H"), CardTarget(1)), "already 8H"),
@@ -727,11 +725,11 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     hand_held.send(FeltCard(C("7C"), Spot(2)))  # seat 2: 5 + 8 + 7 = 20
     hand_held.send(CorrectCard(C("AS"), CardTarget(1), index=0))  # A 8 9: 18, stood
     assert hand_held.kinds()[-1] is AlarmKind.CORRECTED_CARD
-    lines = list(hand_held.loop._lines)
+    lines = list(hand_held.loop.round_lines())
     # 8H read as KH too would make seat 1 a blackjack, which is never hit: the round as played
     # after it does not hold, so the dealer must call the floor.
     hand_held.send(CorrectCard(C("KH"), CardTarget(1), index=1))
-    assert hand_held.loop._lines == lines
+    assert hand_held.loop.round_lines() == lines
     assert hand_held.kinds()[-1] is AlarmKind.ILLEGAL_ACTION
     assert "void the round" in hand_held.loop.alarms[-1].text
     assert hand_held.kinds().count(AlarmKind.CORRECTED_CARD) == 1
@@ -790,7 +788,7 @@ def test_a_misread_blackjack_is_corrected_after_the_next_seat_acted():
     table.send(CorrectCard(C("AH"), CardTarget(1, 0)))
     assert table.kinds()[-1] is AlarmKind.CORRECTED_CARD, table.loop.alarms[-1].text
     assert not any('"action": "stand", "seat": 1' in line or '"seat": 1, "action": "stand"'
-                   in line for line in table.loop._lines)
+                   in line for line in table.loop.round_lines())
     table.send(HoleCardShown(C("KD")), FeltCard(C("3D"), DEALER_SPOT), FinishRound())
     settled = table.settled_json()
     assert [s["net"] for s in settled["seats"]] == ["15.00", "10.00"]  # 3:2; 20 against 19
@@ -801,7 +799,7 @@ def test_a_card_corrected_back_to_what_was_first_recorded_carries_no_correction(
     table = Table(shoe=False)
     hand_held_round(table)
     table.send(CorrectCard(C("7H"), CardTarget(1)), CorrectCard(C("8H"), CardTarget(1)))
-    assert not any("corrected" in line for line in table.loop._lines)
+    assert not any("corrected" in line for line in table.loop.round_lines())
     assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2
 
 
@@ -828,12 +826,12 @@ def test_a_correction_counts_the_corrected_card_out_of_the_pack_not_the_misread_
     table.send(Decide(2, Action.SPLIT))  # 7H 7H split: 7H 7H QC (bust), 7H 7H 7H
     table.send(FeltCard(C("7H"), Spot(2, 0)), FeltCard(C("QC"), Spot(2, 0)))
     table.send(FeltCard(C("7H"), Spot(2, 1)), FeltCard(C("7H"), Spot(2, 1)))
-    assert table.loop._shoe_out[C("7H")] == 5 and table.kinds() == []
+    assert table.loop.cards_out[C("7H")] == 5 and table.kinds() == []
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # the 8H was a 7H: the sixth
-    assert table.kinds() == [AlarmKind.CORRECTED_CARD] and table.loop._shoe_out[C("8H")] == 0
+    assert table.kinds() == [AlarmKind.CORRECTED_CARD] and table.loop.cards_out[C("8H")] == 0
     table.send(CorrectCard(C("7H"), DEALER))  # the dealer's 6S a 7H: a seventh
     assert table.kinds()[-1] is AlarmKind.BEYOND_COMPOSITION
-    assert table.loop._shoe_out[C("7H")] == 6 and table.loop._shoe_out[C("6S")] == 1
+    assert table.loop.cards_out[C("7H")] == 6 and table.loop.cards_out[C("6S")] == 1
 
 
 def test_a_keyed_card_never_read_does_not_swallow_a_card_of_its_code_at_another_seat():

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules import Action, Card, RuleSet
-from dealer_assist.table.loop import AlarmKind, TableLoop
+from dealer_assist.table.alarms import AlarmKind
+from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.screen import parse_touch
 from dealer_assist.table.simulation.demo import true_choice

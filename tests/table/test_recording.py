@@ -13,7 +13,8 @@ import pytest
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import RuleSet
-from dealer_assist.table.loop import Alarm, AlarmKind, TableLoop
+from dealer_assist.table.alarms import Alarm, AlarmKind
+from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
     FileRecorder,
     RecordingError,

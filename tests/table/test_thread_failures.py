@@ -15,9 +15,10 @@ import pytest
 
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from dealer_assist.table import shoe_source
+from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.camera_source import CameraSource, CameraStages
 from dealer_assist.table.felt import FeltTracker
-from dealer_assist.table.loop import AlarmKind, TableLoop
+from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.shoe_source import SerialShoeSource
