@@ -67,6 +67,7 @@ from dealer_assist.rules.readings import (
     settled_reading,
 )
 from dealer_assist.table.alarms import Alarm, AlarmBook, AlarmKind
+from dealer_assist.table.corrections import ReplayError, face_up_lines, replay_corrected
 from dealer_assist.table.pack import PackCount
 from dealer_assist.table.sources import (
     DEALER_SPOT,
@@ -97,6 +98,7 @@ from dealer_assist.table.sources import (
     Spot,
     TableInput,
     VoidRound,
+    play_order,
 )
 
 
@@ -202,19 +204,8 @@ LATE_SIGHTING_S = 10.0
 DEFERRED_KEPT = 1000
 
 
-def _target_of(spot: Spot | None) -> CardTarget | None:
-    if spot is None:
-        return None
-    return DEALER if spot.is_dealer else CardTarget(spot.seat, spot.stack)
-
-
-def _order_key(spot: Spot | tuple[int, int] | None) -> tuple[float, int]:
-    """Play order: seat by seat, hand by hand, then the dealer."""
-    if spot is None:
-        return (float("inf"), 0)
-    if isinstance(spot, Spot):
-        return (float("inf"), 0) if spot.seat is None else (spot.seat, spot.stack)
-    return (spot[0], spot[1])
+def _place_target(spot: Spot | None) -> CardTarget | None:
+    return None if spot is None else spot.target
 
 
 def payout_words(amount_text: str) -> tuple[str, str]:
@@ -230,103 +221,6 @@ def payout_words(amount_text: str) -> tuple[str, str]:
     return "PAY", shown
 
 
-class _ReplayError(Exception):
-    def __init__(self, line: int, reason: str):
-        super().__init__(reason)
-        self.line, self.reason = line, reason
-
-
-def _replay(start: RoundStart, lines: list[str]) -> tuple[RoundFold, list[str], list[Card]]:
-    """Fold a round's lines afresh, after a card in them was corrected, as the live table would
-    have recorded the round with that card. A stand the loop wrote for a hand that no longer
-    decides (a blackjack, a 21, a bust, the dealer's blackjack) is moot and dropped; where play
-    moved past a hand that now still decides (a bust corrected to 20), that hand stood, as the
-    loop writes when play moves on; a dealer's draw no result depends on any more is dropped and
-    returned, for the alarm to name. Any other refusal raises :class:`_ReplayError` (line
-    numbers 1-based)."""
-    fold = RoundFold(start)
-    kept = lines[:1]
-    undue: list[Card] = []
-    events = [parse_event(json.loads(line)) for line in lines[1:]]
-    for number, (line, event) in enumerate(zip(lines[1:], events, strict=True), start=2):
-        following = events[number - 1] if number - 1 < len(events) else None
-        try:
-            fold.apply(event)
-            if isinstance(event, Reveal):  # turning the hole card ends the players' turn
-                kept.append(line)
-                kept.extend(dumps_event(stand) for stand in _stands_before(fold, event, None))
-                continue
-        except (RoundError, EventError) as error:
-            if _moot_stand(fold, event):
-                continue
-            if _undue_dealer_card(fold, event):
-                assert isinstance(event, CardDealt) and event.card is not None
-                undue.append(event.card)
-                continue
-            stands = _stands_before(fold, event, following)
-            if not stands:
-                raise _ReplayError(number, str(error)) from None
-            try:
-                fold.apply(event)
-            except (RoundError, EventError) as still:
-                raise _ReplayError(number, str(still)) from None
-            kept.extend(dumps_event(stand) for stand in stands)
-        kept.append(line)
-    return fold, kept, undue
-
-
-def _moot_stand(fold: RoundFold, event: Event) -> bool:
-    if not isinstance(event, PlayerAction) or event.action is not Action.STAND:
-        return False
-    if fold.engine.dealer_blackjack:
-        return True  # the peek ended the round: nobody is taken to have stood
-    seats = [s for s in fold.engine.view()["seats"] if s["seat"] == event.seat]
-    hands = seats[0]["hands"] if seats else []
-    hand = event.hand if event.hand is not None else 0
-    return hand < len(hands) and hands[hand]["status"] != "open" and \
-        fold.engine.acting() != (event.seat, hand)
-
-
-def _undue_dealer_card(fold: RoundFold, event: Event) -> bool:
-    """A card drawn to the dealer's hand that, with the corrected card, no hand's result depends
-    on (rules §3.7)."""
-    engine = fold.engine
-    return (isinstance(event, CardDealt) and event.card is not None
-            and (event.to is None or event.to.is_dealer) and engine.deal_complete
-            and engine.hole_card_known and engine.acting() is None
-            and engine.next_card_target() is None)
-
-
-def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> list[PlayerAction]:
-    """The stands the live loop writes when play moves past hands still deciding: applied to
-    ``fold`` for every hand in play before the place ``event`` acts on or lands at (the dealer's
-    for a reveal or a dealer's card), and returned; none where ``event`` names no place. A hit
-    or a double is a place only where its card (``following``) was seen landing there, or was
-    keyed by the dealer for it: one the camera saw elsewhere (misplaced) may have been the
-    earlier hand's, so no stand is taken from it."""
-    if isinstance(event, Reveal) or (isinstance(event, CardDealt) and event.to is not None
-                                     and event.to.is_dealer):
-        landing: Spot | None = None
-    elif isinstance(event, CardDealt) and event.to is not None:
-        landing = Spot(event.to.seat, event.to.hand or 0)
-    elif isinstance(event, PlayerAction):
-        landing = Spot(event.seat, event.hand or 0)
-        if event.action in (Action.HIT, Action.DOUBLE) and not (
-                isinstance(following, CardDealt)
-                and (following.to.seat == event.seat if following.to is not None
-                     else following.keyed)):
-            return []
-    else:
-        return []
-    engine, stands = fold.engine, []
-    while (acting := engine.acting()) is not None and \
-            _order_key(acting) < _order_key(landing) and engine.next_card_target() is None:
-        stand = PlayerAction(acting[0], Action.STAND, hand=acting[1])
-        fold.apply(stand)
-        stands.append(stand)
-    return stands
-
-
 def _question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[str, ...]) -> str:
     """"JH at seat 2: HIT or DOUBLE?" where every choice puts the card in one place, else
     "Where did JH go?" (the choices' buttons name the plays)."""
@@ -337,21 +231,6 @@ def _question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[s
         verbs = " or ".join(r.asked_by.name for r in choices if r.asked_by is not None)
         return f"{shown} at {labels[0].split(' ', 1)[1]}: {verbs}?"
     return f"Where did {shown} go?"
-
-
-def _split_moves(lying: list[tuple[int, CardTarget]], seat: int,
-                 hand: int) -> list[tuple[int, CardTarget]]:
-    """Where the cards lie once ``seat``'s ``hand`` is split: its second card starts the next
-    hand, and the seat's later hands move up one."""
-    pair = [i for i, where in lying if where == CardTarget(seat, hand)]
-    moved = []
-    for i, where in lying:
-        if where.seat == seat and where.hand is not None and where.hand > hand:
-            where = CardTarget(seat, where.hand + 1)
-        elif pair[1:] and i == pair[1]:
-            where = CardTarget(seat, hand + 1)
-        moved.append((i, where))
-    return moved
 
 
 class TableLoop:
@@ -757,7 +636,7 @@ class TableLoop:
         unsure = any(self._pending_shoe[i].unsure for i in waiting)
         if not placed:
             return unsure  # a sighting of a card that may be another's is taken for neither
-        seen = _target_of(item.spot)
+        seen = _place_target(item.spot)
         fits = [i for i in placed if seen is not None and seen.matches(self._placed_unseen[i][1])]
         if waiting:
             for i in waiting:
@@ -1234,7 +1113,7 @@ class TableLoop:
             went = self._commit(item.card, spot, False, keyed=True)
             if went is None and self._question is not asked_before and self._question:
                 # the dealer is asked which play it was: recorded with the answer
-                went = _target_of(spot) or self._question.choices[0].target
+                went = _place_target(spot) or self._question.choices[0].target
         if went is None:  # refused (an alarm says why): not out of the pack after all
             self._pack.restore(counted_before)
             return
@@ -1275,7 +1154,8 @@ class TableLoop:
             self._alarm(AlarmKind.ILLEGAL_ACTION,
                         f"{code} entered as a correction but no round is in play; not recorded")
             return
-        lying = self._face_up_lines(item.at, by_hand=item.index is not None)
+        lying = face_up_lines(self._fold.start, self._lines, item.at,
+                              by_hand=item.index is not None)
         if not lying or (item.index is not None and item.index >= len(lying)):
             held = f"{len(lying)} card{'s' if len(lying) != 1 else ''} face up" if lying else \
                 "no card"
@@ -1307,8 +1187,8 @@ class TableLoop:
         lines[index] = dumps_event(replace(
             event, card=item.card, corrected=None if first == item.card else first))
         try:
-            fold, lines, undue = _replay(self._fold.start, lines)
-        except _ReplayError as error:
+            fold, lines, undue = replay_corrected(self._fold.start, lines)
+        except ReplayError as error:
             self._pack.restore(counted_before)
             self._alarm(AlarmKind.ILLEGAL_ACTION, (
                 f"{old.code} at {at} cannot be corrected to {code}: the round as played after it"
@@ -1331,27 +1211,6 @@ class TableLoop:
             "result depends on the dealer): not recorded")
         self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
                     f": recorded as corrected{dropped}")
-
-    def _face_up_lines(self, at: CardTarget, by_hand: bool = False) -> list[int]:
-        """The line indices of the cards recorded face up at ``at`` (the dealer, or a seat's
-        hand: where each card lies now, a split having moved a pair's second card to the new
-        hand), in the order they came; ``by_hand``: a whole seat's hand by hand, as the screen
-        shows them."""
-        assert self._fold is not None
-        fold = RoundFold(self._fold.start)
-        lying: list[tuple[int, CardTarget]] = []  # (line, where the card lies) face up
-        for index, line in enumerate(self._lines[1:], start=1):
-            event = parse_event(json.loads(line))
-            target = fold.apply(event)
-            split = fold.engine.acting()  # after a split, the split hand, owed its second card
-            if isinstance(event, Reveal):
-                lying.append((index, DEALER))
-            elif isinstance(event, CardDealt) and event.card is not None and target is not None:
-                lying.append((index, target))
-            elif isinstance(event, PlayerAction) and event.action is Action.SPLIT and split:
-                lying = _split_moves(lying, *split)
-        matching = [(where.hand or 0, i) for i, where in lying if at.matches(where)]
-        return [i for _, i in (sorted(matching) if by_hand else matching)]
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:
@@ -1467,7 +1326,7 @@ class TableLoop:
         engine = self._fold.engine
         while True:
             acting = engine.acting()
-            if acting is None or _order_key(acting) >= _order_key(landing):
+            if acting is None or play_order(acting) >= play_order(landing):
                 return True
             if engine.next_card_target() is not None:
                 self._alarm(
@@ -1516,7 +1375,7 @@ class TableLoop:
         they leave one way to pay; else ask the dealer (False: asked, or refused)."""
         assert self._fold is not None
         readings = card_readings(self._fold.engine)
-        left = remaining_readings(readings, Evidence(_target_of(held.landing), held.sideways))
+        left = remaining_readings(readings, Evidence(_place_target(held.landing), held.sideways))
         reading = settled_reading(left)
         if reading is not None:
             return self._take(reading)
@@ -1636,7 +1495,7 @@ class TableLoop:
                 or self._unsighted(item.card) > 1:
             return False
         left = remaining_readings(question.choices,
-                                  Evidence(_target_of(item.spot), item.sideways))
+                                  Evidence(_place_target(item.spot), item.sideways))
         reading = settled_reading(left)
         if reading is not None:
             self._settle_question(question.choices.index(reading), "camera")

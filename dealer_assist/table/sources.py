@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from dealer_assist.roundlog import ShoeOrigin
-from dealer_assist.rules import Action, Card, CardTarget
+from dealer_assist.rules import DEALER, Action, Card, CardTarget
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,11 @@ class Spot:
     def is_dealer(self) -> bool:
         return self.seat is None
 
+    @property
+    def target(self) -> CardTarget:
+        """The engine's name for this place."""
+        return DEALER if self.seat is None else CardTarget(self.seat, self.stack)
+
     def __str__(self) -> str:
         if self.seat is None:
             return "the dealer"
@@ -39,6 +44,16 @@ class Spot:
 
 
 DEALER_SPOT = Spot()
+
+
+def play_order(place: Spot | tuple[int, int] | None) -> tuple[float, int]:
+    """Where ``place`` (a spot, a (seat, hand), None: the dealer) comes in play order: seat by
+    seat, hand by hand, then the dealer."""
+    if place is None:
+        return (float("inf"), 0)
+    if isinstance(place, Spot):
+        return (float("inf"), 0) if place.seat is None else (place.seat, place.stack)
+    return (place[0], place[1])
 
 
 # ---------------------------------------------------------------------------------------- shoe
