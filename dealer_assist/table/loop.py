@@ -53,7 +53,6 @@ from dealer_assist.rules import (
     Action,
     Card,
     CardTarget,
-    RoundEngine,
     RoundError,
     RuleSet,
     Settlement,
@@ -69,6 +68,8 @@ from dealer_assist.rules.readings import (
 from dealer_assist.table.alarms import Alarm, AlarmBook, AlarmKind
 from dealer_assist.table.corrections import ReplayError, face_up_lines, replay_corrected
 from dealer_assist.table.pack import PackCount
+from dealer_assist.table.questions import HeldCard, OpenQuestion, question_text, reading_label
+from dealer_assist.table.screen_view import device_state, round_view, settlement_view
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -142,44 +143,6 @@ class _Pending:
 
 
 @dataclass(frozen=True, slots=True)
-class HeldCard:
-    """A card the table cannot place until the dealer answers, as it would be recorded."""
-
-    card: Card | None
-    landing: Spot | None
-    sideways: bool
-    face_down: bool = False
-    origin: ShoeOrigin | None = None
-    keyed: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class OpenQuestion:
-    """The one question on the dealer's screen: which of ``choices`` (readings, labelled by
-    ``labels`` in the same order) put ``held`` where it went; ``why`` the evidence left it open.
-    """
-
-    id: int
-    round_id: str | None
-    held: HeldCard
-    choices: tuple[Reading, ...]
-    labels: tuple[str, ...]
-    text: str
-    why: str
-    asked_at: float
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "round": self.round_id,
-            "card": self.held.card.code if self.held.card else None,
-            "text": self.text,
-            "why": self.why,
-            "choices": [{"choice": i, "label": label} for i, label in enumerate(self.labels)],
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class _Waiting:
     """An input held back: behind a question, or (in its turn) behind the shoe cards out before
     it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open)."""
@@ -206,31 +169,6 @@ DEFERRED_KEPT = 1000
 
 def _place_target(spot: Spot | None) -> CardTarget | None:
     return None if spot is None else spot.target
-
-
-def payout_words(amount_text: str) -> tuple[str, str]:
-    """("PAY", "$15.00"), ("TAKE", "$10.00") or ("PUSH", "$0.00") for a signed money string."""
-    negative = amount_text.startswith("-")
-    digits = amount_text.lstrip("-")
-    whole, _, cents = digits.partition(".")
-    shown = f"${int(whole):,}.{cents or '00'}"
-    if negative:
-        return "TAKE", shown
-    if digits.strip("0.") == "":
-        return "PUSH", shown
-    return "PAY", shown
-
-
-def _question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[str, ...]) -> str:
-    """"JH at seat 2: HIT or DOUBLE?" where every choice puts the card in one place, else
-    "Where did JH go?" (the choices' buttons name the plays)."""
-    shown = held.card.code if held.card else "The card"
-    places = {r.target for r in choices}
-    if len(places) == 1 and all(r.asked_by is not None for r in choices) and \
-            all(len(r.decisions) == 1 for r in choices):
-        verbs = " or ".join(r.asked_by.name for r in choices if r.asked_by is not None)
-        return f"{shown} at {labels[0].split(' ', 1)[1]}: {verbs}?"
-    return f"Where did {shown} go?"
 
 
 class TableLoop:
@@ -1448,27 +1386,13 @@ class TableLoop:
             raise RuntimeError(f"asked about {held} while question {self._question.id} is open")
         self.questions_asked += 1
         self.round_questions += 1
-        labels = tuple(self._label(r) for r in choices)
-        self._question = OpenQuestion(self.questions_asked, self.round_id, held, choices,
-                                      labels, _question_text(held, choices, labels), why,
-                                      self._now)
-
-    def _label(self, reading: Reading) -> str:
-        """A reading in the dealer's words: "HIT seat 2", "STAND seat 2, DOUBLE seat 3"."""
         assert self._fold is not None
-        hands = {s["seat"]: len(s["hands"]) for s in self._fold.engine.view()["seats"]}
-
-        def place(seat: int, hand: int) -> str:
-            split = hands.get(seat, 1) > 1 or any(
-                d.seat == seat and d.action is Action.SPLIT for d in reading.decisions)
-            return f"seat {seat}" + (f" hand {hand + 1}" if split else "")
-
-        words = [f"{d.action.name} {place(d.seat, d.hand)}" for d in reading.decisions]
-        if reading.target.is_dealer:
-            words.append("to the DEALER")
-        elif reading.asked_by is None:
-            words.append(f"to {place(reading.target.seat or 0, reading.target.hand or 0)}")
-        return ", ".join(words)
+        engine = self._fold.engine
+        hands = {seat: len(engine.hands(seat)) for seat in engine.seats()}
+        labels = tuple(reading_label(r, hands) for r in choices)
+        self._question = OpenQuestion(self.questions_asked, self.round_id, held, choices,
+                                      labels, question_text(held, choices, labels), why,
+                                      self._now)
 
     def _on_answer(self, item: AnswerQuestion) -> None:
         question = self._question
@@ -1560,7 +1484,7 @@ class TableLoop:
         """Everything the dealer's screen shows, as JSON-able data."""
         fold = self._fold
         peek_pending = self._peek_pending()
-        engine_view = None if fold is None else _screen_round(
+        engine_view = None if fold is None else round_view(
             fold.engine, self.has_shoe, peek_pending, self._insurance_closed)
         phase = "idle"
         if fold is not None:
@@ -1597,8 +1521,8 @@ class TableLoop:
             "rules": self.rules.name,
             "mode": self.mode.value,
             "devices": {
-                "shoe": _device_state(self.has_shoe, self.shoe_up, False),
-                "camera": _device_state(self.has_camera, self.camera_up, self.camera_moved),
+                "shoe": device_state(self.has_shoe, self.shoe_up, False),
+                "camera": device_state(self.has_camera, self.camera_up, self.camera_moved),
             },
             "notes": self.notes,
             "phase": phase,
@@ -1625,76 +1549,6 @@ class TableLoop:
     def _disagreements(self) -> list[Alarm]:
         """This round's disagreement alarms not yet acknowledged: no PAY/TAKE until each is."""
         return [] if self._fold is None else self._alarms.disagreements(self.round_id)
-
-
-def _screen_round(engine: RoundEngine, shoe_read: bool, peek_pending: bool,
-                  insurance_closed: bool) -> dict[str, Any]:
-    """The round as the dealer's screen shows it. A hole card the shoe read (``shoe_read``)
-    stays face down there until the players' turn is over, as on the felt (a dealer who could
-    read it sooner could signal it), and out of the pack count; while insurance is open
-    (``peek_pending``) nothing shows what the peek will find, a dealer blackjack or that there
-    is none: no hand to act, no state past it. Insurance the dealer closed is shown closed."""
-    view = engine.view()
-    dealer = view["dealer"]["cards"]
-    hidden = shoe_read and len(dealer) >= 2 and dealer[1] is not None and (
-        peek_pending or engine.acting() is not None)  # none acts after a dealer blackjack
-    if hidden:
-        view["dealer"] = {"cards": [dealer[0], None, *dealer[2:]], "total": None}
-        counts = view["shoe_counts"]
-        counts[dealer[1]] -= 1
-        if not counts[dealer[1]]:
-            del counts[dealer[1]]
-    if insurance_closed:
-        view["insurance_open"] = False
-    if peek_pending:
-        view.update(acting=None, legal_actions=[], next_card=None, state=(
-            "insurance open (an ace up): INSURE each seat that asks, then Close insurance"))
-    return view
-
-
-def _device_state(fitted: bool, up: bool, moved: bool) -> str:
-    if not fitted:
-        return "not fitted"
-    if not up:
-        return "down"
-    return "moved" if moved else "up"
-
-
-def settlement_view(settlement: Settlement) -> dict[str, Any]:
-    """A settlement as the screen shows it: per seat, each payout line as PAY/TAKE with its reason,
-    and one total per seat."""
-    seats = []
-    for seat in settlement.seats:
-        lines = []
-        for line in seat.lines:
-            verb, shown = payout_words(format_money(line.amount))
-            lines.append(
-                {
-                    "hand": line.hand,
-                    "kind": line.kind,
-                    "reason": line.reason,
-                    "amount": format_money(line.amount),
-                    "verb": verb,
-                    "shown": shown,
-                }
-            )
-        verb, shown = payout_words(format_money(seat.net))
-        seats.append(
-            {
-                "seat": seat.seat,
-                "player": seat.player,
-                "lines": lines,
-                "net": format_money(seat.net),
-                "verb": verb,
-                "shown": shown,
-            }
-        )
-    return {
-        "round": settlement.round_id,
-        "dealer": settlement.dealer.to_json(),
-        "seats": seats,
-        "net": format_money(settlement.net),
-    }
 
 
 _HANDLERS: dict[type, Any] = {

@@ -25,12 +25,7 @@ from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.table.alarms import ALARMS_KEPT, Alarm, AlarmKind
-from dealer_assist.table.loop import (
-    ERRORS_KEPT,
-    Mode,
-    TableLoop,
-    payout_words,
-)
+from dealer_assist.table.loop import ERRORS_KEPT, Mode, TableLoop
 from dealer_assist.table.recording import (
     FileRecorder,
     MemoryRecorder,
@@ -38,6 +33,7 @@ from dealer_assist.table.recording import (
     TeeRecorder,
 )
 from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen_view import payout_words
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,

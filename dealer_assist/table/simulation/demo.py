@@ -26,7 +26,8 @@ from dealer_assist.roundlog.report import settlement_text
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet, Settlement
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
-from dealer_assist.table.loop import OpenQuestion, TableLoop
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
