@@ -16,7 +16,7 @@ from dealer_assist.roundlog import (
     dumps_event,
     parse_event,
 )
-from dealer_assist.rules import DEALER, Action, Card, CardTarget, RoundError
+from dealer_assist.rules import DEALER, Action, Card, CardTarget, HandStatus, RoundError
 from dealer_assist.table.sources import Spot, play_order
 
 
@@ -73,10 +73,9 @@ def _moot_stand(fold: RoundFold, event: Event) -> bool:
         return False
     if fold.engine.dealer_blackjack:
         return True  # the peek ended the round: nobody is taken to have stood
-    seats = [s for s in fold.engine.view()["seats"] if s["seat"] == event.seat]
-    hands = seats[0]["hands"] if seats else []
+    hands = fold.engine.hands(event.seat)
     hand = event.hand if event.hand is not None else 0
-    return hand < len(hands) and hands[hand]["status"] != "open" and \
+    return hand < len(hands) and hands[hand].status is not HandStatus.OPEN and \
         fold.engine.acting() != (event.seat, hand)
 
 

@@ -668,8 +668,7 @@ class TableLoop:
             return False
         engine = self._fold.engine
         target = engine.next_card_target()
-        view_dealer = engine.view()["dealer"]["cards"]
-        return target is not None and target.is_dealer and len(view_dealer) == 1
+        return target is not None and target.is_dealer and len(engine.dealer_cards()) == 1
 
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
@@ -777,8 +776,8 @@ class TableLoop:
         self._infer_hidden_hole()
         assert self._fold is not None
         engine = self._fold.engine
-        seat_view = next((s for s in engine.view()["seats"] if s["seat"] == item.seat), None)
-        if seat_view is None or item.stacks <= len(seat_view["hands"]):
+        hands = engine.hands(item.seat)
+        if not hands or item.stacks <= len(hands):
             return
         acting = engine.acting()
         splits_now = acting is not None and acting[0] == item.seat and \
@@ -836,7 +835,7 @@ class TableLoop:
             self._commit(item.card, DEALER_SPOT, False)
             self._stand_until(None)
             return
-        dealer_cards = engine.view()["dealer"]["cards"]
+        dealer_cards = engine.dealer_cards()
         if len(dealer_cards) >= 2 and dealer_cards[1] is None:
             # A face-down hole card (camera only): reveal first, so a dealer blackjack found
             # at the peek ends the round before anyone is taken to have stood.
@@ -848,11 +847,12 @@ class TableLoop:
             self._await_reveal(item.card)
             if not self._apply(Reveal(item.card)):
                 return
-        elif item.card is not None and len(dealer_cards) >= 2 and dealer_cards[1] != item.card.code:
+        elif item.card is not None and len(dealer_cards) >= 2 and dealer_cards[1] != item.card:
+            dealt = dealer_cards[1]
             self._alarm(
                 AlarmKind.SWITCHED_CARD,
                 f"the dealer's hole card shows {item.card.code} but the shoe dealt "
-                f"{dealer_cards[1]}: call the floor",
+                f"{dealt.code if dealt else 'it face down'}: call the floor",
             )
         elif item.card is not None and self._entered_unseen[(item.card, None)] > 0:
             self._entered_unseen[(item.card, None)] -= 1  # the hole card keyed, read at last
@@ -1037,7 +1037,7 @@ class TableLoop:
         if not self._accept_unshod(item.card, "the dealer keyed"):
             return
         assert self._fold is not None
-        dealer_cards = self._fold.engine.view()["dealer"]["cards"]
+        dealer_cards = self._fold.engine.dealer_cards()
         revealed = to_dealer and len(dealer_cards) >= 2 and dealer_cards[1] is None
         went: CardTarget | None = None
         if revealed:
@@ -1293,7 +1293,7 @@ class TableLoop:
         shown = card.code if card is not None else "a face-down card"
         if self._fold is not None and self._fold.engine.deal_complete:
             self._play_moved_on()  # a card after the deal: a hit, a double, the dealer's draw
-        if self._fold is None or self._fold.ended or not self._fold.engine.view()["seats"]:
+        if self._fold is None or self._fold.ended or not self._fold.engine.seats():
             settled = f"round {self.round_id} is settled and " if self._fold is not None and \
                 self._fold.ended else ""
             self._alarm(
