@@ -68,6 +68,7 @@ from dealer_assist.rules.readings import (
 from dealer_assist.table.alarms import Alarm, AlarmBook, AlarmKind
 from dealer_assist.table.corrections import ReplayError, face_up_lines, replay_corrected
 from dealer_assist.table.pack import PackCount
+from dealer_assist.table.pairing import CardsInFlight, LateSighting, MatchKind, Pending
 from dealer_assist.table.questions import HeldCard, OpenQuestion, question_text, reading_label
 from dealer_assist.table.screen_view import device_state, round_view, settlement_view
 from dealer_assist.table.sources import (
@@ -128,21 +129,6 @@ class Recorder(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class _Pending:
-    """A shoe card waiting for its landing, or a landing waiting for its shoe card."""
-
-    since: float
-    shoe: ShoeCard | None = None
-    felt: FeltCard | None = None
-    rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
-    stray: bool = False  # a landing at the dealer's seen before this round's first bet
-    serial: int = 0  # a shoe card's: how many shoe cards the table had had before it
-    #: a shoe card's: a sighting of its code may have been another card's (one of its code
-    #: was placed unseen just before), so none is taken for its landing
-    unsure: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class _Waiting:
     """An input held back: behind a question, or (in its turn) behind the shoe cards out before
     it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open)."""
@@ -161,8 +147,6 @@ _AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
 #: Inputs that act on the round in the order they came: while one waits, those after it wait
 #: behind it, and no shoe card drawn after it is placed before it acts.
 _IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
-#: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
-LATE_SIGHTING_S = 10.0
 #: Inputs held back at most (a question left unanswered while the table goes on dealing).
 DEFERRED_KEPT = 1000
 
@@ -210,11 +194,9 @@ class TableLoop:
         self._deferred: deque[_Waiting] = deque()
         #: while an input in its turn acts: the shoe cards drawn before it (see _placeable)
         self._acting_drawn: int | None = None
-        self._shoe_cards_had = 0
-        #: (card, where recorded, when) placed this round with no landing seen (the camera
-        #: missed it or was late): a sighting of it within LATE_SIGHTING_S is checked against
-        #: its place, not taken as a new card
-        self._placed_unseen: list[tuple[Card, CardTarget, float]] = []
+        #: shoe cards waiting for their landing, landings for their shoe card, and the cards
+        #: placed this round with no landing seen (a late sighting is checked, not taken anew)
+        self._flight = CardsInFlight()
         self.notes = dict(notes or {})  # device -> why it is unavailable (shown on screen)
         self.shoe_up = False
         self.camera_up = False
@@ -233,8 +215,6 @@ class TableLoop:
         #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
         self.resumed: str | None = None
         self._pack = PackCount(self.rules.decks)
-        self._pending_shoe: deque[_Pending] = deque()
-        self._pending_felt: deque[_Pending] = deque()
         self._awaiting_shoe: deque[Card | None] = deque()
         self._stray_cards: Counter[Card] = Counter()  # out of the shoe in no round (_drop_strays)
         self._insurance_closed = False  # by the dealer's touch, this round
@@ -297,7 +277,7 @@ class TableLoop:
     @property
     def at_rest(self) -> bool:
         """No round open and nothing waiting to pair: a safe point to checkpoint the journal."""
-        return not (self.round_open or self._pending_shoe or self._pending_felt
+        return not (self.round_open or self._flight.shoe or self._flight.felt
                     or self._awaiting_shoe or self._question or self._deferred)
 
     # ------------------------------------------------------------------ inputs
@@ -321,10 +301,10 @@ class TableLoop:
         elif isinstance(item, _IN_TURN) and (
                 any(isinstance(w.item, _IN_TURN) for w in self._deferred)
                 or isinstance(item, _AFTER_THE_CARDS)
-                and self._cards_in_flight(self._shoe_cards_had)):
-            self._defer(_Waiting(item, self._shoe_cards_had))
+                and self._flight.in_flight(self._flight.had)):
+            self._defer(_Waiting(item, self._flight.had))
         else:
-            self._handle_now(item, self._shoe_cards_had)
+            self._handle_now(item, self._flight.had)
         self._release()
         self._settle_if_done()
         self.updates += 1
@@ -349,12 +329,7 @@ class TableLoop:
             return
         self._deferred.append(waiting)
 
-    def _cards_in_flight(self, drawn: int) -> bool:
-        """Whether a shoe card among numbers 1 to ``drawn`` waits for the camera to see where it
-        lands."""
-        return any(p.serial <= drawn for p in self._pending_shoe if not p.rejected)
-
-    def _placeable(self, pending: _Pending) -> bool:
+    def _placeable(self, pending: Pending) -> bool:
         """Whether a waiting shoe card may be placed now: not while an input that came before
         it has yet to act (one waiting in its turn, or the one acting)."""
         lines = [w.drawn for w in self._deferred
@@ -373,10 +348,10 @@ class TableLoop:
                 drawn = waiting.drawn
                 if isinstance(waiting.item, _IN_TURN):
                     if drawn is None:  # it waited for a question: its cards are those out now
-                        drawn = self._shoe_cards_had
+                        drawn = self._flight.had
                         self._deferred[index] = _Waiting(waiting.item, drawn)
                     blocked = blocked or isinstance(waiting.item, _AFTER_THE_CARDS) and \
-                        self._cards_in_flight(drawn)
+                        self._flight.in_flight(drawn)
                     if blocked:
                         continue
                 del self._deferred[index]
@@ -417,13 +392,13 @@ class TableLoop:
     def _expire(self, now: float) -> bool:
         """One pass over the waits (every one stands still while the dealer is asked); True when
         something changed."""
-        waiting = len(self._pending_shoe)
+        waiting = len(self._flight.shoe)
         self._pair()
-        changed = len(self._pending_shoe) != waiting
-        while self._question is None and self._pending_shoe and \
-                now - self._pending_shoe[0].since >= self.camera_wait_s and \
-                self._placeable(self._pending_shoe[0]):
-            pending = self._pending_shoe.popleft()
+        changed = len(self._flight.shoe) != waiting
+        while self._question is None and self._flight.shoe and \
+                now - self._flight.shoe[0].since >= self.camera_wait_s and \
+                self._placeable(self._flight.shoe[0]):
+            pending = self._flight.shoe.popleft()
             changed = True
             if pending.rejected or pending.shoe is None:
                 continue
@@ -435,11 +410,11 @@ class TableLoop:
                 f"the camera did not see {pending.shoe.card.code} land; recorded from the "
                 "shoe where the rules put it (no other play could have taken it there)",
             )
-        while self._question is None and self._pending_felt and \
-                now - self._pending_felt[0].since >= self.shoe_wait_s and \
-                not (self._pending_shoe and not self._placeable(self._pending_shoe[0])):
+        while self._question is None and self._flight.felt and \
+                now - self._flight.felt[0].since >= self.shoe_wait_s and \
+                not (self._flight.shoe and not self._placeable(self._flight.shoe[0])):
             # (a landing does not expire while the shoe cards it may pair with wait their turn)
-            pending = self._pending_felt.popleft()
+            pending = self._flight.felt.popleft()
             changed = True
             assert pending.felt is not None
             if self.mode is Mode.CAMERA_ONLY:
@@ -472,9 +447,7 @@ class TableLoop:
             return
         rejected = not self._accept_from_shoe(card)
         if self.mode is Mode.SHOE_AND_CAMERA:
-            self._shoe_cards_had += 1
-            self._pending_shoe.append(_Pending(self._now, shoe=item, rejected=rejected,
-                                               serial=self._shoe_cards_had))
+            self._flight.add_shoe(item, self._now, rejected)
             self._pair()
         elif not rejected:
             self._commit_shoe_card(item)
@@ -517,8 +490,8 @@ class TableLoop:
             detail = item.detail or "no detail"
             self._alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
             # Landings waiting for a shoe card are now read from the camera alone.
-            while self._pending_felt:
-                pending = self._pending_felt.popleft()
+            while self._flight.felt:
+                pending = self._flight.felt.popleft()
                 assert pending.felt is not None
                 if self.mode is Mode.CAMERA_ONLY:
                     self._commit_landing(pending)
@@ -552,8 +525,8 @@ class TableLoop:
                 and self._fold is not None and not self._fold.engine.dealing_started:
             self._stray_cards[item.card] -= 1  # a card out of the shoe in no round, seen landing
             return
-        if self.mode is Mode.SHOE_AND_CAMERA or self._pending_shoe:
-            self._pending_felt.append(_Pending(self._now, felt=item))
+        if self.mode is Mode.SHOE_AND_CAMERA or self._flight.shoe:
+            self._flight.add_felt(item, self._now)
             self._pair()
         else:
             self._commit_from_camera(item)
@@ -561,35 +534,16 @@ class TableLoop:
     def _late_sighting(self, item: FeltCard) -> bool:
         """The camera's sighting of a card already placed without one (it came after the wait,
         or after the dealer's answer): checked against its place, not taken as a new card
-        (True). Where a shoe card of its code waits for its landing too, the sighting may be
-        either's: it is taken as neither's landing, and no later sighting of that code is
-        taken for the waiting card's (it is placed as unseen)."""
+        (True); see :meth:`CardsInFlight.late_sighting`."""
         if item.card is None:
             return False
-        self._placed_unseen = [p for p in self._placed_unseen
-                               if self._now - p[2] <= LATE_SIGHTING_S]
-        placed = [i for i, p in enumerate(self._placed_unseen) if p[0] == item.card]
-        waiting = [i for i, p in enumerate(self._pending_shoe)
-                   if p.shoe is not None and p.shoe.card == item.card]
-        unsure = any(self._pending_shoe[i].unsure for i in waiting)
-        if not placed:
-            return unsure  # a sighting of a card that may be another's is taken for neither
-        seen = _place_target(item.spot)
-        fits = [i for i in placed if seen is not None and seen.matches(self._placed_unseen[i][1])]
-        if waiting:
-            for i in waiting:
-                self._pending_shoe[i] = replace(self._pending_shoe[i], unsure=True)
-            if fits:
-                del self._placed_unseen[fits[0]]
-            return True
-        if fits:
-            del self._placed_unseen[fits[0]]
-            return True
-        card, target, _ = self._placed_unseen.pop(placed[0])
-        self._alarm(AlarmKind.MISPLACED, (
-            f"{card.code} was recorded at {target}, but the camera saw it (late) at "
-            f"{item.spot}: check the felt; call the floor"))
-        return True
+        verdict, misplaced = self._flight.late_sighting(item.card, item.spot, self._now)
+        if misplaced is not None:
+            card, target = misplaced
+            self._alarm(AlarmKind.MISPLACED, (
+                f"{card.code} was recorded at {target}, but the camera saw it (late) at "
+                f"{item.spot}: check the felt; call the floor"))
+        return verdict is not LateSighting.NEW
 
     def _unsighted(self, card: Card) -> int:
         """How many cards of this code are out of the shoe with no sighting taken for them: a
@@ -597,10 +551,7 @@ class TableLoop:
         question = self._question
         asked = question is not None and question.held.card == card and \
             question.held.landing is None
-        return asked + sum(1 for p in self._pending_shoe
-                           if p.shoe is not None and p.shoe.card == card) + \
-            sum(1 for p in self._placed_unseen
-                if p[0] == card and self._now - p[2] <= LATE_SIGHTING_S)
+        return asked + self._flight.unsighted(card, self._now)
 
     def _infer_hidden_hole(self) -> None:
         """Camera only: the hole card lies face down, with no index for the camera to see; once
@@ -673,91 +624,47 @@ class TableLoop:
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
         recorded from the shoe without waiting for a landing."""
-        while self._pending_shoe and self._hole_card_due() and self._question is None and \
-                self._placeable(self._pending_shoe[0]):
-            pending = self._pending_shoe.popleft()
+        while self._flight.shoe and self._hole_card_due() and self._question is None and \
+                self._placeable(self._flight.shoe[0]):
+            pending = self._flight.shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
 
     def _pair(self, force: bool = False) -> None:
-        """Match shoe cards with landings: the same card first (a phantom or stray reading is
-        passed over, and expires as never having left the shoe), else an unreadable landing
-        (its landing only where no other card may be the one seen: else it is placed unseen);
-        a landing that reads as another card is taken only after ``mismatch_wait_s`` (or at
-        once with ``force``, when the game moves on) and raises the switched-card alarm. While
-        the camera is behind, only a landing that reads as the shoe card is its landing.
-        Nothing pairs while a question is open, nor a shoe card drawn after an input yet to
-        act."""
+        """Place the shoe cards whose landings the camera reported (see
+        :meth:`CardsInFlight.next_match`: a landing of another code only after
+        ``mismatch_wait_s``, or at once with ``force``, when the game moves on, with the
+        switched-card alarm). Nothing pairs while a question is open, nor a shoe card drawn
+        after an input yet to act."""
         if self._question is not None:
             return
         self._take_hole_card()
-        while self._pending_shoe and self._pending_felt and self._question is None and \
-                self._placeable(self._pending_shoe[0]):
-            head = self._pending_shoe[0]
-            shoe = head.shoe
-            assert shoe is not None
-            felts = [p.felt for p in self._pending_felt]
-            index = None if head.unsure else next(
-                (i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
-            if index is not None and sum(1 for p in self._pending_shoe
-                                         if p.shoe and p.shoe.card == shoe.card) > 1:
-                # two of this code out of the shoe, one sighting: whose landing it is cannot be
-                # told, so it places neither
-                del self._pending_felt[index]
-                self._pending_shoe.popleft()
-                if not head.rejected:
-                    self._commit_shoe_card(shoe)
-                continue
-            if index is None and any(f and f.card == p.shoe.card for f in felts
-                                     for p in list(self._pending_shoe)[1:] if p.shoe):
-                # a later card's landing is seen: this one's was missed, and it is placed first
-                self._pending_shoe.popleft()
-                if not head.rejected:
-                    self._commit_shoe_card(shoe)
-                continue
-            if index is None and self._camera_behind:
-                return  # the shoe card waits for its own landing, or is asked about
-            sure = True
-            if index is None:
-                index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
-                sure = index is None or self._sole_unsighted()
-            if index is None:
-                unmarked = [i for i, p in enumerate(self._pending_felt) if not p.stray]
-                if not unmarked or (not force and self._now - head.since < self.mismatch_wait_s):
-                    return
-                index = unmarked[0]
-            felt, stray = felts[index], self._pending_felt[index].stray
-            assert felt is not None
-            del self._pending_felt[index]
-            self._pending_shoe.popleft()
-            if head.rejected:
-                continue  # its alarm is raised; the card on the felt is that same card
-            if stray:
+        while self._question is None:
+            match = self._flight.next_match(
+                self._now, force=force, behind=self._camera_behind,
+                mismatch_wait_s=self.mismatch_wait_s,
+                sole=self._flight.sole_unsighted(self._now), placeable=self._placeable)
+            if match is None:
+                return
+            shoe, felt = match.shoe, match.felt
+            if match.kind is MatchKind.STRAY:
                 self._alarm(AlarmKind.ILLEGAL_ACTION, (
                     f"{shoe.card.code} was drawn to the dealer after the last round settled, "
                     "before this round's first bet: in no round; not recorded"))
-                continue
-            if not sure:  # an unreadable landing that may be another card's
-                self._commit_shoe_card(shoe)
-                continue
-            if felt.card is not None and felt.card != shoe.card:
+            elif match.kind is MatchKind.SWITCHED:
+                assert felt is not None and felt.card is not None
                 self._alarm(
                     AlarmKind.SWITCHED_CARD,
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
                     f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
                 )
-                # a sighting of another card says nothing sure of where this one went
+                self._commit_shoe_card(shoe)  # another card's sighting: no sure place
+            elif match.kind is MatchKind.UNSEEN:
                 self._commit_shoe_card(shoe)
-                continue
-            self._commit_shoe_card(shoe, felt.spot, felt.sideways)
-            self._take_hole_card()
-
-    def _sole_unsighted(self) -> bool:
-        """Whether the shoe card waiting first is the only card out with no landing taken for
-        it (none other waits, none was placed unseen lately): an unreadable landing is then
-        surely its."""
-        return len(self._pending_shoe) == 1 and not any(
-            self._now - p[2] <= LATE_SIGHTING_S for p in self._placed_unseen)
+            elif match.kind is MatchKind.LANDED:
+                assert felt is not None
+                self._commit_shoe_card(shoe, felt.spot, felt.sideways)
+                self._take_hole_card()
 
     def _paired_or_asked(self, item: TableInput) -> bool:
         """Pair what can be paired before ``item`` acts (the game moves on); True when that
@@ -801,9 +708,9 @@ class TableLoop:
         """``item`` says hands before a place stood, but shoe cards drawn before the camera saw
         it wait for their landing, and may be those hands' cards: each is placed first as
         unseen. True when that opened a question: ``item`` then waits, first in line."""
-        while self._pending_shoe and self._question is None and \
-                self._placeable(self._pending_shoe[0]):
-            pending = self._pending_shoe.popleft()
+        while self._flight.shoe and self._question is None and \
+                self._placeable(self._flight.shoe[0]):
+            pending = self._flight.shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
         if self._question is None:
@@ -934,7 +841,7 @@ class TableLoop:
         else:
             self._recording_fails = False
 
-    def _commit_landing(self, pending: _Pending) -> None:
+    def _commit_landing(self, pending: Pending) -> None:
         """A landing read from the camera alone, the shoe's card for it never come; one marked
         stray (seen before this round's first bet) is in no round."""
         assert pending.felt is not None
@@ -952,24 +859,24 @@ class TableLoop:
         this one, and the camera's sighting of it at the dealer's is let pass until this round's
         first card; a sighting there that came first waits, marked, for its shoe card."""
         self._stray_cards.clear()
-        while self._pending_shoe and self._placeable(self._pending_shoe[0]):
-            pending = self._pending_shoe.popleft()
+        while self._flight.shoe and self._placeable(self._flight.shoe[0]):
+            pending = self._flight.shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)  # refused, with its alarm: no round is open
                 self._stray_cards[pending.shoe.card] += 1
-        self._pending_felt = deque(
-            replace(p, stray=True) for p in self._pending_felt
+        self._flight.felt = deque(
+            replace(p, stray=True) for p in self._flight.felt
             if p.felt is not None and p.felt.spot.is_dealer)
 
     def _flush_pending_shoe(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: commit them now
         (the first the dealer is asked about stops the rest, which wait for the answer)."""
-        while self._pending_shoe and self._question is None and \
-                self._placeable(self._pending_shoe[0]):
-            pending = self._pending_shoe.popleft()
+        while self._flight.shoe and self._question is None and \
+                self._placeable(self._flight.shoe[0]):
+            pending = self._flight.shoe.popleft()
             if not pending.rejected and pending.shoe is not None:
                 self._commit_shoe_card(pending.shoe)
-        self._pending_felt.clear()
+        self._flight.felt.clear()
 
     # ------------------------------------------------------------------ dealer
 
@@ -1235,7 +1142,7 @@ class TableLoop:
         self._lines = [dumps_event(start)]
         self._entered_unseen.clear()
         self._corrections.clear()
-        self._placed_unseen.clear()
+        self._flight.placed_unseen.clear()
         self.round_questions = 0
         self._insurance_closed = False
 
@@ -1375,7 +1282,7 @@ class TableLoop:
         self.cards_committed += 1
         if landing is None and card is not None and not hole and \
                 self.mode is Mode.SHOE_AND_CAMERA:
-            self._placed_unseen.append((card, target, self._now))
+            self._flight.placed(card, target, self._now)
         return target
 
     # ------------------------------------------------------------------ questions
@@ -1445,8 +1352,8 @@ class TableLoop:
         a hand-held game the dealer checks the cards on the felt against the screen (and
         corrects a misread) before touching Finish round."""
         fold = self._fold
-        if not self.has_shoe or fold is None or fold.ended or self._pending_shoe or \
-                self._pending_felt or self._question is not None:
+        if not self.has_shoe or fold is None or fold.ended or self._flight.shoe or \
+                self._flight.felt or self._question is not None:
             return
         engine = fold.engine
         if not engine.dealing_started or engine.acting() is not None or self._peek_pending():

@@ -1,0 +1,178 @@
+"""Shoe/camera pairing: the shoe cards out waiting for the camera to see where they land, the
+landings waiting for their shoe card, and the cards placed lately with no landing (whose
+sightings may still come). It decides which sighting is which card's landing, and only where it
+is surely that card's; the loop places the cards."""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from dealer_assist.rules import Card, CardTarget
+from dealer_assist.table.sources import FeltCard, ShoeCard, Spot
+
+#: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
+LATE_SIGHTING_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A shoe card waiting for its landing, or a landing waiting for its shoe card."""
+
+    since: float
+    shoe: ShoeCard | None = None
+    felt: FeltCard | None = None
+    rejected: bool = False  # a shoe card refused on sight (pip ten, beyond composition)
+    stray: bool = False  # a landing at the dealer's seen before this round's first bet
+    serial: int = 0  # a shoe card's: how many shoe cards the table had had before it
+    #: a shoe card's: a sighting of its code may have been another card's (one of its code
+    #: was placed unseen just before), so none is taken for its landing
+    unsure: bool = False
+
+
+class MatchKind(enum.Enum):
+    """What became of the first shoe card waiting."""
+
+    LANDED = "landed"  #: the sighting is its landing: place it there
+    UNSEEN = "unseen"  #: no sighting is surely its: place it by the rules (or ask)
+    SWITCHED = "switched"  #: its landing reads as another card: an alarm; placed as unseen
+    STRAY = "stray"  #: drawn after the last round settled, seen at the dealer's: in no round
+    DROPPED = "dropped"  #: refused on sight (its alarm raised): gone, with its sighting if any
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    kind: MatchKind
+    shoe: ShoeCard
+    felt: FeltCard | None = None
+
+
+class LateSighting(enum.Enum):
+    """What a sighting is to the cards placed unseen."""
+
+    NEW = "new"  #: none of them: a card's landing as any other
+    TAKEN = "taken"  #: the late sighting of a placed card (or, unsure, of none): nothing to do
+    MISPLACED = "misplaced"  #: a placed card's, seen elsewhere than where it was recorded
+
+
+class CardsInFlight:
+    """The shoe cards out and waiting (``shoe``, numbered as they came), the landings waiting
+    (``felt``), and the cards placed this round with no landing (``placed_unseen``: card, where
+    recorded, when)."""
+
+    def __init__(self) -> None:
+        self.shoe: deque[Pending] = deque()
+        self.felt: deque[Pending] = deque()
+        self.placed_unseen: list[tuple[Card, CardTarget, float]] = []
+        self.had = 0  # shoe cards ever added: each one's serial
+
+    def add_shoe(self, item: ShoeCard, now: float, rejected: bool) -> None:
+        self.had += 1
+        self.shoe.append(Pending(now, shoe=item, rejected=rejected, serial=self.had))
+
+    def add_felt(self, item: FeltCard, now: float) -> None:
+        self.felt.append(Pending(now, felt=item))
+
+    def placed(self, card: Card, target: CardTarget, now: float) -> None:
+        """``card`` was placed at ``target`` with no landing seen."""
+        self.placed_unseen.append((card, target, now))
+
+    def in_flight(self, drawn: int) -> bool:
+        """Whether a shoe card among numbers 1 to ``drawn`` waits for its landing."""
+        return any(p.serial <= drawn for p in self.shoe if not p.rejected)
+
+    def unsighted(self, card: Card, now: float) -> int:
+        """Cards of this code out with no sighting taken for them, waiting or placed lately."""
+        return sum(1 for p in self.shoe if p.shoe is not None and p.shoe.card == card) + \
+            sum(1 for p in self.placed_unseen
+                if p[0] == card and now - p[2] <= LATE_SIGHTING_S)
+
+    def sole_unsighted(self, now: float) -> bool:
+        """Whether the first shoe card waiting is the only card out with no landing taken for it
+        (none other waits, none was placed unseen lately): an unreadable landing is then surely
+        its."""
+        return len(self.shoe) == 1 and not any(
+            now - p[2] <= LATE_SIGHTING_S for p in self.placed_unseen)
+
+    def late_sighting(self, card: Card, spot: Spot,
+                      now: float) -> tuple[LateSighting, tuple[Card, CardTarget] | None]:
+        """A sighting of ``card`` at ``spot``, against the cards placed unseen: the late sighting
+        of one (checked against its place: MISPLACED names the card and where it was recorded),
+        or a new landing. Where a shoe card of its code waits too, the sighting may be either's:
+        it is taken as neither's landing, and no later sighting of that code is taken for the
+        waiting card's (it is marked unsure: placed as unseen)."""
+        self.placed_unseen = [p for p in self.placed_unseen if now - p[2] <= LATE_SIGHTING_S]
+        placed = [i for i, p in enumerate(self.placed_unseen) if p[0] == card]
+        waiting = [i for i, p in enumerate(self.shoe)
+                   if p.shoe is not None and p.shoe.card == card]
+        unsure = any(self.shoe[i].unsure for i in waiting)
+        if not placed:
+            return (LateSighting.TAKEN if unsure else LateSighting.NEW), None
+        seen = spot.target
+        fits = [i for i in placed if seen.matches(self.placed_unseen[i][1])]
+        if waiting:
+            for i in waiting:
+                self.shoe[i] = replace(self.shoe[i], unsure=True)
+            if fits:
+                del self.placed_unseen[fits[0]]
+            return LateSighting.TAKEN, None
+        if fits:
+            del self.placed_unseen[fits[0]]
+            return LateSighting.TAKEN, None
+        placed_card, target, _ = self.placed_unseen.pop(placed[0])
+        return LateSighting.MISPLACED, (placed_card, target)
+
+    def next_match(self, now: float, *, force: bool, behind: bool, mismatch_wait_s: float,
+                   sole: bool, placeable: Callable[[Pending], bool]) -> Match | None:
+        """Take the first shoe card waiting off the queue with what became of it, or None: no
+        landing waits, or it must wait longer (for its own landing; a landing of another code
+        is taken only after ``mismatch_wait_s``, or at once with ``force``; while the camera is
+        ``behind``, only its own). A sighting is its landing only where surely its: not one
+        whose code two cards out share, nor an unreadable one unless it is the ``sole`` card
+        out with no landing; a landing of a later shoe card places it first, as unseen."""
+        if not (self.shoe and self.felt and placeable(self.shoe[0])):
+            return None
+        head = self.shoe[0]
+        shoe = head.shoe
+        assert shoe is not None
+        felts = [p.felt for p in self.felt]
+        index = None if head.unsure else next(
+            (i for i, f in enumerate(felts) if f and f.card == shoe.card), None)
+        if index is not None and sum(1 for p in self.shoe
+                                     if p.shoe and p.shoe.card == shoe.card) > 1:
+            # two of this code out of the shoe, one sighting: whose landing it is cannot be
+            # told, so it places neither
+            del self.felt[index]
+            self.shoe.popleft()
+            return Match(MatchKind.DROPPED if head.rejected else MatchKind.UNSEEN, shoe)
+        if index is None and any(f and f.card == p.shoe.card for f in felts
+                                 for p in list(self.shoe)[1:] if p.shoe):
+            # a later card's landing is seen: this one's was missed, and it is placed first
+            self.shoe.popleft()
+            return Match(MatchKind.DROPPED if head.rejected else MatchKind.UNSEEN, shoe)
+        if index is None and behind:
+            return None  # the shoe card waits for its own landing, or is asked about
+        sure = True
+        if index is None:
+            index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
+            sure = index is None or sole
+        if index is None:
+            unmarked = [i for i, p in enumerate(self.felt) if not p.stray]
+            if not unmarked or (not force and now - head.since < mismatch_wait_s):
+                return None
+            index = unmarked[0]
+        felt, stray = felts[index], self.felt[index].stray
+        assert felt is not None
+        del self.felt[index]
+        self.shoe.popleft()
+        if head.rejected:
+            return Match(MatchKind.DROPPED, shoe, felt)  # the card on the felt is that same card
+        if stray:
+            return Match(MatchKind.STRAY, shoe, felt)
+        if not sure:  # an unreadable landing that may be another card's
+            return Match(MatchKind.UNSEEN, shoe, felt)
+        if felt.card is not None and felt.card != shoe.card:
+            return Match(MatchKind.SWITCHED, shoe, felt)
+        return Match(MatchKind.LANDED, shoe, felt)

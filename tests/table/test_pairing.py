@@ -1,0 +1,84 @@
+"""Shoe/camera pairing alone: which sighting is which shoe card's landing, and only where surely
+its (the loop's use of it is tested in test_no_guess.py)."""
+
+from __future__ import annotations
+
+from dealer_assist.rules import Card, CardTarget
+from dealer_assist.table.pairing import CardsInFlight, LateSighting, MatchKind
+from dealer_assist.table.sources import FeltCard, ShoeCard, Spot
+
+C = Card.parse
+
+
+def flight(*events: object) -> CardsInFlight:
+    cards = CardsInFlight()
+    for event in events:
+        if isinstance(event, ShoeCard):
+            cards.add_shoe(event, 0.0, rejected=False)
+        else:
+            assert isinstance(event, FeltCard)
+            cards.add_felt(event, 0.0)
+    return cards
+
+
+def match(cards: CardsInFlight, now: float = 0.1, force: bool = False, behind: bool = False):
+    return cards.next_match(now, force=force, behind=behind, mismatch_wait_s=0.5,
+                            sole=cards.sole_unsighted(now), placeable=lambda pending: True)
+
+
+def test_a_landing_of_the_shoe_cards_code_is_its_landing():
+    cards = flight(ShoeCard(C("7H")), FeltCard(C("7H"), Spot(2), sideways=True))
+    found = match(cards)
+    assert found is not None and found.kind is MatchKind.LANDED and found.felt is not None
+    assert found.felt.spot == Spot(2) and found.felt.sideways
+    assert not cards.shoe and not cards.felt
+
+
+def test_a_sighting_two_cards_out_share_places_neither():
+    cards = flight(ShoeCard(C("7H")), ShoeCard(C("7H")), FeltCard(C("7H"), Spot(3)))
+    found = match(cards)
+    assert found is not None and found.kind is MatchKind.UNSEEN and not cards.felt
+
+
+def test_a_later_cards_landing_places_the_earlier_one_unseen_first():
+    cards = flight(ShoeCard(C("2S")), ShoeCard(C("9D")), FeltCard(C("9D"), Spot(3)))
+    first = match(cards)
+    assert first is not None and first.kind is MatchKind.UNSEEN and first.shoe.card == C("2S")
+    second = match(cards)
+    assert second is not None and second.kind is MatchKind.LANDED
+
+
+def test_an_unreadable_landing_is_a_cards_only_when_it_is_the_sole_card_out():
+    sole = flight(ShoeCard(C("2S")), FeltCard(None, Spot(1)))
+    found = match(sole)
+    assert found is not None and found.kind is MatchKind.LANDED
+    two = flight(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, Spot(2)))
+    found = match(two)
+    assert found is not None and found.kind is MatchKind.UNSEEN
+
+
+def test_a_landing_of_another_code_waits_then_is_a_switched_card():
+    cards = flight(ShoeCard(C("2S")), FeltCard(C("3S"), Spot(1)))
+    assert match(cards, now=0.1) is None
+    found = match(cards, now=0.6)
+    assert found is not None and found.kind is MatchKind.SWITCHED
+    cards = flight(ShoeCard(C("2S")), FeltCard(C("3S"), Spot(1)))
+    forced = match(cards, now=0.1, force=True)
+    assert forced is not None and forced.kind is MatchKind.SWITCHED
+
+
+def test_behind_only_the_shoe_cards_own_code_pairs():
+    cards = flight(ShoeCard(C("2S")), FeltCard(None, Spot(1)))
+    assert match(cards, behind=True) is None
+
+
+def test_a_late_sighting_is_checked_against_where_the_card_was_placed():
+    cards = CardsInFlight()
+    cards.placed(C("JH"), CardTarget(2, 0), now=1.0)
+    assert cards.late_sighting(C("JH"), Spot(2), now=2.0) == (LateSighting.TAKEN, None)
+    cards.placed(C("JH"), CardTarget(2, 0), now=1.0)
+    assert cards.late_sighting(C("JH"), Spot(3), now=2.0) == (
+        LateSighting.MISPLACED, (C("JH"), CardTarget(2, 0)))
+    assert cards.late_sighting(C("QS"), Spot(3), now=2.0) == (LateSighting.NEW, None)
+    cards.placed(C("JH"), CardTarget(2, 0), now=1.0)
+    assert cards.late_sighting(C("JH"), Spot(3), now=20.0) == (LateSighting.NEW, None)  # too late
