@@ -6,6 +6,7 @@ a :class:`RoundError` and leaves the engine exactly as it was.
 
 from __future__ import annotations
 
+import copy
 import enum
 from collections import Counter
 from collections.abc import Mapping
@@ -192,6 +193,13 @@ class _Hand:
         return HandState(tuple(self.cards), self.total, self.status, self.wager,
                          tuple(self.doublings), self.from_split)
 
+    def clone(self) -> _Hand:
+        twin = _Hand.__new__(_Hand)
+        for name in _Hand.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.cards, twin.doublings = list(self.cards), list(self.doublings)
+        return twin
+
 
 class _Seat:
     __slots__ = ("number", "wager", "match", "insurance", "player", "hands", "first_two")
@@ -204,6 +212,14 @@ class _Seat:
         self.player = player
         self.hands: list[_Hand] = [_Hand(wager)]
         self.first_two: list[Card] = []
+
+    def clone(self) -> _Seat:
+        twin = _Seat.__new__(_Seat)
+        for name in _Seat.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.hands = [hand.clone() for hand in self.hands]
+        twin.first_two = list(self.first_two)
+        return twin
 
 
 class RoundEngine:
@@ -338,6 +354,19 @@ class RoundEngine:
             return (f"complete (dealer {dealer}; no hand's result depends on the dealer, "
                     "who draws no more)")
         return f"complete (dealer {dealer})"
+
+    def clone(self) -> RoundEngine:
+        """An independent copy of the round as it stands (for what-if queries)."""
+        twin = copy.copy(self)
+        seats = {number: seat.clone() for number, seat in self._seats.items()}
+        twin._seats = seats
+        twin._order = [seats[seat.number] for seat in self._order]
+        twin._deal_queue = [None if seat is None else seats[seat.number]
+                            for seat in self._deal_queue]
+        twin._dealer = list(self._dealer)
+        twin._shoe = Counter(self._shoe)
+        twin.extra = dict(self.extra)
+        return twin
 
     def seats(self) -> tuple[int, ...]:
         """The seats with a main wager, in play order."""

@@ -9,7 +9,6 @@ sideways) leaves, goes on when one is left, and otherwise asks the dealer which 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -61,15 +60,18 @@ class Reading:
         return self.target, tuple(d for d in self.decisions if d.action in WAGER_ACTIONS)
 
 
-def card_readings(engine: RoundEngine) -> tuple[Reading, ...]:
+def card_readings(engine: RoundEngine, toward: CardTarget | None = None) -> tuple[Reading, ...]:
     """Every legal way the round in ``engine`` reaches its next card, in play order (the hand
-    in play taking it first); empty when no card can come. ``engine`` is not changed."""
+    in play taking it first); empty when no card can come. ``toward``: where the card was seen
+    landing; then only the readings :func:`remaining_readings` could keep for that landing are
+    explored (a stand past it, a split, a card elsewhere are not). ``engine`` is not changed."""
     found: list[Reading] = []
-    _explore(engine, (), found)
+    _explore(engine, (), found, toward)
     return tuple(found)
 
 
-def _explore(engine: RoundEngine, decisions: tuple[Decision, ...], found: list[Reading]) -> None:
+def _explore(engine: RoundEngine, decisions: tuple[Decision, ...], found: list[Reading],
+             toward: CardTarget | None) -> None:
     target = engine.next_card_target()
     if target is not None:
         found.append(Reading(decisions, target))
@@ -80,11 +82,23 @@ def _explore(engine: RoundEngine, decisions: tuple[Decision, ...], found: list[R
     seat, hand = acting
     legal = engine.legal_actions()
     for action in _ORDER:
-        if action not in legal:
+        if action not in legal or not _may_lead(action, seat, hand, toward):
             continue
-        trial = copy.deepcopy(engine)
+        trial = engine.clone()
         trial.action(seat, action, hand=hand)
-        _explore(trial, (*decisions, Decision(seat, hand, action)), found)
+        _explore(trial, (*decisions, Decision(seat, hand, action)), found, toward)
+
+
+def _may_lead(action: Action, seat: int, hand: int, toward: CardTarget | None) -> bool:
+    """Whether ``action`` by seat ``seat`` hand ``hand`` may end in a card landing ``toward``."""
+    if toward is None:
+        return True
+    if action is Action.SPLIT:
+        return False  # a split shows two stacks before a card lands on them
+    here = toward.matches(CardTarget(seat, hand))
+    if action is Action.STAND:
+        return not here and (toward.is_dealer or (toward.seat, toward.hand or 0) > (seat, hand))
+    return here
 
 
 @dataclass(frozen=True, slots=True)

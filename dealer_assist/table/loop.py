@@ -1219,17 +1219,19 @@ class TableLoop:
         """A card arrived while a hand decides: take the decisions its evidence shows, where
         they leave one way to pay; else ask the dealer (False: asked, or refused)."""
         assert self._fold is not None
-        readings = card_readings(self._fold.engine)
-        left = remaining_readings(readings, Evidence(_place_target(held.landing), held.sideways))
+        landing = _place_target(held.landing)
+        left = remaining_readings(card_readings(self._fold.engine, toward=landing),
+                                  Evidence(landing, held.sideways))
         reading = settled_reading(left)
         if reading is not None:
             return self._take(reading)
+        readings = left or card_readings(self._fold.engine)
         if not readings:
             self._alarm(AlarmKind.ILLEGAL_ACTION, (
                 f"{held.card.code if held.card else 'a card'} dealt but no play can take it "
                 f"({self._fold.engine.describe()}); not recorded"))
             return False
-        self._ask(held, left or readings, self._why_open(held, bool(left)))
+        self._ask(held, readings, self._why_open(held, bool(left)))
         return False
 
     def _why_open(self, held: HeldCard, seen_fits: bool) -> str:

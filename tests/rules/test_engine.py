@@ -285,3 +285,19 @@ def test_typed_queries_say_what_the_view_says():
     view = engine.view()
     assert [h["cards"] for h in view["seats"][0]["hands"]] == [
         [c.code for c in h.cards] for h in engine.hands(2)]
+
+
+def test_a_clone_is_the_round_as_it_stands_and_moves_on_its_own():
+    engine = RoundEngine(RuleSet.preset("h17-ddd-6"), "c")
+    engine.bet(1, Decimal("10"))
+    engine.bet(3, Decimal("10"))
+    for code in ("8H", "5C", "6S", "8D", "6C", "QD"):
+        engine.card(Card.parse(code))
+    twin = engine.clone()
+    assert twin.view() == engine.view()
+    twin.action(1, Action.SPLIT)
+    twin.card(Card.parse("3C"))
+    twin.action(1, Action.DOUBLE)
+    assert [len(h.cards) for h in engine.hands(1)] == [2]  # the original moved not at all
+    assert engine.view()["shoe_counts"] != twin.view()["shoe_counts"]
+    assert engine.acting() == (1, 0) and engine.legal_actions() != twin.legal_actions()

@@ -149,3 +149,18 @@ def test_every_reading_is_a_legal_play_that_takes_the_card_where_it_says(deal: l
             assert isinstance(decision, Decision)
             trial.action(decision.seat, decision.action, hand=decision.hand)
         assert trial.next_card_target() == reading.target
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["2S", "3H", "5D", "6C", "7S", "8H", "9D", "JC", "QH", "AS",
+                                 "8D"]), min_size=6, max_size=6),
+       st.sampled_from(["h17-ddd-6", "s17-6"]),
+       st.sampled_from([DEALER, CardTarget(1, 0), CardTarget(2, 0), CardTarget(3, 0),
+                        CardTarget(1, 1)]),
+       st.booleans())
+def test_exploring_toward_a_landing_leaves_what_the_whole_exploration_leaves(
+        deal: list[str], rules: str, landing: CardTarget, sideways: bool):
+    engine = engine_after(rules, [1, 2], deal)
+    evidence = Evidence(landing, sideways)
+    assert remaining_readings(card_readings(engine, toward=landing), evidence) == \
+        remaining_readings(card_readings(engine), evidence)
