@@ -35,7 +35,6 @@ from typing import Any, Protocol
 from dealer_assist.roundlog import (
     Bet,
     CardDealt,
-    End,
     Event,
     EventError,
     Insurance,
@@ -43,7 +42,6 @@ from dealer_assist.roundlog import (
     Question,
     Reveal,
     RoundFold,
-    RoundStart,
     ShoeOrigin,
     dumps_event,
     parse_event,
@@ -71,6 +69,7 @@ from dealer_assist.table.pack import PackCount
 from dealer_assist.table.pairing import CardsInFlight, LateSighting, MatchKind, Pending
 from dealer_assist.table.questions import HeldCard, OpenQuestion, question_text, reading_label
 from dealer_assist.table.screen_view import device_state, round_view, settlement_view
+from dealer_assist.table.session import RoundSession
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -209,9 +208,7 @@ class TableLoop:
         self.cards_committed = 0
         self.updates = 0  # bumped on every change the screen should show
         self.last_settlement: Settlement | None = None
-        self._fold: RoundFold | None = None
-        self._lines: list[str] = []
-        self._round_number = round_number  # the last round's: ids continue from it
+        self._session = RoundSession(rules_spec, table_id, round_prefix, round_number)
         #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
         self.resumed: str | None = None
         self._pack = PackCount(self.rules.decks)
@@ -267,7 +264,7 @@ class TableLoop:
     @property
     def round_number(self) -> int:
         """The number of the latest round started (its id ends with it)."""
-        return self._round_number
+        return self._session.number
 
     @property
     def cards_out(self) -> Counter[Card]:
@@ -1040,7 +1037,7 @@ class TableLoop:
                 f" does not hold with {code} (at line {error.line} of the round log: "
                 f"{error.reason}); not corrected: void the round and call the floor"))
             return
-        self._fold, self._lines = fold, lines
+        self._session.replace(fold, lines)
         seat = item.at.seat
         if self._entered_unseen[(old, seat)] > 0 and event.keyed:
             # A keyed card the camera has not read: it may yet, as corrected. (A card the camera
@@ -1103,12 +1100,9 @@ class TableLoop:
     def _on_void(self, item: VoidRound) -> None:
         if self._fold is None or self._fold.ended:
             return
-        round_id = self.round_id or "?"
-        lines = list(self._lines)
+        round_id, lines = self._session.void()
         self._record(lambda: self.recorder.write_void(round_id, lines, item.reason))
         self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {item.reason}")
-        self._fold = None
-        self._lines = []
         self._question = None  # its card is in no round now; what waited behind it goes on
         if self.resumed is not None:
             self.resumed = None
@@ -1132,14 +1126,10 @@ class TableLoop:
     # ------------------------------------------------------------------ rounds
 
     def _start_round(self) -> None:
-        self._round_number += 1
         if self.resumed is not None:  # the dealer went on to a new round: the felt was right
             self.resumed = None
             self._resolve(AlarmKind.ROUND_RESUMED)
-        round_id = f"{self.round_prefix}-{self._round_number:05d}"
-        start = RoundStart(round_id, self.rules_spec, {"table": self.table_id})
-        self._fold = RoundFold(start)
-        self._lines = [dumps_event(start)]
+        self._session.start()
         self._entered_unseen.clear()
         self._corrections.clear()
         self._flight.placed_unseen.clear()
@@ -1147,14 +1137,15 @@ class TableLoop:
         self._insurance_closed = False
 
     def _apply_or_raise(self, event: Event) -> CardTarget | None:
-        """Apply ``event`` as its recorded line reads back, so that the round log always settles
-        as the round was played: what a log reader refuses (a hit given an amount) is refused
-        here too (EventError)."""
-        assert self._fold is not None
-        line = dumps_event(event)
-        target = self._fold.apply(parse_event(json.loads(line)))
-        self._lines.append(line)
-        return target
+        return self._session.apply(event)
+
+    @property
+    def _fold(self) -> RoundFold | None:
+        return self._session.fold
+
+    @property
+    def _lines(self) -> list[str]:
+        return self._session.lines
 
     def _apply(self, event: Event) -> bool:
         """Apply one event to the round; a refusal becomes an alarm (and nothing is recorded)."""
@@ -1364,15 +1355,12 @@ class TableLoop:
             self._close_round(quiet=True)
 
     def _close_round(self, quiet: bool) -> bool:
-        assert self._fold is not None
         try:
-            self._apply_or_raise(End())
+            settlement = self._session.close()
         except (RoundError, EventError) as error:
             if not quiet:
                 self._alarm(AlarmKind.ILLEGAL_ACTION, f"the round cannot close: {error}")
             return False
-        settlement = self._fold.settlement
-        assert settlement is not None
         self.last_settlement = settlement
         self.rounds_played += 1
         round_id, lines = self.round_id or "?", list(self._lines)

@@ -1,0 +1,40 @@
+"""The round session alone: numbered rounds whose lines always settle as folded."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from dealer_assist.roundlog import Bet, CardDealt, EventError, PlayerAction, settle_log
+from dealer_assist.rules import Action, Card, RoundError
+from dealer_assist.table.session import RoundSession
+
+
+def test_rounds_are_numbered_on_from_the_last_and_their_lines_settle_as_folded():
+    session = RoundSession("h17-ddd-6", "T3", "T3-x", number=41)
+    assert session.start() == "T3-x-00042" and session.open
+    session.apply(Bet(1, Decimal("10")))
+    for code in ("9S", "6D", "8H", "KC"):
+        session.apply(CardDealt(Card.parse(code)))
+    session.apply(PlayerAction(1, Action.STAND))
+    session.apply(CardDealt(Card.parse("QS")))  # the dealer: 6 + K + Q = 26
+    settlement = session.close()
+    assert not session.open and settlement.to_json()["net"] == "10.00"
+    assert settle_log(session.lines).to_json() == settlement.to_json()
+    assert '"table": "T3"' in session.lines[0]
+
+
+def test_a_refused_event_changes_nothing_and_a_void_hands_back_the_lines():
+    session = RoundSession("h17-ddd-6", "T3", "r")
+    session.start()
+    session.apply(Bet(2, Decimal("10")))
+    before = list(session.lines)
+    with pytest.raises((RoundError, EventError)):
+        session.apply(PlayerAction(2, Action.HIT))  # no card dealt yet
+    assert session.lines == before
+    with pytest.raises(RoundError, match="the deal is not finished"):
+        session.close()
+    round_id, lines = session.void()
+    assert round_id == "r-00001" and lines == before and session.fold is None
+    assert session.start() == "r-00002"
