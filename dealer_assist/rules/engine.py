@@ -75,6 +75,10 @@ class CardTarget:
     seat: int | None = None
     hand: int | None = None
 
+    def __post_init__(self) -> None:
+        if self.seat is None and self.hand is not None:  # the dealer has one hand
+            object.__setattr__(self, "hand", None)
+
     @property
     def is_dealer(self) -> bool:
         return self.seat is None

@@ -17,7 +17,7 @@ from dealer_assist.roundlog import (
     parse_event,
 )
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, HandStatus, RoundError
-from dealer_assist.table.sources import Spot, play_order
+from dealer_assist.table.sources import play_order
 
 
 class ReplayError(Exception):
@@ -98,11 +98,11 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
     earlier hand's, so no stand is taken from it."""
     if isinstance(event, Reveal) or (isinstance(event, CardDealt) and event.to is not None
                                      and event.to.is_dealer):
-        landing: Spot | None = None
+        landing: CardTarget | None = None
     elif isinstance(event, CardDealt) and event.to is not None:
-        landing = Spot(event.to.seat, event.to.hand or 0)
+        landing = CardTarget(event.to.seat, event.to.hand or 0)
     elif isinstance(event, PlayerAction):
-        landing = Spot(event.seat, event.hand or 0)
+        landing = CardTarget(event.seat, event.hand or 0)
         if event.action in (Action.HIT, Action.DOUBLE) and not (
                 isinstance(following, CardDealt)
                 and (following.to.seat == event.seat if following.to is not None

@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dealer_assist.rules import Card
+from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     CameraInput,
@@ -28,7 +28,6 @@ from dealer_assist.table.sources import (
     FeltStacks,
     FeltSwap,
     HoleCardShown,
-    Spot,
 )
 
 #: zone_of(x, y) -> ("dealer", None), ("seat", n), or None (anywhere else: chips, discard rack).
@@ -120,7 +119,7 @@ class FeltTracker:
             if previous is not None:
                 if zone is None:
                     return []
-                spot = DEALER_SPOT if zone[0] == "dealer" else Spot(zone[1], 0)
+                spot = DEALER_SPOT if zone[0] == "dealer" else CardTarget(zone[1], 0)
                 return [FeltSwap(previous, sighting.card, spot)]
             # The card the tracker knew there has moved away (a split): a new card now lies
             # where it lay.
@@ -162,7 +161,7 @@ class FeltTracker:
             return []
         if nearest is not None and gaps[nearest] <= self.stack_radius_mm:
             seat.stacks[nearest].append(placed)
-            return [FeltCard(placed.card, Spot(number, nearest), sideways)]
+            return [FeltCard(placed.card, CardTarget(number, nearest), sideways)]
         source = self._split_source(seat, placed)
         if source is not None:
             # One card of a pair moved to a new stack beside it: a split, not a new card.
@@ -175,15 +174,15 @@ class FeltTracker:
             # the new hand's first card lands before the one moved there is read again
             target = seat.moving[0]
             seat.stacks[target].append(placed)
-            return [FeltCard(placed.card, Spot(number, target), sideways)]
+            return [FeltCard(placed.card, CardTarget(number, target), sideways)]
         if nearest is not None:
             # Only a split starts a second stack. A card further from the stacks than a fan
             # reaches (a doubled card laid sideways, or a card whose point is a corner because
             # one index is covered) belongs to the nearest one.
             seat.stacks[nearest].append(placed)
-            return [FeltCard(placed.card, Spot(number, nearest), sideways)]
+            return [FeltCard(placed.card, CardTarget(number, nearest), sideways)]
         seat.stacks.append([placed])
-        return [FeltCard(placed.card, Spot(number, len(seat.stacks) - 1), sideways)]
+        return [FeltCard(placed.card, CardTarget(number, len(seat.stacks) - 1), sideways)]
 
     @staticmethod
     def _seen_again(seat: _Seat, placed: _Placed) -> bool:

@@ -1,8 +1,8 @@
 """The table journal's codec: every :data:`~dealer_assist.table.sources.TableInput` as JSON.
 
 Version 1. An input is ``{"type": "ShoeCard", ...its fields}``; a card is its code, money its
-exact text, a place on the felt ``{"seat": 2, "stack": 0}`` (the dealer's: seat null), a card
-target ``{"seat": 2, "hand": null}``, a shoe origin ``{"session", "seq", "index"}``, an action
+exact text, a place on the table ``{"seat": 2, "hand": 0}`` (the dealer's: seat null), a shoe
+origin ``{"session", "seq", "index"}``, an action
 its word, a time (a frame's ``seen_at``) a JSON number. :func:`decode_input` refuses
 (:class:`CodecError`, naming the field) anything :func:`encode_input` would not have written.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules import Action, Card, CardTarget
 from dealer_assist.table import sources
-from dealer_assist.table.sources import Spot, TableInput
+from dealer_assist.table.sources import TableInput
 
 CODEC_VERSION = 1
 
@@ -54,8 +54,6 @@ def _encode_value(value: Any) -> Any:
         return str(value)
     if isinstance(value, Action):
         return value.value
-    if isinstance(value, Spot):
-        return {"seat": value.seat, "stack": value.stack}
     if isinstance(value, CardTarget):
         return {"seat": value.seat, "hand": value.hand}
     if isinstance(value, ShoeOrigin):
@@ -98,8 +96,6 @@ def _decode_value(kind: str, raw: Any, where: str) -> Any:
             return Decimal(raw)
         if base == "Action":
             return Action.parse(raw)
-        if base == "Spot":
-            return Spot(_int(raw.get("seat"), where, True), _int(raw.get("stack"), where) or 0)
         if base == "CardTarget":
             return CardTarget(_int(raw.get("seat"), where, True),
                               _int(raw.get("hand"), where, True))

@@ -96,9 +96,9 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     ShoeProblem,
-    Spot,
     TableInput,
     VoidRound,
+    place_words,
     play_order,
 )
 
@@ -150,8 +150,8 @@ _IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
 DEFERRED_KEPT = 1000
 
 
-def _place_target(spot: Spot | None) -> CardTarget | None:
-    return None if spot is None else spot.target
+def _place_target(spot: CardTarget | None) -> CardTarget | None:
+    return None if spot is None else spot
 
 
 class TableLoop:
@@ -420,7 +420,7 @@ class TableLoop:
             shown = pending.felt.card.code if pending.felt.card else "a card"
             self._alarm(
                 AlarmKind.NOT_FROM_SHOE,
-                f"{shown} appeared at {pending.felt.spot} but never left the shoe: "
+                f"{shown} appeared at {place_words(pending.felt.spot)} but never left the shoe: "
                 "not recorded; call the floor",
             )
         if changed:
@@ -539,7 +539,7 @@ class TableLoop:
             card, target = misplaced
             self._alarm(AlarmKind.MISPLACED, (
                 f"{card.code} was recorded at {target}, but the camera saw it (late) at "
-                f"{item.spot}: check the felt; call the floor"))
+                f"{place_words(item.spot)}: check the felt; call the floor"))
         return verdict is not LateSighting.NEW
 
     def _unsighted(self, card: Card) -> int:
@@ -573,7 +573,8 @@ class TableLoop:
         if felt.card is None and not face_down:
             self._alarm(
                 AlarmKind.UNREADABLE,
-                f"the camera cannot read the card at {felt.spot}: enter it or call the floor",
+                f"the camera cannot read the card at {place_words(felt.spot)}: enter it or call "
+                "the floor",
             )
             return
         if felt.card is not None and not self._accept_unshod(felt.card, "the camera sees"):
@@ -653,7 +654,7 @@ class TableLoop:
                 self._alarm(
                     AlarmKind.SWITCHED_CARD,
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
-                    f"{felt.spot}: recorded as {shoe.card.code}; call the floor",
+                    f"{place_words(felt.spot)}: recorded as {shoe.card.code}; call the floor",
                 )
                 self._commit_shoe_card(shoe)  # another card's sighting: no sure place
             elif match.kind is MatchKind.UNSEEN:
@@ -689,7 +690,7 @@ class TableLoop:
         if not splits_now and self._placed_unseen_first(item):
             return
         # Dividing a stack at a later seat or hand means every hand before it stood.
-        if not self._stand_until(Spot(item.seat, item.from_stack or 0)):
+        if not self._stand_until(CardTarget(item.seat, item.from_stack or 0)):
             return
         acting = engine.acting()
         if acting is None or acting[0] != item.seat:
@@ -784,8 +785,8 @@ class TableLoop:
             return
         self._alarm(
             AlarmKind.SWITCHED_CARD,
-            f"the card at {item.spot} changed from {item.previous.code} to {item.card.code} "
-            "where it lies: a switched card; call the floor",
+            f"the card at {place_words(item.spot)} changed from {item.previous.code} to "
+            f"{item.card.code} where it lies: a switched card; call the floor",
         )
 
     def _on_camera_link(self, item: CameraLink) -> None:
@@ -915,7 +916,7 @@ class TableLoop:
         if acting is not None and self._camera_trusted() and (item.seat, hand) > acting:
             # With a camera watching, a stand leaves no trace until the game moves on: a
             # decision touched for a later hand means every hand before it stood.
-            if not self._stand_until(Spot(item.seat, hand)):
+            if not self._stand_until(CardTarget(item.seat, hand)):
                 return
         self._apply(PlayerAction(item.seat, item.action, item.amount, item.hand))
 
@@ -963,7 +964,7 @@ class TableLoop:
             self._awaiting_shoe.append(item.card)  # checked when the shoe resends its cards
         self._entered_unseen[(item.card, went.seat if spot is None else spot.seat)] += 1
         self._alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
-                    + ("" if spot is None else f" at {spot}")
+                    + ("" if spot is None else f" at {place_words(spot)}")
                     + ": no reader saw it; recorded as keyed")
 
     def _on_correct_card(self, item: CorrectCard) -> None:
@@ -1156,7 +1157,7 @@ class TableLoop:
             return False
         return True
 
-    def _stand_until(self, landing: Spot | None) -> bool:
+    def _stand_until(self, landing: CardTarget | None) -> bool:
         """Stand every hand in play before ``landing`` (None: before the dealer)."""
         assert self._fold is not None
         engine = self._fold.engine
@@ -1168,21 +1169,21 @@ class TableLoop:
                 self._alarm(
                     AlarmKind.ILLEGAL_ACTION,
                     f"seat {acting[0]} hand {acting[1]} is still owed a card, but the game "
-                    f"moved on to {landing or 'the dealer'}",
+                    f"moved on to {place_words(landing) if landing else 'the dealer'}",
                 )
                 return False
             if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
                 return False
 
     def _commit_shoe_card(
-        self, shoe: ShoeCard, landing: Spot | None = None, sideways: bool = False
+        self, shoe: ShoeCard, landing: CardTarget | None = None, sideways: bool = False
     ) -> None:
         """Record a card the shoe dealt, with the shoe's numbering of it."""
         self._commit(shoe.card, landing, sideways, origin=shoe.origin)
 
     def _commit(
-        self, card: Card | None, landing: Spot | None, sideways: bool, face_down: bool = False,
-        origin: ShoeOrigin | None = None, keyed: bool = False,
+        self, card: Card | None, landing: CardTarget | None, sideways: bool,
+        face_down: bool = False, origin: ShoeOrigin | None = None, keyed: bool = False,
     ) -> CardTarget | None:
         """Record one card: the decisions that put it where it went (if any), then the card
         itself (with the shoe's numbering of it, when the shoe dealt it, or marked keyed by the
@@ -1194,8 +1195,9 @@ class TableLoop:
         if self._fold is None or self._fold.ended or not self._fold.engine.seats():
             settled = f"round {self.round_id} is settled and " if self._fold is not None and \
                 self._fold.ended else ""
+            where = place_words(landing) if landing else "the table"
             self._alarm(
-                AlarmKind.ILLEGAL_ACTION, f"{shown} dealt at {landing or 'the table'} but "
+                AlarmKind.ILLEGAL_ACTION, f"{shown} dealt at {where} but "
                 f"{settled}no bet is placed{' for the next' if settled else ''}; not recorded",
             )
             return None
@@ -1227,10 +1229,11 @@ class TableLoop:
 
     def _why_open(self, held: HeldCard, seen_fits: bool) -> str:
         if held.landing is not None:
-            lay = " sideways" if held.sideways else ""
+            seen = f"the camera saw it land{' sideways' if held.sideways else ''} at " \
+                f"{place_words(held.landing)}"
             if not seen_fits:
-                return f"the camera saw it land{lay} at {held.landing}, where no legal play puts it"
-            return f"the camera saw it land{lay} at {held.landing}, which more than one play fits"
+                return f"{seen}, where no legal play puts it"
+            return f"{seen}, which more than one play fits"
         if held.keyed:
             return "the dealer keyed it with no place"
         if self._camera_behind:
@@ -1246,7 +1249,7 @@ class TableLoop:
                 return False
         return True
 
-    def _deal(self, card: Card | None, landing: Spot | None, face_down: bool,
+    def _deal(self, card: Card | None, landing: CardTarget | None, face_down: bool,
               origin: ShoeOrigin | None, keyed: bool) -> CardTarget | None:
         """Record a card where the rules put it now (no decision pending)."""
         assert self._fold is not None
@@ -1261,13 +1264,14 @@ class TableLoop:
             return None
         to: CardTarget | None = None
         if landing is not None:
-            seen = CardTarget(landing.seat, None if landing.seat is None else landing.stack)
+            seen = CardTarget(landing.seat, None if landing.seat is None else landing.hand)
             if seen.matches(target):
                 to = seen
             else:
                 self._alarm(
                     AlarmKind.MISPLACED,
-                    f"{shown} landed at {landing} but is due to {target}: recorded to {target}",
+                    f"{shown} landed at {place_words(landing)} but is due to {target}: "
+                    f"recorded to {target}",
                 )
         hole = self._hole_card_due()
         if not self._apply(CardDealt(card, to, face_down, origin, keyed)):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dealer_assist.rules import Card, CardTarget
-from dealer_assist.table.sources import FeltCard, ShoeCard, Spot
+from dealer_assist.table.sources import FeltCard, ShoeCard
 
 #: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
 LATE_SIGHTING_S = 10.0
@@ -96,7 +96,7 @@ class CardsInFlight:
         return len(self.shoe) == 1 and not any(
             now - p[2] <= LATE_SIGHTING_S for p in self.placed_unseen)
 
-    def late_sighting(self, card: Card, spot: Spot,
+    def late_sighting(self, card: Card, spot: CardTarget,
                       now: float) -> tuple[LateSighting, tuple[Card, CardTarget] | None]:
         """A sighting of ``card`` at ``spot``, against the cards placed unseen: the late sighting
         of one (checked against its place: MISPLACED names the card and where it was recorded),
@@ -110,7 +110,7 @@ class CardsInFlight:
         unsure = any(self.shoe[i].unsure for i in waiting)
         if not placed:
             return (LateSighting.TAKEN if unsure else LateSighting.NEW), None
-        seen = spot.target
+        seen = spot
         fits = [i for i in placed if seen.matches(self.placed_unseen[i][1])]
         if waiting:
             for i in waiting:

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dealer_assist.roundlog import ShoeOrigin
-from dealer_assist.rules import Action, Card
+from dealer_assist.rules import Action, Card, CardTarget
 from dealer_assist.rules.readings import Reading
-from dealer_assist.table.sources import Spot
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +17,7 @@ class HeldCard:
     """A card the table cannot place until the dealer answers, as it would be recorded."""
 
     card: Card | None
-    landing: Spot | None
+    landing: CardTarget | None
     sideways: bool
     face_down: bool = False
     origin: ShoeOrigin | None = None

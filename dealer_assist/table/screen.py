@@ -39,7 +39,6 @@ from dealer_assist.table.sources import (
     KeyCard,
     NewShoe,
     PlaceBet,
-    Spot,
     VoidRound,
 )
 
@@ -152,7 +151,7 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         to = message.get("to")
         target = None if to is None else _target_field(to, "to")
         return KeyCard(_card_field(message),
-                       None if target is None else Spot(target.seat, target.hand or 0))
+                       None if target is None else CardTarget(target.seat, target.hand or 0))
     if kind == "correct":
         at = message.get("at")
         if at is None:

@@ -16,43 +16,28 @@ from typing import Protocol
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules import DEALER, Action, Card, CardTarget
 
-
-@dataclass(frozen=True, slots=True)
-class Spot:
-    """Where on the felt a card lies: the dealer's spot (``seat`` None) or a seat's stack.
-
-    ``stack`` counts a seat's hands in play order (0 = the original hand; after a split the new
-    hand is the next stack), as the camera adapter maps physical stacks.
-    """
-
-    seat: int | None = None
-    stack: int = 0
-
-    @property
-    def is_dealer(self) -> bool:
-        return self.seat is None
-
-    @property
-    def target(self) -> CardTarget:
-        """The engine's name for this place."""
-        return DEALER if self.seat is None else CardTarget(self.seat, self.stack)
-
-    def __str__(self) -> str:
-        if self.seat is None:
-            return "the dealer"
-        return f"seat {self.seat}" + (f" hand {self.stack}" if self.stack else "")
+#: A place on the table is the engine's :class:`~dealer_assist.rules.CardTarget`: the dealer
+#: (``seat`` None) or a seat's hand, counted in play order as the camera maps its stacks (0 the
+#: original hand; after a split the new hand is the next). A place the camera reports always
+#: names its hand.
+DEALER_SPOT = DEALER
 
 
-DEALER_SPOT = Spot()
+def place_words(place: CardTarget) -> str:
+    """A place as the dealer's screen names it: "the dealer", "seat 2", "seat 2 hand 1" (a
+    split's later hand, 0-based as the round log numbers hands)."""
+    if place.seat is None:
+        return "the dealer"
+    return f"seat {place.seat}" + (f" hand {place.hand}" if place.hand else "")
 
 
-def play_order(place: Spot | tuple[int, int] | None) -> tuple[float, int]:
-    """Where ``place`` (a spot, a (seat, hand), None: the dealer) comes in play order: seat by
+def play_order(place: CardTarget | tuple[int, int] | None) -> tuple[float, int]:
+    """Where ``place`` (a place, a (seat, hand), None: the dealer) comes in play order: seat by
     seat, hand by hand, then the dealer."""
     if place is None:
         return (float("inf"), 0)
-    if isinstance(place, Spot):
-        return (float("inf"), 0) if place.seat is None else (place.seat, place.stack)
+    if isinstance(place, CardTarget):
+        return (float("inf"), 0) if place.seat is None else (place.seat, place.hand or 0)
     return (place[0], place[1])
 
 
@@ -113,7 +98,7 @@ class FeltCard:
     """
 
     card: Card | None
-    spot: Spot
+    spot: CardTarget
     sideways: bool = False
     seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
 
@@ -135,7 +120,7 @@ class FeltSwap:
 
     previous: Card
     card: Card
-    spot: Spot
+    spot: CardTarget
     seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
 
 
@@ -240,7 +225,7 @@ class KeyCard:
     for the next card due (a hit for the hand in play). Recorded as keyed, with an alarm."""
 
     card: Card
-    spot: Spot | None = None
+    spot: CardTarget | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.rules import Action, Card, RuleSet
+from dealer_assist.rules import Action, Card, CardTarget, RuleSet
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
@@ -26,7 +26,6 @@ from dealer_assist.table.sources import (
     PlaceBet,
     ShoeCard,
     ShoeLink,
-    Spot,
 )
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -75,7 +74,7 @@ class HandHeld:
         page.goto(self.screen.url)
         page.wait_for_selector("#link.link-up")
 
-    def read(self, *cards: tuple[str | None, Spot]) -> None:
+    def read(self, *cards: tuple[str | None, CardTarget]) -> None:
         """The camera reads each card where it lies (None: face down)."""
         for code, spot in cards:
             self.runner.submit(FeltCard(None if code is None else Card.parse(code), spot))
@@ -232,7 +231,7 @@ def test_a_hand_held_dealer_keys_the_card_the_camera_cannot_read(page, hand_held
     runner = hand_held.runner
     assert page.locator("#key-card").is_hidden()  # no round yet
     runner.submit(PlaceBet(1, Decimal("10")))
-    hand_held.read(("9S", Spot(1)))
+    hand_held.read(("9S", CardTarget(1, 0)))
     page.locator("#key-card").wait_for(state="visible", timeout=5000)
     page.locator("#key-card").tap()
     page.locator("#key-rank-5").tap()
@@ -260,7 +259,8 @@ def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settl
     and the round is recorded with the correction once the dealer finishes."""
     runner, loop = hand_held.runner, hand_held.loop
     runner.submit(PlaceBet(1, Decimal("10")))
-    hand_held.read(("9S", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1)), (None, DEALER_SPOT))
+    hand_held.read(("9S", CardTarget(1, 0)), ("6S", DEALER_SPOT),
+                   ("8H", CardTarget(1, 0)), (None, DEALER_SPOT))
     runner.submit(HoleCardShown(Card.parse("KD")))  # 16: seat 1 stood on 17
     hand_held.read(("2D", DEALER_SPOT))  # 18, as the camera read it
     page.locator("#settlement-total.check").wait_for(state="visible", timeout=5000)
@@ -294,9 +294,10 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     there (the first hand, dealt its card, stood), and Correct reaches that hand's card."""
     runner = hand_held.runner
     runner.submit(PlaceBet(1, Decimal("10")))
-    hand_held.read(("8D", Spot(1)), ("6S", DEALER_SPOT), ("8H", Spot(1)), (None, DEALER_SPOT))
+    hand_held.read(("8D", CardTarget(1, 0)), ("6S", DEALER_SPOT),
+                   ("8H", CardTarget(1, 0)), (None, DEALER_SPOT))
     runner.submit(Decide(1, Action.SPLIT))
-    hand_held.read(("3C", Spot(1, 0)))  # the first hand's card: 11
+    hand_held.read(("3C", CardTarget(1, 0)))  # the first hand's card: 11
     page.locator("#key-card").tap()
     page.locator("#key-to-1h1").wait_for(state="visible", timeout=5000)
     assert page.inner_text("#key-to-1h1") == "seat 1 hand 2"

@@ -11,7 +11,7 @@ from itertools import count
 
 import pytest
 
-from dealer_assist.rules import Card, RuleSet
+from dealer_assist.rules import Card, CardTarget, RuleSet
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
 from dealer_assist.table.loop import TableLoop
@@ -26,7 +26,6 @@ from dealer_assist.table.sources import (
     FinishRound,
     HoleCardShown,
     ShoeLink,
-    Spot,
 )
 
 C = Card.parse
@@ -67,7 +66,7 @@ class Felt:
             stacks = self.stacks.setdefault(seat, [])
             if not stacks:
                 stacks.append((self._slot(seat), []))
-            x, cards = stacks[item.spot.stack]
+            x, cards = stacks[item.spot.hand]
             cards.append((track, item.card))
             base = (seat - 1) * SEAT_WIDTH
             return [
@@ -162,7 +161,7 @@ def test_split_seen_while_the_moved_card_is_still_tracked():
     assert out == [FeltStacks(1, 2, from_stack=0)]
     assert tracker.feed(Sighting(SightingKind.REMOVED, C("8H"), 62, 208, 2)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("3C"), 262, 213, 4, True)) == [
-        FeltCard(C("3C"), Spot(1, 1), True)
+        FeltCard(C("3C"), CardTarget(1, 1), True)
     ]
 
 
@@ -184,7 +183,7 @@ def test_card_beyond_a_fans_reach_joins_the_nearest_stack_unless_it_splits():
     tracker.feed(Sighting(SightingKind.APPEARED, C("9S"), 50, 200, 1))
     tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 62, 208, 2))
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("KH"), 140, 150, 3, True)) == [
-        FeltCard(C("KH"), Spot(1, 0), True)
+        FeltCard(C("KH"), CardTarget(1, 0), True)
     ]
 
 
@@ -192,7 +191,7 @@ def test_card_changing_in_place_is_a_swap_and_reaches_the_loop_as_an_alarm():
     tracker = FeltTracker(zone_of)
     tracker.feed(Sighting(SightingKind.APPEARED, C("7S"), 50, 200, 1))
     out = tracker.feed(Sighting(SightingKind.CHANGED, C("KH"), 50, 200, 1))
-    assert out == [FeltSwap(C("7S"), C("KH"), Spot(1, 0))]
+    assert out == [FeltSwap(C("7S"), C("KH"), CardTarget(1, 0))]
     loop = TableLoop("h17-ddd-6", MemoryRecorder())
     loop.handle(CameraLink(True), 0.0)
     loop.handle(out[0], 0.0)
@@ -218,7 +217,7 @@ def test_same_card_again_beside_a_long_hand_is_its_next_card_not_a_split():
     ):
         tracker.feed(Sighting(SightingKind.APPEARED, C(code), x, y, track))
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 98, 150, 5)) == [
-        FeltCard(C("2H"), Spot(1, 0))
+        FeltCard(C("2H"), CardTarget(1, 0))
     ]
 
 
@@ -234,14 +233,14 @@ def test_pair_losing_a_card_is_a_split_before_the_moved_card_is_read():
         FeltStacks(1, 2, from_stack=0)
     ]
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("JD"), 62, 208, 3)) == [
-        FeltCard(C("JD"), Spot(1, 0))
+        FeltCard(C("JD"), CardTarget(1, 0))
     ]
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("4C"), 262, 195, 4)) == [
-        FeltCard(C("4C"), Spot(1, 1))
+        FeltCard(C("4C"), CardTarget(1, 1))
     ]
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("3C"), 250, 205, 5)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("QH"), 275, 185, 6)) == [
-        FeltCard(C("QH"), Spot(1, 1))
+        FeltCard(C("QH"), CardTarget(1, 1))
     ]
 
 
@@ -263,11 +262,11 @@ def test_a_card_lost_from_view_and_read_again_is_the_same_card():
         start=1,
     ):
         assert tracker.feed(Sighting(SightingKind.APPEARED, C(code), x, y, track)) == [
-            FeltCard(C(code), Spot(1, 0))]
+            FeltCard(C(code), CardTarget(1, 0))]
     assert tracker.feed(Sighting(SightingKind.REMOVED, C("AD"), 114, 212, 5)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("AD"), 140, 180, 6)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("2H"), 130, 190, 7)) == [
-        FeltCard(C("2H"), Spot(1, 0))]
+        FeltCard(C("2H"), CardTarget(1, 0))]
 
     tracker.feed(Sighting(SightingKind.APPEARED, C("6S"), 60, 50, 10))
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("KD"), 120, 50, 11)) == [
@@ -288,4 +287,4 @@ def test_a_card_read_again_beside_one_unlike_card_is_the_same_card_not_a_split()
     assert tracker.feed(Sighting(SightingKind.REMOVED, C("KS"), 62, 208, 2)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("KS"), 90, 180, 3)) == []
     assert tracker.feed(Sighting(SightingKind.APPEARED, C("3S"), 80, 190, 4)) == [
-        FeltCard(C("3S"), Spot(1, 0))]
+        FeltCard(C("3S"), CardTarget(1, 0))]

@@ -57,7 +57,6 @@ from dealer_assist.table.sources import (
     RecordingFailed,
     ShoeCard,
     ShoeLink,
-    Spot,
     VoidRound,
 )
 
@@ -98,7 +97,7 @@ class Table:
         self.send(ShoeCard(C(code)))
         if self.loop.has_camera:
             seen = C(code) if camera_code == "same" else (C(camera_code) if camera_code else None)
-            self.send(FeltCard(seen, Spot(seat, stack), sideways))
+            self.send(FeltCard(seen, CardTarget(seat, stack), sideways))
 
     def kinds(self) -> list[AlarmKind]:
         return [a.kind for a in self.loop.alarms]
@@ -246,7 +245,7 @@ def test_two_stacks_at_a_seat_are_a_split():
 def test_felt_before_shoe_pairs_the_same():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")))
-    table.send(FeltCard(C("9S"), Spot(1)), ShoeCard(C("9S")))
+    table.send(FeltCard(C("9S"), CardTarget(1, 0)), ShoeCard(C("9S")))
     assert table.loop.cards_committed == 1 and table.loop.alarms == []
 
 
@@ -264,7 +263,7 @@ def test_switched_card_raises_and_records_the_shoe_card():
 def test_card_on_the_felt_that_never_left_the_shoe():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")))
-    table.send(FeltCard(C("AS"), Spot(1)))
+    table.send(FeltCard(C("AS"), CardTarget(1, 0)))
     table.wait(2.0)
     assert table.kinds() == [AlarmKind.NOT_FROM_SHOE]
     assert table.loop.cards_committed == 0
@@ -373,7 +372,7 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
     deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
     table.send(ShoeLink(False, "EIO"))
     assert table.loop.mode is Mode.CAMERA_ONLY and AlarmKind.SHOE_LINK_DOWN in table.kinds()
-    table.send(FeltCard(C("2C"), Spot(1)))  # a hit, read by the camera alone
+    table.send(FeltCard(C("2C"), CardTarget(1, 0)))  # a hit, read by the camera alone
     table.send(HoleCardShown(C("KD")))
     table.send(FeltCard(C("8H"), DEALER_SPOT))  # dealer 24
     assert table.loop.rounds_played == 1
@@ -408,7 +407,7 @@ def test_camera_only_face_down_hole_card_is_revealed():
     assert table.loop.mode is Mode.CAMERA_ONLY
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("AS", None), ("7H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(HoleCardShown(C("7D")))  # 9 + 7 = 16 stood; dealer soft 18
     table.send(FinishRound())
@@ -425,7 +424,7 @@ def test_a_hand_held_game_goes_on_with_the_cards_the_dealer_keys():
     with an alarm, and the round log settles as the screen did."""
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
-    table.send(FeltCard(C("9S"), Spot(1)), FeltCard(C("5H"), DEALER_SPOT))
+    table.send(FeltCard(C("9S"), CardTarget(1, 0)), FeltCard(C("5H"), DEALER_SPOT))
     table.send(KeyCard(C("2C")))  # seat 1's second card, never read by the camera
     table.send(FeltCard(None, DEALER_SPOT))  # the hole card, face down
     table.send(KeyCard(C("4D")))  # unread, keyed with no place: which play took it?
@@ -454,10 +453,10 @@ def test_a_card_keyed_where_it_lies_stands_the_hands_before_it_and_is_read_once(
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
-    table.send(KeyCard(C("7H"), Spot(2)))  # seat 1 (17) stood; seat 2 hits: 8 + 5 + 7 = 20
-    table.send(FeltCard(C("7H"), Spot(2)))  # the camera reads it at last
+    table.send(KeyCard(C("7H"), CardTarget(2, 0)))  # seat 1 (17) stood; seat 2 hits: 8 + 5 + 7 = 20
+    table.send(FeltCard(C("7H"), CardTarget(2, 0)))  # the camera reads it at last
     table.send(HoleCardShown(C("KD")))  # 6 + K = 16
     table.send(FeltCard(C("9C"), DEALER_SPOT))  # 25
     table.send(FinishRound())
@@ -476,7 +475,7 @@ def test_with_no_shoe_reading_a_finished_round_waits_for_the_dealers_check():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("6S", None), ("9H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")))
     table.send(FeltCard(C("4C"), DEALER_SPOT))  # dealer 20 against 18
     view = table.loop.view()
@@ -487,7 +486,7 @@ def test_with_no_shoe_reading_a_finished_round_waits_for_the_dealers_check():
     assert table.settled_json()["seats"][0]["net"] == "-10.00"
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("6S", None), ("9H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")), FeltCard(C("4C"), DEALER_SPOT))
     assert table.loop.rounds_played == 1
     table.send(PlaceBet(1, Decimal("10")))  # the next round's bet: the dealer moved on
@@ -500,7 +499,7 @@ def hand_held_round(table: Table) -> None:
     down."""
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
 
 
@@ -515,8 +514,8 @@ def test_the_dealer_corrects_a_misread_card_and_the_round_settles_as_dealt():
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # seat 1: 9 + 7 = 16
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S", "7H"]
-    table.send(FeltCard(C("7H"), Spot(1)))  # the camera lost it and reads it anew, right
-    table.send(FeltCard(C("7C"), Spot(2)))  # seat 1 stood on 16; seat 2 hits to 20
+    table.send(FeltCard(C("7H"), CardTarget(1, 0)))  # the camera lost it and reads it anew, right
+    table.send(FeltCard(C("7C"), CardTarget(2, 0)))  # seat 1 stood on 16; seat 2 hits to 20
     table.send(HoleCardShown(C("KD")))  # dealer 16
     table.send(FeltCard(C("2D"), DEALER_SPOT))  # dealer 18, as read
     assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "10.00"]
@@ -541,7 +540,7 @@ def test_an_earlier_card_at_a_place_is_corrected_by_its_index():
     round is replayed with it, and an index past the cards there is refused, nothing changed."""
     table = Table(shoe=False)
     hand_held_round(table)  # seat 1: 9S 8H; seat 2: 8D 5C; dealer 6S and the hole card
-    table.send(FeltCard(C("7C"), Spot(2)))  # seat 1 stood on 17; seat 2 hits to 20
+    table.send(FeltCard(C("7C"), CardTarget(2, 0)))  # seat 1 stood on 17; seat 2 hits to 20
     table.send(HoleCardShown(C("KD")))  # dealer 16
     table.send(FeltCard(C("5D"), DEALER_SPOT))  # dealer 21: both seats lose
     assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "-10.00"]
@@ -571,8 +570,9 @@ def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
     turn are moot (the peek ended the round)."""
     table = Table(shoe=False)
     hand_held_round(table)  # seat 1: 9S 8H (misread 7H as 8H: 17); seat 2: 8D 5C
-    table.send(Decide(1, Action.HIT), FeltCard(C("KS"), Spot(1)))  # really 3S: 20, read bust
-    table.send(FeltCard(C("6C"), Spot(2)))  # seat 2 hits to 19
+    # really 3S: 20, read bust
+    table.send(Decide(1, Action.HIT), FeltCard(C("KS"), CardTarget(1, 0)))
+    table.send(FeltCard(C("6C"), CardTarget(2, 0)))  # seat 2 hits to 19
     table.send(HoleCardShown(C("KD")))  # seat 2 stood; dealer 16
     table.send(FeltCard(C("2D"), DEALER_SPOT))  # dealer 18
     table.send(CorrectCard(C("3S"), CardTarget(1)))
@@ -586,7 +586,7 @@ def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("KS", 1), ("6S", None), ("5H", 1)):  # 5H: an AH misread
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("KD")))  # 15 stood; dealer 16
     table.send(FeltCard(C("5D"), DEALER_SPOT))  # drawn, as the screen asked: 21
     table.send(CorrectCard(C("AH"), CardTarget(1)))
@@ -598,7 +598,7 @@ def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("9D", 2), ("KS", None), ("7H", 1), ("9C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), HoleCardShown(C("3C")))  # really AD
     table.send(CorrectCard(C("AD"), DEALER))
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
@@ -614,9 +614,10 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("8D", 1), ("6S", None), ("8H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
-    table.send(FeltCard(C("3C"), Spot(1, 0)), FeltCard(C("5H"), Spot(1, 1)))  # 8D 3C | 8H 5H
+    # 8D 3C | 8H 5H
+    table.send(FeltCard(C("3C"), CardTarget(1, 0)), FeltCard(C("5H"), CardTarget(1, 1)))
     lines = list(table.loop.round_lines())
     table.send(CorrectCard(C("4C"), CardTarget(1, 0), index=1, was=C("5H")))
     assert "correction of 5H at seat 1 hand 0, but that card there is now 3C" in (
@@ -635,8 +636,8 @@ def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_mispl
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("7S", None), ("7H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
-    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KS"), Spot(1)))  # really 4S: 20
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KS"), CardTarget(1, 0)))  # really 4S: 20
     table.send(HoleCardShown(C("KD")))  # 17
     table.send(CorrectCard(C("4S"), CardTarget(1, 0), was=C("KS")))
     assert table.loop.view()["phase"] == "check"
@@ -646,10 +647,10 @@ def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_mispl
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("2H", 1), ("9C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.HIT))
-    table.send(FeltCard(C("KC"), Spot(1)))  # really 5C: 16; read 21, seat 1 done
-    table.send(FeltCard(C("3D"), Spot(1)))  # seat 1's next hit: no play puts it there now
+    table.send(FeltCard(C("KC"), CardTarget(1, 0)))  # really 5C: 16; read 21, seat 1 done
+    table.send(FeltCard(C("3D"), CardTarget(1, 0)))  # seat 1's next hit: no play puts it there now
     assert table.loop.question is not None and table.loop.rounds_played == 0
     table.send(CorrectCard(C("5C"), CardTarget(1, 0), was=C("KC")))  # the misread put right
     assert table.loop.question is None  # and 3D is seat 1's hit after all: 9 + 2 + 5 + 3 = 19
@@ -663,8 +664,8 @@ def test_a_correction_stands_a_hand_before_a_touched_hit_and_its_keyed_card():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8H", 2), ("6D", None), ("7H", 1), ("5C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
-    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KD"), Spot(1)))  # really 3D: 19
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KD"), CardTarget(1, 0)))  # really 3D: 19
     table.send(Decide(2, Action.HIT), KeyCard(C("3C")))
     table.send(CorrectCard(C("3D"), CardTarget(1, 0), was=C("KD")))
     assert table.kinds()[-1] is AlarmKind.CORRECTED_CARD
@@ -679,19 +680,20 @@ def test_correcting_a_misread_card_again_leaves_a_keyed_card_awaited():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("5C", 1), ("6S", None), ("2D", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(CorrectCard(C("6C"), CardTarget(1), index=0))  # a slip: it is a 7C
-    table.send(Decide(1, Action.HIT), KeyCard(C("6C"), Spot(1)))  # a hit the camera cannot read
+    # a hit the camera cannot read
+    table.send(Decide(1, Action.HIT), KeyCard(C("6C"), CardTarget(1, 0)))
     table.send(CorrectCard(C("7C"), CardTarget(1), index=0))
-    table.send(FeltCard(C("6C"), Spot(1)))  # the keyed 6C read at last
+    table.send(FeltCard(C("6C"), CardTarget(1, 0)))  # the keyed 6C read at last
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["7C", "2D", "6C"]
 
 
 def test_the_hole_card_turned_and_misread_is_corrected_in_its_reveal():
     table = Table(shoe=False)
     hand_held_round(table)
-    table.send(FeltCard(C("7C"), Spot(2)), HoleCardShown(C("KD")))
+    table.send(FeltCard(C("7C"), CardTarget(2, 0)), HoleCardShown(C("KD")))
     table.send(CorrectCard(C("QD"), DEALER))
     table.send(FeltCard(C("5H"), DEALER_SPOT), FinishRound())
     lines = [json.loads(line) for line in table.recorded_lines()]
@@ -717,8 +719,8 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     ):
         hand_held.send(correction)
         assert why in hand_held.loop.alarms[-1].text
-    hand_held.send(FeltCard(C("9C"), Spot(1)))  # seat 1 hits: 9 + 8 + 9 = 26, bust
-    hand_held.send(FeltCard(C("7C"), Spot(2)))  # seat 2: 5 + 8 + 7 = 20
+    hand_held.send(FeltCard(C("9C"), CardTarget(1, 0)))  # seat 1 hits: 9 + 8 + 9 = 26, bust
+    hand_held.send(FeltCard(C("7C"), CardTarget(2, 0)))  # seat 2: 5 + 8 + 7 = 20
     hand_held.send(CorrectCard(C("AS"), CardTarget(1), index=0))  # A 8 9: 18, stood
     assert hand_held.kinds()[-1] is AlarmKind.CORRECTED_CARD
     lines = list(hand_held.loop.round_lines())
@@ -737,8 +739,8 @@ def test_a_corrected_card_read_right_at_last_leaves_the_next_card_of_its_code_re
     table = Table(shoe=False)
     hand_held_round(table)
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # 9S 7H
-    table.send(FeltSwap(C("8H"), C("7H"), Spot(1)))  # the tracker reads it right at last
-    table.send(FeltCard(C("7H"), Spot(2)))  # seat 2 hits a real 7H: 8 + 5 + 7 = 20
+    table.send(FeltSwap(C("8H"), C("7H"), CardTarget(1, 0)))  # the tracker reads it right at last
+    table.send(FeltCard(C("7H"), CardTarget(2, 0)))  # seat 2 hits a real 7H: 8 + 5 + 7 = 20
     assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
 
@@ -749,10 +751,10 @@ def test_correcting_a_misread_card_leaves_a_keyed_card_of_that_code_read_once():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("5C", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
-    table.send(KeyCard(C("5C"), Spot(2)), FeltCard(None, DEALER_SPOT))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(KeyCard(C("5C"), CardTarget(2, 0)), FeltCard(None, DEALER_SPOT))
     table.send(CorrectCard(C("8C"), CardTarget(1)))  # seat 1: 9 + 8 = 17
-    table.send(FeltCard(C("5C"), Spot(2)))  # the keyed 5C read at last
+    table.send(FeltCard(C("5C"), CardTarget(2, 0)))  # the keyed 5C read at last
     seats = table.loop.engine_view["seats"]
     assert [h["cards"] for s in seats for h in s["hands"]] == [["9S", "8C"], ["8D", "5C"]]
     assert table.loop.engine_view["acting"] == [1, 0]  # seat 1 still deciding: nothing moved on
@@ -763,9 +765,9 @@ def test_after_a_split_a_correction_finds_the_card_in_the_hand_it_lies_in():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("8D", 1), ("6S", None), ("8H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
-    table.send(FeltCard(C("3C"), Spot(1, 0)))  # hand 0: 8D 3C
+    table.send(FeltCard(C("3C"), CardTarget(1, 0)))  # hand 0: 8D 3C
     table.send(CorrectCard(C("2C"), CardTarget(1, 0)), CorrectCard(C("8S"), CardTarget(1, 1)))
     hands = table.loop.engine_view["seats"][0]["hands"]
     assert [h["cards"] for h in hands] == [["8D", "2C"], ["8S"]]
@@ -779,8 +781,8 @@ def test_a_misread_blackjack_is_corrected_after_the_next_seat_acted():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("KS", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
-    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("7C"), Spot(2)))  # seat 1 stood
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("7C"), CardTarget(2, 0)))  # seat 1 stood
     table.send(CorrectCard(C("AH"), CardTarget(1, 0)))
     assert table.kinds()[-1] is AlarmKind.CORRECTED_CARD, table.loop.alarms[-1].text
     assert not any('"action": "stand", "seat": 1' in line or '"seat": 1, "action": "stand"'
@@ -803,8 +805,8 @@ def test_a_round_still_owed_the_hole_card_is_not_shown_as_waiting_for_the_check(
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("6S", None), ("8H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
-    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KC"), Spot(1)))  # 27: bust
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("KC"), CardTarget(1, 0)))  # 27: bust
     assert table.loop.view()["phase"] == "dealer"  # the hole card is still to be turned
     table.send(HoleCardShown(C("KD")))
     assert table.loop.view()["phase"] == "check"
@@ -817,11 +819,11 @@ def test_a_correction_counts_the_corrected_card_out_of_the_pack_not_the_misread_
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("7H", 2), ("6S", None), ("8H", 1), ("7H", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(Decide(2, Action.SPLIT))  # 7H 7H split: 7H 7H QC (bust), 7H 7H 7H
-    table.send(FeltCard(C("7H"), Spot(2, 0)), FeltCard(C("QC"), Spot(2, 0)))
-    table.send(FeltCard(C("7H"), Spot(2, 1)), FeltCard(C("7H"), Spot(2, 1)))
+    table.send(FeltCard(C("7H"), CardTarget(2, 0)), FeltCard(C("QC"), CardTarget(2, 0)))
+    table.send(FeltCard(C("7H"), CardTarget(2, 1)), FeltCard(C("7H"), CardTarget(2, 1)))
     assert table.loop.cards_out[C("7H")] == 5 and table.kinds() == []
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # the 8H was a 7H: the sixth
     assert table.kinds() == [AlarmKind.CORRECTED_CARD] and table.loop.cards_out[C("8H")] == 0
@@ -836,14 +838,14 @@ def test_a_keyed_card_never_read_does_not_swallow_a_card_of_its_code_at_another_
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("8H", 1), ("5C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
-    table.send(Decide(1, Action.HIT), KeyCard(C("3S"), Spot(1)))  # 9 + 8 + 3 = 20
-    table.send(FeltCard(C("3S"), Spot(2)))  # seat 1 stood; seat 2 hits: 8 + 5 + 3 = 16
+    table.send(Decide(1, Action.HIT), KeyCard(C("3S"), CardTarget(1, 0)))  # 9 + 8 + 3 = 20
+    table.send(FeltCard(C("3S"), CardTarget(2, 0)))  # seat 1 stood; seat 2 hits: 8 + 5 + 3 = 16
     seats = table.loop.engine_view["seats"]
     assert [h["cards"] for s in seats for h in s["hands"]] == [
         ["9S", "8H", "3S"], ["8D", "5C", "3S"]]
-    table.send(FeltCard(C("3S"), Spot(1)))  # the keyed card read at last: nothing new
+    table.send(FeltCard(C("3S"), CardTarget(1, 0)))  # the keyed card read at last: nothing new
     assert table.loop.engine_view["acting"] == [2, 0]
     assert table.kinds() == [AlarmKind.KEYED_CARD]
 
@@ -857,10 +859,11 @@ def test_a_card_the_dealer_entered_is_awaited_only_where_it_lies_and_only_until_
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("5H", 1), ("9C", 2), ("6S", None), ("6H", 1), ("9D", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(CorrectCard(C("5D"), CardTarget(1)))  # seat 1's 6H was a 5D: 10
-    table.send(FeltCard(C("5D"), Spot(1)), FeltCard(C("3C"), Spot(1)))  # a real 5D, then 3C
+    # a real 5D, then 3C
+    table.send(FeltCard(C("5D"), CardTarget(1, 0)), FeltCard(C("3C"), CardTarget(1, 0)))
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["5H", "5D", "5D", "3C"]
     table.send(KeyCard(C("4D"), DEALER_SPOT))  # the hole card turned, unread: 6 + 4 = 10
     table.send(HoleCardShown(C("4D")))  # read at last
@@ -872,11 +875,11 @@ def test_a_card_the_dealer_entered_is_awaited_only_where_it_lies_and_only_until_
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("9H", 1), ("5C", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.STAND))
-    table.send(KeyCard(C("7H"), Spot(1)))  # seat 1 stood: keyed where no play puts it
+    table.send(KeyCard(C("7H"), CardTarget(1, 0)))  # seat 1 stood: keyed where no play puts it
     table.answer("HIT seat 2")  # the dealer says it was seat 2's hit
-    table.send(FeltCard(C("7H"), Spot(1)))  # the camera reads it where it lies
+    table.send(FeltCard(C("7H"), CardTarget(1, 0)))  # the camera reads it where it lies
     assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
     assert table.loop.cards_committed == 7
 
@@ -885,7 +888,7 @@ def test_after_a_split_touched_with_the_camera_lost_a_correction_finds_the_split
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     for code, seat in (("9S", 1), ("8D", 2), ("6S", None), ("2H", 1), ("8H", 2)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT), CameraLink(False, "cable"))
     table.send(Decide(1, Action.DOUBLE), KeyCard(C("5C")))  # seat 1: 9 2 5 doubled
     table.send(Decide(2, Action.SPLIT))  # 8D | 8H
@@ -902,7 +905,7 @@ def test_keyed_cards_refused_leave_the_pack_count_as_it_was():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("5S", None), ("7H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(KeyCard(C("KC")))
     table.answer("HIT seat 1")  # to 26: the round waits for the hole card
@@ -953,9 +956,9 @@ def test_a_hand_held_round_with_no_draw_due_refuses_a_dealer_draw_before_the_che
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("5S", None), ("7H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(FeltCard(None, DEALER_SPOT))
-    table.send(FeltCard(C("KC"), Spot(1)))  # a hit: seat 1 busts
+    table.send(FeltCard(C("KC"), CardTarget(1, 0)))  # a hit: seat 1 busts
     table.send(HoleCardShown(C("6D")))
     assert table.loop.view()["phase"] == "check"
     table.send(FeltCard(C("8H"), DEALER_SPOT))  # drawn though no result depends on it
@@ -1044,7 +1047,7 @@ def test_a_hand_held_game_never_waits_for_close_insurance():
     table = Table(shoe=False)
     table.send(PlaceBet(1, Decimal("10")))
     for code, seat in (("9S", 1), ("AC", None), ("7H", 1)):
-        table.send(FeltCard(C(code), Spot(seat)))
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
     table.send(HoleCardShown(C("KD")))
     view = table.loop.view()
     assert view["phase"] == "check" and view["round"]["dealer"]["cards"] == ["AC", "KD"]
@@ -1171,7 +1174,7 @@ def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
     table.card("6S", None)
     table.card("3H", 1)
     # The camera reports the next card (a hit) before the shoe has reported the hole card.
-    table.send(FeltCard(C("2C"), Spot(1)), FeltCard(None, DEALER_SPOT))
+    table.send(FeltCard(C("2C"), CardTarget(1, 0)), FeltCard(None, DEALER_SPOT))
     table.send(ShoeCard(C("KD")), ShoeCard(C("2C")))
     table.wait(5.0)
     view = table.loop.engine_view
@@ -1363,7 +1366,7 @@ def test_a_surveillance_store_that_cannot_be_written_raises_one_alarm_and_loses_
 def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
-    table.send(FeltCard(C("KC"), Spot(2)))  # a phantom reading at seat 2
+    table.send(FeltCard(C("KC"), CardTarget(2, 0)))  # a phantom reading at seat 2
     table.card("9S", seat=1)  # the real card: it pairs with its own landing at once
     assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
     table.wait(1.5)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealer_assist.roundlog import settle_log
-from dealer_assist.rules import Action, Card, RuleSet
+from dealer_assist.rules import Action, Card, CardTarget, RuleSet
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.simulation.world import Player, SimulatedTable
@@ -37,7 +37,6 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     ShoeProblem,
-    Spot,
     VoidRound,
 )
 
@@ -45,7 +44,7 @@ CODES = [f"{rank}{suit}" for rank in "A23456789TJQK" for suit in "SHDC"]  # pip 
 cards = st.sampled_from(CODES).map(Card.parse)
 seats = st.integers(0, 8)  # 0 and 8 are no seat
 money = st.sampled_from(["0", "1", "5", "10", "25", "100", "5000", "2.50"]).map(Decimal)
-spots = st.one_of(st.just(Spot(None)), st.builds(Spot, seats, st.integers(0, 4)))
+spots = st.one_of(st.just(CardTarget()), st.builds(CardTarget, seats, st.integers(0, 4)))
 inputs = st.one_of(
     st.builds(PlaceBet, seats, money, st.sampled_from(["main", "match"])),
     st.builds(ShoeCard, cards),

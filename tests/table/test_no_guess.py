@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealer_assist.roundlog import ShoeOrigin
-from dealer_assist.rules import Action, Card, RuleSet
+from dealer_assist.rules import Action, Card, CardTarget, RuleSet
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
@@ -37,7 +37,6 @@ from dealer_assist.table.sources import (
     PlaceBet,
     ShoeCard,
     ShoeLink,
-    Spot,
 )
 
 C = Card.parse
@@ -66,7 +65,7 @@ class Table:
 
     def card(self, code: str, seat: int | None = None, stack: int = 0,
              sideways: bool = False) -> None:
-        self.send(ShoeCard(C(code)), FeltCard(C(code), Spot(seat, stack), sideways))
+        self.send(ShoeCard(C(code)), FeltCard(C(code), CardTarget(seat, stack), sideways))
 
     def unseen(self, code: str) -> None:
         """A card out of the shoe that the camera never reports."""
@@ -137,7 +136,7 @@ def test_a_late_sighting_answers_the_question_itself():
     table.deal({2: ("5H", "6D")}, up="9S", hole="7C")
     table.unseen("JH")
     assert table.loop.question is not None
-    table.send(FeltCard(C("JH"), Spot(2), sideways=True))  # the camera, late: sideways
+    table.send(FeltCard(C("JH"), CardTarget(2, 0), sideways=True))  # the camera, late: sideways
     assert table.loop.question is None
     lines = [json.loads(line) for line in table.loop.round_lines()]
     asked = [e for e in lines if e["type"] == "question"]
@@ -150,7 +149,7 @@ def test_a_sighting_that_comes_after_the_answer_is_checked_against_the_cards_pla
     table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
     table.unseen("JH")
     table.answer("HIT seat 2")
-    table.send(FeltCard(C("JH"), Spot(3)))  # the camera says it went to seat 3
+    table.send(FeltCard(C("JH"), CardTarget(3, 0)))  # the camera says it went to seat 3
     assert table.loop.alarms[-1].kind is AlarmKind.MISPLACED
     assert "recorded at seat 2 hand 0" in table.loop.alarms[-1].text
     assert table.hands() == [["5H", "6D", "JH"], ["9C", "8C"]]  # not recorded twice
@@ -298,7 +297,7 @@ def test_a_camera_behind_raises_an_alarm_and_shows_its_lag():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")))
     table.send(ShoeCard(C("9H")))
-    table.send(FeltCard(C("9H"), Spot(1), seen_at=table.now - 0.9))
+    table.send(FeltCard(C("9H"), CardTarget(1, 0), seen_at=table.now - 0.9))
     view = table.loop.view()
     assert view["camera_lag_ms"] >= 890
     assert [a["kind"] for a in view["alarms"]] == ["camera_behind"]
@@ -309,8 +308,8 @@ def test_a_camera_behind_raises_an_alarm_and_shows_its_lag():
 def test_a_camera_behind_pairs_no_unreadable_sighting_with_a_shoe_card():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")))
-    table.send(ShoeCard(C("9H")), FeltCard(C("9H"), Spot(1), seen_at=-5.0))  # far behind
-    table.send(ShoeCard(C("5S")), FeltCard(None, Spot(1), seen_at=table.now - 2.0))
+    table.send(ShoeCard(C("9H")), FeltCard(C("9H"), CardTarget(1, 0), seen_at=-5.0))  # far behind
+    table.send(ShoeCard(C("5S")), FeltCard(None, CardTarget(1, 0), seen_at=table.now - 2.0))
     assert table.loop.cards_committed == 1  # the unreadable sighting may be any card
     table.wait(WAIT + 0.1)
     assert table.loop.cards_committed == 2  # placed by the rules: the dealer's up card
@@ -387,7 +386,7 @@ def test_touches_before_a_card_is_placed_wait_for_it():
     table.deal({1: ("9H", "4D"), 2: ("9C", "8C")}, up="9S", hole="7C")
     table.send(ShoeCard(C("2S")))
     table.send(Decide(2, Action.SURRENDER))  # the dealer, faster than the camera
-    table.send(FeltCard(C("2S"), Spot(1)))
+    table.send(FeltCard(C("2S"), CardTarget(1, 0)))
     assert table.hands()[0] == ["9H", "4D", "2S"]
     view = table.loop.engine_view
     assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
@@ -440,8 +439,8 @@ def test_a_late_sighting_is_not_taken_for_the_landing_of_a_later_card_of_its_cod
     table.unseen("4S")
     table.answer("DOUBLE seat 2")
     table.send(ShoeCard(C("4S")))
-    table.send(FeltCard(C("4S"), Spot(2), sideways=True))  # the first 4S's, late
-    table.send(FeltCard(C("4S"), Spot(3)))  # the second's
+    table.send(FeltCard(C("4S"), CardTarget(2, 0), sideways=True))  # the first 4S's, late
+    table.send(FeltCard(C("4S"), CardTarget(3, 0)))  # the second's
     table.wait(WAIT + 0.1)
     assert "STAND seat 2, HIT seat 3" in table.choices()  # neither sighting is surely its
     table.answer("STAND seat 2, HIT seat 3")
@@ -455,7 +454,8 @@ def test_a_sighting_that_may_be_another_cards_does_not_answer_a_question():
     table.deal({2: ("5H", "6D"), 3: ("9C", "5C")}, up="9S", hole="7C")
     table.send(ShoeCard(C("4S")), ShoeCard(C("4S")))
     table.wait(WAIT + 0.1)
-    table.send(FeltCard(C("4S"), Spot(3)))  # the second 4S's landing: the first's never seen
+    # the second 4S's landing: the first's never seen
+    table.send(FeltCard(C("4S"), CardTarget(3, 0)))
     assert table.loop.question is not None and table.loop.question.held.card == C("4S")
     table.answer("HIT seat 2")
     table.wait(WAIT + 0.1)
@@ -468,7 +468,7 @@ def test_an_unreadable_landing_that_may_be_a_later_cards_places_neither():
     landing may be either card's: it used to be taken for 2S's (seat 2 stood, 2S at seat 3)."""
     table = Table()
     table.deal({2: ("9H", "5D"), 3: ("9C", "5C")}, up="9S", hole="7C")
-    table.send(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, Spot(3)))
+    table.send(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, CardTarget(3, 0)))
     assert table.loop.question is not None and table.loop.question.held.card == C("2S")
     table.answer("HIT seat 2")
     table.wait(WAIT + 0.1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.pairing import CardsInFlight, LateSighting, MatchKind
-from dealer_assist.table.sources import FeltCard, ShoeCard, Spot
+from dealer_assist.table.sources import FeltCard, ShoeCard
 
 C = Card.parse
 
@@ -27,21 +27,21 @@ def match(cards: CardsInFlight, now: float = 0.1, force: bool = False, behind: b
 
 
 def test_a_landing_of_the_shoe_cards_code_is_its_landing():
-    cards = flight(ShoeCard(C("7H")), FeltCard(C("7H"), Spot(2), sideways=True))
+    cards = flight(ShoeCard(C("7H")), FeltCard(C("7H"), CardTarget(2, 0), sideways=True))
     found = match(cards)
     assert found is not None and found.kind is MatchKind.LANDED and found.felt is not None
-    assert found.felt.spot == Spot(2) and found.felt.sideways
+    assert found.felt.spot == CardTarget(2, 0) and found.felt.sideways
     assert not cards.shoe and not cards.felt
 
 
 def test_a_sighting_two_cards_out_share_places_neither():
-    cards = flight(ShoeCard(C("7H")), ShoeCard(C("7H")), FeltCard(C("7H"), Spot(3)))
+    cards = flight(ShoeCard(C("7H")), ShoeCard(C("7H")), FeltCard(C("7H"), CardTarget(3, 0)))
     found = match(cards)
     assert found is not None and found.kind is MatchKind.UNSEEN and not cards.felt
 
 
 def test_a_later_cards_landing_places_the_earlier_one_unseen_first():
-    cards = flight(ShoeCard(C("2S")), ShoeCard(C("9D")), FeltCard(C("9D"), Spot(3)))
+    cards = flight(ShoeCard(C("2S")), ShoeCard(C("9D")), FeltCard(C("9D"), CardTarget(3, 0)))
     first = match(cards)
     assert first is not None and first.kind is MatchKind.UNSEEN and first.shoe.card == C("2S")
     second = match(cards)
@@ -49,36 +49,37 @@ def test_a_later_cards_landing_places_the_earlier_one_unseen_first():
 
 
 def test_an_unreadable_landing_is_a_cards_only_when_it_is_the_sole_card_out():
-    sole = flight(ShoeCard(C("2S")), FeltCard(None, Spot(1)))
+    sole = flight(ShoeCard(C("2S")), FeltCard(None, CardTarget(1, 0)))
     found = match(sole)
     assert found is not None and found.kind is MatchKind.LANDED
-    two = flight(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, Spot(2)))
+    two = flight(ShoeCard(C("2S")), ShoeCard(C("3D")), FeltCard(None, CardTarget(2, 0)))
     found = match(two)
     assert found is not None and found.kind is MatchKind.UNSEEN
 
 
 def test_a_landing_of_another_code_waits_then_is_a_switched_card():
-    cards = flight(ShoeCard(C("2S")), FeltCard(C("3S"), Spot(1)))
+    cards = flight(ShoeCard(C("2S")), FeltCard(C("3S"), CardTarget(1, 0)))
     assert match(cards, now=0.1) is None
     found = match(cards, now=0.6)
     assert found is not None and found.kind is MatchKind.SWITCHED
-    cards = flight(ShoeCard(C("2S")), FeltCard(C("3S"), Spot(1)))
+    cards = flight(ShoeCard(C("2S")), FeltCard(C("3S"), CardTarget(1, 0)))
     forced = match(cards, now=0.1, force=True)
     assert forced is not None and forced.kind is MatchKind.SWITCHED
 
 
 def test_behind_only_the_shoe_cards_own_code_pairs():
-    cards = flight(ShoeCard(C("2S")), FeltCard(None, Spot(1)))
+    cards = flight(ShoeCard(C("2S")), FeltCard(None, CardTarget(1, 0)))
     assert match(cards, behind=True) is None
 
 
 def test_a_late_sighting_is_checked_against_where_the_card_was_placed():
     cards = CardsInFlight()
     cards.placed(C("JH"), CardTarget(2, 0), now=1.0)
-    assert cards.late_sighting(C("JH"), Spot(2), now=2.0) == (LateSighting.TAKEN, None)
+    assert cards.late_sighting(C("JH"), CardTarget(2, 0), now=2.0) == (LateSighting.TAKEN, None)
     cards.placed(C("JH"), CardTarget(2, 0), now=1.0)
-    assert cards.late_sighting(C("JH"), Spot(3), now=2.0) == (
+    assert cards.late_sighting(C("JH"), CardTarget(3, 0), now=2.0) == (
         LateSighting.MISPLACED, (C("JH"), CardTarget(2, 0)))
-    assert cards.late_sighting(C("QS"), Spot(3), now=2.0) == (LateSighting.NEW, None)
+    assert cards.late_sighting(C("QS"), CardTarget(3, 0), now=2.0) == (LateSighting.NEW, None)
     cards.placed(C("JH"), CardTarget(2, 0), now=1.0)
-    assert cards.late_sighting(C("JH"), Spot(3), now=20.0) == (LateSighting.NEW, None)  # too late
+    too_late = cards.late_sighting(C("JH"), CardTarget(3, 0), now=20.0)
+    assert too_late == (LateSighting.NEW, None)

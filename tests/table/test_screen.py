@@ -20,7 +20,6 @@ from dealer_assist.table.sources import (
     PlaceBet,
     ShoeLink,
     ShoeProblem,
-    Spot,
 )
 
 
@@ -152,9 +151,9 @@ def test_parse_touch_values():
     )
     assert parse_touch({"type": "card", "card": "7h"}) == KeyCard(Card.parse("7H"))
     assert parse_touch({"type": "card", "card": "KD", "to": "dealer"}) == KeyCard(
-        Card.parse("KD"), Spot())
+        Card.parse("KD"), CardTarget())
     assert parse_touch({"type": "card", "card": "KD", "to": {"seat": 3, "hand": 1}}) == KeyCard(
-        Card.parse("KD"), Spot(3, 1))
+        Card.parse("KD"), CardTarget(3, 1))
     assert parse_touch({"type": "correct", "card": "5d", "at": "dealer"}) == CorrectCard(
         Card.parse("5D"), CardTarget())
     assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2}}) == CorrectCard(
@@ -180,8 +179,9 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
                  Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
                  FinishRound(), CloseInsurance(), NewShoe(0), AcknowledgeAlarm(4), ConfirmFelt(),
                  VoidRound("foreign card"),
-                 KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), Spot()),
-                 KeyCard(Card.parse("2C"), Spot(4, 1)), CorrectCard(Card.parse("5D"), CardTarget()),
+                 KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), CardTarget()),
+                 KeyCard(Card.parse("2C"), CardTarget(4, 1)),
+                 CorrectCard(Card.parse("5D"), CardTarget()),
                  CorrectCard(Card.parse("7H"), CardTarget(2)),
                  CorrectCard(Card.parse("7H"), CardTarget(2, 1)),
                  CorrectCard(Card.parse("9C"), CardTarget(2, 1), 0),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from dealer_assist.rules import Card
+from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
 from dealer_assist.table.simulation.synthetic_camera import (
     SyntheticFelt,
@@ -20,7 +20,7 @@ from dealer_assist.table.simulation.synthetic_camera import (
     scene_truth,
     truth_camera,
 )
-from dealer_assist.table.sources import FeltCard, FeltStacks, Spot
+from dealer_assist.table.sources import FeltCard, FeltStacks
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
 if not artwork.installed_designs():
@@ -41,9 +41,9 @@ def test_felt_lays_out_hands_where_their_zones_are(design):
         ("3C", 2, 0, True),
         ("9D", 7, 0, False),
     ]:
-        felt.show(FeltCard(Card.parse(code), Spot(seat, stack), sideways))
+        felt.show(FeltCard(Card.parse(code), CardTarget(seat, stack), sideways))
     felt.show(FeltStacks(2, 2, from_stack=0))
-    felt.show(FeltCard(Card.parse("AS"), Spot(None)))
+    felt.show(FeltCard(Card.parse("AS"), CardTarget()))
     scene = felt.render()
     cards = {c.code: c for c in scene.cards}
     assert set(cards) == {"8S", "8H", "3C", "9D", "AS"}

@@ -50,7 +50,6 @@ from dealer_assist.table.sources import (
     PlaceBet,
     ShoeCard,
     Source,
-    Spot,
     TableInput,
     VoidRound,
 )
@@ -121,7 +120,7 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
         out = {"type": "card", "card": item.card.code}
         if item.spot is not None:
             out["to"] = "dealer" if item.spot.is_dealer else {"seat": item.spot.seat,
-                                                              "hand": item.spot.stack}
+                                                              "hand": item.spot.hand}
         return out
     if isinstance(item, CorrectCard):
         out = {"type": "correct", "card": item.card.code, "at": item.at.to_json()}
@@ -321,15 +320,15 @@ class DemoTable:
         the double first when it lies crosswise (a keyed card is otherwise taken as a hit)."""
         assert felt.card is not None
         if felt.sideways and felt.spot.seat is not None:
-            post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.stack))
+            post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.hand))
         post_touch(self.screen_url, KeyCard(felt.card, felt.spot))
         dealt = self._cards_dealt
         self._until(lambda loop: loop.cards_committed >= dealt, self.options.card_timeout_s)
 
-    def _correct(self, card: Card, spot: Spot) -> None:
+    def _correct(self, card: Card, spot: CardTarget) -> None:
         """Hand-held: the dealer looks at the screen, and a card it shows otherwise than the
         card lying there (the latest at that place) is corrected."""
-        at = CardTarget() if spot.is_dealer else CardTarget(spot.seat, spot.stack)
+        at = CardTarget() if spot.is_dealer else CardTarget(spot.seat, spot.hand)
         if _latest_at(self.loop, at) in (None, card.code):
             return
         post_touch(self.screen_url, CorrectCard(card, at))
@@ -392,7 +391,7 @@ def true_choice(question: OpenQuestion, placed: Iterable[Placement]) -> int | No
         return None
     placement = candidates[-1]
     spot = placement.spot
-    truth = DEALER if spot.is_dealer else CardTarget(spot.seat, spot.stack)
+    truth = DEALER if spot.is_dealer else CardTarget(spot.seat, spot.hand)
     for index, reading in enumerate(question.choices):
         if reading.target == truth and reading.asked_by is placement.asked:
             return index

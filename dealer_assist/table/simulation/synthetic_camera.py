@@ -93,9 +93,10 @@ class SyntheticFelt:
                 if item.card is None:
                     return
                 stacks = self._stacks.setdefault(item.spot.seat or 0, [])
-                while len(stacks) <= item.spot.stack:
+                stack = item.spot.hand or 0
+                while len(stacks) <= stack:
                     stacks.append([])
-                stacks[item.spot.stack].append((item.card.code, item.sideways))
+                stacks[stack].append((item.card.code, item.sideways))
             elif isinstance(item, FeltStacks):
                 stacks = self._stacks[item.seat]
                 source = item.from_stack or 0

@@ -25,6 +25,7 @@ from dealer_assist.rules import (
     SPANISH_DECK,
     Action,
     Card,
+    CardTarget,
     HandState,
     RoundEngine,
     RoundError,
@@ -41,7 +42,6 @@ from dealer_assist.table.sources import (
     NewShoe,
     PlaceBet,
     ShoeCard,
-    Spot,
     TableInput,
 )
 
@@ -73,7 +73,7 @@ class Placement:
     or DOUBLE; None for a card owed without one (the deal, a split hand's, the dealer's)."""
 
     card: Card
-    spot: Spot
+    spot: CardTarget
     asked: Action | None
     shoe_index: int  #: its 1-based position in the shoe, as the shoe numbers it
 
@@ -162,10 +162,10 @@ class SimulatedTable:
         assert self.truth is not None
         card = self._draw()
         self.truth.card(card)
-        self.placed.append(Placement(card, Spot(seat, hand), asked, self.drawn))
+        self.placed.append(Placement(card, CardTarget(seat, hand), asked, self.drawn))
         sideways = asked is Action.DOUBLE
         yield "shoe", ShoeCard(card)
-        yield "camera", FeltCard(None if face_down else card, Spot(seat, hand), sideways)
+        yield "camera", FeltCard(None if face_down else card, CardTarget(seat, hand), sideways)
 
     def _decide(
         self, hands: tuple[HandState, ...], index: int, up: Card, legal: frozenset[Action]
