@@ -150,10 +150,6 @@ _IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
 DEFERRED_KEPT = 1000
 
 
-def _place_target(spot: CardTarget | None) -> CardTarget | None:
-    return None if spot is None else spot
-
-
 class TableLoop:
     """Folds table inputs into rounds; one instance per table, driven by one thread."""
 
@@ -956,7 +952,7 @@ class TableLoop:
             went = self._commit(item.card, spot, False, keyed=True)
             if went is None and self._question is not asked_before and self._question:
                 # the dealer is asked which play it was: recorded with the answer
-                went = _place_target(spot) or self._question.choices[0].target
+                went = spot or self._question.choices[0].target
         if went is None:  # refused (an alarm says why): not out of the pack after all
             self._pack.restore(counted_before)
             return
@@ -1212,7 +1208,7 @@ class TableLoop:
         """A card arrived while a hand decides: take the decisions its evidence shows, where
         they leave one way to pay; else ask the dealer (False: asked, or refused)."""
         assert self._fold is not None
-        landing = _place_target(held.landing)
+        landing = held.landing
         left = remaining_readings(card_readings(self._fold.engine, toward=landing),
                                   Evidence(landing, held.sideways))
         reading = settled_reading(left)
@@ -1323,7 +1319,7 @@ class TableLoop:
                 or self._unsighted(item.card) > 1:
             return False
         left = remaining_readings(question.choices,
-                                  Evidence(_place_target(item.spot), item.sideways))
+                                  Evidence(item.spot, item.sideways))
         reading = settled_reading(left)
         if reading is not None:
             self._settle_question(question.choices.index(reading), "camera")
