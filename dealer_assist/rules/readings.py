@@ -16,9 +16,9 @@ from dealer_assist.rules.engine import Action, CardTarget, RoundEngine
 
 #: Decisions that change a wager: two readings that differ in one of them pay differently.
 WAGER_ACTIONS = frozenset({Action.DOUBLE, Action.SPLIT, Action.SURRENDER, Action.RESCUE})
-#: Decisions that leave nothing on the felt for a camera (the dealer takes the cards and half
-#: the wager): they happen only by the dealer's touch, so no reading assumes one.
-TOUCHED_ONLY = frozenset({Action.SURRENDER, Action.RESCUE})
+#: The decisions a reading may assume, in the order readings are listed. Surrender and rescue
+#: leave nothing on the felt for a camera (the dealer takes the cards and half the wager): they
+#: happen only by the dealer's touch, so no reading assumes one.
 _ORDER = (Action.HIT, Action.DOUBLE, Action.SPLIT, Action.STAND)
 
 
