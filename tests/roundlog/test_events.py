@@ -133,3 +133,19 @@ def test_newer_versions_are_refused_older_ones_upgraded(monkeypatch: pytest.Monk
     )
     old = {"type": "bet", "seat": 1, "stake": "10"}
     assert events_module.parse_event(old, version=1) == Bet(1, Decimal("10.00"))
+
+
+def test_a_question_reads_back_as_written_and_a_bad_one_is_refused():
+    from dealer_assist.roundlog import EventError, Question, dumps_event, parse_event
+
+    raw = {"type": "question", "card": "JH", "text": "JH at seat 2: HIT or DOUBLE?",
+           "why": "the camera did not see it land", "choices": ["HIT seat 2", "DOUBLE seat 2"],
+           "answer": "DOUBLE seat 2", "by": "dealer", "waited_s": "2.40"}
+    event = parse_event(raw)
+    assert isinstance(event, Question) and event.answer == "DOUBLE seat 2"
+    assert parse_event(json.loads(dumps_event(event))) == event
+    for key, value, why in (("answer", "SPLIT seat 2", "not one of the choices"),
+                            ("choices", ["HIT seat 2"], "2 to 64 texts"),
+                            ("by", "floor", "'by' must be")):
+        with pytest.raises(EventError, match=why):
+            parse_event({**raw, key: value})
