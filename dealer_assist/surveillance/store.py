@@ -31,6 +31,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from dealer_assist.durable import fsync_dir
 from dealer_assist.surveillance.interface import (
     HourVolume,
     IndexedAlarm,
@@ -319,14 +320,6 @@ INDEX_TABLES = ("rounds", "round_seats", "payout_lines", "frames", "alarms")
 TABLES = ("schema_version", "records", *INDEX_TABLES, "operators")
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class RecordingStore:
     """An open recording directory kept in SQLite (a ``RecordStore``): appends chained records
     and answers queries. Its methods raise what SQLite refuses as :func:`sqlite_failure` names it
@@ -530,7 +523,7 @@ class RecordingStore:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
 
     # -- reading ------------------------------------------------------------------------------
 

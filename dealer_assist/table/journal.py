@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dealer_assist.durable import fsync_dir
 from dealer_assist.rules import Card, Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
@@ -216,14 +217,6 @@ def read_journal(path: str | os.PathLike[str]) -> JournalContents:
     return JournalContents(checkpoint, entries, warnings, damaged)
 
 
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class TableJournal:
     """An open journal file: :meth:`append` makes a record durable (written and fsync'd) before
     it returns; :meth:`checkpoint` starts the file again from a new checkpoint.
@@ -250,7 +243,7 @@ class TableJournal:
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(aside, self.path)
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as error:
             raise JournalError(f"journal {self.path}: {error.strerror or error}") from None

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from dealer_assist.durable import fsync_dir
 from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
@@ -57,11 +58,7 @@ def _write_synced(path: Path, text: str, mode: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         if mode == "x":  # the new file's name is durable too: the journal lets the round go
-            folder = os.open(target.parent, os.O_RDONLY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
+            fsync_dir(target.parent)
         return
 
 
