@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from machine import cpu_model
 
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
@@ -35,17 +35,6 @@ from dealer_assist.vision.scenes import (
     parse_frame_size,
     render_scene,
 )
-
-
-def cpu_model() -> str:
-    """The CPU's model name (INT8 inference speed differs most between CPU makes)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def decode(jpeg: np.ndarray) -> np.ndarray:

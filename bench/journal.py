@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from machine import cpu_model  # noqa: E402
+
 from dealer_assist.rules import Card, RuleSet  # noqa: E402
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink  # noqa: E402
 from dealer_assist.table.journal import (  # noqa: E402
@@ -48,16 +50,6 @@ from dealer_assist.table.sources import (  # noqa: E402
 )
 
 CONFIG = {"table": "BENCH", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def quantiles(samples: list[float]) -> str:

@@ -30,7 +30,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -40,6 +39,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from machine import cpu_model  # noqa: E402
 
 from dealer_assist.rules import RuleSet  # noqa: E402
 from dealer_assist.table.loop import TableLoop  # noqa: E402
@@ -258,16 +259,6 @@ def _camera_rounds(camera: object, what: str, rounds: int, shoe: bool = True) ->
     )
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cards", type=int, default=300)
@@ -284,7 +275,7 @@ def main() -> None:
                         help="also deal each deck's rounds with no shoe, read by the camera alone "
                         "(the dealer keys each card it cannot read, after the 8 s wait)")
     args = parser.parse_args()
-    print(f"CPU: {_cpu_model()}, os.cpu_count() = {os.cpu_count()}")
+    print(f"CPU: {cpu_model()}, os.cpu_count() = {os.cpu_count()}")
     if not args.camera_only:
         bench_latency(args.cards, args.idle)
         bench_loop_throughput()
