@@ -110,9 +110,10 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     factory: LoopFactory = make_loop
     prefix = setup.round_prefix or \
         f"{setup.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+    config = setup.journal_config()
     try:
         opened = open_table(
-            recording.directory, setup.journal_config(), setup.rules_spec, factory, prefix,
+            recording.directory, config, setup.rules_spec, factory, prefix,
             recorded=recorded,
             repair=None if store is None else store.write_round_if_missing,
             cannot_resend=setup.shoe_protocol == "ascii",
@@ -124,7 +125,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     offset = opened.clock_offset
     runner = TableRunner(
         opened.loop, make_sources(opened.shoe), clock=lambda: clock() + offset,
-        journal=opened.journal, journal_config=setup.journal_config(),
+        journal=opened.journal, journal_config=config,
         recording_pending=lambda: watch.failing or (store is not None and not store.idle),
         shoe_position=opened.shoe,
     )

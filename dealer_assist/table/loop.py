@@ -235,11 +235,11 @@ class TableLoop:
 
     @property
     def round_id(self) -> str | None:
-        return None if self._fold is None else self._fold.start.id
+        return self._session.round_id
 
     @property
     def round_open(self) -> bool:
-        return self._fold is not None and not self._fold.ended
+        return self._session.open
 
     @property
     def engine_view(self) -> dict[str, Any] | None:

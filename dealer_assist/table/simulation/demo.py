@@ -192,7 +192,6 @@ class DemoTable:
         self.world = SimulatedTable(self.rules, list(DEFAULT_PLAYERS), seed=options.seed)
         self.world.camera_sees = camera is not None
         self.stopped = threading.Event()
-        self.questions_answered = 0
         self._cards_dealt = 0  # cards the simulated dealer has drawn from the shoe
 
     @property
@@ -310,7 +309,6 @@ class DemoTable:
                 choice = true_choice(question, self.world.placed)
                 if choice is None:
                     return self.runner.wait_until(condition, deadline - time.monotonic())
-                self.questions_answered += 1
                 post_touch(self.screen_url, AnswerQuestion(question.id, choice))
                 self.runner.wait_until(_answered(question.id),
                                        max(0.0, deadline - time.monotonic()))
