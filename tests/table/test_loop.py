@@ -283,7 +283,7 @@ def test_pip_ten_and_beyond_composition_are_refused_with_alarms():
 def test_illegal_touch_raises_and_changes_nothing():
     table = Table(camera=False)
     deal(table, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
-    before = list(table.loop.round_lines())
+    before = table.loop.round_lines()
     table.send(Decide(2, Action.STAND))  # seat 1 is to act
     assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
     assert "out of turn" in table.loop.alarms[0].text
@@ -548,7 +548,7 @@ def test_an_earlier_card_at_a_place_is_corrected_by_its_index():
     assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["9C", "5C", "7C"]
     table.send(CorrectCard(C("5S"), DEALER, index=0))  # the up card: 5 + K + 5 = 20
     assert table.loop.engine_view["dealer"]["cards"] == ["5S", "KD", "5D"]
-    lines = list(table.loop.round_lines())
+    lines = table.loop.round_lines()
     table.send(CorrectCard(C("2C"), DEALER, index=3))
     assert "card 4 at the dealer, but the dealer holds 3 cards face up" in (
         table.loop.alarms[-1].text)
@@ -618,7 +618,7 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
     # 8D 3C | 8H 5H
     table.send(FeltCard(C("3C"), CardTarget(1, 0)), FeltCard(C("5H"), CardTarget(1, 1)))
-    lines = list(table.loop.round_lines())
+    lines = table.loop.round_lines()
     table.send(CorrectCard(C("4C"), CardTarget(1, 0), index=1, was=C("5H")))
     assert "correction of 5H at seat 1 hand 0, but that card there is now 3C" in (
         table.loop.alarms[-1].text)
@@ -711,7 +711,7 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     hand_held.send(CorrectCard(C("7H"), CardTarget(1)))
     assert "no round is in play" in hand_held.loop.alarms[-1].text
     hand_held_round(hand_held)
-    lines = list(hand_held.loop.round_lines())
+    lines = hand_held.loop.round_lines()
     for correction, why in (
         (CorrectCard(C("7H"), CardTarget(3)), "seat 3 holds no card"),
         (CorrectCard(C("8H"), CardTarget(1)), "already 8H"),
@@ -723,7 +723,7 @@ def test_corrections_the_table_cannot_take_are_refused_and_change_nothing():
     hand_held.send(FeltCard(C("7C"), CardTarget(2, 0)))  # seat 2: 5 + 8 + 7 = 20
     hand_held.send(CorrectCard(C("AS"), CardTarget(1), index=0))  # A 8 9: 18, stood
     assert hand_held.kinds()[-1] is AlarmKind.CORRECTED_CARD
-    lines = list(hand_held.loop.round_lines())
+    lines = hand_held.loop.round_lines()
     # 8H read as KH too would make seat 1 a blackjack, which is never hit: the round as played
     # after it does not hold, so the dealer must call the floor.
     hand_held.send(CorrectCard(C("KH"), CardTarget(1), index=1))

@@ -20,8 +20,6 @@ from hypothesis import strategies as st
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules import Action, Card, CardTarget, RuleSet
 from dealer_assist.table.alarms import AlarmKind
-from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.screen import parse_touch
 from dealer_assist.table.simulation.demo import true_choice
 from dealer_assist.table.simulation.world import Player, SimulatedTable
@@ -29,43 +27,21 @@ from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
     AnswerQuestion,
-    CameraLink,
     Decide,
     FeltCard,
     FeltStacks,
     HoleCardShown,
     PlaceBet,
     ShoeCard,
-    ShoeLink,
 )
+from tests.table import test_loop
 
 C = Card.parse
 WAIT = 1.5  # the loop's default camera wait
 
 
-class Table:
-    """A shoe + camera table with a clock that moves a little per input."""
-
-    def __init__(self, rules: str = "h17-ddd-6", camera: bool = True):
-        self.recorder = MemoryRecorder()
-        self.loop = TableLoop(rules, self.recorder, has_camera=camera)
-        self.now = 0.0
-        self.send(ShoeLink(True, "test"))
-        if camera:
-            self.send(CameraLink(True, "test"))
-
-    def send(self, *items: object) -> None:
-        for item in items:
-            self.now += 0.01
-            self.loop.handle(item, self.now)  # type: ignore[arg-type]
-
-    def wait(self, seconds: float) -> None:
-        self.now += seconds
-        self.loop.tick(self.now)
-
-    def card(self, code: str, seat: int | None = None, stack: int = 0,
-             sideways: bool = False) -> None:
-        self.send(ShoeCard(C(code)), FeltCard(C(code), CardTarget(seat, stack), sideways))
+class Table(test_loop.Table):
+    """The loop's test table (shoe + camera unless told), with the dealing this file needs."""
 
     def unseen(self, code: str) -> None:
         """A card out of the shoe that the camera never reports."""
@@ -73,33 +49,12 @@ class Table:
         self.wait(WAIT + 0.1)
 
     def deal(self, seats: dict[int, tuple[str, str]], up: str, hole: str) -> None:
-        for seat in seats:
-            self.send(PlaceBet(seat, Decimal("10")))
-        for seat, (first, _) in seats.items():
-            self.card(first, seat)
-        self.card(up, None)
-        for seat, (_, second) in seats.items():
-            self.card(second, seat)
-        self.send(ShoeCard(C(hole)), FeltCard(None, DEALER_SPOT))
-
-    def choices(self) -> list[str]:
-        question = self.loop.view()["question"]
-        return [] if question is None else [c["label"] for c in question["choices"]]
-
-    def answer(self, label: str) -> None:
-        question = self.loop.view()["question"]
-        assert question is not None, "no question is open"
-        choice = next(c["choice"] for c in question["choices"] if c["label"] == label)
-        self.send(AnswerQuestion(question["id"], choice))
+        test_loop.deal(self, seats, up, hole)
 
     def hands(self) -> list[list[str]]:
         view = self.loop.engine_view
         assert view is not None
         return [h["cards"] for s in view["seats"] for h in s["hands"]]
-
-    def settled(self) -> dict:
-        assert self.recorder.rounds, "no round was recorded"
-        return self.recorder.rounds[-1][2].to_json()
 
 
 # ------------------------------------------------------------------ hit or double
@@ -116,7 +71,7 @@ def test_the_issue_round_a_double_the_camera_never_saw_is_asked_not_paid_as_a_hi
     table.answer("DOUBLE seat 2")
     table.send(HoleCardShown(C("7C")))
     table.card("2S", None)  # the dealer: 9 + 7 + 2 = 18
-    assert table.settled()["seats"][0]["net"] == "20.00"
+    assert table.settled_json()["seats"][0]["net"] == "20.00"
 
 
 @pytest.mark.parametrize(("sideways", "expected"), [(False, "10.00"), (True, "20.00")])
@@ -127,7 +82,7 @@ def test_a_card_seen_landing_at_the_hand_in_play_says_hit_or_double(sideways, ex
     assert table.loop.question is None
     table.send(HoleCardShown(C("7C")))
     table.card("2S", None)
-    assert table.settled()["seats"][0]["net"] == expected
+    assert table.settled_json()["seats"][0]["net"] == expected
     assert table.loop.questions_asked == 0
 
 
@@ -266,7 +221,7 @@ def test_a_question_is_recorded_with_its_answer_and_the_round_settles_as_the_log
     assert question["card"] == "JH" and question["by"] == "dealer"
     assert question["choices"] == ["HIT seat 2", "DOUBLE seat 2", "STAND seat 2, to the DEALER"]
     assert Decimal(question["waited_s"]) >= Decimal("2")
-    assert settle_log(lines).to_json() == table.settled()
+    assert settle_log(lines).to_json() == table.settled_json()
     asked = [a for a in table.loop.alarms if a.kind is AlarmKind.DEALER_ASKED]
     assert len(asked) == 1 and asked[0].resolved and "flagged for review" in asked[0].text
 
@@ -357,7 +312,7 @@ def play(seed: int, drop: float, delay: float, rounds: int = 4,
         for _ in range(20):  # the last waits expire; each question they raise is answered
             table.wait(WAIT + 0.1)
             answer_truly(table, world)
-        got, want = table.settled(), world.settlements[-1].to_json()
+        got, want = table.settled_json(), world.settlements[-1].to_json()
         assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"]), number
     return table, world
 
