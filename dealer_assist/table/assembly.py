@@ -16,6 +16,8 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import TableRecording, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.screen_access import ScreenAccess
+from dealer_assist.table.screen_site import TlsFiles
 from dealer_assist.table.sources import RecordingFailed, Source
 
 #: The device sources of a table, given the shoe's last durable position (None: none), from
@@ -26,8 +28,9 @@ SourcesFactory = Callable[[tuple[int, int] | None], list[Source]]
 @dataclass(frozen=True, slots=True)
 class TableSetup:
     """What a table is: where it records, its id and rules, its devices (``shoe_protocol``
-    None: no shoe), whether the surveillance store records, the screen's address, notes the
-    screen shows about devices, and the prefix of its round ids."""
+    None: no shoe), whether the surveillance store records, the screen's address, the name
+    browsers open it at, its TLS files and who may drive it (default: credentials of this
+    process only), notes the screen shows about devices, and the prefix of its round ids."""
 
     directory: Path
     table_id: str
@@ -37,6 +40,9 @@ class TableSetup:
     surveillance: bool = True
     host: str = "127.0.0.1"
     port: int = 8021
+    screen_name: str | None = None
+    tls: TlsFiles | None = None
+    access: ScreenAccess = field(default_factory=ScreenAccess.ephemeral)
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
 
@@ -134,4 +140,6 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             runner.submit(RecordingFailed(detail))
 
         store.on_failure = report
-    return Table(setup, recording, opened, runner, ScreenServer(runner, setup.host, setup.port))
+    screen = ScreenServer(runner, setup.host, setup.port, access=setup.access,
+                          name=setup.screen_name, tls=setup.tls)
+    return Table(setup, recording, opened, runner, screen)

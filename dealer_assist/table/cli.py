@@ -4,6 +4,10 @@ Reads the shoe (reconnecting when it drops), folds its cards and the dealer's to
 records each round log, and serves the dealer's screen. Every input is journaled before it is acted
 on or acknowledged (``<recording dir>/table.journal``); started again after a crash, the table
 rebuilds the round in play from the journal and asks the dealer to confirm the felt.
+
+At each start the table prints a one-time pairing URL: the screen's browser opens it once and is
+paired (a cookie); nothing else may see or drive the screen. ``--touch JSON`` sends one touch to
+the running table as the paired screen (it reads the table's secret: run it as the table's user).
 """
 
 from __future__ import annotations
@@ -13,6 +17,10 @@ import logging
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dealer_assist.table.config import TableConfig
 
 logger = logging.getLogger(__name__)
 
@@ -21,8 +29,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
     )
-    parser.add_argument(
-        "--check", action="store_true", help="validate the configuration, print it, and exit"
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument(
+        "--check", action="store_true",
+        help="validate the configuration (and where and how the screen is served), print it, "
+             "and exit"
+    )
+    action.add_argument(
+        "--touch", metavar="JSON",
+        help='send one touch to the RUNNING table as its paired screen (e.g. \'{"type": '
+             '"finish"}\'), print the reply, exit 1 if refused; reads the screen\'s secret, '
+             "so run it as the table's user"
     )
 
 
@@ -34,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
     from dealer_assist.table.recording import RecordingError, StoreOpenError
+    from dealer_assist.table.screen_access import ScreenAccess, SecretError, load_or_create_secret
+    from dealer_assist.table.screen_site import exposure_warning
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
 
@@ -42,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"dealer-assist table: {error}", file=sys.stderr)
         return 2
+    if args.touch is not None:
+        return touch(config, args.touch)
     log_file = args.log_file or config.log_file
     try:  # the command line's --log-level and --log-file before the config's [logging]
         logs.configure(args.log_level or config.log_level, log_file)
@@ -79,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
         f"recording to {config.recording_dir}"
     )
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
-          f"{log_file or 'standard error'}")
+          f"{log_file or 'standard error'}\n{screen_summary(config)}")
+    exposed = exposure_warning(config.host, config.tls is not None)
+    if exposed is not None:
+        logger.warning("%s", exposed)
+        print(f"dealer-assist table: warning: {exposed}", file=sys.stderr)
     if args.check:
         logger.info("configuration %s checked: %s", config.path, devices)
         if camera is not None:
@@ -98,11 +123,17 @@ def run(args: argparse.Namespace) -> int:
             sources.append(camera)
         return sources
 
+    try:
+        secret = load_or_create_secret(config.screen_secret)
+    except SecretError as error:
+        print(f"dealer-assist table: {config.path}: screen.secret: {error}", file=sys.stderr)
+        return 2
     setup = TableSetup(
         config.recording_dir, config.table_id, config.rules_spec,
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
         has_camera=camera is not None, surveillance=config.surveillance,
-        host=config.host, port=config.port, notes=notes)
+        host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
+        access=ScreenAccess(secret), notes=notes)
     try:
         table = assemble(setup, make_sources)
     except RecordingError as error:
@@ -134,7 +165,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     screen = table.screen
-    print(f"dealer's screen: {screen.url}", flush=True)
+    print(f"dealer's screen: {screen.url}\n"
+          f"pair the screen's browser (open once there; the code works once): "
+          f"{screen.pairing_url()}", flush=True)
     logger.info("started %s; screen %s", devices, screen.url)
     status = 0
     try:
@@ -148,3 +181,51 @@ def run(args: argparse.Namespace) -> int:
         table.stop()
         logger.info("table %s stopped", config.table_id)
     return status
+
+
+def screen_summary(config: TableConfig) -> str:
+    """Where and how the screen is served, and where its secret lies (``--check``'s line)."""
+    from dealer_assist.table.screen_site import is_loopback, is_wildcard, shown_host, url_of
+
+    url = url_of(shown_host(config.host, config.screen_name), config.port,
+                 config.tls is not None)
+    if is_loopback(config.host):
+        reach = "this machine only"
+    else:
+        where = "every interface" if is_wildcard(config.host) else config.host
+        reach = (f"listening on {where}, " + (f"TLS ({config.tls.certfile})" if config.tls
+                                               else "PLAIN HTTP (plain_http_on_network)"))
+    return f"screen {url} ({reach}), paired by the secret {config.screen_secret}"
+
+
+def touch(config: TableConfig, text: str) -> int:
+    """``--touch``: send ``text`` to the running table as its paired screen and print the
+    reply; 0 accepted, 1 refused or no table answering, 2 no secret to send it with."""
+    from dealer_assist.table.screen_access import ScreenAccess, SecretError, read_secret
+    from dealer_assist.table.screen_client import local_url, pinned_context, send_touch
+
+    if config.port == 0:
+        print(f"dealer-assist table: {config.path}: screen.port: 0 (any free port) cannot be "
+              "reached by --touch: set the port the table listens on", file=sys.stderr)
+        return 2
+    try:
+        access = ScreenAccess(read_secret(config.screen_secret))
+        context = pinned_context(config.tls)
+    except (SecretError, OSError) as error:
+        print(f"dealer-assist table: {config.path}: screen.secret: {error}", file=sys.stderr)
+        return 2
+    url = local_url(config.host, config.port, config.tls)
+    try:
+        reply = send_touch(url, text.encode("utf-8", "surrogateescape"), access.cookie_header(),
+                           context)
+    except OSError as error:
+        print(f"dealer-assist table: no screen answers at {url} (is the table running?): "
+              f"{getattr(error, 'reason', error)}", file=sys.stderr)
+        return 1
+    answer = reply.body.decode("utf-8", "replace")
+    if not reply.accepted:
+        print(f"dealer-assist table: the table refused the touch (HTTP {reply.status}): "
+              f"{answer}", file=sys.stderr)
+        return 1
+    print(answer)
+    return 0

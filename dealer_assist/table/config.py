@@ -26,6 +26,12 @@ surveillance = false         # also into the surveillance store, its database di
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
 port = 8021
+# secret = "table.screen-secret"  # default: beside this file, named after it; never inside
+#                                 # the recording directory (created 0600 at the first start)
+# name = "table7.casino.lan"      # the name browsers open the screen at (its certificate's)
+# certfile = "screen.crt"         # TLS: required (or plain_http_on_network = true) when host
+# keyfile = "screen.key"          # is not a loopback address
+# plain_http_on_network = false
 
 [logging]
 level = "info"               # debug, info (default), warning, error or critical
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +54,8 @@ from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
+from dealer_assist.table.screen_access import SecretError, read_secret
+from dealer_assist.table.screen_site import TlsFiles, exposure_problem
 
 
 class ConfigError(ValueError):
@@ -90,6 +99,10 @@ class TableConfig:
     surveillance: bool = False
     log_level: str = "info"
     log_file: Path | None = None
+    screen_secret: Path = Path("table.screen-secret")
+    screen_name: str | None = None
+    tls: TlsFiles | None = None
+    plain_http_on_network: bool = False
 
 
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
@@ -97,7 +110,8 @@ _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader"},
     "recording": {"dir", "surveillance"},
-    "screen": {"host", "port"},
+    "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
+               "plain_http_on_network"},
     "logging": {"level", "file"},
 }
 
@@ -252,6 +266,16 @@ def parse_config(
     port = screen.get("port", 8021)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(path, "screen.port", f"must be a port number 0-65535, got {port!r}")
+    screen_name = None if "name" not in screen else _text(path, "screen.name", screen["name"])
+    secret = _screen_secret(path, base, screen, recording_dir)
+    tls = _screen_tls(path, base, screen)
+    plain = screen.get("plain_http_on_network", False)
+    if not isinstance(plain, bool):
+        raise ConfigError(path, "screen.plain_http_on_network",
+                          f"must be true or false, got {plain!r}")
+    problem = exposure_problem(host, tls is not None, plain)
+    if problem is not None:
+        raise ConfigError(path, "screen.host", problem)
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
 
@@ -262,8 +286,50 @@ def parse_config(
         rules_spec = raw_rules["preset"]
     return TableConfig(
         path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance,
-        log_level=log_level, log_file=log_file,
+        log_level=log_level, log_file=log_file, screen_secret=secret, screen_name=screen_name,
+        tls=tls, plain_http_on_network=plain,
     )
+
+
+def _screen_secret(path: str, base: Path, screen: dict[str, Any], recording_dir: Path) -> Path:
+    """``screen.secret``: default beside the config, named after it; outside the recording
+    directory (whoever may copy a recording must not be able to drive the screen); an existing
+    one must be private to this user, a missing one creatable (nothing is created)."""
+    default = Path(path).with_suffix(".screen-secret").name
+    secret = Path(_text(path, "screen.secret", screen.get("secret", default)))
+    if not secret.is_absolute():
+        secret = base / secret
+    if secret.resolve().is_relative_to(recording_dir.resolve()):
+        raise ConfigError(path, "screen.secret", f"{secret} is inside the recording directory "
+                          f"{recording_dir}: keep the screen's secret out of the recording")
+    if secret.exists() or secret.is_symlink():
+        try:
+            read_secret(secret)
+        except SecretError as error:
+            raise ConfigError(path, "screen.secret", str(error)) from None
+    else:
+        _can_create(path, "screen.secret", secret.parent)
+    return secret
+
+
+def _screen_tls(path: str, base: Path, screen: dict[str, Any]) -> TlsFiles | None:
+    """``screen.certfile`` and ``screen.keyfile``: both or neither, and loadable together."""
+    given = [key for key in ("certfile", "keyfile") if key in screen]
+    if not given:
+        return None
+    if len(given) == 1:
+        other = "keyfile" if given[0] == "certfile" else "certfile"
+        raise ConfigError(path, f"screen.{other}", f"required with screen.{given[0]} (TLS "
+                          "needs the certificate and its private key)")
+    tls = TlsFiles(_file(path, base, "screen.certfile", screen["certfile"]),
+                   _file(path, base, "screen.keyfile", screen["keyfile"]))
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            tls.certfile, tls.keyfile)
+    except (ssl.SSLError, OSError) as error:
+        raise ConfigError(path, "screen.certfile", f"{tls.certfile} with {tls.keyfile} cannot "
+                          f"serve TLS: {error}") from None
+    return tls
 
 
 def _logging(path: str, base: Path, section: dict[str, Any]) -> tuple[str, Path | None]:

@@ -26,8 +26,11 @@ from dealer_assist.vision.artwork import installed_designs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def screen_view(url: str) -> dict:
-    with urllib.request.urlopen(url + "api/view", timeout=5) as response:
+def screen_view(demo: DemoTable) -> dict:
+    """The view the demo's screen serves its paired page."""
+    request = urllib.request.Request(demo.screen_url + "api/view",
+                                     headers={"Cookie": demo.screen.access.cookie_header()})
+    with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
 
 
@@ -59,8 +62,8 @@ def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
         shown = []
         for number in range(1, 6):
             assert demo.play_round(number, 0.0) is not None, demo.loop.alarms
-            shown.append(screen_view(demo.screen_url)["settlement"])
-        assert screen_view(demo.screen_url)["mode"] == "shoe only"
+            shown.append(screen_view(demo)["settlement"])
+        assert screen_view(demo)["mode"] == "shoe only"
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == 5
     # every card carries the shoe's own numbering, so surveillance can tie it to the shoe's record

@@ -12,11 +12,10 @@ artwork, or ``camera="off"``) it runs shoe only and the screen says why.
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,9 @@ from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
+from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.screen_client import pinned_context, send_touch
+from dealer_assist.table.screen_site import TlsFiles, exposure_problem, exposure_warning
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
@@ -57,6 +59,7 @@ from dealer_assist.table.sources import (
 DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
 #: The demo table's name in its recording.
 DEMO_TABLE = "DEMO"
+logger = logging.getLogger(__name__)
 #: Why the demo's floor voids a round the table could not complete as dealt.
 VOID_REASON = "the table could not complete the round as dealt"
 #: Rounds in a row that may fail before the demo stops: something is broken, not one mishap.
@@ -72,6 +75,8 @@ class DemoOptions:
     seed: int = 1
     host: str = "127.0.0.1"
     port: int = 8021
+    tls: TlsFiles | None = None  # the screen over HTTPS
+    plain_http_on_network: bool = False  # a host beyond loopback served over plain HTTP anyway
     recording_dir: str | None = None
     pace_s: float = 0.6
     pause_after_round_s: float = 4.0
@@ -132,16 +137,14 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
     raise TypeError(f"not a dealer input: {item!r}")
 
 
-def post_touch(screen_url: str, item: DealerInput | NewShoe) -> None:
-    """Send a dealer input to the screen exactly as the page does."""
-    request = urllib.request.Request(
-        screen_url.rstrip("/") + "/api/input",
-        data=json.dumps(touch_json(item)).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=5) as response:
-        response.read()
+def post_touch(screen: ScreenServer, item: DealerInput | NewShoe) -> None:
+    """Send a dealer input to ``screen`` exactly as its paired page does; a refusal raises
+    DemoError."""
+    reply = send_touch(screen.url, json.dumps(touch_json(item)).encode(),
+                       screen.access.cookie_header(), pinned_context(screen.tls))
+    if not reply.accepted:
+        raise DemoError(f"the screen refused {touch_json(item)} (HTTP {reply.status}): "
+                        f"{reply.body.decode('utf-8', 'replace')}")
 
 
 class DemoTable:
@@ -155,6 +158,11 @@ class DemoTable:
         if not options.shoe and camera is None:
             raise DemoError("a hand-held game (no shoe) is read by the camera alone, and there"
                             f" is none{': ' + camera_note if camera_note else ''}")
+        problem = exposure_problem(options.host, options.tls is not None,
+                                   options.plain_http_on_network, "--certfile and --keyfile",
+                                   "--plain-http-on-network")
+        if problem is not None:
+            raise DemoError(f"--host {problem}")
         self.options = options
         self.rules = RuleSet.from_spec(options.rules)
         self.recording_dir = Path(
@@ -183,6 +191,7 @@ class DemoTable:
             self.recording_dir, DEMO_TABLE, options.rules,
             shoe_protocol="dealer-assist" if options.shoe else None,
             has_camera=camera is not None, host=options.host, port=options.port,
+            tls=options.tls,
             notes={"camera": camera_note} if camera is None and camera_note else {},
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
         ), make_sources)
@@ -234,12 +243,12 @@ class DemoTable:
             if self.simulator is not None:
                 self.simulator.load_shoe(item.decks)
             else:
-                post_touch(self.screen_url, NewShoe(0))  # a hand-held game's fresh pack
+                post_touch(self.screen, NewShoe(0))  # a hand-held game's fresh pack
             return
         if channel == "dealer":
             # A touch follows what the dealer has seen recorded: every card dealt so far.
             self._until(all_recorded, timeout)
-            post_touch(self.screen_url, item)  # type: ignore[arg-type]
+            post_touch(self.screen, item)  # type: ignore[arg-type]
             if isinstance(item, FinishRound) and self.camera is not None:
                 self.camera.show(item)  # the dealer clears the felt
                 if self.world.camera_sees:
@@ -270,7 +279,7 @@ class DemoTable:
                     return _hands_at(loop, item.seat) >= item.stacks
 
                 if not self.runner.wait_until(split, timeout) and hand_held:
-                    post_touch(self.screen_url, Decide(item.seat, Action.SPLIT))
+                    post_touch(self.screen, Decide(item.seat, Action.SPLIT))
                     self.runner.wait_until(split, timeout)
             elif isinstance(item, HoleCardShown):
                 # A dealer turns the hole card and lets it be seen before drawing: a card drawn
@@ -283,7 +292,7 @@ class DemoTable:
 
                 if (not self.runner.wait_until(turned, timeout) and hand_held
                         and item.card is not None and not _hole_known(self.loop)):
-                    post_touch(self.screen_url, KeyCard(item.card, DEALER_SPOT))
+                    post_touch(self.screen, KeyCard(item.card, DEALER_SPOT))
                     self.runner.wait_until(turned, timeout)
                 elif hand_held and item.card is not None and _hole_known(self.loop):
                     self._correct(item.card, DEALER_SPOT)
@@ -309,7 +318,7 @@ class DemoTable:
                 choice = true_choice(question, self.world.placed)
                 if choice is None:
                     return self.runner.wait_until(condition, deadline - time.monotonic())
-                post_touch(self.screen_url, AnswerQuestion(question.id, choice))
+                post_touch(self.screen, AnswerQuestion(question.id, choice))
                 self.runner.wait_until(_answered(question.id),
                                        max(0.0, deadline - time.monotonic()))
 
@@ -318,8 +327,8 @@ class DemoTable:
         the double first when it lies crosswise (a keyed card is otherwise taken as a hit)."""
         assert felt.card is not None
         if felt.sideways and felt.spot.seat is not None:
-            post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.hand))
-        post_touch(self.screen_url, KeyCard(felt.card, felt.spot))
+            post_touch(self.screen, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.hand))
+        post_touch(self.screen, KeyCard(felt.card, felt.spot))
         dealt = self._cards_dealt
         self._until(lambda loop: loop.cards_committed >= dealt, self.options.card_timeout_s)
 
@@ -329,7 +338,7 @@ class DemoTable:
         at = CardTarget() if spot.is_dealer else CardTarget(spot.seat, spot.hand)
         if _latest_at(self.loop, at) in (None, card.code):
             return
-        post_touch(self.screen_url, CorrectCard(card, at))
+        post_touch(self.screen, CorrectCard(card, at))
         self.runner.wait_until(lambda loop: _latest_at(loop, at) == card.code,
                                self.options.card_timeout_s)
 
@@ -358,7 +367,7 @@ class DemoTable:
         view = self.loop.engine_view
         if self.loop.round_open and view is not None:
             why = f"{VOID_REASON} ({view['state']})"
-            post_touch(self.screen_url, VoidRound(why if len(why) <= 200 else VOID_REASON))
+            post_touch(self.screen, VoidRound(why if len(why) <= 200 else VOID_REASON))
             self.runner.wait_until(lambda loop: not loop.round_open, self.options.card_timeout_s)
         return None
 
@@ -440,7 +449,14 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
     """Play ``options.rounds`` rounds (forever when None), printing each settlement."""
     camera, note = open_demo_camera(options)
     with DemoTable(options, camera=camera, camera_note=note) as demo:
+        exposed = exposure_warning(options.host, options.tls is not None)
+        if exposed is not None:
+            logger.warning("%s", exposed)
+            out(f"warning: {exposed}")
         out(f"dealer's screen: {demo.screen_url}")
+        # the simulated dealer touches as the paired screen; a browser pairs with this once
+        out(f"pair a browser to watch and touch (open once; the code works once): "
+            f"{demo.screen.pairing_url()}")
         out(f"recording to: {demo.recording_dir} (dealer-assist replay "
             f"{demo.recording_dir} --verify re-settles it)")
         if not options.shoe:
