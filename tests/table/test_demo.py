@@ -114,6 +114,9 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "dealer's screen: http://127.0.0.1:" in done.stdout
+    # the simulated dealer is paired already; a browser pairs with the URL printed for it
+    assert "pair a browser to watch and touch (open once; the code works once): " \
+           "http://127.0.0.1:" in done.stdout and "/pair?code=" in done.stdout
     assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
     assert done.stdout.count("table net") == 2
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
@@ -380,6 +383,17 @@ def test_a_hand_held_demo_without_its_camera_is_refused(capsys):
 
     assert main(["demo", "--headless", "--shoe", "off", "--camera", "off"]) == 2
     assert "--shoe off needs the camera" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7"])
+def test_a_demo_screen_beyond_this_machine_needs_tls_or_plain_http_acknowledged(host, capsys):
+    from dealer_assist.cli import main
+
+    assert main(["demo", "--headless", "--rounds", "1", "--host", host]) == 2
+    error = capsys.readouterr().err
+    assert f"dealer-assist demo: --host '{host}' is " in error
+    assert "Serve it over TLS (--certfile and --keyfile) or accept plain HTTP on this network " \
+           "with --plain-http-on-network" in error
 
 
 def _settlements(tmp_path: Path) -> list[dict]:

@@ -29,7 +29,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.screen_client import pinned_context, send_touch
-from dealer_assist.table.screen_site import TlsFiles, exposure_problem, exposure_warning
+from dealer_assist.table.screen_site import TlsFiles, exposure_warning
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
@@ -76,7 +76,6 @@ class DemoOptions:
     host: str = "127.0.0.1"
     port: int = 8021
     tls: TlsFiles | None = None  # the screen over HTTPS
-    plain_http_on_network: bool = False  # a host beyond loopback served over plain HTTP anyway
     recording_dir: str | None = None
     pace_s: float = 0.6
     pause_after_round_s: float = 4.0
@@ -158,11 +157,6 @@ class DemoTable:
         if not options.shoe and camera is None:
             raise DemoError("a hand-held game (no shoe) is read by the camera alone, and there"
                             f" is none{': ' + camera_note if camera_note else ''}")
-        problem = exposure_problem(options.host, options.tls is not None,
-                                   options.plain_http_on_network, "--certfile and --keyfile",
-                                   "--plain-http-on-network")
-        if problem is not None:
-            raise DemoError(f"--host {problem}")
         self.options = options
         self.rules = RuleSet.from_spec(options.rules)
         self.recording_dir = Path(

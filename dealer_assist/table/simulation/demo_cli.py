@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
     from dealer_assist.table.recording import RecordingError
-    from dealer_assist.table.screen_site import TlsFiles
+    from dealer_assist.table.screen_site import TlsFiles, exposure_problem
     from dealer_assist.table.simulation.demo import DemoError, DemoOptions, run_demo
 
     if args.rounds is not None and args.rounds < 1:
@@ -105,6 +105,11 @@ def run(args: argparse.Namespace) -> int:
         print("dealer-assist demo: --certfile and --keyfile go together", file=sys.stderr)
         return 2
     tls = None if args.certfile is None else TlsFiles(Path(args.certfile), Path(args.keyfile))
+    problem = exposure_problem(args.host, tls is not None, args.plain_http_on_network,
+                               "--certfile and --keyfile", "--plain-http-on-network")
+    if problem is not None:
+        print(f"dealer-assist demo: --host {problem}", file=sys.stderr)
+        return 2
     try:
         options = DemoOptions(
             rules=args.rules,
@@ -112,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             host=args.host,
             tls=tls,
-            plain_http_on_network=args.plain_http_on_network,
             port=args.port if args.port is not None else (0 if args.headless else 8021),
             recording_dir=args.record,
             # Headless still leaves 30 ms between cards: no dealer deals faster.
