@@ -26,6 +26,11 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = (
+        "At each start the table prints the dealer's screen URL and a one-time pairing URL: "
+        "open the pairing URL once in the screen's browser; only that browser then sees and "
+        "drives the screen. A [screen] host beyond loopback needs TLS ([screen] certfile and "
+        "keyfile) or plain_http_on_network = true. Details: docs/table.md.")
     parser.add_argument(
         "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
     )
