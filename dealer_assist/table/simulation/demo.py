@@ -32,7 +32,7 @@ from dealer_assist.table.screen_client import pinned_context, send_touch
 from dealer_assist.table.screen_site import TlsFiles, exposure_warning
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
-from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
+from dealer_assist.table.simulation.world import DEFAULT_PLAYERS, Placement, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -56,7 +56,6 @@ from dealer_assist.table.sources import (
     VoidRound,
 )
 
-DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
 #: The demo table's name in its recording.
 DEMO_TABLE = "DEMO"
 logger = logging.getLogger(__name__)
