@@ -206,6 +206,8 @@ def screen_summary(config: TableConfig) -> str:
 def touch(config: TableConfig, text: str) -> int:
     """``--touch``: send ``text`` to the running table as its paired screen and print the
     reply; 0 accepted, 1 refused or no table answering, 2 no secret to send it with."""
+    import ssl
+
     from dealer_assist.table.screen_access import ScreenAccess, SecretError, read_secret
     from dealer_assist.table.screen_client import local_url, pinned_context, send_touch
 
@@ -224,8 +226,13 @@ def touch(config: TableConfig, text: str) -> int:
         reply = send_touch(url, text.encode("utf-8", "surrogateescape"), access.cookie_header(),
                            context)
     except OSError as error:
-        print(f"dealer-assist table: no screen answers at {url} (is the table running?): "
-              f"{getattr(error, 'reason', error)}", file=sys.stderr)
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, ssl.SSLError) and config.tls is not None:
+            print(f"dealer-assist table: the screen at {url} does not serve the certificate "
+                  f"{config.tls.certfile}: {reason}", file=sys.stderr)
+        else:
+            print(f"dealer-assist table: no screen answers at {url} (is the table running?): "
+                  f"{reason}", file=sys.stderr)
         return 1
     answer = reply.body.decode("utf-8", "replace")
     if not reply.accepted:

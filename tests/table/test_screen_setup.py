@@ -23,6 +23,7 @@ from tests.table.test_table_cli import (
     ROOT,
     get_view,
     open_screen,
+    printed_screen,
     run_table,
     start_table,
     wait_for,
@@ -161,6 +162,40 @@ def test_touch_sends_one_touch_to_the_running_table_as_its_paired_screen(tmp_pat
     assert "warning: the dealer's screen listens on every interface" in errors
     gone = touch(config, '{"type": "finish"}')
     assert gone.returncode == 1 and "no screen answers at http://127.0.0.1:" in gone.stderr
+
+
+def test_touch_reaches_a_table_served_over_tls_trusting_only_its_certificate(tmp_path):
+    """Over TLS the table prints an https URL, and --touch trusts exactly the certificate the
+    table serves (self-signed here), not the system's authorities."""
+    tls = self_signed(tmp_path)
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    config = tmp_path / "table.toml"
+    config.write_text(
+        f'[shoe]\nurl = "{link.url}"\n[recording]\ndir = "rec"\n[screen]\nport = {free_port()}\n'
+        f'certfile = "{tls.certfile.name}"\nkeyfile = "{tls.keyfile.name}"\n')
+    process = start_table(config)
+    try:
+        url, _ = printed_screen(process)
+        assert url.startswith("https://127.0.0.1:")
+        done = touch(config, '{"type": "bet", "seat": 4, "amount": "25"}')
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"accepted": "PlaceBet"}
+        (tmp_path / "other").mkdir()
+        other = self_signed(tmp_path / "other")  # the config now names another certificate
+        tls.certfile.write_bytes(other.certfile.read_bytes())
+        tls.keyfile.write_bytes(other.keyfile.read_bytes())
+        impostor = touch(config, '{"type": "finish"}')  # than the one the table serves
+        assert impostor.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in impostor.stderr
+        assert f"does not serve the certificate {tls.certfile}" in impostor.stderr
+    finally:
+        process.send_signal(signal.SIGINT)
+        stopped = process.wait(10)
+        process.stdout.close()
+        process.stderr.close()
+        simulator.stop()
+        link.close()
+    assert stopped == 0
 
 
 def test_touch_help_names_it():
