@@ -12,7 +12,7 @@ Refused with a 4xx and a JSON ``{"detail": ...}`` naming what was wrong:
 - a POST, PUT, PATCH or DELETE whose content type is not ``application/json`` (415): what an HTML
   form on any page can send without a CORS preflight;
 - a body over ``max_body`` bytes (413), refused as soon as the announced length or the bytes
-  streamed in pass it, without reading the rest.
+  streamed in pass it; the connection is closed, the rest never read.
 
 A WebSocket handshake is checked for ``Host`` and ``Origin`` alike and refused with HTTP 403.
 """
@@ -137,10 +137,12 @@ async def _read_body(receive: Receive, max_body: int) -> tuple[bytes, bool]:
 
 
 async def _send_refusal(send: Send, refused: Refused) -> None:
+    """The refusal, closing the connection: the rest of a refused body is never read."""
     body = json.dumps({"detail": refused.detail}).encode()
     await send({"type": "http.response.start", "status": refused.status,
                 "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
+                            (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})
 
 

@@ -160,7 +160,8 @@ def test_the_websocket_opens_only_for_the_paired_screen_from_its_own_origin(serv
 
 def test_a_body_over_the_limit_is_refused_while_it_streams(served):
     """A chunked body never finished: the screen answers 413 once 16 KiB have come, without
-    waiting for the rest (it used to read a body whole, however large, before looking)."""
+    waiting for the rest, and closes the connection, so the rest of a 100 MB body cannot even be
+    sent (it used to read a body whole, however large, before looking)."""
     runner, screen = served
     with socket.create_connection(("127.0.0.1", screen.port), timeout=10) as raw:
         raw.sendall(f"POST /api/input HTTP/1.1\r\nHost: 127.0.0.1:{screen.port}\r\n"
@@ -174,6 +175,9 @@ def test_a_body_over_the_limit_is_refused_while_it_streams(served):
             got = raw.recv(65536).decode()
             assert got, answer
             answer += got
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):  # closed: no more is read
+            for _ in range(100 * 256):  # the rest of a 100 MB body
+                raw.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
     assert answer.startswith("HTTP/1.1 413 "), answer
     assert "the body passed 16384 bytes" in answer
     # announced too large: refused from the headers alone
