@@ -73,8 +73,8 @@ class Site:
         """Refuse a ``Host`` that names another server (a DNS-rebinding page's)."""
         name = None if header is None else _host_name(header)
         if name is None or name not in self.names:
-            raise Refused(421, f"this server does not answer to the host {header!r} (it "
-                               f"answers to {', '.join(sorted(self.names))})")
+            # its own names are not listed: a rebinding page could read them
+            raise Refused(421, f"this server does not answer to the host {header!r}")
 
     def check_origin(self, header: str | None) -> None:
         """Refuse an ``Origin`` other than this site's own scheme, name and port (absent: no

@@ -53,6 +53,7 @@ def test_each_foreign_request_is_refused_before_the_app(headers, status, detail)
     response = client.post("/echo", content=b'{"a": 1}', headers={**JSON, **headers})
     assert response.status_code == status
     assert detail in response.json()["detail"]
+    assert response.headers["connection"] == "close"  # nothing more is read from it
     assert seen == []
 
 
