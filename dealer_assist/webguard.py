@@ -9,6 +9,9 @@ Refused with a 4xx and a JSON ``{"detail": ...}`` naming what was wrong:
 - an ``Origin`` header other than the site's own (403): a page on another site (a browser sends
   ``Origin`` with every cross-origin request and every WebSocket handshake; a request without one
   comes from no browser page and is left to the app's credentials);
+- a request a browser marks ``Sec-Fetch-Site: cross-site`` or ``same-site`` (403): another
+  port of the same host is the same site, so a ``SameSite=Strict`` cookie goes with an
+  ``<img>`` or a link there, which send no ``Origin``;
 - a POST, PUT, PATCH or DELETE whose content type is not ``application/json`` (415): what an HTML
   form on any page can send without a CORS preflight;
 - a body over ``max_body`` bytes (413), refused as soon as the announced length or the bytes
@@ -93,6 +96,14 @@ class Site:
                                "server's own page may make them")
 
 
+def _check_fetch_site(header: str | None) -> None:
+    """Refuse what a browser says another site's, or another port's, page asked for (absent:
+    no browser, or one too old to say; ``none``: the user typed or bookmarked it)."""
+    if header in ("cross-site", "same-site"):
+        raise Refused(403, f"requests another page makes (Sec-Fetch-Site: {header}) are "
+                           "refused: only this server's own page may make them")
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     """The request's headers by lower-case name (the first of a repeated one); a header
     repeated with another value is kept as the empty string, which no check passes."""
@@ -167,6 +178,7 @@ class RequestGuard:
         site = self.site()
         site.check_host(headers.get("host"))
         site.check_origin(headers.get("origin"))
+        _check_fetch_site(headers.get("sec-fetch-site"))
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)

@@ -44,6 +44,8 @@ JSON = {"content-type": "application/json"}
     ({"origin": "https://testserver"}, 403, "are refused"),  # another scheme: another origin
     ({"origin": "http://testserver:8080"}, 403, "are refused"),  # another port
     ({"origin": "null"}, 403, "are refused"),  # a sandboxed frame or a file
+    ({"sec-fetch-site": "same-site"}, 403, "(Sec-Fetch-Site: same-site) are refused"),
+    ({"sec-fetch-site": "cross-site"}, 403, "(Sec-Fetch-Site: cross-site) are refused"),
     ({"content-type": "text/plain"}, 415, "must send application/json, got 'text/plain'"),
     ({"content-type": "application/x-www-form-urlencoded"}, 415, "must send application/json"),
     ({"content-type": "multipart/form-data; boundary=x"}, 415, "must send application/json"),
@@ -60,12 +62,13 @@ def test_each_foreign_request_is_refused_before_the_app(headers, status, detail)
 def test_own_origin_and_no_origin_pass_and_the_body_arrives_whole():
     client, seen = guarded_echo()
     body = b'{"a": "' + b"x" * (MAX_BODY - 10) + b'"}'
-    for origin in ({"origin": "http://testserver"}, {"origin": "http://127.0.0.1:80"}, {}):
+    for origin in ({"origin": "http://testserver", "sec-fetch-site": "same-origin"},
+                   {"origin": "http://127.0.0.1:80"}, {"sec-fetch-site": "none"}, {}):
         response = client.post("/echo", content=body,
                                headers={"content-type": "application/json; charset=utf-8",
                                         **origin})
         assert response.status_code == 200, response.text
-    assert seen == [body] * 3
+    assert seen == [body] * 4
     assert client.get("/echo").json() == {"ok": "yes"}  # a GET needs no content type
 
 

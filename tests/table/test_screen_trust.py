@@ -126,6 +126,17 @@ def test_the_view_is_served_only_to_the_paired_screen(served):
     assert status == 200 and page.headers["X-Frame-Options"] == "DENY"
 
 
+def test_a_read_another_port_of_this_machine_makes_is_refused(served):
+    """An <img> or link on a page served from another port of this machine is the same site:
+    the cookie goes with it and no Origin is sent; the browser's Sec-Fetch-Site says so."""
+    _, screen = served
+    status, answer, _ = request(screen, "GET", "/api/view", Cookie=cookie(screen),
+                                Sec_Fetch_Site="same-site")
+    assert status == 403 and "(Sec-Fetch-Site: same-site) are refused" in answer["detail"]
+    assert request(screen, "GET", "/api/view", Cookie=cookie(screen),
+                   Sec_Fetch_Site="same-origin")[0] == 200
+
+
 @pytest.mark.parametrize("host", ["attacker.example", "attacker.example:8021", "evil.127.0.0.1"])
 def test_a_dns_rebinding_host_is_refused(served, host):
     """A page on attacker.example whose name now resolves to 127.0.0.1 reaches the port under
