@@ -17,6 +17,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from dealer_assist.surveillance.evidence_check import password_digest
 from dealer_assist.surveillance.interface import RecordStore, StoredOperator
 from dealer_assist.surveillance.store import RecordingError, format_time
 
@@ -69,10 +70,12 @@ def add_operator(store: RecordStore, name: str, password: str, role: str) -> Ope
         raise AccessError(f"role {role!r} must be one of {', '.join(ROLES)}")
     if len(password) < MIN_PASSWORD:
         raise AccessError(f"a password needs at least {MIN_PASSWORD} characters")
-    store.put_operator(StoredOperator(name, role, hash_password(password)),
-                       format_time(store.clock()))
+    stored = hash_password(password)
+    store.put_operator(StoredOperator(name, role, stored), format_time(store.clock()))
+    # the record names a digest of the stored hash, so verify finds a password changed by SQL
     store.append("access", {"user": "(admin)", "action": "operator-set",
-                            "target": {"name": name, "role": role}})
+                            "target": {"name": name, "role": role,
+                                       "password": password_digest(stored)}})
     return Operator(name, role)
 
 
