@@ -24,6 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="store_true", help="validate the configuration, print it, and exit"
     )
+    parser.add_argument(
+        "--new-chain", metavar="REASON",
+        help="begin a new chain of surveillance records where one had been (its index.sqlite "
+        "lost): refused without this; the reason is recorded and anchored")
+    parser.add_argument(
+        "--rotate-key", metavar="REASON",
+        help="replace the table's signing key (the new one introduced by a record the old one "
+        "signs; the public key file gains it) and exit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.config import ConfigError, load_config
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
-    from dealer_assist.table.recording import RecordingError, StoreOpenError
+    from dealer_assist.table.recording import (
+        EvidenceFiles,
+        RecordingError,
+        StoreOpenError,
+        rotate_table_key,
+    )
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
 
@@ -87,6 +100,17 @@ def run(args: argparse.Namespace) -> int:
         # a camera configured but unable to start would leave the table shoe only: not a pass
         return 2 if "camera" in notes else 0
 
+    evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
+    if args.rotate_key is not None:
+        try:
+            key_id = rotate_table_key(config.recording_dir, config.table_id, evidence,
+                                      args.rotate_key)
+        except ValueError as error:  # RecordingError, the key file's
+            print(f"dealer-assist table: {config.path}: recording.key: {error}", file=sys.stderr)
+            return 2
+        print(f"the table's key is now {key_id}; hand {evidence.public_key} to surveillance")
+        return 0
+
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []
         if config.shoe is not None:
@@ -102,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         config.recording_dir, config.table_id, config.rules_spec,
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
         has_camera=camera is not None, surveillance=config.surveillance,
-        host=config.host, port=config.port, notes=notes)
+        host=config.host, port=config.port, notes=notes,
+        evidence=evidence if config.surveillance else None)
     try:
         table = assemble(setup, make_sources)
     except RecordingError as error:

@@ -28,6 +28,7 @@ from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
+from dealer_assist.table.recording import EvidenceFiles
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.simulation.world import DEFAULT_PLAYERS, Placement, SimulatedTable
@@ -159,6 +160,7 @@ class DemoTable:
         self.recording_dir = Path(
             options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
         )
+        self.evidence = EvidenceFiles.beside(self.recording_dir)  # key and anchors
         self.simulator: ShoeSimulator | None = None
         shoe_url = ""
         if options.shoe:
@@ -184,6 +186,7 @@ class DemoTable:
             has_camera=camera is not None, host=options.host, port=options.port,
             notes={"camera": camera_note} if camera is None and camera_note else {},
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+            evidence=self.evidence,
         ), make_sources)
         self.loop = self.table.loop
         self.runner = self.table.runner
@@ -441,7 +444,8 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
     with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
         out(f"recording to: {demo.recording_dir} (dealer-assist replay "
-            f"{demo.recording_dir} --verify re-settles it)")
+            f"{demo.recording_dir} --verify --key {demo.evidence.public_key} --anchor-log "
+            f"{demo.evidence.anchor_log} re-settles and verifies it)")
         if not options.shoe:
             out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector; a card "
