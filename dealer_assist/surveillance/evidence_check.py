@@ -56,10 +56,18 @@ def password_digest(password_hash: str) -> str:
 
 class SignatureWalk:
     """Checks every record's signature with the key the chain names at that point: the first
-    ``key`` record signs itself, each later one is signed by the key before it."""
+    ``key`` record signs itself, each later one is signed by the key before it.
 
-    def __init__(self, trusted: TrustedKeys | None):
+    Every record must carry a signature naming that key; the signatures themselves are verified
+    all (``every``) or, by default, only the last one under each key: with the chain's hashes and
+    links checked, it vouches for every record before it. When one of those fails,
+    :attr:`incomplete` is set: walk again with ``every`` to name each record that fails."""
+
+    def __init__(self, trusted: TrustedKeys | None, *, every: bool = False):
         self.trusted = trusted
+        self.every = every
+        self.incomplete = False
+        self._unverified: Record | None = None
         self.found = Findings()
         self.keys: list[PublicKey] = []  # every key the chain introduced, validly
         self.chain: str | None = None
@@ -88,14 +96,27 @@ class SignatureWalk:
                               " (forged, or its signature removed)")
         elif self.current is None:
             self._problem(record, "is signed, but no key record before it introduces a key")
-        elif not self.current.verifies(record.hash, record.signature):
+        elif signature_key_id(record.signature) != self.current.key_id:
+            self._problem(record, f"is signed by key {signature_key_id(record.signature) or '?'}"
+                          f", not by the chain's key {self.current.key_id}: forged without the "
+                          "table's key")
+        elif self.every and not self.current.verifies(record.hash, record.signature):
             self._problem(record, f"has a signature that does not verify with key "
                           f"{self.current.key_id}: altered, re-hashed or forged without the "
                           "table's key")
         else:
+            self._unverified = None if self.every else record
             self.last_signed = record.seq
 
+    def _settle(self) -> None:
+        """Verify the signature left to vouch for the records before it."""
+        record, self._unverified = self._unverified, None
+        if record is not None and self.current is not None and record.signature is not None \
+                and not self.current.verifies(record.hash, record.signature):
+            self.incomplete = True
+
     def _key(self, record: Record) -> None:
+        self._settle()
         new = public_key_of(record)
         if new is None:
             self._problem(record, "names no readable public key")
@@ -120,6 +141,7 @@ class SignatureWalk:
             "signature", f"{record.describe()} {what}", **_where(record)))
 
     def finish(self) -> Findings:
+        self._settle()
         found, first = self.found, self.keys[0] if self.keys else None
         if first is None:
             text = ("no record is signed: the recording predates signing (or its signatures"

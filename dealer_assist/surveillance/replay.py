@@ -606,6 +606,12 @@ def replay(store: RecordStore, *, round_id: str | None = None, verify: bool = Fa
 def _evidence(store: RecordStore, signatures: SignatureWalk, operators: OperatorWalk,
               anchor_log: AnchorLog | None) -> Findings:
     found = signatures.finish()
+    if signatures.incomplete:  # a signature failed: every record's, to name each that fails
+        signatures = SignatureWalk(signatures.trusted, every=True)
+        for record in store.scan():
+            if isinstance(record, Record):
+                signatures.see(record)
+        found = signatures.finish()
     found.problems.extend(operators.finish(store).problems)
     if anchor_log is None:
         found.notices.append("no anchor log given (--anchor-log FILE): a chain cut short or a"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import logging
 import os
@@ -71,11 +72,16 @@ class PublicKey:
         if key_id != self.key_id:
             return False
         try:
-            Ed25519PublicKey.from_public_bytes(self.raw).verify(
+            _loaded(self.raw).verify(
                 base64.b64decode(encoded, validate=True), _message(record_hash))
         except (InvalidSignature, binascii.Error, ValueError):
             return False
         return True
+
+
+@functools.lru_cache(maxsize=64)
+def _loaded(raw: bytes) -> Ed25519PublicKey:
+    return Ed25519PublicKey.from_public_bytes(raw)
 
 
 def signature_key_id(signature: str) -> str:
@@ -148,7 +154,7 @@ def open_table_key(key_path: Path, public_path: Path) -> Signer:
     else:
         signer = Signer.generate()
         signer.save(key_path)
-        logger.warning("created the table's signing key %s (key id %s); its public key is in "
+        logger.info("created the table's signing key %s (key id %s); its public key is in "
                        "%s: hand that file to surveillance", key_path, signer.public.key_id,
                        public_path)
     add_public_key(public_path, signer.public)

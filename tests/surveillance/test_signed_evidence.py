@@ -5,6 +5,7 @@ operators changed by SQL are reported; old unsigned recordings say they predate 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -286,7 +287,19 @@ def test_a_rotated_key_verifies_and_a_record_signed_by_the_old_key_after_it_does
     store = RecordingStore(table.directory, signer=stale)
     store.append("alarm", {"kind": "x", "text": "forged"}, table="T1")
     store.close()
-    assert any("does not verify" in t for t in _texts(table.verify(anchors=False), "signature"))
+    assert any("not by the chain's key" in t
+               for t in _texts(table.verify(anchors=False), "signature"))
+
+
+def test_a_signature_forged_under_the_tables_key_id_is_named(table: Table) -> None:
+    store = RecordingStore(table.directory)
+    seq, _ = store.head()
+    key_id = load_signer(table.files.key).public.key_id
+    store.conn.execute("UPDATE records SET signature = ? WHERE seq = ?",
+                       (f"{key_id}:{base64.b64encode(bytes(64)).decode()}", seq))
+    store.close()
+    texts = _texts(table.verify(anchors=False), "signature")
+    assert len(texts) == 1 and f"record {seq} " in texts[0] and "does not verify" in texts[0]
 
 
 @pytest.mark.parametrize("change", ["insert", "promote", "password"])
