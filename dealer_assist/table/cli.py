@@ -93,6 +93,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
           f"{log_file or 'standard error'}")
+    if config.surveillance:
+        print(f"surveillance store signed with {config.key} (public key file "
+              f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
+              f"{config.anchor_log}")
     if args.check:
         logger.info("configuration %s checked: %s", config.path, devices)
         if camera is not None:
