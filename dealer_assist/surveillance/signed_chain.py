@@ -66,6 +66,9 @@ def begin_signing(store: RecordStore, evidence: Evidence, table: str) -> str:
     a chain without keys (recorded before signing) is signed from here on; a signed chain must
     be signed by this key now (:class:`KeyMismatchError`)."""
     head_seq, _ = store.head()
+    if head_seq and evidence.new_chain is not None:
+        raise FreshChainRefused(f"holds a chain already ({head_seq} records): a new chain "
+                                "begins only where the records are gone", store.location)
     keys = list(store.records(kinds=(KEY_KIND,)))
     signer = evidence.signer
     if keys:
@@ -75,9 +78,6 @@ def begin_signing(store: RecordStore, evidence: Evidence, table: str) -> str:
                 f"the recording is signed by key {key_body(keys[-1]).get('key_id')}, this "
                 f"table's key is {signer.public.key_id}: restore the table's key file, or "
                 "record into a new directory", store.location)
-        if evidence.new_chain is not None:
-            raise FreshChainRefused("holds a chain already: a new chain begins only in an"
-                                    " empty recording", store.location)
         store.signer = signer
         return str(key_body(keys[0]).get("chain"))
     body: dict[str, Any] = {"chain": uuid.uuid4().hex, "public_key": signer.public.text,
@@ -87,9 +87,6 @@ def begin_signing(store: RecordStore, evidence: Evidence, table: str) -> str:
         body["new_chain"] = _fresh_chain(store, evidence)
     else:
         body["why"] = f"signing begins after record {head_seq}, which predate it"
-        if evidence.new_chain is not None:
-            raise FreshChainRefused("holds a chain already: a new chain begins only in an"
-                                    " empty recording", store.location)
     store.signer = signer
     store.append(KEY_KIND, body, table=table)
     return str(body["chain"])

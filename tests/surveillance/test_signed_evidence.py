@@ -217,6 +217,11 @@ def test_a_forged_anchor_line_does_not_verify(table: Table) -> None:
                for t in _texts(report, "anchor"))
 
 
+def test_a_new_chain_is_refused_over_a_chain_that_is_there(table: Table) -> None:
+    with pytest.raises(FreshChainRefused, match="holds a chain already"):
+        Recorder.open(table.directory, "T1", evidence=table.evidence("by mistake"))
+
+
 def test_a_fresh_chain_is_refused_where_the_anchor_log_names_one(table: Table) -> None:
     (table.directory / "index.sqlite").unlink()
     shutil.rmtree(table.directory / "frames")
