@@ -327,7 +327,7 @@ class SurveillanceRecorder:
             try:
                 if recorder is not None:
                     recorder.close()
-            except sqlite3.Error as error:
+            except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
                 self._keep(f"close: {error}")
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
