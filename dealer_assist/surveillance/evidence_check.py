@@ -23,8 +23,8 @@ from dealer_assist.surveillance.signed_chain import KEY_KIND, key_body, public_k
 from dealer_assist.surveillance.signing import PublicKey, read_public_keys, signature_key_id
 from dealer_assist.surveillance.store import Record, UnreadableRecordError
 
-#: records written by programs that hold no key (the page, replay, the operator tool)
-KEYLESS_KINDS = ("access",)
+#: records written by programs that hold no key (the page, replay, the operator tools)
+KEYLESS_KINDS = ("access", "prune", "keyframe")
 OPERATOR_ACTIONS = ("operator-set", "operator-removed")
 
 
@@ -183,8 +183,9 @@ class SignatureWalk:
                                                        if replaced else ""))
         if self.keyless:
             found.notices.append(
-                f"{self.keyless} access record(s) are unsigned: the page, replay and the "
-                "operator tool hold no key; a signed record after one fixes it in place")
+                f"{self.keyless} access, prune or keyframe record(s) are unsigned: the page, "
+                "replay and the operator tools hold no key; a signed record after one fixes it"
+                " in place")
         if self.last_signed < self.last_seq:
             found.notices.append(
                 f"records {self.last_signed + 1} to {self.last_seq} are an unsigned tail: no "

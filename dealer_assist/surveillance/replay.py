@@ -284,8 +284,12 @@ def _check_frame_file(store: RecordStore, record: Record, pruned: bool) -> list[
         return [Discrepancy("file", f"{record.describe()} names no file", **where)]
     path = store.directory / record.file
     if not path.is_file():
-        if pruned:
+        if pruned and (_object(record.body_text) or {}).get("key") is False:
             return []
+        if pruned:  # retention deletes video frames only: a key frame "pruned" was deleted
+            return [Discrepancy("file", f"{record.file} of {record.describe()} is a key frame, "
+                                "which retention never deletes, yet a prune record names it: "
+                                "deleted, with the record written to hide it", **where)]
         return [Discrepancy("file", f"{record.file} of {record.describe()} is missing "
                             "and no prune record accounts for it", **where)]
     digest = hashlib.sha256(path.read_bytes()).hexdigest()

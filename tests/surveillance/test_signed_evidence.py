@@ -385,3 +385,17 @@ def test_keys_inside_the_recording_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="lies in the recording directory"):
         inside.open(tmp_path / "rec")
 
+
+
+def test_a_key_frame_deleted_behind_a_prune_record_written_without_the_key_is_caught(
+        table: Table) -> None:
+    frame = next(r for r in all_records(table.directory) if r.kind == "frame")
+    assert frame.file is not None and json.loads(frame.body_text)["key"] is True
+    (table.directory / frame.file).unlink()
+    store = RecordingStore(table.directory)  # the page's way of writing: no key
+    store.append("prune", {"user": "mallory", "frames": [frame.seq], "files": [frame.file]})
+    store.close()
+    report = table.verify()
+    assert [d.seq for d in report.discrepancies] == [frame.seq]
+    assert "is a key frame, which retention never deletes" in report.discrepancies[0].what
+    assert any("prune or keyframe record(s) are unsigned" in n for n in report.notices)
