@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import fcntl
 import json
-import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-logger = logging.getLogger(__name__)
 
 MAX_LINE = 4096  # an anchor line is ~300 bytes; a longer one is not one
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from dealer_assist.cli import utf8_text
@@ -71,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
         if given and not args.verify:
             print(f"dealer-assist replay: {flag} needs --verify", file=sys.stderr)
             return 2
+    if args.anchor_log is not None and not os.path.isfile(args.anchor_log):
+        print(f"dealer-assist replay: --anchor-log: no such file: {args.anchor_log}",
+              file=sys.stderr)
+        return 2
     anchor_log = None if args.anchor_log is None else AnchorLog(args.anchor_log)
     redetect = None
     if args.redetect:

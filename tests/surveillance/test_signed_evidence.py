@@ -371,6 +371,8 @@ def test_replay_cli_verifies_with_key_and_anchor_log(table: Table,
     assert "signature: " in capsys.readouterr().out
     assert main(["replay", str(table.directory), "--key", "missing.pub"]) == 2
     assert "cannot read the public key file" in capsys.readouterr().err
+    assert main(["replay", str(table.directory), "--verify", "--anchor-log", "missing"]) == 2
+    assert "--anchor-log: no such file: missing" in capsys.readouterr().err
 
 
 def test_open_table_key_creates_it_once(tmp_path: Path) -> None:
