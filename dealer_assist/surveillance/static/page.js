@@ -5,9 +5,14 @@ const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 let current = null;   // the round view being shown
 let step = 0;         // the event index shown
+let me = null;        // who is logged in, with the session's CSRF token
 
+// Every call that changes something carries the session's CSRF token (the server refuses it
+// otherwise); the browser adds the page's own Origin.
 async function api(path, options = {}) {
-  const response = await fetch(path, { credentials: "same-origin", ...options });
+  const headers = { ...(options.headers || {}) };
+  if ((options.method || "GET") !== "GET" && me) headers["X-CSRF-Token"] = me.csrf;
+  const response = await fetch(path, { credentials: "same-origin", ...options, headers });
   if (response.status === 401 && path !== "/api/login") { showLogin(); throw new Error("log in"); }
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.detail || response.statusText);
@@ -22,10 +27,11 @@ function cell(row, text, cls) {
   return td;
 }
 
-function showLogin() { $("login-view").hidden = false; $("app-view").hidden = true;
+function showLogin() { me = null; $("login-view").hidden = false; $("app-view").hidden = true;
   $("logout").hidden = true; $("who").textContent = ""; }
 
-function showApp(me) {
+function showApp(who) {
+  me = who;
   $("login-view").hidden = true; $("app-view").hidden = false; $("logout").hidden = false;
   $("who").textContent = `${me.name} (${me.role})`;
   search();
@@ -35,10 +41,10 @@ $("login-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   $("login-error").textContent = "";
   try {
-    const me = await api("/api/login", { method: "POST", headers: { "Content-Type": "application/json" },
+    const who = await api("/api/login", { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ name: $("login-name").value, password: $("login-password").value }) });
     $("login-password").value = "";
-    showApp(me);
+    showApp(who);
   } catch (err) { $("login-error").textContent = err.message; }
 });
 
@@ -172,6 +178,7 @@ function show(index) {
   const frame = frameAt(step);
   const box = $("frame-box");
   box.replaceChildren();
+  $("keep-frame").hidden = !(me && me.role === "operator" && frame && !frame.pruned && !frame.key);
   if (!frame) {
     const p = document.createElement("p"); p.id = "frame-empty"; p.textContent = "No frame at this event.";
     box.appendChild(p); $("frame-caption").textContent = "";
@@ -232,6 +239,15 @@ $("step-prev").addEventListener("click", () => show(step - 1));
 $("step-next").addEventListener("click", () => show(step + 1));
 $("step-last").addEventListener("click", () => show(current.events.length - 1));
 $("step-slider").addEventListener("input", (e) => show(Number(e.target.value)));
+
+$("keep-frame").addEventListener("click", async () => {
+  const frame = frameAt(step);
+  try { await api(`/api/frames/${frame.seq}/key`, { method: "POST" }); }
+  catch (err) { $("frame-caption").textContent = err.message; return; }
+  frame.key = true;
+  show(step);
+  $("frame-caption").textContent += " (kept as evidence)";
+});
 
 $("replay-button").addEventListener("click", async () => {
   const result = await api(`/api/rounds/${current.key}/replay`);
