@@ -93,6 +93,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     if bool(args.certfile) != bool(args.keyfile):
         raise ValueError("--certfile and --keyfile go together")
+    if args.certfile:
+        _check_certificate(args.certfile, args.keyfile)
     if not 0 < args.retention_floor_hours <= 876_000:
         raise ValueError("--retention-floor-hours must be above 0 and at most 876000")
     tls = bool(args.certfile)
@@ -109,6 +111,16 @@ def _serve(args: argparse.Namespace) -> int:
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
                 ssl_certfile=args.certfile, ssl_keyfile=args.keyfile)
     return 0
+
+
+def _check_certificate(certfile: str, keyfile: str) -> None:
+    """Refuse, by name, a certificate or key the TLS server could not load (before it starts)."""
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as error:
+        raise ValueError(f"--certfile {certfile} / --keyfile {keyfile}: {error}") from None
 
 
 def _stats(store: RecordStore, args: argparse.Namespace) -> int:
