@@ -178,7 +178,6 @@ function show(index) {
   const frame = frameAt(step);
   const box = $("frame-box");
   box.replaceChildren();
-  $("keep-frame").hidden = !(me && me.role === "operator" && frame && !frame.pruned && !frame.key);
   if (!frame) {
     const p = document.createElement("p"); p.id = "frame-empty"; p.textContent = "No frame at this event.";
     box.appendChild(p); $("frame-caption").textContent = "";
@@ -240,15 +239,6 @@ $("step-next").addEventListener("click", () => show(step + 1));
 $("step-last").addEventListener("click", () => show(current.events.length - 1));
 $("step-slider").addEventListener("input", (e) => show(Number(e.target.value)));
 
-$("keep-frame").addEventListener("click", async () => {
-  const frame = frameAt(step);
-  try { await api(`/api/frames/${frame.seq}/key`, { method: "POST" }); }
-  catch (err) { $("frame-caption").textContent = err.message; return; }
-  frame.key = true;
-  show(step);
-  $("frame-caption").textContent += " (kept as evidence)";
-});
-
 $("replay-button").addEventListener("click", async () => {
   const result = await api(`/api/rounds/${current.key}/replay`);
   const out = $("replay-result");
@@ -272,7 +262,20 @@ async function loadStats() {
 }
 $("stats-by").addEventListener("change", loadStats);
 
+$("prune-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const out = $("prune-result");
+  try {
+    const result = await api("/api/retention/prune", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ older_than_hours: Number($("prune-hours").value) }) });
+    out.className = "ok";
+    out.textContent = `pruned ${result.pruned} frame(s), ${result.bytes} bytes, recorded before ${result.cutoff}`;
+    loadStorage();
+  } catch (err) { out.className = "error"; out.textContent = err.message; }
+});
+
 async function loadStorage() {
+  $("prune-form").hidden = !(me && me.role === "operator");
   const body = await api("/api/storage");
   $("storage-summary").textContent = `${body.bytes_on_disk} bytes on disk; ${body.hours_of_play} hour(s) of play; ${body.bytes_per_hour_of_play} bytes per hour of play`;
   const tbody = $("storage").tBodies[0];
