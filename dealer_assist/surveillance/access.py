@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dealer_assist.surveillance.interface import RecordStore, StoredOperator
-from dealer_assist.surveillance.passwords import Passwords, default_passwords
+from dealer_assist.surveillance.passwords import Passwords, default_passwords, is_old
 from dealer_assist.surveillance.store import RecordingError, format_time
 
 ROLES = ("operator", "auditor")
@@ -119,8 +119,9 @@ def authenticate(store: RecordStore, name: str, password: str, *,
     name = login_key(name)
     found = store.operator(name)
     where: dict[str, Any] = {} if address is None else {"address": address}
-    if not passwords.verify(password, None if found is None else found.password_hash) \
-            or found is None:
+    old_left = any(is_old(stored.password_hash) for stored in store.operators())
+    if not passwords.verify(password, None if found is None else found.password_hash,
+                            old_hashes_left=old_left) or found is None:
         if len(name) > RECORDED_NAME:
             where["name_length"] = len(name)
         log_access(store, recorded_name(name), "login-refused", where)

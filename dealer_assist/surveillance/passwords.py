@@ -2,7 +2,9 @@
 
 Hashes written before argon2id (``scrypt$N$r$p$SALT$HASH``) still verify and report that they need
 an upgrade, so the next successful login rewrites them. An unknown name is checked against a dummy
-hash of the same cost, so a refused login costs the same work whether or not the name exists.
+hash of the same cost, so a refused login costs the same work whether or not the name exists;
+while any old hash is left, every check also does one scrypt check (real or dummy), so a name with
+an old hash cannot be told by its time either.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 #: Hash computations running at once (each argon2id check holds 64 MiB at the default cost).
 CONCURRENT_HASHES = 2
+OLD_SCHEME = "scrypt$"
+#: An old-format hash at the old cost that no password matches (the same work as a real one).
+_DUMMY_OLD = "scrypt$16384$8$1$" + "00" * 16 + "$" + "00" * 32
 
 
 class Passwords:
@@ -32,20 +37,26 @@ class Passwords:
         with self._running:
             return self.hasher.hash(_secret(password))
 
-    def verify(self, password: str, stored: str | None) -> bool:
-        """Whether ``password`` matches ``stored``; ``None`` (no such operator) does the same work
-        against the dummy hash and is never a match."""
+    def verify(self, password: str, stored: str | None, *, old_hashes_left: bool = False) -> bool:
+        """Whether ``password`` matches ``stored``. ``None`` (no such operator) does the same
+        work against dummy hashes and is never a match: one argon2id check always, and one
+        scrypt check too when ``stored`` is old or ``old_hashes_left`` says some operator's is."""
+        old = stored is not None and is_old(stored)
         with self._running:
-            if stored is None:
-                _argon2_matches(self.hasher, password, self._dummy)
-                return False
-            if stored.startswith("scrypt$"):
-                return _scrypt_matches(password, stored)
-            return _argon2_matches(self.hasher, password, stored)
+            new_match = _argon2_matches(self.hasher, password,
+                                        self._dummy if stored is None or old else stored)
+            old_match = (_scrypt_matches(password, stored if old and stored else _DUMMY_OLD)
+                         if old or old_hashes_left else False)
+        return stored is not None and (old_match if old else new_match)
 
     def needs_upgrade(self, stored: str) -> bool:
         """Whether a hash that just verified should be rewritten at this cost."""
-        return stored.startswith("scrypt$") or self.hasher.check_needs_rehash(stored)
+        return is_old(stored) or self.hasher.check_needs_rehash(stored)
+
+
+def is_old(stored: str) -> bool:
+    """Whether a stored hash is in the format from before argon2id."""
+    return stored.startswith(OLD_SCHEME)
 
 
 def _secret(password: str) -> bytes:

@@ -9,14 +9,27 @@ of a shared machine, which slows both halves of a pair alike, does not.
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 import time
 from pathlib import Path
 
+import pytest
+
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import AccessError, add_operator, authenticate
+from dealer_assist.surveillance.interface import StoredOperator
+from dealer_assist.surveillance.store import format_time
 
 PAIRS = 15
+PASSWORD = "correct horse battery"
+
+
+def _old_hash(password: str) -> str:
+    """A password as the page stored it before argon2id (``scrypt$N$r$p$SALT$HASH``)."""
+    salt = bytes(range(16))
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
+    return f"scrypt$16384$8$1${salt.hex()}${digest.hex()}"
 
 
 def _refusal_seconds(store: RecordingStore, name: str) -> float:
@@ -28,10 +41,16 @@ def _refusal_seconds(store: RecordingStore, name: str) -> float:
     raise AssertionError("a wrong password was accepted")
 
 
-def test_unknown_and_known_names_cost_the_same_work(recording: Path) -> None:
+@pytest.mark.parametrize("hashed", ["argon2id", "scrypt, from before argon2id"])
+def test_unknown_and_known_names_cost_the_same_work(recording: Path, hashed: str) -> None:
+    """Also while an operator's hash is still the old scrypt one (not yet upgraded by a login)."""
     store = RecordingStore(recording)
     try:
-        add_operator(store, "olga", "correct horse battery", "operator")
+        if hashed == "argon2id":
+            add_operator(store, "olga", PASSWORD, "operator")
+        else:
+            store.put_operator(StoredOperator("olga", "operator", _old_hash(PASSWORD)),
+                               format_time(store.clock()))
         _refusal_seconds(store, "olga")  # warm both paths (first hash, first append)
         _refusal_seconds(store, "mallory")
         ratios = []
