@@ -18,7 +18,13 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    serve = commands.add_parser("serve", help="serve the surveillance page")
+    serve = commands.add_parser(
+        "serve", help="serve the surveillance page",
+        description="Serve the surveillance page for one recording. Logins: argon2id passwords,"
+        " growing delays after 5 failures per name and per address, a name locked after 20"
+        " until 'operator RECORDING unlock NAME'. Every state-changing call needs the session's"
+        " CSRF token and the page's Origin; every look is an access record. Over HTTPS with"
+        " --certfile/--keyfile (the cookie is then Secure).")
     serve.add_argument("recording", metavar="RECORDING")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default loopback only: 127.0.0.1)")
@@ -98,7 +104,8 @@ def _serve(args: argparse.Namespace) -> int:
     if not 0 < args.retention_floor_hours <= 876_000:
         raise ValueError("--retention-floor-hours must be above 0 and at most 876000")
     tls = bool(args.certfile)
-    hosts = (*LOOPBACK_NAMES, args.host.lower(), *(name.lower() for name in args.allowed_host))
+    named = [args.host.lower()] if args.host not in ("0.0.0.0", "::") else []  # not a name
+    hosts = (*LOOPBACK_NAMES, *named, *(name.lower() for name in args.allowed_host))
     app = create_app(args.recording, PageSettings(
         tls=tls, allowed_hosts=hosts, retention_floor_hours=args.retention_floor_hours))
     if args.host not in LOOPBACK_NAMES:
