@@ -45,12 +45,12 @@ class LoginLimits:
 
 
 class LoginRefused(Exception):
-    """An attempt refused before its password was checked; ``locked`` when the name is locked."""
+    """An attempt refused before its password was checked: ``retry_after_s`` until the next may
+    be, or ``None`` while the name is locked."""
 
-    def __init__(self, message: str, retry_after_s: float | None, locked: bool = False):
+    def __init__(self, message: str, retry_after_s: float | None):
         super().__init__(message)
         self.retry_after_s = retry_after_s
-        self.locked = locked
 
 
 @dataclass(slots=True)
@@ -92,7 +92,7 @@ class LoginLimiter:
         if entry is not None and entry.locked_by is not None and not trusted:
             raise LoginRefused(
                 "this login is locked after too many failed attempts: the technician lifts it with"
-                " 'dealer-assist surveillance operator RECORDING unlock NAME'", None, locked=True)
+                " 'dealer-assist surveillance operator RECORDING unlock NAME'", None)
         waits = [self._wait(self._addresses.get(address))]
         if not trusted and entry is not None:
             waits.append(self._wait(entry.failures))
