@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 T = TypeVar("T")
+#: ``locked_by`` of a name locked whose record is still being written: no unlock can follow it
+_RECORD_PENDING = 2**63
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +109,8 @@ class LoginLimiter:
         self._checking.discard(address)
 
     def failed(self, name: str, address: str) -> bool:
-        """Count a wrong password; whether this failure locked the name."""
+        """Count a wrong password; whether this failure locked the name (it is locked at once;
+        :meth:`lock` then names the record that says so)."""
         now = self.clock()
         entry = self._entry(name)
         failures = self._address(address)
@@ -118,7 +121,10 @@ class LoginLimiter:
                 del entry.trusted[address]
             return False
         entry.failures.count, entry.failures.last = entry.failures.count + 1, now
-        return entry.locked_by is None and entry.failures.count >= self.limits.lock_after
+        if entry.locked_by is None and entry.failures.count >= self.limits.lock_after:
+            entry.locked_by = _RECORD_PENDING
+            return True
+        return False
 
     def lock(self, name: str, record_seq: int) -> None:
         self._entry(name).locked_by = record_seq

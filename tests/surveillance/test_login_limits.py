@@ -77,8 +77,10 @@ def test_one_attempt_at_a_time_per_address() -> None:
 
 def test_a_flood_of_names_is_forgotten_oldest_first_but_locks_are_kept() -> None:
     clock = Clock()
-    limiter = LoginLimiter(LoginLimits(tracked=50, free_failures=100, lock_after=1), clock)
+    limiter = LoginLimiter(LoginLimits(tracked=50, free_failures=100, lock_after=2), clock)
+    assert not _fail(limiter, "locked", "10.0.0.1")
     assert _fail(limiter, "locked", "10.0.0.1")
+    assert limiter.locked_by("locked") is not None  # at once, before its record is written
     limiter.lock("locked", 7)
     for number in range(500):
         _fail(limiter, f"flood{number}", f"10.1.{number // 250}.{number % 250}")
