@@ -22,6 +22,7 @@ import uvicorn
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import add_operator
 from dealer_assist.surveillance.web import PageSettings, create_app
+from tests.surveillance.certificates import self_signed
 from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -44,12 +45,20 @@ def day_floor_server(recording: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def tls_server(recording: Path, tmp_path: Path) -> Iterator[str]:
+    """The page over HTTPS with a self-signed certificate (the browser told to accept it)."""
+    certfile, keyfile = self_signed(tmp_path)
+    yield from _serve(recording, PageSettings(tls=True), ssl_certfile=str(certfile),
+                      ssl_keyfile=str(keyfile))
+
+
+@pytest.fixture
 def hand_held_server(tmp_path: Path) -> Iterator[str]:
     build_recording(tmp_path, [HAND_HELD_ROUND])
     yield from _serve(tmp_path)
 
 
-def _serve(recording: Path, settings: PageSettings | None = None) -> Iterator[str]:
+def _serve(recording: Path, settings: PageSettings | None = None, **tls: str) -> Iterator[str]:
     store = RecordingStore(recording)
     add_operator(store, "audrey", PASSWORD, "auditor")
     add_operator(store, "olga", PASSWORD, "operator")
@@ -58,7 +67,7 @@ def _serve(recording: Path, settings: PageSettings | None = None) -> Iterator[st
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     config = uvicorn.Config(create_app(recording, settings), host="127.0.0.1", port=port,
-                            log_level="warning")
+                            log_level="warning", **tls)
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
@@ -66,7 +75,7 @@ def _serve(recording: Path, settings: PageSettings | None = None) -> Iterator[st
     while not running.started:
         assert time.monotonic() < deadline, "the page server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     running.should_exit = True
     thread.join(timeout=10)
 
@@ -205,3 +214,27 @@ def test_the_cookie_is_httponly_and_strict_and_the_page_sends_its_csrf_token(
         assert page.evaluate("fetch('/api/me').then((r) => r.status)") == 401
         browser.close()
     assert errors == []
+
+
+def test_over_https_the_cookie_is_secure_and_the_page_works(tls_server: str) -> None:
+    assert CHROMIUM.exists(), "install Debian's chromium: apt-get install -y chromium"
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        context = browser.new_context(ignore_https_errors=True)
+        page = context.new_page()
+        page.goto(tls_server)
+        page.fill("#login-name", "audrey")
+        page.fill("#login-password", PASSWORD)
+        page.click("#login-submit")
+        expect(page.locator("#who")).to_have_text("audrey (auditor)")
+        (cookie,) = context.cookies()
+        assert (cookie["httpOnly"], cookie["sameSite"], cookie["secure"]) == (
+            True, "Strict", True)
+        expect(page.locator("#search-count")).to_have_text(f"{GOLDEN_COUNT} round(s)")
+        page.click("#logout")
+        expect(page.locator("#login-view")).to_be_visible()
+        browser.close()

@@ -7,9 +7,7 @@ a client that trusts only that certificate.
 
 from __future__ import annotations
 
-import datetime
 import http.client
-import ipaddress
 import json
 import socket
 import ssl
@@ -20,36 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
+from tests.surveillance.certificates import self_signed
 from tests.surveillance.page import PASSWORD, add_operators, login, page_client
 
 ROOT = Path(__file__).parents[2]
-
-
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName(
-            [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    certfile, keyfile = directory / "page.crt", directory / "page.key"
-    certfile.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    keyfile.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                          serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))
-    return certfile, keyfile
 
 
 def _free_port() -> int:
@@ -66,7 +39,7 @@ def tls_page(recording: Path, tmp_path: Path) -> Iterator[tuple[int, ssl.SSLCont
     store = RecordingStore(recording)
     add_operator(store, "audrey", PASSWORD, "auditor")  # the served page hashes at the default
     store.close()
-    certfile, keyfile = _self_signed(tmp_path)
+    certfile, keyfile = self_signed(tmp_path)
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "dealer_assist", "surveillance", "serve", str(recording),
@@ -127,7 +100,7 @@ def test_over_plain_http_the_cookie_is_httponly_and_strict_but_not_secure(
 
 
 def test_a_certificate_without_its_key_is_refused(recording: Path, tmp_path: Path) -> None:
-    certfile, _keyfile = _self_signed(tmp_path)
+    certfile, _keyfile = self_signed(tmp_path)
     result = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "surveillance", "serve", str(recording),
          "--certfile", str(certfile)], cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -136,7 +109,7 @@ def test_a_certificate_without_its_key_is_refused(recording: Path, tmp_path: Pat
 
 
 def test_a_certificate_tls_cannot_load_is_named(recording: Path, tmp_path: Path) -> None:
-    certfile, keyfile = _self_signed(tmp_path)
+    certfile, keyfile = self_signed(tmp_path)
     keyfile.write_text("not a key")
     result = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "surveillance", "serve", str(recording),
