@@ -82,6 +82,7 @@ SESSION_SECONDS = 8 * 3600
 #: The youngest frames the page may prune by default: 7 days (``serve --retention-floor-hours``).
 RETENTION_FLOOR_HOURS = 168.0
 MAX_LOGIN_NAME, MAX_PASSWORD = 256, 1024
+MAX_SEARCH_TEXT = 256
 _STATIC = resources.files("dealer_assist.surveillance") / "static"
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -473,11 +474,14 @@ def _view(store: RecordStore, key: int) -> dict[str, Any]:
 
 
 def _query_from(params: Any) -> RoundQuery:
-    """The search criteria in a query string; a bad one is refused (422) by name."""
+    """The search criteria in a query string; a bad one (or one over :data:`MAX_SEARCH_TEXT`
+    characters, which would go into the access record) is refused (422) by name."""
     def value(name: str, parse: Callable[[str], Any] = str) -> Any:
         text = params.get(name, "").strip()
         if not text:
             return None
+        if len(text) > MAX_SEARCH_TEXT:
+            raise HTTPException(422, f"bad search: {name}: over {MAX_SEARCH_TEXT} characters")
         try:
             return parse(text)
         except (ValueError, ArithmeticError) as error:  # ArithmeticError: a date out of range

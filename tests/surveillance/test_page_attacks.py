@@ -163,6 +163,16 @@ def test_a_long_refused_name_is_recorded_cut_to_64_characters(operators: Path) -
     assert too_long.status_code == 422 and "m" * 100 not in too_long.text
 
 
+def test_a_search_criterion_too_long_for_the_record_is_refused(operators: Path) -> None:
+    client = page_client(operators)
+    login(client, "audrey")
+    before = len(_log(operators))
+    response = client.get("/api/rounds", params={"round": "r" * 5000})
+    assert response.status_code == 422
+    assert response.json()["detail"] == "bad search: round: over 256 characters"
+    assert len(_log(operators)) == before
+
+
 # -- sessions ------------------------------------------------------------------------------------
 
 
