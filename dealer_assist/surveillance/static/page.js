@@ -48,7 +48,10 @@ $("login-form").addEventListener("submit", async (e) => {
   } catch (err) { $("login-error").textContent = err.message; }
 });
 
-$("logout").addEventListener("click", async () => { await api("/api/logout", { method: "POST" }); showLogin(); });
+$("logout").addEventListener("click", async () => {
+  try { await api("/api/logout", { method: "POST" }); } catch (err) { /* a session already ended */ }
+  showLogin();
+});
 
 document.querySelectorAll(".tab").forEach((button) => button.addEventListener("click", () => {
   document.querySelectorAll(".tab-body").forEach((body) => { body.hidden = body.id !== button.dataset.tab; });
