@@ -358,3 +358,19 @@ def test_storage_statistics_and_exports_are_on_the_record(operators: Path) -> No
         ("audrey", "export"), ("audrey", "search"), ("audrey", "statistics"),
         ("audrey", "storage")]
     assert len(entries[0]["target"]["frames"]) == 20
+
+
+def test_the_storage_and_statistics_commands_record_the_os_account(
+    recording: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``surveillance storage`` was not recorded at all."""
+    import os
+    import pwd
+
+    account = pwd.getpwuid(os.getuid()).pw_name
+    for command in ("storage", "stats"):
+        assert main(["surveillance", command, str(recording)]) == 0
+        entry = _log(recording)[0]
+        assert (entry["action"], entry["user"], entry["account"]) == (
+            {"storage": "storage", "stats": "statistics"}[command], account, account)
+    capsys.readouterr()
