@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -78,6 +79,12 @@ def _serve(recording: Path, settings: PageSettings | None = None, **tls: str) ->
     yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     running.should_exit = True
     thread.join(timeout=10)
+
+
+def _log_in(page: Any, name: str) -> None:
+    page.fill("#login-name", name)
+    page.fill("#login-password", PASSWORD)
+    page.click("#login-submit")
 
 
 def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> None:
@@ -147,9 +154,7 @@ def test_the_page_marks_the_cards_a_hand_held_dealer_entered(hand_held_server: s
         )
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(hand_held_server)
-        page.fill("#login-name", "audrey")
-        page.fill("#login-password", PASSWORD)
-        page.click("#login-submit")
+        _log_in(page, "audrey")
         expect(page.locator("#search-count")).to_have_text("1 round(s)")
         page.locator("#results tbody tr").first.click()
         entered = page.locator("#event-log li.entered")
@@ -180,9 +185,7 @@ def test_the_cookie_is_httponly_and_strict_and_the_page_sends_its_csrf_token(
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(day_floor_server)
-        page.fill("#login-name", "olga")
-        page.fill("#login-password", PASSWORD)
-        page.click("#login-submit")
+        _log_in(page, "olga")
         expect(page.locator("#who")).to_have_text("olga (operator)")
         (cookie,) = context.cookies()
         assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"], cookie["secure"]) == (
@@ -227,9 +230,7 @@ def test_over_https_the_cookie_is_secure_and_the_page_works(tls_server: str) -> 
         context = browser.new_context(ignore_https_errors=True)
         page = context.new_page()
         page.goto(tls_server)
-        page.fill("#login-name", "audrey")
-        page.fill("#login-password", PASSWORD)
-        page.click("#login-submit")
+        _log_in(page, "audrey")
         expect(page.locator("#who")).to_have_text("audrey (auditor)")
         (cookie,) = context.cookies()
         assert (cookie["httpOnly"], cookie["sameSite"], cookie["secure"]) == (

@@ -9,7 +9,6 @@ of a shared machine, which slows both halves of a pair alike, does not.
 
 from __future__ import annotations
 
-import hashlib
 import statistics
 import time
 from pathlib import Path
@@ -20,16 +19,10 @@ from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import AccessError, add_operator, authenticate
 from dealer_assist.surveillance.interface import StoredOperator
 from dealer_assist.surveillance.store import format_time
+from tests.surveillance.old_hashes import old_scrypt_hash
 
 PAIRS = 15
 PASSWORD = "correct horse battery"
-
-
-def _old_hash(password: str) -> str:
-    """A password as the page stored it before argon2id (``scrypt$N$r$p$SALT$HASH``)."""
-    salt = bytes(range(16))
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
-    return f"scrypt$16384$8$1${salt.hex()}${digest.hex()}"
 
 
 def _refusal_seconds(store: RecordingStore, name: str) -> float:
@@ -49,7 +42,7 @@ def test_unknown_and_known_names_cost_the_same_work(recording: Path, hashed: str
         if hashed == "argon2id":
             add_operator(store, "olga", PASSWORD, "operator")
         else:
-            store.put_operator(StoredOperator("olga", "operator", _old_hash(PASSWORD)),
+            store.put_operator(StoredOperator("olga", "operator", old_scrypt_hash(PASSWORD)),
                                format_time(store.clock()))
         _refusal_seconds(store, "olga")  # warm both paths (first hash, first append)
         _refusal_seconds(store, "mallory")

@@ -6,7 +6,6 @@ fresh evidence, cross-site calls, header injection through a round id, looks off
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from pathlib import Path
@@ -24,6 +23,7 @@ from dealer_assist.surveillance.request_guard import CSRF_HEADER
 from dealer_assist.surveillance.store import format_time
 from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
 from tests.surveillance.factory import HAND_HELD_ROUND, build_recording
+from tests.surveillance.old_hashes import old_scrypt_hash
 from tests.surveillance.page import (
     CHEAP,
     ORIGIN,
@@ -292,16 +292,9 @@ def test_export_names_are_encoded_per_rfc_6266(
 # -- passwords -----------------------------------------------------------------------------------
 
 
-def _old_hash(password: str) -> str:
-    """A password as the page stored it before argon2id (``scrypt$N$r$p$SALT$HASH``)."""
-    salt = bytes(range(16))
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
-    return f"scrypt$16384$8$1${salt.hex()}${digest.hex()}"
-
-
 def test_an_old_scrypt_hash_still_logs_in_and_is_upgraded_to_argon2id(recording: Path) -> None:
     store = RecordingStore(recording)
-    store.put_operator(StoredOperator("olga", "operator", _old_hash(PASSWORD)),
+    store.put_operator(StoredOperator("olga", "operator", old_scrypt_hash(PASSWORD)),
                        format_time(store.clock()))
     store.close()
     client = page_client(recording)
