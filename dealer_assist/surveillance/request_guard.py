@@ -1,6 +1,7 @@
 """The page's checks on a request before any route sees it: a ``Host`` the page answers to (DNS
-rebinding), an ``Origin`` that is the page itself on every state-changing call (cross-site
-requests), a body no larger than a bound, and the session's CSRF token on state-changing calls.
+rebinding), an ``Origin`` that is the page itself on every state-changing call and on any API
+read a browser says came from elsewhere (cross-site and same-site requests), a body no larger
+than a bound, and the session's CSRF token on state-changing calls.
 """
 
 from __future__ import annotations
@@ -37,14 +38,20 @@ def check_host(request: Request, allowed: Iterable[str]) -> None:
         raise HTTPException(400, "this page is not served under that Host name")
 
 
-def check_origin(request: Request, scheme: str) -> None:
-    """Refuse (403) a state-changing call whose ``Origin`` is missing or another site."""
-    if request.method not in STATE_CHANGING:
-        return
+def check_origin(request: Request, scheme: str, api: bool) -> None:
+    """Refuse (403) a state-changing call whose ``Origin`` is missing or not the page's own, and
+    an ``api`` read that a browser marks as sent from another origin (its ``Origin``, or
+    ``Sec-Fetch-Site`` other than ``same-origin`` or ``none``: an ``<img>`` on another port of the
+    same host would otherwise send the cookie and write access records in the officer's name)."""
     own = f"{scheme}://{request.headers.get('host', '').strip().lower()}"
-    if request.headers.get("origin", "").strip().lower() != own:
-        raise HTTPException(403, f"refused: a state-changing call must come from the page itself"
-                                 f" (Origin {own})")
+    origin = request.headers.get("origin")
+    if request.method in STATE_CHANGING:
+        if (origin or "").strip().lower() != own:
+            raise HTTPException(403, f"refused: a state-changing call must come from the page"
+                                     f" itself (Origin {own})")
+    elif api and ((origin is not None and origin.strip().lower() != own)
+                  or request.headers.get("sec-fetch-site", "none") not in ("same-origin", "none")):
+        raise HTTPException(403, "refused: the page's API answers the page itself only")
 
 
 def check_csrf(request: Request, expected: str) -> None:

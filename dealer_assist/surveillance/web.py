@@ -176,7 +176,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
     async def guard(request: Request, call_next: Any) -> Response:
         try:
             check_host(request, settings.allowed_hosts)
-            check_origin(request, scheme)
+            check_origin(request, scheme, api=request.url.path.startswith("/api/"))
         except HTTPException as refused:
             response: Response = JSONResponse({"detail": refused.detail},
                                               status_code=refused.status_code)

@@ -259,6 +259,10 @@ def test_a_call_from_another_origin_or_host_is_refused(operators: Path) -> None:
     no_origin = TestClient(client.app, cookies=dict(client.cookies))
     assert no_origin.post(f"/api/frames/{seq}/key",
                           headers={CSRF_HEADER: me["csrf"]}).status_code == 403
+    for elsewhere in ({"Origin": "http://127.0.0.1:9999"}, {"Sec-Fetch-Site": "same-site"},
+                      {"Sec-Fetch-Site": "cross-site"}):  # an <img> on another port, a link
+        assert client.get("/api/rounds/1", headers=elsewhere).status_code == 403
+    assert client.get("/", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 200
     rebound = client.get("/api/rounds", headers={"Host": "attacker.example"})  # DNS rebinding
     assert rebound.status_code == 400
     assert client.get("/api/rounds").status_code == 200
