@@ -41,11 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "with --verify, fails if it is gone or changed (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--user", default=None, type=utf8_text,
-                        help="who is replaying, for the access log (default: the login name)")
+                        help="who is replaying, for the access log; the OS account running the "
+                        "command is recorded beside it (default: that account alone)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import log_access, login_name
+    from dealer_assist.surveillance.access import log_command
     from dealer_assist.surveillance.anchors import AnchorLog, AnchorLogError
     from dealer_assist.surveillance.evidence_check import trusted_keys
     from dealer_assist.surveillance.replay import (
@@ -95,9 +96,10 @@ def run(args: argparse.Namespace) -> int:
         # every look at a recording is logged in it; one that cannot be logged is not shown,
         # unless the recording is damaged: what can still be read is shown, saying so
         try:
-            log_access(store, args.user or login_name(), "replay", {
+            log_command(store, "replay", {
                 "round": args.round, "verify": args.verify, "redetect": args.redetect,
-                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
+                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)},
+                claimed=args.user)
         except DamagedRecordingError as error:
             report.database.append(Discrepancy(
                 "database", f"this replay could not be logged in the recording: {error}"))

@@ -25,7 +25,7 @@ from dealer_assist.surveillance.store import Record, UnreadableRecordError
 
 #: records written by programs that hold no key (the page, replay, the operator tools)
 KEYLESS_KINDS = ("access", "prune", "keyframe")
-OPERATOR_ACTIONS = ("operator-set", "operator-removed")
+OPERATOR_ACTIONS = ("operator-set", "operator-removed", "password-rehashed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +209,17 @@ class OperatorWalk:
         if not isinstance(body, dict) or body.get("action") not in OPERATOR_ACTIONS:
             return
         target = body.get("target")
-        name = target.get("name") if isinstance(target, dict) else None
-        if not isinstance(name, str) or not isinstance(target, dict):
+        if not isinstance(target, dict):
+            return
+        if body["action"] == "password-rehashed":  # at login: the user is the operator
+            known = self.operators.get(str(body.get("user")))
+            digest = target.get("password")
+            if known is not None:
+                self.operators[str(body.get("user"))] = (
+                    known[0], digest if isinstance(digest, str) else None, record.seq)
+            return
+        name = target.get("name")
+        if not isinstance(name, str):
             return
         if body["action"] == "operator-removed":
             self.operators.pop(name, None)

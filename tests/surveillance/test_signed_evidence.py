@@ -16,7 +16,7 @@ import pytest
 
 from dealer_assist.cli import main
 from dealer_assist.surveillance import Recorder, RecordingStore
-from dealer_assist.surveillance.access import add_operator
+from dealer_assist.surveillance.access import add_operator, authenticate, log_command
 from dealer_assist.surveillance.anchors import AnchorLog
 from dealer_assist.surveillance.evidence_check import TrustedKeys, trusted_keys
 from dealer_assist.surveillance.interface import StoredOperator
@@ -30,6 +30,8 @@ from dealer_assist.surveillance.signing import Signer, load_signer, open_table_k
 from dealer_assist.table.recording import EvidenceFiles, open_recording, rotate_table_key
 from tests.surveillance.attacker import all_records, raise_bet, rechain
 from tests.surveillance.factory import StepClock, frame_jpeg, golden_logs, record_round
+from tests.surveillance.old_hashes import old_scrypt_hash
+from tests.surveillance.page import CHEAP
 
 ROUNDS = ["blackjack-pays-3-to-2", "blackjack-odd-amount", "bonus-5-card-21",
           "blackjack-beats-dealer-blackjack"]
@@ -310,7 +312,7 @@ def test_a_signature_forged_under_the_tables_key_id_is_named(table: Table) -> No
 @pytest.mark.parametrize("change", ["insert", "promote", "password"])
 def test_operators_changed_by_sql_are_reported(table: Table, change: str) -> None:
     store = RecordingStore(table.directory)
-    add_operator(store, "alice", "a long enough password", "auditor")
+    add_operator(store, "alice", "a long enough password", "auditor", CHEAP)
     if change == "insert":
         store.put_operator(StoredOperator("mallory", "operator", "x"), "2026-01-01T00:00:00Z")
     elif change == "promote":
@@ -324,6 +326,23 @@ def test_operators_changed_by_sql_are_reported(table: Table, change: str) -> Non
                 "promote": "operator 'alice' is operator in the operators table but auditor",
                 "password": "operator 'alice''s password is not the one record"}[change]
     assert len(texts) == 1 and expected in texts[0]
+
+
+def test_a_password_rehashed_at_login_is_on_the_record_and_one_changed_by_sql_is_not(
+        table: Table) -> None:
+    store = RecordingStore(table.directory)  # an operator from before argon2id and digests
+    store.put_operator(StoredOperator("olga", "operator", old_scrypt_hash("a long enough one")),
+                       "2025-01-01T00:00:00Z")
+    log_command(store, "operator-set", {"name": "olga", "role": "operator"})
+    authenticate(store, "olga", "a long enough one", passwords=CHEAP)  # rehashed, recorded
+    store.close()
+    assert _texts(table.verify(), "operators") == []
+    store = RecordingStore(table.directory)
+    store.conn.execute("UPDATE operators SET password = ? WHERE name = 'olga'",
+                       (CHEAP.hash("mallory knows this"),))
+    store.close()
+    assert ["operator 'olga''s password is not the one record" in t
+            for t in _texts(table.verify(), "operators")] == [True]
 
 
 def test_an_unsigned_old_recording_verifies_and_says_it_predates_signing(
