@@ -14,7 +14,7 @@ import dealer_assist
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.question_frames import QuestionFrames, Snapshots
-from dealer_assist.table.recording import TableRecording, open_recording
+from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.screen_access import ScreenAccess
@@ -46,6 +46,7 @@ class TableSetup:
     access: ScreenAccess = field(default_factory=ScreenAccess.ephemeral)
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
+    evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -99,7 +100,8 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     play), then the sources, runner and screen; nothing is started. Raises RecordingError
     (StoreOpenError for the store) for the directory, and CodecError, JournalError or OSError
     for the journal, having closed what it opened."""
-    recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance)
+    recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance,
+                               evidence=setup.evidence)
     store = recording.store
     watch = RecordingWatch(recording.recorder)
 

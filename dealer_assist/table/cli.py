@@ -46,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              '"finish"}\'), print the reply, exit 1 if refused; reads the screen\'s secret, '
              "so run it as the table's user"
     )
+    parser.add_argument(
+        "--new-chain", metavar="REASON",
+        help="begin a new chain of surveillance records where one had been (its index.sqlite "
+        "lost): refused without this; the reason is recorded and anchored")
+    parser.add_argument(
+        "--rotate-key", metavar="REASON",
+        help="replace the table's signing key (the new one introduced by a record the old one "
+        "signs; the public key file gains it) and exit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.config import ConfigError, load_config
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
-    from dealer_assist.table.recording import RecordingError, StoreOpenError
+    from dealer_assist.table.recording import (
+        EvidenceFiles,
+        RecordingError,
+        StoreOpenError,
+        rotate_table_key,
+    )
     from dealer_assist.table.screen_access import ScreenAccess, SecretError, load_or_create_secret
     from dealer_assist.table.screen_site import exposure_warning
     from dealer_assist.table.shoe_source import SerialShoeSource
@@ -106,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
           f"{log_file or 'standard error'}\n{screen_summary(config)}")
+    if config.surveillance:
+        print(f"surveillance store signed with {config.key} (public key file "
+              f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
+              f"{config.anchor_log}")
     exposed = exposure_warning(config.host, config.tls is not None)
     if exposed is not None:
         logger.warning("%s", exposed)
@@ -116,6 +133,17 @@ def run(args: argparse.Namespace) -> int:
             camera.stop()
         # a camera configured but unable to start would leave the table shoe only: not a pass
         return 2 if "camera" in notes else 0
+
+    evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
+    if args.rotate_key is not None:
+        try:
+            key_id = rotate_table_key(config.recording_dir, config.table_id, evidence,
+                                      args.rotate_key)
+        except ValueError as error:  # RecordingError, the key file's
+            print(f"dealer-assist table: {config.path}: recording.key: {error}", file=sys.stderr)
+            return 2
+        print(f"the table's key is now {key_id}; hand {evidence.public_key} to surveillance")
+        return 0
 
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []
@@ -138,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
         has_camera=camera is not None, surveillance=config.surveillance,
         host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
-        access=ScreenAccess(secret), notes=notes)
+        access=ScreenAccess(secret), notes=notes,
+        evidence=evidence if config.surveillance else None)
     try:
         table = assemble(setup, make_sources)
     except RecordingError as error:

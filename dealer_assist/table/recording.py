@@ -7,7 +7,9 @@ as each round ends; the round in play is in the table's journal (:mod:`.journal`
 is never overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
 With the surveillance store on, its database (``index.sqlite``) lies at the top of ``<dir>``
 too, so ``dealer-assist replay <dir>`` and ``dealer-assist surveillance serve <dir>`` open it
-directly. :func:`open_recording` lays it out for the table and the demo alike.
+directly. :func:`open_recording` lays it out for the table and the demo alike. The store's
+records are signed with the table's key and its chain heads anchored (:class:`EvidenceFiles`:
+the key, its public key file and the anchor log, all outside ``<dir>``).
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dealer_assist.durable import fsync_dir
 from dealer_assist.logs import describe, guarded
@@ -30,6 +33,9 @@ from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.camera_source import Snapshot
 from dealer_assist.table.loop import ERRORS_KEPT
+
+if TYPE_CHECKING:
+    from dealer_assist.surveillance.signed_chain import Evidence
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +67,42 @@ def _write_synced(path: Path, text: str, mode: str) -> None:
         if mode == "x":  # the new file's name is durable too: the journal lets the round go
             fsync_dir(target.parent)
         return
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceFiles:
+    """Where a table keeps what makes its store's records evidence, outside the recording
+    directory: its private key (created at first start, mode 0600), the public key file for
+    surveillance (``.pub`` beside the key) and the anchor log; ``new_chain`` is the
+    technician's reason to begin a chain where one was (None: refused)."""
+
+    key: Path
+    anchor_log: Path
+    new_chain: str | None = None
+
+    @property
+    def public_key(self) -> Path:
+        return self.key.with_suffix(".pub")
+
+    @classmethod
+    def beside(cls, directory: Path) -> EvidenceFiles:
+        """A folder ``<directory>.evidence`` beside the recording (the demo's)."""
+        folder = directory.with_name(directory.name + ".evidence")
+        return cls(folder / "table.key", folder / "anchors.jsonl")
+
+    def open(self, directory: Path) -> Evidence:
+        """The store's :class:`~dealer_assist.surveillance.signed_chain.Evidence` (the key made
+        at first start); RecordingError when a file lies in ``directory``."""
+        from dealer_assist.surveillance.anchors import AnchorLog
+        from dealer_assist.surveillance.signed_chain import Evidence
+        from dealer_assist.surveillance.signing import open_table_key
+
+        for path in (self.key, self.public_key, self.anchor_log):
+            if path.resolve().is_relative_to(directory.resolve()):
+                raise RecordingError(f"{path} lies in the recording directory {directory}: "
+                                     "keys and anchors must be kept outside it")
+        return Evidence(open_table_key(self.key, self.public_key), AnchorLog(self.anchor_log),
+                        self.new_chain)
 
 
 class FileRecorder:
@@ -175,8 +217,10 @@ class SurveillanceRecorder:
     damaged when it is opened is not written to at all: that is one such failure. The file
     recording still has every round."""
 
-    def __init__(self, directory: str | os.PathLike[str], table_id: str):
+    def __init__(self, directory: str | os.PathLike[str], table_id: str,
+                 evidence: EvidenceFiles | None = None):
         self.directory = Path(directory)
+        self.evidence = evidence
         self.errors: list[str] = []
         self._on_failure: Callable[[str], None] | None = None
         self._unreported: str | None = None  # a failure found before on_failure was set
@@ -246,7 +290,9 @@ class SurveillanceRecorder:
 
         recorder: Recorder | None = None
         try:
-            recorder = Recorder.open(self.directory, table=table_id)
+            recorder = Recorder.open(
+                self.directory, table=table_id,
+                evidence=None if self.evidence is None else self.evidence.open(self.directory))
         except DamagedRecordingError as error:
             self._failing = True
             self._keep(f"open: {error}")
@@ -281,7 +327,7 @@ class SurveillanceRecorder:
             try:
                 if recorder is not None:
                     recorder.close()
-            except sqlite3.Error as error:
+            except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
                 self._keep(f"close: {error}")
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
@@ -402,15 +448,16 @@ class TableRecording:
 
 
 def open_recording(directory: str | os.PathLike[str], table_id: str, *,
-                   surveillance: bool) -> TableRecording:
+                   surveillance: bool, evidence: EvidenceFiles | None = None) -> TableRecording:
     """Open ``directory`` for ``table_id``: the round-log files first (which holds it against
-    another table), then, with ``surveillance``, the store beside them. RecordingError names
-    the directory or the store and why; nothing is left held when it is raised."""
+    another table), then, with ``surveillance``, the store beside them, signed and anchored
+    with ``evidence`` (None: unsigned). RecordingError names the directory or the store and
+    why; nothing is left held when it is raised."""
     files = FileRecorder(directory)
     if not surveillance:
         return TableRecording(files, None)
     try:
-        store = SurveillanceRecorder(files.directory, table_id)
+        store = SurveillanceRecorder(files.directory, table_id, evidence)
     except RecordingError:
         files.close()
         raise
@@ -420,3 +467,30 @@ def open_recording(directory: str | os.PathLike[str], table_id: str, *,
                        " replay the earlier one with 'dealer-assist replay %s'", old.parent,
                        files.directory, old.parent)
     return TableRecording(files, store)
+
+
+def rotate_table_key(directory: Path, table_id: str, evidence: EvidenceFiles, why: str) -> str:
+    """Replace the table's key: a new key is made, introduced in the store by a record the old
+    key signs (anchored), added to the public key file, then put in the old key's place.
+    Holds the directory against a table meanwhile; returns the new key's id."""
+    from dealer_assist.surveillance import Recorder
+    from dealer_assist.surveillance.signing import Signer, add_public_key
+
+    files = FileRecorder(directory)
+    try:
+        recorder = Recorder.open(directory, table=table_id, evidence=evidence.open(directory))
+        new = Signer.generate()
+        pending = evidence.key.with_name(evidence.key.name + ".new")
+        pending.unlink(missing_ok=True)
+        new.save(pending)  # a crash after the record leaves the new key here to put in place
+        try:
+            recorder.rotate_key(new, why)
+        finally:
+            recorder.close()
+        add_public_key(evidence.public_key, new.public)
+        os.replace(pending, evidence.key)
+        fsync_dir(evidence.key.parent)
+    finally:
+        files.close()
+    logger.warning("table %s: key rotated to %s (%s)", table_id, new.public.key_id, why)
+    return new.public.key_id

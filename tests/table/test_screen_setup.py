@@ -39,7 +39,7 @@ def config_file(folder: Path, screen: str) -> Path:
 
 
 @pytest.mark.parametrize(("screen", "key", "why"), [
-    ('secret = "rec/screen-secret"\n', "screen.secret", "is inside the recording directory"),
+    ('secret = "rec/screen-secret"\n', "screen.secret", "lies in the recording directory"),
     ('host = "0.0.0.0"\n', "screen.host", "'0.0.0.0' is every interface"),
     ('host = "192.0.2.7"\n', "screen.host", "'192.0.2.7' is an address other machines may"),
     ('host = "table7.example"\n', "screen.host", "Serve it over TLS (screen.certfile and "),

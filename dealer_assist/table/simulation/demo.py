@@ -27,6 +27,7 @@ from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
+from dealer_assist.table.recording import EvidenceFiles
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.screen_client import pinned_context, send_touch
 from dealer_assist.table.screen_site import TlsFiles, exposure_warning
@@ -161,6 +162,7 @@ class DemoTable:
         self.recording_dir = Path(
             options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
         )
+        self.evidence = EvidenceFiles.beside(self.recording_dir)  # key and anchors
         self.simulator: ShoeSimulator | None = None
         shoe_url = ""
         if options.shoe:
@@ -187,6 +189,7 @@ class DemoTable:
             tls=options.tls,
             notes={"camera": camera_note} if camera is None and camera_note else {},
             round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+            evidence=self.evidence,
         ), make_sources)
         self.loop = self.table.loop
         self.runner = self.table.runner
@@ -451,7 +454,8 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
         out(f"pair a browser to watch and touch (open once; the code works once): "
             f"{demo.screen.pairing_url()}")
         out(f"recording to: {demo.recording_dir} (dealer-assist replay "
-            f"{demo.recording_dir} --verify re-settles it)")
+            f"{demo.recording_dir} --verify --key {demo.evidence.public_key} --anchor-log "
+            f"{demo.evidence.anchor_log} re-settles and verifies it)")
         if not options.shoe:
             out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector; a card "
