@@ -14,6 +14,7 @@ import socket
 import ssl
 import urllib.parse
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from websockets.exceptions import InvalidStatus
@@ -25,6 +26,7 @@ from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.screen_site import TlsFiles, screen_names
 from dealer_assist.table.sources import PlaceBet, ShoeLink
+from tests.surveillance import certificates
 
 BET = {"type": "bet", "seat": 1, "amount": "500"}
 
@@ -235,35 +237,9 @@ def test_a_screen_beyond_loopback_shows_its_real_address_and_answers_only_to_its
         screen.stop()
 
 
-def self_signed(folder) -> TlsFiles:
-    """A certificate for localhost and 127.0.0.1 and its key, written into ``folder``."""
-    x509 = pytest.importorskip("cryptography.x509")
-    import datetime
-    import ipaddress
-
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.SubjectAlternativeName(
-            [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False)
-        .sign(key, hashes.SHA256()))
-    files = TlsFiles(folder / "screen.crt", folder / "screen.key")
-    files.certfile.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    files.keyfile.write_bytes(key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
-    files.keyfile.chmod(0o600)
-    return files
+def self_signed(folder: Path) -> TlsFiles:
+    """A certificate for 127.0.0.1 and its key, written into ``folder``."""
+    return TlsFiles(*certificates.self_signed(folder))
 
 
 def test_over_tls_the_screen_serves_https_and_its_cookie_is_secure(served, tmp_path):
