@@ -11,6 +11,9 @@ import stat
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -111,25 +114,52 @@ def touch(config: Path, text: str) -> subprocess.CompletedProcess:
     return run_table(config, "--touch", text)
 
 
+@dataclass
+class Running:
+    """A ``dealer-assist table`` process on a simulated TCP shoe; once stopped, its exit
+    status and standard error."""
+
+    process: subprocess.Popen
+    simulator: ShoeSimulator
+    status: int | None = None
+    errors: str = ""
+
+
+@contextmanager
+def running_table(folder: Path, screen: str) -> Iterator[Running]:
+    """Write ``folder/table.toml`` (a TCP shoe, ``[screen]`` holding ``screen`` and a free
+    port) and run the table until the block ends (then stopped with SIGINT)."""
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    config = folder / "table.toml"
+    config.write_text(f'[shoe]\nurl = "{link.url}"\n[recording]\ndir = "rec"\n'
+                      f"[screen]\nport = {free_port()}\n{screen}")
+    table = Running(start_table(config), simulator)
+    try:
+        yield table
+    finally:
+        table.process.send_signal(signal.SIGINT)
+        table.status = table.process.wait(10)
+        table.errors = table.process.stderr.read()
+        table.process.stdout.close()
+        table.process.stderr.close()
+        simulator.stop()
+        link.close()
+
+
 def test_touch_sends_one_touch_to_the_running_table_as_its_paired_screen(tmp_path):
     """A table on every interface (plain HTTP acknowledged) prints its real address and creates
     its secret 0600 beside its config; ``--touch`` places a bet through it, is refused (exit
     1) for a bad touch or a body over the limit, refuses a secret others may read (exit 2) and
     says so when no table runs (exit 1)."""
-    link = TcpLink()
-    simulator = ShoeSimulator(link).start()
     config = tmp_path / "table.toml"
-    config.write_text(
-        f'table_id = "T6"\n[shoe]\nurl = "{link.url}"\n[recording]\ndir = "rec"\n'
-        f'[screen]\nhost = "0.0.0.0"\nport = {free_port()}\nplain_http_on_network = true\n')
-    process = start_table(config)
-    try:
-        screen = open_screen(process)
+    with running_table(tmp_path, 'host = "0.0.0.0"\nplain_http_on_network = true\n') as table:
+        screen = open_screen(table.process)
         assert urllib.parse.urlsplit(screen.url).hostname not in ("127.0.0.1", "0.0.0.0")
         secret = tmp_path / "table.screen-secret"
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
         assert screen.cookie == ScreenAccess(read_secret(secret)).cookie_header()
-        simulator.load_shoe(6)
+        table.simulator.load_shoe(6)
         wait_for(lambda v: v["devices"]["shoe"] == "up", screen)
 
         done = touch(config, '{"type": "bet", "seat": 2, "amount": "10"}')
@@ -150,16 +180,8 @@ def test_touch_sends_one_touch_to_the_running_table_as_its_paired_screen(tmp_pat
         assert unsafe.returncode == 2 and "screen.secret: " in unsafe.stderr
         assert "may be read or written by others" in unsafe.stderr
         secret.chmod(0o600)
-    finally:
-        process.send_signal(signal.SIGINT)
-        stopped = process.wait(10)
-        errors = process.stderr.read()
-        process.stdout.close()
-        process.stderr.close()
-        simulator.stop()
-        link.close()
-    assert stopped == 0, errors
-    assert "warning: the dealer's screen listens on every interface" in errors
+    assert table.status == 0, table.errors
+    assert "warning: the dealer's screen listens on every interface" in table.errors
     gone = touch(config, '{"type": "finish"}')
     assert gone.returncode == 1 and "no screen answers at http://127.0.0.1:" in gone.stderr
 
@@ -168,15 +190,10 @@ def test_touch_reaches_a_table_served_over_tls_trusting_only_its_certificate(tmp
     """Over TLS the table prints an https URL, and --touch trusts exactly the certificate the
     table serves (self-signed here), not the system's authorities."""
     tls = self_signed(tmp_path)
-    link = TcpLink()
-    simulator = ShoeSimulator(link).start()
     config = tmp_path / "table.toml"
-    config.write_text(
-        f'[shoe]\nurl = "{link.url}"\n[recording]\ndir = "rec"\n[screen]\nport = {free_port()}\n'
-        f'certfile = "{tls.certfile.name}"\nkeyfile = "{tls.keyfile.name}"\n')
-    process = start_table(config)
-    try:
-        url, _ = printed_screen(process)
+    with running_table(tmp_path, f'certfile = "{tls.certfile.name}"\n'
+                                 f'keyfile = "{tls.keyfile.name}"\n') as table:
+        url, _ = printed_screen(table.process)
         assert url.startswith("https://127.0.0.1:")
         done = touch(config, '{"type": "bet", "seat": 4, "amount": "25"}')
         assert done.returncode == 0, done.stderr
@@ -188,14 +205,7 @@ def test_touch_reaches_a_table_served_over_tls_trusting_only_its_certificate(tmp
         impostor = touch(config, '{"type": "finish"}')  # than the one the table serves
         assert impostor.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in impostor.stderr
         assert f"does not serve the certificate {tls.certfile}" in impostor.stderr
-    finally:
-        process.send_signal(signal.SIGINT)
-        stopped = process.wait(10)
-        process.stdout.close()
-        process.stderr.close()
-        simulator.stop()
-        link.close()
-    assert stopped == 0
+    assert table.status == 0, table.errors
 
 
 def test_touch_help_names_it():
