@@ -39,6 +39,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 def table():
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T7", has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     runner = TableRunner(loop).start()
     screen = ScreenServer(runner, "127.0.0.1", 0).start()
     runner.submit(ShoeLink(True, "test shoe"))
@@ -67,6 +68,7 @@ class HandHeld:
         self.recorder = MemoryRecorder()
         self.loop = TableLoop("h17-ddd-6", self.recorder, table_id="T8", has_shoe=False,
                               has_camera=True)
+        self.loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
         self.runner = TableRunner(self.loop).start()
         self.screen = ScreenServer(self.runner, "127.0.0.1", 0).start()
         self.runner.submit(CameraLink(True, "test camera"))
