@@ -7,6 +7,8 @@ and recording directory, over HTTP."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from decimal import Decimal
@@ -43,6 +45,7 @@ from dealer_assist.table.staff import HashCost, StaffDesk, StaffRegistry
 from tests.table.test_loop import Table, deal
 
 C = Card.parse
+ROOT = Path(__file__).resolve().parents[2]
 CHEAP = HashCost(time_cost=1, memory_kib=8, parallelism=1)
 DEALER_PIN, SUPERVISOR_PIN = "482913", "730146"
 
@@ -395,3 +398,51 @@ def test_a_table_restarted_keeps_its_dealer_signed_in(tmp_path):
     finally:
         again.opened.journal.close()
         again.recording.close()
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def staff_command(config: Path, *args: str, pin: str | None = None
+                  ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "staff", "--config", str(config), *args],
+        cwd=ROOT, input=pin, capture_output=True, text=True, timeout=60)
+
+
+def test_the_staff_command_adds_lists_and_removes_ids_reading_the_pin_from_stdin(tmp_path):
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nurl = "socket://127.0.0.1:9"\n')
+    added = staff_command(config, "add", "D-7", "--role", "dealer", "--pin-stdin",
+                          pin=DEALER_PIN + "\n")
+    assert added.returncode == 0, added.stderr
+    registry = tmp_path / "table.staff.json"
+    assert added.stdout == f"D-7 (dealer) saved in {registry}\n"
+    assert registry.stat().st_mode & 0o777 == 0o600 and DEALER_PIN not in registry.read_text()
+    assert staff_command(config, "add", "S-3", "--role", "supervisor", "--pin-stdin",
+                         pin=SUPERVISOR_PIN).returncode == 0
+    assert staff_command(config, "list").stdout == "D-7\tdealer\nS-3\tsupervisor\n"
+    assert StaffRegistry(registry).verify("S-3", SUPERVISOR_PIN) == "supervisor"
+    short = staff_command(config, "add", "D-8", "--role", "dealer", pin="12\n")
+    assert short.returncode == 2
+    assert short.stderr == "dealer-assist table staff: a PIN must be 4 to 12 digits\n"
+    assert staff_command(config, "remove", "D-7").returncode == 0
+    assert staff_command(config, "list").stdout == "S-3\tsupervisor\n"
+    missing = staff_command(config, "remove", "D-7")
+    assert missing.returncode == 2 and "no staff id 'D-7'" in missing.stderr
+
+
+def test_a_table_with_no_dealer_registered_does_not_start_and_the_check_warns(tmp_path):
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nurl = "socket://127.0.0.1:9"\n[screen]\nport = 0\n')
+    started = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    checked = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config), "--check"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    advice = (f"no dealer can sign in: add one with 'dealer-assist table staff --config {config}"
+              " add ID --role dealer'")
+    assert started.returncode == 2 and f"dealer-assist table: {advice}" in started.stderr
+    assert checked.returncode == 0 and f"dealer-assist table: warning: {advice}" in checked.stderr
+    assert "staff: 0 dealer(s), 0 supervisor(s) in " in checked.stdout
