@@ -109,14 +109,14 @@ def _run_table(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: staff: {error}", file=sys.stderr)
         return 2
     dealers = registry.count("dealer")
+    advice = "" if dealers else (
+        f"no dealer can sign in: add one with 'dealer-assist table staff --config {config.path}"
+        " add ID --role dealer'")
     print(f"staff: {dealers} dealer(s), {registry.count('supervisor')} supervisor(s) in "
-          f"{registry_path}")
-    if not dealers:
-        print(f"dealer-assist table: {'warning: ' if args.check else ''}no dealer can sign "
-              f"in: add one with 'dealer-assist table staff --config {config.path} add ID "
-              "--role dealer'", file=sys.stderr)
-        if not args.check:
-            return 2
+          f"{registry_path}{'; ' + advice if advice and args.check else ''}")
+    if advice and not args.check:
+        print(f"dealer-assist table: {advice}", file=sys.stderr)
+        return 2
     if args.check:
         logger.info("configuration %s checked: %s", config.path, devices)
         if camera is not None:
