@@ -13,6 +13,7 @@ from typing import Any
 import dealer_assist
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.question_frames import QuestionFrames, Snapshots
 from dealer_assist.table.recording import TableRecording, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
@@ -126,8 +127,9 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         recording.close()
         raise
     offset = opened.clock_offset
+    sources = make_sources(opened.shoe)
     runner = TableRunner(
-        opened.loop, make_sources(opened.shoe), clock=lambda: clock() + offset,
+        opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
         recording_pending=lambda: watch.failing or (store is not None and not store.idle),
         shoe_position=opened.shoe,
@@ -137,5 +139,8 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             runner.submit(RecordingFailed(detail))
 
         store.on_failure = report
+        for camera in sources:
+            if isinstance(camera, Snapshots):
+                runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
     return Table(setup, recording, opened, runner,
                  ScreenServer(runner, setup.host, setup.port, staff))

@@ -28,6 +28,7 @@ from dealer_assist.durable import fsync_dir
 from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
+from dealer_assist.table.camera_source import Snapshot
 from dealer_assist.table.loop import ERRORS_KEPT
 
 logger = logging.getLogger(__name__)
@@ -157,6 +158,10 @@ class _Writes(Protocol):
     def write_alarm(self, alarm: Alarm) -> None: ...
 
 
+#: Rounds whose questions' frames the store holds until the round is recorded.
+FRAME_ROUNDS_KEPT = 8
+
+
 class SurveillanceRecorder:
     """Rounds and alarms into the surveillance store (``dealer_assist.surveillance.Recorder``:
     hash-chained SQLite, replayable with ``dealer-assist replay``), written from its own thread
@@ -178,6 +183,7 @@ class SurveillanceRecorder:
         self._report_lock = threading.Lock()
         self._failing = False
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self._frames: dict[str, list[tuple[str, Snapshot]]] = {}  # by round, on the thread
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
@@ -204,10 +210,16 @@ class SurveillanceRecorder:
             report(unreported)
 
     def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self._queue.put(("round", (lines, settlement)))
+        self._queue.put(("round", (round_id, lines, settlement)))
 
     def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self._queue.put(("void", (lines, reason)))
+        self._queue.put(("void", (round_id, lines, reason)))
+
+    def keep_question_frame(self, round_id: str, question: str, snapshot: Snapshot) -> None:
+        """The camera's frame when ``question`` was asked in ``round_id``: written as a key
+        frame of the round, tied to the question's event, when the round is recorded (encoded
+        on the store's thread). Frames of the latest ``FRAME_ROUNDS_KEPT`` rounds are held."""
+        self._queue.put(("frame", (round_id, question, snapshot)))
 
     def write_alarm(self, alarm: Alarm) -> None:
         self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
@@ -272,30 +284,46 @@ class SurveillanceRecorder:
             except sqlite3.Error as error:
                 self._keep(f"close: {error}")
 
-    @staticmethod
-    def _write(recorder: Any, kind: str, payload: Any) -> None:
+    def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
             recorder.alarm(*payload)
             return
+        if kind == "frame":
+            round_id, question, snapshot = payload
+            self._frames.setdefault(round_id, []).append((question, snapshot))
+            while len(self._frames) > FRAME_ROUNDS_KEPT:
+                del self._frames[next(iter(self._frames))]
+            return
+        round_id, lines, last = payload
         if kind == "repair":
             from dealer_assist.surveillance.query import RoundQuery, search_rounds
 
-            round_id, lines, last = payload
             found, _ = search_rounds(recorder.store, RoundQuery(table=recorder.table,
                                                                 round_id=round_id))
             if any(row["status"] == "settled" for row in found):
                 return
             kind = "round"
-        else:
-            lines, last = payload
         events = [json.loads(line) for line in lines]
         recorder.begin_round(events[0])
         for event in events[1:]:
             recorder.event(event)
+        self._write_frames(recorder, events, self._frames.pop(round_id, []))
         if kind == "round":
             recorder.end_round(last)
         else:
             recorder.alarm("void", last)
+
+    @staticmethod
+    def _write_frames(recorder: Any, events: list[Any],
+                      frames: list[tuple[str, Snapshot]]) -> None:
+        """Each question's frame, tied to the first of the round's question events with its
+        text not yet given one (none: a question withdrawn by a correction, tied to no event)."""
+        asked = [index for index, event in enumerate(events) if event.get("type") == "question"]
+        for question, snapshot in frames:
+            index = next((i for i in asked if events[i].get("text") == question), None)
+            if index is not None:
+                asked.remove(index)
+            recorder.frame(snapshot.picture(), {"question": question}, index, key=True)
 
     def _died(self, error: str) -> None:
         """The writing thread ended on an exception (logged): what is queued now is not written."""

@@ -36,7 +36,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
-from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
+from dealer_assist.table.simulation.world import DEFAULT_PLAYERS, Placement, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -63,7 +63,6 @@ from dealer_assist.table.sources import (
 )
 from dealer_assist.table.staff import StaffDesk, StaffRegistry
 
-DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
 #: The simulated dealer and supervisor, as the demo's staff registry names them.
 DEMO_DEALER, DEMO_SUPERVISOR = "DEMO-D1", "DEMO-S1"
 #: The demo table's name in its recording.
