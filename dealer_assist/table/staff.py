@@ -126,16 +126,41 @@ class Member:
 
 
 class StaffRegistry:
-    """The staff of one table, read from and saved to ``path`` (see the module's docstring)."""
+    """The staff of one table, read from and saved to ``path`` (see the module's docstring);
+    :meth:`refresh` reads it again once the file has changed (``table staff`` run meanwhile)."""
 
     def __init__(self, path: str | os.PathLike[str], cost: HashCost = HashCost()):
         self.path = Path(path)
         self._hasher = cost.hasher()
         self.members: dict[str, Member] = {}
         self._decoy_hash: str | None = None
+        self._stamp = self._file_stamp()
         raw = _read_json(self.path)
         if raw is not None:
             self.members = _members(raw, self.path)
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            found = self.path.stat()
+        except OSError:
+            return None
+        return (found.st_ino, found.st_mtime_ns, found.st_size)
+
+    def refresh(self) -> None:
+        """Read the file again if it changed since it was read: an id removed can no longer
+        sign in or approve, a new one can, without a restart. A file that cannot be read now
+        leaves the staff as they were (logged)."""
+        stamp = self._file_stamp()
+        if stamp == self._stamp:
+            return
+        try:
+            raw = _read_json(self.path)
+            self.members = {} if raw is None else _members(raw, self.path)
+        except StaffError as error:
+            logger.error("staff registry not read again: %s (the staff read before stand)",
+                         error)
+            return
+        self._stamp = stamp
 
     def add(self, staff_id: str, role: str, pin: str) -> None:
         """Register ``staff_id`` (or give it a new role and PIN) and save."""
@@ -153,6 +178,7 @@ class StaffRegistry:
     def save(self) -> None:
         _write_private(self.path, {"version": REGISTRY_VERSION, "staff": {
             m.staff_id: {"role": m.role, "hash": m.pin_hash} for m in self.members.values()}})
+        self._stamp = self._file_stamp()
 
     def count(self, role: str) -> int:
         return sum(1 for m in self.members.values() if m.role == role)
@@ -229,6 +255,7 @@ class StaffDesk:
         While the id must wait, its PIN is not even tried."""
         keys = {staff_id: FREE_FAILURES, TABLE_KEY: TABLE_FREE_FAILURES}
         with self._lock:  # one check at a time: parallel tries cannot outrun the count
+            self.registry.refresh()
             left = max(self._wait_left(key, free) for key, free in keys.items())
             if left > 0:
                 return Refusal(f"{staff_id}: too many wrong PINs: try again in {left:.0f} s",

@@ -285,6 +285,21 @@ def test_an_unknown_id_costs_the_same_hashing_as_a_known_one(tmp_path):
     assert len(verified) == 2 and all(h.startswith("$argon2id$") for h in verified)
 
 
+def test_an_id_removed_while_the_table_runs_can_no_longer_sign_in(tmp_path):
+    """``table staff remove`` (another process, another registry object) takes effect at the
+    running table's next PIN check: no restart needed for someone who has left."""
+    staff = desk(tmp_path, Clock())
+    assert staff.check("D-7", DEALER_PIN, ("dealer",)) is None
+    elsewhere = StaffRegistry(staff.registry.path, CHEAP)
+    elsewhere.remove("D-7")
+    elsewhere.add("D-8", "dealer", "55555555")
+    refusal = staff.check("D-7", DEALER_PIN, ("dealer",))
+    assert refusal is not None and refusal.why == "D-7: wrong id or PIN (1 in a row)"
+    assert staff.check("D-8", "55555555", ("dealer",)) is None
+    staff.registry.path.write_text("{not json")  # a registry spoiled meanwhile: the staff stand
+    assert staff.check("D-8", "55555555", ("dealer",)) is None
+
+
 def test_a_role_that_cannot_approve_is_refused(tmp_path):
     staff = desk(tmp_path, Clock())
     refusal = staff.check("D-7", DEALER_PIN, ("supervisor",))
