@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 from bench.machine import cpu_model  # noqa: E402
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink  # noqa: E402
 from dealer_assist.table.screen_access import ScreenAccess, read_secret  # noqa: E402
+from dealer_assist.table.staff import StaffRegistry, staff_path  # noqa: E402
 
 FLOOD = 100 * 1024 * 1024
 CHUNK = b" " * 65536
@@ -102,6 +103,7 @@ def main() -> None:
         config = Path(folder) / "table.toml"
         config.write_text(f'[shoe]\nurl = "{link.url}"\n[recording]\ndir = "rec"\n'
                           '[screen]\nport = 0\n')
+        StaffRegistry(staff_path(config)).add("D1", "dealer", "2468")  # a table needs a dealer
         process = subprocess.Popen(
             [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

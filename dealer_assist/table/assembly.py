@@ -20,6 +20,7 @@ from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.screen_access import ScreenAccess
 from dealer_assist.table.screen_site import TlsFiles
 from dealer_assist.table.sources import RecordingFailed, Source
+from dealer_assist.table.staff import StaffDesk
 
 #: The device sources of a table, given the shoe's last durable position (None: none), from
 #: which its reader resumes.
@@ -95,9 +96,11 @@ class Table:
 
 
 def assemble(setup: TableSetup, make_sources: SourcesFactory,
-             clock: Callable[[], float] = time.monotonic) -> Table:
+             clock: Callable[[], float] = time.monotonic, *,
+             staff: StaffDesk | None = None) -> Table:
     """Open ``setup``'s recording directory and journal (resuming or voiding a round left in
-    play), then the sources, runner and screen; nothing is started. Raises RecordingError
+    play), then the sources, runner and screen (``staff`` checks the PINs of its sign-ins,
+    voids and corrections); nothing is started. Raises RecordingError
     (StoreOpenError for the store) for the directory, and CodecError, JournalError or OSError
     for the journal, having closed what it opened."""
     recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance,
@@ -147,6 +150,6 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         for camera in sources:
             if isinstance(camera, Snapshots):
                 runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
-    screen = ScreenServer(runner, setup.host, setup.port, access=setup.access,
+    screen = ScreenServer(runner, setup.host, setup.port, staff, access=setup.access,
                           name=setup.screen_name, tls=setup.tls)
     return Table(setup, recording, opened, runner, screen)

@@ -5,6 +5,9 @@ records each round log, and serves the dealer's screen. Every input is journaled
 on or acknowledged (``<recording dir>/table.journal``); started again after a crash, the table
 rebuilds the round in play from the journal and asks the dealer to confirm the felt.
 
+``dealer-assist table staff --config table.toml add|remove|list``: the dealers and supervisors
+who sign in at its screen (:mod:`.staff_cli`); the table starts only with a dealer registered.
+
 At each start the table prints a one-time pairing URL: the screen's browser opens it once and is
 paired (a cookie); nothing else may see or drive the screen. ``--touch JSON`` sends one touch to
 the running table as the paired screen (it reads the table's secret: run it as the table's user).
@@ -26,13 +29,15 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from dealer_assist.table import staff_cli
+
     parser.epilog = (
         "At each start the table prints the dealer's screen URL and a one-time pairing URL: "
         "open the pairing URL once in the screen's browser; only that browser then sees and "
         "drives the screen. A [screen] host beyond loopback needs TLS ([screen] certfile and "
         "keyfile) or plain_http_on_network = true. Details: docs/table.md.")
     parser.add_argument(
-        "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
+        "--config", metavar="TABLE.TOML", help="the table's configuration file (required)"
     )
     action = parser.add_mutually_exclusive_group()
     action.add_argument(
@@ -54,9 +59,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rotate-key", metavar="REASON",
         help="replace the table's signing key (the new one introduced by a record the old one "
         "signs; the public key file gains it) and exit")
+    commands = parser.add_subparsers(dest="table_command", metavar="COMMAND")
+    staff_cli.add_arguments(commands.add_parser(
+        "staff", help="the dealers and supervisors who sign in at this table's screen",
+        description="The table's staff registry: dealer and supervisor ids with their PINs "
+        "(argon2id hashes), beside the configuration file, readable by its owner only."))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table_command == "staff":
+        from dealer_assist.table import staff_cli
+
+        return staff_cli.run(args)
+    if args.config is None:
+        print("dealer-assist table: --config is required", file=sys.stderr)
+        return 2
+    return _run_table(args)
+
+
+def _run_table(args: argparse.Namespace) -> int:
 
     from dealer_assist import logs
     from dealer_assist.table.assembly import TableSetup, assemble
@@ -73,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.screen_site import exposure_warning
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
+    from dealer_assist.table.staff import StaffDesk, StaffError, StaffRegistry, staff_path
 
     try:
         config = load_config(args.config)
@@ -123,17 +145,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"surveillance store signed with {config.key} (public key file "
               f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
               f"{config.anchor_log}")
-    exposed = exposure_warning(config.host, config.tls is not None)
-    if exposed is not None:
-        logger.warning("%s", exposed)
-        print(f"dealer-assist table: warning: {exposed}", file=sys.stderr)
-    if args.check:
-        logger.info("configuration %s checked: %s", config.path, devices)
-        if camera is not None:
-            camera.stop()
-        # a camera configured but unable to start would leave the table shoe only: not a pass
-        return 2 if "camera" in notes else 0
-
     evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
     if args.rotate_key is not None:
         try:
@@ -144,6 +155,32 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(f"the table's key is now {key_id}; hand {evidence.public_key} to surveillance")
         return 0
+
+    registry_path = staff_path(config.path)
+    try:
+        registry = StaffRegistry(registry_path)
+    except StaffError as error:
+        print(f"dealer-assist table: staff: {error}", file=sys.stderr)
+        return 2
+    dealers = registry.count("dealer")
+    advice = "" if dealers else (
+        f"no dealer can sign in: add one with 'dealer-assist table staff --config {config.path}"
+        " add ID --role dealer'")
+    print(f"staff: {dealers} dealer(s), {registry.count('supervisor')} supervisor(s) in "
+          f"{registry_path}{'; ' + advice if advice and args.check else ''}")
+    if advice and not args.check:
+        print(f"dealer-assist table: {advice}", file=sys.stderr)
+        return 2
+    exposed = exposure_warning(config.host, config.tls is not None)
+    if exposed is not None:
+        logger.warning("%s", exposed)
+        print(f"dealer-assist table: warning: {exposed}", file=sys.stderr)
+    if args.check:
+        logger.info("configuration %s checked: %s", config.path, devices)
+        if camera is not None:
+            camera.stop()
+        # a camera configured but unable to start would leave the table shoe only: not a pass
+        return 2 if "camera" in notes else 0
 
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []
@@ -169,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         access=ScreenAccess(secret), notes=notes,
         evidence=evidence if config.surveillance else None)
     try:
-        table = assemble(setup, make_sources)
+        table = assemble(setup, make_sources, staff=StaffDesk(registry))
     except RecordingError as error:
         key = "recording.surveillance" if isinstance(error, StoreOpenError) else "recording.dir"
         print(f"dealer-assist table: {config.path}: {key}: {error}", file=sys.stderr)

@@ -4,9 +4,12 @@
 ``GET /pair?code=...`` pairs the kiosk's browser once (:mod:`~dealer_assist.table.screen_access`),
 and only the paired screen's cookie opens ``GET /api/view`` (the current view), ``WS /ws`` (every
 new view, pushed) and ``POST /api/input`` (the dealer's touches: bets, decisions, insurance,
-finish, acknowledge, void, a card keyed or corrected, as JSON). Before any of it,
+finish, acknowledge, void, a card keyed or corrected, sign in and out, as JSON). Before any of it,
 :class:`~dealer_assist.webguard.RequestGuard` refuses foreign hosts and origins, bodies that are
-not JSON and bodies over :data:`~dealer_assist.webguard.MAX_BODY` bytes.
+not JSON and bodies over :data:`~dealer_assist.webguard.MAX_BODY` bytes. A touch carrying a PIN
+(a dealer's sign-in, a supervisor's approval of a void or a correction) is checked here by the
+table's :class:`~dealer_assist.table.staff.StaffDesk`; only the outcome and the id go on to the
+table.
 """
 
 from __future__ import annotations
@@ -50,8 +53,12 @@ from dealer_assist.table.sources import (
     KeyCard,
     NewShoe,
     PlaceBet,
+    SignIn,
+    SignOut,
+    StaffRefused,
     VoidRound,
 )
+from dealer_assist.table.staff import Attested, StaffDesk, StaffError, check_id, check_pin
 from dealer_assist.webguard import ASGIApp, Refused, RequestGuard, Site, refuse_websocket
 
 logger = logging.getLogger(__name__)
@@ -119,8 +126,29 @@ def read_touch(body: bytes) -> object:
         raise TouchError(str(error)) from None
 
 
-def parse_touch(message: object) -> DealerInput | NewShoe:
-    """A dealer input from the page's JSON (``{"type": "bet", "seat": 2, "amount": "25"}``...)."""
+def _staff_field(message: dict[str, Any], key: str) -> str:
+    try:
+        return check_id(message.get(key), f"'{key}'")
+    except StaffError as error:
+        raise TouchError(str(error)) from None
+
+
+def _attested(message: dict[str, Any], item: DealerInput, staff_id: str, role: str,
+              action: str) -> Attested:
+    """``item``, to go on once ``staff_id``'s PIN (the touch's ``pin``) is checked."""
+    try:
+        pin = check_pin(message.get("pin"))
+    except StaffError as error:
+        raise TouchError(f"'pin': {error}") from None
+    return Attested(item, staff_id, pin, (role,), action)
+
+
+Touch = DealerInput | NewShoe | Attested
+
+
+def parse_touch(message: object) -> Touch:
+    """A dealer input from the page's JSON (``{"type": "bet", "seat": 2, "amount": "25"}``...);
+    a touch carrying a PIN (sign in, void, correct) as :class:`Attested`, to be checked."""
     if not isinstance(message, dict):
         raise TouchError(f"a touch must be a JSON object, got {type(message).__name__}")
     kind = message.get("type")
@@ -156,7 +184,12 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
     if kind == "confirm_felt":
         return ConfirmFelt()
     if kind == "shuffle":
-        return NewShoe(0)  # a hand-held game's new pack: the composition count starts again
+        return NewShoe(0, touched=True)  # a hand-held game's new pack: the count starts again
+    if kind == "sign_in":
+        dealer = _staff_field(message, "dealer")
+        return _attested(message, SignIn(dealer), dealer, "dealer", "sign in")
+    if kind == "sign_out":
+        return SignOut()
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
     if kind == "card":
@@ -172,18 +205,43 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         if index is not None and index < 0:
             raise TouchError(f"'index' must be 0 (the first card there) or more, got {index}")
         was = None if message.get("was") is None else _card_field(message, "was")
-        return CorrectCard(_card_field(message), _target_field(at, "at"), index, was)
+        card, target = _card_field(message), _target_field(at, "at")
+        supervisor = _staff_field(message, "supervisor")
+        return _attested(message, CorrectCard(card, target, index, was, supervisor), supervisor,
+                         "supervisor", "correction")
     if kind == "answer":
         return AnswerQuestion(_int_field(message, "question"), _int_field(message, "choice"))
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():
             raise TouchError("'reason' must say why the round is voided")
-        return VoidRound(reason.strip())
+        supervisor = _staff_field(message, "supervisor")
+        return _attested(message, VoidRound(reason.strip(), supervisor), supervisor,
+                         "supervisor", "void")
     raise TouchError(
         f"unknown touch type {kind!r} (one of bet, decide, insure, close_insurance, finish, "
-        "confirm_felt, shuffle, ack, void, card, correct, answer)"
+        "confirm_felt, shuffle, ack, void, card, correct, answer, sign_in, sign_out)"
     )
+
+
+async def admit(touch: Touch, staff: StaffDesk | None, runner: TableRunner
+                ) -> DealerInput | NewShoe:
+    """The input ``touch`` stands for, once any PIN it carries is checked: a PIN refused is
+    handed to the table as :class:`StaffRefused` (recorded, without the PIN) and answered 403,
+    or 429 with ``Retry-After`` while the id must wait (the PIN not tried)."""
+    if not isinstance(touch, Attested):
+        return touch
+    if staff is None:
+        raise HTTPException(status_code=403, detail="this table has no staff registry: no PIN"
+                            " can be checked")
+    refusal = await asyncio.to_thread(staff.check, touch.staff_id, touch.pin, touch.roles)
+    if refusal is None:
+        return touch.item  # type: ignore[no-any-return]
+    if not refusal.throttled:
+        runner.submit(StaffRefused(touch.staff_id, touch.action, refusal.why))
+        raise HTTPException(status_code=403, detail=refusal.why)
+    raise HTTPException(status_code=429, detail=refusal.why,
+                        headers={"Retry-After": str(max(1, round(refusal.wait_s)))})
 
 
 #: How long a touch's answer waits for the touch to be journaled.
@@ -198,10 +256,11 @@ PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; frame-ancestors 
                 "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
 
 
-def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Site]) -> ASGIApp:
+def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Site],
+               staff: StaffDesk | None = None) -> ASGIApp:
     """The screen's web app, showing ``runner``'s table to the screen ``access`` pairs and
     feeding its touches in, behind a :class:`~dealer_assist.webguard.RequestGuard` for
-    ``site()``."""
+    ``site()``; ``staff`` checks the PINs touches carry (None: every such touch is refused)."""
     app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()
@@ -241,9 +300,10 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     @app.post("/api/input", dependencies=[Depends(paired)])
     async def touch(request: Request) -> dict[str, Any]:
         try:
-            item = parse_touch(read_touch(await request.body()))
+            touched = parse_touch(read_touch(await request.body()))
         except TouchError as error:
             raise HTTPException(status_code=400, detail=str(error)) from None
+        item = await admit(touched, staff, runner)
         durable = runner.submit(item)
         # answered once the touch is on disk: a touch the screen accepted is never lost
         if not await asyncio.to_thread(durable.wait, TOUCH_DURABLE_S):
@@ -289,9 +349,9 @@ class ScreenServer:
     started. ``access``: who may drive it (default: credentials of this process only);
     ``name``: the name browsers open it at (e.g. its TLS certificate's); ``tls``: serve HTTPS."""
 
-    def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021, *,
-                 access: ScreenAccess | None = None, name: str | None = None,
-                 tls: TlsFiles | None = None):
+    def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021,
+                 staff: StaffDesk | None = None, *, access: ScreenAccess | None = None,
+                 name: str | None = None, tls: TlsFiles | None = None):
         self.access = access or ScreenAccess.ephemeral()
         self.host = host
         self.port = port
@@ -299,7 +359,7 @@ class ScreenServer:
         self.tls = tls
         self.site = screen_site(host, port, name, tls is not None)
         config = uvicorn.Config(  # log_config None: uvicorn's lines go where the table's go
-            create_app(runner, self.access, lambda: self.site), host=host, port=port,
+            create_app(runner, self.access, lambda: self.site, staff), host=host, port=port,
             log_level="warning", access_log=False, log_config=None,
             ssl_certfile=None if tls is None else str(tls.certfile),
             ssl_keyfile=None if tls is None else str(tls.keyfile),

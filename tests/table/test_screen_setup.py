@@ -23,10 +23,13 @@ from dealer_assist.table.config import ConfigError, load_config
 from dealer_assist.table.screen_access import ScreenAccess, read_secret
 from tests.table.test_screen_trust import self_signed
 from tests.table.test_table_cli import (
+    DEALER,
+    PIN,
     ROOT,
     get_view,
     open_screen,
     printed_screen,
+    register_dealer,
     run_table,
     start_table,
     wait_for,
@@ -134,6 +137,7 @@ def running_table(folder: Path, screen: str) -> Iterator[Running]:
     config = folder / "table.toml"
     config.write_text(f'[shoe]\nurl = "{link.url}"\n[recording]\ndir = "rec"\n'
                       f"[screen]\nport = {free_port()}\n{screen}")
+    register_dealer(config)
     table = Running(start_table(config), simulator)
     try:
         yield table
@@ -162,6 +166,8 @@ def test_touch_sends_one_touch_to_the_running_table_as_its_paired_screen(tmp_pat
         table.simulator.load_shoe(6)
         wait_for(lambda v: v["devices"]["shoe"] == "up", screen)
 
+        signed_in = touch(config, json.dumps({"type": "sign_in", "dealer": DEALER, "pin": PIN}))
+        assert json.loads(signed_in.stdout) == {"accepted": "SignIn"}, signed_in.stderr
         done = touch(config, '{"type": "bet", "seat": 2, "amount": "10"}')
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == {"accepted": "PlaceBet"}
@@ -196,7 +202,7 @@ def test_touch_reaches_a_table_served_over_tls_trusting_only_its_certificate(tmp
         url, _ = printed_screen(table.process)
         assert url.startswith("https://127.0.0.1:")
         done = touch(config, '{"type": "bet", "seat": 4, "amount": "25"}')
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, done.stderr  # taken (the loop refuses it: no dealer)
         assert json.loads(done.stdout) == {"accepted": "PlaceBet"}
         (tmp_path / "other").mkdir()
         other = self_signed(tmp_path / "other")  # the config now names another certificate

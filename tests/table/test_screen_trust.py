@@ -35,6 +35,7 @@ BET = {"type": "bet", "seat": 1, "amount": "500"}
 def served():
     """A shoe table's runner and its screen on a free loopback port."""
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T5", has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     runner = TableRunner(loop).start()
     runner.submit(ShoeLink(True, "test shoe"))
     screen = ScreenServer(runner, "127.0.0.1", 0).start()
