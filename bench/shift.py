@@ -4,12 +4,13 @@
 
 The real ``dealer-assist table`` process (its own Python, as at a casino: shoe reader, loop,
 dealer's screen, round-log files and the surveillance store) is dealt ``--rounds`` rounds at
-full speed: a simulated shoe over TCP draws the cards, the dealer's touches are posted to the
-screen as its page posts them, and after each round a touch out of turn raises an alarm that is
-then acknowledged (a busy table's alarms, so that they are exercised too). Every ``--every``
-rounds the table process's resident memory, open files and threads are read from /proc, with
-the recording's size on disk. Growth is quoted per 1000 rounds, from the first checkpoint (the
-warm-up) to the last; a table deals about 60-200 rounds an hour.
+full speed: its staff registry holds one dealer, its screen is paired through the URL it prints
+and the dealer signs in there; a simulated shoe over TCP draws the cards, the dealer's touches
+are posted to the screen as its page posts them, and after each round a touch out of turn raises
+an alarm that is then acknowledged (a busy table's alarms, so that they are exercised too). Every
+``--every`` rounds the table process's resident memory, open files and threads are read from
+/proc, with the recording's size on disk. Growth is quoted per 1000 rounds, from the first
+checkpoint (the warm-up) to the last; a table deals about 60-200 rounds an hour.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -29,12 +31,32 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import cpu_model  # noqa: E402
 from dealer_assist.rules import RuleSet  # noqa: E402
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink  # noqa: E402
-from dealer_assist.table.screen_access import ScreenAccess, read_secret  # noqa: E402
 from dealer_assist.table.simulation.demo import touch_json  # noqa: E402
 from dealer_assist.table.simulation.world import Player, SimulatedTable  # noqa: E402
 from dealer_assist.table.sources import NewShoe, ShoeCard  # noqa: E402
+from dealer_assist.table.staff import StaffRegistry, staff_path  # noqa: E402
+
+#: The dealer the table's registry holds, and its PIN.
+DEALER, PIN = "D1", "2468"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+def pair(pairing_url: str) -> str:
+    """Open ``pairing_url`` once, as the screen's browser does; the cookie it sets."""
+    try:
+        urllib.request.build_opener(_NoRedirect).open(pairing_url, timeout=10)
+    except urllib.error.HTTPError as answer:  # the 303 to the page, not followed
+        if answer.code == 303 and answer.headers["Set-Cookie"]:
+            return str(answer.headers["Set-Cookie"]).split(";", 1)[0]
+        raise SystemExit(f"pairing refused ({answer.code}): {answer.read()!r}") from None
+    raise SystemExit("pairing answered without its redirect")
 
 
 class Table:
@@ -46,26 +68,33 @@ class Table:
             f'table_id = "SHIFT"\n[rules]\npreset = "h17-ddd-6"\n[shoe]\nurl = "{shoe_url}"\n'
             f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
         )
+        StaffRegistry(staff_path(config)).add(DEALER, "dealer", PIN)  # it refuses to start without
         self.recording = folder / "rec"
         self.output = folder / "table.out"
         with open(self.output, "w") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True)
-        self.url = self._screen_url()
-        # the paired screen's cookie, from the secret the table created beside its config
-        self.cookie = ScreenAccess(read_secret(folder / "table.screen-secret")).cookie_header()
+        self.url, pairing_url = self._printed_urls()
+        self.cookie = pair(pairing_url)
 
-    def _screen_url(self) -> str:
+    def _printed_urls(self) -> tuple[str, str]:
+        """The screen's URL and its pairing URL, as the table prints them once it serves."""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            for line in self.output.read_text().splitlines():
+            lines = self.output.read_text().splitlines()
+            for number, line in enumerate(lines[:-1]):
                 if line.startswith("dealer's screen: "):
-                    return line.split(": ", 1)[1].strip()
+                    return line.split(": ", 1)[1].strip(), lines[number + 1].rsplit(" ", 1)[1]
             if self.process.poll() is not None:
                 raise SystemExit(f"the table stopped: {self.output.read_text()}")
             time.sleep(0.1)
         raise SystemExit("the table never served its screen")
+
+    def sign_in(self) -> None:
+        """The dealer signs in at the screen: the table takes no bet before."""
+        self.post({"type": "sign_in", "dealer": DEALER, "pin": PIN})
+        self.wait(lambda view: view["dealer_id"] == DEALER, "the dealer signed in")
 
     def view(self) -> dict[str, Any]:
         request = urllib.request.Request(self.url + "api/view", headers={"Cookie": self.cookie})
@@ -137,7 +166,7 @@ def main() -> None:
     if not (1 <= args.every and 2 * args.every <= args.rounds):
         parser.error("need --every at least 1 and --rounds at least twice --every (two "
                      "checkpoints to measure growth between)")
-    print(f"os.cpu_count() = {os.cpu_count()}")
+    print(f"{cpu_model()}, {os.cpu_count()} cores")
     link = TcpLink()
     simulator = ShoeSimulator(link).start()
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"),
@@ -146,6 +175,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         table = Table(Path(folder), link.url)
         try:
+            table.sign_in()
             table.wait(lambda view: view["devices"]["shoe"] == "up", "the shoe linked")
             checkpoints: list[tuple[int, float, int, int, int, int]] = []
             started, dealt = time.monotonic(), 0

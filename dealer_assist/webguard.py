@@ -11,7 +11,9 @@ Refused with a 4xx and a JSON ``{"detail": ...}`` naming what was wrong:
   comes from no browser page and is left to the app's credentials);
 - a request a browser marks ``Sec-Fetch-Site: cross-site`` or ``same-site`` (403): another
   port of the same host is the same site, so a ``SameSite=Strict`` cookie goes with an
-  ``<img>`` or a link there, which send no ``Origin``;
+  ``<img>`` or a link there, which send no ``Origin``; except a GET or HEAD of a path the
+  guard's ``navigable`` names (a page a link or bookmark on another site may open: it must
+  change nothing and show nothing without the credentials such a request does not carry);
 - a POST, PUT, PATCH or DELETE whose content type is not ``application/json`` (415): what an HTML
   form on any page can send without a CORS preflight;
 - a body over ``max_body`` bytes (413), refused as soon as the announced length or the bytes
@@ -39,7 +41,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: The default body limit: a touch or a login is a few hundred bytes.
 MAX_BODY = 16 * 1024
-_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: The methods that change something: their body must be JSON.
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: The names this machine always answers to on its loopback interface.
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+_NAVIGATION_METHODS = frozenset({"GET", "HEAD"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -104,6 +110,11 @@ def _check_fetch_site(header: str | None) -> None:
                            "refused: only this server's own page may make them")
 
 
+def nowhere(path: str) -> bool:
+    """No path may be navigated to from another site (the guard's default)."""
+    return False
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     """The request's headers by lower-case name (the first of a repeated one); a header
     repeated with another value is kept as the empty string, which no check passes."""
@@ -115,7 +126,7 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 def _check_content(method: str, headers: dict[str, str], max_body: int) -> None:
-    if method not in _BODY_METHODS:
+    if method not in STATE_CHANGING:
         return
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media != "application/json":
@@ -159,12 +170,17 @@ async def _send_refusal(send: Send, refused: Refused) -> None:
 
 class RequestGuard:
     """ASGI middleware putting ``site``'s checks (module docstring) before ``app``.
-    ``site`` is called for each request, so a server may learn its port after it listens."""
+    ``site`` is called for each request, so a server may learn its port after it listens.
+    ``navigable(path)``: whether a GET or HEAD of ``path`` may come from another site's link or
+    bookmark (``Sec-Fetch-Site`` is then not checked; ``Host`` and ``Origin`` still are);
+    by default no path may."""
 
-    def __init__(self, app: ASGIApp, site: Callable[[], Site], max_body: int = MAX_BODY):
+    def __init__(self, app: ASGIApp, site: Callable[[], Site], max_body: int = MAX_BODY,
+                 navigable: Callable[[str], bool] = nowhere):
         self.app = app
         self.site = site
         self.max_body = max_body
+        self.navigable = navigable
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -174,16 +190,19 @@ class RequestGuard:
         else:
             await self.app(scope, receive, send)
 
-    def _check(self, headers: dict[str, str]) -> None:
+    def _check(self, headers: dict[str, str], navigation: bool = False) -> None:
         site = self.site()
         site.check_host(headers.get("host"))
         site.check_origin(headers.get("origin"))
-        _check_fetch_site(headers.get("sec-fetch-site"))
+        if not navigation:
+            _check_fetch_site(headers.get("sec-fetch-site"))
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
+        navigation = (scope["method"] in _NAVIGATION_METHODS
+                      and self.navigable(scope.get("path", "")))
         try:
-            self._check(headers)
+            self._check(headers, navigation)
             _check_content(scope["method"], headers, self.max_body)
             body, gone = await _read_body(receive, self.max_body)
         except Refused as refused:

@@ -127,3 +127,32 @@ def test_a_websocket_handshake_is_checked_for_host_and_origin():
                 client.websocket_connect("/ws", headers=headers):
             pass
         assert refused.value.code == 1008
+
+
+def test_a_navigable_path_opens_from_another_sites_link_and_nothing_else_does():
+    """``navigable`` lets a GET of the paths it names come from another site's link (the
+    ``Sec-Fetch-Site`` check skipped); its ``Host`` and ``Origin`` are still checked, every
+    other method and path is refused as before, and by default no path is navigable."""
+    app = FastAPI()
+
+    @app.get("/{path:path}")
+    def page(path: str) -> dict[str, str]:
+        return {"page": path}
+
+    @app.post("/{path:path}")
+    def change(path: str) -> dict[str, str]:
+        return {"changed": path}
+
+    guarded = TestClient(RequestGuard(app, lambda: SITE, navigable=lambda path: path == "/"))
+    strict = TestClient(RequestGuard(app, lambda: SITE))
+    for fetch_site in ("cross-site", "same-site"):
+        link = {"sec-fetch-site": fetch_site}
+        assert guarded.get("/", headers=link).json() == {"page": ""}
+        assert guarded.head("/", headers=link).status_code == 405  # reached the app
+        assert guarded.get("/api/me", headers=link).status_code == 403
+        assert guarded.post("/", headers={**link, **JSON}, content=b"{}").status_code == 403
+        assert strict.get("/", headers=link).status_code == 403  # the dealer's screen's rule
+    assert guarded.get("/", headers={"sec-fetch-site": "cross-site",
+                                     "origin": "http://evil.example"}).status_code == 403
+    assert guarded.get("/", headers={"sec-fetch-site": "cross-site",
+                                     "host": "attacker.example"}).status_code == 421

@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("recording", metavar="RECORDING")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default loopback only: 127.0.0.1)")
-    serve.add_argument("--port", type=tcp_port, default=8021)
+    serve.add_argument("--port", type=tcp_port, default=8021,
+                       help="port to listen on (default 8021; 0: any free port)")
     serve.add_argument("--certfile", metavar="PEM",
                        help="serve over HTTPS with this certificate (with --keyfile); the session"
                        " cookie is then Secure")
@@ -92,10 +93,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import socket
+
     import uvicorn
 
-    from dealer_assist.surveillance.request_guard import LOOPBACK_NAMES
+    from dealer_assist.surveillance.page_guard import page_site
     from dealer_assist.surveillance.web import PageSettings, create_app
+    from dealer_assist.webguard import LOOPBACK_NAMES
 
     if bool(args.certfile) != bool(args.keyfile):
         raise ValueError("--certfile and --keyfile go together")
@@ -104,19 +108,21 @@ def _serve(args: argparse.Namespace) -> int:
     if not 0 < args.retention_floor_hours <= 876_000:
         raise ValueError("--retention-floor-hours must be above 0 and at most 876000")
     tls = bool(args.certfile)
-    named = [args.host.lower()] if args.host not in ("0.0.0.0", "::") else []  # not a name
-    hosts = (*LOOPBACK_NAMES, *named, *(name.lower() for name in args.allowed_host))
+    # bound first: the page checks each request's Origin against the port it listens on
+    listener = socket.create_server(
+        (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    port = listener.getsockname()[1]
+    site = page_site(args.host, port, args.allowed_host, tls)
     app = create_app(args.recording, PageSettings(
-        tls=tls, allowed_hosts=hosts, retention_floor_hours=args.retention_floor_hours))
+        site=site, retention_floor_hours=args.retention_floor_hours))
     if args.host not in LOOPBACK_NAMES:
         print(f"warning: serving beyond this machine on {args.host}"
               + ("" if tls else " without TLS: passwords and the session cross the network in"
                  " clear (give --certfile and --keyfile)"), file=sys.stderr)
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"surveillance page on {'https' if tls else 'http'}://{shown}:{args.port}/",
-          file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                ssl_certfile=args.certfile, ssl_keyfile=args.keyfile)
+    print(f"surveillance page on {site.scheme}://{shown}:{port}/", file=sys.stderr)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", ssl_certfile=args.certfile,
+                                  ssl_keyfile=args.keyfile)).run(sockets=[listener])
     return 0
 
 

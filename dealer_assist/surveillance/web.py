@@ -1,7 +1,10 @@
 """The surveillance page: a FastAPI app over one recording directory.
 
-Every API call needs a logged-in operator (session cookie) whom the store still holds as at login;
-every state-changing call also the session's CSRF token and the page's own ``Origin``; logins are
+Every request passes :class:`~dealer_assist.webguard.RequestGuard` first (``Host``, ``Origin``,
+``Sec-Fetch-Site`` but for the page and its static files, JSON bodies, the body limit). Every API
+call needs a logged-in operator (session cookie) whom the store still holds as at login; every
+state-changing call also the session's CSRF token and the page's own ``Origin``
+(:mod:`~dealer_assist.surveillance.page_guard`); logins are
 rate-limited (:mod:`~dealer_assist.surveillance.login_limits`). The page itself, its script and
 style are served from the package (no CDN). Logins, searches, round views (naming the frames they
 serve), replays, exports, statistics and storage views are appended to the recording's chain as
@@ -44,6 +47,13 @@ from dealer_assist.surveillance.access import (
 )
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.login_limits import LoginLimiter, LoginLimits, LoginRefused
+from dealer_assist.surveillance.page_guard import (
+    DEFAULT_PORT,
+    check_csrf,
+    navigable,
+    page_site,
+    require_origin,
+)
 from dealer_assist.surveillance.passwords import Passwords
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
@@ -58,15 +68,6 @@ from dealer_assist.surveillance.query import (
 )
 from dealer_assist.surveillance.replay import load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
-from dealer_assist.surveillance.request_guard import (
-    LOOPBACK_NAMES,
-    MAX_BODY_BYTES,
-    STATE_CHANGING,
-    BodyLimit,
-    check_csrf,
-    check_host,
-    check_origin,
-)
 from dealer_assist.surveillance.store import (
     INDEX_NAME,
     MAX_INTEGER,
@@ -76,6 +77,7 @@ from dealer_assist.surveillance.store import (
     format_time,
     parse_time,
 )
+from dealer_assist.webguard import STATE_CHANGING, RequestGuard, Site
 
 SESSION_COOKIE = "da_surveillance"
 SESSION_SECONDS = 8 * 3600
@@ -97,16 +99,19 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 @dataclass(frozen=True, slots=True)
 class PageSettings:
-    """How the page is served. ``tls``: over HTTPS (the cookie is ``Secure``, HSTS is sent);
-    ``allowed_hosts``: the ``Host`` names it answers to; ``retention_floor_hours``: the page
-    prunes no frame younger; ``passwords``/``login_limits``: hashing cost and login policy
-    (tests lower the cost here; the defaults are the production ones)."""
+    """How the page is served. ``site``: the names, scheme and port it answers to (``https``:
+    the cookie is ``Secure``, HSTS is sent); ``retention_floor_hours``: the page prunes no frame
+    younger; ``passwords``/``login_limits``: hashing cost and login policy (tests lower the cost
+    here; the defaults are the production ones)."""
 
-    tls: bool = False
-    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
+    site: Site = page_site("127.0.0.1", DEFAULT_PORT)
     retention_floor_hours: float = RETENTION_FLOOR_HOURS
     passwords: Passwords | None = None
     login_limits: LoginLimits | None = None
+
+    @property
+    def tls(self) -> bool:
+        return self.site.scheme == "https"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,29 +169,22 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
     sessions: dict[str, Session] = {}
     lock = threading.Lock()
     limiter = LoginLimiter(settings.login_limits)
-    scheme = "https" if settings.tls else "http"
     app = FastAPI(title="dealer-assist surveillance", docs_url=None, redoc_url=None,
-                  openapi_url=None)
+                  openapi_url=None, dependencies=[Depends(require_origin)])
     app.state.sessions = sessions  # the logins open now (tests look at them)
     app.mount("/static", StaticFiles(directory=str(_STATIC)), name="static")
     headers = {**_SECURITY_HEADERS, **({"Strict-Transport-Security": "max-age=31536000"}
                                       if settings.tls else {})}
 
+    app.add_middleware(RequestGuard, site=lambda: settings.site, navigable=navigable)
+
     @app.middleware("http")
-    async def guard(request: Request, call_next: Any) -> Response:
-        try:
-            check_host(request, settings.allowed_hosts)
-            check_origin(request, scheme, api=request.url.path.startswith("/api/"))
-        except HTTPException as refused:
-            response: Response = JSONResponse({"detail": refused.detail},
-                                              status_code=refused.status_code)
-        else:
-            response = await call_next(request)
+    async def security_headers(request: Request, call_next: Any) -> Response:
+        """On every answer, the guard's refusals too (this middleware runs outside it)."""
+        response: Response = await call_next(request)
         for name, value in headers.items():
             response.headers.setdefault(name, value)
         return response
-
-    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
     @contextmanager
     def store() -> Iterator[RecordStore]:

@@ -9,10 +9,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from dealer_assist.webguard import Site
+from dealer_assist.webguard import LOOPBACK_NAMES, Site
 
-#: The names this machine always answers to on its loopback interface.
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 
 

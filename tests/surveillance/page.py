@@ -1,6 +1,7 @@
 """The surveillance page as the tests drive it: a cheap password hash (the production cost is
 argon2id's default; tests lower it through ``PageSettings``, never the default), a client that
-sends the page's own Origin, and a login that keeps the session's CSRF token for later calls."""
+sends the page's own Origin and, as the page's script does, a JSON content type, and a login
+that keeps the session's CSRF token for later calls."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ from fastapi.testclient import TestClient
 
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import add_operator
+from dealer_assist.surveillance.page_guard import CSRF_HEADER, page_site
 from dealer_assist.surveillance.passwords import Passwords
-from dealer_assist.surveillance.request_guard import CSRF_HEADER
 from dealer_assist.surveillance.web import PageSettings, create_app
 
 PASSWORD = "correct horse battery"
 CHEAP = Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1))
 ORIGIN = "http://testserver"  # TestClient's Host
+#: What the page's script sends with every call (a POST with no body too).
+PAGE_HEADERS = {"Origin": ORIGIN, "Content-Type": "application/json"}
 
 
 def add_operators(recording: Path, **roles: str) -> None:
@@ -31,11 +34,11 @@ def add_operators(recording: Path, **roles: str) -> None:
 
 
 def page_settings(**changes: Any) -> PageSettings:
-    return PageSettings(**{"allowed_hosts": ("testserver",), "passwords": CHEAP, **changes})
+    return PageSettings(**{"site": page_site("testserver", 80), "passwords": CHEAP, **changes})
 
 
 def page_client(recording: Path, **changes: Any) -> TestClient:
-    return TestClient(create_app(recording, page_settings(**changes)), headers={"Origin": ORIGIN})
+    return TestClient(create_app(recording, page_settings(**changes)), headers=PAGE_HEADERS)
 
 
 def login(client: TestClient, name: str = "olga", password: str = PASSWORD) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import uvicorn
 
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import add_operator
+from dealer_assist.surveillance.page_guard import page_site
 from dealer_assist.surveillance.web import PageSettings, create_app
 from tests.surveillance.certificates import self_signed
 from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
@@ -42,15 +43,15 @@ def server(recording: Path) -> Iterator[str]:
 @pytest.fixture
 def day_floor_server(recording: Path) -> Iterator[str]:
     """The page with a one-day retention floor (the recording's frames are older)."""
-    yield from _serve(recording, PageSettings(retention_floor_hours=24.0))
+    yield from _serve(recording, retention_floor_hours=24.0)
 
 
 @pytest.fixture
 def tls_server(recording: Path, tmp_path: Path) -> Iterator[str]:
     """The page over HTTPS with a self-signed certificate (the browser told to accept it)."""
     certfile, keyfile = self_signed(tmp_path)
-    yield from _serve(recording, PageSettings(tls=True), ssl_certfile=str(certfile),
-                      ssl_keyfile=str(keyfile))
+    yield from _serve(recording, tls={"ssl_certfile": str(certfile),
+                                      "ssl_keyfile": str(keyfile)})
 
 
 @pytest.fixture
@@ -59,7 +60,9 @@ def hand_held_server(tmp_path: Path) -> Iterator[str]:
     yield from _serve(tmp_path)
 
 
-def _serve(recording: Path, settings: PageSettings | None = None, **tls: str) -> Iterator[str]:
+def _serve(recording: Path, tls: dict[str, str] | None = None,
+           **settings: Any) -> Iterator[str]:
+    """The page on a free port of 127.0.0.1 (over HTTPS with ``tls``'s uvicorn arguments)."""
     store = RecordingStore(recording)
     add_operator(store, "audrey", PASSWORD, "auditor")
     add_operator(store, "olga", PASSWORD, "operator")
@@ -67,8 +70,9 @@ def _serve(recording: Path, settings: PageSettings | None = None, **tls: str) ->
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    config = uvicorn.Config(create_app(recording, settings), host="127.0.0.1", port=port,
-                            log_level="warning", **tls)
+    site = page_site("127.0.0.1", port, tls=bool(tls))
+    config = uvicorn.Config(create_app(recording, PageSettings(site=site, **settings)),
+                            host="127.0.0.1", port=port, log_level="warning", **(tls or {}))
     running = uvicorn.Server(config)
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()

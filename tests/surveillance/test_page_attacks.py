@@ -19,14 +19,14 @@ from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.access import access_log, add_operator, remove_operator
 from dealer_assist.surveillance.interface import StoredOperator
 from dealer_assist.surveillance.login_limits import LoginLimits
-from dealer_assist.surveillance.request_guard import CSRF_HEADER
+from dealer_assist.surveillance.page_guard import CSRF_HEADER
 from dealer_assist.surveillance.store import format_time
 from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
 from tests.surveillance.factory import HAND_HELD_ROUND, build_recording
 from tests.surveillance.old_hashes import old_scrypt_hash
 from tests.surveillance.page import (
     CHEAP,
-    ORIGIN,
+    PAGE_HEADERS,
     PASSWORD,
     add_operators,
     login,
@@ -57,7 +57,7 @@ def _log(recording: Path) -> list[dict[str, Any]]:
 
 def _from(recording: Path, address: str, **changes: Any) -> TestClient:
     """A client at another network address, on the same page as ``page_client`` would build."""
-    return TestClient(create_app(recording, page_settings(**changes)), headers={"Origin": ORIGIN},
+    return TestClient(create_app(recording, page_settings(**changes)), headers=PAGE_HEADERS,
                       client=(address, 50000))
 
 
@@ -103,8 +103,8 @@ def test_the_operators_own_workstation_is_not_locked_out_by_an_attacker(operator
     attacker elsewhere cannot keep the operator out; five failures there end the trust."""
     settings: dict[str, Any] = {"login_limits": LoginLimits(first_delay_s=0.0)}
     app = create_app(operators, page_settings(**settings))
-    desk = TestClient(app, headers={"Origin": ORIGIN}, client=("10.0.0.5", 50000))
-    attacker = TestClient(app, headers={"Origin": ORIGIN}, client=("10.0.0.66", 50000))
+    desk = TestClient(app, headers=PAGE_HEADERS, client=("10.0.0.5", 50000))
+    attacker = TestClient(app, headers=PAGE_HEADERS, client=("10.0.0.66", 50000))
     login(desk, "olga")
     for number in range(20):
         assert _attempt(attacker, "olga", f"{WRONG} {number}").status_code == 401
@@ -257,15 +257,37 @@ def test_a_call_from_another_origin_or_host_is_refused(operators: Path) -> None:
     assert client.post("/api/login", json={"name": "olga", "password": PASSWORD},
                        headers={"Origin": "http://evil.example"}).status_code == 403
     no_origin = TestClient(client.app, cookies=dict(client.cookies))
-    assert no_origin.post(f"/api/frames/{seq}/key",
-                          headers={CSRF_HEADER: me["csrf"]}).status_code == 403
+    refused = no_origin.post(f"/api/frames/{seq}/key", headers={
+        CSRF_HEADER: me["csrf"], "Content-Type": "application/json"})
+    assert refused.status_code == 403 and "from the page itself" in refused.json()["detail"]
     for elsewhere in ({"Origin": "http://127.0.0.1:9999"}, {"Sec-Fetch-Site": "same-site"},
                       {"Sec-Fetch-Site": "cross-site"}):  # an <img> on another port, a link
         assert client.get("/api/rounds/1", headers=elsewhere).status_code == 403
-    assert client.get("/", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 200
+        assert client.get("/api/me", headers=elsewhere).status_code == 403
+    store = RecordingStore(operators)
+    assert list(store.records(kinds=("keyframe",))) == []
+    store.close()
     rebound = client.get("/api/rounds", headers={"Host": "attacker.example"})  # DNS rebinding
-    assert rebound.status_code == 400
+    assert rebound.status_code == 421
     assert client.get("/api/rounds").status_code == 200
+
+
+def test_the_page_opens_from_another_sites_link_but_its_api_does_not(operators: Path) -> None:
+    """A bookmark or a portal's link opens the page (``Sec-Fetch-Site: cross-site``, no
+    ``Origin``); the same request for the API, or anything but a GET there, is refused."""
+    client = page_client(operators)
+    me = login(client, "olga")
+    del client.headers["Origin"]  # a navigation by GET sends none
+    page = client.get("/", headers={"Sec-Fetch-Site": "cross-site"})
+    assert page.status_code == 200 and 'id="login-form"' in page.text
+    assert client.get("/static/page.js", headers={"Sec-Fetch-Site": "same-site"}).status_code == 200
+    for path in ("/api/me", "/api/rounds", "/api/access"):
+        refused = client.get(path, headers={"Sec-Fetch-Site": "cross-site"})
+        assert refused.status_code == 403 and "Sec-Fetch-Site: cross-site" in refused.text
+    posted = client.post("/api/logout", headers={"Sec-Fetch-Site": "same-site",
+                                                 CSRF_HEADER: me["csrf"]})
+    assert posted.status_code == 403
+    assert client.get("/api/me").status_code == 200  # still logged in
 
 
 # -- export names --------------------------------------------------------------------------------

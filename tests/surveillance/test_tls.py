@@ -25,14 +25,10 @@ from tests.surveillance.page import PASSWORD, add_operators, login, page_client
 ROOT = Path(__file__).parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def tls_page(recording: Path, tmp_path: Path) -> Iterator[tuple[int, ssl.SSLContext]]:
+    """``surveillance serve --port 0`` over HTTPS: the port it got, from the line it prints
+    (its Origin check takes that port too)."""
     from dealer_assist.surveillance import RecordingStore
     from dealer_assist.surveillance.access import add_operator
 
@@ -40,13 +36,17 @@ def tls_page(recording: Path, tmp_path: Path) -> Iterator[tuple[int, ssl.SSLCont
     add_operator(store, "audrey", PASSWORD, "auditor")  # the served page hashes at the default
     store.close()
     certfile, keyfile = self_signed(tmp_path)
-    port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "dealer_assist", "surveillance", "serve", str(recording),
-         "--port", str(port), "--certfile", str(certfile), "--keyfile", str(keyfile)],
+         "--port", "0", "--certfile", str(certfile), "--keyfile", str(keyfile)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     context = ssl.create_default_context(cafile=str(certfile))
     try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert line.startswith("surveillance page on https://127.0.0.1:"), line
+        port = int(line.rsplit(":", 1)[1].strip().strip("/"))
+        assert port != 0
         deadline = time.monotonic() + 60
         while True:
             assert server.poll() is None, server.communicate()[1]

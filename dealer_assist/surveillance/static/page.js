@@ -7,11 +7,14 @@ let current = null;   // the round view being shown
 let step = 0;         // the event index shown
 let me = null;        // who is logged in, with the session's CSRF token
 
-// Every call that changes something carries the session's CSRF token (the server refuses it
-// otherwise); the browser adds the page's own Origin.
+// Every call that changes something carries the session's CSRF token and a JSON content type
+// (the server refuses it otherwise); the browser adds the page's own Origin.
 async function api(path, options = {}) {
   const headers = { ...(options.headers || {}) };
-  if ((options.method || "GET") !== "GET" && me) headers["X-CSRF-Token"] = me.csrf;
+  if ((options.method || "GET") !== "GET") {
+    headers["Content-Type"] = "application/json";
+    if (me) headers["X-CSRF-Token"] = me.csrf;
+  }
   const response = await fetch(path, { credentials: "same-origin", ...options, headers });
   if (response.status === 401 && path !== "/api/login") { showLogin(); throw new Error("log in"); }
   const body = await response.json().catch(() => ({}));
@@ -41,7 +44,7 @@ $("login-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   $("login-error").textContent = "";
   try {
-    const who = await api("/api/login", { method: "POST", headers: { "Content-Type": "application/json" },
+    const who = await api("/api/login", { method: "POST",
       body: JSON.stringify({ name: $("login-name").value, password: $("login-password").value }) });
     $("login-password").value = "";
     showApp(who);
@@ -269,7 +272,7 @@ $("prune-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const out = $("prune-result");
   try {
-    const result = await api("/api/retention/prune", { method: "POST", headers: { "Content-Type": "application/json" },
+    const result = await api("/api/retention/prune", { method: "POST",
       body: JSON.stringify({ older_than_hours: Number($("prune-hours").value) }) });
     out.className = "ok";
     out.textContent = `pruned ${result.pruned} frame(s), ${result.bytes} bytes, recorded before ${result.cutoff}`;
