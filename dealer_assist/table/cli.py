@@ -22,7 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
     )
     parser.add_argument(
-        "--check", action="store_true", help="validate the configuration, print it, and exit"
+        "--check", action="store_true",
+        help="validate the configuration, print it, try what the start does (the recording "
+        "directory written in and locked, the journal read, the screen's host resolved and its "
+        "port bound; all undone), and exit: 0 fit to start, 2 not"
     )
 
 
@@ -81,11 +84,15 @@ def run(args: argparse.Namespace) -> int:
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
           f"{log_file or 'standard error'}")
     if args.check:
-        logger.info("configuration %s checked: %s", config.path, devices)
+        from dealer_assist.table.preflight import check_start
+
+        started = check_start(config)
+        logger.info("configuration %s checked (%s): %s", config.path,
+                    "its start tried" if started else "its start would fail", devices)
         if camera is not None:
             camera.stop()
         # a camera configured but unable to start would leave the table shoe only: not a pass
-        return 2 if "camera" in notes else 0
+        return 2 if "camera" in notes or not started else 0
 
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []
