@@ -7,7 +7,9 @@ dealer-assist demo [--rounds N] [--headless] [--seed N] [--rules PRESET] [--port
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from types import FrameType
 
 from dealer_assist.cli import number_in, rng_seed, tcp_port
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
@@ -38,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record", metavar="DIR",
         help="record into DIR as a table does: round logs, alarms and the surveillance store, "
-        "which 'dealer-assist replay DIR --verify' re-settles (default: a new temporary one)"
+        "which 'dealer-assist replay DIR --verify' re-settles (default: a temporary one, removed "
+        "when the demo ends)"
     )
     parser.add_argument(
         "--camera",
@@ -86,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
         print("dealer-assist demo: --shoe off needs the camera: a hand-held game is read by the "
               "camera alone", file=sys.stderr)
         return 2
+    # A service manager's stop (SIGTERM) unwinds as Ctrl-C does, so the demo stops its table
+    # and removes its temporary folders; untouched, SIGTERM would end the process where it is.
+    signal.signal(signal.SIGTERM, _stop_by_signal)
     try:
         options = DemoOptions(
             rules=args.rules,
@@ -121,3 +127,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist demo: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _stop_by_signal(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
