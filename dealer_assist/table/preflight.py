@@ -82,8 +82,10 @@ def try_recording(directory: Path) -> list[Trial]:
                     path.unlink()
         if recorder is not None:
             recorder.close()
-    return [Trial(key, True, f"{directory}: opened and locked as the table does, a file written "
-                  "in it, rounds/ and void/, and everything the check made removed"), journal]
+    return [Trial(key, True, f"{directory}: opened as the table opens it, a file written in it, "
+                  "rounds/ and void/, and what the check made removed again"),
+            Trial(key, True, f"{directory / '.table.lock'}: taken and released (no other table "
+                  "records here)"), journal]
 
 
 def _write_and_remove(folder: Path) -> None:

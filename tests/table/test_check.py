@@ -107,8 +107,11 @@ def test_a_fit_configuration_passes_each_step_and_leaves_nothing(tmp_path: Path)
     config = write_config(tmp_path, recording="new/rec")
     checked = run_table(config, "--check")
     assert checked.returncode == 0, checked.stderr
-    assert f"checked recording.dir: {tmp_path / 'new' / 'rec'}: opened and locked" in \
+    recording = tmp_path / "new" / "rec"
+    assert f"checked recording.dir: {recording}: opened as the table opens it" in checked.stdout
+    assert f"checked recording.dir: {recording / '.table.lock'}: taken and released" in \
         checked.stdout
+    assert f"checked recording.dir: {recording / 'table.journal'}: none yet" in checked.stdout
     assert "checked screen.host: 127.0.0.1 resolves to 127.0.0.1" in checked.stdout
     assert "checked screen.port: port 0: any free port" in checked.stdout
     assert [path.name for path in tmp_path.iterdir()] == ["table.toml"]
