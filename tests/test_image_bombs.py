@@ -5,8 +5,10 @@ format and its size, in a process whose peak memory stays far below what the dec
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import NamedTuple
 
@@ -137,3 +139,22 @@ def test_every_other_format_opencv_decodes_is_refused_naming_it(suffix: str, kin
     assert str(error.value) == (f"shot{suffix}: a {kind} image{size}: only PNG or JPEG images "
                                 "are read (the camera's, the recording's and the card artwork's "
                                 "formats); not decoded")
+
+
+def test_a_jpeg_frame_header_hidden_behind_stray_bytes_is_refused_undecoded() -> None:
+    """libjpeg skips stray bytes between segments, warning only: a frame header claiming
+    20000x20000 behind three of them was not found by the cap's walk, and the picture was
+    allocated (1.1 GB) before the warning refused it."""
+    whole = (ROOT / "tests" / "data" / "vision" / "fan_anglo.jpg").read_bytes()
+    at = whole.index(b"\xff\xc0")
+    claiming = whole[:at + 5] + struct.pack(">HH", 20000, 20000) + whole[at + 9:]
+    tracemalloc.start()  # numpy's allocations, where OpenCV puts a decoded picture, are traced
+    try:
+        with pytest.raises(ImageFileError) as error:
+            decode_image(claiming[:at] + b"\x00\x00\x00" + claiming[at:])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(error.value) == ("a JPEG file whose header gives no image size (cut short or "
+                                "damaged); not decoded")
+    assert peak < 2**20
