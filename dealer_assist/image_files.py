@@ -85,7 +85,7 @@ def decode_image(data: bytes, path: Path | None = None, *,
             image, damage = _decode_jpeg(np.frombuffer(data, np.uint8), flags)
         else:
             image = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
-    except cv2.error as error:  # e.g. a PNG wider than OpenCV's own limit (2^20 pixels)
+    except cv2.error as error:  # one of OpenCV's own checks inside a decoder
         raise ImageFileError(path, "OpenCV refuses to decode it, too large or damaged (failed "
                              f"check: {error.err})") from None
     if image is None:

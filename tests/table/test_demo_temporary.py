@@ -67,12 +67,18 @@ def test_a_demo_stopped_mid_game_leaves_no_temporary_folder(
     assert list(tmp.iterdir()) == []
 
 
-def test_a_start_refused_leaves_no_temporary_folder(tmp: Path) -> None:
+def test_a_start_refused_leaves_no_temporary_folder(tmp: Path, tmp_path: Path) -> None:
+    """The screen's port in use (refused as the table starts), and a --record that is a file
+    (refused as the recording opens, after the shoe's link is made)."""
     with socket.create_server(("127.0.0.1", 0)) as taken:
         process = demo(tmp, "--headless", "--port", str(taken.getsockname()[1]))
         _, err = process.communicate(timeout=60)
-    assert process.returncode == 1
-    assert "Address already in use" in err
+    assert process.returncode == 1 and "Address already in use" in err, err
+    assert list(tmp.iterdir()) == []
+    (tmp_path / "a-file").write_text("")
+    process = demo(tmp, "--headless", "--record", str(tmp_path / "a-file"))
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 2 and err.startswith("dealer-assist demo: --record: "), err
     assert list(tmp.iterdir()) == []
 
 
