@@ -18,11 +18,27 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    serve = commands.add_parser("serve", help="serve the surveillance page")
+    serve = commands.add_parser(
+        "serve", help="serve the surveillance page",
+        description="Serve the surveillance page for one recording. Logins: argon2id passwords,"
+        " growing delays after 5 failures per name and per address, a name locked after 20"
+        " until 'operator RECORDING unlock NAME'. Every state-changing call needs the session's"
+        " CSRF token and the page's Origin; every look is an access record. Over HTTPS with"
+        " --certfile/--keyfile (the cookie is then Secure).")
     serve.add_argument("recording", metavar="RECORDING")
     serve.add_argument("--host", default="127.0.0.1",
                        help="address to bind (default loopback only: 127.0.0.1)")
     serve.add_argument("--port", type=tcp_port, default=8021)
+    serve.add_argument("--certfile", metavar="PEM",
+                       help="serve over HTTPS with this certificate (with --keyfile); the session"
+                       " cookie is then Secure")
+    serve.add_argument("--keyfile", metavar="PEM", help="the certificate's private key")
+    serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                       help="a host name the page is reached by, beyond loopback and --host"
+                       " (repeatable); requests naming any other Host are refused")
+    serve.add_argument("--retention-floor-hours", type=float, default=168.0, metavar="HOURS",
+                       help="the page prunes no frame younger than this (default 168: 7 days;"
+                       " set the house's retention policy)")
 
     stats = commands.add_parser("stats", help="rounds per hour, hands per seat, payouts, alarms")
     stats.add_argument("recording", metavar="RECORDING")
@@ -44,9 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "reindex", help="rebuild the search index from the records (after verify reports it)")
     reindex.add_argument("recording", metavar="RECORDING")
 
-    operator = commands.add_parser("operator", help="add, remove or list page logins")
+    operator = commands.add_parser(
+        "operator", help="add, remove, list or unlock page logins (unlock: lift the page's"
+        " lockout of a name after too many failed logins; recorded)")
     operator.add_argument("recording", metavar="RECORDING")
-    operator.add_argument("what", choices=("add", "remove", "list"))
+    operator.add_argument("what", choices=("add", "remove", "list", "unlock"))
     operator.add_argument("name", nargs="?")
     operator.add_argument("--role", choices=("operator", "auditor"), default="auditor")
     operator.add_argument("--password-stdin", action="store_true",
@@ -76,22 +94,49 @@ def run(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from dealer_assist.surveillance.web import create_app
+    from dealer_assist.surveillance.request_guard import LOOPBACK_NAMES
+    from dealer_assist.surveillance.web import PageSettings, create_app
 
-    app = create_app(args.recording)
-    if args.host not in ("127.0.0.1", "::1", "localhost"):
-        print(f"warning: serving beyond this machine on {args.host}", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    if bool(args.certfile) != bool(args.keyfile):
+        raise ValueError("--certfile and --keyfile go together")
+    if args.certfile:
+        _check_certificate(args.certfile, args.keyfile)
+    if not 0 < args.retention_floor_hours <= 876_000:
+        raise ValueError("--retention-floor-hours must be above 0 and at most 876000")
+    tls = bool(args.certfile)
+    named = [args.host.lower()] if args.host not in ("0.0.0.0", "::") else []  # not a name
+    hosts = (*LOOPBACK_NAMES, *named, *(name.lower() for name in args.allowed_host))
+    app = create_app(args.recording, PageSettings(
+        tls=tls, allowed_hosts=hosts, retention_floor_hours=args.retention_floor_hours))
+    if args.host not in LOOPBACK_NAMES:
+        print(f"warning: serving beyond this machine on {args.host}"
+              + ("" if tls else " without TLS: passwords and the session cross the network in"
+                 " clear (give --certfile and --keyfile)"), file=sys.stderr)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"surveillance page on {'https' if tls else 'http'}://{shown}:{args.port}/",
+          file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                ssl_certfile=args.certfile, ssl_keyfile=args.keyfile)
     return 0
 
 
+def _check_certificate(certfile: str, keyfile: str) -> None:
+    """Refuse, by name, a certificate or key the TLS server could not load (before it starts)."""
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as error:
+        raise ValueError(f"--certfile {certfile} / --keyfile {keyfile}: {error}") from None
+
+
 def _stats(store: RecordStore, args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import log_access, login_name
+    from dealer_assist.surveillance.access import log_command
     from dealer_assist.surveillance.query import parse_shifts, table_statistics
 
     by = tuple(p.strip() for p in args.by.split(",") if p.strip())
     rows = table_statistics(store, by=by, shifts=parse_shifts(args.shifts))
-    log_access(store, login_name(), "statistics", {"by": args.by})
+    log_command(store, "statistics", {"by": args.by})
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -108,9 +153,11 @@ def _stats(store: RecordStore, args: argparse.Namespace) -> int:
 
 
 def _storage(store: RecordStore, args: argparse.Namespace) -> int:
+    from dealer_assist.surveillance.access import log_command
     from dealer_assist.surveillance.query import storage_report
 
     report = storage_report(store)
+    log_command(store, "storage", {})
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
@@ -125,14 +172,13 @@ def _storage(store: RecordStore, args: argparse.Namespace) -> int:
 def _prune(store: RecordStore, args: argparse.Namespace) -> int:
     from datetime import timedelta
 
-    from dealer_assist.surveillance.access import login_name
+    from dealer_assist.surveillance.access import os_account
     from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, prune_frames
 
     if not 0 < args.older_than_hours <= MAX_PRUNE_HOURS:
         raise ValueError(f"--older-than-hours must be above 0 and at most {MAX_PRUNE_HOURS}"
                          " (100 years)")
-    result = prune_frames(store, timedelta(hours=args.older_than_hours),
-                          login_name())
+    result = prune_frames(store, timedelta(hours=args.older_than_hours), os_account())
     print(f"pruned {result['pruned']} non-key frames ({result['bytes']} bytes) recorded before "
           f"{result['cutoff']}; logs and key frames kept")
     if result["refused"]:
@@ -145,12 +191,12 @@ def _prune(store: RecordStore, args: argparse.Namespace) -> int:
 
 
 def _reindex(store: RecordStore, args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import log_access, login_name
+    from dealer_assist.surveillance.access import log_command
 
     store.check()
     differed = store.index_mismatches()
     store.rebuild_index()
-    log_access(store, login_name(), "reindex", {"differed": len(differed)})
+    log_command(store, "reindex", {"differed": len(differed)})
     for what in differed:
         print(f"was: {what}")
     print(f"search index rebuilt from the records of {args.recording}"
@@ -159,7 +205,12 @@ def _reindex(store: RecordStore, args: argparse.Namespace) -> int:
 
 
 def _operator(store: RecordStore, args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import add_operator, list_operators, remove_operator
+    from dealer_assist.surveillance.access import (
+        add_operator,
+        list_operators,
+        remove_operator,
+        unlock_login,
+    )
 
     if args.what == "list":
         for operator in list_operators(store):
@@ -167,6 +218,10 @@ def _operator(store: RecordStore, args: argparse.Namespace) -> int:
         return 0
     if not args.name:
         raise ValueError(f"'operator {args.what}' needs a NAME")
+    if args.what == "unlock":
+        unlock_login(store, args.name)
+        print(f"unlocked {args.name}: the page accepts its logins again")
+        return 0
     if args.what == "remove":
         if not remove_operator(store, args.name):
             raise ValueError(f"no operator {args.name!r}")

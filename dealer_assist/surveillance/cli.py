@@ -1,7 +1,10 @@
-"""``dealer-assist replay RECORDING [--round ID] [--verify] [--json] [--redetect]``.
+"""``dealer-assist replay RECORDING [--round ID] [--verify [--key PUB] [--anchor-log LOG]] [--json]
+[--redetect]``.
 
 Re-settles every recorded round with today's engine and compares with the recorded settlement;
-with ``--verify`` also checks the hash chain and every frame file; with ``--redetect`` re-runs the
+with ``--verify`` also checks the hash chain, every record's signature (with the table's public
+key file given by ``--key``), the anchor log, the operators and every frame file; with
+``--redetect`` re-runs the
 vision module's detector on the frames at card events. Exit status: 0 clean, 1 discrepancies,
 2 the recording cannot be read or re-detection is unavailable.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from dealer_assist.cli import utf8_text
@@ -20,7 +24,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--round", metavar="ID", type=utf8_text,
                         help="only the rounds with this id (or #KEY)")
     parser.add_argument("--verify", action="store_true",
-                        help="also verify the hash chain and the frame files' SHA-256")
+                        help="also verify the hash chain, the signatures, the operators and the "
+                        "frame files' SHA-256")
+    parser.add_argument("--key", action="append", default=[], metavar="TABLE.PUB",
+                        help="with --verify: the table's public key file (from its technician);"
+                        " without it the key the recording names is used, which proves nothing"
+                        " against someone who can replace the whole recording (repeatable)")
+    parser.add_argument("--anchor-log", metavar="FILE",
+                        help="with --verify: the table's anchor log ([recording] anchor_log): "
+                        "finds a chain cut short, rewritten or replaced")
     parser.add_argument("--redetect", action="store_true",
                         help="re-run the card detector (dealer_assist.vision) on recorded frames")
     parser.add_argument("--model", metavar="ONNX", help="detector model for --redetect")
@@ -29,11 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "with --verify, fails if it is gone or changed (repeatable)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--user", default=None, type=utf8_text,
-                        help="who is replaying, for the access log (default: the login name)")
+                        help="who is replaying, for the access log; the OS account running the "
+                        "command is recorded beside it (default: that account alone)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.surveillance.access import log_access, login_name
+    from dealer_assist.surveillance.access import log_command
+    from dealer_assist.surveillance.anchors import AnchorLog, AnchorLogError
+    from dealer_assist.surveillance.evidence_check import trusted_keys
     from dealer_assist.surveillance.replay import (
         Discrepancy,
         RedetectUnavailable,
@@ -49,12 +64,20 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         anchors = [parse_anchor(text) for text in args.anchor]
-    except ValueError as error:
+        trusted = trusted_keys(args.key)
+    except ValueError as error:  # KeyFileError is one
         print(f"dealer-assist replay: {error}", file=sys.stderr)
         return 2
-    if anchors and not args.verify:
-        print("dealer-assist replay: --anchor needs --verify", file=sys.stderr)
+    for flag, given in (("--anchor", anchors), ("--key", args.key),
+                        ("--anchor-log", args.anchor_log)):
+        if given and not args.verify:
+            print(f"dealer-assist replay: {flag} needs --verify", file=sys.stderr)
+            return 2
+    if args.anchor_log is not None and not os.path.isfile(args.anchor_log):
+        print(f"dealer-assist replay: --anchor-log: no such file: {args.anchor_log}",
+              file=sys.stderr)
         return 2
+    anchor_log = None if args.anchor_log is None else AnchorLog(args.anchor_log)
     redetect = None
     if args.redetect:
         try:
@@ -69,17 +92,18 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect,
-                        anchors=anchors)
+                        anchors=anchors, trusted=trusted, anchor_log=anchor_log)
         # every look at a recording is logged in it; one that cannot be logged is not shown,
         # unless the recording is damaged: what can still be read is shown, saying so
         try:
-            log_access(store, args.user or login_name(), "replay", {
+            log_command(store, "replay", {
                 "round": args.round, "verify": args.verify, "redetect": args.redetect,
-                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)})
+                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)},
+                claimed=args.user)
         except DamagedRecordingError as error:
             report.database.append(Discrepancy(
                 "database", f"this replay could not be logged in the recording: {error}"))
-    except RecordingError as error:
+    except (RecordingError, AnchorLogError) as error:
         print(f"dealer-assist replay: {error}", file=sys.stderr)
         return 2
     finally:
@@ -103,6 +127,8 @@ def _print_text(report: object) -> None:
     partial = [r for r in report.rounds if r.status not in ("settled", "unreadable")]
     for discrepancy in report.discrepancies:
         print(discrepancy.text())
+    for notice in report.notices:
+        print(f"note: {notice}")
     if report.unrecorded_files:
         shown = ", ".join(report.unrecorded_files[:3])
         more = len(report.unrecorded_files) - 3

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from dealer_assist.surveillance.store import Clock, Record, Unreadable
+    from dealer_assist.surveillance.store import Clock, Record, RecordSigner, Unreadable
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +154,8 @@ class RecordStore(Protocol):
     directory: Path
     #: the clock that times records
     clock: Clock
+    #: signs each record :meth:`append` writes (its ``signature``); None: records go unsigned
+    signer: RecordSigner | None
 
     @property
     def location(self) -> Path | str:
@@ -167,7 +169,8 @@ class RecordStore(Protocol):
     def append(self, kind: str, body: Any, *, table: str | None = None,
                round_key: int | None = None, round_id: str | None = None,
                file: str | None = None, sha256: str | None = None) -> Record:
-        """Chain one record after the last one and index it, durably, before returning it.
+        """Chain one record after the last one and index it, durably, before returning it;
+        signed by :attr:`signer` where there is one, in the same write.
 
         A ``round`` record is given the next round key (``round_key`` is ignored for it)."""
         ...

@@ -2,7 +2,9 @@
 
 Every call appends one chained record and returns when it is on disk. A crash loses nothing already
 returned; on the next :meth:`Recorder.open` a round left open is kept and marked partial, and the
-chain carries on from its last record.
+chain carries on from its last record. Opened with :class:`~.signed_chain.Evidence`, every record
+is signed with the table's key and the chain's head is anchored when the recording opens, at every
+round end and when it closes.
 """
 
 from __future__ import annotations
@@ -29,6 +31,13 @@ from dealer_assist.roundlog import (
 )
 from dealer_assist.rules import Settlement
 from dealer_assist.surveillance.interface import RecordStore
+from dealer_assist.surveillance.signed_chain import (
+    Evidence,
+    anchor_head,
+    begin_signing,
+    rotate_key,
+)
+from dealer_assist.surveillance.signing import Signer
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     Clock,
@@ -62,21 +71,26 @@ def image_info(data: bytes) -> tuple[str, str, int | None, int | None]:
 class Recorder:
     """Records one table into a recording directory. Use :meth:`open`."""
 
-    def __init__(self, store: RecordStore, table: str):
+    def __init__(self, store: RecordStore, table: str, evidence: Evidence | None = None):
         self.store = store
         self.table = table
+        self.evidence = evidence
+        self.chain: str | None = None  # the signed chain's id (None: not signing)
         self._round_key: int | None = None
         self._round_id: str | None = None
         self._events = 0
 
     @classmethod
     def open(
-        cls, directory: Path | str, table: str = "T1", *, clock: Clock = utc_now
+        cls, directory: Path | str, table: str = "T1", *, clock: Clock = utc_now,
+        evidence: Evidence | None = None,
     ) -> Recorder:
         """Open (or create) a recording directory for ``table``; marks its unfinished rounds.
 
         A damaged database is refused (``DamagedRecordingError``, naming it) before anything
-        is written to it.
+        is written to it. With ``evidence`` every record is signed and heads are anchored; a
+        new chain where one was, or a chain signed by another key, is refused
+        (:func:`~.signed_chain.begin_signing`).
         """
         if not TABLE_NAME.fullmatch(table):
             raise RecordingError(
@@ -85,8 +99,11 @@ class Recorder:
         store = RecordingStore(directory, create=True, clock=clock)
         try:
             store.check()
-            recorder = cls(store, table)
+            recorder = cls(store, table, evidence)
+            if evidence is not None:
+                recorder.chain = begin_signing(store, evidence, table)
             recorder._resume()
+            recorder._anchor("open")
         except BaseException:
             store.close()
             raise
@@ -196,12 +213,30 @@ class Recorder:
         body = settlement.to_json() if isinstance(settlement, Settlement) else dict(settlement)
         record = self._append("settlement", body)
         self._round_key, self._round_id, self._events = None, None, 0
+        self._anchor("round end")
         self.store.checkpoint()
         return record
 
+    def rotate_key(self, new: Signer, why: str) -> Record:
+        """Sign from now with ``new``, introduced by a record the current key signs (anchored)."""
+        if self.evidence is None:
+            raise RecorderStateError("rotate_key() on a recorder that signs nothing")
+        record = rotate_key(self.store, new, why, self.table)
+        self._anchor("key rotated")
+        return record
+
     def close(self) -> None:
-        """Close the recording; a round still open is marked partial at the next open."""
-        self.store.close()
+        """Close the recording (its head anchored); a round still open is marked partial at
+        the next open."""
+        try:
+            self._anchor("close")
+        finally:
+            self.store.close()
+
+    def _anchor(self, why: str) -> None:
+        if self.evidence is not None and self.evidence.anchor_log is not None \
+                and self.chain is not None:
+            anchor_head(self.store, self.evidence.anchor_log, self.chain, self.table, why)
 
     def __enter__(self) -> Recorder:
         return self

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from dealer_assist.roundlog import (
     EventError,
@@ -21,6 +21,15 @@ from dealer_assist.roundlog import (
     read_events,
 )
 from dealer_assist.rules import RoundError
+from dealer_assist.surveillance.anchors import AnchorLog
+from dealer_assist.surveillance.discrepancy import Discrepancy
+from dealer_assist.surveillance.evidence_check import (
+    Findings,
+    OperatorWalk,
+    SignatureWalk,
+    TrustedKeys,
+    check_anchor_log,
+)
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
@@ -39,39 +48,6 @@ from dealer_assist.surveillance.store import (
 Redetector = Callable[[bytes], Sequence[str]]
 """A key frame's bytes -> the card codes seen in it; raises ValueError when they are not a whole
 image."""
-
-
-@dataclass(frozen=True, slots=True)
-class Discrepancy:
-    """One difference found by replay or verification, with everything needed to find it."""
-
-    kind: str  # chain, database, index, file, settlement, refused, detection
-    what: str
-    round_key: int | None = None
-    round_id: str | None = None
-    table: str | None = None
-    seq: int | None = None
-    seat: int | None = None
-    hand: int | None = None
-    recorded: Any = None
-    replayed: Any = None
-
-    def text(self) -> str:
-        parts = []
-        if self.table:
-            parts.append(f"table {self.table}")
-        if self.round_id is not None or self.round_key is not None:
-            parts.append(f"round #{self.round_key}" if self.round_id is None
-                         else f"round {self.round_id} (#{self.round_key})")
-        if self.seat is not None:
-            parts.append(f"seat {self.seat}")
-        if self.hand is not None:
-            parts.append(f"hand {self.hand}")
-        where = ", ".join(parts)
-        return f"{self.kind}: {where + ': ' if where else ''}{self.what}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,9 +158,16 @@ def round_keys(store: RecordStore, round_id: str | None = None) -> list[int]:
 # -- the hash chain -----------------------------------------------------------------------------
 
 
-def verify_chain(store: RecordStore) -> tuple[list[Discrepancy], int]:
+class RecordWalk(Protocol):
+    """Something that sees every readable record as the chain walk reads it."""
+
+    def see(self, record: Record) -> None: ...
+
+
+def verify_chain(store: RecordStore, walks: Sequence[RecordWalk] = ()
+                 ) -> tuple[list[Discrepancy], int]:
     """Check the database's own integrity, every record's link and hash, and every frame file's
-    SHA-256.
+    SHA-256; each of ``walks`` sees every record read (signatures, operators).
 
     Returns the discrepancies and the number of records checked. A frame file that is missing is
     fine only if a chained ``prune`` record says it was pruned. Records SQLite cannot read are
@@ -227,6 +210,8 @@ def verify_chain(store: RecordStore) -> tuple[list[Discrepancy], int]:
                 pass
         if record.kind == "frame":
             frames.append(record)
+        for walk in walks:
+            walk.see(record)
         expected_seq = record.seq + 1
         prev_hash = record.hash
     for run in _runs(unreadable):
@@ -299,8 +284,12 @@ def _check_frame_file(store: RecordStore, record: Record, pruned: bool) -> list[
         return [Discrepancy("file", f"{record.describe()} names no file", **where)]
     path = store.directory / record.file
     if not path.is_file():
-        if pruned:
+        if pruned and (_object(record.body_text) or {}).get("key") is False:
             return []
+        if pruned:  # retention deletes video frames only: a key frame "pruned" was deleted
+            return [Discrepancy("file", f"{record.file} of {record.describe()} is a key frame, "
+                                "which retention never deletes, yet a prune record names it: "
+                                "deleted, with the record written to hide it", **where)]
         return [Discrepancy("file", f"{record.file} of {record.describe()} is missing "
                             "and no prune record accounts for it", **where)]
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -510,10 +499,15 @@ class ReplayReport:
     head_hash: str | None  # None: the last record cannot be read
     unrecorded_files: list[str] = field(default_factory=list)
     database: list[Discrepancy] = field(default_factory=list)  # e.g. the replay not logged
+    #: signatures, anchors and operators (evidence_check.py); None: not verified
+    evidence: list[Discrepancy] | None = None
+    #: what a verifier must know though nothing failed (what vouches for the chain, what not)
+    notices: list[str] = field(default_factory=list)
 
     @property
     def discrepancies(self) -> list[Discrepancy]:
-        found = [*self.database, *(self.chain or []), *(self.index or [])]
+        found = [*self.database, *(self.chain or []), *(self.evidence or []),
+                 *(self.index or [])]
         for round_replay in self.rounds:
             found.extend(round_replay.discrepancies)
         return found
@@ -525,6 +519,8 @@ class ReplayReport:
             "records_checked": self.records_checked,
             "chain": [d.to_json() for d in self.chain or []],
             "index": [d.to_json() for d in self.index or []],
+            "evidence": [d.to_json() for d in self.evidence or []],
+            "notices": self.notices,
             "database": [d.to_json() for d in self.database],
             "head": {"seq": self.head_seq, "hash": self.head_hash},
             "unrecorded_files": self.unrecorded_files,
@@ -572,11 +568,14 @@ def check_anchors(store: RecordStore, anchors: Sequence[tuple[int, str]]) -> lis
 
 def replay(store: RecordStore, *, round_id: str | None = None, verify: bool = False,
            redetect: Redetector | None = None,
-           anchors: Sequence[tuple[int, str]] = ()) -> ReplayReport:
+           anchors: Sequence[tuple[int, str]] = (), trusted: TrustedKeys | None = None,
+           anchor_log: AnchorLog | None = None) -> ReplayReport:
     """Replay the recording (or the rounds called ``round_id``), verifying the chain if asked.
 
-    ``anchors`` are (seq, hash) chain heads noted earlier outside the recording; they are checked
-    when verifying.
+    Verifying also checks every record's signature (with the ``trusted`` keys; None: with the
+    key the chain names, which the report warns proves little), the operators against their
+    records, and, where given, the ``anchor_log`` and the ``anchors``: (seq, hash) chain heads
+    noted earlier outside the recording.
     """
     results = []
     for key in round_keys(store, round_id):
@@ -589,13 +588,40 @@ def replay(store: RecordStore, *, round_id: str | None = None, verify: bool = Fa
             continue
         if data is not None:
             results.append(replay_round(data, redetect, store))
-    chain, checked = verify_chain(store) if verify else (None, 0)
-    if chain is not None:
+    evidence: Findings | None = None
+    chain: list[Discrepancy] | None = None
+    checked = 0
+    if verify:
+        signatures, operators = SignatureWalk(trusted), OperatorWalk()
+        chain, checked = verify_chain(store, (signatures, operators))
         chain.extend(check_anchors(store, anchors))
+        evidence = _evidence(store, signatures, operators, anchor_log)
     index = verify_index(store) if verify else None
     try:
         head: tuple[int, str | None] = store.head()
     except DamagedRecordingError:
         head = (store.last_seq(), None)
     unrecorded = unrecorded_files(store) if verify else []
-    return ReplayReport(results, chain, index, checked, *head, unrecorded)
+    return ReplayReport(results, chain, index, checked, *head, unrecorded,
+                        evidence=None if evidence is None else evidence.problems,
+                        notices=[] if evidence is None else evidence.notices)
+
+
+def _evidence(store: RecordStore, signatures: SignatureWalk, operators: OperatorWalk,
+              anchor_log: AnchorLog | None) -> Findings:
+    found = signatures.finish()
+    if signatures.incomplete:  # a signature failed: every record's, to name each that fails
+        signatures = SignatureWalk(signatures.trusted, every=True)
+        for record in store.scan():
+            if isinstance(record, Record):
+                signatures.see(record)
+        found = signatures.finish()
+    found.problems.extend(operators.finish(store).problems)
+    if anchor_log is None:
+        found.notices.append("no anchor log given (--anchor-log FILE): a chain cut short or a"
+                             " recording replaced whole is not detected")
+    else:
+        anchored = check_anchor_log(store, anchor_log, signatures)
+        found.problems.extend(anchored.problems)
+        found.notices.extend(anchored.notices)
+    return found

@@ -14,21 +14,33 @@ if TYPE_CHECKING:
     from dealer_assist.surveillance.store import RecordingStore
 
 
-def upgrade(store: RecordingStore, version: int) -> None:
-    """Bring ``store`` from schema ``version`` to the current one (inside the caller's tx)."""
-    from dealer_assist.surveillance.store import SCHEMA_VERSION, RecordingError
+def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
+    """Bring ``store`` from schema ``version`` to the current one (inside the caller's tx);
+    ``note``: record each step in ``schema_version`` (not when the store is being created)."""
+    from dealer_assist.surveillance.store import SCHEMA_VERSION, RecordingError, format_time
 
-    steps = {1: _upgrade_1_to_2}
+    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3}
+    reindex = version < 2  # schema 1's records moved into new tables: index them again
     while version < SCHEMA_VERSION:
         step = steps.get(version)
         if step is None:
             raise RecordingError(f"no upgrade from recording schema {version}", store.db_path)
         step(store)
         version += 1
+        if note:
+            store.conn.execute("INSERT INTO schema_version VALUES (?, ?, ?)", (
+                version, format_time(store.clock()), f"upgraded from schema {version - 1}"))
+    if reindex:
+        store.rebuild_index()
+
+
+def _upgrade_2_to_3(store: RecordingStore) -> None:
+    """Schema 3: a signature column; the records before it stay unsigned (they predate it)."""
+    store.conn.execute("ALTER TABLE records ADD COLUMN signature TEXT")
 
 
 def _upgrade_1_to_2(store: RecordingStore) -> None:
-    from dealer_assist.surveillance.store import SCHEMA_V2, _statements, format_time
+    from dealer_assist.surveillance.store import SCHEMA_V2, _statements
 
     conn = store.conn
     conn.execute("ALTER TABLE records RENAME TO records_v1")
@@ -57,8 +69,3 @@ def _upgrade_1_to_2(store: RecordingStore) -> None:
         )
     conn.execute("DROP TABLE records_v1")
     conn.execute("DROP TABLE rounds_v1")
-    store.rebuild_index()
-    conn.execute(
-        "INSERT INTO schema_version VALUES (2, ?, 'upgraded from schema 1')",
-        (format_time(store.clock()),),
-    )

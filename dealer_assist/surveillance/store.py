@@ -6,10 +6,12 @@ Layout of a recording directory::
     frames/DAY/TABLE/...  key frames and video frames (JPEG/PNG), named by round, event and hash
 
 Every record is one row of ``records``; its ``hash`` is SHA-256 of the previous record's hash
-(ASCII hex) followed by the record's canonical bytes (:func:`canonical_bytes`). Everything else in
-the database (rounds, seats, frames, alarms) is an index rebuilt from the records on upgrade, so the
-chain alone is the evidence. Each append is its own transaction and, with ``synchronous=FULL``,
-is on disk when :meth:`RecordingStore.append` returns.
+(ASCII hex) followed by the record's canonical bytes (:func:`canonical_bytes`). A store opened
+with a signer stores each record's Ed25519 signature of that hash (``signature``, schema 3; see
+:mod:`.signing`); the signature is not hashed, so records written without a key chain the same.
+Everything else in the database (rounds, seats, frames, alarms) is an index rebuilt from the
+records on upgrade, so the chain alone is the evidence. Each append is its own transaction and,
+with ``synchronous=FULL``, is on disk when :meth:`RecordingStore.append` returns.
 
 :class:`RecordingStore` is the SQLite implementation of
 :class:`~dealer_assist.surveillance.interface.RecordStore` and, with :mod:`.schema`, the only code
@@ -29,7 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from dealer_assist.durable import fsync_dir
 from dealer_assist.surveillance.interface import (
@@ -43,7 +45,10 @@ from dealer_assist.surveillance.interface import (
     StoredOperator,
 )
 
-SCHEMA_VERSION = 2
+if TYPE_CHECKING:
+    from dealer_assist.surveillance.signing import PublicKey
+
+SCHEMA_VERSION = 3
 HASH_FORMAT = 2  # how new records are hashed (see canonical_bytes)
 GENESIS_HASH = "0" * 64
 INDEX_NAME = "index.sqlite"
@@ -51,6 +56,16 @@ FRAMES_DIR = "frames"
 MAX_INTEGER = 2**63 - 1  # the largest integer SQLite stores
 
 Clock = Callable[[], datetime]
+
+
+class RecordSigner(Protocol):
+    """What signs records as they are appended (:class:`~.signing.Signer`)."""
+
+    @property
+    def public(self) -> PublicKey: ...
+
+    def sign(self, record_hash: str) -> str: ...
+
 P = ParamSpec("P")
 T = TypeVar("T")
 
@@ -184,6 +199,7 @@ class Record:
     hash_format: int
     prev_hash: str
     hash: str
+    signature: str | None = None  # ``KEYID:BASE64`` over ``hash`` (signing.py); None: unsigned
 
     @property
     def body(self) -> Any:
@@ -236,6 +252,7 @@ def chain_hash(prev_hash: str, payload: bytes) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + payload).hexdigest()
 
 
+#: Schema 2's tables; schema 3 adds the records' signature column (schema.py)
 SCHEMA_V2 = """
 CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER NOT NULL, applied_at TEXT NOT NULL, note TEXT);
@@ -331,9 +348,12 @@ class RecordingStore:
     #: How long a write waits for another program's lock on the index before it is refused.
     busy_timeout_s = 30.0
 
-    def __init__(self, directory: Path | str, *, create: bool = False, clock: Clock = utc_now):
+    def __init__(self, directory: Path | str, *, create: bool = False, clock: Clock = utc_now,
+                 signer: RecordSigner | None = None):
         self.directory = Path(directory)
         self.clock = clock
+        #: signs each record appended (None: records are appended unsigned)
+        self.signer = signer
         db_path = self.directory / INDEX_NAME
         frames = self.directory / FRAMES_DIR
         if create and (not db_path.is_file() or db_path.stat().st_size == 0) and \
@@ -418,6 +438,7 @@ class RecordingStore:
             if version == 0:
                 for statement in _statements(SCHEMA_V2):
                     self.conn.execute(statement)
+                upgrade(self, 2, note=False)
                 self.conn.execute(
                     "INSERT INTO schema_version VALUES (?, ?, ?)",
                     (SCHEMA_VERSION, format_time(self.clock()), "created"),
@@ -459,12 +480,15 @@ class RecordingStore:
                 file, sha256, HASH_FORMAT, prev_hash, "",
             )
             record = replace(partial, hash=chain_hash(prev_hash, canonical_bytes(partial)))
+            if self.signer is not None:
+                record = replace(record, signature=self.signer.sign(record.hash))
             conn.execute(
                 "INSERT INTO records (seq, at, table_id, round_key, round_id, kind, body, file,"
-                " sha256, hash_format, prev_hash, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " sha256, hash_format, prev_hash, hash, signature)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (record.seq, record.at, record.table, record.round_key, record.round_id,
                  record.kind, record.body_text, record.file, record.sha256, record.hash_format,
-                 record.prev_hash, record.hash),
+                 record.prev_hash, record.hash, record.signature),
             )
             index_record(conn, record)
             conn.execute("COMMIT")
@@ -985,7 +1009,7 @@ def _listed(names: list[str], shown: int = 5) -> str:
 
 
 RECORD_COLUMNS = ("seq", "at", "table_id", "round_key", "round_id", "kind", "body", "file",
-                  "sha256", "hash_format", "prev_hash", "hash")
+                  "sha256", "hash_format", "prev_hash", "hash", "signature")
 
 
 def record_from_row(row: sqlite3.Row) -> Record:
@@ -998,6 +1022,7 @@ def record_from_row(row: sqlite3.Row) -> Record:
         kind=_text(row["kind"]), body_text=_text(row["body"]), file=_optional_text(row["file"]),
         sha256=_optional_text(row["sha256"]), hash_format=row["hash_format"],
         prev_hash=_text(row["prev_hash"]), hash=_text(row["hash"]),
+        signature=_optional_text(row["signature"]),
     )
 
 

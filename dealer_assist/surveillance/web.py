@@ -1,27 +1,33 @@
 """The surveillance page: a FastAPI app over one recording directory.
 
-Every API call needs a logged-in operator (session cookie); the page itself, its script and style
-are served from the package (no CDN). Searches, round views, replays and exports are appended to
-the recording's chain as access records.
+Every API call needs a logged-in operator (session cookie) whom the store still holds as at login;
+every state-changing call also the session's CSRF token and the page's own ``Origin``; logins are
+rate-limited (:mod:`~dealer_assist.surveillance.login_limits`). The page itself, its script and
+style are served from the package (no CDN). Logins, searches, round views (naming the frames they
+serve), replays, exports, statistics and storage views are appended to the recording's chain as
+access records.
 """
 
 
+import math
 import re
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from dealer_assist.roundlog import AmbiguousJSONError, StrictJSONError, load_strict
 from dealer_assist.rules.money import parse_money
@@ -30,9 +36,15 @@ from dealer_assist.surveillance.access import (
     Operator,
     access_log,
     authenticate,
+    current,
     log_access,
+    login_key,
+    recorded_name,
+    unlocked_since,
 )
 from dealer_assist.surveillance.interface import RecordStore
+from dealer_assist.surveillance.login_limits import LoginLimiter, LoginLimits, LoginRefused
+from dealer_assist.surveillance.passwords import Passwords
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
@@ -46,6 +58,15 @@ from dealer_assist.surveillance.query import (
 )
 from dealer_assist.surveillance.replay import load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
+from dealer_assist.surveillance.request_guard import (
+    LOOPBACK_NAMES,
+    MAX_BODY_BYTES,
+    STATE_CHANGING,
+    BodyLimit,
+    check_csrf,
+    check_host,
+    check_origin,
+)
 from dealer_assist.surveillance.store import (
     INDEX_NAME,
     MAX_INTEGER,
@@ -58,6 +79,10 @@ from dealer_assist.surveillance.store import (
 
 SESSION_COOKIE = "da_surveillance"
 SESSION_SECONDS = 8 * 3600
+#: The youngest frames the page may prune by default: 7 days (``serve --retention-floor-hours``).
+RETENTION_FLOOR_HOURS = 168.0
+MAX_LOGIN_NAME, MAX_PASSWORD = 256, 1024
+MAX_SEARCH_TEXT = 256
 _STATIC = resources.files("dealer_assist.surveillance") / "static"
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -71,14 +96,31 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
+class PageSettings:
+    """How the page is served. ``tls``: over HTTPS (the cookie is ``Secure``, HSTS is sent);
+    ``allowed_hosts``: the ``Host`` names it answers to; ``retention_floor_hours``: the page
+    prunes no frame younger; ``passwords``/``login_limits``: hashing cost and login policy
+    (tests lower the cost here; the defaults are the production ones)."""
+
+    tls: bool = False
+    allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
+    retention_floor_hours: float = RETENTION_FLOOR_HOURS
+    passwords: Passwords | None = None
+    login_limits: LoginLimits | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Session:
     operator: Operator
     expires: float
+    csrf: str
+    #: the frames named by this session's recorded round views: the only ones it is served
+    frames: set[int] = field(default_factory=set)
 
 
 class Login(BaseModel):
-    name: str
-    password: str
+    name: str = Field(max_length=MAX_LOGIN_NAME)
+    password: str = Field(max_length=MAX_PASSWORD)
 
 
 class PruneRequest(BaseModel):
@@ -114,23 +156,37 @@ async def _unique_keys(request: Request) -> None:
         pass
 
 
-def create_app(recording: Path | str) -> FastAPI:
+def create_app(recording: Path | str, settings: PageSettings | None = None) -> FastAPI:
     """The surveillance page for one recording directory (opened per request)."""
+    settings = settings or PageSettings()
     directory = Path(recording)
     RecordingStore(directory).close()  # fail now, and upgrade an old schema once, up front
     sessions: dict[str, Session] = {}
     lock = threading.Lock()
+    limiter = LoginLimiter(settings.login_limits)
+    scheme = "https" if settings.tls else "http"
     app = FastAPI(title="dealer-assist surveillance", docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.sessions = sessions  # the logins open now (tests look at them)
     app.mount("/static", StaticFiles(directory=str(_STATIC)), name="static")
+    headers = {**_SECURITY_HEADERS, **({"Strict-Transport-Security": "max-age=31536000"}
+                                      if settings.tls else {})}
 
     @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
-        for name, value in _SECURITY_HEADERS.items():
+    async def guard(request: Request, call_next: Any) -> Response:
+        try:
+            check_host(request, settings.allowed_hosts)
+            check_origin(request, scheme, api=request.url.path.startswith("/api/"))
+        except HTTPException as refused:
+            response: Response = JSONResponse({"detail": refused.detail},
+                                              status_code=refused.status_code)
+        else:
+            response = await call_next(request)
+        for name, value in headers.items():
             response.headers.setdefault(name, value)
         return response
+
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
 
     @contextmanager
     def store() -> Iterator[RecordStore]:
@@ -140,16 +196,32 @@ def create_app(recording: Path | str) -> FastAPI:
         finally:
             opened.close()
 
-    def operator(request: Request) -> Operator:
+    def session(request: Request) -> Session:
+        """The caller's session: one whose operator the store no longer holds as at login
+        (removed, another role or password) is ended; a state-changing call needs its token."""
         token = request.cookies.get(SESSION_COOKIE, "")
         with lock:
-            session = sessions.get(token)
-            if session is not None and session.expires < time.time():
+            found = sessions.get(token)
+            if found is not None and found.expires < time.time():
                 del sessions[token]
-                session = None
-        if session is None:
+                found = None
+        if found is None:
             raise HTTPException(401, "log in first")
-        return session.operator
+        with store() as opened:
+            still = current(opened, found.operator)
+        if not still:
+            with lock:
+                sessions.pop(token, None)
+            raise HTTPException(401, "this login has ended (the operator was removed or changed):"
+                                     " log in again")
+        if request.method in STATE_CHANGING:
+            check_csrf(request, found.csrf)
+        return found
+
+    This = Annotated[Session, Depends(session)]
+
+    def operator(this: This) -> Operator:
+        return this.operator
 
     Who = Annotated[Operator, Depends(operator)]
 
@@ -160,37 +232,78 @@ def create_app(recording: Path | str) -> FastAPI:
 
     FullOperator = Annotated[Operator, Depends(full_operator)]
 
+    def admit(name: str, address: str) -> None:
+        """Let a login attempt on to the password check, or refuse it (429) by the policy; a
+        lock the technician lifted (a ``login-unlocked`` record) is lifted here first."""
+        with lock:
+            locked_by = limiter.locked_by(name)
+        if locked_by is not None:
+            with store() as opened:
+                lifted = unlocked_since(opened, name, locked_by)
+            if lifted:
+                with lock:
+                    limiter.unlock(name)
+        with lock:
+            try:
+                limiter.admit(name, address)
+            except LoginRefused as refused:
+                wait = refused.retry_after_s
+                raise HTTPException(429, str(refused), headers=None if wait is None else
+                                    {"Retry-After": str(math.ceil(wait))}) from None
+
+    def check_login(body: Login, address: str) -> Operator:
+        name = login_key(body.name)
+        admit(name, address)
+        try:
+            with store() as opened:
+                try:
+                    who = authenticate(opened, name, body.password, passwords=settings.passwords,
+                                       address=address)
+                except AccessError:
+                    with lock:
+                        locks = limiter.failed(name, address)
+                    if locks:
+                        seq = log_access(opened, recorded_name(name), "login-locked",
+                                         {"address": address})
+                        with lock:
+                            limiter.lock(name, seq)
+                    raise HTTPException(401, "wrong operator name or password") from None
+            with lock:
+                limiter.succeeded(name, address)
+            return who
+        finally:
+            with lock:
+                limiter.done(address)
+
     @app.get("/", response_class=HTMLResponse)
     def page() -> str:
         return (_STATIC / "index.html").read_text(encoding="utf-8")
 
     @app.post("/api/login", dependencies=[Depends(_unique_keys)])
-    def login(body: Login, response: Response) -> dict[str, str]:
-        with store() as opened:
-            try:
-                who = authenticate(opened, body.name, body.password)
-            except AccessError:
-                raise HTTPException(401, "wrong operator name or password") from None
+    def login(body: Login, request: Request, response: Response) -> dict[str, str]:
+        who = check_login(body, request.client.host if request.client else "(unknown)")
         token = secrets.token_urlsafe(32)
         now = time.time()
+        opened = Session(who, now + SESSION_SECONDS, secrets.token_urlsafe(32))
         with lock:
             for expired in [t for t, s in sessions.items() if s.expires < now]:
                 del sessions[expired]  # logins never used again would be kept for ever
-            sessions[token] = Session(who, now + SESSION_SECONDS)
+            sessions[token] = opened
         response.set_cookie(SESSION_COOKIE, token, max_age=SESSION_SECONDS, httponly=True,
-                            samesite="strict")
-        return {"name": who.name, "role": who.role}
+                            samesite="strict", secure=settings.tls)
+        return {"name": who.name, "role": who.role, "csrf": opened.csrf}
 
     @app.post("/api/logout")
-    def logout(request: Request, response: Response) -> dict[str, bool]:
+    def logout(request: Request, response: Response, this: This) -> dict[str, bool]:
         with lock:
             sessions.pop(request.cookies.get(SESSION_COOKIE, ""), None)
-        response.delete_cookie(SESSION_COOKIE)
+        response.delete_cookie(SESSION_COOKIE, httponly=True, samesite="strict",
+                               secure=settings.tls)
         return {"ok": True}
 
     @app.get("/api/me")
-    def me(who: Who) -> dict[str, str]:
-        return {"name": who.name, "role": who.role}
+    def me(this: This) -> dict[str, str]:
+        return {"name": this.operator.name, "role": this.operator.role, "csrf": this.csrf}
 
     @app.get("/api/rounds")
     def rounds(request: Request, who: Who) -> dict[str, Any]:
@@ -211,10 +324,16 @@ def create_app(recording: Path | str) -> FastAPI:
         return answer
 
     @app.get("/api/rounds/{key}")
-    def one_round(key: RoundKey, who: Who) -> dict[str, Any]:
+    def one_round(key: RoundKey, this: This) -> dict[str, Any]:
+        """The round, recorded with the frames it lets this session fetch (one record a view,
+        not one a frame)."""
         with store() as opened:
             view = _view(opened, key)
-            log_access(opened, who.name, "view", {"round_key": key, "round": view["round"]})
+            frames = [frame["seq"] for frame in view["frames"] if not frame["pruned"]]
+            log_access(opened, this.operator.name, "view",
+                       {"round_key": key, "round": view["round"], "frames": frames})
+        with lock:
+            this.frames.update(frames)
         return view
 
     @app.get("/api/rounds/{key}/replay")
@@ -243,16 +362,23 @@ def create_app(recording: Path | str) -> FastAPI:
                     raise
                 except RecordingError:  # pruned or missing: the report says so
                     continue
-            log_access(opened, who.name, "export", {"round_key": key, "round": view["round"]})
+            log_access(opened, who.name, "export", {"round_key": key, "round": view["round"],
+                                                    "frames": sorted(images)})
             html = incident_report_html(
                 view, replay_round(data), images, exported_by=f"{who.name} ({who.role})",
                 exported_at=format_time(datetime.now(UTC)), chain_head=opened.head())
-        name = f"incident-{view['table']}-{view['round']}-{key}.html".replace("/", "_")
+        name = f"incident-{view['table']}-{view['round']}-{key}.html"
         return Response(html, media_type="text/html; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+                        headers={"Content-Disposition": attachment(name)})
 
     @app.get("/api/frames/{seq}")
-    def frame(seq: FrameSeq, who: Who) -> Response:
+    def frame(seq: FrameSeq, this: This) -> Response:
+        """A frame named by a round view this session opened (and so recorded)."""
+        with lock:
+            viewed = seq in this.frames
+        if not viewed:
+            raise HTTPException(403, f"frame record {seq} is served only with its round: open the"
+                                     " round first (its view is recorded with its frames)")
         with store() as opened:
             try:
                 data, media_type = frame_file(opened, seq)
@@ -277,7 +403,9 @@ def create_app(recording: Path | str) -> FastAPI:
     @app.get("/api/storage")
     def storage(who: Who) -> Any:
         with store() as opened:
-            return storage_report(opened)
+            report = storage_report(opened)
+            log_access(opened, who.name, "storage", {})
+        return report
 
     @app.get("/api/access")
     def access(who: Who, limit: int = 200) -> Any:
@@ -290,6 +418,10 @@ def create_app(recording: Path | str) -> FastAPI:
         if not 0 < body.older_than_hours <= MAX_PRUNE_HOURS:
             raise HTTPException(422, f"older_than_hours must be above 0 and at most "
                                      f"{MAX_PRUNE_HOURS} (100 years)")
+        if body.older_than_hours < settings.retention_floor_hours:
+            raise HTTPException(403, f"the page keeps every frame younger than the retention"
+                                     f" policy: older_than_hours must be at least"
+                                     f" {settings.retention_floor_hours:g}")
         with store() as opened:
             return prune_frames(opened, timedelta(hours=body.older_than_hours), who.name)
 
@@ -304,6 +436,12 @@ def create_app(recording: Path | str) -> FastAPI:
                 raise HTTPException(404, str(error)) from None
         return {"ok": True}
 
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, error: RequestValidationError) -> JSONResponse:
+        # what was wrong and where, never the input itself (a 16 KiB name, text UTF-8 cannot hold)
+        return JSONResponse({"detail": [{"loc": list(e["loc"]), "msg": e["msg"]}
+                                        for e in error.errors()]}, status_code=422)
+
     @app.exception_handler(RecordingError)
     def recording_error(request: Request, error: RecordingError) -> JSONResponse:
         # what is not there is answered 404 where it is looked up; this is a store that cannot
@@ -317,6 +455,15 @@ def create_app(recording: Path | str) -> FastAPI:
     return app
 
 
+def attachment(filename: str) -> str:
+    """A ``Content-Disposition`` for a download (RFC 6266): an ASCII fallback ``filename`` (each
+    character but letters, digits and ``._-`` as ``_``) and the exact name as ``filename*``,
+    UTF-8 percent-encoded (RFC 5987)."""
+    fallback = re.sub(r"[^A-Za-z0-9._-]", "_", filename)
+    exact = quote(filename.encode("utf-8", "replace"), safe="")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
+
+
 def _view(store: RecordStore, key: int) -> dict[str, Any]:
     try:
         return round_view(store, key)
@@ -327,11 +474,14 @@ def _view(store: RecordStore, key: int) -> dict[str, Any]:
 
 
 def _query_from(params: Any) -> RoundQuery:
-    """The search criteria in a query string; a bad one is refused (422) by name."""
+    """The search criteria in a query string; a bad one (or one over :data:`MAX_SEARCH_TEXT`
+    characters, which would go into the access record) is refused (422) by name."""
     def value(name: str, parse: Callable[[str], Any] = str) -> Any:
         text = params.get(name, "").strip()
         if not text:
             return None
+        if len(text) > MAX_SEARCH_TEXT:
+            raise HTTPException(422, f"bad search: {name}: over {MAX_SEARCH_TEXT} characters")
         try:
             return parse(text)
         except (ValueError, ArithmeticError) as error:  # ArithmeticError: a date out of range

@@ -13,7 +13,8 @@ from typing import Any
 import dealer_assist
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import TableRecording, open_recording
+from dealer_assist.table.question_frames import QuestionFrames, Snapshots
+from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.sources import RecordingFailed, Source
@@ -39,6 +40,7 @@ class TableSetup:
     port: int = 8021
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
+    evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -92,7 +94,8 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     play), then the sources, runner and screen; nothing is started. Raises RecordingError
     (StoreOpenError for the store) for the directory, and CodecError, JournalError or OSError
     for the journal, having closed what it opened."""
-    recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance)
+    recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance,
+                               evidence=setup.evidence)
     store = recording.store
     watch = RecordingWatch(recording.recorder)
 
@@ -123,8 +126,9 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         recording.close()
         raise
     offset = opened.clock_offset
+    sources = make_sources(opened.shoe)
     runner = TableRunner(
-        opened.loop, make_sources(opened.shoe), clock=lambda: clock() + offset,
+        opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
         recording_pending=lambda: watch.failing or (store is not None and not store.idle),
         shoe_position=opened.shoe,
@@ -134,4 +138,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             runner.submit(RecordingFailed(detail))
 
         store.on_failure = report
+        for camera in sources:
+            if isinstance(camera, Snapshots):
+                runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
     return Table(setup, recording, opened, runner, ScreenServer(runner, setup.host, setup.port))

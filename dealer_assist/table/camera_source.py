@@ -99,7 +99,8 @@ class CameraStages:
     RuntimeError: none usable, its message saying why; any other exception likewise, its type
     named), ``detect(frame)`` the cards,
     ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
-    ``check_view(frame)`` whether the camera moved or went soft, every few seconds."""
+    ``check_view(frame)`` whether the camera moved or went soft, every few seconds,
+    ``picture(frame)`` the frame as an image file's bytes (JPEG), for the record."""
 
     grab: Callable[[], Any]
     detect: Callable[[Any], Sequence[Observation]]
@@ -107,6 +108,30 @@ class CameraStages:
     to_table: Callable[[float, float], tuple[float, float]]
     check_view: Callable[[Any], ViewCheck] | None = None
     close: Callable[[], None] | None = None
+    picture: Callable[[Any], bytes] | None = None
+
+
+def jpeg(image: Any) -> bytes:
+    """An image (a BGR array, as OpenCV grabs) as JPEG bytes, for the record."""
+    import cv2
+
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    if not ok:
+        raise ValueError("the frame could not be encoded as JPEG")
+    return bytes(encoded.tobytes())
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A frame the camera grabbed, kept for the record: ``picture()`` encodes it (JPEG bytes),
+    so the cost is paid where it is recorded, not on the camera's thread."""
+
+    frame: Any
+    grabbed_at: float
+    encode: Callable[[Any], bytes]
+
+    def picture(self) -> bytes:
+        return self.encode(self.frame)
 
 
 class CameraSource:
@@ -149,6 +174,11 @@ class CameraSource:
         self._stop = threading.Event()
         self._new_round = threading.Event()
         self._thread: threading.Thread | None = None
+        self._latest: Snapshot | None = None
+
+    def snapshot(self) -> Snapshot | None:
+        """The latest frame grabbed (None before the first, or with no ``picture`` stage)."""
+        return self._latest
 
     def new_round(self) -> None:
         """A round has opened (its first bet): forget the last round's felt before the next
@@ -218,6 +248,8 @@ class CameraSource:
                 continue
             refused = ""
             last_frame = started
+            if stages.picture is not None:
+                self._latest = Snapshot(frame, started, stages.picture)
             if up is not True:
                 up = True
                 logger.info("camera feed up: %s", self.description)

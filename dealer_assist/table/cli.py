@@ -27,6 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "directory written in and locked, the journal read, the screen's host resolved and its "
         "port bound; all undone), and exit: 0 fit to start, 2 not"
     )
+    parser.add_argument(
+        "--new-chain", metavar="REASON",
+        help="begin a new chain of surveillance records where one had been (its index.sqlite "
+        "lost): refused without this; the reason is recorded and anchored")
+    parser.add_argument(
+        "--rotate-key", metavar="REASON",
+        help="replace the table's signing key (the new one introduced by a record the old one "
+        "signs; the public key file gains it) and exit")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,7 +44,12 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.config import ConfigError, load_config
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
-    from dealer_assist.table.recording import RecordingError, StoreOpenError
+    from dealer_assist.table.recording import (
+        EvidenceFiles,
+        RecordingError,
+        StoreOpenError,
+        rotate_table_key,
+    )
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
 
@@ -83,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
           f"{log_file or 'standard error'}")
+    if config.surveillance:
+        print(f"surveillance store signed with {config.key} (public key file "
+              f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
+              f"{config.anchor_log}")
     if args.check:
         from dealer_assist.table.preflight import check_start
 
@@ -93,6 +110,17 @@ def run(args: argparse.Namespace) -> int:
             camera.stop()
         # a camera configured but unable to start would leave the table shoe only: not a pass
         return 2 if "camera" in notes or not started else 0
+
+    evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
+    if args.rotate_key is not None:
+        try:
+            key_id = rotate_table_key(config.recording_dir, config.table_id, evidence,
+                                      args.rotate_key)
+        except ValueError as error:  # RecordingError, the key file's
+            print(f"dealer-assist table: {config.path}: recording.key: {error}", file=sys.stderr)
+            return 2
+        print(f"the table's key is now {key_id}; hand {evidence.public_key} to surveillance")
+        return 0
 
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []
@@ -109,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
         config.recording_dir, config.table_id, config.rules_spec,
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
         has_camera=camera is not None, surveillance=config.surveillance,
-        host=config.host, port=config.port, notes=notes)
+        host=config.host, port=config.port, notes=notes,
+        evidence=evidence if config.surveillance else None)
     try:
         table = assemble(setup, make_sources)
     except RecordingError as error:

@@ -22,6 +22,10 @@ reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped
 dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
 surveillance = false         # also into the surveillance store, its database dir/index.sqlite
                              # (dealer-assist replay dir --verify)
+key = "T1.key"               # the store's signing key (default TABLE_ID.key beside this file;
+                             # created at first start, mode 0600; its public key in T1.pub)
+anchor_log = "anchors.jsonl" # chain heads, appended at every round end (default: beside this
+                             # file); both outside the recording directory
 
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
@@ -89,6 +93,8 @@ class TableConfig:
     port: int
     surveillance: bool = False
     log_level: str = "info"
+    key: Path = Path("T1.key")  # the surveillance store's signing key (public key: .pub)
+    anchor_log: Path = Path("anchors.jsonl")
     log_file: Path | None = None
 
 
@@ -96,7 +102,7 @@ _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logg
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader"},
-    "recording": {"dir", "surveillance"},
+    "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port"},
     "logging": {"level", "file"},
 }
@@ -141,6 +147,20 @@ def _can_create(path: str, key: str, folder: Path) -> None:
         raise ConfigError(path, key, f"cannot create {folder}: {existing} is not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError(path, key, f"cannot create {folder}: {existing} is not writable")
+
+
+def _outside(path: str, base: Path, recording_dir: Path, name: str, value: object) -> Path:
+    """A ``[recording]`` file that must not lie in the recording directory: whoever can
+    write the recording must not reach the key, nor rewrite the anchors."""
+    key = f"recording.{name}"
+    resolved = Path(_text(path, key, value))
+    resolved = resolved if resolved.is_absolute() else base / resolved
+    if resolved.resolve().is_relative_to(recording_dir.resolve()):
+        raise ConfigError(path, key, f"{resolved} lies in the recording directory "
+                          f"{recording_dir}: keep it outside, where the recording's writers "
+                          "cannot reach it")
+    _can_create(path, key, resolved.parent)
+    return resolved
 
 
 def _file(path: str, base: Path, key: str, value: object) -> Path:
@@ -246,6 +266,10 @@ def parse_config(
     if surveillance and index.exists() and not index.is_file():
         raise ConfigError(path, "recording.surveillance",
                           f"{index} is not a file: the surveillance store cannot be opened")
+    key_file = _outside(path, base, recording_dir, "key",
+                        recording.get("key", f"{table_id}.key"))
+    anchor_log = _outside(path, base, recording_dir, "anchor_log",
+                          recording.get("anchor_log", "anchors.jsonl"))
 
     screen = _section(path, data, "screen") or {}
     host = _text(path, "screen.host", screen.get("host", "127.0.0.1"))
@@ -262,7 +286,7 @@ def parse_config(
         rules_spec = raw_rules["preset"]
     return TableConfig(
         path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance,
-        log_level=log_level, log_file=log_file,
+        log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
     )
 
 

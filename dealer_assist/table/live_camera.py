@@ -15,6 +15,7 @@ from dealer_assist.table.camera_source import (
     CameraSource,
     CameraStages,
     ViewCheck,
+    jpeg,
 )
 from dealer_assist.table.config import CameraConfig
 from dealer_assist.table.felt import FeltTracker
@@ -137,6 +138,7 @@ def open_live_camera(config: CameraConfig,
         to_table=calibration.image_to_table,
         check_view=check_view,
         close=capture.close,
+        picture=jpeg,
     )
     return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
                         workers=DETECTION_WORKERS)

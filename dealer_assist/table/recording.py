@@ -7,7 +7,9 @@ as each round ends; the round in play is in the table's journal (:mod:`.journal`
 is never overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
 With the surveillance store on, its database (``index.sqlite``) lies at the top of ``<dir>``
 too, so ``dealer-assist replay <dir>`` and ``dealer-assist surveillance serve <dir>`` open it
-directly. :func:`open_recording` lays it out for the table and the demo alike.
+directly. :func:`open_recording` lays it out for the table and the demo alike. The store's
+records are signed with the table's key and its chain heads anchored (:class:`EvidenceFiles`:
+the key, its public key file and the anchor log, all outside ``<dir>``).
 """
 
 from __future__ import annotations
@@ -20,15 +22,20 @@ import queue
 import sqlite3
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dealer_assist.durable import fsync_dir
 from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
+from dealer_assist.table.camera_source import Snapshot
 from dealer_assist.table.loop import ERRORS_KEPT
+
+if TYPE_CHECKING:
+    from dealer_assist.surveillance.signed_chain import Evidence
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +67,42 @@ def _write_synced(path: Path, text: str, mode: str) -> None:
         if mode == "x":  # the new file's name is durable too: the journal lets the round go
             fsync_dir(target.parent)
         return
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceFiles:
+    """Where a table keeps what makes its store's records evidence, outside the recording
+    directory: its private key (created at first start, mode 0600), the public key file for
+    surveillance (``.pub`` beside the key) and the anchor log; ``new_chain`` is the
+    technician's reason to begin a chain where one was (None: refused)."""
+
+    key: Path
+    anchor_log: Path
+    new_chain: str | None = None
+
+    @property
+    def public_key(self) -> Path:
+        return self.key.with_suffix(".pub")
+
+    @classmethod
+    def beside(cls, directory: Path) -> EvidenceFiles:
+        """A folder ``<directory>.evidence`` beside the recording (the demo's)."""
+        folder = directory.with_name(directory.name + ".evidence")
+        return cls(folder / "table.key", folder / "anchors.jsonl")
+
+    def open(self, directory: Path) -> Evidence:
+        """The store's :class:`~dealer_assist.surveillance.signed_chain.Evidence` (the key made
+        at first start); RecordingError when a file lies in ``directory``."""
+        from dealer_assist.surveillance.anchors import AnchorLog
+        from dealer_assist.surveillance.signed_chain import Evidence
+        from dealer_assist.surveillance.signing import open_table_key
+
+        for path in (self.key, self.public_key, self.anchor_log):
+            if path.resolve().is_relative_to(directory.resolve()):
+                raise RecordingError(f"{path} lies in the recording directory {directory}: "
+                                     "keys and anchors must be kept outside it")
+        return Evidence(open_table_key(self.key, self.public_key), AnchorLog(self.anchor_log),
+                        self.new_chain)
 
 
 class FileRecorder:
@@ -157,6 +200,10 @@ class _Writes(Protocol):
     def write_alarm(self, alarm: Alarm) -> None: ...
 
 
+#: Rounds whose questions' frames the store holds until the round is recorded.
+FRAME_ROUNDS_KEPT = 8
+
+
 class SurveillanceRecorder:
     """Rounds and alarms into the surveillance store (``dealer_assist.surveillance.Recorder``:
     hash-chained SQLite, replayable with ``dealer-assist replay``), written from its own thread
@@ -170,14 +217,17 @@ class SurveillanceRecorder:
     damaged when it is opened is not written to at all: that is one such failure. The file
     recording still has every round."""
 
-    def __init__(self, directory: str | os.PathLike[str], table_id: str):
+    def __init__(self, directory: str | os.PathLike[str], table_id: str,
+                 evidence: EvidenceFiles | None = None):
         self.directory = Path(directory)
+        self.evidence = evidence
         self.errors: list[str] = []
         self._on_failure: Callable[[str], None] | None = None
         self._unreported: str | None = None  # a failure found before on_failure was set
         self._report_lock = threading.Lock()
         self._failing = False
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+        self._frames: dict[str, list[tuple[str, Snapshot]]] = {}  # by round, on the thread
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
@@ -204,10 +254,16 @@ class SurveillanceRecorder:
             report(unreported)
 
     def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self._queue.put(("round", (lines, settlement)))
+        self._queue.put(("round", (round_id, lines, settlement)))
 
     def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self._queue.put(("void", (lines, reason)))
+        self._queue.put(("void", (round_id, lines, reason)))
+
+    def keep_question_frame(self, round_id: str, question: str, snapshot: Snapshot) -> None:
+        """The camera's frame when ``question`` was asked in ``round_id``: written as a key
+        frame of the round, tied to the question's event, when the round is recorded (encoded
+        on the store's thread). Frames of the latest ``FRAME_ROUNDS_KEPT`` rounds are held."""
+        self._queue.put(("frame", (round_id, question, snapshot)))
 
     def write_alarm(self, alarm: Alarm) -> None:
         self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
@@ -234,7 +290,9 @@ class SurveillanceRecorder:
 
         recorder: Recorder | None = None
         try:
-            recorder = Recorder.open(self.directory, table=table_id)
+            recorder = Recorder.open(
+                self.directory, table=table_id,
+                evidence=None if self.evidence is None else self.evidence.open(self.directory))
         except DamagedRecordingError as error:
             self._failing = True
             self._keep(f"open: {error}")
@@ -269,33 +327,49 @@ class SurveillanceRecorder:
             try:
                 if recorder is not None:
                     recorder.close()
-            except sqlite3.Error as error:
+            except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
                 self._keep(f"close: {error}")
 
-    @staticmethod
-    def _write(recorder: Any, kind: str, payload: Any) -> None:
+    def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
             recorder.alarm(*payload)
             return
+        if kind == "frame":
+            round_id, question, snapshot = payload
+            self._frames.setdefault(round_id, []).append((question, snapshot))
+            while len(self._frames) > FRAME_ROUNDS_KEPT:
+                del self._frames[next(iter(self._frames))]
+            return
+        round_id, lines, last = payload
         if kind == "repair":
             from dealer_assist.surveillance.query import RoundQuery, search_rounds
 
-            round_id, lines, last = payload
             found, _ = search_rounds(recorder.store, RoundQuery(table=recorder.table,
                                                                 round_id=round_id))
             if any(row["status"] == "settled" for row in found):
                 return
             kind = "round"
-        else:
-            lines, last = payload
         events = [json.loads(line) for line in lines]
         recorder.begin_round(events[0])
         for event in events[1:]:
             recorder.event(event)
+        self._write_frames(recorder, events, self._frames.pop(round_id, []))
         if kind == "round":
             recorder.end_round(last)
         else:
             recorder.alarm("void", last)
+
+    @staticmethod
+    def _write_frames(recorder: Any, events: list[Any],
+                      frames: list[tuple[str, Snapshot]]) -> None:
+        """Each question's frame, tied to the first of the round's question events with its
+        text not yet given one (none: a question withdrawn by a correction, tied to no event)."""
+        asked = [index for index, event in enumerate(events) if event.get("type") == "question"]
+        for question, snapshot in frames:
+            index = next((i for i in asked if events[i].get("text") == question), None)
+            if index is not None:
+                asked.remove(index)
+            recorder.frame(snapshot.picture(), {"question": question}, index, key=True)
 
     def _died(self, error: str) -> None:
         """The writing thread ended on an exception (logged): what is queued now is not written."""
@@ -374,15 +448,16 @@ class TableRecording:
 
 
 def open_recording(directory: str | os.PathLike[str], table_id: str, *,
-                   surveillance: bool) -> TableRecording:
+                   surveillance: bool, evidence: EvidenceFiles | None = None) -> TableRecording:
     """Open ``directory`` for ``table_id``: the round-log files first (which holds it against
-    another table), then, with ``surveillance``, the store beside them. RecordingError names
-    the directory or the store and why; nothing is left held when it is raised."""
+    another table), then, with ``surveillance``, the store beside them, signed and anchored
+    with ``evidence`` (None: unsigned). RecordingError names the directory or the store and
+    why; nothing is left held when it is raised."""
     files = FileRecorder(directory)
     if not surveillance:
         return TableRecording(files, None)
     try:
-        store = SurveillanceRecorder(files.directory, table_id)
+        store = SurveillanceRecorder(files.directory, table_id, evidence)
     except RecordingError:
         files.close()
         raise
@@ -392,3 +467,30 @@ def open_recording(directory: str | os.PathLike[str], table_id: str, *,
                        " replay the earlier one with 'dealer-assist replay %s'", old.parent,
                        files.directory, old.parent)
     return TableRecording(files, store)
+
+
+def rotate_table_key(directory: Path, table_id: str, evidence: EvidenceFiles, why: str) -> str:
+    """Replace the table's key: a new key is made, introduced in the store by a record the old
+    key signs (anchored), added to the public key file, then put in the old key's place.
+    Holds the directory against a table meanwhile; returns the new key's id."""
+    from dealer_assist.surveillance import Recorder
+    from dealer_assist.surveillance.signing import Signer, add_public_key
+
+    files = FileRecorder(directory)
+    try:
+        recorder = Recorder.open(directory, table=table_id, evidence=evidence.open(directory))
+        new = Signer.generate()
+        pending = evidence.key.with_name(evidence.key.name + ".new")
+        pending.unlink(missing_ok=True)
+        new.save(pending)  # a crash after the record leaves the new key here to put in place
+        try:
+            recorder.rotate_key(new, why)
+        finally:
+            recorder.close()
+        add_public_key(evidence.public_key, new.public)
+        os.replace(pending, evidence.key)
+        fsync_dir(evidence.key.parent)
+    finally:
+        files.close()
+    logger.warning("table %s: key rotated to %s (%s)", table_id, new.public.key_id, why)
+    return new.public.key_id

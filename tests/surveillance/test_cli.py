@@ -21,10 +21,12 @@ ROOT = Path(__file__).parents[2]
 
 def test_replay_verify_clean_exits_0(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(recording), "--verify"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith(
+    *notes, last = capsys.readouterr().out.splitlines()
+    assert last.startswith(
         f"CLEAN: {GOLDEN_COUNT} settled rounds re-settled, 0 partial; chain verified over"
     )
+    assert notes[0].startswith("note: no record is signed: the recording predates signing")
+    assert notes[-1].startswith("note: no anchor log given (--anchor-log FILE)")
     assert access_log(RecordingStore(recording))[0]["action"] == "replay"
 
 
@@ -343,10 +345,9 @@ def test_adding_an_operator_with_no_password_to_read_is_refused(recording: Path)
     assert "Traceback" not in done.stderr
 
 
-def test_a_name_that_is_not_utf8_is_refused_or_logged_readably(recording: Path) -> None:
+def test_a_name_that_is_not_utf8_is_refused(recording: Path) -> None:
     """A shell in another encoding passes bytes Python cannot write into a UTF-8 record: the
-    chain's hash crashed on them. A name given is refused (nothing shown, nothing logged); a
-    login name the system spells that way is logged with its odd bytes written out."""
+    chain's hash crashed on them. A name given is refused (nothing shown, nothing logged)."""
     import os
 
     odd = os.fsdecode(b"agent-\xe9")  # Latin-1, as an old terminal sends it
@@ -359,12 +360,23 @@ def test_a_name_that_is_not_utf8_is_refused_or_logged_readably(recording: Path) 
         assert f"argument {option}: 'agent-\\udce9' is not UTF-8 text" in result.stderr
         assert result.stdout == ""
     assert len(access_log(RecordingStore(recording))) == before
-    result = subprocess.run([sys.executable, "-m", "dealer_assist", "replay", str(recording)],
-                            capture_output=True, text=True, cwd=ROOT, timeout=60,
-                            env={**os.environ, "LOGNAME": odd, "USER": odd, "LNAME": odd,
-                                 "USERNAME": odd})
-    assert result.returncode == 0, result.stderr
-    assert access_log(RecordingStore(recording))[0]["user"] == "agent-\\xe9"
+
+
+def test_replay_records_the_os_account_beside_any_name_the_caller_types(recording: Path) -> None:
+    """``--user`` and ``$USER``/``$LOGNAME`` are whatever the caller says: the record keeps the
+    account the process runs as (from its uid) beside the claimed name."""
+    import os
+    import pwd
+
+    account = pwd.getpwuid(os.getuid()).pw_name
+    fake = {**os.environ, "LOGNAME": "olga", "USER": "olga", "LNAME": "olga", "USERNAME": "olga"}
+    for extra, claimed in (([], account), (["--user", "olga"], "olga")):
+        result = subprocess.run([sys.executable, "-m", "dealer_assist", "replay", str(recording),
+                                 *extra], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                                env=fake)
+        assert result.returncode == 0, result.stderr
+        entry = access_log(RecordingStore(recording))[0]
+        assert (entry["action"], entry["user"], entry["account"]) == ("replay", claimed, account)
 
 
 def test_reindex_rebuilds_an_altered_search_index_from_the_records_and_logs_it(
@@ -385,7 +397,8 @@ def test_reindex_rebuilds_an_altered_search_index_from_the_records_and_logs_it(
     assert out.endswith(f"search index rebuilt from the records of {recording}\n")
     assert access_log(RecordingStore(recording))[0]["action"] == "reindex"
     assert main(["replay", str(recording), "--verify"]) == 0
-    assert capsys.readouterr().out.startswith(f"CLEAN: {GOLDEN_COUNT} settled rounds")
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        f"CLEAN: {GOLDEN_COUNT} settled rounds")
 
     assert main(["surveillance", "reindex", str(recording)]) == 0
     assert capsys.readouterr().out.endswith("(it matched them already)\n")

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import pytest
 
 from dealer_assist.surveillance.interface import RecordStore, RoundQuery, StoredOperator
+from dealer_assist.surveillance.signing import Signer
 from dealer_assist.surveillance.store import (
     GENESIS_HASH,
     DamagedRecordingError,
@@ -203,6 +204,24 @@ def test_appended_records_read_back_in_order_each_linked_to_the_one_before(
     assert list(store.scan()) == read
     assert store.record(3) == read[2]
     assert store.record(6) is None
+
+
+def test_a_store_with_a_signer_signs_each_record_in_the_same_write(backend: Backend) -> None:
+    store = backend.create()
+    unsigned = store.append("note", {"n": 0}, table="T1")
+    store.signer = signer = Signer.generate()
+    signed = [store.append("note", {"n": n}, table="T1") for n in (1, 2)]
+    store.signer = None
+    after = store.append("note", {"n": 3}, table="T1")
+    store.close()
+    store = backend.reopen()
+    try:
+        read = list(store.records())
+    finally:
+        store.close()
+    assert read == [unsigned, *signed, after]
+    assert (read[0].signature, read[3].signature) == (None, None)
+    assert all(signer.public.verifies(r.hash, r.signature or "") for r in read[1:3])
 
 
 def test_the_same_record_appended_twice_is_two_records_never_one(store: RecordStore) -> None:

@@ -12,36 +12,38 @@ import pytest
 from fastapi.testclient import TestClient
 
 from dealer_assist.surveillance import RecordingStore
-from dealer_assist.surveillance.access import access_log, add_operator, check_password
-from dealer_assist.surveillance.web import SESSION_COOKIE, create_app
+from dealer_assist.surveillance.access import access_log, add_operator
+from dealer_assist.surveillance.passwords import default_passwords
+from dealer_assist.surveillance.web import SESSION_COOKIE
 from tests.surveillance.damage import damage_page, unreadable_seqs
 from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
-
-PASSWORD = "correct horse battery"
+from tests.surveillance.page import PASSWORD, add_operators, login, page_client
 
 
 @pytest.fixture
 def client(recording: Path) -> TestClient:
-    store = RecordingStore(recording)
-    add_operator(store, "olga", PASSWORD, "operator")
-    add_operator(store, "audrey", PASSWORD, "auditor")
-    store.close()
-    return TestClient(create_app(recording))
+    add_operators(recording, olga="operator", audrey="auditor")
+    return page_client(recording)
 
 
 def _login(client: TestClient, name: str = "olga") -> None:
-    response = client.post("/api/login", json={"name": name, "password": PASSWORD})
-    assert response.status_code == 200, response.text
+    login(client, name)
 
 
-def test_passwords_are_stored_salted_never_in_clear(recording: Path) -> None:
+def _open_round(client: TestClient, round_id: str) -> dict[str, Any]:
+    key = client.get("/api/rounds", params={"round": round_id}).json()["rounds"][0]["key"]
+    return dict(client.get(f"/api/rounds/{key}").json())
+
+
+def test_passwords_are_stored_salted_argon2id_at_the_default_cost(recording: Path) -> None:
     store = RecordingStore(recording)
     add_operator(store, "a", PASSWORD, "auditor")
     add_operator(store, "b", PASSWORD, "auditor")
     stored = [row[0] for row in store.conn.execute("SELECT password FROM operators")]
     assert len(set(stored)) == 2 and all(PASSWORD not in s for s in stored)
-    assert all(s.startswith("scrypt$16384$8$1$") for s in stored)
-    assert check_password(PASSWORD, stored[0]) and not check_password(PASSWORD + "x", stored[0])
+    assert all(s.startswith("$argon2id$v=19$m=65536,t=3,p=4$") for s in stored)
+    passwords = default_passwords()
+    assert passwords.verify(PASSWORD, stored[0]) and not passwords.verify(PASSWORD + "x", stored[0])
 
 
 def test_missing_login_is_refused_everywhere(client: TestClient) -> None:
@@ -93,6 +95,7 @@ def test_wrong_password_and_unknown_name_are_refused_and_logged(
         ("mallory", "login-refused"),
         ("olga", "login-refused"),
     ]
+    assert log[0]["target"] == {"address": "testclient"}
 
 
 def test_search_by_table_time_seat_alarm_and_payout(client: TestClient) -> None:
@@ -230,8 +233,10 @@ def test_a_login_utf8_cannot_hold_or_giving_a_key_twice_is_refused(
         return client.post("/api/login", content=body,
                            headers={"content-type": "application/json"})
 
-    assert post(b'{"name": "\\ud800", "password": "\\ud800"}').status_code == 401
-    assert access_log(RecordingStore(recording))[0]["user"] == "\\ud800"
+    before = len(access_log(RecordingStore(recording)))
+    odd = post(b'{"name": "\\ud800", "password": "\\ud800"}')
+    assert odd.status_code == 422 and "valid string" in odd.json()["detail"][0]["msg"]
+    assert len(access_log(RecordingStore(recording))) == before
     twice = post(f'{{"name": "olga", "password": "wrong", "password": "{PASSWORD}"}}'.encode())
     assert twice.status_code == 400 and "key 'password' is given twice" in twice.text
     assert client.get("/api/me").status_code == 401
@@ -239,8 +244,7 @@ def test_a_login_utf8_cannot_hold_or_giving_a_key_twice_is_refused(
 
 def test_round_view_has_events_frames_settlement_and_the_frame_bytes(client: TestClient) -> None:
     _login(client, "audrey")
-    key = client.get("/api/rounds", params={"round": "sb-1"}).json()["rounds"][0]["key"]
-    view = client.get(f"/api/rounds/{key}").json()
+    view = _open_round(client, "sb-1")
     assert view["round"] == "sb-1" and view["status"] == "settled"
     assert [e["event"]["type"] for e in view["events"]][:2] == ["round", "bet"]
     card_events = [e["index"] for e in view["events"] if e["event"]["type"] == "card"]
@@ -275,10 +279,8 @@ def test_export_is_one_self_contained_html_file(client: TestClient) -> None:
 
 def test_the_export_says_which_cards_a_hand_held_dealer_entered(tmp_path: Path) -> None:
     build_recording(tmp_path, [HAND_HELD_ROUND])
-    store = RecordingStore(tmp_path)
-    add_operator(store, "audrey", PASSWORD, "auditor")
-    store.close()
-    client = TestClient(create_app(tmp_path))
+    add_operators(tmp_path, audrey="auditor")
+    client = page_client(tmp_path)
     _login(client, "audrey")
     html = client.get("/api/rounds/1/export").text
     assert "<strong> (keyed by the dealer: no reader saw it)</strong>" in html
@@ -308,15 +310,16 @@ def test_every_search_view_replay_and_export_is_in_the_access_log(client: TestCl
 
 def test_the_auditor_is_read_only(client: TestClient) -> None:
     _login(client, "audrey")
-    assert client.post("/api/retention/prune", json={"older_than_hours": 1}).status_code == 403
+    assert client.post("/api/retention/prune", json={"older_than_hours": 168}).status_code == 403
     assert client.post("/api/frames/3/key").status_code == 403
     _login(client, "olga")
-    assert client.post("/api/retention/prune", json={"older_than_hours": 1}).status_code == 200
+    assert client.post("/api/retention/prune", json={"older_than_hours": 168}).status_code == 200
 
 
 def test_logout_ends_the_session(client: TestClient) -> None:
     _login(client)
-    assert client.get("/api/me").json() == {"name": "olga", "role": "operator"}
+    assert client.get("/api/me").json() == {"name": "olga", "role": "operator",
+                                            "csrf": client.headers["X-CSRF-Token"]}
     client.post("/api/logout")
     assert client.get("/api/me").status_code == 401
 

@@ -15,6 +15,10 @@ import pytest
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
 from dealer_assist.table.simulation.synthetic_camera import (
+    CARD_WIDTH,
+    FAN_STEP,
+    FRAME_SIZE,
+    PLAYED_SEATS,
     SyntheticFelt,
     VirtualTable,
     scene_truth,
@@ -33,8 +37,8 @@ def design():
 
 
 def test_felt_lays_out_hands_where_their_zones_are(design):
-    felt = SyntheticFelt(design)
-    table = VirtualTable()
+    table = VirtualTable((2, 7))
+    felt = SyntheticFelt(design, table)
     for code, seat, stack, sideways in [
         ("8S", 2, 0, False),
         ("8H", 2, 0, False),
@@ -74,3 +78,17 @@ def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path,
             assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"])
         assert [a.text for a in demo.loop.alarms] == []
         assert camera.source.frames_processed > 10
+
+
+def test_the_demos_split_hands_lie_in_their_own_seats_zone_and_in_the_frame():
+    """Seat 3's second split hand once fanned into seat 2's zone: the camera then saw its cards
+    land at seat 2 and the dealer was asked where they went."""
+    table = VirtualTable(PLAYED_SEATS)
+    for seat in PLAYED_SEATS:
+        for stack in (0, 1):
+            x0, y0 = table.stack_origin(seat, stack)
+            for position in range(6):
+                x, y = x0 + FAN_STEP[0] * position, y0 + FAN_STEP[1] * position
+                assert table.zone_of(x, y) == ("seat", seat), (seat, stack, position)
+                assert CARD_WIDTH / 2 <= x <= FRAME_SIZE[0] - CARD_WIDTH / 2
+                assert y <= FRAME_SIZE[1] - 0.7 * CARD_WIDTH

@@ -5,9 +5,14 @@ const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 let current = null;   // the round view being shown
 let step = 0;         // the event index shown
+let me = null;        // who is logged in, with the session's CSRF token
 
+// Every call that changes something carries the session's CSRF token (the server refuses it
+// otherwise); the browser adds the page's own Origin.
 async function api(path, options = {}) {
-  const response = await fetch(path, { credentials: "same-origin", ...options });
+  const headers = { ...(options.headers || {}) };
+  if ((options.method || "GET") !== "GET" && me) headers["X-CSRF-Token"] = me.csrf;
+  const response = await fetch(path, { credentials: "same-origin", ...options, headers });
   if (response.status === 401 && path !== "/api/login") { showLogin(); throw new Error("log in"); }
   const body = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(body.detail || response.statusText);
@@ -22,10 +27,11 @@ function cell(row, text, cls) {
   return td;
 }
 
-function showLogin() { $("login-view").hidden = false; $("app-view").hidden = true;
+function showLogin() { me = null; $("login-view").hidden = false; $("app-view").hidden = true;
   $("logout").hidden = true; $("who").textContent = ""; }
 
-function showApp(me) {
+function showApp(who) {
+  me = who;
   $("login-view").hidden = true; $("app-view").hidden = false; $("logout").hidden = false;
   $("who").textContent = `${me.name} (${me.role})`;
   search();
@@ -35,14 +41,17 @@ $("login-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   $("login-error").textContent = "";
   try {
-    const me = await api("/api/login", { method: "POST", headers: { "Content-Type": "application/json" },
+    const who = await api("/api/login", { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ name: $("login-name").value, password: $("login-password").value }) });
     $("login-password").value = "";
-    showApp(me);
+    showApp(who);
   } catch (err) { $("login-error").textContent = err.message; }
 });
 
-$("logout").addEventListener("click", async () => { await api("/api/logout", { method: "POST" }); showLogin(); });
+$("logout").addEventListener("click", async () => {
+  try { await api("/api/logout", { method: "POST" }); } catch (err) { /* a session already ended */ }
+  showLogin();
+});
 
 document.querySelectorAll(".tab").forEach((button) => button.addEventListener("click", () => {
   document.querySelectorAll(".tab-body").forEach((body) => { body.hidden = body.id !== button.dataset.tab; });
@@ -256,7 +265,20 @@ async function loadStats() {
 }
 $("stats-by").addEventListener("change", loadStats);
 
+$("prune-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const out = $("prune-result");
+  try {
+    const result = await api("/api/retention/prune", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ older_than_hours: Number($("prune-hours").value) }) });
+    out.className = "ok";
+    out.textContent = `pruned ${result.pruned} frame(s), ${result.bytes} bytes, recorded before ${result.cutoff}`;
+    loadStorage();
+  } catch (err) { out.className = "error"; out.textContent = err.message; }
+});
+
 async function loadStorage() {
+  $("prune-form").hidden = !(me && me.role === "operator");
   const body = await api("/api/storage");
   $("storage-summary").textContent = `${body.bytes_on_disk} bytes on disk; ${body.hours_of_play} hour(s) of play; ${body.bytes_per_hour_of_play} bytes per hour of play`;
   const tbody = $("storage").tBodies[0];

@@ -28,9 +28,10 @@ from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
+from dealer_assist.table.recording import EvidenceFiles
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
-from dealer_assist.table.simulation.world import Placement, Player, SimulatedTable
+from dealer_assist.table.simulation.world import DEFAULT_PLAYERS, Placement, SimulatedTable
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
@@ -54,7 +55,6 @@ from dealer_assist.table.sources import (
     VoidRound,
 )
 
-DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
 #: The demo table's name in its recording.
 DEMO_TABLE = "DEMO"
 #: Why the demo's floor voids a round the table could not complete as dealt.
@@ -148,8 +148,9 @@ class DemoTable:
     """Everything the demo runs, started and stopped together.
 
     The folders it makes for itself, the shoe's link and (without ``options.recording_dir``)
-    the recording, lie in one temporary folder, removed when it stops and when its start is
-    refused; a recording directory it was given is never removed."""
+    the recording and its evidence folder beside it, lie in one temporary folder, removed when
+    it stops and when its start is refused; a recording directory it was given is never
+    removed."""
 
     def __init__(
         self, options: DemoOptions, camera: FeltCamera | None = None, camera_note: str = ""
@@ -165,6 +166,7 @@ class DemoTable:
         scratch = Path(self._scratch.name)
         self.recording_dir = Path(options.recording_dir or scratch / "recording")
         self.recording_is_temporary = not options.recording_dir
+        self.evidence = EvidenceFiles.beside(self.recording_dir)  # key and anchors
         self.simulator: ShoeSimulator | None = None
         try:
             shoe_url = ""
@@ -189,6 +191,7 @@ class DemoTable:
                 has_camera=camera is not None, host=options.host, port=options.port,
                 notes={"camera": camera_note} if camera is None and camera_note else {},
                 round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+                evidence=self.evidence,
             ), make_sources)
         except BaseException:
             self._release()
@@ -462,11 +465,12 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
     with DemoTable(options, camera=camera, camera_note=note) as demo:
         out(f"dealer's screen: {demo.screen_url}")
         if demo.recording_is_temporary:
-            out(f"recording to: {demo.recording_dir} (temporary, removed when the demo ends: "
-                "--record DIR keeps one)")
+            out(f"recording to: {demo.recording_dir} (temporary, with its key and anchor log: "
+                "removed when the demo ends; --record DIR keeps one)")
         else:
             out(f"recording to: {demo.recording_dir} (dealer-assist replay "
-                f"{demo.recording_dir} --verify re-settles it)")
+                f"{demo.recording_dir} --verify --key {demo.evidence.public_key} --anchor-log "
+                f"{demo.evidence.anchor_log} re-settles and verifies it)")
         if not options.shoe:
             out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector; a card "

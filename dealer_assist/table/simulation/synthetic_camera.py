@@ -18,8 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealer_assist.table.camera_source import DETECTION_WORKERS, CameraSource, CameraStages
+from dealer_assist.table.camera_source import (
+    DETECTION_WORKERS,
+    CameraSource,
+    CameraStages,
+    Snapshot,
+    jpeg,
+)
 from dealer_assist.table.felt import FeltTracker
+from dealer_assist.table.simulation.world import DEFAULT_PLAYERS
 from dealer_assist.table.sources import (
     FeltCard,
     FeltStacks,
@@ -36,19 +43,37 @@ FRAME_SIZE = (1280, 720)
 HOUSE_DECK = "anglo"
 CARD_WIDTH = 80.0  # the detector reads 80-px cards better than the 58-px end of its training
 FAN_STEP = (16.0, -22.0)  # each card of a hand up and to the right of the last
+#: A seat's zone: within this many pixels of its hands' middle (split hands and fans included).
+SEAT_REACH = 200.0
+#: Every seat of the table (a :class:`VirtualTable` with the seats in play spreads them out).
+ALL_SEATS = (1, 2, 3, 4, 5, 6, 7)
+#: The seats the demo's players sit at: the demo's cameras lay out these.
+PLAYED_SEATS = tuple(player.seat for player in DEFAULT_PLAYERS)
 
 
 @dataclass(frozen=True, slots=True)
 class VirtualTable:
-    """Where the demo's cards lie in the rendered frame, and which zone a pixel is in."""
+    """Where the demo's cards lie in the rendered frame, and which zone a pixel is in.
 
+    ``seats``: the seats in play, laid out evenly along the arc from first base (the frame's
+    right) to third base (its left), so a seat's split hands fan out well clear of its
+    neighbours' (seven seats side by side leave a split hand's fan over the next seat's cards,
+    which the camera then sees land there)."""
+
+    seats: tuple[int, ...] = ALL_SEATS
     stack_spacing: float = 130.0
-    seat_radius: float = 125.0
+
+    def __post_init__(self) -> None:
+        if not self.seats or sorted(set(self.seats)) != list(self.seats):
+            raise ValueError(f"seats must be distinct and in order, got {self.seats!r}")
 
     def seat_anchor(self, seat: int) -> tuple[float, float]:
-        """Seat 1 (first base) on the frame's right, seat 7 on its left, along the arc."""
-        angle = math.radians(15 + (seat - 1) * 25)
-        return 640 + 560 * math.cos(angle), 150 + 330 * math.sin(angle)
+        """Where the seat's first card lies: the seats in play spread over the arc from 20 to
+        160 degrees."""
+        places = len(self.seats)
+        step = 140.0 / (places - 1) if places > 1 else 0.0
+        angle = math.radians(20.0 + self.seats.index(seat) * step if places > 1 else 90.0)
+        return 640 + 480 * math.cos(angle), 150 + 330 * math.sin(angle)
 
     def stack_origin(self, seat: int, stack: int) -> tuple[float, float]:
         x, y = self.seat_anchor(seat)
@@ -59,13 +84,16 @@ class VirtualTable:
         return 540.0 + 90.0 * index, 80.0
 
     def zone_of(self, x: float, y: float) -> tuple[str, int | None] | None:
+        """The dealer's zone above, else the seat whose hands' middle is nearest (a hand fans
+        up and to the right of its first card), within ``SEAT_REACH``."""
         if y < 150 and abs(x - 640) < 300:
             return ("dealer", None)
         best: tuple[float, int] | None = None
-        for seat in range(1, 8):
+        for seat in self.seats:
             ax, ay = self.seat_anchor(seat)
-            distance = math.hypot(x - ax, y - ay)
-            if distance <= self.seat_radius * 1.6 and (best is None or distance < best[0]):
+            middle = ax + 2.5 * FAN_STEP[0], ay + 2.5 * FAN_STEP[1]
+            distance = math.hypot(x - middle[0], y - middle[1])
+            if distance <= SEAT_REACH and (best is None or distance < best[0]):
                 best = (distance, seat)
         return None if best is None else ("seat", best[1])
 
@@ -165,6 +193,9 @@ class SyntheticCamera:
     def new_round(self) -> None:
         self.source.new_round()
 
+    def snapshot(self) -> Snapshot | None:
+        return self.source.snapshot()
+
     def show(self, item: TableInput) -> None:
         self.felt.show(item)
 
@@ -194,23 +225,26 @@ def scene_truth(scene: Any) -> list[Any]:
     return observations
 
 
-def truth_camera(design: Any, seed: int = 0) -> SyntheticCamera:
+def truth_camera(design: Any, seed: int = 0,
+                 seats: tuple[int, ...] = PLAYED_SEATS) -> SyntheticCamera:
     """The synthetic camera with :func:`scene_truth` as its detector (tests, benchmarks)."""
     from dealer_assist.vision.tracker import CardTracker
 
-    felt = SyntheticFelt(design, seed=seed)
+    felt = SyntheticFelt(design, VirtualTable(seats), seed=seed)
     stages = CameraStages(
         grab=felt.render,
         detect=scene_truth,
         track=CardTracker(stable_frames=2, grace_frames=3).update,
         to_table=lambda x, y: (x, y),
+        picture=lambda scene: jpeg(scene.image),
     )
     source = CameraSource(stages, FeltTracker(felt.table.zone_of), description="synthetic camera")
     return SyntheticCamera(felt, source)
 
 
 def demo_camera(
-    model: Path | None = None, design_name: str = HOUSE_DECK, seed: int = 0, fps: float = 8.0
+    model: Path | None = None, design_name: str = HOUSE_DECK, seed: int = 0, fps: float = 8.0,
+    seats: tuple[int, ...] = PLAYED_SEATS,
 ) -> SyntheticCamera:
     """The synthetic camera read by the real detector and tracker; raises ``ValueError`` subclasses
     naming what is missing (the model file, the card artwork)."""
@@ -220,13 +254,14 @@ def demo_camera(
 
     detector = CardDetector(model or DEFAULT_MODEL, threads=1)
     design = load_designs([design_name])[0]
-    felt = SyntheticFelt(design, seed=seed)
+    felt = SyntheticFelt(design, VirtualTable(seats), seed=seed)
     tracker = CardTracker(stable_frames=2, grace_frames=6)
     stages = CameraStages(
         grab=lambda: felt.render().image,
         detect=detector.detect,
         track=tracker.update,
         to_table=lambda x, y: (x, y),
+        picture=jpeg,
     )
     source = CameraSource(
         stages, FeltTracker(felt.table.zone_of), description="synthetic camera", max_fps=fps,

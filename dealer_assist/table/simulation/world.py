@@ -59,6 +59,9 @@ class Player:
     match_rate: float = 0.3
 
 
+#: The demo table's players: four seats of seven, two of them side by side.
+DEFAULT_PLAYERS = (Player(1, "P1"), Player(2, "P2"), Player(3, "P3"), Player(5, "P5"))
+
 #: Rounds whose true settlements a simulated table keeps (the demo deals for days).
 SETTLEMENTS_KEPT = 1000
 
