@@ -24,8 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="store_true",
         help="validate the configuration, print it, try what the start does (the recording "
-        "directory written in and locked, the journal read, the screen's host resolved and its "
-        "port bound; all undone), and exit: 0 fit to start, 2 not"
+        "directory written in and locked, the journal read, the signing key read, the screen's "
+        "host resolved and its port bound; all undone), and exit: 0 fit to start, 2 not"
     )
     parser.add_argument(
         "--new-chain", metavar="REASON",

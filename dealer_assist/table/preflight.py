@@ -4,9 +4,10 @@ The configuration's own checks look at paths; these act, where a path's permissi
 little (a folder under /proc, a read-only filesystem, a lock another table holds, a name no
 resolver knows, a port in use): the recording directory is made where it is missing and opened
 as the table opens it (``rounds/`` and ``void/`` made, ``.table.lock`` taken), a file written,
-synced and removed in each of its folders, and its journal read; the screen's host is resolved
-and its port bound and released as the screen binds them. What the trial made is removed
-again. Each step is one :class:`Trial`, named by its configuration key.
+synced and removed in each of its folders, and its journal read; with the surveillance store,
+its signing key is read and its public key file and anchor log opened for appending; the
+screen's host is resolved and its port bound and released as the screen binds them. What the
+trial made is removed again. Each step is one :class:`Trial`, named by its configuration key.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +41,10 @@ class Trial:
 def check_start(config: TableConfig) -> bool:
     """Try ``config``'s start; print a line per step (a pass to stdout; a failure to stderr,
     naming the file and the key as a configuration error does). True if every step passed."""
-    trials = [*try_recording(config.recording_dir), *try_screen(config.host, config.port)]
+    trials = try_recording(config.recording_dir)
+    if config.surveillance:  # the store's records are signed and anchored
+        trials += try_evidence(config.key, config.key.with_suffix(".pub"), config.anchor_log)
+    trials += try_screen(config.host, config.port)
     for trial in trials:
         if trial.passed:
             print(f"checked {trial.key}: {trial.text}")
@@ -117,6 +122,52 @@ def _try_journal(directory: Path) -> Trial:
     damage = "; ".join(contents.warnings)
     return Trial("recording.dir", True, f"{path}: {len(contents.entries)} record(s) after its "
                  f"checkpoint, replayed at start{': ' + damage if damage else ''}")
+
+
+def try_evidence(key: Path, public_key: Path, anchor_log: Path) -> list[Trial]:
+    """The store's signing key read where it exists; the public key file and the anchor log
+    opened for appending where they exist; where one is missing, its folder made where missing
+    and written in, as the start's creating it needs (then removed again)."""
+    from dealer_assist.surveillance.signing import load_signer
+
+    def append(path: Path) -> None:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+
+    return [_try_file("recording.key", key, load_signer, "read"),
+            _try_file("recording.key", public_key, append, "can be appended to"),
+            _try_file("recording.anchor_log", anchor_log, append, "can be appended to")]
+
+
+def _try_file(key: str, path: Path, use: Callable[[Path], object], done: str) -> Trial:
+    """``use(path)`` where the file exists, else its folder tried as its creation needs."""
+    if not path.exists():
+        try:
+            _try_folder(path.parent)
+        except OSError as error:
+            return Trial(key, False, f"{path} cannot be created, its folder {path.parent}: "
+                         f"{error.strerror or error}")
+        return Trial(key, True, f"{path}: none yet, its folder written in")
+    try:
+        use(path)
+    except OSError as error:
+        return Trial(key, False, f"{path}: {error.strerror or error}")
+    except ValueError as error:  # KeyFileError: unreadable, not a key, readable by others
+        return Trial(key, False, str(error))
+    return Trial(key, True, f"{path}: {done}")
+
+
+def _try_folder(folder: Path) -> None:
+    """Make ``folder`` where missing, write a file in it and remove what was made; raises
+    OSError naming the path."""
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    try:
+        for path in reversed(missing):
+            path.mkdir()
+        _write_and_remove(folder)
+    finally:
+        for path in missing:
+            with suppress(OSError):
+                path.rmdir()
 
 
 def try_screen(host: str, port: int) -> list[Trial]:

@@ -19,9 +19,11 @@ SHOE = '[shoe]\nurl = "socket://127.0.0.1:9"\n'
 
 
 def write_config(folder: Path, recording: str = "rec", host: str = "127.0.0.1",
-                 port: int = 0) -> Path:
+                 port: int = 0, signed: bool = False) -> Path:
+    """A table's config; ``signed``: with the surveillance store, its key in ``keys/``."""
+    evidence = 'surveillance = true\nkey = "keys/T1.key"\n' if signed else ""
     config = folder / "table.toml"
-    config.write_text(f'{SHOE}[recording]\ndir = "{recording}"\n'
+    config.write_text(f'{SHOE}[recording]\ndir = "{recording}"\n{evidence}'
                       f'[screen]\nhost = "{host}"\nport = {port}\n')
     return config
 
@@ -114,4 +116,31 @@ def test_a_fit_configuration_passes_each_step_and_leaves_nothing(tmp_path: Path)
     assert f"checked recording.dir: {recording / 'table.journal'}: none yet" in checked.stdout
     assert "checked screen.host: 127.0.0.1 resolves to 127.0.0.1" in checked.stdout
     assert "checked screen.port: port 0: any free port" in checked.stdout
+    assert [path.name for path in tmp_path.iterdir()] == ["table.toml"]
+
+
+def test_a_signing_key_others_may_read_fails_the_check(tmp_path: Path) -> None:
+    """The start refuses a key readable by others; the check read no key before."""
+    (tmp_path / "keys").mkdir()
+    key = tmp_path / "keys" / "T1.key"
+    key.write_text("-----BEGIN PRIVATE KEY-----\n")
+    key.chmod(0o644)
+    config = write_config(tmp_path, signed=True)
+    assert_refused(config, "recording.key", f"{key}: the table's key may be read by others")
+
+
+def test_an_anchor_log_that_cannot_be_appended_to_fails_the_check(tmp_path: Path) -> None:
+    (tmp_path / "anchors.jsonl").mkdir()
+    config = write_config(tmp_path, signed=True)
+    assert_refused(config, "recording.anchor_log", f"{tmp_path / 'anchors.jsonl'}: Is a directory")
+
+
+def test_a_fit_signed_table_checks_its_key_and_anchors_and_leaves_nothing(tmp_path: Path) -> None:
+    config = write_config(tmp_path, signed=True)
+    checked = run_table(config, "--check")
+    assert checked.returncode == 0, checked.stderr
+    for line in (f"checked recording.key: {tmp_path / 'keys' / 'T1.key'}: none yet",
+                 f"checked recording.key: {tmp_path / 'keys' / 'T1.pub'}: none yet",
+                 f"checked recording.anchor_log: {tmp_path / 'anchors.jsonl'}: none yet"):
+        assert line in checked.stdout
     assert [path.name for path in tmp_path.iterdir()] == ["table.toml"]
