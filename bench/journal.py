@@ -102,6 +102,7 @@ def bench_end_to_end(directory: Path, rounds: int) -> None:
     shoe = ShoeSimulator(link, on_acknowledged=acknowledged).start()
     recorder = FileRecorder(directory / "recording")
     loop = TableLoop("s17-6", recorder, table_id="BENCH", has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     journal = TableJournal(directory / "recording" / JOURNAL_NAME,
                            Checkpoint(CONFIG, "BENCH", t=time.monotonic()))
     runner = TableRunner(loop, [SerialShoeSource(link.url, defer_ack=True)], journal=journal,

@@ -109,6 +109,7 @@ def bench_latency(cards: int, idle_s: float) -> None:
         link = PtyLink(link_path=f"{folder}/shoe")
         simulator = ShoeSimulator(link).start()
         loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_camera=False)
+        loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
         runner = TableRunner(loop, [SerialShoeSource(link.url)]).start()
         screen = ScreenServer(runner, "127.0.0.1", 0).start()
         client = ScreenClient(screen.url)
@@ -167,6 +168,7 @@ def bench_loop_throughput() -> None:
     from dealer_assist.table.sources import CameraLink
 
     loop = TableLoop("h17-ddd-6", MemoryRecorder())
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     loop.handle(CameraLink(True), 0.0)
     steps = [item for number in range(1, 301) for _, item in world.round(number)]

@@ -77,7 +77,8 @@ class CardDealt:
     """The next card out of the shoe (``card`` None only for a face-down hole card); ``shoe``:
     the shoe's own numbering of it, when a shoe dealt it; ``keyed``: no reader saw it, the dealer
     keyed it in (round-log field ``"keyed": true``); ``corrected``: the card first recorded
-    here, which the dealer corrected to ``card`` (round-log field ``"corrected": "7S"``)."""
+    here, which the dealer corrected to ``card`` (round-log field ``"corrected": "7S"``), with
+    ``corrected_by`` the supervisor who approved it (``"corrected_by": "S9"``)."""
 
     card: Card | None
     to: CardTarget | None = None
@@ -85,6 +86,7 @@ class CardDealt:
     shoe: ShoeOrigin | None = None
     keyed: bool = False
     corrected: Card | None = None
+    corrected_by: str | None = None
 
     def apply_to(self, engine: RoundEngine) -> CardTarget:
         return engine.card(self.card, self.to, self.face_down)
@@ -113,11 +115,13 @@ class PlayerAction:
 @dataclass(frozen=True, slots=True)
 class Reveal:
     """The face-down hole card turned over; ``keyed``: no reader saw it, the dealer keyed it;
-    ``corrected``: the card first recorded, which the dealer corrected to ``card``."""
+    ``corrected``: the card first recorded, which the dealer corrected to ``card``, with
+    ``corrected_by`` the supervisor who approved it."""
 
     card: Card
     keyed: bool = False
     corrected: Card | None = None
+    corrected_by: str | None = None
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.reveal(self.card)
@@ -129,7 +133,7 @@ class Question:
     than one reading that pays differently); written just before the decisions and the card the
     answer chose. Changes nothing in the round; flags it for surveillance's review. ``by``:
     ``"dealer"`` (a touch) or ``"camera"`` (its late sighting settled it); ``waited_s``: seconds
-    from the question to the answer."""
+    from the question to the answer; ``dealer_id``: the signed-in dealer who answered."""
 
     card: Card | None
     text: str
@@ -138,6 +142,7 @@ class Question:
     answer: str
     by: str = "dealer"
     waited_s: Decimal = Decimal(0)
+    dealer_id: str | None = None
 
     def apply_to(self, engine: RoundEngine) -> None:
         return None
@@ -233,7 +238,8 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
         target = None if to is None else CardTarget.parse(to)
     except ValueError as error:
         raise EventError(str(error)) from None
-    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")), keyed, corrected)
+    return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")), keyed, corrected,
+                     _corrected_by(obj, corrected))
 
 
 def _keyed(obj: Mapping[str, Any]) -> bool:
@@ -251,6 +257,28 @@ def _corrected(obj: Mapping[str, Any]) -> Card | None:
         return _card(raw)
     except EventError as error:
         raise EventError(f"'corrected': {error}") from None
+
+
+def _staff_id(obj: Mapping[str, Any], key: str) -> str | None:
+    """An optional staff id (at most 32 characters: see ``dealer_assist.table.staff``)."""
+    raw = obj.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not 1 <= len(raw) <= 32:
+        raise EventError(f"{key!r} must be a staff id of 1 to 32 characters, got {raw!r:.60}")
+    return raw
+
+
+def _corrected_by(obj: Mapping[str, Any], corrected: Card | None) -> str | None:
+    by = _staff_id(obj, "corrected_by")
+    if by is not None and corrected is None:
+        raise EventError("'corrected_by' names who approved a correction: it needs 'corrected'")
+    return by
+
+
+def _parse_reveal(obj: Mapping[str, Any]) -> Reveal:
+    corrected = _corrected(obj)
+    return Reveal(_card(obj.get("card")), _keyed(obj), corrected, _corrected_by(obj, corrected))
 
 
 def _shoe_origin(raw: object) -> ShoeOrigin | None:
@@ -304,7 +332,7 @@ def _parse_question(obj: Mapping[str, Any]) -> Question:
     except MoneyError as error:
         raise EventError(str(error)) from None
     return Question(None if raw is None else _card(raw), _text(obj, "text"), _text(obj, "why"),
-                    tuple(choices), answer, by, waited)
+                    tuple(choices), answer, by, waited, _staff_id(obj, "dealer_id"))
 
 
 _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
@@ -313,7 +341,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "card": _parse_card,
     "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount")),
     "action": _parse_action,
-    "reveal": lambda obj: Reveal(_card(obj.get("card")), _keyed(obj), _corrected(obj)),
+    "reveal": _parse_reveal,
     "question": _parse_question,
     "end": lambda obj: End(),
 }
@@ -376,6 +404,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             out["keyed"] = True
         if event.corrected is not None:
             out["corrected"] = event.corrected.code
+        if event.corrected_by is not None:
+            out["corrected_by"] = event.corrected_by
         return out
     if isinstance(event, Insurance):
         return {"type": "insurance", "seat": event.seat, "amount": format_money(event.amount)}
@@ -392,11 +422,17 @@ def event_to_json(event: Event) -> dict[str, Any]:
             revealed["keyed"] = True
         if event.corrected is not None:
             revealed["corrected"] = event.corrected.code
+        if event.corrected_by is not None:
+            revealed["corrected_by"] = event.corrected_by
         return revealed
     if isinstance(event, Question):
-        return {"type": "question", "card": event.card.code if event.card else None,
-                "text": event.text, "why": event.why, "choices": list(event.choices),
-                "answer": event.answer, "by": event.by, "waited_s": format_money(event.waited_s)}
+        asked: dict[str, Any] = {
+            "type": "question", "card": event.card.code if event.card else None,
+            "text": event.text, "why": event.why, "choices": list(event.choices),
+            "answer": event.answer, "by": event.by, "waited_s": format_money(event.waited_s)}
+        if event.dealer_id is not None:
+            asked["dealer_id"] = event.dealer_id
+        return asked
     return {"type": "end"}
 
 

@@ -18,6 +18,7 @@ from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_re
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.sources import RecordingFailed, Source
+from dealer_assist.table.staff import StaffDesk
 
 #: The device sources of a table, given the shoe's last durable position (None: none), from
 #: which its reader resumes.
@@ -89,9 +90,11 @@ class Table:
 
 
 def assemble(setup: TableSetup, make_sources: SourcesFactory,
-             clock: Callable[[], float] = time.monotonic) -> Table:
+             clock: Callable[[], float] = time.monotonic, *,
+             staff: StaffDesk | None = None) -> Table:
     """Open ``setup``'s recording directory and journal (resuming or voiding a round left in
-    play), then the sources, runner and screen; nothing is started. Raises RecordingError
+    play), then the sources, runner and screen (``staff`` checks the PINs of its sign-ins,
+    voids and corrections); nothing is started. Raises RecordingError
     (StoreOpenError for the store) for the directory, and CodecError, JournalError or OSError
     for the journal, having closed what it opened."""
     recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance,
@@ -141,4 +144,5 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         for camera in sources:
             if isinstance(camera, Snapshots):
                 runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
-    return Table(setup, recording, opened, runner, ScreenServer(runner, setup.host, setup.port))
+    return Table(setup, recording, opened, runner,
+                 ScreenServer(runner, setup.host, setup.port, staff))

@@ -4,6 +4,9 @@ Reads the shoe (reconnecting when it drops), folds its cards and the dealer's to
 records each round log, and serves the dealer's screen. Every input is journaled before it is acted
 on or acknowledged (``<recording dir>/table.journal``); started again after a crash, the table
 rebuilds the round in play from the journal and asks the dealer to confirm the felt.
+
+``dealer-assist table staff --config table.toml add|remove|list``: the dealers and supervisors
+who sign in at its screen (:mod:`.staff_cli`); the table starts only with a dealer registered.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ logger = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from dealer_assist.table import staff_cli
+
     parser.add_argument(
-        "--config", required=True, metavar="TABLE.TOML", help="the table's configuration file"
+        "--config", metavar="TABLE.TOML", help="the table's configuration file (required)"
     )
     parser.add_argument(
         "--check", action="store_true",
@@ -35,9 +40,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--rotate-key", metavar="REASON",
         help="replace the table's signing key (the new one introduced by a record the old one "
         "signs; the public key file gains it) and exit")
+    commands = parser.add_subparsers(dest="table_command", metavar="COMMAND")
+    staff_cli.add_arguments(commands.add_parser(
+        "staff", help="the dealers and supervisors who sign in at this table's screen",
+        description="The table's staff registry: dealer and supervisor ids with their PINs "
+        "(argon2id hashes), beside the configuration file, readable by its owner only."))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table_command == "staff":
+        from dealer_assist.table import staff_cli
+
+        return staff_cli.run(args)
+    if args.config is None:
+        print("dealer-assist table: --config is required", file=sys.stderr)
+        return 2
+    return _run_table(args)
+
+
+def _run_table(args: argparse.Namespace) -> int:
 
     from dealer_assist import logs
     from dealer_assist.table.assembly import TableSetup, assemble
@@ -52,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
+    from dealer_assist.table.staff import StaffDesk, StaffError, StaffRegistry, staff_path
 
     try:
         config = load_config(args.config)
@@ -100,17 +122,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"surveillance store signed with {config.key} (public key file "
               f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
               f"{config.anchor_log}")
-    if args.check:
-        from dealer_assist.table.preflight import check_start
-
-        started = check_start(config)
-        logger.info("configuration %s checked (%s): %s", config.path,
-                    "its start tried" if started else "its start would fail", devices)
-        if camera is not None:
-            camera.stop()
-        # a camera configured but unable to start would leave the table shoe only: not a pass
-        return 2 if "camera" in notes or not started else 0
-
     evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
     if args.rotate_key is not None:
         try:
@@ -121,6 +132,32 @@ def run(args: argparse.Namespace) -> int:
             return 2
         print(f"the table's key is now {key_id}; hand {evidence.public_key} to surveillance")
         return 0
+
+    registry_path = staff_path(config.path)
+    try:
+        registry = StaffRegistry(registry_path)
+    except StaffError as error:
+        print(f"dealer-assist table: staff: {error}", file=sys.stderr)
+        return 2
+    dealers = registry.count("dealer")
+    advice = "" if dealers else (
+        f"no dealer can sign in: add one with 'dealer-assist table staff --config {config.path}"
+        " add ID --role dealer'")
+    print(f"staff: {dealers} dealer(s), {registry.count('supervisor')} supervisor(s) in "
+          f"{registry_path}{'; ' + advice if advice and args.check else ''}")
+    if advice and not args.check:
+        print(f"dealer-assist table: {advice}", file=sys.stderr)
+        return 2
+    if args.check:
+        from dealer_assist.table.preflight import check_start
+
+        started = check_start(config)
+        logger.info("configuration %s checked (%s): %s", config.path,
+                    "its start tried" if started else "its start would fail", devices)
+        if camera is not None:
+            camera.stop()
+        # a camera configured but unable to start would leave the table shoe only: not a pass
+        return 2 if "camera" in notes or not started else 0
 
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []
@@ -140,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         host=config.host, port=config.port, notes=notes,
         evidence=evidence if config.surveillance else None)
     try:
-        table = assemble(setup, make_sources)
+        table = assemble(setup, make_sources, staff=StaffDesk(registry))
     except RecordingError as error:
         key = "recording.surveillance" if isinstance(error, StoreOpenError) else "recording.dir"
         print(f"dealer-assist table: {config.path}: {key}: {error}", file=sys.stderr)

@@ -10,10 +10,10 @@ A journal file (``<recording dir>/table.journal``) is text, one record a line, e
 ``CRC32-HEX SPACE JSON``. Its first record is a *checkpoint*: what a fresh loop needs to carry on
 from a safe point (no round open, nothing waiting, every round recorded): the round-id prefix and
 the last round number, the cards out of the shoe since it was shuffled, the devices' state, the
-shoe's last durable event, and the configuration that made it. At every such safe point the
-journal is replaced (written aside, fsync'd, renamed over) by a new checkpoint alone, so it holds
-one round at most. A record cut short by a crash (the last line, unfinished or failing its CRC)
-is dropped with a warning; everything before it is read.
+shoe's last durable event, the dealer signed in (never a PIN), and the configuration that made
+it. At every such safe point the journal is replaced (written aside, fsync'd, renamed over) by
+a new checkpoint alone, so it holds one round at most. A record cut short by a crash (the last
+line, unfinished or failing its CRC) is dropped with a warning; everything before it is read.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from dealer_assist.table.sources import (
     RoundResumed,
     ShoeBurn,
     ShoeLink,
+    SignIn,
     TableInput,
     VoidRound,
 )
@@ -68,6 +69,7 @@ class Checkpoint:
     camera_moved: bool = False
     shoe: tuple[int, int] | None = None  # the shoe's last durable event (session, seq)
     t: float = 0.0
+    dealer: str | None = None  # signed in at the screen (no PIN: it never leaves the screen)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +78,7 @@ class Checkpoint:
             "cards_out": self.cards_out, "shoe_up": self.shoe_up, "camera_up": self.camera_up,
             "camera_moved": self.camera_moved,
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
+            "dealer": self.dealer,
         }
 
     @classmethod
@@ -86,6 +89,7 @@ class Checkpoint:
             raise CodecError(f"inputs written with codec {raw.get('codec')!r}, this reads "
                              f"{CODEC_VERSION}")
         shoe = raw.get("shoe")
+        dealer = raw.get("dealer")  # absent from a journal written before sign-in
         return cls(
             config=dict(raw["config"]), round_prefix=str(raw["round_prefix"]),
             round_number=int(raw["round_number"]),
@@ -93,6 +97,7 @@ class Checkpoint:
             shoe_up=bool(raw["shoe_up"]), camera_up=bool(raw["camera_up"]),
             camera_moved=bool(raw["camera_moved"]),
             shoe=None if shoe is None else (int(shoe[0]), int(shoe[1])), t=float(raw["t"]),
+            dealer=None if dealer is None else str(dealer),
         )
 
     @classmethod
@@ -101,11 +106,12 @@ class Checkpoint:
         """The checkpoint of ``loop`` at rest."""
         return cls(config, loop.round_prefix, loop.round_number,
                    {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
-                   loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t)
+                   loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer)
 
     def preamble(self) -> list[TableInput]:
-        """Inputs that bring a fresh loop to this checkpoint's device state and pack count."""
-        inputs: list[TableInput] = []
+        """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
+        signed-in dealer."""
+        inputs: list[TableInput] = [] if self.dealer is None else [SignIn(self.dealer)]
         if self.shoe_up:
             inputs.append(ShoeLink(True, "as before the restart"))
         if self.camera_up:
@@ -454,7 +460,7 @@ def open_table(
         if not same_shoe:
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
-                                 contents.shoe, t)
+                                 contents.shoe, t, carried.dealer)
         for item in carried.preamble():
             fresh.handle(item, t)
         journal.checkpoint(carried)

@@ -96,6 +96,9 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     ShoeProblem,
+    SignIn,
+    SignOut,
+    StaffRefused,
     TableInput,
     VoidRound,
     place_words,
@@ -139,13 +142,16 @@ class _Waiting:
 #: Inputs that go on while a question waits for the dealer's answer; every other input waits
 #: behind it, in the order it came, and is taken once the question is answered.
 _PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
-                    ShoeProblem, RecordingFailed)
+                    ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused)
 #: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
 #: card waits for its landing, so that a card drawn before them is placed first.
 _AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
 #: Inputs that act on the round in the order they came: while one waits, those after it wait
 #: behind it, and no shoe card drawn after it is placed before it acts.
 _IN_TURN = (*_AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
+#: Touches taken only from a signed-in dealer (a touched New shoe too: see :meth:`_unsigned`).
+_NEEDS_DEALER = (PlaceBet, Decide, Insure, CloseInsurance, FinishRound, KeyCard, CorrectCard,
+                 AnswerQuestion, ConfirmFelt)
 #: Inputs held back at most (a question left unanswered while the table goes on dealing).
 DEFERRED_KEPT = 1000
 
@@ -217,6 +223,8 @@ class TableLoop:
         #: (as first recorded, as corrected, seat: None at the dealer) this round: the camera
         #: reading the card anew where it lies, as corrected, is no switched card
         self._corrections: set[tuple[Card, Card, int | None]] = set()
+        #: the dealer signed in at the screen (None: nobody; no bets, no round)
+        self.dealer: str | None = None
         self._now = 0.0
 
     # ------------------------------------------------------------------ state
@@ -288,7 +296,10 @@ class TableLoop:
         if type(item) not in _HANDLERS:
             raise TypeError(f"not a table input: {item!r}")
         self._measure_lag(item)
-        if self._question is not None and not isinstance(item, _PASS_A_QUESTION):
+        if self._unsigned(item):
+            self._alarm(AlarmKind.STAFF, f"{_touch_words(item)} touched but no dealer is signed"
+                        " in: not taken; sign in first")
+        elif self._question is not None and not isinstance(item, _PASS_A_QUESTION):
             if not self._sighting_answers(item):
                 self._defer(_Waiting(item, None))
         elif isinstance(item, _IN_TURN) and (
@@ -301,6 +312,11 @@ class TableLoop:
         self._release()
         self._settle_if_done()
         self.updates += 1
+
+    def _unsigned(self, item: TableInput) -> bool:
+        """A touch that needs a signed-in dealer, with none signed in."""
+        touched = isinstance(item, _NEEDS_DEALER) or isinstance(item, NewShoe) and item.touched
+        return touched and self.dealer is None
 
     def _handle_now(self, item: TableInput, drawn: int | None) -> None:
         """Act on ``item``, which came after shoe cards 1 to ``drawn``: while one in its turn
@@ -493,6 +509,9 @@ class TableLoop:
         self._alarm(AlarmKind.SHOE_PROBLEM, item.text)
 
     def _on_new_shoe(self, item: NewShoe) -> None:
+        if item.touched:
+            self._alarm(AlarmKind.STAFF, f"dealer {self.dealer} touched New shoe: a freshly "
+                        "shuffled pack; the composition count starts again", resolved=True)
         self._pack.clear()
         self._awaiting_shoe.clear()
         if item.decks and item.decks != self.rules.decks:
@@ -1024,7 +1043,8 @@ class TableLoop:
         first = event.corrected or old
         lines = list(self._lines)
         lines[index] = dumps_event(replace(
-            event, card=item.card, corrected=None if first == item.card else first))
+            event, card=item.card, corrected=None if first == item.card else first,
+            corrected_by=None if first == item.card else item.supervisor))
         try:
             fold, lines, undue = replay_corrected(self._fold.start, lines)
         except ReplayError as error:
@@ -1048,8 +1068,9 @@ class TableLoop:
             f"; {' '.join(c.code for c in undue)}, drawn by the dealer, "
             + ("is" if len(undue) == 1 else "are") + " no longer due (the dealer stands, or no "
             "result depends on the dealer): not recorded")
-        self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer corrected {old.code} at {at} to {code}"
-                    f": recorded as corrected{dropped}")
+        self._alarm(AlarmKind.CORRECTED_CARD, f"the dealer {self.dealer} corrected {old.code} at"
+                    f" {at} to {code}, approved by {_supervisor(item.supervisor)}: recorded as "
+                    f"corrected{dropped}")
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:
@@ -1098,8 +1119,10 @@ class TableLoop:
         if self._fold is None or self._fold.ended:
             return
         round_id, lines = self._session.void()
-        self._record(lambda: self.recorder.write_void(round_id, lines, item.reason))
-        self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {item.reason}")
+        reason = f"{item.reason} (voided by {_supervisor(item.supervisor)}; dealer " \
+            f"{self.dealer or 'none signed in'})"
+        self._record(lambda: self.recorder.write_void(round_id, lines, reason))
+        self._alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {reason}")
         self._question = None  # its card is in no round now; what waited behind it goes on
         if self.resumed is not None:
             self.resumed = None
@@ -1120,13 +1143,40 @@ class TableLoop:
     def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
         self._alarms.acknowledge(item.alarm_id)
 
+    # ------------------------------------------------------------------ staff
+
+    def _on_sign_in(self, item: SignIn) -> None:
+        """A dealer changes between rounds only: refused while a round is in play."""
+        if self.dealer == item.dealer:
+            return
+        if self.round_open:
+            self._alarm(AlarmKind.STAFF, f"{item.dealer} signed in while {self.dealer} deals "
+                        f"round {self.round_id}: refused; a dealer changes between rounds")
+            return
+        before = f" (after {self.dealer})" if self.dealer else ""
+        self.dealer = item.dealer
+        self._alarm(AlarmKind.STAFF, f"dealer {item.dealer} signed in{before}", resolved=True)
+
+    def _on_sign_out(self, item: SignOut) -> None:
+        if self.dealer is None:
+            return
+        if self.round_open:
+            self._alarm(AlarmKind.STAFF, f"{self.dealer} cannot sign out during round "
+                        f"{self.round_id}: finish or void it first")
+            return
+        self._alarm(AlarmKind.STAFF, f"dealer {self.dealer} signed out", resolved=True)
+        self.dealer = None
+
+    def _on_staff_refused(self, item: StaffRefused) -> None:
+        self._alarm(AlarmKind.STAFF, f"{item.action} refused: {item.why}", resolved=True)
+
     # ------------------------------------------------------------------ rounds
 
     def _start_round(self) -> None:
         if self.resumed is not None:  # the dealer went on to a new round: the felt was right
             self.resumed = None
             self._resolve(AlarmKind.ROUND_RESUMED)
-        self._session.start()
+        self._session.start(self.dealer)
         self._entered_unseen.clear()
         self._corrections.clear()
         self._flight.placed_unseen.clear()
@@ -1332,12 +1382,14 @@ class TableLoop:
         self._question = None
         held = question.held
         waited = Decimal(str(round(max(0.0, self._now - question.asked_at), 2)))
+        dealer = self.dealer if by == "dealer" else None
         self._apply_or_raise(Question(held.card, question.text, question.why, question.labels,
-                                      question.labels[choice], by, waited))
+                                      question.labels[choice], by, waited, dealer))
         if self._take(question.choices[choice]):
             self._deal(held.card, held.landing, held.face_down, held.origin, held.keyed)
         self._alarm(AlarmKind.DEALER_ASKED, (
-            f"asked \"{question.text}\" ({question.why}); answered by the {by} after "
+            f"asked \"{question.text}\" ({question.why}); answered by the {by}"
+            f"{f' {dealer}' if dealer else ''} after "
             f"{waited} s: {question.labels[choice]}; round flagged for review"), resolved=True)
 
     def _settle_if_done(self) -> None:
@@ -1440,6 +1492,7 @@ class TableLoop:
             "camera_lag_ms": None if self.camera_lag_s is None or not self.has_camera
             else round(self.camera_lag_s * 1000),
             "resumed": self.resumed,
+            "dealer_id": self.dealer,
             "updates": self.updates,
         }
 
@@ -1474,4 +1527,19 @@ _HANDLERS: dict[type, Any] = {
     RecordingFailed: TableLoop._on_recording_failed,
     RoundResumed: TableLoop._on_round_resumed,
     ConfirmFelt: TableLoop._on_confirm_felt,
+    SignIn: TableLoop._on_sign_in,
+    SignOut: TableLoop._on_sign_out,
+    StaffRefused: TableLoop._on_staff_refused,
 }
+
+
+def _supervisor(staff_id: str | None) -> str:
+    return "the table" if staff_id is None else f"supervisor {staff_id}"
+
+
+def _touch_words(item: TableInput) -> str:
+    """A touch as the screen names it, for an alarm: "PlaceBet" is "a bet"."""
+    return {PlaceBet: "a bet", Decide: "a decision", Insure: "insurance",
+            CloseInsurance: "Close insurance", FinishRound: "Finish round", KeyCard: "a card",
+            CorrectCard: "a correction", AnswerQuestion: "an answer", ConfirmFelt:
+            "Confirm felt", NewShoe: "New shoe"}.get(type(item), type(item).__name__)

@@ -3,7 +3,9 @@
 ``GET /`` is the page (HTML, JS and CSS shipped in this package: no CDN, works offline),
 ``GET /api/view`` the current view, ``WS /ws`` pushes every new view, and ``POST /api/input``
 takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, void, a card
-keyed or corrected) as JSON.
+keyed or corrected, sign in and out) as JSON. A touch carrying a PIN (a dealer's sign-in, a
+supervisor's approval of a void or a correction) is checked here by the table's
+:class:`~dealer_assist.table.staff.StaffDesk`; only the outcome and the id go on to the table.
 """
 
 from __future__ import annotations
@@ -39,8 +41,12 @@ from dealer_assist.table.sources import (
     KeyCard,
     NewShoe,
     PlaceBet,
+    SignIn,
+    SignOut,
+    StaffRefused,
     VoidRound,
 )
+from dealer_assist.table.staff import Attested, StaffDesk, StaffError, check_id, check_pin
 
 logger = logging.getLogger(__name__)
 STATIC = resources.files("dealer_assist.table") / "static"
@@ -107,8 +113,29 @@ def read_touch(body: bytes) -> object:
         raise TouchError(str(error)) from None
 
 
-def parse_touch(message: object) -> DealerInput | NewShoe:
-    """A dealer input from the page's JSON (``{"type": "bet", "seat": 2, "amount": "25"}``...)."""
+def _staff_field(message: dict[str, Any], key: str) -> str:
+    try:
+        return check_id(message.get(key), f"'{key}'")
+    except StaffError as error:
+        raise TouchError(str(error)) from None
+
+
+def _attested(message: dict[str, Any], item: DealerInput, staff_id: str, role: str,
+              action: str) -> Attested:
+    """``item``, to go on once ``staff_id``'s PIN (the touch's ``pin``) is checked."""
+    try:
+        pin = check_pin(message.get("pin"))
+    except StaffError as error:
+        raise TouchError(f"'pin': {error}") from None
+    return Attested(item, staff_id, pin, (role,), action)
+
+
+Touch = DealerInput | NewShoe | Attested
+
+
+def parse_touch(message: object) -> Touch:
+    """A dealer input from the page's JSON (``{"type": "bet", "seat": 2, "amount": "25"}``...);
+    a touch carrying a PIN (sign in, void, correct) as :class:`Attested`, to be checked."""
     if not isinstance(message, dict):
         raise TouchError(f"a touch must be a JSON object, got {type(message).__name__}")
     kind = message.get("type")
@@ -144,7 +171,12 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
     if kind == "confirm_felt":
         return ConfirmFelt()
     if kind == "shuffle":
-        return NewShoe(0)  # a hand-held game's new pack: the composition count starts again
+        return NewShoe(0, touched=True)  # a hand-held game's new pack: the count starts again
+    if kind == "sign_in":
+        dealer = _staff_field(message, "dealer")
+        return _attested(message, SignIn(dealer), dealer, "dealer", "sign in")
+    if kind == "sign_out":
+        return SignOut()
     if kind == "ack":
         return AcknowledgeAlarm(_int_field(message, "id"))
     if kind == "card":
@@ -160,26 +192,52 @@ def parse_touch(message: object) -> DealerInput | NewShoe:
         if index is not None and index < 0:
             raise TouchError(f"'index' must be 0 (the first card there) or more, got {index}")
         was = None if message.get("was") is None else _card_field(message, "was")
-        return CorrectCard(_card_field(message), _target_field(at, "at"), index, was)
+        card, target = _card_field(message), _target_field(at, "at")
+        supervisor = _staff_field(message, "supervisor")
+        return _attested(message, CorrectCard(card, target, index, was, supervisor), supervisor,
+                         "supervisor", "correction")
     if kind == "answer":
         return AnswerQuestion(_int_field(message, "question"), _int_field(message, "choice"))
     if kind == "void":
         reason = _text_field(message, "reason")
         if reason is None or not reason.strip():
             raise TouchError("'reason' must say why the round is voided")
-        return VoidRound(reason.strip())
+        supervisor = _staff_field(message, "supervisor")
+        return _attested(message, VoidRound(reason.strip(), supervisor), supervisor,
+                         "supervisor", "void")
     raise TouchError(
         f"unknown touch type {kind!r} (one of bet, decide, insure, close_insurance, finish, "
-        "confirm_felt, shuffle, ack, void, card, correct, answer)"
+        "confirm_felt, shuffle, ack, void, card, correct, answer, sign_in, sign_out)"
     )
+
+
+async def admit(touch: Touch, staff: StaffDesk | None, runner: TableRunner
+                ) -> DealerInput | NewShoe:
+    """The input ``touch`` stands for, once any PIN it carries is checked: a PIN refused is
+    handed to the table as :class:`StaffRefused` (recorded, without the PIN) and answered 403,
+    or 429 with ``Retry-After`` while the id must wait (the PIN not tried)."""
+    if not isinstance(touch, Attested):
+        return touch
+    if staff is None:
+        raise HTTPException(status_code=403, detail="this table has no staff registry: no PIN"
+                            " can be checked")
+    refusal = await asyncio.to_thread(staff.check, touch.staff_id, touch.pin, touch.roles)
+    if refusal is None:
+        return touch.item  # type: ignore[no-any-return]
+    if not refusal.throttled:
+        runner.submit(StaffRefused(touch.staff_id, touch.action, refusal.why))
+        raise HTTPException(status_code=403, detail=refusal.why)
+    raise HTTPException(status_code=429, detail=refusal.why,
+                        headers={"Retry-After": str(max(1, round(refusal.wait_s)))})
 
 
 #: How long a touch's answer waits for the touch to be journaled.
 TOUCH_DURABLE_S = 5.0
 
 
-def create_app(runner: TableRunner) -> FastAPI:
-    """The screen's web app, showing ``runner``'s table and feeding touches into it."""
+def create_app(runner: TableRunner, staff: StaffDesk | None = None) -> FastAPI:
+    """The screen's web app, showing ``runner``'s table and feeding touches into it; ``staff``
+    checks the PINs touches carry (None: every such touch is refused)."""
     app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()
@@ -204,9 +262,10 @@ def create_app(runner: TableRunner) -> FastAPI:
     @app.post("/api/input")
     async def touch(request: Request) -> dict[str, Any]:
         try:
-            item = parse_touch(read_touch(await request.body()))
+            touched = parse_touch(read_touch(await request.body()))
         except TouchError as error:
             raise HTTPException(status_code=400, detail=str(error)) from None
+        item = await admit(touched, staff, runner)
         durable = runner.submit(item)
         # answered once the touch is on disk: a touch the screen accepted is never lost
         if not await asyncio.to_thread(durable.wait, TOUCH_DURABLE_S):
@@ -246,9 +305,10 @@ def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) 
 class ScreenServer:
     """uvicorn serving the screen in a background thread; ``url`` once started."""
 
-    def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021):
+    def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021,
+                 staff: StaffDesk | None = None):
         config = uvicorn.Config(  # log_config None: uvicorn's lines go where the table's go
-            create_app(runner), host=host, port=port, log_level="warning", access_log=False,
+            create_app(runner, staff), host=host, port=port, log_level="warning", access_log=False,
             log_config=None,
         )
         self._server = uvicorn.Server(config)

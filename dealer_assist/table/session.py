@@ -30,11 +30,15 @@ class RoundSession:
     def open(self) -> bool:
         return self.fold is not None and not self.fold.ended
 
-    def start(self) -> str:
-        """A new round (the next number): its id."""
+    def start(self, dealer_id: str | None = None) -> str:
+        """A new round (the next number), dealt by ``dealer_id`` (carried on its round line and
+        into its settlement as ``"dealer_id"``): its id."""
         self.number += 1
         round_id = f"{self.prefix}-{self.number:05d}"
-        start = RoundStart(round_id, self.rules_spec, {"table": self.table_id})
+        carried: dict[str, Any] = {"table": self.table_id}
+        if dealer_id is not None:
+            carried["dealer_id"] = dealer_id
+        start = RoundStart(round_id, self.rules_spec, carried)
         self.fold = RoundFold(start)
         self.lines = [dumps_event(start)]
         return round_id

@@ -78,9 +78,11 @@ class ShoeProblem:
 
 @dataclass(frozen=True, slots=True)
 class NewShoe:
-    """A freshly shuffled shoe was loaded: the composition count starts again."""
+    """A freshly shuffled shoe was loaded: the composition count starts again. ``touched``: the
+    dealer touched New shoe (a hand-held game's fresh pack), rather than the shoe reporting it."""
 
     decks: int
+    touched: bool = False
 
 
 ShoeInput = ShoeCard | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
@@ -205,9 +207,12 @@ class FinishRound:
 
 @dataclass(frozen=True, slots=True)
 class VoidRound:
-    """The floor voided the round (a foreign card, a misdeal): record it apart, settle nothing."""
+    """The floor voided the round (a foreign card, a misdeal): record it apart, settle nothing.
+    ``supervisor``: the id whose PIN approved it at the screen (None: the table itself voided
+    it, e.g. a round that cannot be resumed after a restart)."""
 
     reason: str
+    supervisor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +240,14 @@ class CorrectCard:
     ``at.hand`` is None) is ``card``. ``index`` says which, 0 the first there as the screen
     shows them (a whole seat: hand by hand); None, the latest. ``was``: the card the screen
     showed there, refused if the table has moved on since (a split, the hole card turned).
-    Recorded with the card first recorded, and an alarm."""
+    Recorded with the card first recorded, and an alarm. ``supervisor``: the id whose PIN
+    approved it at the screen."""
 
     card: Card
     at: CardTarget
     index: int | None = None
     was: Card | None = None
+    supervisor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,8 +265,32 @@ class ConfirmFelt:
     they match: play goes on."""
 
 
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """``dealer`` signed in at the screen (its PIN checked there, never handed on): the table
+    takes bets and starts rounds only while a dealer is signed in; each round carries its id."""
+
+    dealer: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignOut:
+    """The signed-in dealer signed out (between rounds): no bets until a dealer signs in."""
+
+
 DealerInput = (PlaceBet | Decide | Insure | CloseInsurance | FinishRound | VoidRound
-               | AcknowledgeAlarm | KeyCard | CorrectCard | AnswerQuestion | ConfirmFelt)
+               | AcknowledgeAlarm | KeyCard | CorrectCard | AnswerQuestion | ConfirmFelt
+               | SignIn | SignOut)
+
+
+@dataclass(frozen=True, slots=True)
+class StaffRefused:
+    """The screen refused ``staff_id``'s PIN for ``action`` (sign in, void, correct): ``why``
+    (a wrong PIN, the wait before the next try). Recorded; the PIN never leaves the screen."""
+
+    staff_id: str
+    action: str
+    why: str
 
 
 # ----------------------------------------------------------------------------------- recording
@@ -280,7 +311,8 @@ class RoundResumed:
     detail: str
 
 
-TableInput = ShoeInput | CameraInput | DealerInput | RecordingFailed | RoundResumed
+TableInput = (ShoeInput | CameraInput | DealerInput | StaffRefused | RecordingFailed
+              | RoundResumed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
 )
+from dealer_assist.table.staff import HashCost, StaffDesk, StaffRegistry
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -34,11 +35,31 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(), reason="needs Debian's chromium (apt-get install -y chromium)"
 )
+#: The table's staff here: a dealer and a supervisor, hashed cheaply (the default cost is
+#: tests/table/test_sign_in.py's).
+STAFF = {"D-7": ("dealer", "482913"), "S-3": ("supervisor", "730146")}
+
+
+def staff_desk(directory: Path) -> StaffDesk:
+    registry = StaffRegistry(directory / "table.staff.json",
+                             HashCost(time_cost=1, memory_kib=8, parallelism=1))
+    for staff_id, (role, pin) in STAFF.items():
+        registry.add(staff_id, role, pin)
+    return StaffDesk(registry)
+
+
+def approve(page, supervisor: str = "S-3") -> None:
+    """A supervisor approves, in the band the page opened, what the dealer touched."""
+    page.locator("#approve").wait_for(state="visible", timeout=5000)
+    page.fill("#approve-supervisor", supervisor)
+    page.fill("#approve-pin", STAFF[supervisor][1])
+    page.locator("#approve-go").tap()
 
 
 @pytest.fixture
 def table():
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T7", has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     runner = TableRunner(loop).start()
     screen = ScreenServer(runner, "127.0.0.1", 0).start()
     runner.submit(ShoeLink(True, "test shoe"))
@@ -63,12 +84,13 @@ class HandHeld:
     """A hand-held table (no shoe, a camera whose readings the test hands in) with its screen
     open in the page at 800x480."""
 
-    def __init__(self, page):
+    def __init__(self, page, staff: StaffDesk):
         self.recorder = MemoryRecorder()
         self.loop = TableLoop("h17-ddd-6", self.recorder, table_id="T8", has_shoe=False,
                               has_camera=True)
+        self.loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
         self.runner = TableRunner(self.loop).start()
-        self.screen = ScreenServer(self.runner, "127.0.0.1", 0).start()
+        self.screen = ScreenServer(self.runner, "127.0.0.1", 0, staff).start()
         self.runner.submit(CameraLink(True, "test camera"))
         page.set_viewport_size({"width": 800, "height": 480})
         page.goto(self.screen.url)
@@ -85,8 +107,8 @@ class HandHeld:
 
 
 @pytest.fixture
-def hand_held(page):
-    table = HandHeld(page)
+def hand_held(page, tmp_path):
+    table = HandHeld(page, staff_desk(tmp_path))
     yield table
     table.stop()
 
@@ -275,14 +297,17 @@ def test_a_hand_held_dealer_checks_the_cards_and_corrects_a_misread_before_settl
     page.locator("#key-to-dealer").tap()
     assert page.inner_text("#correct-go") == "Correct the dealer's last card to 6D"
     page.locator("#correct-go").tap()
+    assert page.inner_text("#approve-what") == ("Correct the dealer's last card to 6D: a "
+                                                "supervisor approves")
+    approve(page)
     page.wait_for_function(
         "document.querySelector('#seat-1 .seat-total')?.dataset.net === '10.00'")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "table-screen-check-corrected-800x480.png"))
     page.locator("#finish").tap()
     assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
-    assert '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D"}' in (
-        hand_held.recorder.rounds[-1][1])
+    assert '{"type": "card", "card": "6D", "to": "dealer", "corrected": "2D", ' \
+        '"corrected_by": "S-3"}' in hand_held.recorder.rounds[-1][1]
     page.wait_for_function(
         "!document.querySelector('#settlement-total').classList.contains('check')")
     assert [a["kind"] for a in runner.view()["alarms"]] == ["corrected_card"]
@@ -314,6 +339,7 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     page.locator("#key-to-1h1").tap()
     assert page.inner_text("#correct-go") == "Correct seat 1 hand 2's last card to 4H"
     page.locator("#correct-go").tap()
+    approve(page)
     assert runner.wait_until(
         lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8H", "4H"], 5)
     # An earlier card there: picked among the hand's face-up cards, as the screen shows them.
@@ -327,6 +353,7 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "table-screen-correct-earlier-card-800x480.png"))
     page.locator("#correct-go").tap()
+    approve(page)
     assert runner.wait_until(
         lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8S", "4H"], 5)
     assert [a["kind"] for a in runner.view()["alarms"]][-2:] == ["corrected_card"] * 2
@@ -356,3 +383,52 @@ def test_a_question_is_shown_in_its_band_and_one_touch_answers_it(table, page):
     assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
     assert runner.loop.last_settlement is not None
     assert runner.loop.last_settlement.to_json()["seats"][0]["net"] == "20.00"
+
+
+def test_the_dealer_signs_in_on_the_page_and_a_supervisor_approves_a_void(page, tmp_path):
+    """No dealer signed in: the page shows the sign-in form, not the touch rows; a wrong PIN is
+    refused with its reason and the form stays; the right one shows the touch rows and the
+    dealer's id. A void touched asks for a supervisor's id and PIN, and is recorded with both."""
+    recorder = MemoryRecorder()
+    loop = TableLoop("h17-ddd-6", recorder, table_id="T9", has_camera=False)
+    runner = TableRunner(loop).start()
+    screen = ScreenServer(runner, "127.0.0.1", 0, staff_desk(tmp_path)).start()
+    try:
+        runner.submit(ShoeLink(True, "test shoe"))
+        page.set_viewport_size({"width": 800, "height": 480})
+        page.goto(screen.url)
+        page.locator("#sign-in").wait_for(state="visible", timeout=5000)
+        assert page.locator("#touch").is_hidden()
+        assert page.inner_text("#dealer-id") == "no dealer signed in"
+        page.fill("#sign-in-dealer", "D-7")
+        page.fill("#sign-in-pin", "000000")
+        page.locator("#sign-in-go").tap()
+        page.locator("#touch-error").wait_for(state="visible", timeout=5000)
+        assert page.inner_text("#touch-error") == "D-7: wrong id or PIN (1 in a row)"
+        assert page.input_value("#sign-in-pin") == ""  # a PIN typed is never kept
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "table-screen-sign-in-800x480.png"))
+        page.fill("#sign-in-pin", STAFF["D-7"][1])
+        page.locator("#sign-in-go").tap()
+        page.locator("#touch").wait_for(state="visible", timeout=5000)
+        assert page.locator("#sign-in").is_hidden()
+        assert page.inner_text("#dealer-id") == "dealer D-7"
+        runner.submit(PlaceBet(2, Decimal("25")))
+        assert runner.wait_until(lambda lp: lp.round_open, 5)
+        page.locator("#void").wait_for(state="visible", timeout=5000)
+        page.wait_for_function("!document.querySelector('#void').disabled")
+        assert page.locator("#sign-out").is_disabled()  # a dealer changes between rounds
+        page.once("dialog", lambda dialog: dialog.accept("misdeal"))
+        page.locator("#void").tap()
+        approve(page)
+        assert runner.wait_until(lambda lp: not lp.round_open, 5)
+        assert page.input_value("#approve-pin") == ""
+        (_, _, reason), = recorder.voids
+        assert reason == "misdeal (voided by supervisor S-3; dealer D-7)"
+        page.wait_for_function("!document.querySelector('#sign-out').disabled")
+        page.locator("#sign-out").tap()
+        page.locator("#sign-in").wait_for(state="visible", timeout=5000)
+        assert runner.wait_until(lambda lp: lp.dealer is None, 5)
+    finally:
+        screen.stop()
+        runner.stop()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.table.test_table_cli import run_table, screen_url, start_table
+from tests.table.test_table_cli import register_dealer, run_table, screen_url, start_table
 
 SHOE = '[shoe]\nurl = "socket://127.0.0.1:9"\n'
 
@@ -29,13 +29,17 @@ def write_config(folder: Path, recording: str = "rec", host: str = "127.0.0.1",
 
 
 def assert_refused(config: Path, key: str, why: str) -> None:
-    """The check fails naming ``key`` and ``why``; the start fails too."""
+    """The check fails naming ``key`` and ``why``; the start, with a dealer to sign in, fails
+    too."""
     checked = run_table(config, "--check")
     assert checked.returncode == 2, checked.stdout + checked.stderr
     assert f"dealer-assist table: {config}: {key}: " in checked.stderr
     assert why in checked.stderr, checked.stderr
     assert "Traceback" not in checked.stderr
-    assert run_table(config).returncode != 0
+    register_dealer(config)  # so that the start goes as far as the step refused
+    started = run_table(config)
+    assert started.returncode != 0 and "Traceback" not in started.stderr
+    assert "no dealer can sign in" not in started.stderr
 
 
 def test_a_recording_dir_under_proc_fails_the_check(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.sources import Decide, PlaceBet, ShoeCard, ShoeLink
-from tests.table.test_table_cli import get_view, post, screen_url, start_table
+from tests.table.test_table_cli import get_view, post, screen_url, sign_in, start_table
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
 
@@ -135,6 +135,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
     steps = [step for round_steps in SCRIPT for step in round_steps]
     kill_after = set(rng.sample(range(len(steps)), KILLS))
     truth = TableLoop("s17-6", MemoryRecorder(), has_camera=False)
+    truth.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     truth.handle(ShoeLink(True), 0.0)
     link = TcpLink()
     at_the_ack = threading.Event()
@@ -147,6 +148,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
 
     simulator = ShoeSimulator(link, on_acknowledged=kill_at_the_ack).start()
     table = Table(table_config(tmp_path, link.url, surveillance=True))
+    sign_in(table.url)  # once: each restart keeps the dealer signed in (the journal has it)
     resumed = kills = 0
     try:
         simulator.load_shoe(6)
@@ -203,6 +205,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
     assert len(truth_rounds := truth.recorder.rounds) == len(SCRIPT)  # type: ignore[attr-defined]
     for number, (path, (_, _, dealt)) in enumerate(zip(files, truth_rounds, strict=True)):
         settled = settle_log(path.read_text().splitlines())
+        assert settled.extra["dealer_id"] == "D1"  # signed in once, kept through every kill
         nets = {seat.seat: str(seat.net) for seat in settled.seats}
         assert nets == {seat.seat: str(seat.net) for seat in dealt.seats}
         assert nets == {seat: net for seat, net in EXPECTED_NETS[number % 3].items()}
@@ -220,6 +223,7 @@ def play_until_killed(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink,
                       rules: str = "s17-6", protocol: str = "") -> Table:
     """A table in round 1: seats 1 and 2 bet 10 and 25, four cards dealt; then killed."""
     table = Table(table_config(tmp_path, link.url, rules, protocol))
+    sign_in(table.url)
     assert simulator.wait_all_acked(10)  # the shoe's load is on the table's disk
     post(table.url, {"type": "bet", "seat": 1, "amount": "10"})
     post(table.url, {"type": "bet", "seat": 2, "amount": "25"})

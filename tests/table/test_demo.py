@@ -18,7 +18,12 @@ import pytest
 
 from dealer_assist.rules import Card
 from dealer_assist.table.alarms import AlarmKind
-from dealer_assist.table.simulation.demo import DemoOptions, DemoTable
+from dealer_assist.table.simulation.demo import (
+    DEMO_DEALER,
+    DEMO_SUPERVISOR,
+    DemoOptions,
+    DemoTable,
+)
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.sources import CameraLink, FeltCard, HoleCardShown, Sink, TableInput
 from dealer_assist.vision.artwork import installed_designs
@@ -285,7 +290,8 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_keys(tmp
         for number in range(1, 11):
             assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
         keyed_alarms = [a for a in demo.loop.alarms if a.kind is AlarmKind.KEYED_CARD]
-        assert {a.kind for a in demo.loop.alarms} == {AlarmKind.KEYED_CARD}
+        assert {a.kind for a in demo.loop.alarms} == {AlarmKind.KEYED_CARD, AlarmKind.STAFF}
+        assert_staff_records(demo)
     settled = _settlements(tmp_path)
     assert len(settled) == 10
     for want, got in zip(demo.world.settlements, settled, strict=True):
@@ -296,6 +302,20 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_keys(tmp
     assert len(keyed) == len(keyed_alarms) > 3
     assert {event["card"][0] for event in keyed} == {"7", "K"}
     assert any(event["type"] == "reveal" for event in keyed)  # a hole card turned, unread
+
+
+def assert_staff_records(demo: DemoTable) -> None:
+    """The demo's people on the record: its dealer signed in (and touched New shoe for each
+    fresh pack), every record a done one (no refusal), every round dealt by that dealer."""
+    staff = [a for a in demo.loop.alarms if a.kind is AlarmKind.STAFF]
+    assert staff[0].text == f"dealer {DEMO_DEALER} signed in"
+    assert all(a.resolved and f"dealer {DEMO_DEALER} " in a.text for a in staff)
+    assert {line["dealer_id"] for line in _round_lines(demo.recording_dir)} == {DEMO_DEALER}
+
+
+def _round_lines(directory: Path) -> list[dict]:
+    return [json.loads(path.read_text().splitlines()[0])
+            for path in sorted((directory / "rounds").glob("*.jsonl"))]
 
 
 class MisreadingCamera(ScriptedCamera):
@@ -318,7 +338,8 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_corrects
         assert demo.runner.wait_until(lambda loop: loop.mode.value == "camera only", 5)
         for number in range(1, 11):
             assert demo.play_round(number, 0.0) is not None, [a.text for a in demo.loop.alarms]
-        assert {a.kind for a in demo.loop.alarms} == {AlarmKind.CORRECTED_CARD}
+        assert {a.kind for a in demo.loop.alarms} == {AlarmKind.CORRECTED_CARD, AlarmKind.STAFF}
+        assert_staff_records(demo)
     settled = _settlements(tmp_path)
     for want, got in zip(demo.world.settlements, settled, strict=True):
         assert (got["seats"], got["dealer"]) == (want.to_json()["seats"],
@@ -331,6 +352,7 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_corrects
                          for c in hand["cards"]])
     assert len(corrected) == dealt_fives > 2
     assert all(e["card"][0] == "5" and e["corrected"] == "6" + e["card"][1] for e in corrected)
+    assert {e["corrected_by"] for e in corrected} == {DEMO_SUPERVISOR}  # each one approved
 
 
 def test_a_round_the_table_cannot_complete_is_voided_and_the_demo_deals_on(tmp_path, monkeypatch):
@@ -364,7 +386,9 @@ def test_a_round_the_table_cannot_complete_is_voided_and_the_demo_deals_on(tmp_p
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2  # rounds 1 and 3
     [void] = (tmp_path / "void").glob("*.jsonl")
     assert '"card": "6S"' in void.read_text()
-    assert demo_module.VOID_REASON in next((tmp_path / "void").glob("*.reason.txt")).read_text()
+    reason = next((tmp_path / "void").glob("*.reason.txt")).read_text()
+    assert demo_module.VOID_REASON in reason
+    assert f"(voided by supervisor {DEMO_SUPERVISOR}; dealer {DEMO_DEALER})" in reason
 
     failing.update({3, 4})
     with pytest.raises(demo_module.DemoError, match="3 rounds in a row did not settle; round 4:"):

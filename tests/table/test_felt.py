@@ -116,6 +116,7 @@ def test_rounds_read_from_sightings_settle_exactly_as_played(seed):
     world = SimulatedTable(rules, [Player(s, f"P{s}") for s in (1, 3, 4, 6)], seed=seed)
     world.camera_sees = True
     loop = TableLoop("h17-ddd-6", MemoryRecorder())
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     tracker = FeltTracker(zone_of)
     felt = Felt()
     now = 0.0
@@ -193,6 +194,7 @@ def test_card_changing_in_place_is_a_swap_and_reaches_the_loop_as_an_alarm():
     out = tracker.feed(Sighting(SightingKind.CHANGED, C("KH"), 50, 200, 1))
     assert out == [FeltSwap(C("7S"), C("KH"), CardTarget(1, 0))]
     loop = TableLoop("h17-ddd-6", MemoryRecorder())
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(CameraLink(True), 0.0)
     loop.handle(out[0], 0.0)
     assert [a.kind for a in loop.alarms] == [AlarmKind.SWITCHED_CARD]

@@ -52,6 +52,9 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     ShoeProblem,
+    SignIn,
+    SignOut,
+    StaffRefused,
     TableInput,
     VoidRound,
 )
@@ -93,6 +96,12 @@ EVERY_INPUT: list[TableInput] = [
     AnswerQuestion(3, 1),
     RecordingFailed("disk full"),
     RoundResumed("restarted"),
+    SignIn("D-12"),
+    SignOut(),
+    StaffRefused("D-12", "sign in", "D-12: wrong id or PIN (1 in a row)"),
+    VoidRound("misdeal", "S9"),
+    CorrectCard(Card.parse("8D"), DEALER, supervisor="S9"),
+    NewShoe(0, touched=True),
 ]
 
 
@@ -226,7 +235,8 @@ def run_inputs(runner_loop: TableLoop, journal: TableJournal, items, t0: float =
 def world_steps(seed: int, rounds: int, camera: bool) -> list[TableInput]:
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(1, "A"), Player(3, "B")], seed=seed)
     world.camera_sees = camera
-    steps: list[TableInput] = [ShoeLink(True)] + ([CameraLink(True)] if camera else [])
+    steps: list[TableInput] = [SignIn("D1"), ShoeLink(True)] + (
+        [CameraLink(True)] if camera else [])
     for number in range(1, rounds + 1):
         steps.extend(item for source, item in world.round(number)
                      if camera or source != "camera")
@@ -256,6 +266,7 @@ def test_a_table_rebuilt_from_its_journal_mid_round_is_the_table_it_was(tmp_path
     table = after.open(now=3.0)  # a new process: its monotonic clock reads anything
     assert table.resumed == live.round_id and table.voided is None
     same_round(table.loop, live)
+    assert table.loop.dealer == live.dealer == "D1"  # the sign-in replayed, without a PIN
     assert table.loop.view()["phase"] == "resumed" and table.loop.view()["settlement"] is None
     assert table.loop.round_number == live.round_number
     assert 3.0 + table.clock_offset >= first.journal.checkpoint_at.t  # time never goes back
@@ -283,10 +294,12 @@ def test_rounds_and_ids_go_on_across_restarts_and_the_journal_stays_one_round_lo
     contents = read_journal(tmp_path / JOURNAL_NAME)
     assert contents.entries == []  # checkpointed after the last round was recorded
     assert contents.checkpoint.round_number == 4
+    assert contents.checkpoint.dealer == "D1"  # the checkpoint keeps who is signed in
     assert contents.checkpoint.cards_out == {c.code: n for c, n in table.loop.cards_out.items()}
     again = Setup(tmp_path)
     table = again.open()
     assert table.resumed is None and table.voided is None
+    assert table.loop.dealer == "D1"  # still signed in: the bet is taken
     table.loop.handle(ShoeLink(True), 0.0)
     table.loop.handle(PlaceBet(1, Decimal("10")), 0.0)
     assert table.loop.round_id == "T1-new-00005"  # the prefix and numbering carry on
@@ -298,6 +311,7 @@ def test_rounds_and_ids_go_on_across_restarts_and_the_journal_stays_one_round_lo
 def test_a_round_settled_but_not_recorded_before_the_crash_is_recorded_at_restart(tmp_path):
     steps = world_steps(seed=5, rounds=1, camera=False)
     truth = TableLoop("s17-6", MemoryRecorder(), has_camera=False)
+    truth.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     setup = Setup(tmp_path)
     table = setup.open()
     for item in steps:  # journaled, but the process dies before the recorder writes
@@ -405,7 +419,7 @@ def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
         return [] if shown is None else shown["seats"][0]["hands"][0]["cards"]
 
     with runner:
-        for item in (ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")),
+        for item in (SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")),
                      ShoeCard(Card.parse("9S"))):
             assert runner.submit(item).wait(5)
         assert runner.wait_idle(5)

@@ -71,6 +71,7 @@ class Table:
         self.recorder = MemoryRecorder()
         self.loop = TableLoop(rules, self.recorder, has_shoe=shoe, has_camera=camera)
         self.now = 0.0
+        self.loop.dealer = "D1"  # signed in (signing in itself: tests/table/test_sign_in.py)
         if shoe:
             self.send(ShoeLink(True, "test"))
         if camera:
@@ -1143,6 +1144,7 @@ def test_simulated_rounds_settle_exactly_as_played(camera):
 def test_file_recorder_writes_round_logs_that_settle(tmp_path):
     recorder = FileRecorder(tmp_path)
     loop = TableLoop("s17-6", recorder, has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
     world.camera_sees = False
@@ -1205,6 +1207,7 @@ def test_camera_only_simulated_rounds_settle_exactly_as_played():
 def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
     recorder = FileRecorder(tmp_path)
     loop = TableLoop("h17-ddd-6", recorder, has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     loop.handle(PlaceBet(1, Decimal("10")), 0.1)
     loop.handle(ShoeCard(C("9S")), 0.2)
@@ -1213,7 +1216,8 @@ def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
     assert [a.kind for a in loop.alarms] == [AlarmKind.PIP_TEN, AlarmKind.ROUND_VOIDED]
     assert loop.round_id is None and not loop.round_open
     assert (tmp_path / "void" / "r-00001.jsonl").read_text().count("\n") == 3  # round, bet, card
-    assert (tmp_path / "void" / "r-00001.reason.txt").read_text() == "foreign card TH\n"
+    assert (tmp_path / "void" / "r-00001.reason.txt").read_text() == \
+        "foreign card TH (voided by the table; dealer D1)\n"
     assert not list((tmp_path / "rounds").iterdir())
     loop.handle(PlaceBet(2, Decimal("25")), 0.5)
     assert loop.round_id == "r-00002" and loop.round_open
@@ -1250,6 +1254,7 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     loop = TableLoop(
         "h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5", has_camera=False
     )
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A"), Player(4, "B")], seed=4)
     world.camera_sees = False
@@ -1302,6 +1307,7 @@ def test_inputs_the_loop_raises_on_are_shown_and_only_the_latest_kept():
     """A bug (here: inputs that are not table inputs) does not stop the table; the screen shows
     the last five and the runner keeps the latest ERRORS_KEPT."""
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     with TableRunner(loop) as runner:
         for number in range(ERRORS_KEPT + 10):
             runner.submit(f"not an input {number}")  # type: ignore[arg-type]
@@ -1327,6 +1333,7 @@ def test_a_surveillance_store_that_cannot_be_written_raises_one_alarm_and_loses_
     loop = TableLoop(
         "h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5", has_camera=False
     )
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A")], seed=4)
     world.camera_sees = False
     with TableRunner(loop) as runner:

@@ -82,6 +82,7 @@ def assert_whole(loop: TableLoop, recorder: MemoryRecorder) -> None:
 def test_legal_play_with_anything_mixed_in_never_breaks_the_loop(seed, camera, chaos):
     recorder = MemoryRecorder()
     loop = TableLoop("h17-ddd-6", recorder, has_camera=camera)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A"), Player(5, "B")],
                            seed=seed)
     world.camera_sees = camera
@@ -110,6 +111,7 @@ def test_legal_play_with_anything_mixed_in_never_breaks_the_loop(seed, camera, c
 def test_any_sequence_of_inputs_never_breaks_the_loop(sequence, camera):
     recorder = MemoryRecorder()
     loop = TableLoop("h17-ddd-6", recorder, has_camera=camera)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     now = 0.0
     for item, wait in sequence:
         loop.handle(item, now)
@@ -123,6 +125,7 @@ def test_a_decision_the_log_reader_would_refuse_is_refused_not_recorded():
     then no longer settled (``only a double takes an amount``)."""
     recorder = MemoryRecorder()
     loop = TableLoop("h17-ddd-6", recorder, has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     for seed in range(100):  # a round in which the player decides (no blackjack, no peek)
         world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A")], seed=seed)
         world.camera_sees = False

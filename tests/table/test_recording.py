@@ -34,6 +34,7 @@ def play(loop: TableLoop, world: SimulatedTable, number: int) -> None:
 
 def shoe_table(recorder: FileRecorder, seed: int = 3) -> tuple[TableLoop, SimulatedTable]:
     loop = TableLoop("s17-6", recorder, has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=seed)
     world.camera_sees = False
@@ -141,6 +142,7 @@ def test_a_damaged_surveillance_store_is_one_alarm_and_every_round_still_reaches
     store = SurveillanceRecorder(store_dir, "T1")
     loop = TableLoop("s17-6", TeeRecorder(FileRecorder(tmp_path / "files"), store),
                      has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     store.on_failure = lambda detail: loop.handle(RecordingFailed(detail), 0.0)  # as cli.py
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)

@@ -26,6 +26,7 @@ from dealer_assist.table.sources import (
 @pytest.fixture
 def runner():
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     with TableRunner(loop) as running:
         running.submit(ShoeLink(True, "test"))
         running.wait_idle()
@@ -154,12 +155,14 @@ def test_parse_touch_values():
         Card.parse("KD"), CardTarget())
     assert parse_touch({"type": "card", "card": "KD", "to": {"seat": 3, "hand": 1}}) == KeyCard(
         Card.parse("KD"), CardTarget(3, 1))
-    assert parse_touch({"type": "correct", "card": "5d", "at": "dealer"}) == CorrectCard(
-        Card.parse("5D"), CardTarget())
-    assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2}}) == CorrectCard(
-        Card.parse("7H"), CardTarget(2))
+    approved = {"supervisor": "S9", "pin": "1357"}
+    assert parse_touch({"type": "correct", "card": "5d", "at": "dealer", **approved}).item == \
+        CorrectCard(Card.parse("5D"), CardTarget(), supervisor="S9")
+    assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2}, **approved}).item \
+        == CorrectCard(Card.parse("7H"), CardTarget(2), supervisor="S9")
     assert parse_touch({"type": "correct", "card": "7H", "at": {"seat": 2, "hand": 1},
-                        "index": 0}) == CorrectCard(Card.parse("7H"), CardTarget(2, 1), 0)
+                        "index": 0, **approved}).item == CorrectCard(
+        Card.parse("7H"), CardTarget(2, 1), 0, supervisor="S9")
 
 
 def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
@@ -172,18 +175,25 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
         FinishRound,
         Insure,
         NewShoe,
+        SignIn,
+        SignOut,
         VoidRound,
     )
+    from dealer_assist.table.staff import Attested
 
     for item in (PlaceBet(2, Decimal("25.00"), "match", "P-7"),
                  Decide(3, Action.DOUBLE, Decimal("5.00"), 1), Insure(2, Decimal("5.00")),
-                 FinishRound(), CloseInsurance(), NewShoe(0), AcknowledgeAlarm(4), ConfirmFelt(),
-                 VoidRound("foreign card"),
+                 FinishRound(), CloseInsurance(), NewShoe(0, touched=True), AcknowledgeAlarm(4),
+                 ConfirmFelt(), SignOut(),
                  KeyCard(Card.parse("7H")), KeyCard(Card.parse("KD"), CardTarget()),
-                 KeyCard(Card.parse("2C"), CardTarget(4, 1)),
-                 CorrectCard(Card.parse("5D"), CardTarget()),
-                 CorrectCard(Card.parse("7H"), CardTarget(2)),
-                 CorrectCard(Card.parse("7H"), CardTarget(2, 1)),
-                 CorrectCard(Card.parse("9C"), CardTarget(2, 1), 0),
-                 CorrectCard(Card.parse("9C"), CardTarget(2), 1, Card.parse("8C"))):
+                 KeyCard(Card.parse("2C"), CardTarget(4, 1))):
         assert parse_touch(touch_json(item)) == item
+    for item in (VoidRound("foreign card", "S9"), SignIn("D-12"),  # these carry a PIN
+                 CorrectCard(Card.parse("5D"), CardTarget(), supervisor="S9"),
+                 CorrectCard(Card.parse("7H"), CardTarget(2), supervisor="S9"),
+                 CorrectCard(Card.parse("7H"), CardTarget(2, 1), supervisor="S9"),
+                 CorrectCard(Card.parse("9C"), CardTarget(2, 1), 0, supervisor="S9"),
+                 CorrectCard(Card.parse("9C"), CardTarget(2), 1, Card.parse("8C"), "S9")):
+        touched = parse_touch(touch_json(item, "97531"))
+        assert isinstance(touched, Attested) and touched.item == item
+        assert touched.pin == "97531" and "97531" not in repr(touched)

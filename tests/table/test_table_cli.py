@@ -14,8 +14,26 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
+from dealer_assist.table.staff import HashCost, StaffRegistry, staff_path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The dealer the tables here register, and its PIN (hashed cheaply: tests/table/test_staff.py
+#: checks the default cost).
+DEALER, PIN = "D1", "2468"
+CHEAP = HashCost(time_cost=1, memory_kib=8, parallelism=1)
+
+
+def register_dealer(config: Path) -> None:
+    """The table's staff registry, beside ``config``, with :data:`DEALER` (if it has none)."""
+    registry = StaffRegistry(staff_path(config), CHEAP)
+    if DEALER not in registry.members:
+        registry.add(DEALER, "dealer", PIN)
+
+
+def sign_in(url: str) -> None:
+    """:data:`DEALER` signs in at the screen: the table takes bets once it has."""
+    post(url, {"type": "sign_in", "dealer": DEALER, "pin": PIN})
+    wait_for(lambda view: view["dealer_id"] == DEALER, url)
 
 
 def get_view(url: str) -> dict:
@@ -43,7 +61,9 @@ def wait_for(predicate, url: str, timeout: float = 10.0) -> dict:
 
 
 def start_table(config: Path, **popen) -> subprocess.Popen:
-    """``dealer-assist table --config config`` as a separate process, its output piped."""
+    """``dealer-assist table --config config`` as a separate process, its output piped, with
+    :data:`DEALER` registered."""
+    register_dealer(config)
     return subprocess.Popen(
         [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
         cwd=ROOT,
@@ -75,6 +95,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     process = start_table(config)
     try:
         url = screen_url(process)
+        sign_in(url)
         simulator.load_shoe(6)
         view = wait_for(lambda v: v["devices"]["shoe"] == "up", url)
         assert view["mode"] == "shoe only"
@@ -127,7 +148,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
                  "settled: players' net 10.00, 1 seat(s)",
                  "INFO [MainThread] dealer_assist.table.cli: table T3 stopped"):
         assert line in logged
-    assert "INFO [table-loop] dealer_assist.table.recording: alarm 1 (shoe link down)" in logged
+    assert "INFO [table-loop] dealer_assist.table.recording: alarm 2 (shoe link down)" in logged
 
 
 def test_bad_config_exits_2_naming_the_key(tmp_path):

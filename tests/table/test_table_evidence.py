@@ -14,6 +14,7 @@ from dealer_assist.surveillance import Recorder
 from dealer_assist.table.config import ConfigError, load_config
 from dealer_assist.table.recording import EvidenceFiles
 from tests.surveillance.factory import golden_logs, record_round
+from tests.table.test_table_cli import register_dealer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,6 +51,7 @@ def test_rotation_and_a_refused_fresh_chain_through_the_table_command(tmp_path: 
 
     for path in recording.glob("index.sqlite*"):
         path.unlink()
+    register_dealer(config)  # a table with no dealer to sign in refuses before its recording
     refused = dealer_assist("table", "--config", str(config))
     assert refused.returncode == 2
     assert "recording.surveillance" in refused.stderr

@@ -34,6 +34,7 @@ class DriverFault(Exception):
 
 def table(source: Source, *, shoe: bool = False) -> TableRunner:
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_shoe=shoe, has_camera=not shoe)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     return TableRunner(loop, [source])
 
 

@@ -7,11 +7,17 @@ every decision the dealer would touch is POSTed to the screen's ``/api/input`` l
 With the synthetic camera (``synthetic_camera.py``: the felt rendered by the scene generator and
 read by the card detector) the table runs shoe + camera; without it (no detector model, no card
 artwork, or ``camera="off"``) it runs shoe only and the screen says why.
+
+The simulated dealer signs in at the screen with its id and PIN, and a simulated supervisor
+approves with its own what the dealer voids or corrects: both are registered, with PINs drawn
+afresh each run, in a staff registry in a temporary folder of the demo's own (outside the
+recording, as a table's lies beside its configuration).
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import tempfile
 import threading
 import time
@@ -50,11 +56,16 @@ from dealer_assist.table.sources import (
     NewShoe,
     PlaceBet,
     ShoeCard,
+    SignIn,
+    SignOut,
     Source,
     TableInput,
     VoidRound,
 )
+from dealer_assist.table.staff import StaffDesk, StaffRegistry
 
+#: The simulated dealer and supervisor, as the demo's staff registry names them.
+DEMO_DEALER, DEMO_SUPERVISOR = "DEMO-D1", "DEMO-S1"
 #: The demo table's name in its recording.
 DEMO_TABLE = "DEMO"
 #: Why the demo's floor voids a round the table could not complete as dealt.
@@ -81,8 +92,16 @@ class DemoOptions:
     shoe: bool = True  # False: a hand-held game, read by the camera alone (cards it misses keyed)
 
 
-def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
-    """The JSON the screen's page POSTs for a dealer input."""
+def touch_json(item: DealerInput | NewShoe, pin: str | None = None) -> dict[str, object]:
+    """The JSON the screen's page POSTs for a dealer input; ``pin``: the PIN of the staff id
+    the input names (a sign-in's dealer, a void's or a correction's supervisor)."""
+    out = _touch_fields(item)
+    if pin is not None:
+        out["pin"] = pin
+    return out
+
+
+def _touch_fields(item: DealerInput | NewShoe) -> dict[str, object]:
     if isinstance(item, PlaceBet):
         out: dict[str, object] = {
             "type": "bet",
@@ -113,7 +132,11 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
     if isinstance(item, AcknowledgeAlarm):
         return {"type": "ack", "id": item.alarm_id}
     if isinstance(item, VoidRound):
-        return {"type": "void", "reason": item.reason}
+        return {"type": "void", "reason": item.reason, "supervisor": item.supervisor}
+    if isinstance(item, SignIn):
+        return {"type": "sign_in", "dealer": item.dealer}
+    if isinstance(item, SignOut):
+        return {"type": "sign_out"}
     if isinstance(item, AnswerQuestion):
         return {"type": "answer", "question": item.question, "choice": item.choice}
     if isinstance(item, KeyCard):
@@ -128,15 +151,17 @@ def touch_json(item: DealerInput | NewShoe) -> dict[str, object]:
             out["index"] = item.index
         if item.was is not None:
             out["was"] = item.was.code
+        out["supervisor"] = item.supervisor
         return out
     raise TypeError(f"not a dealer input: {item!r}")
 
 
-def post_touch(screen_url: str, item: DealerInput | NewShoe) -> None:
-    """Send a dealer input to the screen exactly as the page does."""
+def post_touch(screen_url: str, item: DealerInput | NewShoe, pin: str | None = None) -> None:
+    """Send a dealer input to the screen exactly as the page does (``pin``: see
+    :func:`touch_json`)."""
     request = urllib.request.Request(
         screen_url.rstrip("/") + "/api/input",
-        data=json.dumps(touch_json(item)).encode(),
+        data=json.dumps(touch_json(item, pin)).encode(),
         headers={"Content-Type": "application/json"},
         method="POST",
     )
@@ -184,6 +209,12 @@ class DemoTable:
                     sources.append(camera)
                 return sources
 
+            # the staff who sign in and approve, registered afresh each run outside the recording
+            registry = StaffRegistry(scratch / "demo.staff.json")
+            self._pins = {staff_id: f"{secrets.randbelow(10**6):06d}"
+                          for staff_id in (DEMO_DEALER, DEMO_SUPERVISOR)}
+            registry.add(DEMO_DEALER, "dealer", self._pins[DEMO_DEALER])
+            registry.add(DEMO_SUPERVISOR, "supervisor", self._pins[DEMO_SUPERVISOR])
             # a table's recording directory: round logs, alarms, the journal and the store
             self.table = assemble(TableSetup(
                 self.recording_dir, DEMO_TABLE, options.rules,
@@ -192,7 +223,7 @@ class DemoTable:
                 notes={"camera": camera_note} if camera is None and camera_note else {},
                 round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
                 evidence=self.evidence,
-            ), make_sources)
+            ), make_sources, staff=StaffDesk(registry))
         except BaseException:
             self._release()
             raise
@@ -209,8 +240,8 @@ class DemoTable:
         return self.screen.url
 
     def start(self) -> DemoTable:
-        """Start the shoe and the table; a start refused (the screen's port in use) leaves
-        nothing running and nothing of the demo's own on disk."""
+        """Start the shoe and the table and sign the simulated dealer in; a start refused (the
+        screen's port in use) leaves nothing running and nothing of the demo's own on disk."""
         try:
             if self.simulator is not None:
                 self.simulator.start()
@@ -218,9 +249,24 @@ class DemoTable:
         except BaseException:
             self._release()
             raise
-        if self.table.opened.resumed is not None:  # a demo stopped mid-round in this folder
-            self.runner.submit(VoidRound("the demo deals afresh: a round left from an earlier run"))
+        try:
+            if self.table.opened.resumed is not None:  # a demo stopped mid-round in this folder
+                self.runner.submit(VoidRound("the demo deals afresh: a round left from an "
+                                             "earlier run"))
+            self.touch(SignIn(DEMO_DEALER))
+            if not self.runner.wait_until(lambda loop: loop.dealer == DEMO_DEALER,
+                                          self.options.card_timeout_s):
+                raise DemoError(f"the simulated dealer {DEMO_DEALER} could not sign in")
+        except BaseException:
+            self.stop()
+            raise
         return self
+
+    def touch(self, item: DealerInput | NewShoe) -> None:
+        """Touch the screen as the simulated dealer, with the PIN of the staff id ``item``
+        names (the dealer signing in, the supervisor approving a void or a correction)."""
+        named = getattr(item, "supervisor", None) or getattr(item, "dealer", None)
+        post_touch(self.screen_url, item, None if named is None else self._pins[named])
 
     def stop(self) -> None:
         self.stopped.set()
@@ -257,12 +303,12 @@ class DemoTable:
             if self.simulator is not None:
                 self.simulator.load_shoe(item.decks)
             else:
-                post_touch(self.screen_url, NewShoe(0))  # a hand-held game's fresh pack
+                self.touch(NewShoe(0))  # a hand-held game's fresh pack
             return
         if channel == "dealer":
             # A touch follows what the dealer has seen recorded: every card dealt so far.
             self._until(all_recorded, timeout)
-            post_touch(self.screen_url, item)  # type: ignore[arg-type]
+            self.touch(item)  # type: ignore[arg-type]
             if isinstance(item, FinishRound) and self.camera is not None:
                 self.camera.show(item)  # the dealer clears the felt
                 if self.world.camera_sees:
@@ -293,7 +339,7 @@ class DemoTable:
                     return _hands_at(loop, item.seat) >= item.stacks
 
                 if not self.runner.wait_until(split, timeout) and hand_held:
-                    post_touch(self.screen_url, Decide(item.seat, Action.SPLIT))
+                    self.touch(Decide(item.seat, Action.SPLIT))
                     self.runner.wait_until(split, timeout)
             elif isinstance(item, HoleCardShown):
                 # A dealer turns the hole card and lets it be seen before drawing: a card drawn
@@ -306,7 +352,7 @@ class DemoTable:
 
                 if (not self.runner.wait_until(turned, timeout) and hand_held
                         and item.card is not None and not _hole_known(self.loop)):
-                    post_touch(self.screen_url, KeyCard(item.card, DEALER_SPOT))
+                    self.touch(KeyCard(item.card, DEALER_SPOT))
                     self.runner.wait_until(turned, timeout)
                 elif hand_held and item.card is not None and _hole_known(self.loop):
                     self._correct(item.card, DEALER_SPOT)
@@ -332,7 +378,7 @@ class DemoTable:
                 choice = true_choice(question, self.world.placed)
                 if choice is None:
                     return self.runner.wait_until(condition, deadline - time.monotonic())
-                post_touch(self.screen_url, AnswerQuestion(question.id, choice))
+                self.touch(AnswerQuestion(question.id, choice))
                 self.runner.wait_until(_answered(question.id),
                                        max(0.0, deadline - time.monotonic()))
 
@@ -341,8 +387,8 @@ class DemoTable:
         the double first when it lies crosswise (a keyed card is otherwise taken as a hit)."""
         assert felt.card is not None
         if felt.sideways and felt.spot.seat is not None:
-            post_touch(self.screen_url, Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.hand))
-        post_touch(self.screen_url, KeyCard(felt.card, felt.spot))
+            self.touch(Decide(felt.spot.seat, Action.DOUBLE, hand=felt.spot.hand))
+        self.touch(KeyCard(felt.card, felt.spot))
         dealt = self._cards_dealt
         self._until(lambda loop: loop.cards_committed >= dealt, self.options.card_timeout_s)
 
@@ -352,7 +398,7 @@ class DemoTable:
         at = CardTarget() if spot.is_dealer else CardTarget(spot.seat, spot.hand)
         if _latest_at(self.loop, at) in (None, card.code):
             return
-        post_touch(self.screen_url, CorrectCard(card, at))
+        self.touch(CorrectCard(card, at, supervisor=DEMO_SUPERVISOR))
         self.runner.wait_until(lambda loop: _latest_at(loop, at) == card.code,
                                self.options.card_timeout_s)
 
@@ -381,7 +427,7 @@ class DemoTable:
         view = self.loop.engine_view
         if self.loop.round_open and view is not None:
             why = f"{VOID_REASON} ({view['state']})"
-            post_touch(self.screen_url, VoidRound(why if len(why) <= 200 else VOID_REASON))
+            self.touch(VoidRound(why if len(why) <= 200 else VOID_REASON, DEMO_SUPERVISOR))
             self.runner.wait_until(lambda loop: not loop.round_open, self.options.card_timeout_s)
         return None
 

@@ -3,7 +3,7 @@
 
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
-const state = { view: null, seat: null, amount: 0, socket: null,
+const state = { view: null, seat: null, amount: 0, socket: null, approving: null,
   key: { rank: "", suit: "", to: "next", which: "last" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
@@ -341,9 +341,37 @@ function renderHold(view) {
     " about this round's cards (with the floor), then pay";
 }
 
+// No dealer signed in: the sign-in form instead of the touch rows (the table takes no bet); a
+// dealer signed in is named in the header, and signs out between rounds.
+function renderStaff(view) {
+  const signedIn = Boolean(view.dealer_id);
+  $("sign-in").hidden = signedIn;
+  $("touch").hidden = !signedIn;
+  $("dealer-id").textContent = signedIn ? "dealer " + view.dealer_id : "no dealer signed in";
+  $("sign-out").hidden = !signedIn;
+  $("sign-out").disabled = Boolean(view.round && view.phase !== "settled");
+  if (!signedIn) $("approve").hidden = true;
+}
+
+// A void or a correction goes to the table with a supervisor's id and PIN, typed in the
+// approval band; the PIN field is cleared as soon as it is sent or cancelled.
+function approve(message, what) {
+  state.approving = message;
+  $("approve-what").textContent = what + ": a supervisor approves";
+  $("approve").hidden = false;
+  $("approve-supervisor").focus();
+}
+
+function closeApproval() {
+  state.approving = null;
+  $("approve-pin").value = "";
+  $("approve").hidden = true;
+}
+
 function render(view) {
   state.view = view;
   renderStatus(view);
+  renderStaff(view);
   renderAlarms(view);
   renderQuestion(view);
   renderHold(view);
@@ -392,7 +420,7 @@ $("correct-go").addEventListener("click", () => {
   const lying = faceUpCards(state.view, state.key.to);
   const was = state.key.which === "last" ? lying[lying.length - 1] : lying[Number(state.key.which)];
   if (was) message.was = was;
-  send(message);
+  approve(message, $("correct-go").textContent);
   closeKeying();
 });
 $("key-cancel").addEventListener("click", closeKeying);
@@ -404,7 +432,19 @@ $("shuffle").addEventListener("click", () => {
 });
 $("void").addEventListener("click", () => {
   const reason = window.prompt("Void this round (floor decision). Reason:");
-  if (reason && reason.trim()) send({ type: "void", reason: reason.trim() });
+  if (reason && reason.trim()) approve({ type: "void", reason: reason.trim() }, "Void round");
 });
+$("approve-go").addEventListener("click", () => {
+  if (!state.approving) return;
+  send({ ...state.approving, supervisor: $("approve-supervisor").value.trim(),
+    pin: $("approve-pin").value });
+  closeApproval();
+});
+$("approve-cancel").addEventListener("click", closeApproval);
+$("sign-in-go").addEventListener("click", () => {
+  send({ type: "sign_in", dealer: $("sign-in-dealer").value.trim(), pin: $("sign-in-pin").value });
+  $("sign-in-pin").value = "";
+});
+$("sign-out").addEventListener("click", () => send({ type: "sign_out" }));
 renderTouch();
 connect();
