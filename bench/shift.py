@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from dealer_assist.rules import RuleSet  # noqa: E402
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink  # noqa: E402
+from dealer_assist.table.screen_access import ScreenAccess, read_secret  # noqa: E402
 from dealer_assist.table.simulation.demo import touch_json  # noqa: E402
 from dealer_assist.table.simulation.world import Player, SimulatedTable  # noqa: E402
 from dealer_assist.table.sources import NewShoe, ShoeCard  # noqa: E402
@@ -52,6 +53,8 @@ class Table:
                 [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
                 cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True)
         self.url = self._screen_url()
+        # the paired screen's cookie, from the secret the table created beside its config
+        self.cookie = ScreenAccess(read_secret(folder / "table.screen-secret")).cookie_header()
 
     def _screen_url(self) -> str:
         deadline = time.monotonic() + 60
@@ -65,14 +68,15 @@ class Table:
         raise SystemExit("the table never served its screen")
 
     def view(self) -> dict[str, Any]:
-        with urllib.request.urlopen(self.url + "api/view", timeout=10) as response:
+        request = urllib.request.Request(self.url + "api/view", headers={"Cookie": self.cookie})
+        with urllib.request.urlopen(request, timeout=10) as response:
             view: dict[str, Any] = json.loads(response.read())
             return view
 
     def post(self, message: dict[str, object]) -> None:
         request = urllib.request.Request(
             self.url + "api/input", json.dumps(message).encode(),
-            {"Content-Type": "application/json"}, method="POST")
+            {"Content-Type": "application/json", "Cookie": self.cookie}, method="POST")
         with urllib.request.urlopen(request, timeout=10) as response:
             response.read()
 

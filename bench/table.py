@@ -73,12 +73,14 @@ def _thread_cpu_seconds(exclude: set[int]) -> float:
 
 
 class ScreenClient:
-    """A WebSocket client of the screen recording when each view arrives."""
+    """A WebSocket client of the screen (as its paired page, with ``cookie``) recording when
+    each view arrives."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, cookie: str):
         from websockets.sync.client import connect
 
-        self.socket = connect(url.replace("http://", "ws://") + "ws")
+        self.socket = connect(url.replace("http://", "ws://") + "ws",
+                              additional_headers={"Cookie": cookie})
         self.cards_seen = 0
         self.changed = threading.Condition()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -112,7 +114,7 @@ def bench_latency(cards: int, idle_s: float) -> None:
         loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
         runner = TableRunner(loop, [SerialShoeSource(link.url)]).start()
         screen = ScreenServer(runner, "127.0.0.1", 0).start()
-        client = ScreenClient(screen.url)
+        client = ScreenClient(screen.url, screen.access.cookie_header())
         world = SimulatedTable(
             RuleSet.preset("h17-ddd-6"), [Player(s, f"P{s}") for s in (1, 2, 3, 5)], seed=3
         )

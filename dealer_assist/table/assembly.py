@@ -17,6 +17,8 @@ from dealer_assist.table.question_frames import QuestionFrames, Snapshots
 from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.screen_access import ScreenAccess
+from dealer_assist.table.screen_site import TlsFiles
 from dealer_assist.table.sources import RecordingFailed, Source
 from dealer_assist.table.staff import StaffDesk
 
@@ -28,8 +30,9 @@ SourcesFactory = Callable[[tuple[int, int] | None], list[Source]]
 @dataclass(frozen=True, slots=True)
 class TableSetup:
     """What a table is: where it records, its id and rules, its devices (``shoe_protocol``
-    None: no shoe), whether the surveillance store records, the screen's address, notes the
-    screen shows about devices, and the prefix of its round ids."""
+    None: no shoe), whether the surveillance store records, the screen's address, the name
+    browsers open it at, its TLS files and who may drive it (default: credentials of this
+    process only), notes the screen shows about devices, and the prefix of its round ids."""
 
     directory: Path
     table_id: str
@@ -39,6 +42,9 @@ class TableSetup:
     surveillance: bool = True
     host: str = "127.0.0.1"
     port: int = 8021
+    screen_name: str | None = None
+    tls: TlsFiles | None = None
+    access: ScreenAccess = field(default_factory=ScreenAccess.ephemeral)
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
     evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
@@ -144,5 +150,6 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         for camera in sources:
             if isinstance(camera, Snapshots):
                 runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
-    return Table(setup, recording, opened, runner,
-                 ScreenServer(runner, setup.host, setup.port, staff))
+    screen = ScreenServer(runner, setup.host, setup.port, staff, access=setup.access,
+                          name=setup.screen_name, tls=setup.tls)
+    return Table(setup, recording, opened, runner, screen)

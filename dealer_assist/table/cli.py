@@ -7,6 +7,10 @@ rebuilds the round in play from the journal and asks the dealer to confirm the f
 
 ``dealer-assist table staff --config table.toml add|remove|list``: the dealers and supervisors
 who sign in at its screen (:mod:`.staff_cli`); the table starts only with a dealer registered.
+
+At each start the table prints a one-time pairing URL: the screen's browser opens it once and is
+paired (a cookie); nothing else may see or drive the screen. ``--touch JSON`` sends one touch to
+the running table as the paired screen (it reads the table's secret: run it as the table's user).
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ import logging
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dealer_assist.table.config import TableConfig
 
 logger = logging.getLogger(__name__)
 
@@ -23,14 +31,27 @@ logger = logging.getLogger(__name__)
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from dealer_assist.table import staff_cli
 
+    parser.epilog = (
+        "At each start the table prints the dealer's screen URL and a one-time pairing URL: "
+        "open the pairing URL once in the screen's browser; only that browser then sees and "
+        "drives the screen. A [screen] host beyond loopback needs TLS ([screen] certfile and "
+        "keyfile) or plain_http_on_network = true. Details: docs/table.md.")
     parser.add_argument(
         "--config", metavar="TABLE.TOML", help="the table's configuration file (required)"
     )
-    parser.add_argument(
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument(
         "--check", action="store_true",
-        help="validate the configuration, print it, try what the start does (the recording "
-        "directory written in and locked, the journal read, the signing key read, the screen's "
-        "host resolved and its port bound; all undone), and exit: 0 fit to start, 2 not"
+        help="validate the configuration (and where and how the screen is served), print it, "
+             "try what the start does (the recording directory written in and locked, the "
+             "journal read, the signing key read, the screen's host resolved and its port bound; "
+             "all undone), and exit: 0 fit to start, 2 not"
+    )
+    action.add_argument(
+        "--touch", metavar="JSON",
+        help='send one touch to the RUNNING table as its paired screen (e.g. \'{"type": '
+             '"finish"}\'), print the reply, exit 1 if refused; reads the screen\'s secret, '
+             "so run it as the table's user"
     )
     parser.add_argument(
         "--new-chain", metavar="REASON",
@@ -71,6 +92,8 @@ def _run_table(args: argparse.Namespace) -> int:
         StoreOpenError,
         rotate_table_key,
     )
+    from dealer_assist.table.screen_access import ScreenAccess, SecretError, load_or_create_secret
+    from dealer_assist.table.screen_site import exposure_warning
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
     from dealer_assist.table.staff import StaffDesk, StaffError, StaffRegistry, staff_path
@@ -80,6 +103,8 @@ def _run_table(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"dealer-assist table: {error}", file=sys.stderr)
         return 2
+    if args.touch is not None:
+        return touch(config, args.touch)
     log_file = args.log_file or config.log_file
     try:  # the command line's --log-level and --log-file before the config's [logging]
         logs.configure(args.log_level or config.log_level, log_file)
@@ -117,7 +142,7 @@ def _run_table(args: argparse.Namespace) -> int:
         f"recording to {config.recording_dir}"
     )
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
-          f"{log_file or 'standard error'}")
+          f"{log_file or 'standard error'}\n{screen_summary(config)}")
     if config.surveillance:
         print(f"surveillance store signed with {config.key} (public key file "
               f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
@@ -148,6 +173,10 @@ def _run_table(args: argparse.Namespace) -> int:
     if advice and not args.check:
         print(f"dealer-assist table: {advice}", file=sys.stderr)
         return 2
+    exposed = exposure_warning(config.host, config.tls is not None)
+    if exposed is not None:
+        logger.warning("%s", exposed)
+        print(f"dealer-assist table: warning: {exposed}", file=sys.stderr)
     if args.check:
         from dealer_assist.table.preflight import check_start
 
@@ -170,11 +199,17 @@ def _run_table(args: argparse.Namespace) -> int:
             sources.append(camera)
         return sources
 
+    try:
+        secret = load_or_create_secret(config.screen_secret)
+    except SecretError as error:
+        print(f"dealer-assist table: {config.path}: screen.secret: {error}", file=sys.stderr)
+        return 2
     setup = TableSetup(
         config.recording_dir, config.table_id, config.rules_spec,
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
         has_camera=camera is not None, surveillance=config.surveillance,
-        host=config.host, port=config.port, notes=notes,
+        host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
+        access=ScreenAccess(secret), notes=notes,
         evidence=evidence if config.surveillance else None)
     try:
         table = assemble(setup, make_sources, staff=StaffDesk(registry))
@@ -207,7 +242,9 @@ def _run_table(args: argparse.Namespace) -> int:
         print(f"dealer-assist table: {config.path}: screen: {error}", file=sys.stderr)
         return 1
     screen = table.screen
-    print(f"dealer's screen: {screen.url}", flush=True)
+    print(f"dealer's screen: {screen.url}\n"
+          f"pair the screen's browser (open once there; the code works once): "
+          f"{screen.pairing_url()}", flush=True)
     logger.info("started %s; screen %s", devices, screen.url)
     status = 0
     try:
@@ -221,3 +258,58 @@ def _run_table(args: argparse.Namespace) -> int:
         table.stop()
         logger.info("table %s stopped", config.table_id)
     return status
+
+
+def screen_summary(config: TableConfig) -> str:
+    """Where and how the screen is served, and where its secret lies (``--check``'s line)."""
+    from dealer_assist.table.screen_site import is_loopback, is_wildcard, shown_host, url_of
+
+    url = url_of(shown_host(config.host, config.screen_name), config.port,
+                 config.tls is not None)
+    if is_loopback(config.host):
+        reach = "this machine only"
+    else:
+        where = "every interface" if is_wildcard(config.host) else config.host
+        reach = (f"listening on {where}, " + (f"TLS ({config.tls.certfile})" if config.tls
+                                               else "PLAIN HTTP (plain_http_on_network)"))
+    return f"screen {url} ({reach}), paired by the secret {config.screen_secret}"
+
+
+def touch(config: TableConfig, text: str) -> int:
+    """``--touch``: send ``text`` to the running table as its paired screen and print the
+    reply; 0 accepted, 1 refused or no table answering, 2 no secret to send it with."""
+    import ssl
+
+    from dealer_assist.table.screen_access import ScreenAccess, SecretError, read_secret
+    from dealer_assist.table.screen_client import local_url, pinned_context, send_touch
+
+    if config.port == 0:
+        print(f"dealer-assist table: {config.path}: screen.port: 0 (any free port) cannot be "
+              "reached by --touch: set the port the table listens on", file=sys.stderr)
+        return 2
+    try:
+        access = ScreenAccess(read_secret(config.screen_secret))
+        context = pinned_context(config.tls)
+    except (SecretError, OSError) as error:
+        print(f"dealer-assist table: {config.path}: screen.secret: {error}", file=sys.stderr)
+        return 2
+    url = local_url(config.host, config.port, config.tls)
+    try:
+        reply = send_touch(url, text.encode("utf-8", "surrogateescape"), access.cookie_header(),
+                           context)
+    except OSError as error:
+        reason = getattr(error, "reason", error)
+        if isinstance(reason, ssl.SSLError) and config.tls is not None:
+            print(f"dealer-assist table: the screen at {url} does not serve the certificate "
+                  f"{config.tls.certfile}: {reason}", file=sys.stderr)
+        else:
+            print(f"dealer-assist table: no screen answers at {url} (is the table running?): "
+                  f"{reason}", file=sys.stderr)
+        return 1
+    answer = reply.body.decode("utf-8", "replace")
+    if not reply.accepted:
+        print(f"dealer-assist table: the table refused the touch (HTTP {reply.status}): "
+              f"{answer}", file=sys.stderr)
+        return 1
+    print(answer)
+    return 0

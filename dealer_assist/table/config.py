@@ -30,6 +30,12 @@ anchor_log = "anchors.jsonl" # chain heads, appended at every round end (default
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
 port = 8021
+# secret = "table.screen-secret"  # default: beside this file, named after it; never inside
+#                                 # the recording directory (created 0600 at the first start)
+# name = "table7.casino.lan"      # the name browsers open the screen at (its certificate's)
+# certfile = "screen.crt"         # TLS: required (or plain_http_on_network = true) when host
+# keyfile = "screen.key"          # is not a loopback address
+# plain_http_on_network = false
 
 [logging]
 level = "info"               # debug, info (default), warning, error or critical
@@ -41,6 +47,7 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +58,8 @@ from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
+from dealer_assist.table.screen_access import SecretError, read_secret
+from dealer_assist.table.screen_site import TlsFiles, exposure_problem
 
 
 class ConfigError(ValueError):
@@ -96,6 +105,10 @@ class TableConfig:
     key: Path = Path("T1.key")  # the surveillance store's signing key (public key: .pub)
     anchor_log: Path = Path("anchors.jsonl")
     log_file: Path | None = None
+    screen_secret: Path = Path("table.screen-secret")
+    screen_name: str | None = None
+    tls: TlsFiles | None = None
+    plain_http_on_network: bool = False
 
 
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
@@ -103,7 +116,8 @@ _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
-    "screen": {"host", "port"},
+    "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
+               "plain_http_on_network"},
     "logging": {"level", "file"},
 }
 
@@ -149,10 +163,10 @@ def _can_create(path: str, key: str, folder: Path) -> None:
         raise ConfigError(path, key, f"cannot create {folder}: {existing} is not writable")
 
 
-def _outside(path: str, base: Path, recording_dir: Path, name: str, value: object) -> Path:
-    """A ``[recording]`` file that must not lie in the recording directory: whoever can
-    write the recording must not reach the key, nor rewrite the anchors."""
-    key = f"recording.{name}"
+def _outside(path: str, base: Path, recording_dir: Path, key: str, value: object) -> Path:
+    """A file (named by ``key``) that must not lie in the recording directory: whoever can
+    write the recording must not reach the key or the screen's secret, nor rewrite the
+    anchors."""
     resolved = Path(_text(path, key, value))
     resolved = resolved if resolved.is_absolute() else base / resolved
     if resolved.resolve().is_relative_to(recording_dir.resolve()):
@@ -266,9 +280,9 @@ def parse_config(
     if surveillance and index.exists() and not index.is_file():
         raise ConfigError(path, "recording.surveillance",
                           f"{index} is not a file: the surveillance store cannot be opened")
-    key_file = _outside(path, base, recording_dir, "key",
+    key_file = _outside(path, base, recording_dir, "recording.key",
                         recording.get("key", f"{table_id}.key"))
-    anchor_log = _outside(path, base, recording_dir, "anchor_log",
+    anchor_log = _outside(path, base, recording_dir, "recording.anchor_log",
                           recording.get("anchor_log", "anchors.jsonl"))
 
     screen = _section(path, data, "screen") or {}
@@ -276,6 +290,16 @@ def parse_config(
     port = screen.get("port", 8021)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ConfigError(path, "screen.port", f"must be a port number 0-65535, got {port!r}")
+    screen_name = None if "name" not in screen else _text(path, "screen.name", screen["name"])
+    secret = _screen_secret(path, base, screen, recording_dir)
+    tls = _screen_tls(path, base, screen)
+    plain = screen.get("plain_http_on_network", False)
+    if not isinstance(plain, bool):
+        raise ConfigError(path, "screen.plain_http_on_network",
+                          f"must be true or false, got {plain!r}")
+    problem = exposure_problem(host, tls is not None, plain)
+    if problem is not None:
+        raise ConfigError(path, "screen.host", problem)
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
 
@@ -287,7 +311,42 @@ def parse_config(
     return TableConfig(
         path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance,
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
+        screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
     )
+
+
+def _screen_secret(path: str, base: Path, screen: dict[str, Any], recording_dir: Path) -> Path:
+    """``screen.secret``: default beside the config, named after it; outside the recording
+    directory (whoever may copy a recording must not be able to drive the screen); an existing
+    one must be private to this user, a missing one creatable (nothing is created)."""
+    default = Path(path).with_suffix(".screen-secret").name
+    secret = _outside(path, base, recording_dir, "screen.secret", screen.get("secret", default))
+    if secret.exists() or secret.is_symlink():
+        try:
+            read_secret(secret)
+        except SecretError as error:
+            raise ConfigError(path, "screen.secret", str(error)) from None
+    return secret
+
+
+def _screen_tls(path: str, base: Path, screen: dict[str, Any]) -> TlsFiles | None:
+    """``screen.certfile`` and ``screen.keyfile``: both or neither, and loadable together."""
+    given = [key for key in ("certfile", "keyfile") if key in screen]
+    if not given:
+        return None
+    if len(given) == 1:
+        other = "keyfile" if given[0] == "certfile" else "certfile"
+        raise ConfigError(path, f"screen.{other}", f"required with screen.{given[0]} (TLS "
+                          "needs the certificate and its private key)")
+    tls = TlsFiles(_file(path, base, "screen.certfile", screen["certfile"]),
+                   _file(path, base, "screen.keyfile", screen["keyfile"]))
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            tls.certfile, tls.keyfile)
+    except (ssl.SSLError, OSError) as error:
+        raise ConfigError(path, "screen.certfile", f"{tls.certfile} with {tls.keyfile} cannot "
+                          f"serve TLS: {error}") from None
+    return tls
 
 
 def _logging(path: str, base: Path, section: dict[str, Any]) -> tuple[str, Path | None]:

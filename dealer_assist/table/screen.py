@@ -1,11 +1,15 @@
 """The dealer's screen: a FastAPI app served by the table process, pushed over a WebSocket.
 
 ``GET /`` is the page (HTML, JS and CSS shipped in this package: no CDN, works offline),
-``GET /api/view`` the current view, ``WS /ws`` pushes every new view, and ``POST /api/input``
-takes the dealer's touches (bets, decisions, insurance, finish, acknowledge, void, a card
-keyed or corrected, sign in and out) as JSON. A touch carrying a PIN (a dealer's sign-in, a
-supervisor's approval of a void or a correction) is checked here by the table's
-:class:`~dealer_assist.table.staff.StaffDesk`; only the outcome and the id go on to the table.
+``GET /pair?code=...`` pairs the kiosk's browser once (:mod:`~dealer_assist.table.screen_access`),
+and only the paired screen's cookie opens ``GET /api/view`` (the current view), ``WS /ws`` (every
+new view, pushed) and ``POST /api/input`` (the dealer's touches: bets, decisions, insurance,
+finish, acknowledge, void, a card keyed or corrected, sign in and out, as JSON). Before any of it,
+:class:`~dealer_assist.webguard.RequestGuard` refuses foreign hosts and origins, bodies that are
+not JSON and bodies over :data:`~dealer_assist.webguard.MAX_BODY` bytes. A touch carrying a PIN
+(a dealer's sign-in, a supervisor's approval of a void or a correction) is checked here by the
+table's :class:`~dealer_assist.table.staff.StaffDesk`; only the outcome and the id go on to the
+table.
 """
 
 from __future__ import annotations
@@ -15,19 +19,27 @@ import logging
 import socket
 import threading
 import unicodedata
+from collections.abc import Callable
 from decimal import Decimal
 from importlib import resources
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import HTMLResponse
+from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from dealer_assist.logs import guarded
 from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
 from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen_access import COOKIE, ScreenAccess
+from dealer_assist.table.screen_site import (
+    TlsFiles,
+    screen_site,
+    shown_host,
+    url_of,
+)
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     AnswerQuestion,
@@ -47,6 +59,7 @@ from dealer_assist.table.sources import (
     VoidRound,
 )
 from dealer_assist.table.staff import Attested, StaffDesk, StaffError, check_id, check_pin
+from dealer_assist.webguard import ASGIApp, Refused, RequestGuard, Site, refuse_websocket
 
 logger = logging.getLogger(__name__)
 STATIC = resources.files("dealer_assist.table") / "static"
@@ -235,9 +248,19 @@ async def admit(touch: Touch, staff: StaffDesk | None, runner: TableRunner
 TOUCH_DURABLE_S = 5.0
 
 
-def create_app(runner: TableRunner, staff: StaffDesk | None = None) -> FastAPI:
-    """The screen's web app, showing ``runner``'s table and feeding touches into it; ``staff``
-    checks the PINs touches carry (None: every such touch is refused)."""
+#: What an unpaired browser or client is told.
+NOT_PAIRED = ("this screen is not paired with the table: open the pairing URL the table printed "
+              "at start in the screen's browser")
+#: The page's own headers: nothing loads from elsewhere, and no other site may frame it.
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'",
+                "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+
+
+def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Site],
+               staff: StaffDesk | None = None) -> ASGIApp:
+    """The screen's web app, showing ``runner``'s table to the screen ``access`` pairs and
+    feeding its touches in, behind a :class:`~dealer_assist.webguard.RequestGuard` for
+    ``site()``; ``staff`` checks the PINs touches carry (None: every such touch is refused)."""
     app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()
@@ -248,18 +271,33 @@ def create_app(runner: TableRunner, staff: StaffDesk | None = None) -> FastAPI:
         for event_loop, inbox in targets:
             event_loop.call_soon_threadsafe(_replace_latest, inbox, view)
 
+    def paired(request: Request) -> None:
+        if not access.paired(request.cookies.get(COOKIE)):
+            raise HTTPException(status_code=401, detail=NOT_PAIRED)
+
     runner.subscribe(push)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
     @app.get("/", response_class=HTMLResponse)
-    def page() -> str:
-        return (STATIC / "index.html").read_text(encoding="utf-8")
+    def page() -> HTMLResponse:
+        return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"),
+                            headers=PAGE_HEADERS)
 
-    @app.get("/api/view")
+    @app.get("/pair")
+    def pair(code: str = "") -> RedirectResponse:
+        if not access.redeem(code):
+            raise HTTPException(status_code=403, detail=(
+                "this pairing code is unknown or was used already: each code pairs one "
+                "browser once (the table prints a new one each time it starts)"))
+        logger.warning("the dealer's screen was paired (a pairing code was used)")
+        cookie = access.set_cookie(secure=site().scheme == "https")
+        return RedirectResponse("/", status_code=303, headers={"Set-Cookie": cookie})
+
+    @app.get("/api/view", dependencies=[Depends(paired)])
     def current_view() -> dict[str, Any]:
         return runner.view()
 
-    @app.post("/api/input")
+    @app.post("/api/input", dependencies=[Depends(paired)])
     async def touch(request: Request) -> dict[str, Any]:
         try:
             touched = parse_touch(read_touch(await request.body()))
@@ -277,6 +315,10 @@ def create_app(runner: TableRunner, staff: StaffDesk | None = None) -> FastAPI:
 
     @app.websocket("/ws")
     async def updates(socket: WebSocket) -> None:
+        if not access.paired(socket.cookies.get(COOKIE)):
+            logger.warning("refused a WebSocket from %s: %s", socket.client, NOT_PAIRED)
+            await refuse_websocket(socket.send, Refused(401, NOT_PAIRED))
+            return
         await socket.accept()
         inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=1)
         entry = (asyncio.get_running_loop(), inbox)
@@ -292,7 +334,7 @@ def create_app(runner: TableRunner, staff: StaffDesk | None = None) -> FastAPI:
             with clients_lock:
                 clients.discard(entry)
 
-    return app
+    return RequestGuard(app, site)
 
 
 def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) -> None:
@@ -303,23 +345,36 @@ def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) 
 
 
 class ScreenServer:
-    """uvicorn serving the screen in a background thread; ``url`` once started."""
+    """uvicorn serving the screen in a background thread; ``url`` and :meth:`pairing_url` once
+    started. ``access``: who may drive it (default: credentials of this process only);
+    ``name``: the name browsers open it at (e.g. its TLS certificate's); ``tls``: serve HTTPS."""
 
     def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021,
-                 staff: StaffDesk | None = None):
+                 staff: StaffDesk | None = None, *, access: ScreenAccess | None = None,
+                 name: str | None = None, tls: TlsFiles | None = None):
+        self.access = access or ScreenAccess.ephemeral()
+        self.host = host
+        self.port = port
+        self.name = name
+        self.tls = tls
+        self.site = screen_site(host, port, name, tls is not None)
         config = uvicorn.Config(  # log_config None: uvicorn's lines go where the table's go
-            create_app(runner, staff), host=host, port=port, log_level="warning", access_log=False,
-            log_config=None,
+            create_app(runner, self.access, lambda: self.site, staff), host=host, port=port,
+            log_level="warning", access_log=False, log_config=None,
+            ssl_certfile=None if tls is None else str(tls.certfile),
+            ssl_keyfile=None if tls is None else str(tls.keyfile),
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
-        self.host = host
-        self.port = port
 
     @property
     def url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
-        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}/"
+        """The page's address as a browser opens it (the real address for a wildcard host)."""
+        return url_of(shown_host(self.host, self.name), self.port, self.tls is not None)
+
+    def pairing_url(self) -> str:
+        """A URL that pairs the browser opening it, once (each call issues a new code)."""
+        return f"{self.url}pair?code={self.access.new_pairing_code()}"
 
     def start(self, timeout: float = 10.0) -> ScreenServer:
         """Listen (here, so that a refusal says why: the port in use, an address this machine
@@ -332,6 +387,7 @@ class ScreenServer:
             raise OSError(f"the screen could not listen on {self.host!r}:{self.port}: {error}"
                           ) from None
         self.port = listening.getsockname()[1]
+        self.site = screen_site(self.host, self.port, self.name, self.tls is not None)
         # an exception that ends it is logged; the table sees it stopped (``running``)
         serve = guarded(lambda: self._server.run(sockets=[listening]), "the dealer's screen",
                         log=logger)

@@ -1,10 +1,15 @@
 """The dealer's screen in headless Chromium (Debian's ``chromium`` driven by Playwright):
 seats render, payouts appear with their reasons, an injected alarm appears at once, and touch
-input places a bet and a decision. A screenshot is kept under ``test-artifacts/``."""
+input places a bet and a decision. Each page is paired first (its one-time pairing URL); unpaired,
+it shows nothing of the table, and a page of another origin in the same browser moves nothing.
+A screenshot is kept under ``test-artifacts/``."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import shutil
+import threading
 from decimal import Decimal
 from pathlib import Path
 
@@ -75,7 +80,10 @@ def page():
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
         )
-        context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True)
+        # bypass_csp: Playwright's wait_for_function evaluates a string, which the page's own
+        # Content-Security-Policy (no eval) refuses
+        context = browser.new_context(viewport={"width": 1024, "height": 600}, has_touch=True,
+                                      bypass_csp=True)
         yield context.new_page()
         browser.close()
 
@@ -93,7 +101,7 @@ class HandHeld:
         self.screen = ScreenServer(self.runner, "127.0.0.1", 0, staff).start()
         self.runner.submit(CameraLink(True, "test camera"))
         page.set_viewport_size({"width": 800, "height": 480})
-        page.goto(self.screen.url)
+        page.goto(self.screen.pairing_url())  # paired, then the page
         page.wait_for_selector("#link.link-up")
 
     def read(self, *cards: tuple[str | None, CardTarget]) -> None:
@@ -128,7 +136,7 @@ def play_rounds(runner: TableRunner, rounds: int, seed: int) -> SimulatedTable:
 def test_screen_shows_seats_payouts_alarms_and_takes_a_bet(table, page):
     runner, screen = table
     world = play_rounds(runner, 3, seed=5)
-    page.goto(screen.url)
+    page.goto(screen.pairing_url())  # paired, then the page
     page.wait_for_selector("#link.link-up")
     page.wait_for_selector(".seat-total")
     assert page.inner_text("#mode") == "SHOE ONLY"
@@ -200,7 +208,7 @@ def test_a_burst_of_alarms_never_hides_the_payouts(table, page):
         runner.submit(Decide(1 + number % 7, Action.STAND))
     assert runner.wait_until(lambda loop: len(loop.active_alarms()) == 14, 10)
     page.set_viewport_size({"width": 800, "height": 480})
-    page.goto(screen.url)
+    page.goto(screen.pairing_url())  # paired, then the page
     page.wait_for_selector(".seat-total")
     rows = page.locator("#alarms .alarm")
     rows.first.wait_for(timeout=5000)
@@ -226,7 +234,7 @@ def test_with_an_ace_up_the_screen_hides_the_peek_until_insurance_is_closed(tabl
     hole card face down, no hand to act and INSURE for the chosen seat; Close insurance then
     settles the round, the insurance paid 2:1."""
     runner, screen = table
-    page.goto(screen.url)
+    page.goto(screen.pairing_url())  # paired, then the page
     page.wait_for_selector("#link.link-up")
     for seat in (1, 2):
         runner.submit(PlaceBet(seat, Decimal("10")))
@@ -364,7 +372,7 @@ def test_a_question_is_shown_in_its_band_and_one_touch_answers_it(table, page):
     yellow band at 800x480, the question goes, and the round goes on with the double."""
     runner, screen = table
     page.set_viewport_size({"width": 800, "height": 480})
-    page.goto(screen.url)
+    page.goto(screen.pairing_url())  # paired, then the page
     page.wait_for_selector("#link.link-up")
     runner.submit(PlaceBet(2, Decimal("10")))
     for code in ("5H", "9S", "6D", "7C"):  # seat 2: 5 + 6 = 11; the dealer 9 up, 7 in the hole
@@ -385,6 +393,113 @@ def test_a_question_is_shown_in_its_band_and_one_touch_answers_it(table, page):
     assert runner.loop.last_settlement.to_json()["seats"][0]["net"] == "20.00"
 
 
+def test_unpaired_the_page_shows_nothing_of_the_table_and_one_pairing_url_pairs_once(
+        table, page):
+    """The page itself loads unpaired but says so, shows no seat and no button; the pairing URL
+    sets an HttpOnly, SameSite=Strict cookie the page's scripts cannot read, and the table
+    appears; the same URL opened in another browser is refused and leaves it unpaired."""
+    runner, screen = table
+    runner.submit(PlaceBet(3, Decimal("25")))
+    assert runner.wait_until(lambda loop: loop.round_id is not None, 5)
+    answer = page.goto(screen.url)
+    assert answer is not None and answer.headers["content-security-policy"] == (
+        "default-src 'self'; frame-ancestors 'none'")  # no other site may frame the screen
+    page.wait_for_selector("#unpaired", state="visible")
+    assert "not paired" in page.inner_text("#unpaired")
+    assert page.inner_text("#mode") == "NOT PAIRED"
+    assert page.locator("#seats").is_hidden() and page.locator("#touch").is_hidden()
+    assert page.locator("#seat-3").count() == 0  # nothing of the round reached the page
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "table-screen-not-paired.png"))
+
+    pairing_url = screen.pairing_url()
+    page.goto(pairing_url)
+    page.wait_for_selector("#link.link-up")
+    assert page.url == screen.url  # redirected to the page, the code out of the address bar
+    page.wait_for_selector("#seat-3:not(.empty) .wager")
+    assert page.locator("#unpaired").is_hidden()
+    cookies = page.context.cookies()
+    assert [(c["name"], c["httpOnly"], c["sameSite"], c["secure"]) for c in cookies] == [
+        ("dealer_screen", True, "Strict", False)]  # Secure only over TLS
+    assert page.evaluate("document.cookie") == ""  # no script of the page can read it
+
+    other = page.context.browser.new_context()
+    try:
+        stranger = other.new_page()
+        answer = stranger.goto(pairing_url)
+        assert answer is not None and answer.status == 403
+        assert "used already" in stranger.inner_text("body")
+        assert other.cookies() == []
+        stranger.goto(screen.url)
+        stranger.wait_for_selector("#unpaired", state="visible")
+    finally:
+        other.close()
+
+
+class _EvilPage(http.server.BaseHTTPRequestHandler):
+    """Another origin's page (same machine, another port: the same site, so a SameSite cookie
+    goes with its requests) trying every way a page can reach the screen."""
+
+    screen_url = ""
+
+    def do_GET(self) -> None:  # noqa: N802 (the handler's name)
+        target = self.screen_url
+        body = f"""<!doctype html><html><body>
+<form id="form" method="POST" action="{target}api/input" enctype="text/plain">
+<input name='{{"type": "bet", "seat": 1, "amount": "500", "x": "' value='"}}'></form>
+<script>
+const bet = JSON.stringify({{type: "bet", seat: 2, amount: "500"}});
+Promise.allSettled([
+  fetch("{target}api/input", {{method: "POST", mode: "no-cors", credentials: "include",
+        headers: {{"Content-Type": "text/plain"}}, body: bet}}),
+  fetch("{target}api/input", {{method: "POST", credentials: "include",
+        headers: {{"Content-Type": "application/json"}}, body: bet}}),
+  fetch("{target}api/view", {{credentials: "include"}}).then((r) => r.text()),
+  new Promise((resolve) => {{
+    const socket = new WebSocket("{target.replace("http", "ws")}ws");
+    socket.onmessage = () => resolve("opened");
+    socket.onerror = socket.onclose = () => resolve("refused");
+  }}),
+]).then((results) => {{
+  document.title = JSON.stringify(results.map((r) => r.status === "fulfilled"
+    ? (typeof r.value === "string" ? r.value : r.value.status) : "blocked"));
+}});
+</script></body></html>""".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_page_of_another_origin_in_the_paired_browser_moves_nothing(table, page):
+    """The kiosk's browser is paired; a page served from another port of the same machine (a
+    form posting text/plain, fetches with its cookie, a WebSocket) places no bet, reads no
+    view and opens no WebSocket. Before the guard the form and the fetch placed their bets."""
+    runner, screen = table
+    page.goto(screen.pairing_url())
+    page.wait_for_selector("#link.link-up")
+    _EvilPage.screen_url = screen.url
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _EvilPage)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"http://localhost:{evil.server_address[1]}/")
+        page.wait_for_function("document.title.startsWith('[')")
+        # the no-cors post's answer is opaque (0); the others are refused or blocked
+        no_cors, cors, view, socket = json.loads(page.title())
+        assert (no_cors, cors, socket) == (0, "blocked", "refused")
+        assert view == "blocked" or '"round"' not in view
+        with page.expect_navigation():
+            page.evaluate("document.getElementById('form').submit()")
+        assert "requests from the origin" in page.inner_text("body")  # the form's answer
+    finally:
+        evil.shutdown()
+        evil.server_close()
+    assert runner.wait_idle()
+    assert runner.view()["round"] is None  # no bet reached the table
 def test_the_dealer_signs_in_on_the_page_and_a_supervisor_approves_a_void(page, tmp_path):
     """No dealer signed in: the page shows the sign-in form, not the touch rows; a wrong PIN is
     refused with its reason and the form stays; the right one shows the touch rows and the
@@ -396,7 +511,7 @@ def test_the_dealer_signs_in_on_the_page_and_a_supervisor_approves_a_void(page, 
     try:
         runner.submit(ShoeLink(True, "test shoe"))
         page.set_viewport_size({"width": 800, "height": 480})
-        page.goto(screen.url)
+        page.goto(screen.pairing_url())  # paired, then the page
         page.locator("#sign-in").wait_for(state="visible", timeout=5000)
         assert page.locator("#touch").is_hidden()
         assert page.inner_text("#dealer-id") == "no dealer signed in"

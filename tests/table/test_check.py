@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.table.test_table_cli import register_dealer, run_table, screen_url, start_table
+from tests.table.test_table_cli import printed_screen, register_dealer, run_table, start_table
 
 SHOE = '[shoe]\nurl = "socket://127.0.0.1:9"\n'
 
@@ -22,9 +22,11 @@ def write_config(folder: Path, recording: str = "rec", host: str = "127.0.0.1",
                  port: int = 0, signed: bool = False) -> Path:
     """A table's config; ``signed``: with the surveillance store, its key in ``keys/``."""
     evidence = 'surveillance = true\nkey = "keys/T1.key"\n' if signed else ""
+    # a host beyond loopback needs TLS or this acknowledgement (the config refuses it else)
+    plain = "" if host == "127.0.0.1" else "plain_http_on_network = true\n"
     config = folder / "table.toml"
     config.write_text(f'{SHOE}[recording]\ndir = "{recording}"\n{evidence}'
-                      f'[screen]\nhost = "{host}"\nport = {port}\n')
+                      f'[screen]\nhost = "{host}"\nport = {port}\n{plain}')
     return config
 
 
@@ -64,7 +66,7 @@ def test_a_screen_port_in_use_fails_the_check(tmp_path: Path) -> None:
 def test_a_recording_dir_another_table_records_into_fails_the_check(tmp_path: Path) -> None:
     running = start_table(write_config(tmp_path))
     try:
-        screen_url(running)
+        printed_screen(running)
         checked = run_table(write_config(tmp_path), "--check")
     finally:
         running.terminate()

@@ -18,6 +18,7 @@ dir = "rec"
 [screen]
 host = "0.0.0.0"
 port = 9000
+plain_http_on_network = true
 """
 
 
@@ -34,6 +35,8 @@ def test_good_config(tmp_path):
     assert config.shoe is not None and config.shoe.url == "/dev/serial/by-id/usb-shoe"
     assert config.recording_dir == tmp_path / "rec"
     assert (config.host, config.port) == ("0.0.0.0", 9000)
+    assert config.plain_http_on_network and config.tls is None
+    assert config.screen_secret == tmp_path / "table.screen-secret"  # beside the config
     assert config.camera is None
 
 

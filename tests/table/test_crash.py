@@ -28,7 +28,7 @@ from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.sources import Decide, PlaceBet, ShoeCard, ShoeLink
-from tests.table.test_table_cli import get_view, post, screen_url, sign_in, start_table
+from tests.table.test_table_cli import Screen, get_view, open_screen, post, sign_in, start_table
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
 
@@ -70,12 +70,12 @@ class Table:
     def __init__(self, config: Path):
         self.config = config
         self.process: subprocess.Popen | None = None
-        self.url = ""
+        self.screen: Screen | None = None
         self.start()
 
     def start(self) -> None:
         self.process = start_table(self.config)
-        self.url = screen_url(self.process)
+        self.screen = open_screen(self.process)
 
     def kill(self) -> None:
         assert self.process is not None
@@ -98,7 +98,7 @@ def wait_view(table: Table, predicate, timeout: float = 15.0) -> dict:
     """The table's view once ``predicate`` holds (the last one read, after ``timeout``)."""
     deadline = time.monotonic() + timeout
     while True:
-        view = get_view(table.url)
+        view = get_view(table.screen)
         if predicate(view) or time.monotonic() > deadline:
             return view
         time.sleep(0.02)
@@ -148,7 +148,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
 
     simulator = ShoeSimulator(link, on_acknowledged=kill_at_the_ack).start()
     table = Table(table_config(tmp_path, link.url, surveillance=True))
-    sign_in(table.url)  # once: each restart keeps the dealer signed in (the journal has it)
+    sign_in(table.screen)  # once: each restart keeps the dealer signed in (the journal has it)
     resumed = kills = 0
     try:
         simulator.load_shoe(6)
@@ -160,7 +160,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
             if step[0] == "card":
                 simulator.draw(step[1])
             else:
-                post(table.url, touch(step))  # answered: the touch is on disk
+                post(table.screen, touch(step))  # answered: the touch is on disk
             truth.handle(truth_input(step), 0.0)
             if step[0] == "card" and number not in kill_after:
                 # the shoe is told once the card is on disk; a touch after it comes after it
@@ -183,7 +183,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
                     resumed += 1
                     assert view["phase"] == "resumed" and view["settlement"] is None
                     assert any(a["kind"] == "round_resumed" for a in view["alarms"])
-                    post(table.url, {"type": "confirm_felt"})
+                    post(table.screen, {"type": "confirm_felt"})
                     view = wait_view(table, lambda v: v["resumed"] is None)
                     assert view["resumed"] is None
                     assert not any(a["kind"] == "round_resumed" for a in view["alarms"])
@@ -223,10 +223,10 @@ def play_until_killed(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink,
                       rules: str = "s17-6", protocol: str = "") -> Table:
     """A table in round 1: seats 1 and 2 bet 10 and 25, four cards dealt; then killed."""
     table = Table(table_config(tmp_path, link.url, rules, protocol))
-    sign_in(table.url)
+    sign_in(table.screen)
     assert simulator.wait_all_acked(10)  # the shoe's load is on the table's disk
-    post(table.url, {"type": "bet", "seat": 1, "amount": "10"})
-    post(table.url, {"type": "bet", "seat": 2, "amount": "25"})
+    post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
+    post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
     for code in ("9S", "KD", "6D", "8H"):
         simulator.draw(code)
     assert simulator.wait_all_acked(10)
@@ -284,7 +284,7 @@ def test_a_round_that_cannot_be_trusted_after_a_restart_is_voided(tmp_path, rule
         view = wait_view(table, lambda v: any(a["kind"] == "round_voided" for a in v["alarms"]))
         assert view["round"] is None and view["resumed"] is None
         assert view["rules"] != "s17-6"
-        post(table.url, {"type": "bet", "seat": 1, "amount": "10"})
+        post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
         view = wait_view(table, lambda v: v["round"] is not None)
         assert view["round"]["round"].endswith("-00002")  # round ids go on, never repeat
         table.stop()

@@ -31,8 +31,11 @@ from dealer_assist.vision.artwork import installed_designs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def screen_view(url: str) -> dict:
-    with urllib.request.urlopen(url + "api/view", timeout=5) as response:
+def screen_view(demo: DemoTable) -> dict:
+    """The view the demo's screen serves its paired page."""
+    request = urllib.request.Request(demo.screen_url + "api/view",
+                                     headers={"Cookie": demo.screen.access.cookie_header()})
+    with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
 
 
@@ -64,8 +67,8 @@ def test_screen_payouts_equal_settle_on_the_recorded_logs(tmp_path):
         shown = []
         for number in range(1, 6):
             assert demo.play_round(number, 0.0) is not None, demo.loop.alarms
-            shown.append(screen_view(demo.screen_url)["settlement"])
-        assert screen_view(demo.screen_url)["mode"] == "shoe only"
+            shown.append(screen_view(demo)["settlement"])
+        assert screen_view(demo)["mode"] == "shoe only"
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == 5
     # every card carries the shoe's own numbering, so surveillance can tie it to the shoe's record
@@ -116,6 +119,9 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "dealer's screen: http://127.0.0.1:" in done.stdout
+    # the simulated dealer is paired already; a browser pairs with the URL printed for it
+    assert "pair a browser to watch and touch (open once; the code works once): " \
+           "http://127.0.0.1:" in done.stdout and "/pair?code=" in done.stdout
     assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
     assert done.stdout.count("table net") == 2
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
@@ -401,6 +407,17 @@ def test_a_hand_held_demo_without_its_camera_is_refused(capsys):
 
     assert main(["demo", "--headless", "--shoe", "off", "--camera", "off"]) == 2
     assert "--shoe off needs the camera" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.7"])
+def test_a_demo_screen_beyond_this_machine_needs_tls_or_plain_http_acknowledged(host, capsys):
+    from dealer_assist.cli import main
+
+    assert main(["demo", "--headless", "--rounds", "1", "--host", host]) == 2
+    error = capsys.readouterr().err
+    assert f"dealer-assist demo: --host '{host}' is " in error
+    assert "Serve it over TLS (--certfile and --keyfile) or accept plain HTTP on this network " \
+           "with --plain-http-on-network" in error
 
 
 def _settlements(tmp_path: Path) -> list[dict]:

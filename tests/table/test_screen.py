@@ -13,6 +13,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer, TouchError, create_app, parse_touch
+from dealer_assist.table.screen_access import COOKIE, ScreenAccess
 from dealer_assist.table.sources import (
     CorrectCard,
     Decide,
@@ -21,6 +22,18 @@ from dealer_assist.table.sources import (
     ShoeLink,
     ShoeProblem,
 )
+from dealer_assist.webguard import Site
+
+#: The site of FastAPI's TestClient (its requests name the host "testserver").
+TEST_SITE = Site(frozenset({"testserver"}), "http", 80)
+
+
+def paired_client(runner: TableRunner) -> TestClient:
+    """A client of ``runner``'s screen app holding the paired screen's cookie."""
+    access = ScreenAccess.ephemeral()
+    client = TestClient(create_app(runner, access, lambda: TEST_SITE))
+    client.cookies.set(COOKIE, access.session)
+    return client
 
 
 @pytest.fixture
@@ -34,7 +47,7 @@ def runner():
 
 
 def test_page_and_assets_are_local(runner):
-    client = TestClient(create_app(runner))
+    client = paired_client(runner)
     page = client.get("/")
     assert page.status_code == 200
     assert "/static/screen.js" in page.text and "http" not in page.text.replace("http-equiv", "")
@@ -45,7 +58,7 @@ def test_page_and_assets_are_local(runner):
 
 
 def test_touch_reaches_the_loop_and_is_pushed(runner):
-    client = TestClient(create_app(runner))
+    client = paired_client(runner)
     with client.websocket_connect("/ws") as socket:
         first = socket.receive_json()
         assert first["mode"] == "shoe only" and first["round"] is None
@@ -89,7 +102,7 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
     with pytest.raises(TouchError, match=field):
         parse_touch(message)
     if isinstance(message, dict):
-        response = TestClient(create_app(runner)).post("/api/input", json=message)
+        response = paired_client(runner).post("/api/input", json=message)
         assert response.status_code == 400 and field.strip("'") in response.json()["detail"]
 
 
@@ -111,7 +124,7 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
      "'reason' must not hold control characters"),
     (b'{"type": "void", "reason": "' + b"x" * 201 + b'"}',
      "'reason' must be at most 200 characters, got 201"),
-    (b"[" * 100_000 + b"]" * 100_000, "not valid JSON (nested too deeply)"),
+    (b"[" * 8000 + b"]" * 8000, "not valid JSON (nested too deeply)"),  # within the body limit
     (b'{"type": "void", "reason": "\xff"}', "not valid JSON (not UTF-8 text)"),
     ('{"type": "bet", "seat": 1, "amount": "5"}'.encode("utf-16"),
      "not valid JSON (not UTF-8 text)"),
@@ -120,7 +133,7 @@ def test_bad_touches_are_refused_by_field(runner, message, field):
 ])
 def test_touches_read_another_way_than_sent_are_refused_and_the_screen_goes_on(
         runner, body, detail):
-    client = TestClient(create_app(runner))
+    client = paired_client(runner)
     response = client.post("/api/input", content=body,
                            headers={"content-type": "application/json"})
     assert response.status_code == 400 and detail in response.json()["detail"]

@@ -24,6 +24,7 @@ from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.journal import JOURNAL_NAME, read_journal
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     AnswerQuestion,
@@ -309,9 +310,11 @@ def test_a_role_that_cannot_approve_is_refused(tmp_path):
 # --------------------------------------------------------------------------- the screen
 
 
-def post(url: str, message: dict) -> tuple[int, dict, dict]:
-    request = urllib.request.Request(url + "api/input", json.dumps(message).encode(),
-                                     {"Content-Type": "application/json"}, method="POST")
+def post(screen: ScreenServer, message: dict) -> tuple[int, dict, dict]:
+    """``message`` touched on ``screen`` as its paired page does: the status, JSON and headers."""
+    request = urllib.request.Request(screen.url + "api/input", json.dumps(message).encode(),
+                                     {"Content-Type": "application/json",
+                                      "Cookie": screen.access.cookie_header()}, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read()), dict(response.headers)
@@ -334,45 +337,45 @@ def screen_table(tmp_path):
 
 
 def test_the_screen_takes_no_bet_before_sign_in_and_refuses_a_wrong_pin(screen_table, tmp_path):
-    url, runner = screen_table.screen.url, screen_table.runner
-    assert post(url, {"type": "bet", "seat": 1, "amount": "10"})[0] == 200
+    screen, runner = screen_table.screen, screen_table.runner
+    assert post(screen, {"type": "bet", "seat": 1, "amount": "10"})[0] == 200
     assert runner.wait_idle(5) and not screen_table.loop.round_open  # refused: nobody signed in
-    status, body, _ = post(url, {"type": "sign_in", "dealer": "D-7", "pin": "999999"})
+    status, body, _ = post(screen, {"type": "sign_in", "dealer": "D-7", "pin": "999999"})
     assert status == 403 and body["detail"] == "D-7: wrong id or PIN (1 in a row)"
-    assert post(url, {"type": "sign_in", "dealer": "D-7"})[0] == 400  # no PIN: not even tried
+    assert post(screen, {"type": "sign_in", "dealer": "D-7"})[0] == 400  # no PIN: not even tried
     assert runner.wait_idle(5) and screen_table.loop.dealer is None
-    assert post(url, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})[0] == 200
+    assert post(screen, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})[0] == 200
     assert runner.wait_until(lambda loop: loop.dealer == "D-7", 5)
-    post(url, {"type": "bet", "seat": 1, "amount": "10"})
+    post(screen, {"type": "bet", "seat": 1, "amount": "10"})
     assert runner.wait_until(lambda loop: loop.round_open, 5)
     assert json.loads(screen_table.loop.round_lines()[0])["dealer_id"] == "D-7"
 
 
 def test_wrong_pins_at_the_screen_are_answered_429_with_retry_after(screen_table):
-    url = screen_table.screen.url
+    screen = screen_table.screen
     for _ in range(3):
-        assert post(url, {"type": "sign_in", "dealer": "D-7", "pin": "999999"})[0] == 403
-    status, body, headers = post(url, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})
+        assert post(screen, {"type": "sign_in", "dealer": "D-7", "pin": "999999"})[0] == 403
+    status, body, headers = post(screen, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})
     assert status == 429 and "too many wrong PINs" in body["detail"]
     assert headers["retry-after"] == "30"
     assert screen_table.runner.wait_idle(5) and screen_table.loop.dealer is None
 
 
 def test_a_void_needs_a_supervisors_pin_and_is_recorded_with_who(screen_table, tmp_path):
-    url, runner, loop = screen_table.screen.url, screen_table.runner, screen_table.loop
-    post(url, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})
-    post(url, {"type": "bet", "seat": 1, "amount": "10"})
+    screen, runner, loop = screen_table.screen, screen_table.runner, screen_table.loop
+    post(screen, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})
+    post(screen, {"type": "bet", "seat": 1, "amount": "10"})
     assert runner.wait_until(lambda lp: lp.round_open, 5)
-    status, body, _ = post(url, {"type": "void", "reason": "misdeal"})  # what main took
+    status, body, _ = post(screen, {"type": "void", "reason": "misdeal"})  # what main took
     assert status == 400 and "'supervisor'" in body["detail"]
-    status, body, _ = post(url, {"type": "void", "reason": "misdeal", "supervisor": "S-3",
+    status, body, _ = post(screen, {"type": "void", "reason": "misdeal", "supervisor": "S-3",
                                  "pin": "000000"})
     assert status == 403
-    status, body, _ = post(url, {"type": "void", "reason": "misdeal", "supervisor": "D-7",
+    status, body, _ = post(screen, {"type": "void", "reason": "misdeal", "supervisor": "D-7",
                                  "pin": DEALER_PIN})  # the dealer cannot approve its own void
     assert status == 403 and body["detail"] == "D-7 is a dealer: this needs a supervisor"
     assert runner.wait_idle(5) and loop.round_open
-    assert post(url, {"type": "void", "reason": "misdeal", "supervisor": "S-3",
+    assert post(screen, {"type": "void", "reason": "misdeal", "supervisor": "S-3",
                       "pin": SUPERVISOR_PIN})[0] == 200
     assert runner.wait_until(lambda lp: not lp.round_open, 5)
     rec = tmp_path / "rec"
@@ -397,9 +400,9 @@ def test_a_table_restarted_keeps_its_dealer_signed_in(tmp_path):
     setup = TableSetup(tmp_path / "rec", "T4", "s17-6", shoe_protocol="dealer-assist",
                        has_camera=False, surveillance=False, port=0)
     table = assemble(setup, lambda position: [], staff=staff).start()
-    post(table.screen.url, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})
+    post(table.screen, {"type": "sign_in", "dealer": "D-7", "pin": DEALER_PIN})
     table.runner.submit(ShoeLink(True, "test"))
-    post(table.screen.url, {"type": "bet", "seat": 1, "amount": "10"})
+    post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
     assert table.runner.wait_until(lambda loop: loop.round_open, 5)
     table.stop()  # as a crash leaves it: the round in the journal
     journal = tmp_path / "rec" / JOURNAL_NAME

@@ -8,7 +8,9 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,34 +32,59 @@ def register_dealer(config: Path) -> None:
         registry.add(DEALER, "dealer", PIN)
 
 
-def sign_in(url: str) -> None:
+@dataclass(frozen=True)
+class Screen:
+    """A running table's screen, as its paired browser holds it: its URL and its cookie."""
+
+    url: str
+    cookie: str
+
+
+def sign_in(screen: Screen) -> None:
     """:data:`DEALER` signs in at the screen: the table takes bets once it has."""
-    post(url, {"type": "sign_in", "dealer": DEALER, "pin": PIN})
-    wait_for(lambda view: view["dealer_id"] == DEALER, url)
+    post(screen, {"type": "sign_in", "dealer": DEALER, "pin": PIN})
+    wait_for(lambda view: view["dealer_id"] == DEALER, screen)
 
 
-def get_view(url: str) -> dict:
-    with urllib.request.urlopen(url + "api/view", timeout=5) as response:
+def get_view(screen: Screen) -> dict:
+    request = urllib.request.Request(screen.url + "api/view", headers={"Cookie": screen.cookie})
+    with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
 
 
-def post(url: str, message: dict) -> None:
+def post(screen: Screen, message: dict) -> None:
     request = urllib.request.Request(
-        url + "api/input",
+        screen.url + "api/input",
         json.dumps(message).encode(),
-        {"Content-Type": "application/json"},
+        {"Content-Type": "application/json", "Cookie": screen.cookie},
         method="POST",
     )
     urllib.request.urlopen(request, timeout=5).read()
 
 
-def wait_for(predicate, url: str, timeout: float = 10.0) -> dict:
+def wait_for(predicate, screen: Screen, timeout: float = 10.0) -> dict:
     deadline = time.monotonic() + timeout
     while True:
-        view = get_view(url)
+        view = get_view(screen)
         if predicate(view) or time.monotonic() > deadline:
             return view
         time.sleep(0.05)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def pair(pairing_url: str) -> str:
+    """Open ``pairing_url`` as the screen's browser does; the cookie it sets (name=value)."""
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        opener.open(pairing_url, timeout=5)
+    except urllib.error.HTTPError as answer:  # the 303 to the page, not followed
+        assert answer.code == 303, answer.read()
+        return answer.headers["Set-Cookie"].split(";", 1)[0]
+    raise AssertionError("pairing answered without its redirect")
 
 
 def start_table(config: Path, **popen) -> subprocess.Popen:
@@ -74,13 +101,23 @@ def start_table(config: Path, **popen) -> subprocess.Popen:
     )
 
 
-def screen_url(process: subprocess.Popen) -> str:
-    """The dealer's screen URL the table prints once it serves it (its stderr if it exits)."""
+def printed_screen(process: subprocess.Popen) -> tuple[str, str]:
+    """The screen URL and the pairing URL the table prints once it serves its screen (its
+    stderr if it exits first)."""
     while True:
         line = process.stdout.readline()
         assert line, process.stderr.read()
         if line.startswith("dealer's screen: "):
-            return line.split(": ", 1)[1].strip()
+            url = line.split(": ", 1)[1].strip()
+            pairing = process.stdout.readline()
+            assert pairing.startswith("pair the screen's browser "), pairing
+            return url, pairing.rsplit(" ", 1)[1].strip()
+
+
+def open_screen(process: subprocess.Popen) -> Screen:
+    """The table's screen, paired as its browser pairs: with the URL the table printed."""
+    url, pairing_url = printed_screen(process)
+    return Screen(url, pair(pairing_url))
 
 
 def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
@@ -94,24 +131,25 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     )
     process = start_table(config)
     try:
-        url = screen_url(process)
-        sign_in(url)
+        screen = open_screen(process)
+        url = screen.url
+        sign_in(screen)
         simulator.load_shoe(6)
-        view = wait_for(lambda v: v["devices"]["shoe"] == "up", url)
+        view = wait_for(lambda v: v["devices"]["shoe"] == "up", screen)
         assert view["mode"] == "shoe only"
-        post(url, {"type": "bet", "seat": 2, "amount": "10"})
+        post(screen, {"type": "bet", "seat": 2, "amount": "10"})
         for code in ("9S", "6D", "8H", "KD"):  # seat 2: 17; dealer 6 + K
             simulator.draw(code)
-        view = wait_for(lambda v: v["cards_committed"] == 4, url)
+        view = wait_for(lambda v: v["cards_committed"] == 4, screen)
         assert view["round"]["acting"] == [2, 0]
 
         simulator.cut_link()  # the shoe's cable comes out (until restore_link)
-        view = wait_for(lambda v: v["devices"]["shoe"] == "down", url)
+        view = wait_for(lambda v: v["devices"]["shoe"] == "down", screen)
         assert any(a["kind"] == "shoe_link_down" for a in view["alarms"])
         simulator.draw("7C")  # drawn while unplugged: the shoe keeps it until the link returns
-        post(url, {"type": "decide", "seat": 2, "action": "stand"})
+        post(screen, {"type": "decide", "seat": 2, "action": "stand"})
         simulator.restore_link()
-        view = wait_for(lambda v: v["rounds_played"] == 1, url)
+        view = wait_for(lambda v: v["rounds_played"] == 1, screen)
         assert process.poll() is None
         assert view["settlement"]["seats"][0]["net"] == "10.00"  # 17 beats 6 + K + 7 = 23
         assert not view["alarms"]  # the link alarm resolved itself when the shoe came back
@@ -249,7 +287,7 @@ def test_ctrl_c_and_a_service_stop_end_the_table_even_when_started_in_the_backgr
         process = start_table(
             config, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
         try:
-            screen_url(process)
+            printed_screen(process)
         finally:
             process.send_signal(stopping)
             try:

@@ -17,12 +17,11 @@ recording, as a table's lies beside its configuration).
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,9 @@ from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.recording import EvidenceFiles
+from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.screen_client import pinned_context, send_touch
+from dealer_assist.table.screen_site import TlsFiles, exposure_warning
 from dealer_assist.table.shoe_source import SerialShoeSource
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 from dealer_assist.table.simulation.world import DEFAULT_PLAYERS, Placement, SimulatedTable
@@ -68,6 +70,7 @@ from dealer_assist.table.staff import StaffDesk, StaffRegistry
 DEMO_DEALER, DEMO_SUPERVISOR = "DEMO-D1", "DEMO-S1"
 #: The demo table's name in its recording.
 DEMO_TABLE = "DEMO"
+logger = logging.getLogger(__name__)
 #: Why the demo's floor voids a round the table could not complete as dealt.
 VOID_REASON = "the table could not complete the round as dealt"
 #: Rounds in a row that may fail before the demo stops: something is broken, not one mishap.
@@ -83,6 +86,7 @@ class DemoOptions:
     seed: int = 1
     host: str = "127.0.0.1"
     port: int = 8021
+    tls: TlsFiles | None = None  # the screen over HTTPS
     recording_dir: str | None = None
     pace_s: float = 0.6
     pause_after_round_s: float = 4.0
@@ -156,17 +160,14 @@ def _touch_fields(item: DealerInput | NewShoe) -> dict[str, object]:
     raise TypeError(f"not a dealer input: {item!r}")
 
 
-def post_touch(screen_url: str, item: DealerInput | NewShoe, pin: str | None = None) -> None:
-    """Send a dealer input to the screen exactly as the page does (``pin``: see
-    :func:`touch_json`)."""
-    request = urllib.request.Request(
-        screen_url.rstrip("/") + "/api/input",
-        data=json.dumps(touch_json(item, pin)).encode(),
-        headers={"Content-Type": "application/json"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=5) as response:
-        response.read()
+def post_touch(screen: ScreenServer, item: DealerInput | NewShoe, pin: str | None = None) -> None:
+    """Send a dealer input to ``screen`` exactly as its paired page does (``pin``: see
+    :func:`touch_json`); a refusal raises DemoError."""
+    reply = send_touch(screen.url, json.dumps(touch_json(item, pin)).encode(),
+                       screen.access.cookie_header(), pinned_context(screen.tls))
+    if not reply.accepted:
+        raise DemoError(f"the screen refused a {type(item).__name__} (HTTP {reply.status}): "
+                        f"{reply.body.decode('utf-8', 'replace')}")
 
 
 class DemoTable:
@@ -220,6 +221,7 @@ class DemoTable:
                 self.recording_dir, DEMO_TABLE, options.rules,
                 shoe_protocol="dealer-assist" if options.shoe else None,
                 has_camera=camera is not None, host=options.host, port=options.port,
+                tls=options.tls,
                 notes={"camera": camera_note} if camera is None and camera_note else {},
                 round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
                 evidence=self.evidence,
@@ -266,7 +268,7 @@ class DemoTable:
         """Touch the screen as the simulated dealer, with the PIN of the staff id ``item``
         names (the dealer signing in, the supervisor approving a void or a correction)."""
         named = getattr(item, "supervisor", None) or getattr(item, "dealer", None)
-        post_touch(self.screen_url, item, None if named is None else self._pins[named])
+        post_touch(self.screen, item, None if named is None else self._pins[named])
 
     def stop(self) -> None:
         self.stopped.set()
@@ -509,7 +511,14 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
     """Play ``options.rounds`` rounds (forever when None), printing each settlement."""
     camera, note = open_demo_camera(options)
     with DemoTable(options, camera=camera, camera_note=note) as demo:
+        exposed = exposure_warning(options.host, options.tls is not None)
+        if exposed is not None:
+            logger.warning("%s", exposed)
+            out(f"warning: {exposed}")
         out(f"dealer's screen: {demo.screen_url}")
+        # the simulated dealer touches as the paired screen; a browser pairs with this once
+        out(f"pair a browser to watch and touch (open once; the code works once): "
+            f"{demo.screen.pairing_url()}")
         if demo.recording_is_temporary:
             out(f"recording to: {demo.recording_dir} (temporary, with its key and anchor log: "
                 "removed when the demo ends; --record DIR keeps one)")

@@ -2,6 +2,10 @@
 
 dealer-assist demo [--rounds N] [--headless] [--seed N] [--rules PRESET] [--port P] [--record DIR]
                    [--camera auto|on|off] [--camera-deck DESIGN] [--pace SECONDS] [--shoe on|off]
+                   [--host HOST [--certfile PEM --keyfile PEM | --plain-http-on-network]]
+
+The simulated dealer touches as the screen's paired page; the demo prints a one-time pairing URL
+for a browser to watch (and touch) the screen.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 
 from dealer_assist.cli import number_in, rng_seed, tcp_port
@@ -30,8 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rules", default="h17-ddd-6", help="rules preset (default h17-ddd-6)")
     parser.add_argument(
-        "--host", default="127.0.0.1", help="screen address (default 127.0.0.1: this machine only)"
+        "--host", default="127.0.0.1",
+        help="screen address (default 127.0.0.1: this machine only); any other needs "
+             "--certfile and --keyfile, or --plain-http-on-network"
     )
+    parser.add_argument("--certfile", metavar="PEM", help="serve the screen over TLS: its "
+                        "certificate chain (with --keyfile)")
+    parser.add_argument("--keyfile", metavar="PEM", help="the certificate's private key")
+    parser.add_argument(
+        "--plain-http-on-network", action="store_true",
+        help="serve the screen on a --host beyond this machine over plain HTTP anyway (its "
+             "traffic, pairing code and cookie readable on the network)")
     parser.add_argument(
         "--port",
         type=tcp_port,
@@ -80,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
     from dealer_assist.table.recording import RecordingError
+    from dealer_assist.table.screen_site import TlsFiles, exposure_problem
     from dealer_assist.table.simulation.demo import DemoError, DemoOptions, run_demo
 
     if args.rounds is not None and args.rounds < 1:
@@ -88,6 +103,15 @@ def run(args: argparse.Namespace) -> int:
     if args.shoe == "off" and args.camera == "off":
         print("dealer-assist demo: --shoe off needs the camera: a hand-held game is read by the "
               "camera alone", file=sys.stderr)
+        return 2
+    if (args.certfile is None) != (args.keyfile is None):
+        print("dealer-assist demo: --certfile and --keyfile go together", file=sys.stderr)
+        return 2
+    tls = None if args.certfile is None else TlsFiles(Path(args.certfile), Path(args.keyfile))
+    problem = exposure_problem(args.host, tls is not None, args.plain_http_on_network,
+                               "--certfile and --keyfile", "--plain-http-on-network")
+    if problem is not None:
+        print(f"dealer-assist demo: --host {problem}", file=sys.stderr)
         return 2
     # A service manager's stop (SIGTERM) unwinds as Ctrl-C does, so the demo stops its table
     # and removes its temporary folders; untouched, SIGTERM would end the process where it is.
@@ -98,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
             rounds=args.rounds,
             seed=args.seed,
             host=args.host,
+            tls=tls,
             port=args.port if args.port is not None else (0 if args.headless else 8021),
             recording_dir=args.record,
             # Headless still leaves 30 ms between cards: no dealer deals faster.

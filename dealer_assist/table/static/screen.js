@@ -1,4 +1,6 @@
 // The dealer's screen: renders the table's view pushed over /ws and posts touches to /api/input.
+// Both need the browser paired with the table (its cookie); unpaired, the page says so and shows
+// nothing of the table.
 "use strict";
 
 const SEATS = 7;
@@ -49,7 +51,9 @@ async function send(message) {
     body: JSON.stringify(message),
   });
   const box = $("touch-error");
-  if (!response.ok) {
+  if (response.status === 401) {
+    showUnpaired();
+  } else if (!response.ok) {
     const body = await response.json().catch(() => ({ detail: response.statusText }));
     box.textContent = body.detail;
     box.hidden = false;
@@ -381,7 +385,30 @@ function render(view) {
   document.body.dataset.updates = String(view.updates);
 }
 
-function connect() {
+function showUnpaired() {
+  document.body.dataset.paired = "no";
+  $("unpaired").hidden = false;
+  $("mode").textContent = "NOT PAIRED";
+  $("link").textContent = "not paired";
+  $("link").className = "link-down";
+}
+
+// Connect once the table says this browser is paired (401: it is not; asked again every few
+// seconds, so a pairing done meanwhile in this browser shows the table).
+async function connect() {
+  let response = null;
+  try {
+    response = await fetch("/api/view", { cache: "no-store" });
+  } catch (error) {
+    response = null;
+  }
+  if (response !== null && response.status === 401) {
+    showUnpaired();
+    setTimeout(connect, 5000);
+    return;
+  }
+  document.body.dataset.paired = "yes";
+  $("unpaired").hidden = true;
   const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
   state.socket = socket;
   socket.onopen = () => { $("link").textContent = "live"; $("link").className = "link-up"; };

@@ -1,0 +1,270 @@
+"""Only the paired screen drives the table: each attack on the dealer's screen, made against a
+real uvicorn server as a page on another site, a DNS-rebinding page, a client without the
+cookie or a flood of bytes would make it, is refused with a 4xx and moves nothing.
+
+Before the screen was paired and guarded, every one of these requests was answered: a $500 bet
+from another origin's text/plain form, a void without any credential, the view under an
+attacker's host name, a WebSocket from anywhere, and bodies read to their end however large."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import ssl
+import urllib.parse
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.screen import ScreenServer
+from dealer_assist.table.screen_site import TlsFiles, screen_names
+from dealer_assist.table.sources import PlaceBet, ShoeLink
+from tests.surveillance import certificates
+
+BET = {"type": "bet", "seat": 1, "amount": "500"}
+
+
+@pytest.fixture
+def served():
+    """A shoe table's runner and its screen on a free loopback port."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), table_id="T5", has_camera=False)
+    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
+    runner = TableRunner(loop).start()
+    runner.submit(ShoeLink(True, "test shoe"))
+    screen = ScreenServer(runner, "127.0.0.1", 0).start()
+    yield runner, screen
+    screen.stop()
+    runner.stop()
+
+
+def request(screen: ScreenServer, method: str, path: str, body: bytes | None = None,
+            **headers: str) -> tuple[int, dict, http.client.HTTPResponse]:
+    """One request to ``screen``; its status, its JSON (or {}) and the response."""
+    connection = http.client.HTTPConnection("127.0.0.1", screen.port, timeout=10)
+    connection.request(method, path, body=body,
+                       headers={k.replace("_", "-"): v for k, v in headers.items()})
+    response = connection.getresponse()
+    raw = response.read()
+    connection.close()
+    try:
+        answer = json.loads(raw) if raw else {}
+    except ValueError:
+        answer = {}
+    return response.status, answer, response
+
+
+def cookie(screen: ScreenServer) -> str:
+    return screen.access.cookie_header()
+
+
+def nothing_moved(runner: TableRunner) -> bool:
+    assert runner.wait_idle()
+    return runner.view()["round"] is None
+
+
+def test_a_paired_json_post_is_taken(served):
+    """What the page itself sends is taken: the checks below refuse only what differs."""
+    runner, screen = served
+    status, answer, _ = request(screen, "POST", "/api/input", json.dumps(BET).encode(),
+                                Content_Type="application/json", Cookie=cookie(screen),
+                                Origin=screen.url.rstrip("/"))
+    assert (status, answer) == (200, {"accepted": "PlaceBet"})
+    assert runner.view()["round"]["seats"][0]["wager"] == "500.00"
+
+
+def test_a_cross_origin_post_is_refused_even_with_the_cookie(served):
+    runner, screen = served
+    status, answer, _ = request(screen, "POST", "/api/input", json.dumps(BET).encode(),
+                                Content_Type="application/json", Cookie=cookie(screen),
+                                Origin="http://evil.example")
+    assert status == 403
+    assert "the origin 'http://evil.example' are refused" in answer["detail"]
+    assert nothing_moved(runner)
+
+
+def test_a_text_plain_post_a_form_can_send_is_refused(served):
+    runner, screen = served
+    status, answer, _ = request(screen, "POST", "/api/input", json.dumps(BET).encode(),
+                                Content_Type="text/plain", Cookie=cookie(screen))
+    assert status == 415 and "must send application/json, got 'text/plain'" in answer["detail"]
+    assert nothing_moved(runner)
+
+
+@pytest.mark.parametrize("touch", [
+    BET, {"type": "finish"}, {"type": "shuffle"}, {"type": "ack", "id": 1},
+    {"type": "void", "reason": "no credential needed"},
+])
+@pytest.mark.parametrize("credential", ["", "dealer_screen=guessed", "dealer_screen="])
+def test_a_touch_without_the_paired_cookie_is_refused(served, touch, credential):
+    """A bet, finish, new shoe, acknowledgement or void of the round in play: none moves."""
+    runner, screen = served
+    runner.submit(PlaceBet(3, Decimal("10")))  # a round in play
+    assert runner.wait_until(lambda loop: loop.round_id is not None, 5)
+    before = runner.view()
+    headers = {"Content_Type": "application/json", "Origin": screen.url.rstrip("/")}
+    if credential:
+        headers["Cookie"] = credential
+    status, answer, _ = request(screen, "POST", "/api/input", json.dumps(touch).encode(),
+                                **headers)
+    assert status == 401 and "not paired" in answer["detail"]
+    assert runner.wait_idle()
+    after = runner.view()
+    assert after["round"] == before["round"] and after["updates"] == before["updates"]
+
+
+def test_the_view_is_served_only_to_the_paired_screen(served):
+    _, screen = served
+    assert request(screen, "GET", "/api/view")[0] == 401
+    assert request(screen, "GET", "/api/view", Cookie="dealer_screen=0" * 2)[0] == 401
+    status, view, _ = request(screen, "GET", "/api/view", Cookie=cookie(screen))
+    assert status == 200 and view["table"] == "T5"
+    status, _, page = request(screen, "GET", "/")  # the page itself: it says it is unpaired
+    assert status == 200 and page.headers["X-Frame-Options"] == "DENY"
+
+
+def test_a_read_another_port_of_this_machine_makes_is_refused(served):
+    """An <img> or link on a page served from another port of this machine is the same site:
+    the cookie goes with it and no Origin is sent; the browser's Sec-Fetch-Site says so."""
+    _, screen = served
+    status, answer, _ = request(screen, "GET", "/api/view", Cookie=cookie(screen),
+                                Sec_Fetch_Site="same-site")
+    assert status == 403 and "(Sec-Fetch-Site: same-site) are refused" in answer["detail"]
+    assert request(screen, "GET", "/api/view", Cookie=cookie(screen),
+                   Sec_Fetch_Site="same-origin")[0] == 200
+
+
+@pytest.mark.parametrize("host", ["attacker.example", "attacker.example:8021", "evil.127.0.0.1"])
+def test_a_dns_rebinding_host_is_refused(served, host):
+    """A page on attacker.example whose name now resolves to 127.0.0.1 reaches the port under
+    its own name: refused, cookie or not (the browser would not send it there anyway)."""
+    runner, screen = served
+    for method, path, body in (("GET", "/api/view", None),
+                               ("POST", "/api/input", json.dumps(BET).encode())):
+        status, answer, _ = request(screen, method, path, body, Host=host, Cookie=cookie(screen),
+                                    Content_Type="application/json")
+        assert status == 421 and f"does not answer to the host '{host}'" in answer["detail"]
+    assert nothing_moved(runner)
+
+
+def websocket(screen: ScreenServer, host: str = "127.0.0.1", **headers: str):
+    """A WebSocket to ``screen``, its handshake naming ``host``."""
+    return connect(f"ws://{host}:{screen.port}/ws", open_timeout=10, additional_headers=headers,
+                   sock=socket.create_connection(("127.0.0.1", screen.port), timeout=10))
+
+
+def test_the_websocket_opens_only_for_the_paired_screen_from_its_own_origin(served):
+    _, screen = served
+    with websocket(screen, Cookie=cookie(screen), Origin=screen.url.rstrip("/")) as socket:
+        assert json.loads(socket.recv(timeout=10))["table"] == "T5"
+    for headers in ({"Cookie": cookie(screen), "Origin": "http://evil.example"},
+                    {"Origin": screen.url.rstrip("/")},
+                    {"Cookie": "dealer_screen=forged", "Origin": screen.url.rstrip("/")},
+                    {"Cookie": cookie(screen), "host": "attacker.example"}):
+        with pytest.raises(InvalidStatus) as refused:
+            websocket(screen, **headers)
+        assert refused.value.response.status_code == 403, headers
+
+
+def test_a_body_over_the_limit_is_refused_while_it_streams(served):
+    """A chunked body never finished: the screen answers 413 once 16 KiB have come, without
+    waiting for the rest, and closes the connection, so the rest of a 100 MB body cannot even be
+    sent (it used to read a body whole, however large, before looking)."""
+    runner, screen = served
+    with socket.create_connection(("127.0.0.1", screen.port), timeout=10) as raw:
+        raw.sendall(f"POST /api/input HTTP/1.1\r\nHost: 127.0.0.1:{screen.port}\r\n"
+                    f"Content-Type: application/json\r\n{cookie(screen).join(['Cookie: ', ''])}"
+                    "\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b" " * 4096
+        for _ in range(5):  # 20 KiB, and the body's end never sent
+            raw.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        answer = ""
+        while not answer.endswith("}"):  # the 413 and its JSON, the rest of the body unread
+            got = raw.recv(65536).decode()
+            assert got, answer
+            answer += got
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):  # closed: no more is read
+            for _ in range(100 * 256):  # the rest of a 100 MB body
+                raw.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+    assert answer.startswith("HTTP/1.1 413 "), answer
+    assert "the body passed 16384 bytes" in answer
+    # announced too large: refused from the headers alone
+    status, reply, _ = request(screen, "POST", "/api/input", None, Cookie=cookie(screen),
+                               Content_Type="application/json", Content_Length="104857600")
+    assert status == 413 and "the body is 104857600 bytes" in reply["detail"]
+    assert nothing_moved(runner)
+
+
+def pairing(screen: ScreenServer, url: str) -> tuple[int, str | None]:
+    parts = urllib.parse.urlsplit(url)
+    status, _, response = request(screen, "GET", f"{parts.path}?{parts.query}")
+    return status, response.headers.get("Set-Cookie")
+
+
+def test_a_pairing_code_pairs_once_and_only_itself(served):
+    _, screen = served
+    url = screen.pairing_url()
+    status, set_cookie = pairing(screen, url)
+    assert status == 303 and set_cookie is not None
+    assert set_cookie.startswith(cookie(screen) + ";")
+    flags = {flag.strip().lower() for flag in set_cookie.split(";")[1:]}
+    assert {"httponly", "samesite=strict", "path=/"} <= flags and "secure" not in flags
+    assert pairing(screen, url) == (403, None)  # used twice: refused, no cookie
+    assert pairing(screen, url.replace("code=", "code=x")) == (403, None)  # a guess
+    assert pairing(screen, url.split("?")[0] + "?") == (403, None)  # no code
+
+
+def test_a_screen_beyond_loopback_shows_its_real_address_and_answers_only_to_its_names(
+        served):
+    runner, _ = served
+    screen = ScreenServer(runner, "0.0.0.0", 0).start()
+    try:
+        address = urllib.parse.urlsplit(screen.url).hostname
+        assert address not in ("127.0.0.1", "0.0.0.0")
+        assert address in screen_names("0.0.0.0")
+        status, _, _ = request(screen, "GET", "/api/view", Cookie=cookie(screen),
+                               Host=f"{address}:{screen.port}")
+        assert status == 200
+        status, _, _ = request(screen, "GET", "/api/view", Cookie=cookie(screen),
+                               Host="attacker.example")
+        assert status == 421
+    finally:
+        screen.stop()
+
+
+def self_signed(folder: Path) -> TlsFiles:
+    """A certificate for 127.0.0.1 and its key, written into ``folder``."""
+    return TlsFiles(*certificates.self_signed(folder))
+
+
+def test_over_tls_the_screen_serves_https_and_its_cookie_is_secure(served, tmp_path):
+    runner, _ = served
+    tls = self_signed(tmp_path)
+    screen = ScreenServer(runner, "127.0.0.1", 0, tls=tls).start()
+    try:
+        assert screen.url.startswith("https://127.0.0.1:")
+        context = ssl.create_default_context(cafile=str(tls.certfile))
+        connection = http.client.HTTPSConnection("127.0.0.1", screen.port, timeout=10,
+                                                 context=context)
+        connection.request("GET", urllib.parse.urlsplit(screen.pairing_url()).path + "?" +
+                           urllib.parse.urlsplit(screen.pairing_url()).query)
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 303
+        assert response.headers["Set-Cookie"].endswith("; Secure")
+        # the page's own origin is now https: the same host over http is another origin
+        connection.request("POST", "/api/input", body=json.dumps(BET).encode(), headers={
+            "Content-Type": "application/json", "Cookie": cookie(screen),
+            "Origin": f"http://127.0.0.1:{screen.port}"})
+        response = connection.getresponse()
+        assert response.status == 403, response.read()
+        connection.close()
+    finally:
+        screen.stop()
+    assert nothing_moved(runner)
