@@ -1,4 +1,14 @@
-"""Image files read whole: how calibration, card vision and deck enrolment read a picture.
+"""Image files read whole: how calibration, card vision, deck enrolment and replay's
+re-detection read a picture.
+
+Only PNG and JPEG are decoded: the camera's frames, the recording's key frames (its recorder
+takes nothing else), the card artwork and calibration photographs are all one or the other.
+Every other format OpenCV could decode (TIFF, WebP, BMP, GIF, PNM, PFM, Sun raster, JPEG 2000,
+OpenEXR, Radiance HDR, AVIF) is refused from its first bytes, naming the format and the size
+its header claims (:mod:`dealer_assist.image_headers`): none is ever produced here, and each
+would be one more decoder open to a crafted file (a 160 KB TIFF of 20000x20000 decoded into
+2.4 GB, a 34-byte WebP of 16383x16383 into 1.6 GB). A PNG or JPEG is decoded only once its
+header's size is read and within :data:`MAX_PIXELS`.
 
 OpenCV's ``imread`` decodes a JPEG cut short (a copy interrupted, a full disk) with a grey
 bottom and only a warning on stderr, so a half photograph gave "0 cards" or a drift reading of
@@ -6,15 +16,13 @@ its top half; and it crashes on a file name that is not UTF-8. Here Python reads
 OpenCV decodes its bytes, which refuses a cut-short JPEG or PNG. A JPEG whose coded data is
 damaged decodes into a whole picture with garbled blocks (phantom cards) and only libjpeg's
 warning on stderr; that warning is taken from stderr while the file decodes and refuses it (7 us
-a decode, against 2-4 ms for the decode of a 1280x720 frame). A PNG or JPEG header claiming more
-than :data:`MAX_PIXELS` is refused before anything is decoded.
+a decode, against 2-4 ms for the decode of a 1280x720 frame).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import struct
 import sys
 import threading
 from pathlib import Path
@@ -22,7 +30,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-_SIGNATURES = {b"\xff\xd8\xff": "JPEG", b"\x89PNG\r\n\x1a\n": "PNG"}
+from dealer_assist.image_headers import ImageHeader, read_header
+
+DECODED = ("PNG", "JPEG")
+"""The formats decoded; every other is refused undecoded."""
 MAX_PIXELS = 100_000_000
 """Largest image read, in pixels: three times an 8K camera frame (7680x4320, 33 million) and
 twelve times a 4K one, yet decoded in 300 MB (BGR). A 74-byte PNG can claim 60000x60000: OpenCV
@@ -60,24 +71,26 @@ def decode_image(data: bytes, path: Path | None = None, *,
                  keep_alpha: bool = False) -> np.ndarray:
     """An image file's bytes decoded as :func:`read_image` does; ``path`` names it in the
     :class:`ImageFileError` raised when they are not a whole image."""
-    size = _header_size(data)
-    if size is not None:
-        check_pixels(*size, path)
+    header = read_header(data)
+    if header.kind not in DECODED:
+        raise ImageFileError(path, _not_decoded(header, data))
+    if header.size is None:
+        raise ImageFileError(path, f"a {header.kind} file whose header gives no image size (cut "
+                             "short or damaged); not decoded")
+    check_pixels(*header.size, path)
     flags = cv2.IMREAD_UNCHANGED if keep_alpha else cv2.IMREAD_COLOR
-    kind = next((name for signature, name in _SIGNATURES.items() if data.startswith(signature)),
-                None)
     damage = ""
     try:
-        if kind == "JPEG":
+        if header.kind == "JPEG":
             image, damage = _decode_jpeg(np.frombuffer(data, np.uint8), flags)
         else:
-            image = cv2.imdecode(np.frombuffer(data, np.uint8), flags) if data else None
-    except cv2.error as error:  # e.g. a TIFF or BMP header past OpenCV's own size limit
+            image = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+    except cv2.error as error:  # one of OpenCV's own checks inside a decoder
         raise ImageFileError(path, "OpenCV refuses to decode it, too large or damaged (failed "
                              f"check: {error.err})") from None
     if image is None:
-        raise ImageFileError(path, f"a {kind} file that does not decode whole (cut short or "
-                             "damaged)" if kind else "not a readable image (PNG, JPEG, ...)")
+        raise ImageFileError(path, f"a {header.kind} file that does not decode whole (cut short "
+                             "or damaged)")
     if damage:
         raise ImageFileError(path, f"damaged JPEG data (libjpeg: {damage}); not read")
     return image
@@ -143,19 +156,12 @@ def check_pixels(width: int, height: int, path: Path | None, what: str = "image"
                              "pixels (an 8K camera frame is 33,177,600); not decoded")
 
 
-def _header_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) a PNG or JPEG header claims, read without decoding; None for another kind
-    of file or a header not found (the decoder then judges the file)."""
-    if data.startswith(b"\x89PNG\r\n\x1a\n") and data[12:16] == b"IHDR" and len(data) >= 24:
-        width, height = struct.unpack(">II", data[16:24])
-        return width, height
-    if not data.startswith(b"\xff\xd8"):
-        return None
-    at = 2
-    while at + 9 <= len(data) and data[at] == 0xFF:  # JPEG: walk the segments to the frame header
-        marker = data[at + 1]
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # SOF0..SOF15
-            height, width = struct.unpack(">HH", data[at + 5:at + 9])
-            return width, height
-        at += 1 if marker == 0xFF else 2 + int.from_bytes(data[at + 2:at + 4], "big")
-    return None
+def _not_decoded(header: ImageHeader, data: bytes) -> str:
+    """Why ``data``, of a format not in :data:`DECODED`, is refused: its format and size."""
+    formats = " or ".join(DECODED)
+    if not header.kind:
+        return (f"not a {formats} image (it starts with {data[:8].hex(' ')})" if data else
+                "an empty file, not an image") + "; not decoded"
+    size = f" of {header.size[0]}x{header.size[1]} pixels" if header.size else ""
+    return (f"a {header.kind} image{size}: only {formats} images are read (the camera's, the "
+            "recording's and the card artwork's formats); not decoded")

@@ -49,8 +49,9 @@ def test_a_whole_file_reads_as_opencv_writes_it(photo: np.ndarray, tmp_path: Pat
 
 @pytest.mark.parametrize("content, why", [
     (None, "no such image file"),
-    (b"", "not a readable image"),
-    (b"GIF89a not quite", "not a readable image"),
+    (b"", "an empty file, not an image; not decoded"),
+    (b"no picture", r"not a PNG or JPEG image \(it starts with 6e 6f 20 70 69 63 74 75\); not "
+                    "decoded"),
 ])
 def test_missing_empty_and_foreign_files_are_named(tmp_path: Path, content: bytes | None,
                                                    why: str) -> None:
@@ -171,13 +172,3 @@ def test_a_header_claiming_more_pixels_than_read_is_refused_undecoded(
     frame = tmp_path / "8k.png"  # an 8K camera frame is well within the limit
     cv2.imwrite(str(frame), np.zeros((4320, 7680), np.uint8))
     assert read_image(frame).shape == (4320, 7680, 3)
-
-
-def test_a_header_past_opencvs_own_limit_is_refused_by_name(tmp_path: Path) -> None:
-    path = tmp_path / "huge.bmp"  # a BMP's header is not read here: OpenCV refuses it
-    path.write_bytes(b"BM" + struct.pack("<IHHIIiiHHIIiiII", 54, 0, 0, 54, 40, 60000, 60000, 1,
-                                         24, 0, 0, 2835, 2835, 0, 0))
-    with pytest.raises(ImageFileError) as error:
-        read_image(path)
-    assert str(error.value) == (f"{path}: OpenCV refuses to decode it, too large or damaged "
-                                "(failed check: pixels <= CV_IO_MAX_IMAGE_PIXELS)")

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-import struct
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from dealer_assist import __version__
+from dealer_assist.image_headers import read_header
 from dealer_assist.roundlog import (
     Bet,
     CardDealt,
@@ -55,34 +55,17 @@ class RecorderStateError(RecordingError):
     """A call out of order, e.g. an event with no round begun."""
 
 
+_MEDIA = {"PNG": ("image/png", "png"), "JPEG": ("image/jpeg", "jpg")}
+
+
 def image_info(data: bytes) -> tuple[str, str, int | None, int | None]:
     """Media type, file extension, width and height of JPEG or PNG bytes; refuses anything else."""
-    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24 and data[12:16] == b"IHDR":
-        width, height = struct.unpack(">II", data[16:24])
-        return "image/png", "png", width, height
-    if data[:3] == b"\xff\xd8\xff":
-        width, height = _jpeg_size(data)
-        return "image/jpeg", "jpg", width, height
-    raise RecordingError(
-        f"a frame must be JPEG or PNG bytes; these {len(data)} bytes start with {data[:8].hex()}"
-    )
-
-
-def _jpeg_size(data: bytes) -> tuple[int | None, int | None]:
-    offset = 2
-    while offset + 9 < len(data):
-        if data[offset] != 0xFF:
-            return None, None
-        marker = data[offset + 1]
-        if marker == 0xFF:
-            offset += 1
-            continue
-        (length,) = struct.unpack(">H", data[offset + 2 : offset + 4])
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[offset + 5 : offset + 9])
-            return width, height
-        offset += 2 + length
-    return None, None
+    header = read_header(data)
+    if header.kind not in _MEDIA:
+        raise RecordingError(f"a frame must be JPEG or PNG bytes; these {len(data)} bytes start "
+                             f"with {data[:8].hex()}")
+    width, height = header.size or (None, None)
+    return *_MEDIA[header.kind], width, height
 
 
 class Recorder:

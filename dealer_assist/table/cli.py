@@ -43,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action.add_argument(
         "--check", action="store_true",
         help="validate the configuration (and where and how the screen is served), print it, "
-             "and exit"
+             "try what the start does (the recording directory written in and locked, the "
+             "journal read, the signing key read, the screen's host resolved and its port bound; "
+             "all undone), and exit: 0 fit to start, 2 not"
     )
     action.add_argument(
         "--touch", metavar="JSON",
@@ -176,11 +178,15 @@ def _run_table(args: argparse.Namespace) -> int:
         logger.warning("%s", exposed)
         print(f"dealer-assist table: warning: {exposed}", file=sys.stderr)
     if args.check:
-        logger.info("configuration %s checked: %s", config.path, devices)
+        from dealer_assist.table.preflight import check_start
+
+        started = check_start(config)
+        logger.info("configuration %s checked (%s): %s", config.path,
+                    "its start tried" if started else "its start would fail", devices)
         if camera is not None:
             camera.stop()
         # a camera configured but unable to start would leave the table shoe only: not a pass
-        return 2 if "camera" in notes else 0
+        return 2 if "camera" in notes or not started else 0
 
     def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
         sources: list[Source] = []

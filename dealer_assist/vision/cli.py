@@ -18,7 +18,8 @@ VIDEO_SUFFIXES = {".mp4", ".avi", ".mkv", ".mov", ".m4v", ".webm", ".mjpeg", ".m
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="images (JPEG, PNG, ...) or video files (" +
+                        help="images (PNG or JPEG, at most 100,000,000 pixels; any other "
+                        "format is refused undecoded) or video files (" +
                         ", ".join(sorted(VIDEO_SUFFIXES)) + ")")
     parser.add_argument("--json", action="store_true",
                         help="one JSON object a line: per image its cards, per video its events")

@@ -149,7 +149,7 @@ def test_unreadable_image_files_are_named(tmp_path: Path) -> None:
         read_gray(tmp_path / "missing.png")
     junk = tmp_path / "junk.png"
     junk.write_bytes(b"not a png at all")
-    with pytest.raises(ImageReadError, match=r"junk\.png: not a readable image"):
+    with pytest.raises(ImageReadError, match=r"junk\.png: not a PNG or JPEG image"):
         read_gray(junk)
     cut = tmp_path / "board-cut.png"
     whole = cv2.imencode(".png", np.full((480, 640), 200, np.uint8))[1].tobytes()

@@ -232,7 +232,7 @@ def test_the_check_creates_nothing(tmp_path):
     """--check on a fit config neither creates the recording folder nor the spy:// log."""
     config = tmp_path / "table.toml"
     config.write_text(f'[shoe]\nurl = "spy:///dev/ttyUSB0?file={tmp_path}/spy.log"\n'
-                      '[recording]\ndir = "rec"\n')
+                      '[recording]\ndir = "rec"\n[screen]\nport = 0\n')
     done = run_table(config, "--check")
     assert done.returncode == 0, done.stderr
     assert [path.name for path in tmp_path.iterdir()] == ["table.toml"]
@@ -244,7 +244,7 @@ def check_with_camera(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
     config = folder / "table.toml"
     config.write_text(
         '[shoe]\nurl = "socket://127.0.0.1:9"\n'
-        '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
+        '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n[screen]\nport = 0\n'
     )
     return config, run_table(config, "--check")
 

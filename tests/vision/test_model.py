@@ -92,7 +92,7 @@ def test_cli_bad_image_named_and_others_still_read(tmp_path: Path) -> None:
     bad.write_bytes(b"\xff\xd8 not really a jpeg")
     result = cli("--json", str(bad), str(DATA / "split_tigullio.jpg"))
     assert result.returncode == 1
-    assert f"{bad}: not a readable image" in result.stderr
+    assert f"{bad}: not a PNG or JPEG image (it starts with ff d8 20 6e" in result.stderr
     assert len(result.stdout.splitlines()) == 1
 
 

@@ -171,7 +171,12 @@ def post_touch(screen: ScreenServer, item: DealerInput | NewShoe, pin: str | Non
 
 
 class DemoTable:
-    """Everything the demo runs, started and stopped together."""
+    """Everything the demo runs, started and stopped together.
+
+    The folders it makes for itself, the shoe's link and (without ``options.recording_dir``)
+    the recording and its evidence folder beside it, lie in one temporary folder, removed when
+    it stops and when its start is refused; a recording directory it was given is never
+    removed."""
 
     def __init__(
         self, options: DemoOptions, camera: FeltCamera | None = None, camera_note: str = ""
@@ -183,45 +188,47 @@ class DemoTable:
                             f" is none{': ' + camera_note if camera_note else ''}")
         self.options = options
         self.rules = RuleSet.from_spec(options.rules)
-        self.recording_dir = Path(
-            options.recording_dir or tempfile.mkdtemp(prefix="dealer-assist-demo-")
-        )
+        self._scratch = tempfile.TemporaryDirectory(prefix="dealer-assist-demo-")
+        scratch = Path(self._scratch.name)
+        self.recording_dir = Path(options.recording_dir or scratch / "recording")
+        self.recording_is_temporary = not options.recording_dir
         self.evidence = EvidenceFiles.beside(self.recording_dir)  # key and anchors
         self.simulator: ShoeSimulator | None = None
-        shoe_url = ""
-        if options.shoe:
-            self._link_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-shoe-")
-            self.shoe_link = PtyLink(link_path=str(Path(self._link_dir.name) / "shoe"))
-            self.simulator = ShoeSimulator(self.shoe_link)
-            shoe_url = self.shoe_link.url
-        self.camera = camera
+        try:
+            shoe_url = ""
+            if options.shoe:
+                self.simulator = ShoeSimulator(PtyLink(link_path=str(scratch / "shoe")))
+                shoe_url = self.simulator.link.url
+            self.camera = camera
 
-        def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
-            sources: list[Source] = []
-            if shoe_url:
-                sources.append(SerialShoeSource(shoe_url, defer_ack=True,
-                                                resume_from=shoe_position))
-            if camera is not None:
-                sources.append(camera)
-            return sources
+            def make_sources(shoe_position: tuple[int, int] | None) -> list[Source]:
+                sources: list[Source] = []
+                if shoe_url:
+                    sources.append(SerialShoeSource(shoe_url, defer_ack=True,
+                                                    resume_from=shoe_position))
+                if camera is not None:
+                    sources.append(camera)
+                return sources
 
-        # the staff who sign in and approve, registered afresh each run outside the recording
-        self._staff_dir = tempfile.TemporaryDirectory(prefix="dealer-assist-staff-")
-        registry = StaffRegistry(Path(self._staff_dir.name) / "demo.staff.json")
-        self._pins = {staff_id: f"{secrets.randbelow(10**6):06d}"
-                      for staff_id in (DEMO_DEALER, DEMO_SUPERVISOR)}
-        registry.add(DEMO_DEALER, "dealer", self._pins[DEMO_DEALER])
-        registry.add(DEMO_SUPERVISOR, "supervisor", self._pins[DEMO_SUPERVISOR])
-        # a table's recording directory: round logs, alarms, the journal and the store
-        self.table = assemble(TableSetup(
-            self.recording_dir, DEMO_TABLE, options.rules,
-            shoe_protocol="dealer-assist" if options.shoe else None,
-            has_camera=camera is not None, host=options.host, port=options.port,
-            tls=options.tls,
-            notes={"camera": camera_note} if camera is None and camera_note else {},
-            round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
-            evidence=self.evidence,
-        ), make_sources, staff=StaffDesk(registry))
+            # the staff who sign in and approve, registered afresh each run outside the recording
+            registry = StaffRegistry(scratch / "demo.staff.json")
+            self._pins = {staff_id: f"{secrets.randbelow(10**6):06d}"
+                          for staff_id in (DEMO_DEALER, DEMO_SUPERVISOR)}
+            registry.add(DEMO_DEALER, "dealer", self._pins[DEMO_DEALER])
+            registry.add(DEMO_SUPERVISOR, "supervisor", self._pins[DEMO_SUPERVISOR])
+            # a table's recording directory: round logs, alarms, the journal and the store
+            self.table = assemble(TableSetup(
+                self.recording_dir, DEMO_TABLE, options.rules,
+                shoe_protocol="dealer-assist" if options.shoe else None,
+                has_camera=camera is not None, host=options.host, port=options.port,
+                tls=options.tls,
+                notes={"camera": camera_note} if camera is None and camera_note else {},
+                round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
+                evidence=self.evidence,
+            ), make_sources, staff=StaffDesk(registry))
+        except BaseException:
+            self._release()
+            raise
         self.loop = self.table.loop
         self.runner = self.table.runner
         self.screen = self.table.screen
@@ -235,15 +242,26 @@ class DemoTable:
         return self.screen.url
 
     def start(self) -> DemoTable:
-        if self.simulator is not None:
-            self.simulator.start()
-        self.table.start()
-        if self.table.opened.resumed is not None:  # a demo stopped mid-round in this folder
-            self.runner.submit(VoidRound("the demo deals afresh: a round left from an earlier run"))
-        self.touch(SignIn(DEMO_DEALER))
-        if not self.runner.wait_until(lambda loop: loop.dealer == DEMO_DEALER,
-                                      self.options.card_timeout_s):
-            raise DemoError(f"the simulated dealer {DEMO_DEALER} could not sign in")
+        """Start the shoe and the table and sign the simulated dealer in; a start refused (the
+        screen's port in use) leaves nothing running and nothing of the demo's own on disk."""
+        try:
+            if self.simulator is not None:
+                self.simulator.start()
+            self.table.start()  # refused, it has closed what it opened
+        except BaseException:
+            self._release()
+            raise
+        try:
+            if self.table.opened.resumed is not None:  # a demo stopped mid-round in this folder
+                self.runner.submit(VoidRound("the demo deals afresh: a round left from an "
+                                             "earlier run"))
+            self.touch(SignIn(DEMO_DEALER))
+            if not self.runner.wait_until(lambda loop: loop.dealer == DEMO_DEALER,
+                                          self.options.card_timeout_s):
+                raise DemoError(f"the simulated dealer {DEMO_DEALER} could not sign in")
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def touch(self, item: DealerInput | NewShoe) -> None:
@@ -254,12 +272,18 @@ class DemoTable:
 
     def stop(self) -> None:
         self.stopped.set()
-        self.table.stop()
-        if self.simulator is not None:
-            self.simulator.stop()
-            self.shoe_link.close()
-            self._link_dir.cleanup()
-        self._staff_dir.cleanup()
+        try:
+            self.table.stop()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Stop the shoe and remove the demo's temporary folder."""
+        try:
+            if self.simulator is not None:
+                self.simulator.stop()  # and closes its link
+        finally:
+            self._scratch.cleanup()
 
     def __enter__(self) -> DemoTable:
         return self.start()
@@ -495,9 +519,13 @@ def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:
         # the simulated dealer touches as the paired screen; a browser pairs with this once
         out(f"pair a browser to watch and touch (open once; the code works once): "
             f"{demo.screen.pairing_url()}")
-        out(f"recording to: {demo.recording_dir} (dealer-assist replay "
-            f"{demo.recording_dir} --verify --key {demo.evidence.public_key} --anchor-log "
-            f"{demo.evidence.anchor_log} re-settles and verifies it)")
+        if demo.recording_is_temporary:
+            out(f"recording to: {demo.recording_dir} (temporary, with its key and anchor log: "
+                "removed when the demo ends; --record DIR keeps one)")
+        else:
+            out(f"recording to: {demo.recording_dir} (dealer-assist replay "
+                f"{demo.recording_dir} --verify --key {demo.evidence.public_key} --anchor-log "
+                f"{demo.evidence.anchor_log} re-settles and verifies it)")
         if not options.shoe:
             out(f"mode: camera only (a hand-held game: no shoe; overhead camera: deck "
                 f"{options.camera_deck} rendered on felt and read by the card detector; a card "

@@ -11,8 +11,10 @@ for a browser to watch (and touch) the screen.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 from dealer_assist.cli import number_in, rng_seed, tcp_port
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
@@ -52,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--record", metavar="DIR",
         help="record into DIR as a table does: round logs, alarms and the surveillance store, "
-        "which 'dealer-assist replay DIR --verify' re-settles (default: a new temporary one)"
+        "which 'dealer-assist replay DIR --verify' re-settles (default: a temporary one, removed "
+        "when the demo ends)"
     )
     parser.add_argument(
         "--camera",
@@ -110,6 +113,9 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"dealer-assist demo: --host {problem}", file=sys.stderr)
         return 2
+    # A service manager's stop (SIGTERM) unwinds as Ctrl-C does, so the demo stops its table
+    # and removes its temporary folders; untouched, SIGTERM would end the process where it is.
+    signal.signal(signal.SIGTERM, _stop_by_signal)
     try:
         options = DemoOptions(
             rules=args.rules,
@@ -146,3 +152,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist demo: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _stop_by_signal(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
