@@ -93,8 +93,8 @@ def test_log_file_on_the_command_line_is_written(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"logging INFO to {log}" in done.stdout
     written = log.read_text()
-    assert f"INFO [MainThread] dealer_assist.table.cli: configuration {config} checked: " \
-           "table T7: rules h17-ddd-6, shoe socket://127.0.0.1:9" in written
+    assert f"INFO [MainThread] dealer_assist.table.cli: configuration {config} checked " \
+           "(its start tried): table T7: rules h17-ddd-6, shoe socket://127.0.0.1:9" in written
     assert done.stderr == ""  # nothing worse than INFO: standard error stays quiet
 
 
