@@ -84,6 +84,18 @@ class AlarmBook:
         self.alarms: list[Alarm] = []
         self._raised = 0
 
+    @property
+    def raised(self) -> int:
+        """How many alarms have been raised: the last one's number."""
+        return self._raised
+
+    def number_on_from(self, raised: int) -> None:
+        """Number the next alarm ``raised + 1``: a table rebuilt from its journal numbers its
+        alarms on as it did before, so the acknowledgements journaled find theirs."""
+        if raised < self._raised:
+            raise ValueError(f"alarms are numbered up to {self._raised} already, not {raised}")
+        self._raised = raised
+
     def raise_alarm(self, kind: AlarmKind, text: str, round_id: str | None, at: float,
                     resolved: bool = False) -> Alarm:
         """Raise (and record) an alarm; ``resolved``: recorded for surveillance, done already."""

@@ -70,6 +70,7 @@ class Checkpoint:
     shoe: tuple[int, int] | None = None  # the shoe's last durable event (session, seq)
     t: float = 0.0
     dealer: str | None = None  # signed in at the screen (no PIN: it never leaves the screen)
+    alarms_raised: int | None = 0  # the last alarm's number (None: a journal that did not say)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,7 +79,7 @@ class Checkpoint:
             "cards_out": self.cards_out, "shoe_up": self.shoe_up, "camera_up": self.camera_up,
             "camera_moved": self.camera_moved,
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
-            "dealer": self.dealer,
+            "dealer": self.dealer, "alarms_raised": self.alarms_raised,
         }
 
     @classmethod
@@ -90,6 +91,7 @@ class Checkpoint:
                              f"{CODEC_VERSION}")
         shoe = raw.get("shoe")
         dealer = raw.get("dealer")  # absent from a journal written before sign-in
+        raised = raw.get("alarms_raised")  # absent from one written before alarms numbered on
         return cls(
             config=dict(raw["config"]), round_prefix=str(raw["round_prefix"]),
             round_number=int(raw["round_number"]),
@@ -98,6 +100,7 @@ class Checkpoint:
             camera_moved=bool(raw["camera_moved"]),
             shoe=None if shoe is None else (int(shoe[0]), int(shoe[1])), t=float(raw["t"]),
             dealer=None if dealer is None else str(dealer),
+            alarms_raised=None if raised is None else int(raised),
         )
 
     @classmethod
@@ -106,7 +109,8 @@ class Checkpoint:
         """The checkpoint of ``loop`` at rest."""
         return cls(config, loop.round_prefix, loop.round_number,
                    {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
-                   loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer)
+                   loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer,
+                   loop.alarms_raised)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -409,11 +413,21 @@ def open_table(
     loop.recorder = capture
     for item in start.preamble():
         loop.handle(item, start.t)
+    # The alarms raised after the checkpoint are raised again, in order, under the numbers they
+    # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
+    # raised before it, numbered otherwise, whose acknowledgements are not replayed (the
+    # dealer acknowledges them again).
+    base = start.alarms_raised
+    if base is not None and loop.alarms_raised <= base:
+        loop.number_alarms_on_from(base)
+    else:
+        base = None
     replayed = 0
     for entry in contents.entries:
         if not entry.tick:
             for item in entry.inputs:
-                if not isinstance(item, AcknowledgeAlarm):  # alarm ids start again in a new loop
+                if not isinstance(item, AcknowledgeAlarm) or (
+                        base is not None and item.alarm_id > base):
                     _replay(loop, item, entry.t)
                     replayed += 1
         loop.tick(entry.t)

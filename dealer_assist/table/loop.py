@@ -262,6 +262,15 @@ class TableLoop:
         """This table's alarms: every active one, and the latest done ones."""
         return self._alarms.alarms
 
+    @property
+    def alarms_raised(self) -> int:
+        """The number of the last alarm raised (alarms are numbered from 1)."""
+        return self._alarms.raised
+
+    def number_alarms_on_from(self, raised: int) -> None:
+        """The next alarm raised is number ``raised + 1`` (a table rebuilt from its journal)."""
+        self._alarms.number_on_from(raised)
+
     def active_alarms(self) -> list[Alarm]:
         return self._alarms.active()
 

@@ -280,6 +280,39 @@ def test_a_table_rebuilt_from_its_journal_mid_round_is_the_table_it_was(tmp_path
     after.close()
 
 
+def test_alarms_acknowledged_before_a_crash_stay_acknowledged_under_their_numbers(tmp_path):
+    """A restarted table used to number its alarms from 1 again and drop every
+    acknowledgement in its journal: the dealer acknowledged them all a second time."""
+    steps = world_steps(seed=5, rounds=2, camera=True)
+    first_round_over = next(i for i, s in enumerate(steps) if isinstance(s, FinishRound))
+    bets = [i for i, s in enumerate(steps) if isinstance(s, PlaceBet)]
+    second_round_dealt = max(bets) + 5
+    before = Setup(tmp_path, has_camera=True)
+    first = before.open(now=10.0)
+    live = first.loop
+    t = run_inputs(live, first.journal, steps[:first_round_over + 1])
+    assert not live.round_open and live.alarms_raised >= 1  # the dealer's sign-in
+    first.journal.checkpoint(Checkpoint.of(live, before.config, None, t))  # at rest
+    base = live.alarms_raised
+    t = run_inputs(live, first.journal, steps[first_round_over + 1:second_round_dealt], t)
+    t = run_inputs(live, first.journal, [CameraMoved("bumped by a player")], t)
+    moved = live.alarms[-1]
+    assert moved.id == base + 1 and moved.active
+    run_inputs(live, first.journal, [AcknowledgeAlarm(moved.id)], t)
+    assert not live.alarms[-1].active
+    first.journal.close()
+    before.close()  # the process dies mid-round
+
+    after = Setup(tmp_path, has_camera=True)
+    table = after.open(now=3.0)
+    assert table.resumed == live.round_id
+    rebuilt = {a.id: a for a in table.loop.alarms if a.id > base}
+    assert rebuilt[moved.id].kind is moved.kind
+    assert rebuilt[moved.id].acknowledged and not rebuilt[moved.id].active
+    assert table.loop.alarms_raised >= live.alarms_raised  # new alarms number on, never again
+    after.close()
+
+
 def test_rounds_and_ids_go_on_across_restarts_and_the_journal_stays_one_round_long(tmp_path):
     steps = world_steps(seed=8, rounds=4, camera=False)
     setup = Setup(tmp_path)
