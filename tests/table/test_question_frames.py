@@ -5,6 +5,9 @@ real surveillance store in a temporary recording directory."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -61,22 +64,30 @@ class WatchedTable(Table):
         self.listener(self.loop.view())
 
 
-def test_a_question_is_recorded_with_the_cameras_frame_tied_to_its_event(tmp_path):
+@contextmanager
+def recorded_table(directory: Path) -> Iterator[WatchedTable]:
+    """A table recording into the store in ``directory``, its questions' frames from a running
+    camera; seat 2 holds 5H 6D against the dealer's 9S. The store is closed on leaving."""
     camera = _started(_camera())
-    store = SurveillanceRecorder(tmp_path, "T1")
+    store = SurveillanceRecorder(directory, "T1")
     try:
         table = WatchedTable(QuestionFrames(camera, store.keep_question_frame))
         table.loop.recorder = TeeRecorder(table.recorder, store)
         table.deal({2: ("5H", "6D")}, up="9S", hole="7C")
+        yield table
+    finally:
+        camera.stop()
+        store.close()
+    assert store.errors == []
+
+
+def test_a_question_is_recorded_with_the_cameras_frame_tied_to_its_event(tmp_path):
+    with recorded_table(tmp_path) as table:
         table.unseen("JH")  # the double's card the camera missed: asked
         table.answer("DOUBLE seat 2")
         table.send(HoleCardShown(C("7C")))
         table.card("2S", None)
         assert table.settled_json()["seats"][0]["net"] == "20.00"
-    finally:
-        camera.stop()
-        store.close()
-    assert store.errors == []
 
     recording = RecordingStore(tmp_path)
     try:
@@ -99,19 +110,11 @@ def test_a_question_is_recorded_with_the_cameras_frame_tied_to_its_event(tmp_pat
 
 
 def test_a_round_the_camera_saw_whole_records_no_frame(tmp_path):
-    camera = _started(_camera())
-    store = SurveillanceRecorder(tmp_path, "T1")
-    try:
-        table = WatchedTable(QuestionFrames(camera, store.keep_question_frame))
-        table.loop.recorder = TeeRecorder(table.recorder, store)
-        table.deal({2: ("5H", "6D")}, up="9S", hole="7C")
+    with recorded_table(tmp_path) as table:
         table.card("JH", 2, sideways=True)  # seen landing sideways: a double, nothing to ask
         table.send(HoleCardShown(C("7C")))
         table.card("2S", None)
         assert table.settled_json()["seats"][0]["net"] == "20.00"
-    finally:
-        camera.stop()
-        store.close()
     recording = RecordingStore(tmp_path)
     try:
         assert list(recording.records(kinds=("settlement",)))
