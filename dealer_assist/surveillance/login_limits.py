@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from dealer_assist.backoff import Backoff
+
 T = TypeVar("T")
 #: ``locked_by`` of a name locked whose record is still being written: no unlock can follow it
 _RECORD_PENDING = 2**63
@@ -39,11 +41,10 @@ class LoginLimits:
     trusted_per_name: int = 8
     tracked: int = 10_000
 
-    def delay(self, failures: int) -> float:
-        """Seconds the next attempt waits after ``failures`` consecutive failures."""
-        if failures < self.free_failures:
-            return 0.0
-        return min(self.max_delay_s, self.first_delay_s * 2 ** (failures - self.free_failures))
+    @property
+    def backoff(self) -> Backoff:
+        """The wait before the next attempt, by consecutive failures."""
+        return Backoff(self.free_failures, self.first_delay_s, self.max_delay_s)
 
 
 class LoginRefused(Exception):
@@ -149,7 +150,7 @@ class LoginLimiter:
     def _wait(self, failures: _Failures | None) -> float:
         if failures is None:
             return 0.0
-        return max(0.0, failures.last + self.limits.delay(failures.count) - self.clock())
+        return max(0.0, failures.last + self.limits.backoff.wait(failures.count) - self.clock())
 
     def _entry(self, name: str) -> _Name:
         entry = self._names.setdefault(name, _Name())

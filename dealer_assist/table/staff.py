@@ -32,6 +32,7 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from dealer_assist.backoff import Backoff
 from dealer_assist.durable import fsync_dir
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,9 @@ TABLE_FREE_FAILURES = 10
 TABLE_KEY = "*"
 FIRST_WAIT_S = 30.0
 LONGEST_WAIT_S = 900.0
+#: The waits of an id, and of the table whatever the ids, as their wrong PINs add up.
+ID_BACKOFF = Backoff(FREE_FAILURES, FIRST_WAIT_S, LONGEST_WAIT_S)
+TABLE_BACKOFF = Backoff(TABLE_FREE_FAILURES, FIRST_WAIT_S, LONGEST_WAIT_S)
 #: Ids no registry holds whose failures are counted (the oldest forgotten first): a spray of
 #: made-up ids cannot grow the count's file without end, nor push a real id's count out.
 UNKNOWN_IDS_KEPT = 1000
@@ -223,14 +227,6 @@ class Refusal:
     throttled: bool = False
 
 
-def wait_after(failures: int, free: int = FREE_FAILURES) -> float:
-    """Seconds to wait before the next attempt after ``failures`` failures in a row, ``free``
-    of them allowed without a wait."""
-    if failures < free:
-        return 0.0
-    return min(LONGEST_WAIT_S, FIRST_WAIT_S * 2 ** (failures - free))
-
-
 class StaffDesk:
     """Checks staff PINs at the screen, one at a time, with the failures of each id counted in
     ``attempts`` (a file) and a growing wait once :data:`FREE_FAILURES` are used up. ``clock``:
@@ -253,10 +249,10 @@ class StaffDesk:
     def check(self, staff_id: str, pin: str, roles: tuple[str, ...]) -> Refusal | None:
         """None when ``pin`` is ``staff_id``'s and its role is one of ``roles``; else why not.
         While the id must wait, its PIN is not even tried."""
-        keys = {staff_id: FREE_FAILURES, TABLE_KEY: TABLE_FREE_FAILURES}
+        keys = {staff_id: ID_BACKOFF, TABLE_KEY: TABLE_BACKOFF}
         with self._lock:  # one check at a time: parallel tries cannot outrun the count
             self.registry.refresh()
-            left = max(self._wait_left(key, free) for key, free in keys.items())
+            left = max(self._wait_left(key, backoff) for key, backoff in keys.items())
             if left > 0:
                 return Refusal(f"{staff_id}: too many wrong PINs: try again in {left:.0f} s",
                                left, throttled=True)
@@ -268,7 +264,7 @@ class StaffDesk:
                 self._forget_oldest_unknown()
                 self._save()
                 failures = self._failures[staff_id][0]
-                wait = max(self._wait_left(key, free) for key, free in keys.items())
+                wait = max(self._wait_left(key, backoff) for key, backoff in keys.items())
                 later = f"; the next try in {wait:.0f} s" if wait > 0 else ""
                 return Refusal(f"{staff_id}: wrong id or PIN ({failures} in a row{later})", wait)
             if any(key in self._failures for key in keys):
@@ -279,9 +275,9 @@ class StaffDesk:
                 return Refusal(f"{staff_id} is a {role}: this needs a {' or '.join(roles)}")
             return None
 
-    def _wait_left(self, key: str, free: int) -> float:
+    def _wait_left(self, key: str, backoff: Backoff) -> float:
         failures, last = self._failures.get(key, (0, 0.0))
-        return last + wait_after(failures, free) - self._clock()
+        return last + backoff.wait(failures) - self._clock()
 
     def _forget_oldest_unknown(self) -> None:
         unknown = [k for k in self._failures
