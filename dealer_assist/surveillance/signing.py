@@ -26,6 +26,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from dealer_assist.private_files import create_private
+
 logger = logging.getLogger(__name__)
 
 #: What a record signature signs besides the hash: no signature made for anything else verifies
@@ -117,14 +119,10 @@ class Signer:
                                           serialization.NoEncryption())
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            create_private(path, pem)
         except OSError as error:
             raise KeyFileError(f"{path}: cannot create the table's key: {error.strerror or error}"
                             ) from None
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(pem)
-            handle.flush()
-            os.fsync(handle.fileno())
 
 
 def load_signer(path: Path) -> Signer:

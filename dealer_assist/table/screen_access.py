@@ -18,6 +18,8 @@ import stat
 import threading
 from pathlib import Path
 
+from dealer_assist.private_files import create_private
+
 #: The screen's cookie; its value is :attr:`ScreenAccess.session`.
 COOKIE = "dealer_screen"
 #: How long the kiosk's browser keeps the cookie: 400 days, the most a browser keeps one.
@@ -68,18 +70,13 @@ def read_secret(path: Path) -> bytes:
 
 def load_or_create_secret(path: Path) -> bytes:
     """The secret in ``path``, created there (mode 0600, this user's) if it does not exist."""
+    secret = secrets.token_bytes(_SECRET_BYTES)
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        create_private(path, (secret.hex() + "\n").encode("ascii"))
     except FileExistsError:
         return read_secret(path)
     except OSError as error:
         raise SecretError(f"cannot create {path}: {error.strerror or error}") from None
-    secret = secrets.token_bytes(_SECRET_BYTES)
-    with os.fdopen(descriptor, "w", encoding="ascii") as file:
-        os.fchmod(file.fileno(), 0o600)  # whatever the umask
-        file.write(secret.hex() + "\n")
-        file.flush()
-        os.fsync(file.fileno())
     return secret
 
 
