@@ -12,6 +12,7 @@ access records.
 """
 
 
+import hashlib
 import math
 import re
 import secrets
@@ -371,7 +372,9 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
 
     @app.get("/api/frames/{seq}")
     def frame(seq: FrameSeq, this: This) -> Response:
-        """A frame named by a round view this session opened (and so recorded)."""
+        """A frame named by a round view this session opened (and so recorded), served with the
+        SHA-256 of its bytes as read now and whether that is the one its chained record holds
+        (``X-Frame-SHA256``, ``X-Frame-Intact: yes|no``): an altered frame is still evidence."""
         with lock:
             viewed = seq in this.frames
         if not viewed:
@@ -384,7 +387,11 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
                 raise
             except RecordingError as error:
                 raise HTTPException(404, str(error)) from None
-        return Response(data, media_type=media_type)
+            record = opened.record(seq)
+        digest = hashlib.sha256(data).hexdigest()
+        intact = record is not None and record.kind == "frame" and record.sha256 == digest
+        return Response(data, media_type=media_type, headers={
+            "X-Frame-SHA256": digest, "X-Frame-Intact": "yes" if intact else "no"})
 
     @app.get("/api/stats")
     def stats(who: Who, by: str = "table,shift,dealer") -> Any:
@@ -471,9 +478,25 @@ def _view(store: RecordStore, key: int) -> dict[str, Any]:
         raise HTTPException(404, f"no round #{key}") from None
 
 
+#: The search criteria the page takes; any other name in the query string is refused (400)
+SEARCH_FIELDS = ("table", "round", "alarm", "seat", "card", "amount", "dealer", "payout_above",
+                 "since", "until", "limit")
+
+
 def _query_from(params: Any) -> RoundQuery:
-    """The search criteria in a query string; a bad one (or one over :data:`MAX_SEARCH_TEXT`
-    characters, which would go into the access record) is refused (422) by name."""
+    """The search criteria in a query string; a name the search does not take (400: a search
+    that ignored it would answer every round) or a bad value (or one over
+    :data:`MAX_SEARCH_TEXT` characters, which would go into the access record; 422) is refused
+    by name."""
+    unknown = sorted({name for name in params.keys() if name not in SEARCH_FIELDS})
+    if unknown:
+        shown = ", ".join(repr(name[:MAX_SEARCH_TEXT]) for name in unknown[:5])
+        raise HTTPException(400, f"bad search: no such criterion {shown} (the search takes "
+                                 f"{', '.join(SEARCH_FIELDS)})")
+    for name in SEARCH_FIELDS:
+        if len(params.getlist(name)) > 1:
+            raise HTTPException(400, f"bad search: {name} given more than once")
+
     def value(name: str, parse: Callable[[str], Any] = str) -> Any:
         text = params.get(name, "").strip()
         if not text:
@@ -489,9 +512,26 @@ def _query_from(params: Any) -> RoundQuery:
     return RoundQuery(
         table=value("table"), round_id=value("round"), alarm=value("alarm"),
         seat=value("seat", _integer), payout_above=value("payout_above", parse_money),
+        card=value("card", _card_code), amount=value("amount", _amount),
+        dealer=value("dealer"),
         since=value("since", parse_time), until=value("until", parse_time),
         limit=200 if limit is None else limit,
     )
+
+
+def _card_code(text: str) -> str:
+    """A card code as the round log writes it (``jh``, ``10H`` read as ``JH``, ``TH``)."""
+    from dealer_assist.rules.cards import Card
+
+    return Card.parse(text).code
+
+
+def _amount(text: str) -> Any:
+    """An amount of money, exact to the cent, from 0 up."""
+    amount = parse_money(text)
+    if amount < 0:
+        raise ValueError(f"{text!r} is below 0 (an amount is searched for won or lost alike)")
+    return amount
 
 
 def _integer(text: str) -> int:

@@ -354,3 +354,83 @@ def test_a_store_another_program_has_locked_is_503_naming_it_not_404(
     assert "index.sqlite: cannot write to the index database (database is locked)" in (
         response.json()["detail"])
     assert client.get("/api/rounds/1").status_code == 200
+
+
+def test_search_by_card_amount_and_dealer_and_an_unknown_criterion_refused(
+        client: TestClient) -> None:
+    """``card=JH`` finds the rounds that dealt it (any spelling of the code); a criterion the
+    search does not take is refused (400), never ignored (which would answer every round)."""
+    _login(client)
+    found = client.get("/api/rounds", params={"card": "9h"}).json()["rounds"]
+    assert "sb-1" in {r["round"] for r in found}
+    none = client.get("/api/rounds", params={"card": "9H", "round": "bj-3"}).json()["rounds"]
+    assert none == []
+    bad_card = client.get("/api/rounds", params={"card": "1Z"})
+    assert bad_card.status_code == 422 and bad_card.json()["detail"].startswith("bad search: card")
+    envy = client.get("/api/rounds", params={"amount": "50", "round": "sb-1"}).json()["rounds"]
+    assert [r["round"] for r in envy] == ["sb-1"]  # seat 2's Envy line: +50.00
+    assert client.get("/api/rounds", params={"amount": "51", "round": "sb-1"}).json()[
+        "rounds"] == []
+    for params in ({"cards": "JH"}, {"colour": "red", "seat": "1"}):
+        refused = client.get("/api/rounds", params=params)
+        assert refused.status_code == 400, params
+        assert "no such criterion" in refused.json()["detail"]
+    twice = client.get("/api/rounds?seat=1&seat=2")
+    assert twice.status_code == 400 and "more than once" in twice.json()["detail"]
+
+
+def test_the_round_view_explains_each_seat_in_words_and_lines(client: TestClient) -> None:
+    _login(client, "audrey")
+    view = _open_round(client, "sb-1")
+    texts = [(e["text"], e["by"]) for e in view["events"]]
+    assert texts[1] == ("seat 1 bets 10.00", "dealer")
+    assert texts[4] == ("7D to seat 1 hand 1", "camera")
+    assert ("KD to the dealer", "camera") in texts
+    assert ("seat 1: hit", "dealer") in texts
+    lines = {seat["seat"]: seat for seat in view["settlement_lines"]["seats"]}
+    assert [(line["kind"], line["amount"]) for line in lines[2]["lines"]] == [
+        ("bust", "-5.00"), ("envy", "50.00")]
+    assert lines[2]["net"] == "45.00" and not lines[2]["net_differs"]
+    assert [line["kind"] for line in lines[1]["lines"]] == ["bonus-21", "super-bonus"]
+    assert view["integrity"]["intact"] and view["integrity"]["verdict"] == "INTACT"
+    assert all(f["file_state"] == "intact" for f in view["frames"])
+    assert [f["event_index"] for f in view["frames"]] == sorted(
+        f["event_index"] for f in view["frames"])
+
+
+def test_an_altered_frame_or_settlement_fails_the_round_view(client: TestClient,
+                                                             recording: Path) -> None:
+    """A frame's bytes changed on disk, and a settlement edited in the database: the view says
+    FAILED naming each, shows the re-settled figure beside the recorded one, and the frame's
+    bytes are served with the SHA-256 they have now."""
+    _login(client, "audrey")
+    view = _open_round(client, "sb-1")
+    frame = view["frames"][0]
+    path = recording / frame["file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    store = RecordingStore(recording)
+    record = next(r for r in store.records(kinds=("settlement",)) if r.round_id == "sb-1")
+    store.close()
+    conn = sqlite3.connect(recording / "index.sqlite")
+    conn.execute("UPDATE records SET body = ? WHERE seq = ?",
+                 (record.body_text.replace('"net":"45.00"', '"net":"450.00"'), record.seq))
+    conn.commit()
+    conn.close()
+
+    view = _open_round(client, "sb-1")
+    integrity = view["integrity"]
+    assert not integrity["intact"] and integrity["verdict"] == "FAILED"
+    problems = "\n".join(integrity["problems"])
+    assert f"{frame['file']} of record {frame['seq']}" in problems and "was altered" in problems
+    assert f"record {record.seq} (settlement, round sb-1 on T1) was altered" in problems
+    assert "seat net: recorded 450.00, replayed 45.00" in problems
+    altered = next(f for f in view["frames"] if f["seq"] == frame["seq"])
+    assert altered["file_state"] == "altered" and altered["sha256_now"] != altered["sha256"]
+    seat2 = next(s for s in view["settlement_lines"]["seats"] if s["seat"] == 2)
+    assert seat2["net"] == "45.00" and seat2["recorded_net"] == "450.00" and seat2["net_differs"]
+    served = client.get(f"/api/frames/{frame['seq']}")
+    assert served.status_code == 200
+    assert served.headers["x-frame-sha256"] == hashlib.sha256(served.content).hexdigest()
+    assert served.headers["x-frame-intact"] == "no"
