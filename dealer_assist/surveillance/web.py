@@ -69,6 +69,7 @@ from dealer_assist.surveillance.query import (
 )
 from dealer_assist.surveillance.replay import load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
+from dealer_assist.surveillance.report_pdf import PdfUnavailable, incident_report_pdf
 from dealer_assist.surveillance.store import (
     INDEX_NAME,
     MAX_INTEGER,
@@ -353,14 +354,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
             view = _view(opened, key)
             data = load_round(opened, key)
             assert data is not None
-            images = {}
-            for frame in view["frames"]:
-                try:
-                    images[frame["seq"]] = frame_file(opened, frame["seq"])
-                except DamagedRecordingError:
-                    raise
-                except RecordingError:  # pruned or missing: the report says so
-                    continue
+            images = _images(opened, view)
             log_access(opened, who.name, "export", {"round_key": key, "round": view["round"],
                                                     "frames": sorted(images)})
             html = incident_report_html(
@@ -369,6 +363,28 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
         name = f"incident-{view['table']}-{view['round']}-{key}.html"
         return Response(html, media_type="text/html; charset=utf-8",
                         headers={"Content-Disposition": attachment(name)})
+
+    @app.get("/api/rounds/{key}/export.pdf")
+    def export_pdf(key: RoundKey, who: Who) -> Response:
+        """The incident report as a PDF; its SHA-256 is recorded in the export's access record,
+        so a copy handed on can be matched with what the page produced."""
+        with store() as opened:
+            view = _view(opened, key)
+            images = _images(opened, view)
+            try:
+                pdf = incident_report_pdf(
+                    view, images, exported_by=f"{who.name} ({who.role})",
+                    exported_at=format_time(datetime.now(UTC)), chain_head=opened.head())
+            except PdfUnavailable as error:
+                raise HTTPException(501, str(error)) from None
+            digest = hashlib.sha256(pdf).hexdigest()
+            log_access(opened, who.name, "export", {
+                "round_key": key, "round": view["round"], "frames": sorted(images),
+                "format": "pdf", "sha256": digest, "bytes": len(pdf),
+                "verdict": view["integrity"]["verdict"]})
+        name = f"incident-{view['table']}-{view['round']}-{key}.pdf"
+        return Response(pdf, media_type="application/pdf", headers={
+            "Content-Disposition": attachment(name), "X-Report-SHA256": digest})
 
     @app.get("/api/frames/{seq}")
     def frame(seq: FrameSeq, this: This) -> Response:
@@ -467,6 +483,20 @@ def attachment(filename: str) -> str:
     fallback = re.sub(r"[^A-Za-z0-9._-]", "_", filename)
     exact = quote(filename.encode("utf-8", "replace"), safe="")
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
+
+
+def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, str]]:
+    """The bytes of each frame of a round view that is there (pruned or missing: the report
+    says so)."""
+    images = {}
+    for frame in view["frames"]:
+        try:
+            images[frame["seq"]] = frame_file(store, frame["seq"])
+        except DamagedRecordingError:
+            raise
+        except RecordingError:
+            continue
+    return images
 
 
 def _view(store: RecordStore, key: int) -> dict[str, Any]:

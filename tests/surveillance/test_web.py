@@ -434,3 +434,42 @@ def test_an_altered_frame_or_settlement_fails_the_round_view(client: TestClient,
     assert served.status_code == 200
     assert served.headers["x-frame-sha256"] == hashlib.sha256(served.content).hexdigest()
     assert served.headers["x-frame-intact"] == "no"
+
+
+def test_the_pdf_report_opens_names_the_round_and_its_hash_is_recorded(
+        client: TestClient, recording: Path, tmp_path: Path) -> None:
+    """The PDF renders (``pdftoppm``, Debian's poppler-utils, which scripts/test.sh installs),
+    its text names the round, its payouts, its verdict and the chain head, and the SHA-256 of
+    the bytes served is in the export's access record."""
+    import shutil
+    import subprocess
+
+    assert shutil.which("pdftoppm") and shutil.which("pdftotext"), \
+        "install Debian's poppler-utils: apt-get install -y poppler-utils"
+    _login(client, "audrey")
+    key = client.get("/api/rounds", params={"round": "sb-1"}).json()["rounds"][0]["key"]
+    response = client.get(f"/api/rounds/{key}/export.pdf")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/pdf"
+    assert "attachment" in response.headers["content-disposition"]
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(response.content)
+    digest = hashlib.sha256(response.content).hexdigest()
+    assert response.headers["x-report-sha256"] == digest
+    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(pdf),
+                    str(tmp_path / "page")], check=True, timeout=60)
+    (rendered,) = tmp_path.glob("page-*.png")  # numbered as wide as the page count
+    assert rendered.read_bytes().startswith(b"\x89PNG")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, timeout=60,
+                          capture_output=True, text=True).stdout
+    assert "Incident report: round sb-1 on table T1" in text
+    assert "INTACT" in text and "SUPER BONUS" in text and "1215.00" in text
+    head_seq = int(text.split("Chain head when exported")[1].split("record ")[1].split(",")[0])
+    assert head_seq > 0
+    assert text.count("frame record ") == 20  # a key and a video frame per card
+    store = RecordingStore(recording)
+    try:
+        exports = [e for e in access_log(store, 50) if e["action"] == "export"]
+    finally:
+        store.close()
+    assert exports[0]["target"]["sha256"] == digest
+    assert exports[0]["target"]["format"] == "pdf" and exports[0]["target"]["verdict"] == "INTACT"
