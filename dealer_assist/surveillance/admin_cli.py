@@ -63,11 +63,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     operator = commands.add_parser(
         "operator", help="add, remove, list or unlock page logins (unlock: lift the page's"
-        " lockout of a name after too many failed logins; recorded)")
+        " lockout of a name after too many failed logins; recorded)",
+        description="Page logins. 'add NAME' gives the auditor role (read-only: search, view,"
+        " replay, export) unless --role operator (also prunes video frames and flags key"
+        " frames); adding a name again replaces its password and role. Every change is an"
+        " access record.")
     operator.add_argument("recording", metavar="RECORDING")
     operator.add_argument("what", choices=("add", "remove", "list", "unlock"))
     operator.add_argument("name", nargs="?")
-    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor")
+    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor",
+                          help="the role 'add' gives (default: auditor, read-only)")
     operator.add_argument("--password-stdin", action="store_true",
                           help="read the password from standard input instead of prompting")
 
@@ -120,10 +125,23 @@ def _serve(args: argparse.Namespace) -> int:
               + ("" if tls else " without TLS: passwords and the session cross the network in"
                  " clear (give --certfile and --keyfile)"), file=sys.stderr)
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"surveillance page on {site.scheme}://{shown}:{port}/", file=sys.stderr)
+    print(f"surveillance page on {site.scheme}://{shown}:{port}/", file=sys.stderr, flush=True)
+    if not _has_operators(args.recording):
+        print(f"no operator can log in yet: add one with 'dealer-assist surveillance operator"
+              f" {args.recording} add NAME'", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", ssl_certfile=args.certfile,
                                   ssl_keyfile=args.keyfile)).run(sockets=[listener])
     return 0
+
+
+def _has_operators(recording: str) -> bool:
+    from dealer_assist.surveillance.store import RecordingStore
+
+    store = RecordingStore(recording)
+    try:
+        return bool(store.operators())
+    finally:
+        store.close()
 
 
 def _check_certificate(certfile: str, keyfile: str) -> None:
