@@ -37,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                        help="a host name the page is reached by, beyond loopback and --host"
                        " (repeatable); requests naming any other Host are refused")
+    serve.add_argument("--key", action="append", default=[], metavar="TABLE.PUB",
+                       help="the table's public key file (from its technician; repeatable):"
+                       " every round view checks the recording's signatures against it"
+                       " (without it, against the key the recording itself names)")
     serve.add_argument("--retention-floor-hours", type=float, default=168.0, metavar="HOURS",
                        help="the page prunes no frame younger than this (default 168: 7 days;"
                        " set the house's retention policy)")
@@ -102,6 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from dealer_assist.surveillance.evidence_check import trusted_keys
     from dealer_assist.surveillance.page_guard import page_site
     from dealer_assist.surveillance.web import PageSettings, create_app
     from dealer_assist.webguard import LOOPBACK_NAMES
@@ -118,8 +123,12 @@ def _serve(args: argparse.Namespace) -> int:
         (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     port = listener.getsockname()[1]
     site = page_site(args.host, port, args.allowed_host, tls)
+    try:
+        trusted = trusted_keys(args.key)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--key: {error}") from None
     app = create_app(args.recording, PageSettings(
-        site=site, retention_floor_hours=args.retention_floor_hours))
+        site=site, retention_floor_hours=args.retention_floor_hours, trusted_keys=trusted))
     if args.host not in LOOPBACK_NAMES:
         print(f"warning: serving beyond this machine on {args.host}"
               + ("" if tls else " without TLS: passwords and the session cross the network in"

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from dealer_assist.rules.money import format_money
+from dealer_assist.surveillance.evidence_check import TrustedKeys
 from dealer_assist.surveillance.interface import (
     IndexedFrame,
     IndexedRound,
@@ -53,13 +54,14 @@ def _round_row(row: IndexedRound) -> dict[str, Any]:
     }
 
 
-def round_view(store: RecordStore, key: int) -> dict[str, Any]:
+def round_view(store: RecordStore, key: int,
+               trusted: TrustedKeys | None = None) -> dict[str, Any]:
     """One round as the page shows it, checked as it is shown: its events in words (each with
     the UTC time it happened where the event carries one, ``at``, and when it was written),
     frames in order with their times and the state of their files, alarms (those the index
     links to it too), screens, every line of the settlement as recorded and as re-settled, and
-    ``integrity``: whether its records, signatures, frames and settlement hold
-    (:func:`~.round_check.check_round`)."""
+    ``integrity``: whether its records, signatures (with ``trusted``: under the table's key),
+    frames and settlement hold (:func:`~.round_check.check_round`)."""
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
@@ -67,7 +69,7 @@ def round_view(store: RecordStore, key: int) -> dict[str, Any]:
     own = {record.seq for record in data.alarms}
     linked = [record for seq in store.round_alarm_records(key) if seq not in own
               and (record := store.record(seq)) is not None and record.kind == "alarm"]
-    check = check_round(store, data, linked, pruned)
+    check = check_round(store, data, linked, pruned, trusted)
     bodies = [_loads(record.body_text) for record in data.events]
     words = round_in_words(bodies)
     events = [

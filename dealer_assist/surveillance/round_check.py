@@ -6,10 +6,11 @@ the chain names at that point, each frame file's SHA-256, and the settlement, re
 recorded events with today's engine and compared line by line with what was recorded. A round
 passes only when every one holds; each failure is one sentence naming the record.
 
-The signatures are checked with the key the recording itself names (its first ``key`` record,
-and keys each rotated to under the one before): that catches a record rewritten or appended
-without the table's key, not a whole recording replaced by someone else's. ``dealer-assist replay
---verify --key TABLE.pub --anchor-log FILE`` checks that too.
+The signatures are checked with the key the recording names (its first ``key`` record, and keys
+each rotated to under the one before): that catches a record rewritten or appended without the
+table's key. Given the table's public keys (``trusted``, ``surveillance serve --key TABLE.pub``)
+the chain's first key must be one of them, which also catches a whole recording replaced by
+someone else's; ``dealer-assist replay --verify --anchor-log FILE`` also catches a cut tail.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dealer_assist.surveillance.evidence_check import KEYLESS_KINDS
+from dealer_assist.surveillance.evidence_check import KEYLESS_KINDS, TrustedKeys
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import RoundData, RoundReplay, replay_round
 from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
@@ -104,9 +105,11 @@ def _check_record(store: RecordStore, record: Record, keys: list[tuple[int, Publ
 
 
 def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = (),
-                pruned: set[int] | None = None) -> RoundCheck:
+                pruned: set[int] | None = None,
+                trusted: TrustedKeys | None = None) -> RoundCheck:
     """Check the round's records (and ``alarms`` linked to it by the index), its frame files
-    and its settlement, from the bytes stored now."""
+    and its settlement, from the bytes stored now; with ``trusted``, that the chain's key is
+    one of those."""
     check = RoundCheck()
     pruned = pruned or set()
     records = {r.seq: r for r in (*data.events, *data.frames, *data.alarms, *data.screens,
@@ -118,14 +121,24 @@ def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = 
         _check_record(store, records[seq], keys, check)
     check.records = len(records)
     if not keys:
-        check.notes.append("no record is signed: the recording predates signing, so only its"
-                           " hashes are checked")
+        text = "no record is signed: the recording predates signing"
+        if trusted is not None:
+            check.problems.append(f"{text}; the key from {trusted.source} cannot vouch for it")
+        else:
+            check.notes.append(f"{text}, so only its hashes are checked")
+    elif trusted is not None and keys[0][1] not in trusted.keys:
+        check.problems.append(f"the chain's first key {keys[0][1].key_id} (record {keys[0][0]})"
+                              f" is not a key from {trusted.source}: the recording was signed"
+                              " by someone else")
     elif min(records, default=0) < keys[0][0]:
         check.notes.append("this round predates signing: only its hashes are checked")
+    elif trusted is not None:
+        check.notes.append(f"signatures checked with key {keys[-1][1].key_id}, from"
+                           f" {trusted.source}")
     else:
         check.notes.append(f"signatures checked with key {keys[-1][1].key_id}, which the"
-                           " recording names; 'dealer-assist replay --verify --key TABLE.pub"
-                           " --anchor-log FILE' checks it is the table's")
+                           " recording itself names: give the page the table's public key"
+                           " ('surveillance serve --key TABLE.pub') to prove it is the table's")
     for record in data.frames:
         state = frame_state(store, record, record.seq in pruned)
         check.frames[record.seq] = state

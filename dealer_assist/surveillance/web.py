@@ -46,6 +46,7 @@ from dealer_assist.surveillance.access import (
     recorded_name,
     unlocked_since,
 )
+from dealer_assist.surveillance.evidence_check import TrustedKeys
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.login_limits import LoginLimiter, LoginLimits, LoginRefused
 from dealer_assist.surveillance.page_guard import (
@@ -104,12 +105,14 @@ class PageSettings:
     """How the page is served. ``site``: the names, scheme and port it answers to (``https``:
     the cookie is ``Secure``, HSTS is sent); ``retention_floor_hours``: the page prunes no frame
     younger; ``passwords``/``login_limits``: hashing cost and login policy (tests lower the cost
-    here; the defaults are the production ones)."""
+    here; the defaults are the production ones); ``trusted_keys``: the table's public keys, which
+    each round view checks the recording's signatures against (None: the key it names)."""
 
     site: Site = page_site("127.0.0.1", DEFAULT_PORT)
     retention_floor_hours: float = RETENTION_FLOOR_HOURS
     passwords: Passwords | None = None
     login_limits: LoginLimits | None = None
+    trusted_keys: TrustedKeys | None = None
 
     @property
     def tls(self) -> bool:
@@ -328,7 +331,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
         """The round, recorded with the frames it lets this session fetch (one record a view,
         not one a frame)."""
         with store() as opened:
-            view = _view(opened, key)
+            view = _view(opened, key, settings.trusted_keys)
             frames = [frame["seq"] for frame in view["frames"] if not frame["pruned"]]
             log_access(opened, this.operator.name, "view",
                        {"round_key": key, "round": view["round"], "frames": frames})
@@ -351,7 +354,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
     @app.get("/api/rounds/{key}/export")
     def export(key: RoundKey, who: Who) -> Response:
         with store() as opened:
-            view = _view(opened, key)
+            view = _view(opened, key, settings.trusted_keys)
             data = load_round(opened, key)
             assert data is not None
             images = _images(opened, view)
@@ -369,7 +372,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
         """The incident report as a PDF; its SHA-256 is recorded in the export's access record,
         so a copy handed on can be matched with what the page produced."""
         with store() as opened:
-            view = _view(opened, key)
+            view = _view(opened, key, settings.trusted_keys)
             images = _images(opened, view)
             try:
                 pdf = incident_report_pdf(
@@ -499,9 +502,9 @@ def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, 
     return images
 
 
-def _view(store: RecordStore, key: int) -> dict[str, Any]:
+def _view(store: RecordStore, key: int, trusted: TrustedKeys | None) -> dict[str, Any]:
     try:
-        return round_view(store, key)
+        return round_view(store, key, trusted)
     except DamagedRecordingError:
         raise
     except RecordingError:
