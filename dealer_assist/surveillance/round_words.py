@@ -2,9 +2,11 @@
 
 Each event says what happened, to which seat and hand (numbered from 1, as people count them),
 and by whom it is known: the ``shoe`` (a card it dealt), the ``camera`` (a card it read, or where
-it saw a card land), the ``dealer`` (a bet, a decision or a question answered at the screen, a
-card keyed or corrected). Where a card went is the engine's assignment, folded from the events as
-replay folds them; a camera's ``to`` that says otherwise is shown beside it.
+it saw a card land), the ``dealer`` (a bet or insurance entered, a question answered at the
+screen, a card keyed or corrected), or the ``table`` (a decision, taken from the dealer's touch or
+the camera's sighting, where the event's ``by`` does not say which). Where a card went is the
+engine's assignment, folded from the events as replay folds them; a camera's ``to`` that says
+otherwise is shown beside it.
 """
 
 from __future__ import annotations
@@ -69,6 +71,15 @@ def _hand(event: dict[str, Any]) -> str:
     return f" hand {hand + 1}" if isinstance(hand, int) and not isinstance(hand, bool) else ""
 
 
+def _by(event: dict[str, Any], default: str) -> str:
+    """Who an event is known by: its ``by`` (a round-log extension) where it names one, else
+    ``default``: ``dealer`` for what only the screen takes (bets, insurance), ``table`` for a
+    decision, which the table takes from the dealer's touch or from where the camera saw the
+    card land, and a log without ``by`` does not say which."""
+    by = event.get("by")
+    return by if by in ("dealer", "camera", "shoe") else default
+
+
 def event_words(event: Any, target: CardTarget | None = None) -> tuple[str, str]:
     """One event (its JSON object) in words, and who it is known by."""
     if not isinstance(event, dict):
@@ -82,14 +93,16 @@ def event_words(event: Any, target: CardTarget | None = None) -> tuple[str, str]
     if kind == "bet":
         wager = " on Match the Dealer" if event.get("wager") == "match" else ""
         player = f" (player {event['player']})" if event.get("player") else ""
-        return f"seat {seat} bets {event.get('amount')}{wager}{player}", "dealer"
+        return f"seat {seat} bets {event.get('amount')}{wager}{player}", _by(event, "dealer")
     if kind in ("card", "reveal"):
         return _card_words(event, target)
     if kind == "insurance":
-        return f"seat {seat} takes insurance for {event.get('amount')}", "dealer"
+        return (f"seat {seat} takes insurance for {event.get('amount')}",
+                _by(event, "dealer"))
     if kind == "action":
         amount = f" {event['amount']}" if event.get("amount") is not None else ""
-        return f"seat {seat}{_hand(event)}: {event.get('action')}{amount}", "dealer"
+        return (f"seat {seat}{_hand(event)}: {event.get('action')}{amount}",
+                _by(event, "table"))
     if kind == "question":
         waited = event.get("waited_s")
         return (f"asked \"{event.get('text')}\" ({event.get('why')}); answered"

@@ -386,7 +386,7 @@ def test_the_round_view_explains_each_seat_in_words_and_lines(client: TestClient
     assert texts[1] == ("seat 1 bets 10.00", "dealer")
     assert texts[4] == ("7D to seat 1 hand 1", "camera")
     assert ("KD to the dealer", "camera") in texts
-    assert ("seat 1: hit", "dealer") in texts
+    assert ("seat 1: hit", "table") in texts
     lines = {seat["seat"]: seat for seat in view["settlement_lines"]["seats"]}
     assert [(line["kind"], line["amount"]) for line in lines[2]["lines"]] == [
         ("bust", "-5.00"), ("envy", "50.00")]
