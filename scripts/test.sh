@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs (.venv with the table and test extras, Debian's
-# chromium for the browser tests, poppler-utils for the PDF report test, the card artwork for the vision tests), runs the static checks
-# (ruff, mypy), then the whole suite. Arguments go to pytest.
+# chromium for the browser tests, poppler-utils for the PDF report test, the card artwork for
+# the vision tests), runs the static checks (ruff, mypy), then the whole suite. Arguments go to
+# pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh "table,test"
