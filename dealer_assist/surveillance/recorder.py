@@ -47,6 +47,7 @@ from dealer_assist.surveillance.store import (
     RecordingError,
     RecordingStore,
     format_time,
+    parse_time,
     utc_now,
 )
 
@@ -135,14 +136,14 @@ class Recorder:
             str(path.relative_to(store.directory))
             for path in (store.directory / FRAMES_DIR / "").glob(f"*/{self.table}/*.part")
         )
-        self._clock_read = store.clock()
-        store.append(
+        opened = store.append(
             "open",
             {"table": self.table, "program": f"dealer-assist {__version__}",
              "after_seq": last_seq, "partial_rounds": [row.round_key for row in unfinished],
              "incomplete_files": incomplete, "clock": self._clock_reader()},
             table=self.table,
         )
+        self._clock_read = parse_time(opened.at)
 
     # -- the live table's calls ---------------------------------------------------------------
 
@@ -294,14 +295,15 @@ class Recorder:
     def _append(
         self, kind: str, body: Any, *, file: str | None = None, sha256: str | None = None
     ) -> Record:
-        now = self.store.clock()
-        if self._clock_read is None or now - self._clock_read >= self.clock_every:
-            self._clock_read = now
-            self.store.append("clock", self._clock_reader(), table=self.table)
-        return self.store.append(
+        record = self.store.append(
             kind, body, table=self.table, round_key=self._round_key, round_id=self._round_id,
             file=file, sha256=sha256,
         )
+        written = parse_time(record.at)  # the store's clock, not read again here
+        if self._clock_read is None or written - self._clock_read >= self.clock_every:
+            self._clock_read = written
+            self.store.append("clock", self._clock_reader(), table=self.table)
+        return record
 
 
 _EVENT_TYPES = (RoundStart, Bet, CardDealt, Insurance, PlayerAction, Reveal, End)
