@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance.evidence_check import trusted_keys
 from dealer_assist.vision.artwork import installed_designs
 from tests.surveillance.test_browser import ARTIFACTS, CHROMIUM, PASSWORD, _serve
 
@@ -48,7 +49,10 @@ def table_recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def server(table_recording: Path) -> Iterator[str]:
-    yield from _serve(table_recording)
+    """The page, checking signatures against the table's own public key (the demo keeps its
+    key files beside the recording, as a technician would hand them over)."""
+    public = table_recording.with_name(table_recording.name + ".evidence") / "table.pub"
+    yield from _serve(table_recording, trusted_keys=trusted_keys([str(public)]))
 
 
 def _framed_round(recording: Path) -> dict[str, Any]:
@@ -124,6 +128,12 @@ def test_an_officer_finds_a_round_by_card_and_sees_at_once_whether_it_is_intact(
             [str(line["seat"]), "" if line["hand"] is None else str(line["hand"] + 1),
              line["kind"], line["reason"], line["amount"]] for line in lines]
         expect(page.locator("#settlement tr.differs")).to_have_count(0)
+        # the alarms the table raised in this round (its alarms.jsonl says which), linked to it
+        raised = [json.loads(line) for line in
+                  (table_recording / "alarms.jsonl").read_text().splitlines()]
+        mine = [alarm for alarm in raised if alarm["round"] == chosen["id"]]
+        expect(page.locator("#alarm-list li")).to_have_count(len(mine))
+        expect(page.locator("#integrity-notes")).to_contain_text("table.pub")
         # the event log in words, hands numbered from 1, and who says so
         log = page.locator("#event-log tbody")
         expect(log).to_contain_text(f"{chosen['card']} to ")
