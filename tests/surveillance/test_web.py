@@ -51,6 +51,7 @@ def test_missing_login_is_refused_everywhere(client: TestClient) -> None:
         "/api/rounds",
         "/api/rounds/1",
         "/api/rounds/1/export",
+        "/api/rounds/1/export.pdf",
         "/api/rounds/1/replay",
         "/api/frames/3",
         "/api/stats",
