@@ -347,13 +347,14 @@ def test_an_alarm_raised_in_a_round_recorded_after_it_is_linked_to_that_round(
     """The table records a round when it ends, its alarms as they are raised: an alarm naming
     the round in play (``round``) is linked to it once it is recorded, and found by ``alarm``."""
     before = play_round(store, "r-1", nets={"seat1": "5.00"})
-    store.append("alarm", {"kind": "switched_card", "text": "seat 1", "round": "r-2"},
-                 table="T1")
+    switched = store.append("alarm", {"kind": "switched_card", "text": "seat 1", "round": "r-2"},
+                            table="T1")
     store.append("alarm", {"kind": "staff", "text": "dealer signed in"}, table="T1")
     store.append("alarm", {"kind": "camera_behind", "text": "late", "round": "r-2"},
                  table="T2")  # another table's round of the same id
     later = play_round(store, "r-2", nets={"seat1": "5.00"})
-    store.append("alarm", {"kind": "misplaced", "text": "after", "round": "r-2"}, table="T1")
+    misplaced = store.append("alarm", {"kind": "misplaced", "text": "after", "round": "r-2"},
+                             table="T1")
 
     found, _ = store.find_rounds(RoundQuery(alarm="*"))
     assert [row.round_key for row in found] == [later]
@@ -363,10 +364,13 @@ def test_an_alarm_raised_in_a_round_recorded_after_it_is_linked_to_that_round(
     assert sorted((a.round_key, a.kind) for a in store.indexed_alarms()) == [
         (later, "misplaced"), (later, "switched_card")]
     assert before not in [a.round_key for a in store.indexed_alarms()]
+    assert store.round_alarm_records(later) == [switched.seq, misplaced.seq]
+    assert store.round_alarm_records(before) == []
     store.rebuild_index()
     assert store.index_mismatches() == []
     assert sorted((a.round_key, a.kind) for a in store.indexed_alarms()) == [
         (later, "misplaced"), (later, "switched_card")]
+    assert store.round_alarm_records(later) == [switched.seq, misplaced.seq]
 
 
 def test_a_round_marked_partial_is_no_longer_open(store: RecordStore) -> None:
