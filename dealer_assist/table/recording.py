@@ -21,9 +21,10 @@ import os
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -227,7 +228,7 @@ class SurveillanceRecorder:
         self._report_lock = threading.Lock()
         self._failing = False
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
-        self._frames: dict[str, list[tuple[str, Snapshot]]] = {}  # by round, on the thread
+        self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}  # by round
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
@@ -263,10 +264,15 @@ class SurveillanceRecorder:
         """The camera's frame when ``question`` was asked in ``round_id``: written as a key
         frame of the round, tied to the question's event, when the round is recorded (encoded
         on the store's thread). Frames of the latest ``FRAME_ROUNDS_KEPT`` rounds are held."""
-        self._queue.put(("frame", (round_id, question, snapshot)))
+        # the grab's UTC time by the table's clock (the snapshot keeps the monotonic one)
+        grabbed = datetime.now(UTC) - timedelta(seconds=time.monotonic() - snapshot.grabbed_at)
+        self._queue.put(("frame", (round_id, question, snapshot, grabbed)))
 
     def write_alarm(self, alarm: Alarm) -> None:
-        self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
+        """The alarm with the round in play when it was raised and the UTC time it was handed
+        over (the store writes it later, from its thread)."""
+        self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text, alarm.round_id,
+                                   datetime.now(UTC))))
 
     def write_round_if_missing(self, round_id: str, lines: list[str],
                                settlement: Settlement) -> None:
@@ -332,11 +338,12 @@ class SurveillanceRecorder:
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
-            recorder.alarm(*payload)
+            alarm_kind, text, round_id, raised = payload
+            recorder.alarm(alarm_kind, text, round_id, happened=raised)
             return
         if kind == "frame":
-            round_id, question, snapshot = payload
-            self._frames.setdefault(round_id, []).append((question, snapshot))
+            round_id, question, snapshot, grabbed = payload
+            self._frames.setdefault(round_id, []).append((question, snapshot, grabbed))
             while len(self._frames) > FRAME_ROUNDS_KEPT:
                 del self._frames[next(iter(self._frames))]
             return
@@ -361,15 +368,16 @@ class SurveillanceRecorder:
 
     @staticmethod
     def _write_frames(recorder: Any, events: list[Any],
-                      frames: list[tuple[str, Snapshot]]) -> None:
+                      frames: list[tuple[str, Snapshot, datetime]]) -> None:
         """Each question's frame, tied to the first of the round's question events with its
         text not yet given one (none: a question withdrawn by a correction, tied to no event)."""
         asked = [index for index, event in enumerate(events) if event.get("type") == "question"]
-        for question, snapshot in frames:
+        for question, snapshot, grabbed in frames:
             index = next((i for i in asked if events[i].get("text") == question), None)
             if index is not None:
                 asked.remove(index)
-            recorder.frame(snapshot.picture(), {"question": question}, index, key=True)
+            recorder.frame(snapshot.picture(), {"question": question}, index, key=True,
+                           captured=grabbed)
 
     def _died(self, error: str) -> None:
         """The writing thread ended on an exception (logged): what is queued now is not written."""

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -414,3 +415,38 @@ def test_reindex_refuses_a_damaged_recording_and_changes_nothing(
     assert main(["surveillance", "reindex", str(recording)]) == 2
     assert "index.sqlite: the index database is damaged" in capsys.readouterr().err
     assert (recording / "index.sqlite").read_bytes() == before
+
+
+def test_operator_help_says_the_role_add_gives_by_default() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "surveillance", "operator", "--help"],
+        capture_output=True, text=True, timeout=60, check=True, cwd=ROOT)
+    text = " ".join(done.stdout.split())
+    assert "'add NAME' gives the auditor role (read-only" in text
+    assert "the role 'add' gives (default: auditor, read-only)" in text
+
+
+def test_serve_prints_the_url_it_answers_on_and_says_when_no_one_can_log_in(
+        recording: Path) -> None:
+    import urllib.request
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dealer_assist", "surveillance", "serve", str(recording),
+         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert server.stderr is not None
+        url = server.stderr.readline().strip().removeprefix("surveillance page on ")
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+        assert "no operator can log in yet" in server.stderr.readline()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    assert b"<title>dealer-assist surveillance</title>" in answer.read()
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -164,3 +164,45 @@ def test_record_times_are_text_that_sorts_as_time() -> None:
     assert texts == ["0999-01-01T00:00:00.000Z", "2026-11-29T13:05:07.123Z"]
     assert sorted(texts) == texts and [parse_time(t) for t in texts] == [
         moments[0], moments[1].replace(microsecond=123000)]
+
+
+def test_the_clocks_state_is_recorded_at_open_and_every_hour(tmp_path: Path) -> None:
+    """The host clock's synchronisation state, as read, in the ``open`` record and in a
+    ``clock`` record once an hour has passed on the store's clock; never guessed."""
+    from datetime import timedelta
+
+    states = iter([{"synchronised": True, "offset_ms": "0.250", "source": "adjtimex"},
+                   {"synchronised": "unknown", "offset_ms": "unknown", "source": "none"}])
+    clock = StepClock(step=timedelta(0))  # moved by hand below
+    with Recorder.open(tmp_path, "T1", clock=clock, clock_reader=lambda: next(states)) as rec:
+        clock.now += timedelta(minutes=59)
+        rec.begin_round(RoundStart("r-1", "h17-ddd-6"))
+        rec.event(Bet(1, Decimal("10")))
+        clock.now += timedelta(minutes=1)  # an hour since the open record
+        rec.alarm("shoe", "E3", "r-1", happened=datetime(2026, 11, 29, 9, 59, tzinfo=UTC))
+        rec.event(CardDealt(Card.parse("7S")))
+    store = RecordingStore(tmp_path)
+    try:
+        opened = next(store.records(kinds=("open",)))
+        clocks = list(store.records(kinds=("clock",)))
+        alarm = next(store.records(kinds=("alarm",)))
+    finally:
+        store.close()
+    assert opened.body["clock"] == {"synchronised": True, "offset_ms": "0.250",
+                                    "source": "adjtimex"}
+    assert [c.body for c in clocks] == [
+        {"synchronised": "unknown", "offset_ms": "unknown", "source": "none"}]
+    assert parse_time(clocks[0].at) - parse_time(opened.at) >= timedelta(hours=1)
+    assert alarm.body["round"] == "r-1" and alarm.body["happened_at"] == "2026-11-29T09:59:00.000Z"
+
+
+def test_the_clock_reader_says_unknown_rather_than_guess() -> None:
+    from dealer_assist.surveillance.clock_state import clock_state
+
+    state = clock_state()
+    assert state["synchronised"] in (True, False, "unknown")
+    assert state["source"] in ("adjtimex", "timedatectl", "adjtimex+timedatectl", "none")
+    if state["synchronised"] is not True:
+        assert state["offset_ms"] == "unknown"
+    else:
+        Decimal(state["offset_ms"])  # a number where the kernel gives one
