@@ -52,13 +52,12 @@ SCRIPT = ROUNDS * 2
 KILLS = 24
 
 
-def table_config(tmp_path: Path, url: str, rules: str = "s17-6", protocol: str = "",
-                 surveillance: bool = False) -> Path:
+def table_config(tmp_path: Path, url: str, rules: str = "s17-6", protocol: str = "") -> Path:
     config = tmp_path / "table.toml"
     shoe = f'protocol = "{protocol}"\ndecks = 6\n' if protocol else ""
     config.write_text(
         f'table_id = "T9"\n[rules]\npreset = "{rules}"\n[shoe]\nurl = "{url}"\n{shoe}'
-        f'[recording]\ndir = "rec"\nsurveillance = {str(surveillance).lower()}\n'
+        f'[recording]\ndir = "rec"\n'
         '[screen]\nport = 0\n'
     )
     return config
@@ -147,7 +146,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
             os.kill(table.process.pid, signal.SIGKILL)
 
     simulator = ShoeSimulator(link, on_acknowledged=kill_at_the_ack).start()
-    table = Table(table_config(tmp_path, link.url, surveillance=True))
+    table = Table(table_config(tmp_path, link.url))
     sign_in(table.screen)  # once: each restart keeps the dealer signed in (the journal has it)
     resumed = kills = 0
     try:

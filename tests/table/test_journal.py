@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from dealer_assist.table.journal import (
 )
 from dealer_assist.table.journal_codec import CodecError, decode_input, encode_input
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import FileRecorder, MemoryRecorder
+from dealer_assist.table.recording import MemoryRecorder, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
@@ -196,11 +197,13 @@ def test_a_journal_without_its_checkpoint_is_refused(tmp_path):
 
 
 class Setup:
-    """A table as ``dealer-assist table`` builds it over one recording directory."""
+    """A table as ``dealer-assist table`` builds it over one recording directory (its store
+    unsigned: the signing is tested in test_table_evidence.py)."""
 
     def __init__(self, directory: Path, *, has_camera: bool = False, rules: str = "s17-6"):
         self.directory = directory
-        self.recorder = FileRecorder(directory)
+        self.recording = open_recording(directory, "T1")
+        self.recorder = self.recording.recorder
         self.has_camera = has_camera
         self.config = {**CONFIG, "rules": rules, "camera": has_camera}
         self.rules = rules
@@ -209,16 +212,20 @@ class Setup:
         return TableLoop(rules_spec, self.recorder, round_prefix=prefix, round_number=number,
                          has_camera=self.has_camera)
 
-    def recorded(self, round_id: str) -> bool:
-        return any((self.directory / sub / f"{round_id}.jsonl").exists()
-                   for sub in ("rounds", "void"))
-
     def open(self, now: float = 0.0, cannot_resend: bool = False):
         return open_table(self.directory, self.config, self.rules, self.make_loop, "T1-new",
-                          recorded=self.recorded, cannot_resend=cannot_resend, now=now)
+                          reconcile=self.recording.store.reconcile, cannot_resend=cannot_resend,
+                          now=now)
+
+    def recorded(self) -> None:
+        """Wait until the store has written (and exported) all it was handed."""
+        deadline = time.monotonic() + 10
+        while self.recording.pending and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert not self.recording.pending
 
     def close(self) -> None:
-        self.recorder.close()
+        self.recording.close()
 
 
 def run_inputs(runner_loop: TableLoop, journal: TableJournal, items, t0: float = 10.0) -> float:
@@ -391,11 +398,12 @@ def test_a_round_in_play_that_cannot_be_trusted_is_voided_naming_every_bet_and_c
     assert table.voided[0] == round_id and why in table.voided[1]
     assert not table.loop.round_open
     assert table.loop.rules.name == RuleSet.from_spec(again.rules).name
+    again.recorded()
     void = tmp_path / "void" / f"{round_id}.jsonl"
     text = void.read_text()
     bets = [s for s in steps[:cut] if isinstance(s, PlaceBet)]
     cards = [s.card.code for s in steps[:cut] if isinstance(s, ShoeCard)]
-    assert text.count('"type": "bet"') == len(bets) and all(c in text for c in cards)
+    assert text.count('"type":"bet"') == len(bets) and all(c in text for c in cards)
     assert why in (tmp_path / "void" / f"{round_id}.reason.txt").read_text()
     alarms = (tmp_path / "alarms.jsonl").read_text()
     assert "round_voided" in alarms and why in alarms
