@@ -482,7 +482,8 @@ class StoreRecorder:
                     self._end(recorder, played.round_id, played.settlement, played.void)
                 continue
             elif data is not None:
-                at = next(i for i, (a, b) in enumerate(zip(held, want, strict=False)) if a != b)
+                at = next((i for i, (a, b) in enumerate(zip(held, want, strict=False))
+                           if a != b), min(len(held), len(want)))  # else: it holds more
                 problems.append(
                     f"round {played.round_id}: the recording store's record {at} of it differs "
                     "from what the table's journal replays: recorded again from the journal "

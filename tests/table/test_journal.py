@@ -4,6 +4,7 @@ Real files in a temporary directory, the real loop and runner."""
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -15,6 +16,9 @@ import pytest
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
+from dealer_assist.surveillance import Recorder, RecordingStore
+from dealer_assist.surveillance.replay import load_round
+from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.journal import (
     JOURNAL_NAME,
     Checkpoint,
@@ -475,3 +479,52 @@ def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
     assert rebuilt.resumed == table.loop.round_id
     same_round(rebuilt.loop, table.loop)
     again.close()
+
+
+def test_a_store_holding_the_round_otherwise_than_the_journal_is_an_alarm_and_is_put_right(
+        tmp_path):
+    """The store's copy of the round in play holds a record the table never made (here: a
+    bet appended to it while the table was down): the restart raises and records an alarm
+    naming the round, records the round again whole from the journal (the store's copy kept,
+    marked partial), and the round ends there and in its file as played."""
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps[:cut])
+    round_id = table.loop.round_id
+    assert round_id is not None
+    setup.recorded()
+    table.journal.close()
+    setup.close()
+    with Recorder.open(tmp_path, table="T1") as recorder:
+        recorder.continue_round(recorder.store.round_keys(round_id)[-1])
+        recorder.event({"type": "bet", "seat": 6, "amount": "500.00"})
+
+    again = Setup(tmp_path)
+    table = again.open()
+    assert table.resumed == round_id
+    [alarm] = [a for a in table.loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
+    assert alarm.text.startswith(f"round {round_id}: the recording store's record ")
+    for item in steps[cut:]:
+        table.loop.handle(item, 50.0)
+        table.loop.tick(50.0)
+    assert not table.loop.round_open and table.loop.last_settlement is not None
+    lines = table.loop.round_lines()
+    again.recorded()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:
+        first, second = (load_round(store, key) for key in store.round_keys(round_id))
+        assert first is not None and second is not None
+        assert first.status == "partial" and second.status == "settled"
+        assert [r.body_text for r in second.events] == [
+            json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"))
+            for line in lines]
+        alarms = [r.body_text for r in store.records(kinds=("alarm",))]
+        assert any("recording_failed" in body and round_id in body for body in alarms)
+    finally:
+        store.close()
+    path = tmp_path / "rounds" / f"{round_id}.jsonl"
+    assert path.read_text().splitlines() == [r.body_text for r in second.events]
+    assert "recording_failed" in (tmp_path / "alarms.jsonl").read_text()
