@@ -126,7 +126,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     config = tmp_path / "table.toml"
     config.write_text(
         f'table_id = "T3"\n[rules]\npreset = "s17-6"\n[shoe]\nurl = "{link.url}"\n'
-        f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
+        f'[recording]\ndir = "rec"\n[screen]\nport = 0\n'
         '[logging]\nfile = "table.log"\n'
     )
     process = start_table(config)

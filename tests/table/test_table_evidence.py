@@ -27,7 +27,7 @@ def dealer_assist(*args: str) -> subprocess.CompletedProcess[str]:
 def write_config(folder: Path, recording: str = "") -> Path:
     config = folder / "table.toml"
     config.write_text('table_id = "T3"\n[shoe]\nurl = "socket://127.0.0.1:9"\n'
-                      f'[recording]\ndir = "rec"\nsurveillance = true\n{recording}')
+                      f'[recording]\ndir = "rec"\n{recording}')
     return config
 
 
