@@ -301,6 +301,9 @@ def test_a_shoe_reshuffled_while_the_table_was_down_voids_the_round(tmp_path):
         link.close()
     lines, reason = void_record(tmp_path)
     assert named(lines) == ([(1, "10.00"), (2, "25.00")], ["9S", "KD", "6D", "8H"])
+    # voided in the store too, once, its file exported from it
+    [voided] = files_equal_store(tmp_path / "rec")
+    assert store_rounds(tmp_path / "rec")[voided] == 1
     assert "new shoe" in reason
 
 
@@ -327,6 +330,9 @@ def test_a_round_that_cannot_be_trusted_after_a_restart_is_voided(tmp_path, rule
         link.close()
     lines, reason = void_record(tmp_path)
     assert named(lines) == ([(1, "10.00"), (2, "25.00")], ["9S", "KD", "6D", "8H"])
+    # voided in the store too, once, its file exported from it
+    [voided] = files_equal_store(tmp_path / "rec")
+    assert store_rounds(tmp_path / "rec")[voided] == 1
     assert why in reason
 
 
