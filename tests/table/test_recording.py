@@ -89,8 +89,8 @@ def test_after_every_round_the_exported_file_equals_the_stores_records(tmp_path:
     loop, world = shoe_table(recording)
     for number in (1, 2, 3):
         play(loop, world, number)
-        written(recording)
-        assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == number
+        written(recording)  # the store read beside its writer, after every round
+        assert files_equal_store(tmp_path) == [f"T1-x-{n:05d}" for n in range(1, number + 1)]
     steps = iter(world.round(4))
     while not loop.round_open:
         loop.handle(next(steps)[1], 0.0)
