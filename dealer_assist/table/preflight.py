@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dealer_assist.table.config import TableConfig
 from dealer_assist.table.journal import JOURNAL_NAME, read_journal
-from dealer_assist.table.recording import FileRecorder, RecordingError
+from dealer_assist.table.recording import RecordingDirectory, RecordingError
 
 PROBE_NAME = ".dealer-assist-check"
 """The file written and removed in each recording folder (with the process id after it)."""
@@ -63,13 +63,13 @@ def try_recording(directory: Path) -> list[Trial]:
     missing = [folder for folder in (directory, *directory.parents) if not folder.exists()]
     made = [path for path in (directory / "rounds", directory / "void", directory / ".table.lock")
             if not path.exists()]
-    recorder: FileRecorder | None = None
+    recorder: RecordingDirectory | None = None
     step = ""
     try:
         for folder in reversed(missing):
             step = f"cannot make the folder {folder}"
             folder.mkdir()
-        recorder = FileRecorder(directory)
+        recorder = RecordingDirectory(directory)
         for folder in (directory, directory / "rounds", directory / "void"):
             step = f"cannot write a file in {folder}"
             _write_and_remove(folder)

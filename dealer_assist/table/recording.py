@@ -94,7 +94,7 @@ class EvidenceFiles:
                         self.new_chain)
 
 
-class FileRecorder:
+class RecordingDirectory:
     """Holds ``directory`` for one table until :meth:`close` (another table given the same
     directory is refused) and appends its alarms to ``alarms.jsonl``. The round-log files are
     not written here: the store exports them (:mod:`dealer_assist.surveillance.export`).
@@ -540,7 +540,7 @@ class TableRecorder:
     alarms into ``alarms.jsonl`` and the store. An alarm write that fails to the file still
     reaches the store; the failure is raised after."""
 
-    def __init__(self, files: FileRecorder, store: StoreRecorder):
+    def __init__(self, files: RecordingDirectory, store: StoreRecorder):
         self.files = files
         self.store = store
 
@@ -569,7 +569,7 @@ class TableRecording:
     at the top of the same directory. ``recorder`` is what the table loop writes to. Use
     :func:`open_recording`."""
 
-    def __init__(self, files: FileRecorder, store: StoreRecorder):
+    def __init__(self, files: RecordingDirectory, store: StoreRecorder):
         self.files = files
         self.store = store
         self.recorder = TableRecorder(files, store)
@@ -596,7 +596,7 @@ def open_recording(directory: str | os.PathLike[str], table_id: str,
     against another table), then the recording store beside them, signed and anchored with
     ``evidence`` (None: unsigned, for tests and benchmarks). RecordingError names the directory
     or the store (StoreOpenError) and why; nothing is left held when it is raised."""
-    files = FileRecorder(directory)
+    files = RecordingDirectory(directory)
     try:
         store = StoreRecorder(files.directory, table_id, evidence)
     except RecordingError:
@@ -617,7 +617,7 @@ def rotate_table_key(directory: Path, table_id: str, evidence: EvidenceFiles, wh
     from dealer_assist.surveillance import Recorder
     from dealer_assist.surveillance.signing import Signer, add_public_key
 
-    files = FileRecorder(directory)
+    files = RecordingDirectory(directory)
     try:
         recorder = Recorder.open(directory, table=table_id, evidence=evidence.open(directory))
         new = Signer.generate()

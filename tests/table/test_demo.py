@@ -499,9 +499,9 @@ def test_record_at_a_file_is_refused_naming_it(tmp_path):
 
 
 def test_record_in_a_directory_another_table_holds_is_refused(tmp_path):
-    from dealer_assist.table.recording import FileRecorder
+    from dealer_assist.table.recording import RecordingDirectory
 
-    holder = FileRecorder(tmp_path)  # another table recording there
+    holder = RecordingDirectory(tmp_path)  # another table recording there
     try:
         done = demo_recording_to(tmp_path)
     finally:

@@ -20,7 +20,7 @@ from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
-    FileRecorder,
+    RecordingDirectory,
     RecordingError,
     StoreOpenError,
     TableRecording,
@@ -75,13 +75,13 @@ def files_equal_store(directory: Path) -> list[str]:
 def test_a_second_table_given_the_same_directory_is_refused_until_the_first_stops(
         tmp_path: Path) -> None:
     """Two tables with one table id in one directory overwrote each other's rounds."""
-    first = FileRecorder(tmp_path)
+    first = RecordingDirectory(tmp_path)
     with pytest.raises(RecordingError, match=(
             rf"^recording directory {tmp_path} is in use by another table \(pid \d+\): give"
             " each table its own$")):
-        FileRecorder(tmp_path)
+        RecordingDirectory(tmp_path)
     first.close()
-    FileRecorder(tmp_path).close()
+    RecordingDirectory(tmp_path).close()
 
 
 def test_after_every_round_the_exported_file_equals_the_stores_records(tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_each_alarm_line_carries_the_wall_clock_time_it_was_written(tmp_path: Pa
     """The alarm's ``at`` is the table's monotonic clock; surveillance matches alarms to video
     and shifts by the UTC time the line was written."""
     at = datetime(2026, 12, 1, 21, 30, 5, 250000, tzinfo=UTC)
-    recorder = FileRecorder(tmp_path, clock=lambda: at)
+    recorder = RecordingDirectory(tmp_path, clock=lambda: at)
     recorder.write_alarm(Alarm(1, AlarmKind.CAMERA_LOST, "no frame for 2 s", "r-00001", 5.5))
     line = json.loads((tmp_path / "alarms.jsonl").read_text())
     assert line["recorded_at"] == "2026-12-01T21:30:05.250+00:00"
@@ -220,4 +220,4 @@ def test_a_damaged_store_stops_the_table_at_start_and_is_left_as_found(tmp_path:
             r"'dealer-assist replay --verify'")):
         open_recording(tmp_path, "T1")
     assert (tmp_path / "index.sqlite").read_bytes() == before
-    FileRecorder(tmp_path).close()  # nothing left held
+    RecordingDirectory(tmp_path).close()  # nothing left held
