@@ -153,12 +153,14 @@ class RecordingDirectory:
 @dataclass(frozen=True, slots=True)
 class ReplayedRound:
     """A round as the table's journal replays it: its lines and how it ended (``settlement``,
-    or voided for ``void``; neither: still in play)."""
+    or voided for ``void``; neither: still in play), and its lines as they were before each
+    correction rewrote them (``earlier``)."""
 
     round_id: str
     lines: tuple[str, ...]
     settlement: Settlement | None = None
     void: str | None = None
+    earlier: tuple[tuple[str, ...], ...] = ()
 
 
 class MemoryRecorder:
@@ -173,6 +175,7 @@ class MemoryRecorder:
         self._begun: list[str] = []
         self._lines: dict[str, list[str]] = {}
         self._ends: dict[str, Settlement | str] = {}
+        self._earlier: dict[str, list[tuple[str, ...]]] = {}
 
     def begin_round(self, round_id: str, line: str) -> None:
         self._begun.append(round_id)
@@ -182,6 +185,7 @@ class MemoryRecorder:
         self._lines[round_id].append(line)
 
     def rewrite_round(self, round_id: str, lines: list[str]) -> None:
+        self._earlier.setdefault(round_id, []).append(tuple(self._lines[round_id]))
         self._lines[round_id] = list(lines)
 
     def end_round(self, round_id: str, settlement: Settlement) -> None:
@@ -203,7 +207,8 @@ class MemoryRecorder:
             out.append(ReplayedRound(
                 round_id, tuple(self._lines[round_id]),
                 settlement=end if isinstance(end, Settlement) else None,
-                void=end if isinstance(end, str) else None))
+                void=end if isinstance(end, str) else None,
+                earlier=tuple(self._earlier.get(round_id, ()))))
         return out
 
 
@@ -481,6 +486,10 @@ class StoreRecorder:
                 if played.settlement is not None or played.void is not None:
                     self._end(recorder, played.round_id, played.settlement, played.void)
                 continue
+            elif data is not None and any(
+                    held == [json.loads(line) for line in version][:len(held)]
+                    for version in played.earlier):
+                pass  # the copy before a correction the store had not yet been told of
             elif data is not None:
                 at = next((i for i, (a, b) in enumerate(zip(held, want, strict=False))
                            if a != b), min(len(held), len(want)))  # else: it holds more

@@ -22,6 +22,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
     RecordingDirectory,
     RecordingError,
+    ReplayedRound,
     StoreOpenError,
     TableRecording,
     open_recording,
@@ -221,3 +222,42 @@ def test_a_damaged_store_stops_the_table_at_start_and_is_left_as_found(tmp_path:
         open_recording(tmp_path, "T1")
     assert (tmp_path / "index.sqlite").read_bytes() == before
     RecordingDirectory(tmp_path).close()  # nothing left held
+
+
+def test_a_restart_after_a_correction_the_store_had_not_heard_of_raises_no_alarm(
+        tmp_path: Path) -> None:
+    """Killed just after a correction, before the store's thread wrote it: the store holds the
+    round as first recorded, the journal replays it corrected. That is the correction's earlier
+    copy, not a disagreement: recorded again whole, no alarm. A copy matching no version of the
+    round is one, naming the record."""
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
+    play(loop, world, 1)
+    written(recording)
+    dealt = [line.replace("T1-x-00001", "T1-x-00002") for line in loop.round_lines()]
+    settlement = loop.last_settlement
+    card = next(i for i, line in enumerate(dealt) if json.loads(line)["type"] == "card")
+    corrected = list(dealt)  # the card as the dealer corrected it (its code kept: a test)
+    corrected[card] = json.dumps({**json.loads(dealt[card]), "corrected": "2D"})
+    store = recording.store
+    store.begin_round("T1-x-00002", dealt[0])
+    for line in dealt[1:card + 2]:  # as first recorded, up to just past the corrected card
+        store.round_event("T1-x-00002", line)
+    recording.close()  # killed: the store never heard of the correction
+
+    again = open_recording(tmp_path, "T1")
+    assert again.store.reconcile([ReplayedRound(
+        "T1-x-00002", tuple(corrected), settlement=settlement, earlier=(tuple(dealt),))]) == []
+    unheard = ReplayedRound("T1-x-00003", tuple(line.replace("-00002", "-00003")
+                                                for line in corrected), settlement=settlement)
+    again.store.begin_round("T1-x-00003", dealt[0].replace("-00002", "-00003"))
+    again.store.round_event("T1-x-00003", dealt[card])  # a record the journal does not have
+    again.close()
+    third = open_recording(tmp_path, "T1")
+    [problem] = third.store.reconcile([unheard])
+    assert problem.startswith("round T1-x-00003: the recording store's record 1 of it differs")
+    third.close()
+    assert files_equal_store(tmp_path) == ["T1-x-00001", "T1-x-00002", "T1-x-00003"]
+    assert [json.loads(line) for line in
+            (tmp_path / "rounds" / "T1-x-00002.jsonl").read_text().splitlines()] == [
+        json.loads(line) for line in corrected]
