@@ -246,6 +246,38 @@ class Recorder:
         self.store.checkpoint()
         return record
 
+    def void_round(self, reason: str) -> Record:
+        """Close the open round as voided: a ``void`` alarm with ``reason``, then a ``partial``
+        record naming it (``{"reason": "voided: ...", "void": reason}``); nothing is paid."""
+        self._require_round("void_round")
+        self.alarm("void", reason)
+        return self._close_partial({"reason": f"voided: {reason}", "void": reason})
+
+    def abandon_round(self, reason: str) -> Record:
+        """Leave the open round as it is, marked partial for ``reason`` (its whole record
+        follows in a new round, e.g. after a correction replayed it)."""
+        self._require_round("abandon_round")
+        return self._close_partial({"reason": reason})
+
+    def continue_round(self, round_key: int) -> None:
+        """Go on recording round ``round_key`` (a table restarted in it): its next event follows
+        those it holds. RecorderStateError while another round is open or for no such round."""
+        if self._round_key is not None:
+            raise RecorderStateError(f"continue_round({round_key}) while round {self._round_id}"
+                                     " is open")
+        records = [r for r in self.store.round_records(round_key) if isinstance(r, Record)]
+        start = next((r for r in records if r.kind == "round"), None)
+        if start is None:
+            raise RecorderStateError(f"continue_round({round_key}): no such round")
+        self._round_key, self._round_id = round_key, start.round_id
+        self._events = 1 + sum(1 for r in records if r.kind == "event")
+
+    def _close_partial(self, body: dict[str, Any]) -> Record:
+        record = self._append("partial", body)
+        self._round_key, self._round_id, self._events = None, None, 0
+        self._anchor("round end")
+        return record
+
     def rotate_key(self, new: Signer, why: str) -> Record:
         """Sign from now with ``new``, introduced by a record the current key signs (anchored)."""
         if self.evidence is None:

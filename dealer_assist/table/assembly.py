@@ -30,16 +30,15 @@ SourcesFactory = Callable[[tuple[int, int] | None], list[Source]]
 @dataclass(frozen=True, slots=True)
 class TableSetup:
     """What a table is: where it records, its id and rules, its devices (``shoe_protocol``
-    None: no shoe), whether the surveillance store records, the screen's address, the name
-    browsers open it at, its TLS files and who may drive it (default: credentials of this
-    process only), notes the screen shows about devices, and the prefix of its round ids."""
+    None: no shoe), the screen's address, the name browsers open it at, its TLS files and who
+    may drive it (default: credentials of this process only), notes the screen shows about
+    devices, the prefix of its round ids, and the recording store's key and anchor log."""
 
     directory: Path
     table_id: str
     rules_spec: Any
     shoe_protocol: str | None
     has_camera: bool
-    surveillance: bool = True
     host: str = "127.0.0.1"
     port: int = 8021
     screen_name: str | None = None
@@ -103,8 +102,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     voids and corrections); nothing is started. Raises RecordingError
     (StoreOpenError for the store) for the directory, and CodecError, JournalError or OSError
     for the journal, having closed what it opened."""
-    recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance,
-                               evidence=setup.evidence)
+    recording = open_recording(setup.directory, setup.table_id, evidence=setup.evidence)
     store = recording.store
     watch = RecordingWatch(recording.recorder)
 
@@ -115,10 +113,6 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             has_camera=setup.has_camera, notes=dict(setup.notes) or None,
         )
 
-    def recorded(round_id: str) -> bool:
-        return any((recording.directory / sub / f"{round_id}.jsonl").exists()
-                   for sub in ("rounds", "void"))
-
     factory: LoopFactory = make_loop
     prefix = setup.round_prefix or \
         f"{setup.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -126,8 +120,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     try:
         opened = open_table(
             recording.directory, config, setup.rules_spec, factory, prefix,
-            recorded=recorded,
-            repair=None if store is None else store.write_round_if_missing,
+            reconcile=store.reconcile,
             cannot_resend=setup.shoe_protocol == "ascii",
             now=clock(),
         )
@@ -139,17 +132,16 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     runner = TableRunner(
         opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
-        recording_pending=lambda: watch.failing or (store is not None and not store.idle),
+        recording_pending=lambda: watch.failing or recording.pending,
         shoe_position=opened.shoe,
     )
-    if store is not None:
-        def report(detail: str) -> None:
-            runner.submit(RecordingFailed(detail))
+    def report(detail: str) -> None:
+        runner.submit(RecordingFailed(detail))
 
-        store.on_failure = report
-        for camera in sources:
-            if isinstance(camera, Snapshots):
-                runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
+    store.on_failure = report
+    for camera in sources:
+        if isinstance(camera, Snapshots):
+            runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
     screen = ScreenServer(runner, setup.host, setup.port, staff, access=setup.access,
                           name=setup.screen_name, tls=setup.tls)
     return Table(setup, recording, opened, runner, screen)

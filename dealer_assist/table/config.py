@@ -19,9 +19,9 @@ model = "models/cards-ourdeck.int8.onnx"          # optional: the card detector 
 reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped models)
 
 [recording]
-dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
-surveillance = false         # also into the surveillance store, its database dir/index.sqlite
-                             # (dealer-assist replay dir --verify)
+dir = "recordings"           # the recording store (dir/index.sqlite, always on; replay dir
+                             # --verify), the round logs exported from it (rounds/*.jsonl,
+                             # void/), alarms.jsonl and the table's journal
 key = "T1.key"               # the store's signing key (default TABLE_ID.key beside this file;
                              # created at first start, mode 0600; its public key in T1.pub)
 anchor_log = "anchors.jsonl" # chain heads, appended at every round end (default: beside this
@@ -100,9 +100,8 @@ class TableConfig:
     recording_dir: Path
     host: str
     port: int
-    surveillance: bool = False
     log_level: str = "info"
-    key: Path = Path("T1.key")  # the surveillance store's signing key (public key: .pub)
+    key: Path = Path("T1.key")  # the recording store's signing key (public key: .pub)
     anchor_log: Path = Path("anchors.jsonl")
     log_file: Path | None = None
     screen_secret: Path = Path("table.screen-secret")
@@ -267,19 +266,19 @@ def parse_config(
 
     recording = _section(path, data, "recording") or {}
     recording_dir = Path(_text(path, "recording.dir", recording.get("dir", "recordings")))
-    surveillance = recording.get("surveillance", False)
-    if not isinstance(surveillance, bool):
-        raise ConfigError(
-            path, "recording.surveillance", f"must be true or false, got {surveillance!r}"
-        )
+    surveillance = recording.get("surveillance", True)
+    if surveillance is not True:  # the key once turned the store on; it is always on now
+        raise ConfigError(path, "recording.surveillance", (
+            f"got {surveillance!r}: the recording store is always on (rounds are recorded "
+            "there as they are played and their files exported from it): remove the line"))
     if not recording_dir.is_absolute():
         recording_dir = base / recording_dir
     for sub in ("rounds", "void"):  # what the recorder creates at start
         _can_create(path, "recording.dir", recording_dir / sub)
     index = recording_dir / INDEX_NAME  # the store's database, at the top of the directory
-    if surveillance and index.exists() and not index.is_file():
-        raise ConfigError(path, "recording.surveillance",
-                          f"{index} is not a file: the surveillance store cannot be opened")
+    if index.exists() and not index.is_file():
+        raise ConfigError(path, "recording.dir",
+                          f"{index} is not a file: the recording store cannot be opened")
     key_file = _outside(path, base, recording_dir, "recording.key",
                         recording.get("key", f"{table_id}.key"))
     anchor_log = _outside(path, base, recording_dir, "recording.anchor_log",
@@ -309,7 +308,7 @@ def parse_config(
     if isinstance(raw_rules, dict) and len(raw_rules) == 1:
         rules_spec = raw_rules["preset"]
     return TableConfig(
-        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance,
+        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port,
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
         screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
     )

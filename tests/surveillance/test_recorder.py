@@ -137,6 +137,37 @@ def test_restart_marks_the_open_round_partial_and_carries_the_chain_on(tmp_path:
     assert [r.status for r in report.rounds] == ["settled", "partial", "settled"]
 
 
+def test_a_round_cut_by_a_restart_is_continued_and_settles_whole(tmp_path: Path) -> None:
+    """A table restarted mid-round goes on recording the round it was in: its next events follow
+    those the store holds, and it settles there, re-settling clean."""
+    lines = golden_logs(["soft-21-stands"])[0]
+    logged = [item.event for item in read_events(lines)]
+    recorder = Recorder.open(tmp_path / "rec", "T1", clock=StepClock())
+    key = recorder.begin_round(logged[0])
+    recorder.event(logged[1])
+    recorder.close()  # killed mid-round: marked partial at the next open
+
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        other = recorder.begin_round(_start())
+        with pytest.raises(RecorderStateError, match="while round .* is open"):
+            recorder.continue_round(key)
+        recorder.void_round("a foreign card")
+        recorder.continue_round(key)
+        for event in logged[2:]:
+            recorder.event(event)
+        recorder.end_round(settle_log(lines))
+        store = recorder.store
+        data = load_round(store, key)
+        assert data is not None and data.status == "settled"
+        assert [item.event for item in read_events(data.log_lines())] == logged
+        voided = load_round(store, other)
+        assert voided is not None and voided.status == "partial"
+        assert json.loads(voided.notes[-1].body_text)["void"] == "a foreign card"
+        assert [json.loads(r.body_text)["kind"] for r in voided.alarms] == ["void"]
+        report = replay(store, verify=True)
+    assert report.discrepancies == []
+
+
 def test_a_settled_round_that_todays_engine_refuses_is_a_discrepancy(tmp_path: Path) -> None:
     """The table recorded a card where none was due (e.g. a misread); replay names the event."""
     lines = golden_logs(["soft-21-stands"])[0]

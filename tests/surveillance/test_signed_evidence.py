@@ -241,8 +241,7 @@ def test_a_fresh_chain_is_refused_beside_round_files_and_begun_when_the_technici
     (made.directory / "rounds" / "r-1.jsonl").write_text('{"type": "round", "id": "r-1"}\n')
     recording = None
     with pytest.raises(ValueError, match="round file"):  # the table's own path
-        recording = open_recording(made.directory, "T1", surveillance=True,
-                                   evidence=made.files)
+        recording = open_recording(made.directory, "T1", evidence=made.files)
     assert recording is None
     made.record(golden_logs(ROUNDS[:1]), new_chain="index.sqlite lost with the old disk")
     report = made.verify()

@@ -72,6 +72,7 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ("[recording]\ndir = 'r'", "shoe/camera"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "a\\u0000b"', "recording.surveillance"),
+        ('[shoe]\nurl = "u"\n[recording]\nsurveillance = false', "recording.surveillance"),
         ('[shoe]\nurl = "u"\n[recording]\ndir = "a\\u0000b"', "recording.dir"),
         ('[shoe]\nurl = "u"\n[screen]\nhost = "127.0.0.1\\u0000"', "screen.host"),
         ('[shoe]\nurl = "u"\n[screen]\nhost = "127.0.\\u007f0.1"', "screen.host"),
@@ -135,8 +136,8 @@ def test_the_recording_folder_must_be_creatable_and_checking_creates_nothing(tmp
     (tmp_path / "rec").mkdir()
     (tmp_path / "rec" / "index.sqlite").mkdir()  # where the store's database goes
     with pytest.raises(ConfigError) as caught:
-        load_config(write(tmp_path, f'{shoe}[recording]\ndir = "rec"\nsurveillance = true\n'))
-    assert caught.value.key == "recording.surveillance"
+        load_config(write(tmp_path, f'{shoe}[recording]\ndir = "rec"\n'))
+    assert caught.value.key == "recording.dir"  # the store is always on
     config = load_config(write(tmp_path, f'{shoe}[recording]\ndir = "new/deeper"\n'))
     assert config.recording_dir == tmp_path / "new" / "deeper"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "rec", "table.toml"]
