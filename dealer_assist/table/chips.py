@@ -1,13 +1,14 @@
 """The table's chips (``[screen] chips`` in table.toml) and how a payout is made from them.
 
-:meth:`ChipSet.breakdown` pays an amount with as few chips as it can, largest first; what no
-combination of the chips makes (a 3:2 on an odd wager, say) is left as cash, so the chips and the
-cash always add up to the amount, exactly.
+:meth:`ChipSet.breakdown` pays an amount in chips, the largest first; what no combination of the
+chips makes (a 3:2 on an odd wager, say) is left as cash, so the chips and the cash always add up
+to the amount, exactly.
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,12 +20,10 @@ from dealer_assist.rules import MoneyError, format_money, parse_money
 DEFAULT_CHIPS = ("0.50", "1", "2.50", "5", "25", "100", "500")
 #: More denominations than any chip tray holds: each is a button-sized item on the screen.
 MOST_CHIPS = 12
-#: The fewest-chips table covers amounts up to this many of the set's common unit (the largest
-#: sum that every chip is a whole number of), and at least twice the largest chip; above it the
-#: largest chip is taken first until the rest is in range.
-_TABLE_UNITS = 20_000
-#: The most the largest chip may be worth in that unit (the table's size is bounded by it).
+#: The most the largest chip may be worth in the chips' common unit (the largest amount each
+#: chip is a whole number of): a set's table of remainders has that many entries.
 _MOST_UNITS = 100_000
+_INFINITE = 1 << 62
 
 
 class ChipError(ValueError):
@@ -67,7 +66,7 @@ class ChipSet:
 
     values: tuple[Decimal, ...]
     _unit: int = field(init=False, repr=False, compare=False)
-    _fewest: list[int] = field(init=False, repr=False, compare=False)
+    _least: list[tuple[int, int]] = field(init=False, repr=False, compare=False)
     _last: list[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -80,16 +79,18 @@ class ChipSet:
                             + ", ".join(format_money(v) for v in self.values))
         if self.values[0] <= 0:
             raise ChipError(f"a chip must be worth more than 0, got {format_money(self.values[0])}")
+        if any(v != v.quantize(Decimal("0.01")) for v in self.values):
+            raise ChipError("a chip must be worth whole cents, got "
+                            + ", ".join(str(v) for v in self.values))
         cents = [int(v * 100) for v in self.values]
         unit = math.gcd(*cents)
         if cents[-1] // unit > _MOST_UNITS:
             raise ChipError(f"the largest chip, {format_money(self.values[-1])}, is more than "
                             f"{_MOST_UNITS:,} times {format_money(Decimal(unit) / 100)} (the "
                             "chips' common unit): leave out the smallest chips")
-        fewest, last = _fewest_table([c // unit for c in cents],
-                                     max(_TABLE_UNITS, 2 * (cents[-1] // unit)))
+        least, last = _residues([c // unit for c in cents])
         object.__setattr__(self, "_unit", unit)
-        object.__setattr__(self, "_fewest", fewest)
+        object.__setattr__(self, "_least", least)
         object.__setattr__(self, "_last", last)
 
     @classmethod
@@ -113,28 +114,26 @@ class ChipSet:
         return _default()
 
     def breakdown(self, amount: Decimal) -> Breakdown:
-        """``amount`` (>= 0, whole cents) as the fewest chips that make as much of it as any
-        chips can, the rest in cash."""
+        """``amount`` (>= 0, whole cents) as chips, the largest first: the most of it that any
+        chips make, each part made of as few chips as make it; the rest in cash."""
         if amount < 0 or amount != amount.quantize(Decimal("0.01")):
             raise ValueError(f"a payout is a non-negative amount in whole cents, got {amount}")
         units, odd_cents = divmod(int(amount * 100), self._unit)
         sizes = [int(v * 100) // self._unit for v in self.values]
-        counts = [0] * len(sizes)
-        limit = len(self._fewest) - 1
-        if units > limit:  # far above the table: the largest chip first, down into it
-            counts[-1] = (units - limit + sizes[-1] - 1) // sizes[-1]
-            units -= counts[-1] * sizes[-1]
+        largest = sizes[-1]
         made = units
-        while self._fewest[made] < 0:
-            made -= 1  # the largest part of it the chips can make (0 always can)
-        left = units - made
-        while made:
-            chip = self._last[made]
+        while self._least[made % largest][0] > made:
+            made -= 1  # not made by any chips; within one largest chip, one is (0 always is)
+        counts = [0] * len(sizes)
+        rest = made % largest
+        counts[-1] = (made - self._least[rest][0]) // largest
+        while rest:  # the least value of this residue, back along the chips that made it
+            chip = self._last[rest]
             counts[chip] += 1
-            made -= sizes[chip]
+            rest = (rest - sizes[chip]) % largest
         chips = tuple((self.values[i], counts[i]) for i in reversed(range(len(sizes)))
                       if counts[i])
-        cash = Decimal(left * self._unit + odd_cents) / 100
+        cash = Decimal((units - made) * self._unit + odd_cents) / 100
         return Breakdown(chips, cash.quantize(Decimal("0.01")))
 
 
@@ -143,18 +142,25 @@ def _default() -> ChipSet:
     return ChipSet.parse(DEFAULT_CHIPS)
 
 
-def _fewest_table(sizes: list[int], limit: int) -> tuple[list[int], list[int]]:
-    """For each amount 0..limit (in units): the fewest chips that make it exactly (-1: none
-    does) and the index of the last chip taken; ties go to the larger chip."""
-    fewest = [-1] * (limit + 1)
-    last = [-1] * (limit + 1)
-    fewest[0] = 0
-    for amount in range(1, limit + 1):
-        best = -1
-        for index in reversed(range(len(sizes))):
-            rest = amount - sizes[index]
-            if rest >= 0 and fewest[rest] >= 0 and (best < 0 or fewest[rest] + 1 < best):
-                best = fewest[rest] + 1
-                last[amount] = index
-        fewest[amount] = best
-    return fewest, last
+def _residues(sizes: list[int]) -> tuple[list[tuple[int, int]], list[int]]:
+    """For each remainder r modulo the largest chip: the least amount with that remainder the
+    smaller chips make, and how few chips make it ((value, chips); no such amount: value
+    INFINITE), and the index of the last chip taken. An amount v is made by the chips exactly
+    when v >= that least value of v's remainder (Dijkstra over the remainders)."""
+    largest = sizes[-1]
+    least = [(_INFINITE, 0)] * largest
+    last = [-1] * largest
+    least[0] = (0, 0)
+    queue = [(0, 0, 0)]
+    while queue:
+        value, count, rest = heapq.heappop(queue)
+        if (value, count) != least[rest]:
+            continue
+        for index, size in enumerate(sizes[:-1]):
+            step = (value + size, count + 1)
+            target = (rest + size) % largest
+            if step < least[target]:
+                least[target] = step
+                last[target] = index
+                heapq.heappush(queue, (*step, target))
+    return least, last
