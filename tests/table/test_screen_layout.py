@@ -229,3 +229,26 @@ def test_the_question_is_always_right_under_the_header(browser, serve):
     alarms = page.locator("#alarms").bounding_box()
     assert question is not None and alarms is not None
     assert question["y"] + question["height"] <= alarms["y"]
+
+
+def test_mid_round_every_hand_of_seven_seats_shows_at_800x480(browser, serve):
+    """Seat 4 to act, seat 2 split to four hands, seat 3 doubled three times: every hand of
+    every seat lies inside its seat's box, none scrolled out of view."""
+    loop = shoe_table()
+
+    def seat_4_acts(view: dict) -> bool:
+        acting = view["round"] and view["round"]["acting"]
+        return bool(acting) and acting[0] == 4 and bool(view["round"]["legal_actions"])
+
+    Player(loop, ROUNDS["seven-up"]()).play(until=seat_4_acts)
+    table = serve(loop)
+    page = open_page(browser, table.screen, 800, 480)
+    page.wait_for_selector("#decide-stand")
+    assert page.locator("#seat-2 .hand").count() == 4
+    hidden = page.evaluate("""() => [...document.querySelectorAll('.seat .hand')].filter((h) => {
+        const seat = h.closest('.seat').getBoundingClientRect(), box = h.getBoundingClientRect();
+        return box.top < seat.top || box.bottom > seat.bottom || box.right > seat.right;
+      }).map((h) => h.closest('.seat').id + ': ' + h.innerText)""")
+    assert hidden == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "screen-mid-round-800x480.png"))

@@ -171,7 +171,7 @@ function playingSeat(node, number, seat, acting) {
   node.append(el("div", "wager", wager));
   seat.hands.forEach((hand, index) => {
     const handNode = el("div", "hand" + (acting && acting[0] === number && acting[1] === index ? " acting" : ""));
-    if (seat.hands.length > 1) handNode.append(el("span", "hand-number", "Hand " + (index + 1) + " "));
+    if (seat.hands.length > 1) handNode.append(el("span", "hand-number", "Hand " + (index + 1)));
     handNode.append(handCards(hand));
     handNode.append(el("span", "total", hand.cards.length ? (hand.soft ? "soft " : "") + hand.total : ""));
     handNode.append(el("span", "status", " " + hand.status + (hand.doublings.length ? " \u00b7 doubled $" + hand.wagered : "")));
