@@ -6,7 +6,7 @@
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
 const state = { view: null, seat: null, amount: 0, socket: null, approving: null,
-  payRound: null, payPage: 0, pages: [], alarmsShown: 0,
+  payRound: null, payPage: 0, pages: [],
   key: { rank: "", suit: "", to: "next", which: "last" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
@@ -119,7 +119,6 @@ function renderAlarms(view) {
       (nodes.length - shown === 1 ? "it" : "them");
   }
   if (shown === nodes.length) more.remove();
-  state.alarmsShown = shown;
 }
 
 function renderDealer(view) {
@@ -237,7 +236,7 @@ function renderSeats(view) {
   total.classList.toggle("check", check);
   if (settlement) $("settlement-text").textContent = (check
     ? "Check every card on the felt against the screen, then Finish round \u00b7 dealer "
-    : "Settled \u00b7 dealer ") +
+    : (view.phase === "settled" ? "Settled" : "Payouts final") + " \u00b7 dealer ") +
     settlement.dealer.cards.join(" ") + " = " + settlement.dealer.total +
     (settlement.dealer.bust ? " BUST" : "") + " \u00b7 players' net " + settlement.net_shown +
     (check ? "" : " \u00b7 round " + settlement.round);
@@ -274,7 +273,7 @@ function layoutSettlement(settlement) {
   if (state.payPage >= pages.length) state.payPage = 0;
   const [first, count] = pages[state.payPage];
   showSeats(seats, first, count);
-  step.hidden = pages.length < 1 + 1;
+  step.hidden = pages.length < 2;
   if (!step.hidden) {
     const [nextFirst, nextCount] = pages[(state.payPage + 1) % pages.length];
     step.textContent = (state.payPage + 1) + "/" + pages.length + " \u00b7 next: seat" +
