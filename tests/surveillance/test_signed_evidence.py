@@ -271,7 +271,7 @@ def test_a_table_with_another_key_is_refused(table: Table) -> None:
 
 def test_a_key_readable_by_others_is_refused(table: Table) -> None:
     os.chmod(table.files.key, 0o644)
-    with pytest.raises(ValueError, match="may be read by others"):
+    with pytest.raises(ValueError, match="may be read or written by others"):
         load_signer(table.files.key)
 
 

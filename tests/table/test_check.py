@@ -132,7 +132,7 @@ def test_a_signing_key_others_may_read_fails_the_check(tmp_path: Path) -> None:
     key.write_text("-----BEGIN PRIVATE KEY-----\n")
     key.chmod(0o644)
     config = write_config(tmp_path, signed=True)
-    assert_refused(config, "recording.key", f"{key}: the table's key may be read by others")
+    assert_refused(config, "recording.key", f"{key} may be read or written by others (mode 0644)")
 
 
 def test_an_anchor_log_that_cannot_be_appended_to_fails_the_check(tmp_path: Path) -> None:
