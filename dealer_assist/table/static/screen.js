@@ -6,7 +6,7 @@
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
 const state = { view: null, seat: null, amount: 0, socket: null, approving: null,
-  payRound: null, payPage: 0, pages: [],
+  payRound: null, payPage: 0, pages: [], alarmsFolded: false, alarmsOpen: false,
   key: { rank: "", suit: "", to: "next", which: "last" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
@@ -95,6 +95,20 @@ function renderAlarms(view) {
     }
     rows.set(key, { alarm, ids: [alarm.id] });
   }
+  band.hidden = rows.size === 0;
+  if (state.alarmsFolded && rows.size) {
+    // Folded while the settlement needs the room: one whole line, the rows a touch away.
+    const newest = rows.values().next().value.alarm;
+    const row = el("div", "alarm folded");
+    row.append(el("span", "title", rows.size + (rows.size === 1 ? " alarm" : " alarms")),
+      el("span", "text", "newest: " + newest.title));
+    const show = el("button", "", "Show");
+    show.id = "alarms-show";
+    show.addEventListener("click", () => { state.alarmsOpen = true; render(state.view); });
+    row.append(show);
+    band.append(row);
+    return;
+  }
   const nodes = [];
   for (const { alarm, ids } of rows.values()) {
     const row = el("div", "alarm");
@@ -106,7 +120,6 @@ function renderAlarms(view) {
     row.append(ack);
     nodes.push(row);
   }
-  band.hidden = nodes.length === 0;
   const more = el("div", "alarm-more");
   band.append(...nodes, more);
   let shown = nodes.length;
@@ -119,6 +132,12 @@ function renderAlarms(view) {
       (nodes.length - shown === 1 ? "it" : "them");
   }
   if (shown === nodes.length) more.remove();
+  if (state.alarmsOpen && state.view && state.view.settlement) {
+    const hide = el("button", "", "Hide");
+    hide.id = "alarms-hide";
+    hide.addEventListener("click", () => { state.alarmsOpen = false; render(state.view); });
+    (shown === nodes.length ? nodes[0] : more).append(hide);
+  }
 }
 
 function renderDealer(view) {
@@ -240,11 +259,13 @@ function renderSeats(view) {
     settlement.dealer.cards.join(" ") + " = " + settlement.dealer.total +
     (settlement.dealer.bust ? " BUST" : "") + " \u00b7 players' net " + settlement.net_shown +
     (check ? "" : " \u00b7 round " + settlement.round);
-  layoutSettlement(settlement);
+  return layoutSettlement(settlement);
 }
 
 // The settled seats a page shows: as many (at most one per 195 px of width) as fit whole, every
-// line inside the screen; with more, one touch on the step button shows the next seats.
+// line inside the screen; with more, one touch on the step button shows the next seats. Whether
+// every seat fits whole; a seat that does not fit even alone scrolls, marked so (never a line
+// silently out of sight).
 function layoutSettlement(settlement) {
   const box = $("seats");
   const step = $("pay-step");
@@ -253,7 +274,7 @@ function layoutSettlement(settlement) {
   if (!settlement || seats.length === 0) {
     state.pages = [];
     step.hidden = true;
-    return;
+    return true;
   }
   if (state.payRound !== settlement.round) {
     state.payRound = settlement.round;
@@ -263,9 +284,16 @@ function layoutSettlement(settlement) {
   step.hidden = seats.length < 2;  // measured with the step button in place when it may show
   if (!step.textContent) step.textContent = "0/0 \u00b7 next: seats 0\u20130 \u25b6";
   const pages = [];
+  let fits = true;
   for (let first = 0; first < seats.length;) {
     let count = Math.min(most, seats.length - first);
     while (count > 1 && !showSeats(seats, first, count)) count--;
+    if (count === 1 && !showSeats(seats, first, 1)) {
+      fits = false;
+      seats[first].classList.add("overflowing");
+      const title = seats[first].querySelector("h2");
+      if (!title.querySelector(".scroll-note")) title.append(el("span", "scroll-note", "more \u25b6 scroll"));
+    }
     pages.push([first, count]);
     first += count;
   }
@@ -280,6 +308,7 @@ function layoutSettlement(settlement) {
       (nextCount > 1 ? "s " : " ") + seatRange(seats, nextFirst, nextCount) + " \u25b6";
   }
   document.body.dataset.payPage = String(state.payPage + 1) + "/" + pages.length;
+  return fits;
 }
 
 function seatRange(seats, first, count) {
@@ -291,7 +320,10 @@ function seatRange(seats, first, count) {
 function showSeats(seats, first, count) {
   const box = $("seats");
   box.style.setProperty("--per-page", String(count));
-  seats.forEach((seat, i) => { seat.hidden = i < first || i >= first + count; });
+  seats.forEach((seat, i) => {
+    seat.hidden = i < first || i >= first + count;
+    seat.classList.toggle("alone", count === 1);  // its total beside its name: more room
+  });
   const area = box.getBoundingClientRect();
   const bottom = Math.min(area.bottom, window.innerHeight);
   for (const seat of seats.slice(first, first + count)) {
@@ -514,11 +546,19 @@ function render(view) {
   state.view = view;
   renderStatus(view);
   renderStaff(view);
+  if (!view.settlement) state.alarmsOpen = false;
+  state.alarmsFolded = false;
   renderAlarms(view);
   renderQuestion(view);
   renderHold(view);
   renderDealer(view);
-  renderSeats(view);
+  // A seat that does not fit whole even alone: the alarm band folds to one line to make room
+  // (unless the dealer opened it).
+  if (!renderSeats(view) && view.alarms.length && !state.alarmsOpen) {
+    state.alarmsFolded = true;
+    renderAlarms(view);
+    renderSeats(view);
+  }
   renderTouch();
   document.body.dataset.updates = String(view.updates);
 }
