@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import dealer_assist
+from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.question_frames import QuestionFrames, Snapshots
@@ -47,6 +48,7 @@ class TableSetup:
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
     evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
+    chips: ChipSet = field(default_factory=ChipSet.default)  # each payout shown as these
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -143,5 +145,5 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         if isinstance(camera, Snapshots):
             runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
     screen = ScreenServer(runner, setup.host, setup.port, staff, access=setup.access,
-                          name=setup.screen_name, tls=setup.tls)
+                          name=setup.screen_name, tls=setup.tls, chips=setup.chips)
     return Table(setup, recording, opened, runner, screen)

@@ -36,6 +36,8 @@ port = 8021
 # certfile = "screen.crt"         # TLS: required (or plain_http_on_network = true) when host
 # keyfile = "screen.key"          # is not a loopback address
 # plain_http_on_network = false
+chips = ["0.50", "1", "2.50", "5", "25", "100", "500"]  # the tray's chips: each payout is
+                             # shown as these (what they cannot make, as cash); this is the default
 
 [logging]
 level = "info"               # debug, info (default), warning, error or critical
@@ -49,7 +51,7 @@ import os
 import re
 import ssl
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,7 @@ from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
+from dealer_assist.table.chips import ChipError, ChipSet
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
 
@@ -108,6 +111,7 @@ class TableConfig:
     screen_name: str | None = None
     tls: TlsFiles | None = None
     plain_http_on_network: bool = False
+    chips: ChipSet = field(default_factory=ChipSet.default)
 
 
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
@@ -116,7 +120,7 @@ _SECTION_KEYS = {
     "camera": {"source", "calibration", "model", "reader"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
-               "plain_http_on_network"},
+               "plain_http_on_network", "chips"},
     "logging": {"level", "file"},
 }
 
@@ -299,6 +303,10 @@ def parse_config(
     problem = exposure_problem(host, tls is not None, plain)
     if problem is not None:
         raise ConfigError(path, "screen.host", problem)
+    try:
+        chips = ChipSet.parse(screen["chips"]) if "chips" in screen else ChipSet.default()
+    except ChipError as error:
+        raise ConfigError(path, "screen.chips", str(error)) from None
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
 
@@ -311,6 +319,7 @@ def parse_config(
         path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port,
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
         screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
+        chips=chips,
     )
 
 

@@ -43,6 +43,13 @@ def test_good_config(tmp_path):
 def test_defaults_are_loopback_and_a_preset(tmp_path):
     config = load_config(write(tmp_path, '[shoe]\nurl = "socket://127.0.0.1:7000"\n'))
     assert config.host == "127.0.0.1" and config.rules.name == "h17-ddd-6"
+    assert [str(v) for v in config.chips.values] == ["0.50", "1.00", "2.50", "5.00", "25.00",
+                                                     "100.00", "500.00"]
+
+
+def test_the_screen_takes_the_tables_chips_in_any_order(tmp_path):
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n[screen]\nchips = ["25", 1, "5"]'))
+    assert [str(v) for v in config.chips.values] == ["1.00", "5.00", "25.00"]
 
 
 @pytest.mark.parametrize(
@@ -82,6 +89,14 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('table_id = "BJ/3"\n[shoe]\nurl = "u"', "table_id"),  # it names files: no '/'
         ('table_id = ".."\n[shoe]\nurl = "u"', "table_id"),
         ('table_id = "a table with a name far too long"\n[shoe]\nurl = "u"', "table_id"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = "5"', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = []', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["5", "0"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["5", "-1"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["5", "5.00"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["0.005"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["lots"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["0.01", "100000"]', "screen.chips"),
     ],
 )
 def test_mistakes_name_the_key(tmp_path, text, key):

@@ -123,7 +123,7 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
     assert "pair a browser to watch and touch (open once; the code works once): " \
            "http://127.0.0.1:" in done.stdout and "/pair?code=" in done.stdout
     assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
-    assert done.stdout.count("table net") == 2
+    assert done.stdout.count("players' net") == 2
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
 
 
@@ -176,7 +176,7 @@ def test_headless_demo_reads_the_cards_with_its_camera_by_default(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"mode: shoe + camera (shoe simulator on a pty; overhead camera: deck {HOUSE_DECK} " \
         "rendered on felt and read by the card detector)" in done.stdout
-    assert done.stdout.count("table net") == 2
+    assert done.stdout.count("players' net") == 2
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == 2
     cards = [event for path in files for event in map(json.loads, path.read_text().splitlines())
