@@ -27,8 +27,10 @@ from dealer_assist.rules import Action, Card
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.export import latest_round
+from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
+from dealer_assist.table.screen_view import for_screen
 from dealer_assist.table.sources import ConfirmFelt, Decide, PlaceBet, ShoeCard, ShoeLink
 from tests.table.test_recording import files_equal_store
 from tests.table.test_table_cli import Screen, get_view, open_screen, post, sign_in, start_table
@@ -107,7 +109,8 @@ def wait_view(table: Table, predicate, timeout: float = 15.0) -> dict:
 
 
 def comparable(round_view: dict | None) -> dict | None:
-    """A round as the screen shows it, less what names the process (the id's prefix)."""
+    """A round as the screen shows it (hands from 1), less what names the process (the id's
+    prefix)."""
     if round_view is None:
         return None
     shown = dict(round_view)
@@ -177,7 +180,8 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
             kills += 1
             table.start()
             assert simulator.wait_all_acked(15)  # the shoe resends what it was not told is held
-            expected = comparable(truth.view()["round"]) if truth.round_open else None
+            expected = (comparable(for_screen(truth.view(), ChipSet.default(), None)["round"])
+                        if truth.round_open else None)
             if expected is not None:
                 view = wait_view(table, lambda v, shown=expected: comparable(v["round"]) == shown)
                 assert comparable(view["round"]) == expected, f"after kill {kills} (step {number})"
