@@ -48,6 +48,8 @@ class RoundQuery:
     alarm: str | None = None  # an alarm kind, or "*" for any alarm
     payout_above: Decimal | None = None  # a seat's net win above this amount
     round_id: str | None = None
+    dealer: str | None = None
+    card: str | None = None  # a card code (``KH``) dealt or revealed in the round
     limit: int = 200
 
     def to_json(self) -> dict[str, Any]:
@@ -55,7 +57,7 @@ class RoundQuery:
         from dealer_assist.surveillance.store import format_time
 
         out: dict[str, Any] = {}
-        for name in ("table", "seat", "alarm", "round_id"):
+        for name in ("table", "seat", "alarm", "round_id", "dealer", "card"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         if self.since:

@@ -311,6 +311,33 @@ def test_the_index_finds_rounds_by_every_field_it_supports(store: RecordStore) -
     assert store.search_choices() == (["T1", "T2"], ["shoe", "vision"])
 
 
+def test_the_index_finds_rounds_by_dealer_and_by_a_card_dealt_or_revealed(
+        store: RecordStore) -> None:
+    def dealt(round_id: str, dealer: str, *events: dict[str, Any]) -> int:
+        start = store.append("round", {"type": "round", "id": round_id, "dealer_id": dealer},
+                             table="T1", round_id=round_id)
+        assert start.round_key is not None
+        for event in events:
+            store.append("event", event, table="T1", round_key=start.round_key,
+                         round_id=round_id)
+        return start.round_key
+
+    first = dealt("r-1", "D-1", {"type": "card", "card": "7S"}, {"type": "card", "card": None},
+                  {"type": "reveal", "card": "KH"})
+    second = dealt("r-2", "D-2", {"type": "card", "card": "KH", "to": "dealer"})
+    store.append("note", {"card": "AS"}, table="T1", round_key=second, round_id="r-2")
+
+    def keys(**criteria: Any) -> list[int]:
+        return [row.round_key for row in store.find_rounds(RoundQuery(**criteria))[0]]
+
+    assert keys(dealer="D-1") == [first] and keys(dealer="D-9") == []
+    assert keys(card="KH") == [second, first]
+    assert keys(card="kh", dealer="D-2") == [second]
+    assert keys(card="7S") == [first]
+    assert keys(card="AS") == []  # only what was dealt or revealed
+    assert keys(card="%") == [] and keys(card="K") == []
+
+
 def test_a_round_marked_partial_is_no_longer_open(store: RecordStore) -> None:
     key = play_round(store, "r-1")
     store.append("partial", {"reason": "the recorder stopped"}, table="T1", round_key=key,
