@@ -93,6 +93,16 @@ class IndexedRound:
 
 
 @dataclass(frozen=True, slots=True)
+class FloorRound:
+    """One round of an ingested chain in the room's search index: ``round`` as the table
+    indexes it (its ``round_key`` the chain's own), found in ``chain`` of table box ``box``."""
+
+    box: str
+    chain: str
+    round: IndexedRound
+
+
+@dataclass(frozen=True, slots=True)
 class IndexedSeat:
     """One seat of a settled round in the search index."""
 
