@@ -173,7 +173,8 @@ class ChainLinks:
     """Checks that records seen in chain order are numbered from 1 without a hole, each linked
     to the one before and matching its own hash (a :class:`RecordWalk`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, missing: str = "deleted") -> None:
+        self.missing = missing  # why records may be missing, as the report says it
         self.problems: list[Discrepancy] = []
         self.expected_seq = 1
         self.prev_hash: str | None = GENESIS_HASH  # None: the record before could not be read
@@ -186,8 +187,8 @@ class ChainLinks:
         where = _where(record)
         if record.seq != self.expected_seq:
             self.problems.append(Discrepancy(
-                "chain", f"records {self.expected_seq} to {record.seq - 1} are missing (deleted)",
-                **where))
+                "chain", f"records {self.expected_seq} to {record.seq - 1} are missing "
+                f"({self.missing})", **where))
         if self.prev_hash is not None and record.prev_hash != self.prev_hash:
             self.problems.append(Discrepancy(
                 "chain", f"{record.describe()} does not link to the record before it "
