@@ -112,6 +112,7 @@ CREATE INDEX rounds_table_time ON rounds (table_id, started_at);
 CREATE INDEX rounds_dealer_time ON rounds (dealer, started_at);
 CREATE INDEX rounds_id ON rounds (round_id);
 CREATE INDEX rounds_alarmed_time ON rounds (started_at) WHERE alarms > 0;
+CREATE INDEX rounds_payout ON rounds (max_payout_cents);
 CREATE INDEX rounds_open ON rounds (table_id, chain_no) WHERE status = 'open';
 CREATE TABLE round_seats (
     chain_no integer NOT NULL, round_key bigint NOT NULL, seat bigint NOT NULL, player text,
@@ -299,6 +300,12 @@ class PostgresStore:
 
     def checkpoint(self) -> None:
         """Nothing to tidy: PostgreSQL checkpoints by itself."""
+
+    @_reported
+    def analyze(self) -> None:
+        """Refresh the query planner's statistics (after a bulk load: the searches' plans
+        depend on them; autovacuum does it in time by itself)."""
+        self.conn.execute("ANALYZE")
 
     # -- the store's own chain: reading -------------------------------------------------------
 
@@ -510,23 +517,32 @@ class PostgresStore:
                 return []
             where("EXISTS (SELECT 1 FROM round_cards c WHERE c.chain_no = r.chain_no AND"
                   " c.round_key = r.round_key AND c.card = %s)", code)
+        alarmed: str | None = None
         if query.alarm:
             if query.alarm == "*":
                 where("r.alarms > 0")
-            else:
-                where("EXISTS (SELECT 1 FROM alarms a WHERE a.chain_no = r.chain_no AND"
-                      " a.round_key = r.round_key AND a.kind = %s)", query.alarm)
+            else:  # few rounds raise one kind: found from the alarms first (see below)
+                alarmed = query.alarm
         if query.payout_above is not None:
-            where("EXISTS (SELECT 1 FROM round_seats s WHERE s.chain_no = r.chain_no AND"
-                  " s.round_key = r.round_key AND s.net_cents > %s)",
-                  max(-MAX_INTEGER, min(MAX_INTEGER, cents(query.payout_above))))
+            above = max(-MAX_INTEGER, min(MAX_INTEGER, cents(query.payout_above)))
+            # the round's largest seat net bounds it (indexed); a seat must still be there
+            where("r.max_payout_cents > %s AND EXISTS (SELECT 1 FROM round_seats s WHERE"
+                  " s.chain_no = r.chain_no AND s.round_key = r.round_key AND s.net_cents > %s)",
+                  above, above)
         limit = max(1, min(query.limit, 5000))
+        # an alarm kind is rare: its rounds are found through the alarms' index and sorted,
+        # rather than walking every round newest first to test each (which the planner,
+        # misjudging the semi-join, would do)
+        alarm_join = sql.SQL(
+            "JOIN (SELECT DISTINCT chain_no, round_key FROM alarms WHERE kind = %s OFFSET 0) a"
+            " ON a.chain_no = r.chain_no AND a.round_key = r.round_key " if alarmed else "")
         rows = self.conn.execute(sql.SQL(
-            "SELECT c.table_key, c.chain, {round} FROM rounds r LEFT JOIN chain_state c ON"
-            " c.chain_no = r.chain_no WHERE {clauses} ORDER BY r.started_at DESC,"
-            " r.chain_no DESC, r.round_key DESC LIMIT {limit}").format(
-                round=sql.SQL(_ROUND), clauses=sql.SQL(" AND ").join(clauses),
-                limit=sql.Literal(limit)), params).fetchall()
+            "SELECT c.table_key, c.chain, {round} FROM rounds r {alarm_join}LEFT JOIN"
+            " chain_state c ON c.chain_no = r.chain_no WHERE {clauses} ORDER BY r.started_at"
+            " DESC, r.chain_no DESC, r.round_key DESC LIMIT {limit}").format(
+                round=sql.SQL(_ROUND), alarm_join=alarm_join,
+                clauses=sql.SQL(" AND ").join(clauses), limit=sql.Literal(limit)),
+            ([alarmed] if alarmed else []) + params).fetchall()
         return [FloorRound(row[0] or "", row[1] or "", _indexed_round(row[2:])) for row in rows]
 
     @_reported
@@ -635,7 +651,7 @@ class PostgresStore:
             first_needed = next_seq
             offered = sorted({record.seq for record in records})
             before = {int(row[0]): Record(*row) for row in cur.execute(
-                f"SELECT {_RECORD} FROM records WHERE chain_no = %s AND seq = ANY(%s)",
+                f"SELECT {_RECORD} FROM records WHERE chain_no = %s AND seq = ANY(%s::bigint[])",
                 (chain_no, offered))}
             beyond = {int(row[0]) for row in cur.execute(
                 "SELECT seq FROM records WHERE chain_no = %s AND seq > %s",
@@ -675,7 +691,7 @@ class PostgresStore:
         if not forks:
             return
         known = {Record(*row) for row in cur.execute(
-            f"SELECT {_RECORD} FROM chain_forks WHERE chain_no = %s AND seq = ANY(%s)",
+            f"SELECT {_RECORD} FROM chain_forks WHERE chain_no = %s AND seq = ANY(%s::bigint[])",
             (chain_no, [record.seq for record in forks]))}
         seen_at = format_time(self.clock())
         rows = [(chain_no, seen_at, *_values(record)) for record in forks if record not in known]
@@ -693,7 +709,7 @@ class PostgresStore:
             stop - start - len(new) > 0 else []
         if early:
             for row in cur.execute(f"SELECT {_RECORD} FROM records WHERE chain_no = %s AND"
-                                   " seq = ANY(%s)", (chain_no, early)).fetchall():
+                                   " seq = ANY(%s::bigint[])", (chain_no, early)).fetchall():
                 new[int(row[0])] = Record(*row)
         Projection(cur, chain_no).project([new[seq] for seq in range(start, stop)])
 
@@ -901,7 +917,7 @@ class Projection:
         if not keys:
             return {}
         query = sql.SQL("SELECT round_key, {} FROM {} WHERE chain_no = %s AND"
-                        " round_key = ANY(%s)").format(
+                        " round_key = ANY(%s::bigint[])").format(
             sql.SQL(", ").join(map(sql.Identifier, _ROUND_COLUMNS)), self.table("rounds"))
         return {int(row[0]): _Round(dict(zip(_ROUND_COLUMNS, row[1:], strict=True)), True)
                 for row in self.cur.execute(query, (self.chain_no, sorted(keys))).fetchall()}
@@ -1018,8 +1034,9 @@ class Projection:
         replaced = [key for key, row in settled if row.stored]
         if replaced:
             for name in ("round_seats", "payout_lines"):
-                cur.execute(sql.SQL("DELETE FROM {} WHERE chain_no = %s AND round_key = ANY(%s)"
-                                    ).format(self.table(name)), (chain_no, replaced))
+                cur.execute(sql.SQL("DELETE FROM {} WHERE chain_no = %s AND"
+                                    " round_key = ANY(%s::bigint[])").format(self.table(name)),
+                            (chain_no, replaced))
         seat_rows = [seat for _, row in settled for seat in row.seats or []]
         if seat_rows:
             _copy(cur, self.prefix + "round_seats", ("chain_no", "round_key", "seat", "player",
