@@ -641,12 +641,14 @@ class PostgresStore:
             return []
         outcomes: list[Ingested] = []
         with self.conn.transaction(), self.conn.cursor() as cur:
-            cur.execute("INSERT INTO chain_state (table_key, chain) VALUES (%s, %s)"
-                        " ON CONFLICT DO NOTHING", (table, chain))
-            row = cur.execute(
-                "SELECT chain_no, held, last_seq, next_seq FROM chain_state WHERE table_key = %s"
-                " AND chain = %s FOR UPDATE", (table, chain)).fetchone()
-            assert row is not None
+            state = ("SELECT chain_no, held, last_seq, next_seq FROM chain_state WHERE"
+                     " table_key = %s AND chain = %s FOR UPDATE")
+            row = cur.execute(state, (table, chain)).fetchone()
+            if row is None:  # a chain first seen (inserted only then: each try takes a number)
+                cur.execute("INSERT INTO chain_state (table_key, chain) VALUES (%s, %s)"
+                            " ON CONFLICT DO NOTHING", (table, chain))
+                row = cur.execute(state, (table, chain)).fetchone()
+                assert row is not None
             chain_no, held, last_seq, next_seq = (int(value) for value in row)
             first_needed = next_seq
             offered = sorted({record.seq for record in records})
