@@ -2,9 +2,10 @@
 
 A store keeps the hash chain (the evidence) and a search index projected from it. Everything
 outside a store implementation (recorder, replay, queries, access, the page) goes through this
-protocol; the SQLite implementation is :class:`dealer_assist.surveillance.store.RecordingStore`,
-the only code that writes SQL. ``tests/surveillance/test_store_contract.py`` is the contract every
-implementation passes.
+protocol. The implementations, the only code that writes SQL: SQLite,
+:class:`dealer_assist.surveillance.store.RecordingStore` (a table's recording), and PostgreSQL,
+:class:`dealer_assist.floor.pgstore.PostgresStore` (the surveillance room's).
+``tests/surveillance/test_store_contract.py`` is the contract every implementation passes.
 
 Errors: opening or writing raises :class:`~dealer_assist.surveillance.store.RecordingError` when
 the store cannot do it now (missing, read-only, locked by another program, disk full) and its
