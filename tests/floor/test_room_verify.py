@@ -188,3 +188,26 @@ def test_a_settlement_the_engine_disagrees_with_is_named_though_signed(
     wrong = [d for c in report["chains"] for d in c["discrepancies"]]
     assert wrong and all(d["kind"] == "settlement" and d["round_id"] == "bad-1" and
                          d["table"] == "T2" for d in wrong)
+
+
+def test_a_table_the_room_has_no_key_for_fails_and_a_silent_table_is_listed(
+        tmp_path: Path, schema: str, boxes: list[Box],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    config = hold(tmp_path, schema, boxes)
+    (tmp_path / "T9.pub").write_text(Signer.generate().public.text + "\n")
+    config.write_text(config.read_text().replace('T2 = "T2.pub"', 'T9 = "T9.pub"'))
+    status, report = verify(config, capsys)
+    assert status == 1
+    [untrusted] = [d for c in report["chains"] for d in c["discrepancies"]
+                   if "not one the room trusts" in d["what"]]
+    assert untrusted["table"] == "T2"
+    assert report["tables_without_records"] == ["T9"]
+
+
+def test_a_store_that_cannot_be_opened_is_named_with_status_2(
+        tmp_path: Path, schema: str, boxes: list[Box],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    config = room_toml(tmp_path, server_url(), schema, boxes)  # nothing set up in the schema
+    assert main(["room", "verify", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no store" in err and schema in err and "password" not in err
