@@ -144,3 +144,19 @@ def test_the_floor_index_is_a_projection_rebuilt_and_checked_from_the_records(
     room.rebuild_index()
     assert room.index_mismatches() == []
     assert (found(room), found(room, card="KH"), found(room, seat=3)) == before
+
+
+def test_a_record_postgresql_cannot_hold_is_refused_by_name_and_nothing_of_the_call_is_held(
+        room: PostgresStore, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from dealer_assist.surveillance.store import RecordingError
+
+    chain, records = table_chain(tmp_path / "t1", "T1", T1[:1], NINE)
+    for bad in (replace(records[2], body_text='{"card":"7S\x00"}'),
+                replace(records[2], round_key=2**64)):
+        with pytest.raises(RecordingError) as refused:
+            room.ingest("T1", chain, [records[0], records[1], bad])
+        assert f"record {bad.seq}" in str(refused.value) and room.schema in str(refused.value)
+    assert room.chains() == [] and list(room.chain_records("T1", chain)) == []
+    assert [i.outcome.value for i in room.ingest("T1", chain, records)] == ["new"] * len(records)
