@@ -1,7 +1,9 @@
-"""``dealer-assist room verify --config room.toml [--json]``: the surveillance room's commands.
+"""``dealer-assist room verify --config room.toml [--json]``: every table chain the room holds
+checked (:mod:`.verify`). Exit status: 0 clean, 1 discrepancies, 2 the configuration or the store
+cannot be read.
 
-``verify`` checks every table chain the room holds (:mod:`.verify`). Exit status: 0 clean,
-1 discrepancies, 2 the configuration or the store cannot be read.
+:func:`add_parser` adds ``verify`` to the ``room`` command's subcommands; :func:`add_arguments` and
+:func:`run` make it the whole ``room`` command where no other is there.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import sys
 from typing import Any
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    commands = parser.add_subparsers(dest="room_command", required=True, metavar="COMMAND")
+def add_parser(commands: Any) -> None:
+    """Add ``verify`` to the ``room`` command's subcommands (``commands``: its subparsers)."""
     verify = commands.add_parser(
         "verify", help="verify every table's chain the room holds: records, chain, signatures "
         "against the configured keys, rounds re-settled, gaps, forks")
@@ -22,10 +24,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     verify.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_parser(parser.add_subparsers(dest="action", required=True, metavar="COMMAND"))
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.room_command == "verify":
+    if args.action == "verify":
         return _verify(args)
-    raise AssertionError(args.room_command)
+    raise AssertionError(args.action)
 
 
 def _verify(args: argparse.Namespace) -> int:
