@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
     "demo": ("dealer_assist.table.simulation.demo_cli",
              "a simulated table through the real pipeline"),
+    "room": ("dealer_assist.floor.verify_cli",
+             "the surveillance room of a casino floor: verify what it holds"),
 }
 
 

@@ -19,7 +19,7 @@ def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
     ``note``: record each step in ``schema_version`` (not when the store is being created)."""
     from dealer_assist.surveillance.store import SCHEMA_VERSION, RecordingError, format_time
 
-    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
+    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5}
     # schema 1's records moved into new tables, schema 4's index tables new: index them again
     reindex = version < 4
     while version < SCHEMA_VERSION:
@@ -33,6 +33,14 @@ def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
                 version, format_time(store.clock()), f"upgraded from schema {version - 1}"))
     if reindex:
         store.rebuild_index()
+
+
+def _upgrade_4_to_5(store: RecordingStore) -> None:
+    """Schema 5: other tables' chains, held verbatim (ingest); nothing before it changes."""
+    from dealer_assist.surveillance.store import SCHEMA_CHAINS, _statements
+
+    for statement in _statements(SCHEMA_CHAINS):
+        store.conn.execute(statement)
 
 
 def _upgrade_2_to_3(store: RecordingStore) -> None:

@@ -2,7 +2,8 @@
 
 The tests use the protocol only. A backend (the ``backend`` fixture's params) says how to make,
 reopen, damage, lock and wipe the index of one kind of store; adding an implementation is one more
-param. Today: SQLite, on a real file under ``tmp_path``.
+param. Today: SQLite, on a real file under ``tmp_path``, and PostgreSQL (the room's store), in a
+fresh schema of the real server on 127.0.0.1:5432 (tests/postgres.py).
 """
 
 from __future__ import annotations
@@ -110,12 +111,70 @@ class SqliteBackend:
             conn.close()
 
 
-@pytest.fixture(params=["sqlite"])
+@dataclass
+class PostgresBackend:
+    """A store in its own schema of the test server; writes wait 0.05 s for a lock."""
+
+    url: str
+    schema: str
+    directory: Path
+    clock: Clock
+
+    def create(self) -> RecordStore:
+        from dealer_assist.floor.pgstore import PostgresStore
+
+        try:
+            return PostgresStore(self.url, self.directory, schema=self.schema, create=True,
+                                 clock=self.clock, lock_timeout_s=0.05)
+        except RecordingError:  # made already: opened to write
+            return self.reopen()
+
+    def reopen(self) -> RecordStore:
+        from dealer_assist.floor.pgstore import PostgresStore
+
+        return PostgresStore(self.url, self.directory, schema=self.schema, clock=self.clock,
+                             lock_timeout_s=0.05)
+
+    def damage(self, part: str) -> None:
+        pytest.skip("PostgreSQL's pages cannot be damaged from outside the server")
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url) as lock:  # one transaction, rolled back at the end
+            lock.execute(sql.SQL("LOCK TABLE {}.records IN EXCLUSIVE MODE").format(
+                sql.Identifier(self.schema)))
+            yield
+            lock.rollback()
+
+    def wipe_index(self) -> None:
+        import psycopg
+        from psycopg import sql
+
+        from dealer_assist.floor.pgstore import INDEX_TABLES
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            for table in INDEX_TABLES:
+                conn.execute(sql.SQL("DELETE FROM {}.{}").format(sql.Identifier(self.schema),
+                                                                 sql.Identifier(table)))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path,
-            monkeypatch: pytest.MonkeyPatch) -> Backend:
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     if request.param == "sqlite":
         monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
-        return SqliteBackend(tmp_path / "recording", Clock())
+        yield SqliteBackend(tmp_path / "recording", Clock())
+        return
+    if request.param == "postgres":
+        from tests.postgres import fresh_schema, server_url
+
+        url = server_url()
+        with fresh_schema("contract") as schema:
+            yield PostgresBackend(url, schema, tmp_path / "frames", Clock())
+        return
     raise AssertionError(f"no backend {request.param}")
 
 
@@ -373,6 +432,33 @@ def test_an_alarm_raised_in_a_round_recorded_after_it_is_linked_to_that_round(
     assert store.round_alarm_records(later) == [switched.seq, misplaced.seq]
 
 
+def test_the_index_finds_rounds_by_dealer_and_by_a_card_dealt_or_revealed(
+        store: RecordStore) -> None:
+    def dealt(round_id: str, dealer: str, *events: dict[str, Any]) -> int:
+        start = store.append("round", {"type": "round", "id": round_id, "dealer_id": dealer},
+                             table="T1", round_id=round_id)
+        assert start.round_key is not None
+        for event in events:
+            store.append("event", event, table="T1", round_key=start.round_key,
+                         round_id=round_id)
+        return start.round_key
+
+    first = dealt("r-1", "D-1", {"type": "card", "card": "7S"}, {"type": "card", "card": None},
+                  {"type": "reveal", "card": "KH"})
+    second = dealt("r-2", "D-2", {"type": "card", "card": "KH", "to": "dealer"})
+    store.append("note", {"card": "AS"}, table="T1", round_key=second, round_id="r-2")
+
+    def keys(**criteria: Any) -> list[int]:
+        return [row.round_key for row in store.find_rounds(RoundQuery(**criteria))[0]]
+
+    assert keys(dealer="D-1") == [first] and keys(dealer="D-9") == []
+    assert keys(card="KH") == [second, first]
+    assert keys(card="kh", dealer="D-2") == [second]
+    assert keys(card="7S") == [first]
+    assert keys(card="AS") == []  # only what was dealt or revealed
+    assert keys(card="%") == [] and keys(card="K") == []
+
+
 def test_a_round_marked_partial_is_no_longer_open(store: RecordStore) -> None:
     key = play_round(store, "r-1")
     store.append("partial", {"reason": "the recorder stopped"}, table="T1", round_key=key,
@@ -568,3 +654,146 @@ def test_a_damaged_search_index_gives_the_rounds_it_can_read_and_names_the_rest(
             store.indexed_rounds()
     finally:
         store.close()
+
+
+# -- other tables' chains, ingested verbatim ----------------------------------------------------
+
+
+def box_chain(directory: Path, table: str, rounds: int) -> tuple[str, list[Record]]:
+    """A table box's signed chain, made by a real SQLite store: its chain id and records."""
+    from dealer_assist.surveillance.signed_chain import Evidence, begin_signing
+
+    box = RecordingStore(directory, create=True, clock=Clock())
+    try:
+        chain = begin_signing(box, Evidence(Signer.generate()), table)
+        for n in range(1, rounds + 1):
+            play_round(box, f"{table}-{n}", table=table, nets={"seat1": "10.00"})
+        return chain, list(box.records())
+    finally:
+        box.close()
+
+
+def rewritten(record: Record, **changes: Any) -> Record:
+    """``record`` altered on the box and re-hashed (its signature no longer fits)."""
+    from dataclasses import replace
+
+    altered = replace(record, **changes)
+    return replace(altered, hash=chain_hash(altered.prev_hash, canonical_bytes(altered)))
+
+
+def test_ingested_chains_are_held_verbatim_side_by_side_in_chain_order(
+        store: RecordStore, tmp_path: Path) -> None:
+    from dealer_assist.surveillance.interface import Ingest
+
+    chain1, t1 = box_chain(tmp_path / "t1", "T1", 2)
+    chain2, t2 = box_chain(tmp_path / "t2", "T2", 1)
+    chain1b, t1b = box_chain(tmp_path / "t1b", "T1", 1)  # T1 began a new chain
+    assert len({chain1, chain2, chain1b}) == 3
+    for a, b, c in zip(t1, t2 + [None] * 9, t1b + [None] * 9, strict=False):
+        assert [i.outcome for i in store.ingest("T1", chain1, [a])] == [Ingest.NEW]
+        if b is not None:
+            store.ingest("T2", chain2, [b])
+        if c is not None:
+            store.ingest("T1", chain1b, [c])
+
+    assert list(store.chain_records("T1", chain1)) == t1
+    assert list(store.chain_records("T2", chain2)) == t2
+    assert list(store.chain_records("T1", chain1b)) == t1b
+    assert list(store.chain_records("T1", chain1, after=3)) == t1[3:]
+    assert [r.kind for r in store.chain_records("T1", chain1, round_key=2)] == [
+        "round", "event", "settlement"]
+    assert all(r.signature for r in store.chain_records("T1", chain1))
+    assert {(s.table, s.chain, s.held, s.last_seq, s.next_seq) for s in store.chains()} == {
+        ("T1", chain1, len(t1), len(t1), len(t1) + 1),
+        ("T2", chain2, len(t2), len(t2), len(t2) + 1),
+        ("T1", chain1b, len(t1b), len(t1b), len(t1b) + 1)}
+    assert store.head() == (0, GENESIS_HASH) and list(store.records()) == []  # its own: apart
+    assert store.forks() == []
+
+
+def test_a_record_ingested_again_is_a_duplicate_and_changes_nothing(
+        backend: Backend, tmp_path: Path) -> None:
+    from dealer_assist.surveillance.interface import Ingest
+
+    chain, records = box_chain(tmp_path / "box", "T1", 1)
+    store = backend.create()
+    try:
+        first = store.ingest("T1", chain, records)
+        assert [i.outcome for i in first] == [Ingest.NEW] * len(records)
+        assert [i.next_seq for i in first] == [r.seq + 1 for r in records]
+        again = store.ingest("T1", chain, [records[1], *records])
+        assert [i.outcome for i in again] == [Ingest.DUPLICATE] * (len(records) + 1)
+        assert [i.held for i in again] == [records[1], *records]
+    finally:
+        store.close()
+    store = backend.reopen()  # durable, once
+    try:
+        assert list(store.chain_records("T1", chain)) == records
+        [state] = store.chains()
+        assert (state.held, state.next_seq, state.missing) == (len(records), len(records) + 1, 0)
+    finally:
+        store.close()
+
+
+def test_a_different_record_at_a_held_key_is_a_fork_reported_and_nothing_overwritten(
+        backend: Backend, tmp_path: Path) -> None:
+    from dealer_assist.surveillance.interface import Ingest
+
+    chain, records = box_chain(tmp_path / "box", "T1", 1)
+    settled = next(r for r in records if r.kind == "settlement")
+    forged = rewritten(settled, body_text=settled.body_text.replace("10.00", "90.00"))
+    resigned = replace_signature(settled)
+    store = backend.create()
+    try:
+        store.ingest("T1", chain, records)
+        [outcome] = store.ingest("T1", chain, [forged])
+        assert (outcome.outcome, outcome.held) == (Ingest.FORK, settled)
+        [outcome] = store.ingest("T1", chain, [resigned])  # same hash, other signature
+        assert (outcome.outcome, outcome.held) == (Ingest.FORK, settled)
+        store.ingest("T1", chain, [forged])  # offered again: noted once
+    finally:
+        store.close()
+    store = backend.reopen()
+    try:
+        assert list(store.chain_records("T1", chain)) == records
+        forks = store.forks()
+        assert [(f.table, f.chain, f.held, f.offered) for f in forks] == [
+            ("T1", chain, settled, forged), ("T1", chain, settled, resigned)]
+        assert store.forks("T2") == [] and len(store.forks("T1")) == 2
+        [state] = store.chains()
+        assert state.held == len(records)
+    finally:
+        store.close()
+
+
+def replace_signature(record: Record) -> Record:
+    from dataclasses import replace
+
+    return replace(record, signature=Signer.generate().sign(record.hash))
+
+
+def test_records_arriving_out_of_order_are_kept_in_chain_order_and_gaps_are_told(
+        store: RecordStore, tmp_path: Path) -> None:
+    chain, records = box_chain(tmp_path / "box", "T1", 2)
+    one, two, three, four, five = records[:5]
+    assert [i.next_seq for i in store.ingest("T1", chain, [one, two, five])] == [2, 3, 3]
+    [state] = store.chains()
+    assert (state.held, state.last_seq, state.next_seq, state.missing) == (3, 5, 3, 2)
+    assert [i.next_seq for i in store.ingest("T1", chain, [four])] == [3]
+    assert [i.next_seq for i in store.ingest("T1", chain, [three])] == [6]
+    assert list(store.chain_records("T1", chain)) == records[:5]
+    [state] = store.chains()
+    assert (state.held, state.last_seq, state.next_seq, state.missing) == (5, 5, 6, 0)
+
+
+def test_a_record_that_cannot_be_keyed_is_refused_and_nothing_is_held(
+        store: RecordStore, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    chain, records = box_chain(tmp_path / "box", "T1", 1)
+    for table, chain_id, batch in (("", chain, records), ("T1", "", records),
+                                   ("T1", chain, [records[0], replace(records[1], seq=0)]),
+                                   ("T1\n", chain, records)):
+        with pytest.raises(RecordingError):
+            store.ingest(table, chain_id, batch)
+    assert store.chains() == [] and list(store.chain_records("T1", chain)) == []
