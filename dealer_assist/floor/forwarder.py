@@ -397,3 +397,29 @@ class ForwarderHost:
         self._thread.join(timeout)
         if not self._thread.is_alive():
             self._loop.close()
+
+
+class ScreenReport:
+    """Hands the forwarder's :class:`FloorStatus` to the table as it changes, at most every
+    ``every_s`` seconds unless the alarm, the link or caught-up-ness changes (each is journaled
+    by the table, so not on every poll)."""
+
+    def __init__(self, submit: Callable[[Any], Any], every_s: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.submit = submit
+        self.every_s = every_s
+        self.clock = clock
+        self._last: FloorStatus | None = None
+        self._at = 0.0
+
+    def __call__(self, status: FloorStatus) -> None:
+        from dealer_assist.table.sources import FloorLag
+
+        last, now = self._last, self.clock()
+        if last is not None and last.alarm == status.alarm and \
+                last.connected == status.connected and \
+                (last.records == 0) == (status.records == 0) and now - self._at < self.every_s:
+            return
+        self._last, self._at = status, now
+        self.submit(FloorLag(status.records, status.seconds, status.alarm, status.connected,
+                             status.detail[:200]))

@@ -74,6 +74,11 @@ function renderStatus(view) {
   $("round-id").textContent = view.round ? "round " + view.round.round + " \u00b7 " + view.phase : "";
   $("camera-lag").textContent = view.camera_lag_ms === null || view.camera_lag_ms === undefined
     ? "" : "camera lag " + view.camera_lag_ms + " ms";
+  const floor = view.floor;
+  $("floor-lag").textContent = !floor ? "" : (floor.connected ? "" : "floor offline \u00b7 ") +
+    (floor.records ? "floor " + floor.records + " records, " + floor.seconds + " s behind"
+      : "floor up to date");
+  $("floor-lag").className = floor && floor.behind ? "behind" : "";
 }
 
 // Active alarms, newest first; the same alarm raised again and again is one row with its
