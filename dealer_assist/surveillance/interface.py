@@ -15,14 +15,21 @@ queries that say so return what they could read and what they could not.
 
 The search index is a projection: :meth:`RecordStore.rebuild_index` makes it again from the
 records alone, and :meth:`RecordStore.index_mismatches` says where it differs from that.
+
+Besides its own chain (what :meth:`RecordStore.append` writes), a store holds the chains of other
+tables, copied verbatim (:meth:`RecordStore.ingest`): the surveillance room keeps every table's
+chain this way. An ingested record is keyed by (table, chain, seq): ``table`` is the table box
+that made it, ``chain`` its chain id (the ``chain`` of the chain's first ``key`` record,
+:func:`~dealer_assist.surveillance.signed_chain.chain_id`), ``seq`` its number in that chain.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -144,6 +151,54 @@ class StoredOperator:
     name: str
     role: str
     password_hash: str
+
+
+class Ingest(Enum):
+    """What :meth:`RecordStore.ingest` made of one record."""
+
+    NEW = "new"  #: held now (durably, when ingest returns)
+    DUPLICATE = "duplicate"  #: the very same record was held already: ignored
+    FORK = "fork"  #: another record is held at its key: kept, never overwritten; both noted
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    """One record's outcome: ``held`` is the record the store holds at its key (the one offered,
+    or, for a fork, the one held before); ``next_seq`` is the record the chain needs next, one
+    past the unbroken run from record 1 (below ``held.seq`` + 1: a gap before it)."""
+
+    outcome: Ingest
+    held: Record
+    next_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChainState:
+    """An ingested chain: records held, the highest held, and the one it needs next (one past
+    the unbroken run from record 1; ``next_seq <= last_seq``: records missing)."""
+
+    table: str
+    chain: str
+    held: int
+    last_seq: int
+    next_seq: int
+
+    @property
+    def missing(self) -> int:
+        """How many records below the highest held are not held."""
+        return self.last_seq - self.held
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    """A record offered where the store held another one at the same key (table, chain, seq):
+    a rewrite on the table box, caught against the copy held here."""
+
+    table: str
+    chain: str
+    held: Record
+    offered: Record
+    seen_at: str  # when it was offered (store time)
 
 
 class RecordStore(Protocol):
@@ -291,6 +346,33 @@ class RecordStore(Protocol):
 
     def frame_volume(self) -> list[HourVolume]:
         """Unpruned frames per table and hour."""
+        ...
+
+    # -- other tables' chains (ingested verbatim) ---------------------------------------------
+
+    def ingest(self, table: str, chain: str, records: Sequence[Record]) -> list[Ingested]:
+        """Hold ``records`` of ``table``'s ``chain`` exactly as they were made there (their seq,
+        times, hashes and signatures), in one durable write before returning; an outcome per
+        record, in order. Idempotent: a record held already is a DUPLICATE and changes nothing;
+        a different record at a key held is a FORK: the held one stays, the offered one is kept
+        aside (:meth:`forks`). Records may arrive out of order or with gaps (``next_seq`` says
+        which is needed next). Nothing here verifies hashes or signatures: that is the
+        verifier's (the room). RecordingError for a key that cannot be one (empty table or
+        chain, seq below 1)."""
+        ...
+
+    def chains(self) -> list[ChainState]:
+        """Every ingested chain, by table and chain id."""
+        ...
+
+    def chain_records(self, table: str, chain: str, *, after: int = 0,
+                      round_key: int | None = None) -> Iterator[Record]:
+        """The held records of one ingested chain numbered above ``after`` (optionally of one
+        of its rounds, by the chain's own round key), in chain order."""
+        ...
+
+    def forks(self, table: str | None = None) -> list[Fork]:
+        """Records offered at a key held by another (of one table, or all), as offered."""
         ...
 
     # -- operators ----------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
     ``note``: record each step in ``schema_version`` (not when the store is being created)."""
     from dealer_assist.surveillance.store import SCHEMA_VERSION, RecordingError, format_time
 
-    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3}
+    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
     reindex = version < 2  # schema 1's records moved into new tables: index them again
     while version < SCHEMA_VERSION:
         step = steps.get(version)
@@ -32,6 +32,14 @@ def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
                 version, format_time(store.clock()), f"upgraded from schema {version - 1}"))
     if reindex:
         store.rebuild_index()
+
+
+def _upgrade_3_to_4(store: RecordingStore) -> None:
+    """Schema 4: other tables' chains, held verbatim (ingest); nothing before it changes."""
+    from dealer_assist.surveillance.store import SCHEMA_CHAINS, _statements
+
+    for statement in _statements(SCHEMA_CHAINS):
+        store.conn.execute(statement)
 
 
 def _upgrade_2_to_3(store: RecordingStore) -> None:

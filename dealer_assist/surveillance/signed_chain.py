@@ -58,6 +58,15 @@ def key_body(record: Record) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
+def chain_id(store: RecordStore) -> str | None:
+    """The store's chain id: the ``chain`` its first ``key`` record names (None: unsigned). It
+    names the chain wherever its records are copied (the room keys them by table, chain and
+    seq), the records before that key record included."""
+    first = next(iter(store.records(kinds=(KEY_KIND,))), None)
+    chain = None if first is None else key_body(first).get("chain")
+    return chain if isinstance(chain, str) and chain else None
+
+
 def begin_signing(store: RecordStore, evidence: Evidence, table: str) -> str:
     """Sign everything ``store`` appends from now with the table's key; returns the chain id.
 

@@ -35,12 +35,16 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from dealer_assist.durable import fsync_dir
 from dealer_assist.surveillance.interface import (
+    ChainState,
+    Fork,
     HourVolume,
     IndexedAlarm,
     IndexedFrame,
     IndexedPayout,
     IndexedRound,
     IndexedSeat,
+    Ingest,
+    Ingested,
     RoundQuery,
     StoredOperator,
 )
@@ -48,7 +52,7 @@ from dealer_assist.surveillance.interface import (
 if TYPE_CHECKING:
     from dealer_assist.surveillance.signing import PublicKey
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 HASH_FORMAT = 2  # how new records are hashed (see canonical_bytes)
 GENESIS_HASH = "0" * 64
 INDEX_NAME = "index.sqlite"
@@ -333,8 +337,70 @@ CREATE TABLE IF NOT EXISTS operators (
     created_at TEXT NOT NULL);
 """
 
+#: Schema 4: other tables' chains, held verbatim (RecordStore.ingest)
+SCHEMA_CHAINS = """
+CREATE TABLE IF NOT EXISTS chain_records (
+    table_key TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    table_id TEXT,
+    round_key INTEGER,
+    round_id TEXT,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    file TEXT,
+    sha256 TEXT,
+    hash_format INTEGER NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    signature TEXT,
+    PRIMARY KEY (table_key, chain, seq));
+CREATE INDEX IF NOT EXISTS chain_records_round ON chain_records(table_key, chain, round_key, seq);
+CREATE TABLE IF NOT EXISTS chain_state (
+    table_key TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    held INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    next_seq INTEGER NOT NULL,
+    PRIMARY KEY (table_key, chain));
+CREATE TABLE IF NOT EXISTS chain_forks (
+    table_key TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    table_id TEXT,
+    round_key INTEGER,
+    round_id TEXT,
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    file TEXT,
+    sha256 TEXT,
+    hash_format INTEGER NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    signature TEXT);
+CREATE INDEX IF NOT EXISTS chain_forks_key ON chain_forks(table_key, chain, seq);
+"""
+
 INDEX_TABLES = ("rounds", "round_seats", "payout_lines", "frames", "alarms")
-TABLES = ("schema_version", "records", *INDEX_TABLES, "operators")
+CHAIN_TABLES = ("chain_records", "chain_state", "chain_forks")
+TABLES = ("schema_version", "records", *INDEX_TABLES, "operators", *CHAIN_TABLES)
+#: the longest table or chain id an ingested record may be keyed by
+MAX_CHAIN_KEY = 128
+
+
+def check_chain_key(table: str, chain: str, record: Record, where: Path | str) -> None:
+    """Refuse a key an ingested record cannot be held under (RecordingError naming it)."""
+    for name, value in (("table", table), ("chain", chain)):
+        if not isinstance(value, str) or not value or len(value) > MAX_CHAIN_KEY \
+                or not value.isprintable():
+            raise RecordingError(f"cannot ingest a record keyed by {name} {value!r}: a {name}"
+                                 f" id is 1-{MAX_CHAIN_KEY} printable characters", where)
+    if not isinstance(record.seq, int) or not 1 <= record.seq <= MAX_INTEGER:
+        raise RecordingError(f"cannot ingest record {record.seq!r} of table {table} chain "
+                             f"{chain}: a record's number is 1 or more", where)
 
 
 class RecordingStore:
@@ -950,6 +1016,99 @@ class RecordingStore:
             "SELECT table_id, substr(at, 1, 13) AS hour, COUNT(*) AS n, SUM(size) AS size"
             " FROM frames WHERE pruned_at IS NULL GROUP BY table_id, hour")]
 
+    # -- other tables' chains -------------------------------------------------------------------
+
+    def ingest(self, table: str, chain: str, records: Sequence[Record]) -> list[Ingested]:
+        """Hold other tables' records verbatim, all in one durable transaction (see the
+        protocol)."""
+        for record in records:
+            check_chain_key(table, chain, record, self.db_path)
+        conn = self.conn
+        outcomes: list[Ingested] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            state = conn.execute(
+                "SELECT held, last_seq, next_seq FROM chain_state WHERE table_key = ? AND"
+                " chain = ?", (table, chain)).fetchone()
+            held, last_seq, next_seq = (0, 0, 1) if state is None else tuple(state)
+            for record in records:
+                row = conn.execute(
+                    "SELECT * FROM chain_records WHERE table_key = ? AND chain = ? AND seq = ?",
+                    (table, chain, record.seq)).fetchone()
+                if row is not None:
+                    before = record_from_row(row)
+                    if before == record:
+                        outcomes.append(Ingested(Ingest.DUPLICATE, before, next_seq))
+                        continue
+                    if conn.execute(
+                            "SELECT 1 FROM chain_forks WHERE table_key = ? AND chain = ? AND"
+                            " seq = ? AND hash = ? AND body = ? AND at = ? AND"
+                            " signature IS ?", (table, chain, record.seq, record.hash,
+                                                record.body_text, record.at,
+                                                record.signature)).fetchone() is None:
+                        conn.execute(
+                            f"INSERT INTO chain_forks (table_key, chain, seen_at, "
+                            f"{', '.join(RECORD_COLUMNS)}) VALUES (?,?,?,{_MARKS})",
+                            (table, chain, format_time(self.clock()), *_record_values(record)))
+                    outcomes.append(Ingested(Ingest.FORK, before, next_seq))
+                    continue
+                conn.execute(
+                    f"INSERT INTO chain_records (table_key, chain, {', '.join(RECORD_COLUMNS)})"
+                    f" VALUES (?,?,{_MARKS})", (table, chain, *_record_values(record)))
+                held, last_seq = held + 1, max(last_seq, record.seq)
+                while next_seq <= last_seq and conn.execute(
+                        "SELECT 1 FROM chain_records WHERE table_key = ? AND chain = ? AND"
+                        " seq = ?", (table, chain, next_seq)).fetchone() is not None:
+                    next_seq += 1
+                outcomes.append(Ingested(Ingest.NEW, record, next_seq))
+            conn.execute(
+                "INSERT OR REPLACE INTO chain_state VALUES (?,?,?,?,?)",
+                (table, chain, held, last_seq, next_seq))
+            conn.execute("COMMIT")
+        except BaseException as error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(error, sqlite3.DatabaseError):
+                raise sqlite_failure(error, self.db_path) from None
+            raise
+        return outcomes
+
+    @_reported
+    def chains(self) -> list[ChainState]:
+        return [ChainState(*row) for row in self.conn.execute(
+            "SELECT table_key, chain, held, last_seq, next_seq FROM chain_state"
+            " ORDER BY table_key, chain")]
+
+    def chain_records(self, table: str, chain: str, *, after: int = 0,
+                      round_key: int | None = None) -> Iterator[Record]:
+        sql = "SELECT * FROM chain_records WHERE table_key = ? AND chain = ? AND seq > ?"
+        params: list[Any] = [table, chain, after]
+        if round_key is not None:
+            sql += " AND round_key = ?"
+            params.append(round_key)
+        try:
+            for row in self.conn.execute(sql + " ORDER BY seq", params):
+                yield record_from_row(row)
+        except sqlite3.DatabaseError as error:
+            raise sqlite_failure(error, self.db_path) from None
+
+    @_reported
+    def forks(self, table: str | None = None) -> list[Fork]:
+        sql = ("SELECT f.*, f.table_key AS fork_table, f.chain AS fork_chain, f.seen_at AS"
+               " fork_seen FROM chain_forks f")
+        params: tuple[Any, ...] = ()
+        if table is not None:
+            sql, params = sql + " WHERE f.table_key = ?", (table,)
+        found = []
+        for row in self.conn.execute(sql + " ORDER BY f.table_key, f.chain, f.seq, f.rowid",
+                                     params):
+            held = self.conn.execute(
+                "SELECT * FROM chain_records WHERE table_key = ? AND chain = ? AND seq = ?",
+                (row["fork_table"], row["fork_chain"], row["seq"])).fetchone()
+            found.append(Fork(row["fork_table"], row["fork_chain"], record_from_row(held),
+                              record_from_row(row), row["fork_seen"]))
+        return found
+
     # -- operators ----------------------------------------------------------------------------
 
     @_reported
@@ -1010,6 +1169,14 @@ def _listed(names: list[str], shown: int = 5) -> str:
 
 RECORD_COLUMNS = ("seq", "at", "table_id", "round_key", "round_id", "kind", "body", "file",
                   "sha256", "hash_format", "prev_hash", "hash", "signature")
+_MARKS = ",".join("?" * len(RECORD_COLUMNS))
+
+
+def _record_values(record: Record) -> tuple[Any, ...]:
+    """A record's values in the order of :data:`RECORD_COLUMNS`."""
+    return (record.seq, record.at, record.table, record.round_key, record.round_id, record.kind,
+            record.body_text, record.file, record.sha256, record.hash_format, record.prev_hash,
+            record.hash, record.signature)
 
 
 def record_from_row(row: sqlite3.Row) -> Record:

@@ -506,3 +506,146 @@ def test_a_damaged_search_index_gives_the_rounds_it_can_read_and_names_the_rest(
             store.indexed_rounds()
     finally:
         store.close()
+
+
+# -- other tables' chains, ingested verbatim ----------------------------------------------------
+
+
+def box_chain(directory: Path, table: str, rounds: int) -> tuple[str, list[Record]]:
+    """A table box's signed chain, made by a real SQLite store: its chain id and records."""
+    from dealer_assist.surveillance.signed_chain import Evidence, begin_signing
+
+    box = RecordingStore(directory, create=True, clock=Clock())
+    try:
+        chain = begin_signing(box, Evidence(Signer.generate()), table)
+        for n in range(1, rounds + 1):
+            play_round(box, f"{table}-{n}", table=table, nets={"seat1": "10.00"})
+        return chain, list(box.records())
+    finally:
+        box.close()
+
+
+def rewritten(record: Record, **changes: Any) -> Record:
+    """``record`` altered on the box and re-hashed (its signature no longer fits)."""
+    from dataclasses import replace
+
+    altered = replace(record, **changes)
+    return replace(altered, hash=chain_hash(altered.prev_hash, canonical_bytes(altered)))
+
+
+def test_ingested_chains_are_held_verbatim_side_by_side_in_chain_order(
+        store: RecordStore, tmp_path: Path) -> None:
+    from dealer_assist.surveillance.interface import Ingest
+
+    chain1, t1 = box_chain(tmp_path / "t1", "T1", 2)
+    chain2, t2 = box_chain(tmp_path / "t2", "T2", 1)
+    chain1b, t1b = box_chain(tmp_path / "t1b", "T1", 1)  # T1 began a new chain
+    assert len({chain1, chain2, chain1b}) == 3
+    for a, b, c in zip(t1, t2 + [None] * 9, t1b + [None] * 9, strict=False):
+        assert [i.outcome for i in store.ingest("T1", chain1, [a])] == [Ingest.NEW]
+        if b is not None:
+            store.ingest("T2", chain2, [b])
+        if c is not None:
+            store.ingest("T1", chain1b, [c])
+
+    assert list(store.chain_records("T1", chain1)) == t1
+    assert list(store.chain_records("T2", chain2)) == t2
+    assert list(store.chain_records("T1", chain1b)) == t1b
+    assert list(store.chain_records("T1", chain1, after=3)) == t1[3:]
+    assert [r.kind for r in store.chain_records("T1", chain1, round_key=2)] == [
+        "round", "event", "settlement"]
+    assert all(r.signature for r in store.chain_records("T1", chain1))
+    assert {(s.table, s.chain, s.held, s.last_seq, s.next_seq) for s in store.chains()} == {
+        ("T1", chain1, len(t1), len(t1), len(t1) + 1),
+        ("T2", chain2, len(t2), len(t2), len(t2) + 1),
+        ("T1", chain1b, len(t1b), len(t1b), len(t1b) + 1)}
+    assert store.head() == (0, GENESIS_HASH) and list(store.records()) == []  # its own: apart
+    assert store.forks() == []
+
+
+def test_a_record_ingested_again_is_a_duplicate_and_changes_nothing(
+        backend: Backend, tmp_path: Path) -> None:
+    from dealer_assist.surveillance.interface import Ingest
+
+    chain, records = box_chain(tmp_path / "box", "T1", 1)
+    store = backend.create()
+    try:
+        first = store.ingest("T1", chain, records)
+        assert [i.outcome for i in first] == [Ingest.NEW] * len(records)
+        assert [i.next_seq for i in first] == [r.seq + 1 for r in records]
+        again = store.ingest("T1", chain, [records[1], *records])
+        assert [i.outcome for i in again] == [Ingest.DUPLICATE] * (len(records) + 1)
+        assert [i.held for i in again] == [records[1], *records]
+    finally:
+        store.close()
+    store = backend.reopen()  # durable, once
+    try:
+        assert list(store.chain_records("T1", chain)) == records
+        [state] = store.chains()
+        assert (state.held, state.next_seq, state.missing) == (len(records), len(records) + 1, 0)
+    finally:
+        store.close()
+
+
+def test_a_different_record_at_a_held_key_is_a_fork_reported_and_nothing_overwritten(
+        backend: Backend, tmp_path: Path) -> None:
+    from dealer_assist.surveillance.interface import Ingest
+
+    chain, records = box_chain(tmp_path / "box", "T1", 1)
+    settled = next(r for r in records if r.kind == "settlement")
+    forged = rewritten(settled, body_text=settled.body_text.replace("10.00", "90.00"))
+    resigned = replace_signature(settled)
+    store = backend.create()
+    try:
+        store.ingest("T1", chain, records)
+        [outcome] = store.ingest("T1", chain, [forged])
+        assert (outcome.outcome, outcome.held) == (Ingest.FORK, settled)
+        [outcome] = store.ingest("T1", chain, [resigned])  # same hash, other signature
+        assert (outcome.outcome, outcome.held) == (Ingest.FORK, settled)
+        store.ingest("T1", chain, [forged])  # offered again: noted once
+    finally:
+        store.close()
+    store = backend.reopen()
+    try:
+        assert list(store.chain_records("T1", chain)) == records
+        forks = store.forks()
+        assert [(f.table, f.chain, f.held, f.offered) for f in forks] == [
+            ("T1", chain, settled, forged), ("T1", chain, settled, resigned)]
+        assert store.forks("T2") == [] and len(store.forks("T1")) == 2
+        [state] = store.chains()
+        assert state.held == len(records)
+    finally:
+        store.close()
+
+
+def replace_signature(record: Record) -> Record:
+    from dataclasses import replace
+
+    return replace(record, signature=Signer.generate().sign(record.hash))
+
+
+def test_records_arriving_out_of_order_are_kept_in_chain_order_and_gaps_are_told(
+        store: RecordStore, tmp_path: Path) -> None:
+    chain, records = box_chain(tmp_path / "box", "T1", 2)
+    one, two, three, four, five = records[:5]
+    assert [i.next_seq for i in store.ingest("T1", chain, [one, two, five])] == [2, 3, 3]
+    [state] = store.chains()
+    assert (state.held, state.last_seq, state.next_seq, state.missing) == (3, 5, 3, 2)
+    assert [i.next_seq for i in store.ingest("T1", chain, [four])] == [3]
+    assert [i.next_seq for i in store.ingest("T1", chain, [three])] == [6]
+    assert list(store.chain_records("T1", chain)) == records[:5]
+    [state] = store.chains()
+    assert (state.held, state.last_seq, state.next_seq, state.missing) == (5, 5, 6, 0)
+
+
+def test_a_record_that_cannot_be_keyed_is_refused_and_nothing_is_held(
+        store: RecordStore, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    chain, records = box_chain(tmp_path / "box", "T1", 1)
+    for table, chain_id, batch in (("", chain, records), ("T1", "", records),
+                                   ("T1", chain, [records[0], replace(records[1], seq=0)]),
+                                   ("T1\n", chain, records)):
+        with pytest.raises(RecordingError):
+            store.ingest(table, chain_id, batch)
+    assert store.chains() == [] and list(store.chain_records("T1", chain)) == []

@@ -1,0 +1,192 @@
+"""``room.toml``: the surveillance room's services, page and the tables' verification keys,
+validated with messages that name the file and the key.
+
+```toml
+[postgres]
+url = "postgresql://postgres@127.0.0.1:5432/room"   # where the room keeps every table's records
+
+[nats]
+url = "nats://127.0.0.1:4222"      # the JetStream the tables forward to
+# credentials = "room.creds"       # optional: the room's NATS credentials file
+# tls_ca = "floor-ca.pem"          # optional TLS: the CA that signed the servers' certificates,
+# tls_cert = "room.crt"            # and the room's own certificate and key (both or neither)
+# tls_key = "room.key"
+
+[page]
+host = "127.0.0.1"                 # the floor's surveillance page
+port = 8443
+
+[tables]                           # table id -> its public key file (dealer-assist writes
+T1 = "keys/T1.pub"                 # TABLE.pub beside the table's key); a table not named here
+T2 = "keys/T2.pub"                 # is not trusted
+```
+
+Relative paths are taken from the folder of ``room.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dealer_assist.surveillance.signing import KeyFileError, PublicKey, read_public_keys
+
+#: a table id (as table.toml's table_id)
+TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+MAX_CONFIG_BYTES = 1_000_000
+
+_SECTIONS: dict[str, set[str] | None] = {
+    "postgres": {"url"},
+    "nats": {"url", "credentials", "tls_ca", "tls_cert", "tls_key"},
+    "page": {"host", "port"},
+    "tables": None,  # any table id
+}
+
+
+class RoomConfigError(ValueError):
+    """A room configuration that cannot run: names the file and the key."""
+
+    def __init__(self, path: str, key: str, why: str):
+        self.path, self.key, self.why = path, key, why
+        super().__init__(f"{path}: {key}: {why}")
+
+
+@dataclass(frozen=True, slots=True)
+class NatsConfig:
+    url: str
+    credentials: Path | None = None
+    tls_ca: Path | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableKeys:
+    """A table the room trusts: its id, its public key file and the keys in it."""
+
+    table: str
+    file: Path
+    keys: tuple[PublicKey, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomConfig:
+    """A validated ``room.toml``."""
+
+    path: str
+    postgres_url: str
+    nats: NatsConfig
+    page_host: str
+    page_port: int
+    tables: dict[str, TableKeys]
+
+
+def _text(path: str, key: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise RoomConfigError(path, key, f"must be a non-empty string, got {value!r}")
+    if re.search(r"[\x00-\x1f\x7f-\x9f]", value):
+        raise RoomConfigError(path, key, f"must not hold control characters, got {value!r}")
+    return value.strip()
+
+
+def _file(path: str, base: Path, key: str, value: object) -> Path:
+    name = Path(_text(path, key, value))
+    resolved = name if name.is_absolute() else base / name
+    if not resolved.is_file():
+        raise RoomConfigError(path, key, f"no such file: {resolved}")
+    return resolved
+
+
+def _section(path: str, data: dict[str, Any], name: str, required: bool) -> dict[str, Any]:
+    raw = data.get(name)
+    if raw is None:
+        if required:
+            raise RoomConfigError(path, name, f"missing: the [{name}] table is required")
+        return {}
+    if not isinstance(raw, dict):
+        raise RoomConfigError(path, name, f"must be a [{name}] table, got {raw!r}")
+    allowed = _SECTIONS[name]
+    for key in raw:
+        if allowed is not None and key not in allowed:
+            raise RoomConfigError(path, f"{name}.{key}",
+                                  f"unknown key (known: {', '.join(sorted(allowed))})")
+    return raw
+
+
+def _url(path: str, key: str, value: object, schemes: tuple[str, ...]) -> str:
+    url = _text(path, key, value)
+    if not url.startswith(tuple(f"{scheme}://" for scheme in schemes)):
+        raise RoomConfigError(path, key, f"must be a {' or '.join(s + '://' for s in schemes)}"
+                              f" URL, got {url!r}")
+    return url
+
+
+def parse_room_config(data: dict[str, Any], path: str = "room.toml",
+                      base: Path | None = None) -> RoomConfig:
+    """Validate a decoded ``room.toml``; relative paths are taken from ``base``."""
+    base = base or Path(".")
+    for key in data:
+        if key not in _SECTIONS:
+            raise RoomConfigError(path, key,
+                                  f"unknown key (known: {', '.join(sorted(_SECTIONS))})")
+    postgres = _section(path, data, "postgres", True)
+    postgres_url = _url(path, "postgres.url", postgres.get("url"), ("postgresql", "postgres"))
+
+    raw_nats = _section(path, data, "nats", True)
+    files = {name: None if name not in raw_nats else
+             _file(path, base, f"nats.{name}", raw_nats[name])
+             for name in ("credentials", "tls_ca", "tls_cert", "tls_key")}
+    if (files["tls_cert"] is None) != (files["tls_key"] is None):
+        given, other = ("tls_cert", "tls_key") if files["tls_cert"] else ("tls_key", "tls_cert")
+        raise RoomConfigError(path, f"nats.{other}", f"required with nats.{given} (a client "
+                              "certificate needs its private key)")
+    nats = NatsConfig(_url(path, "nats.url", raw_nats.get("url"), ("nats", "tls")), **files)
+
+    page = _section(path, data, "page", False)
+    host = _text(path, "page.host", page.get("host", "127.0.0.1"))
+    port = page.get("port", 8443)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise RoomConfigError(path, "page.port", f"must be a port number 0-65535, got {port!r}")
+
+    tables: dict[str, TableKeys] = {}
+    for table, value in _section(path, data, "tables", True).items():
+        key = f"tables.{table}"
+        if not TABLE_ID.fullmatch(table):
+            raise RoomConfigError(path, key, "a table id is 1-32 letters, digits, '-' or '_'")
+        file = _file(path, base, key, value)
+        try:
+            keys = tuple(read_public_keys(file))
+        except KeyFileError as error:
+            raise RoomConfigError(path, key, str(error)) from None
+        tables[table] = TableKeys(table, file, keys)
+    if not tables:
+        raise RoomConfigError(path, "tables", "names no table: the room would trust none")
+    return RoomConfig(path, postgres_url, nats, host, port, tables)
+
+
+def load_room_config(path: str | Path) -> RoomConfig:
+    """Read and validate ``room.toml``; errors name the file, the key (or line) and why."""
+    shown = str(path)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as error:
+        raise RoomConfigError(shown, "(file)", f"cannot read: {error.strerror or error}"
+                              ) from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise RoomConfigError(shown, "(file)", f"over {MAX_CONFIG_BYTES} bytes: not a room.toml")
+    try:
+        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RoomConfigError(shown, "(file)", f"not UTF-8 text (byte 0x{raw[error.start]:02x}"
+                              f" at offset {error.start}): save it as UTF-8") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise RoomConfigError(shown, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise RoomConfigError(shown, "(syntax)", "nested too deeply to read") from None
+    return parse_room_config(data, shown, Path(path).resolve().parent)
