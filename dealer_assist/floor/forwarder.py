@@ -3,11 +3,12 @@
 A :class:`Forwarder` reads the table's surveillance store (its own SQLite connection, in its own
 asyncio loop: the table never waits for the network) and publishes each record after the
 :class:`Cursor` to JetStream on the table's own subject, with the message id
-``TABLE.CHAIN.SEQ`` (:mod:`.wire`). The cursor, fsync'd on the box, is the last record the broker
-acknowledged with a PubAck; it moves only after that acknowledgement, so through a broker outage
-or a network cut the table keeps recording locally and catches up afterwards, in order, from
-where the broker last said it held. A key frame travels in its record's message; other frames
-stay on the box and the room asks for them on ``floor.frames.<TABLE>`` (request/reply).
+``TABLE.CHAIN.SEQ.HASH16`` (:mod:`.wire`). The cursor, fsync'd on the box, is the last record
+the broker acknowledged with a PubAck; it moves only after that acknowledgement, so through a
+broker outage or a network cut the table keeps recording locally and catches up afterwards, in
+order, from where the broker last said it held. A key frame travels in its record's message;
+other frames stay on the box and the room asks for them on ``floor.frames.<TABLE>``
+(request/reply).
 
 :class:`ForwarderHost` runs forwarders in one thread with one event loop (one on a table box,
 hundreds in ``dealer-assist floor simulate``). :class:`FloorStatus` is what the dealer's screen
@@ -37,7 +38,7 @@ from dealer_assist.floor.wire import (
     message_id,
     record_subject,
 )
-from dealer_assist.surveillance.signed_chain import KEY_KIND, key_body
+from dealer_assist.surveillance.signed_chain import chain_id
 from dealer_assist.surveillance.store import (
     Record,
     RecordingError,
@@ -246,10 +247,9 @@ class Forwarder:
                 return None
             self._store = RecordingStore(self.directory)
         if self._chain is None:
-            keys = next(iter(self._store.records(kinds=(KEY_KIND,))), None)
-            if keys is None:
+            self._chain = chain_id(self._store)
+            if self._chain is None:
                 return None
-            self._chain = str(key_body(keys).get("chain"))
             chain, seq = self.cursor.load()
             if chain != self._chain and chain is not None:
                 logger.warning("%s: the recording's chain is %s, the cursor's %s: a new chain "
@@ -279,7 +279,7 @@ class Forwarder:
                 await js.publish(
                     record_subject(self.table), payload, timeout=self.ack_timeout_s,
                     stream=STREAM,
-                    headers={"Nats-Msg-Id": message_id(self.table, self._chain, record.seq)})
+                    headers={"Nats-Msg-Id": message_id(self.table, self._chain, record)})
                 self._acked = record.seq
                 self.published += 1
                 sent += 1

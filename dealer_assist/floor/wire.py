@@ -3,9 +3,10 @@
 A record travels as one JetStream message on ``floor.records.<TABLE>``: its payload is the
 record's JSON (every field the chain hashes, its signature and the chain id) and, for a key frame
 small enough to travel, a newline and the frame's bytes. The message id (``Nats-Msg-Id``) is
-``TABLE.CHAIN.SEQ``, so a resend is never stored twice within JetStream's de-duplication window,
-and the room's store refuses a second copy beyond it. :func:`decode_record` refuses (with
-:class:`WireError`, saying what) anything :func:`encode_record` would not have written.
+``TABLE.CHAIN.SEQ.HASH16``, so a resend is never stored twice within JetStream's de-duplication
+window, and the room's store refuses a second copy beyond it (its key is table, chain and seq).
+:func:`decode_record` refuses (with :class:`WireError`, saying what) anything
+:func:`encode_record` would not have written.
 """
 
 from __future__ import annotations
@@ -44,9 +45,12 @@ def frame_subject(table: str) -> str:
     return f"{FRAMES}.{table}"
 
 
-def message_id(table: str, chain: str, seq: int) -> str:
-    """``Nats-Msg-Id`` of a record: unique to the table, its chain and the record's number."""
-    return f"{table}.{chain}.{seq}"
+def message_id(table: str, chain: str, record: Record) -> str:
+    """``Nats-Msg-Id`` of a record: its table, chain and number, and the start of its hash. A
+    resend of the record is the same message (JetStream stores it once); a record rewritten on
+    the box after it was sent is another, which reaches the room as a fork instead of being
+    dropped by the broker as a duplicate."""
+    return f"{table}.{chain}.{record.seq}.{record.hash[:16]}"
 
 
 @dataclass(frozen=True, slots=True)

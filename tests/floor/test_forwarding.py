@@ -1,0 +1,170 @@
+"""Tables forward their signed recordings to the room over a real JetStream: every record
+arrives exactly once and in order, through broker restarts, room restarts and tables offline;
+a record rewritten on a box after it was forwarded raises a fork alarm."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from dealer_assist.floor.forwarder import CURSOR_NAME
+from dealer_assist.surveillance.store import canonical_bytes, chain_hash
+from tests.floor.broker import Broker
+from tests.floor.floor import (
+    BoxTable,
+    all_arrived,
+    forward,
+    held,
+    open_room,
+    room_alarms,
+    wait_for,
+)
+
+
+@pytest.fixture
+def broker(tmp_path: Path):
+    running = Broker(tmp_path / "jetstream").start()
+    yield running
+    running.stop()
+
+
+def assert_exact_copies(room_dir: Path, tables: list[BoxTable]) -> None:
+    for table in tables:
+        assert held(room_dir, table) == table.records(), table.name
+
+
+def test_every_record_of_every_table_arrives_once_in_order(tmp_path: Path, broker: Broker):
+    tables = [BoxTable(tmp_path / "boxes", f"T{n}") for n in range(1, 4)]
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, tables)
+    host, forwarders = forward(tables, broker.url)
+    try:
+        for table in tables:
+            table.play(2)
+        assert wait_for(all_arrived(room_dir, tables))
+        assert wait_for(lambda: all(f.status.records == 0 for f in forwarders))
+        assert_exact_copies(room_dir, tables)
+        assert room_alarms(room_dir) == []
+        assert room.room.ingested == sum(len(t.records()) for t in tables)
+    finally:
+        host.stop()
+        room.stop()
+
+
+def test_broker_restarted_mid_stream_loses_and_duplicates_nothing(tmp_path: Path,
+                                                                   broker: Broker):
+    tables = [BoxTable(tmp_path / "boxes", f"T{n}") for n in range(1, 3)]
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, tables)
+    host, forwarders = forward(tables, broker.url)
+    try:
+        tables[0].play(1)
+        assert wait_for(all_arrived(room_dir, tables[:1]))
+        broker.stop()
+        for table in tables:  # the tables go on recording while the broker is down
+            table.play(2)
+        assert wait_for(lambda: not forwarders[0].status.connected, 30)
+        assert forwarders[0].status.records > 0
+        broker.start()
+        assert wait_for(all_arrived(room_dir, tables), 90)
+        assert_exact_copies(room_dir, tables)
+        assert room_alarms(room_dir) == []
+    finally:
+        host.stop()
+        room.stop()
+
+
+def test_room_restarted_resumes_where_it_acknowledged(tmp_path: Path, broker: Broker):
+    tables = [BoxTable(tmp_path / "boxes", "T1")]
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, tables)
+    host, _ = forward(tables, broker.url)
+    try:
+        tables[0].play(1)
+        assert wait_for(all_arrived(room_dir, tables))
+        room.stop()
+        tables[0].play(2)  # forwarded to the broker while the room is away
+        room = open_room(room_dir, broker.url, tables)
+        assert wait_for(all_arrived(room_dir, tables))
+        assert_exact_copies(room_dir, tables)
+        assert room_alarms(room_dir) == []
+    finally:
+        host.stop()
+        room.stop()
+
+
+def test_a_table_offline_then_back_catches_up_in_order(tmp_path: Path, broker: Broker):
+    tables = [BoxTable(tmp_path / "boxes", f"T{n}") for n in range(1, 3)]
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, tables)
+    host, _ = forward(tables, broker.url)
+    try:
+        for table in tables:
+            table.play(1)
+        assert wait_for(all_arrived(room_dir, tables))
+        host.stop()  # T1's and T2's boxes lose the network: they go on recording
+        tables[0].play(3)
+        tables[1].play(1)
+        host, _ = forward(tables, broker.url)
+        assert wait_for(all_arrived(room_dir, tables))
+        assert_exact_copies(room_dir, tables)
+        assert room_alarms(room_dir) == []
+    finally:
+        host.stop()
+        room.stop()
+
+
+def test_a_record_rewritten_on_the_box_after_forwarding_raises_a_fork(tmp_path: Path,
+                                                                      broker: Broker):
+    table = BoxTable(tmp_path / "boxes", "T1")
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, [table])
+    host, _ = forward([table], broker.url)
+    try:
+        table.play(1)
+        assert wait_for(all_arrived(room_dir, [table]))
+        host.stop()
+        original = table.records()
+        # someone with the box's disk rewrites a settled round's bet and re-hashes the chain
+        # from there, then winds the forwarder's cursor back so the rewrite is sent
+        target = next(r for r in original if r.kind == "event" and '"bet"' in r.body_text)
+        conn = sqlite3.connect(table.directory / "index.sqlite")
+        prev = target.prev_hash
+        for record in original[target.seq - 1:]:
+            body = re.sub(r'"amount":"[0-9.]+"', '"amount":"500"', record.body_text) \
+                if record.seq == target.seq else record.body_text
+            changed = record.__class__(**{**{f: getattr(record, f) for f in record.__slots__},
+                                          "body_text": body, "prev_hash": prev})
+            digest = chain_hash(prev, canonical_bytes(changed))
+            conn.execute("UPDATE records SET body = ?, prev_hash = ?, hash = ? WHERE seq = ?",
+                         (body, prev, digest, record.seq))
+            prev = digest
+        conn.commit()
+        conn.close()
+        assert table.records()[target.seq - 1].body_text != target.body_text
+        (table.directory / CURSOR_NAME).unlink()
+        host, _ = forward([table], broker.url)
+        assert wait_for(lambda: any(a["kind"] == "fork" for a in room_alarms(room_dir)))
+        fork = next(a for a in room_alarms(room_dir) if a["kind"] == "fork")
+        assert fork["table"] == "T1" and fork["seq"] == target.seq
+        assert held(room_dir, table) == original  # the room's copy is kept, not overwritten
+    finally:
+        host.stop()
+        room.stop()
+
+
+def test_a_table_silent_past_the_bound_is_alarmed(tmp_path: Path, broker: Broker):
+    tables = [BoxTable(tmp_path / "boxes", f"T{n}") for n in range(1, 3)]
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, tables, silent_after_s=1.0)
+    host, _ = forward(tables[:1], broker.url)  # T2's box never comes up
+    try:
+        tables[0].play(1)
+        assert wait_for(lambda: any(a["kind"] == "silent" and a["table"] == "T2"
+                                    for a in room_alarms(room_dir)), 30)
+    finally:
+        host.stop()
+        room.stop()
