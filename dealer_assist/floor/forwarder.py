@@ -384,7 +384,9 @@ class ForwarderHost:
         return forwarder
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop every forwarder (what the broker has acknowledged stays in the cursor)."""
+        """Stop every forwarder (what the broker has acknowledged stays in the cursor); once."""
+        if self._loop.is_closed() or not self._thread.is_alive():
+            return
         for forwarder, _ in self._forwarders:
             self._loop.call_soon_threadsafe(forwarder.stop)
         deadline = time.monotonic() + timeout

@@ -403,6 +403,10 @@ class RoomThread:
         """Run ``coroutine`` in the room's loop (e.g. :meth:`Room.fetch_frame`)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
 
+    def join(self) -> None:
+        """Wait until the room's consumer ends."""
+        self._thread.join()
+
     def stop(self, timeout: float = 15.0) -> None:
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self.room.stop)

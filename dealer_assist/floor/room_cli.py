@@ -1,0 +1,84 @@
+"""``dealer-assist room serve --config room.toml``: the surveillance room: the floor's consumer
+(every table's records into the room's store, verified as they arrive) and the surveillance page
+over that store."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from dealer_assist.cli import number_in
+
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="action", required=True)
+    serve = commands.add_parser("serve", help="consume the floor and serve the page")
+    serve.add_argument("--config", required=True, metavar="ROOM_TOML")
+    serve.add_argument("--sqlite", metavar="DIR",
+                       help="keep the room's store in SQLite under DIR instead of the "
+                       "[postgres] URL (a room on one machine, without PostgreSQL)")
+    serve.add_argument("--silent-after", type=number_in(float, 1, 86400, "--silent-after"),
+                       default=120.0, metavar="SECONDS",
+                       help="alarm a table that sends nothing this long (default 120)")
+    serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dealer_assist.floor.config import RoomConfigError, load_room_config
+
+    try:
+        config = load_room_config(args.config)
+    except RoomConfigError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    return _serve(config, args)
+
+
+def _serve(config: object, args: argparse.Namespace) -> int:
+    import socket
+
+    import uvicorn
+
+    from dealer_assist.floor.config import RoomConfig
+    from dealer_assist.floor.room import Room, RoomThread
+    from dealer_assist.surveillance.interface import RecordStore
+    from dealer_assist.surveillance.page_guard import page_site
+    from dealer_assist.surveillance.store import RecordingError, RecordingStore
+    from dealer_assist.surveillance.web import PageSettings, create_app
+
+    assert isinstance(config, RoomConfig)
+    if args.sqlite is None:
+        print("dealer-assist room: the PostgreSQL room store is not in this build yet: give "
+              "--sqlite DIR", file=sys.stderr)
+        return 2
+    directory = Path(args.sqlite)
+
+    def open_store() -> RecordStore:
+        return RecordingStore(directory, create=True)
+
+    try:
+        open_store().close()  # refused now (damaged, unwritable) rather than in the thread
+    except RecordingError as error:
+        print(f"dealer-assist room: --sqlite: {error}", file=sys.stderr)
+        return 2
+    room = RoomThread(Room(open_store, config.nats, config.tables,
+                           silent_after_s=args.silent_after)).start()
+    print(f"room: consuming the floor from {config.nats.url} into {directory}", file=sys.stderr)
+    try:
+        if args.no_page:
+            room.join()
+            return 0 if room.failed is None else 1
+        listener = socket.create_server((config.page_host, config.page_port))
+        port = listener.getsockname()[1]
+        site = page_site(config.page_host, port, [], False)
+        app = create_app(directory, PageSettings(site=site))
+        print(f"surveillance page on {site.scheme}://{config.page_host}:{port}/",
+              file=sys.stderr, flush=True)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+        return 0
+    finally:
+        room.stop()
