@@ -192,7 +192,8 @@ class Forwarder:
         backoff = 0.5
         while not self._stop.is_set():
             try:
-                nc = await nats.connect(**self.link.connect_options(f"table-{self.table}"))
+                nc = await asyncio.wait_for(
+                    nats.connect(**self.link.connect_options(f"table-{self.table}")), 10.0)
             except Exception as error:  # the broker away, refused, or TLS: try again
                 self._report(connected=False, detail=f"cannot reach the floor broker: {error}")
                 await self._sleep(backoff)
@@ -340,8 +341,11 @@ class Forwarder:
                 head: int | None = None, store: RecordingStore | None = None) -> None:
         if connected is not None:
             self._connected = connected
-        store = store or self._store
         records, seconds = 0, 0.0
+        try:
+            store = store or self._open()
+        except RecordingError as error:
+            store, detail = None, detail or f"cannot read the recording: {error}"
         if store is not None:
             try:
                 head = store.last_seq() if head is None else head

@@ -175,7 +175,8 @@ class Room:
             self._heard = {table: started for table in self.tables}
             while not self._stop.is_set():
                 try:
-                    self._nc = await nats.connect(**self._connect_options())
+                    self._nc = await asyncio.wait_for(
+                        nats.connect(**self._connect_options()), 10.0)
                 except Exception as error:
                     logger.warning("the room cannot reach the floor broker: %s", error)
                     await self._sleep(1.0)

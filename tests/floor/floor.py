@@ -14,7 +14,7 @@ from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.recorder import Recorder
 from dealer_assist.surveillance.signed_chain import Evidence, chain_id
 from dealer_assist.surveillance.signing import Signer
-from dealer_assist.surveillance.store import Record, RecordingStore
+from dealer_assist.surveillance.store import Record, RecordingError, RecordingStore
 from tests.surveillance.factory import golden_logs, record_round
 
 LOGS = golden_logs()
@@ -87,7 +87,11 @@ def held(room_dir: Path, table: BoxTable) -> list[Record]:
 
 
 def room_alarms(room_dir: Path) -> list[dict[str, object]]:
-    store = RecordingStore(room_dir)
+    """The floor alarms the room has recorded (none while it is still creating its store)."""
+    try:
+        store = RecordingStore(room_dir)
+    except RecordingError:
+        return []
     try:
         return [r.body for r in store.records(kinds=("floor-alarm",))]
     finally:
@@ -105,9 +109,10 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
 
 def all_arrived(room_dir: Path, tables: list[BoxTable]) -> Callable[[], bool]:
     def check() -> bool:
-        if not (room_dir / "index.sqlite").exists():
+        try:
+            return all(len(held(room_dir, t)) == len(t.records()) for t in tables)
+        except RecordingError:  # the room is still creating its store
             return False
-        return all(len(held(room_dir, t)) == len(t.records()) for t in tables)
 
     return check
 

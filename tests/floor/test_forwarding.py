@@ -4,6 +4,7 @@ a record rewritten on a box after it was forwarded raises a fork alarm."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from pathlib import Path
@@ -11,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.floor.forwarder import CURSOR_NAME
-from dealer_assist.surveillance.store import canonical_bytes, chain_hash
+from dealer_assist.surveillance.store import RecordingError, canonical_bytes, chain_hash
 from tests.floor.broker import Broker
 from tests.floor.floor import (
+    LOGS,
     BoxTable,
     all_arrived,
     forward,
@@ -22,6 +24,7 @@ from tests.floor.floor import (
     room_alarms,
     wait_for,
 )
+from tests.surveillance.factory import record_round
 
 
 @pytest.fixture
@@ -165,6 +168,34 @@ def test_a_table_silent_past_the_bound_is_alarmed(tmp_path: Path, broker: Broker
         tables[0].play(1)
         assert wait_for(lambda: any(a["kind"] == "silent" and a["table"] == "T2"
                                     for a in room_alarms(room_dir)), 30)
+    finally:
+        host.stop()
+        room.stop()
+
+
+def test_key_frames_travel_and_other_frames_are_fetched_from_the_box(tmp_path: Path,
+                                                                     broker: Broker):
+    table = BoxTable(tmp_path / "boxes", "T1")
+    with table.recorder() as recorder:
+        record_round(recorder, LOGS[0], video_frames=True)
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url, [table])
+    host, _ = forward([table], broker.url)
+    try:
+        assert wait_for(all_arrived(room_dir, [table]))
+        frames = [r for r in table.records() if r.kind == "frame"]
+        key = [r for r in frames if '"key":true' in r.body_text]
+        video = [r for r in frames if '"key":false' in r.body_text]
+        assert key and video
+        for record in key:  # in the room's store, as the box holds it
+            copy = room_dir / "floor" / "T1" / table.chain / str(record.file)
+            assert hashlib.sha256(copy.read_bytes()).hexdigest() == record.sha256
+        for record in video:
+            assert not (room_dir / "floor" / "T1" / table.chain / str(record.file)).exists()
+        fetched = room.call(room.room.fetch_frame("T1", video[0].seq))
+        assert hashlib.sha256(fetched).hexdigest() == video[0].sha256
+        with pytest.raises(RecordingError, match="no frame of T1"):
+            room.call(room.room.fetch_frame("T1", 1))  # record 1 is the key record
     finally:
         host.stop()
         room.stop()
