@@ -16,8 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True)
     simulate = commands.add_parser(
         "simulate", help="simulated tables forwarding to the floor (load tests and demos)")
-    simulate.add_argument("--config", required=True, metavar="ROOM_TOML",
-                          help="the room's room.toml: the NATS URL and credentials")
+    where = simulate.add_mutually_exclusive_group(required=True)
+    where.add_argument("--config", metavar="ROOM_TOML",
+                       help="the room's room.toml: the NATS URL and credentials")
+    where.add_argument("--nats", metavar="URL", help="the floor's NATS URL (no credentials), "
+                       "e.g. to set the tables up before room.toml names their keys")
     simulate.add_argument("--tables", type=number_in(int, 1, 2000, "--tables"), default=2)
     simulate.add_argument("--rounds", type=number_in(int, 0, 10**6, "--rounds"), default=3,
                           help="rounds per table (0: only set the tables up, e.g. their keys)")
@@ -26,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           metavar="SECONDS", help="one round every SECONDS per table "
                           "(default 0: as fast as the tables go)")
     simulate.add_argument("--dir", metavar="DIR", help="where the tables record (default: "
-                          "floor-sim beside room.toml); a table's key lies in "
+                          "floor-sim beside room.toml, or here); a table's key lies in "
                           "DIR/TABLE.evidence/table.pub")
     simulate.add_argument("--prefix", default="SIM", help="table ids are PREFIX001, ...")
 
@@ -37,18 +40,26 @@ def run(args: argparse.Namespace) -> int:
     from dealer_assist.floor.simulate import SimOptions, run_floor
     from dealer_assist.floor.wire import TABLE_TOKEN
 
-    try:
-        config = load_room_config(args.config)
-    except RoomConfigError as error:
-        print(f"dealer-assist floor: {error}", file=sys.stderr)
-        return 2
+    if args.config is not None:
+        try:
+            config = load_room_config(args.config)
+        except RoomConfigError as error:
+            print(f"dealer-assist floor: {error}", file=sys.stderr)
+            return 2
+        nats = config.nats
+        link = FloorLink(nats.url, nats.credentials, nats.tls_ca, nats.tls_cert, nats.tls_key)
+        beside = Path(config.path).resolve().parent
+    else:
+        if not args.nats.startswith(("nats://", "tls://")):
+            print(f"dealer-assist floor: --nats {args.nats!r}: must be nats://HOST:PORT or "
+                  "tls://HOST:PORT", file=sys.stderr)
+            return 2
+        link, beside = FloorLink(args.nats), Path.cwd()
     if not TABLE_TOKEN.fullmatch(f"{args.prefix}{args.tables:03d}"):
         print(f"dealer-assist floor: --prefix {args.prefix!r}: table ids are 1-32 letters, "
               "digits, '-' or '_'", file=sys.stderr)
         return 2
-    nats = config.nats
-    link = FloorLink(nats.url, nats.credentials, nats.tls_ca, nats.tls_cert, nats.tls_key)
-    directory = Path(args.dir) if args.dir else Path(config.path).resolve().parent / "floor-sim"
+    directory = Path(args.dir) if args.dir else beside / "floor-sim"
     summary = run_floor(SimOptions(directory, link, args.tables, args.rounds, args.seed,
                                    args.every, prefix=args.prefix),
                         progress=lambda text: print(text, file=sys.stderr))
