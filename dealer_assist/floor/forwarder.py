@@ -78,10 +78,12 @@ class FloorLink:
                                     None if self.tls_key is None else str(self.tls_key))
         return context
 
-    def connect_options(self, name: str) -> dict[str, Any]:
-        """nats-py's connect options: reconnect for ever, quickly."""
+    def connect_options(self, name: str, inbox: str) -> dict[str, Any]:
+        """nats-py's connect options: reconnect for ever, quickly; replies come to the inbox
+        ``_INBOX.<inbox>`` (so the broker can let each client read only its own replies)."""
         options: dict[str, Any] = {
-            "servers": [self.url], "name": name, "allow_reconnect": True,
+            "servers": [self.url], "name": name, "inbox_prefix": f"_INBOX.{inbox}",
+            "allow_reconnect": True,
             "max_reconnect_attempts": -1, "reconnect_time_wait": 0.5, "connect_timeout": 2,
             "error_cb": _quiet, "disconnected_cb": _none, "reconnected_cb": _none,
         }
@@ -192,8 +194,8 @@ class Forwarder:
         backoff = 0.5
         while not self._stop.is_set():
             try:
-                nc = await asyncio.wait_for(
-                    nats.connect(**self.link.connect_options(f"table-{self.table}")), 10.0)
+                options = self.link.connect_options(f"table-{self.table}", self.table)
+                nc = await asyncio.wait_for(nats.connect(**options), 10.0)
             except Exception as error:  # the broker away, refused, or TLS: try again
                 self._report(connected=False, detail=f"cannot reach the floor broker: {error}")
                 await self._sleep(backoff)

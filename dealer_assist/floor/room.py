@@ -197,7 +197,7 @@ class Room:
 
         link = FloorLink(self.nats.url, self.nats.credentials, self.nats.tls_ca,
                          self.nats.tls_cert, self.nats.tls_key)
-        return link.connect_options("surveillance-room")
+        return link.connect_options("surveillance-room", "room")
 
     async def _sleep(self, seconds: float) -> None:
         try:

@@ -3,6 +3,7 @@ a test can stop and restart it (never the machine's broker on 4222)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
@@ -21,21 +22,31 @@ def free_port() -> int:
 class Broker:
     """``nats-server -js`` on 127.0.0.1:``port`` storing under ``store``."""
 
-    def __init__(self, store: Path, port: int | None = None):
+    def __init__(self, store: Path, port: int | None = None, *, config: Path | None = None):
         self.store = store
         self.port = port or free_port()
+        self.config = config  # a nats-server.conf (its listen and store_dir overridden)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
 
+    def url_as(self, user: str, password: str) -> str:
+        return f"nats://{user}:{password}@127.0.0.1:{self.port}"
+
     def start(self) -> Broker:
         binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
         if not Path(binary).exists():
             pytest.skip("nats-server is not installed (scripts/test.sh installs it)")
+        where = ["-sd", str(self.store)]
+        if self.config is not None:  # its store_dir moved to ours (nats-server refuses both)
+            copy = self.store.with_name(self.store.name + ".conf")
+            copy.write_text(re.sub(r'store_dir: "[^"]*"', f'store_dir: "{self.store}"',
+                                   self.config.read_text()))
+            where = ["-c", str(copy)]
         self.process = subprocess.Popen(
-            [binary, "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.store)],
+            [binary, *where, "-js", "-a", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

@@ -10,7 +10,7 @@ from pathlib import Path
 from dealer_assist.floor.config import NatsConfig, TableKeys
 from dealer_assist.floor.forwarder import FloorLink, Forwarder, ForwarderHost
 from dealer_assist.floor.room import Room, RoomThread
-from dealer_assist.surveillance.interface import RecordStore
+from dealer_assist.surveillance.interface import ChainState, RecordStore
 from dealer_assist.surveillance.recorder import Recorder
 from dealer_assist.surveillance.signed_chain import Evidence, chain_id
 from dealer_assist.surveillance.signing import Signer
@@ -82,6 +82,14 @@ def held(room_dir: Path, table: BoxTable) -> list[Record]:
     store = RecordingStore(room_dir)
     try:
         return list(store.chain_records(table.name, table.chain))
+    finally:
+        store.close()
+
+
+def chains(room_dir: Path) -> list[ChainState]:
+    store = RecordingStore(room_dir)
+    try:
+        return store.chains()
     finally:
         store.close()
 

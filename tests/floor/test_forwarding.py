@@ -4,6 +4,7 @@ a record rewritten on a box after it was forwarded raises a fork alarm."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import sqlite3
@@ -18,6 +19,7 @@ from tests.floor.floor import (
     LOGS,
     BoxTable,
     all_arrived,
+    chains,
     forward,
     held,
     open_room,
@@ -199,3 +201,40 @@ def test_key_frames_travel_and_other_frames_are_fetched_from_the_box(tmp_path: P
     finally:
         host.stop()
         room.stop()
+
+
+def test_the_sample_permissions_let_a_table_publish_only_to_its_own_subject(tmp_path: Path):
+    """examples/floor/nats-server.conf: T1 forwards to the room; a record T1 publishes on T2's
+    subject is refused by the broker and never reaches the room."""
+    import nats
+
+    conf = Path(__file__).resolve().parents[2] / "examples" / "floor" / "nats-server.conf"
+    broker = Broker(tmp_path / "jetstream", config=conf).start()
+    t1, t2 = BoxTable(tmp_path / "boxes", "T1"), BoxTable(tmp_path / "boxes", "T2")
+    room_dir = tmp_path / "room"
+    room = open_room(room_dir, broker.url_as("room", "sample-room-secret"), [t1, t2])
+    host, _ = forward([t1], broker.url_as("T1", "sample-T1-secret"))
+    try:
+        t1.play(1)
+        assert wait_for(all_arrived(room_dir, [t1]))
+
+        async def forge() -> list[str]:
+            errors: list[str] = []
+
+            async def error_cb(error: Exception) -> None:
+                errors.append(str(error))
+
+            nc = await nats.connect(broker.url_as("T1", "sample-T1-secret"),
+                                    inbox_prefix="_INBOX.T1", error_cb=error_cb)
+            with pytest.raises(Exception):  # noqa: B017 (refused: no PubAck ever comes)
+                await nc.jetstream().publish("floor.records.T2", b"{}", timeout=2)
+            await nc.close()
+            return errors
+
+        errors = asyncio.run(forge())
+        assert any("permissions violation" in error.lower() for error in errors)
+        assert [c.table for c in chains(room_dir)] == ["T1"]
+    finally:
+        host.stop()
+        room.stop()
+        broker.stop()
