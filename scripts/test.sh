@@ -32,6 +32,12 @@ if ! bash scripts/install-card-art.sh --if-missing .venv/bin/python >/dev/null; 
   fi
   echo "the vision tests need the card artwork: run scripts/install-card-art.sh as root" >&2
 fi
+# The room's store is tested against a real PostgreSQL (tests/postgres.py): started, or installed
+# and started, here; only where that fails do those tests skip, saying why.
+if ! pg_why="$(bash scripts/start-postgres.sh 2>&1)"; then
+  echo "$pg_why" >&2
+  export DEALER_ASSIST_POSTGRES_UNAVAILABLE="scripts/start-postgres.sh: ${pg_why//$'\n'/ }"
+fi
 echo "ruff: lint" >&2
 .venv/bin/ruff check dealer_assist tests bench
 echo "mypy: type check of the package" >&2

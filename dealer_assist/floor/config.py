@@ -4,6 +4,8 @@ validated with messages that name the file and the key.
 ```toml
 [postgres]
 url = "postgresql://postgres@127.0.0.1:5432/room"   # where the room keeps every table's records
+# schema = "room"                  # the PostgreSQL schema that holds the room's store
+# frames = "room-frames"           # the folder of the frame files the room keeps
 
 [nats]
 url = "nats://127.0.0.1:4222"      # the JetStream the tables forward to
@@ -30,16 +32,19 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dealer_assist.surveillance.signing import KeyFileError, PublicKey, read_public_keys
+
+if TYPE_CHECKING:
+    from dealer_assist.floor.pgstore import PostgresStore
 
 #: a table id (as table.toml's table_id)
 TABLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 MAX_CONFIG_BYTES = 1_000_000
 
 _SECTIONS: dict[str, set[str] | None] = {
-    "postgres": {"url"},
+    "postgres": {"url", "schema", "frames"},
     "nats": {"url", "credentials", "tls_ca", "tls_cert", "tls_key"},
     "page": {"host", "port"},
     "tables": None,  # any table id
@@ -78,6 +83,8 @@ class RoomConfig:
 
     path: str
     postgres_url: str
+    postgres_schema: str
+    frames_dir: Path
     nats: NatsConfig
     page_host: str
     page_port: int
@@ -134,6 +141,12 @@ def parse_room_config(data: dict[str, Any], path: str = "room.toml",
                                   f"unknown key (known: {', '.join(sorted(_SECTIONS))})")
     postgres = _section(path, data, "postgres", True)
     postgres_url = _url(path, "postgres.url", postgres.get("url"), ("postgresql", "postgres"))
+    schema = _text(path, "postgres.schema", postgres.get("schema", "room"))
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
+        raise RoomConfigError(path, "postgres.schema", "a schema name is 1-63 lower-case "
+                              f"letters, digits or '_', not starting with a digit, got {schema!r}")
+    frames = Path(_text(path, "postgres.frames", postgres.get("frames", "room-frames")))
+    frames = frames if frames.is_absolute() else base / frames
 
     raw_nats = _section(path, data, "nats", True)
     files = {name: None if name not in raw_nats else
@@ -164,7 +177,15 @@ def parse_room_config(data: dict[str, Any], path: str = "room.toml",
         tables[table] = TableKeys(table, file, keys)
     if not tables:
         raise RoomConfigError(path, "tables", "names no table: the room would trust none")
-    return RoomConfig(path, postgres_url, nats, host, port, tables)
+    return RoomConfig(path, postgres_url, schema, frames, nats, host, port, tables)
+
+
+def open_room_store(config: RoomConfig, *, create: bool = False) -> PostgresStore:
+    """The room's store as ``config`` names it (RecordingError when it cannot be opened)."""
+    from dealer_assist.floor.pgstore import PostgresStore
+
+    return PostgresStore(config.postgres_url, config.frames_dir, schema=config.postgres_schema,
+                         create=create)
 
 
 def load_room_config(path: str | Path) -> RoomConfig:

@@ -2,9 +2,10 @@
 
 A store keeps the hash chain (the evidence) and a search index projected from it. Everything
 outside a store implementation (recorder, replay, queries, access, the page) goes through this
-protocol; the SQLite implementation is :class:`dealer_assist.surveillance.store.RecordingStore`,
-the only code that writes SQL. ``tests/surveillance/test_store_contract.py`` is the contract every
-implementation passes.
+protocol. The implementations, the only code that writes SQL: SQLite,
+:class:`dealer_assist.surveillance.store.RecordingStore` (a table's recording), and PostgreSQL,
+:class:`dealer_assist.floor.pgstore.PostgresStore` (the surveillance room's).
+``tests/surveillance/test_store_contract.py`` is the contract every implementation passes.
 
 Errors: opening or writing raises :class:`~dealer_assist.surveillance.store.RecordingError` when
 the store cannot do it now (missing, read-only, locked by another program, disk full) and its
@@ -48,6 +49,8 @@ class RoundQuery:
     alarm: str | None = None  # an alarm kind, or "*" for any alarm
     payout_above: Decimal | None = None  # a seat's net win above this amount
     round_id: str | None = None
+    dealer: str | None = None
+    card: str | None = None  # a card code (``KH``) dealt or revealed in the round
     limit: int = 200
 
     def to_json(self) -> dict[str, Any]:
@@ -55,7 +58,7 @@ class RoundQuery:
         from dealer_assist.surveillance.store import format_time
 
         out: dict[str, Any] = {}
-        for name in ("table", "seat", "alarm", "round_id"):
+        for name in ("table", "seat", "alarm", "round_id", "dealer", "card"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         if self.since:
@@ -88,6 +91,16 @@ class IndexedRound:
     events: int
     frames: int
     alarms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRound:
+    """One round of an ingested chain in the room's search index: ``round`` as the table
+    indexes it (its ``round_key`` the chain's own), found in ``chain`` of table box ``box``."""
+
+    box: str
+    chain: str
+    round: IndexedRound
 
 
 @dataclass(frozen=True, slots=True)

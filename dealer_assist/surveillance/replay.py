@@ -119,6 +119,11 @@ def load_round(store: RecordStore, key: int) -> RoundData | None:
     if unreadable:
         raise DamagedRoundError(store, key, records, _unreadable_text(unreadable),
                                 unreadable[0].seq)
+    return assemble_round(key, records)
+
+
+def assemble_round(key: int, records: Sequence[Record]) -> RoundData | None:
+    """One round from its records in chain order (None: no ``round`` record among them)."""
     starts = [r for r in records if r.kind == "round"]
     if not starts:
         return None
@@ -164,6 +169,42 @@ class RecordWalk(Protocol):
     def see(self, record: Record) -> None: ...
 
 
+class ChainLinks:
+    """Checks that records seen in chain order are numbered from 1 without a hole, each linked
+    to the one before and matching its own hash (a :class:`RecordWalk`)."""
+
+    def __init__(self, missing: str = "deleted") -> None:
+        self.missing = missing  # why records may be missing, as the report says it
+        self.problems: list[Discrepancy] = []
+        self.expected_seq = 1
+        self.prev_hash: str | None = GENESIS_HASH  # None: the record before could not be read
+
+    def lost(self, seq: int) -> None:
+        """Record ``seq`` is held but cannot be read: no link to check across it."""
+        self.expected_seq, self.prev_hash = seq + 1, None
+
+    def see(self, record: Record) -> None:
+        where = _where(record)
+        if record.seq != self.expected_seq:
+            self.problems.append(Discrepancy(
+                "chain", f"records {self.expected_seq} to {record.seq - 1} are missing "
+                f"({self.missing})", **where))
+        if self.prev_hash is not None and record.prev_hash != self.prev_hash:
+            self.problems.append(Discrepancy(
+                "chain", f"{record.describe()} does not link to the record before it "
+                f"(a record before it was altered, removed or inserted)", **where))
+        try:
+            actual = chain_hash(record.prev_hash, canonical_bytes(record))
+        except ValueError as error:
+            actual = f"unreadable: {error}"
+        if actual != record.hash:
+            self.problems.append(Discrepancy(
+                "chain", f"{record.describe()} was altered: its content does not match its hash",
+                recorded=record.hash, replayed=actual, **where))
+        self.expected_seq = record.seq + 1
+        self.prev_hash = record.hash
+
+
 def verify_chain(store: RecordStore, walks: Sequence[RecordWalk] = ()
                  ) -> tuple[list[Discrepancy], int]:
     """Check the database's own integrity, every record's link and hash, and every frame file's
@@ -174,35 +215,18 @@ def verify_chain(store: RecordStore, walks: Sequence[RecordWalk] = ()
     named, and the walk goes on past them.
     """
     problems = _database_check(store)
+    links = ChainLinks()
     pruned: set[int] = set()
     frames: list[Record] = []
     unreadable: list[Unreadable] = []
-    expected_seq = 1
-    prev_hash: str | None = GENESIS_HASH  # None: the record before could not be read
     count = 0
     for record in store.scan():
         if isinstance(record, Unreadable):
             unreadable.append(record)
-            expected_seq, prev_hash = record.seq + 1, None
+            links.lost(record.seq)
             continue
         count += 1
-        where = _where(record)
-        if record.seq != expected_seq:
-            problems.append(Discrepancy(
-                "chain", f"records {expected_seq} to {record.seq - 1} are missing (deleted)",
-                **where))
-        if prev_hash is not None and record.prev_hash != prev_hash:
-            problems.append(Discrepancy(
-                "chain", f"{record.describe()} does not link to the record before it "
-                f"(a record before it was altered, removed or inserted)", **where))
-        try:
-            actual = chain_hash(record.prev_hash, canonical_bytes(record))
-        except ValueError as error:
-            actual = f"unreadable: {error}"
-        if actual != record.hash:
-            problems.append(Discrepancy(
-                "chain", f"{record.describe()} was altered: its content does not match its hash",
-                recorded=record.hash, replayed=actual, **where))
+        links.see(record)
         if record.kind == "prune":
             try:
                 pruned.update(int(seq) for seq in json.loads(record.body_text).get("frames", []))
@@ -212,8 +236,7 @@ def verify_chain(store: RecordStore, walks: Sequence[RecordWalk] = ()
             frames.append(record)
         for walk in walks:
             walk.see(record)
-        expected_seq = record.seq + 1
-        prev_hash = record.hash
+    problems.extend(links.problems)
     for run in _runs(unreadable):
         problems.append(Discrepancy("database", _unreadable_text(run), seq=run[0].seq))
     for record in frames:

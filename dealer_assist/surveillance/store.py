@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -250,6 +251,31 @@ def canonical_bytes(record: Record) -> bytes:
     else:
         raise RecordingError(f"record {record.seq} has unknown hash format {record.hash_format}")
     return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def write_frame_file(directory: Path, relative: str, data: bytes) -> None:
+    """Write a frame file under ``directory`` durably (temporary name, fsync, rename, fsync the
+    folder)."""
+    target = directory / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(target.name + ".part")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, target)
+    fsync_dir(target.parent)
+
+
+#: a card code as the round log writes it (rank then suit)
+CARD_CODE = re.compile(r"(?:[2-9TJQKA]|10)[SHDC]")
+
+
+def card_pattern(card: str) -> str | None:
+    """What a record body holds for ``card`` dealt or revealed (canonical JSON: ``"card":"KH"``),
+    for a LIKE match; None when ``card`` is not a card code (nothing matches)."""
+    code = card.strip().upper()
+    return f'%"card":"{code}"%' if CARD_CODE.fullmatch(code) else None
 
 
 def chain_hash(prev_hash: str, payload: bytes) -> str:
@@ -604,16 +630,7 @@ class RecordingStore:
         return int(row[0] or 0)
 
     def write_file(self, relative: str, data: bytes) -> None:
-        """Write a frame file durably (temporary name, fsync, rename, fsync the folder)."""
-        target = self.directory / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(target.name + ".part")
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-        fsync_dir(target.parent)
+        write_frame_file(self.directory, relative, data)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -911,6 +928,13 @@ class RecordingStore:
             clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
                            " AND s.seat = ?)")
             params.append(query.seat)
+        if query.dealer is not None:
+            clauses.append("r.dealer = ?")
+            params.append(query.dealer)
+        if query.card is not None:
+            clauses.append("EXISTS (SELECT 1 FROM records e WHERE e.round_key = r.round_key"
+                           " AND e.kind = 'event' AND e.body LIKE ?)")
+            params.append(card_pattern(query.card) or "")
         if query.alarm:
             if query.alarm == "*":
                 clauses.append("r.alarms > 0")

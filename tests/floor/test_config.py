@@ -44,6 +44,7 @@ def write(room: Path, text: str) -> Path:
 def test_a_room_config_gives_services_page_and_each_tables_keys(room: Path) -> None:
     config = load_room_config(write(room, GOOD))
     assert config.postgres_url == "postgresql://postgres@127.0.0.1:5432/room"
+    assert (config.postgres_schema, config.frames_dir) == ("room", room / "room-frames")
     assert config.nats.url == "nats://127.0.0.1:4222" and config.nats.credentials is None
     assert (config.page_host, config.page_port) == ("127.0.0.1", 8443)
     assert sorted(config.tables) == ["T1", "T2"]
@@ -72,6 +73,8 @@ def test_nats_credentials_and_tls_files_are_taken_from_beside_the_config(room: P
     (lambda t: t.replace('T2 = "keys/T2.pub"', '"T/2" = "keys/T2.pub"'), "tables.T/2",
      "table id"),
     (lambda t: t.replace("port = 8443", "port = 70000"), "page.port", "port number"),
+    (lambda t: t.replace("[postgres]", '[postgres]\nschema = "Room; drop"'), "postgres.schema",
+     "schema name"),
     (lambda t: t.replace('T1 = "keys/T1.pub"\nT2 = "keys/T2.pub"', ""), "tables", "no table"),
     (lambda t: t + "\n[extra]\n", "extra", "unknown key"),
     (lambda t: t.replace("[nats]", "[nats]\ntls_cert = \"keys/T1.pub\""), "nats.tls_key",

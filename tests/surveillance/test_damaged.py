@@ -100,8 +100,7 @@ def test_a_damaged_sqlite_index_is_not_verified_clean(
 def test_a_damaged_schema_is_named(recording: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _seq(recording, "round")
     assert _patch_bytes(recording, b"hash TEXT NOT NULL, signature TEXT)",
-                        b"hash TEXT NOT NUL\xcc, signature TEXT)",
-                        range(0, 8192)) == 1
+                        b"hash TEXT NOT NUL\xcc, signature TEXT)") == 1
     assert main(["replay", str(recording)]) == 2
     assert ("index.sqlite: cannot open the index database: its schema is damaged (not UTF-8 text:"
             " invalid continuation byte at byte ") in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
 The tests use the protocol only. A backend (the ``backend`` fixture's params) says how to make,
 reopen, damage, lock and wipe the index of one kind of store; adding an implementation is one more
-param. Today: SQLite, on a real file under ``tmp_path``.
+param. Today: SQLite, on a real file under ``tmp_path``, and PostgreSQL (the room's store), in a
+fresh schema of the real server on 127.0.0.1:5432 (tests/postgres.py).
 """
 
 from __future__ import annotations
@@ -110,12 +111,70 @@ class SqliteBackend:
             conn.close()
 
 
-@pytest.fixture(params=["sqlite"])
+@dataclass
+class PostgresBackend:
+    """A store in its own schema of the test server; writes wait 0.05 s for a lock."""
+
+    url: str
+    schema: str
+    directory: Path
+    clock: Clock
+
+    def create(self) -> RecordStore:
+        from dealer_assist.floor.pgstore import PostgresStore
+
+        try:
+            return PostgresStore(self.url, self.directory, schema=self.schema, create=True,
+                                 clock=self.clock, lock_timeout_s=0.05)
+        except RecordingError:  # made already: opened to write
+            return self.reopen()
+
+    def reopen(self) -> RecordStore:
+        from dealer_assist.floor.pgstore import PostgresStore
+
+        return PostgresStore(self.url, self.directory, schema=self.schema, clock=self.clock,
+                             lock_timeout_s=0.05)
+
+    def damage(self, part: str) -> None:
+        pytest.skip("PostgreSQL's pages cannot be damaged from outside the server")
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url) as lock:  # one transaction, rolled back at the end
+            lock.execute(sql.SQL("LOCK TABLE {}.records IN EXCLUSIVE MODE").format(
+                sql.Identifier(self.schema)))
+            yield
+            lock.rollback()
+
+    def wipe_index(self) -> None:
+        import psycopg
+        from psycopg import sql
+
+        from dealer_assist.floor.pgstore import INDEX_TABLES
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            for table in INDEX_TABLES:
+                conn.execute(sql.SQL("DELETE FROM {}.{}").format(sql.Identifier(self.schema),
+                                                                 sql.Identifier(table)))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path,
-            monkeypatch: pytest.MonkeyPatch) -> Backend:
+            monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     if request.param == "sqlite":
         monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
-        return SqliteBackend(tmp_path / "recording", Clock())
+        yield SqliteBackend(tmp_path / "recording", Clock())
+        return
+    if request.param == "postgres":
+        from tests.postgres import fresh_schema, server_url
+
+        url = server_url()
+        with fresh_schema("contract") as schema:
+            yield PostgresBackend(url, schema, tmp_path / "frames", Clock())
+        return
     raise AssertionError(f"no backend {request.param}")
 
 
@@ -309,6 +368,33 @@ def test_the_index_finds_rounds_by_every_field_it_supports(store: RecordStore) -
     assert sorted((a.round_key, a.kind) for a in store.indexed_alarms()) == [
         (won, "shoe"), (lost, "vision")]
     assert store.search_choices() == (["T1", "T2"], ["shoe", "vision"])
+
+
+def test_the_index_finds_rounds_by_dealer_and_by_a_card_dealt_or_revealed(
+        store: RecordStore) -> None:
+    def dealt(round_id: str, dealer: str, *events: dict[str, Any]) -> int:
+        start = store.append("round", {"type": "round", "id": round_id, "dealer_id": dealer},
+                             table="T1", round_id=round_id)
+        assert start.round_key is not None
+        for event in events:
+            store.append("event", event, table="T1", round_key=start.round_key,
+                         round_id=round_id)
+        return start.round_key
+
+    first = dealt("r-1", "D-1", {"type": "card", "card": "7S"}, {"type": "card", "card": None},
+                  {"type": "reveal", "card": "KH"})
+    second = dealt("r-2", "D-2", {"type": "card", "card": "KH", "to": "dealer"})
+    store.append("note", {"card": "AS"}, table="T1", round_key=second, round_id="r-2")
+
+    def keys(**criteria: Any) -> list[int]:
+        return [row.round_key for row in store.find_rounds(RoundQuery(**criteria))[0]]
+
+    assert keys(dealer="D-1") == [first] and keys(dealer="D-9") == []
+    assert keys(card="KH") == [second, first]
+    assert keys(card="kh", dealer="D-2") == [second]
+    assert keys(card="7S") == [first]
+    assert keys(card="AS") == []  # only what was dealt or revealed
+    assert keys(card="%") == [] and keys(card="K") == []
 
 
 def test_a_round_marked_partial_is_no_longer_open(store: RecordStore) -> None:
