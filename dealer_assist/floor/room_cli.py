@@ -1,6 +1,6 @@
 """``dealer-assist room serve --config room.toml``: the surveillance room: the floor's consumer
-(every table's records into the room's store, verified as they arrive) and the surveillance page
-over that store."""
+(every table's records into the room's store, PostgreSQL as ``room.toml`` names it, verified as
+they arrive) and the surveillance page over that store; ``room verify`` (:mod:`.verify_cli`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from dealer_assist.cli import number_in
+from dealer_assist.floor import verify_cli
 
 logger = logging.getLogger(__name__)
 
@@ -25,11 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        default=120.0, metavar="SECONDS",
                        help="alarm a table that sends nothing this long (default 120)")
     serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
+    verify_cli.add_parser(commands)
 
 
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.floor.config import RoomConfigError, load_room_config
 
+    if args.action != "serve":
+        return verify_cli.run(args)
     try:
         config = load_room_config(args.config)
     except RoomConfigError as error:
@@ -43,7 +47,7 @@ def _serve(config: object, args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from dealer_assist.floor.config import RoomConfig
+    from dealer_assist.floor.config import RoomConfig, open_room_store
     from dealer_assist.floor.room import Room, RoomThread
     from dealer_assist.surveillance.interface import RecordStore
     from dealer_assist.surveillance.page_guard import page_site
@@ -51,23 +55,26 @@ def _serve(config: object, args: argparse.Namespace) -> int:
     from dealer_assist.surveillance.web import PageSettings, create_app
 
     assert isinstance(config, RoomConfig)
-    if args.sqlite is None:
-        print("dealer-assist room: the PostgreSQL room store is not in this build yet: give "
-              "--sqlite DIR", file=sys.stderr)
-        return 2
-    directory = Path(args.sqlite)
+    if args.sqlite is not None:
+        directory = Path(args.sqlite)
 
-    def open_store() -> RecordStore:
-        return RecordingStore(directory, create=True)
+        def open_store() -> RecordStore:
+            return RecordingStore(directory, create=True)
 
+        where = str(directory)
+    else:
+        def open_store() -> RecordStore:
+            return open_room_store(config, create=True)
+
+        where = "PostgreSQL"
     try:
-        open_store().close()  # refused now (damaged, unwritable) rather than in the thread
+        open_store().close()  # refused now (unreachable, damaged) rather than in the thread
     except RecordingError as error:
-        print(f"dealer-assist room: --sqlite: {error}", file=sys.stderr)
+        print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
     room = RoomThread(Room(open_store, config.nats, config.tables,
                            silent_after_s=args.silent_after)).start()
-    print(f"room: consuming the floor from {config.nats.url} into {directory}", file=sys.stderr)
+    print(f"room: consuming the floor from {config.nats.url} into {where}", file=sys.stderr)
     try:
         if args.no_page:
             room.join()
@@ -75,7 +82,7 @@ def _serve(config: object, args: argparse.Namespace) -> int:
         listener = socket.create_server((config.page_host, config.page_port))
         port = listener.getsockname()[1]
         site = page_site(config.page_host, port, [], False)
-        app = create_app(directory, PageSettings(site=site))
+        app = create_app(open_store, PageSettings(site=site))
         print(f"surveillance page on {site.scheme}://{config.page_host}:{port}/",
               file=sys.stderr, flush=True)
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

@@ -161,11 +161,20 @@ async def _unique_keys(request: Request) -> None:
         pass
 
 
-def create_app(recording: Path | str, settings: PageSettings | None = None) -> FastAPI:
-    """The surveillance page for one recording directory (opened per request)."""
+def create_app(recording: Path | str | Callable[[], RecordStore],
+               settings: PageSettings | None = None) -> FastAPI:
+    """The surveillance page for one recording directory, or for the store ``recording()``
+    opens (the floor's room), opened per request."""
     settings = settings or PageSettings()
-    directory = Path(recording)
-    RecordingStore(directory).close()  # fail now, and upgrade an old schema once, up front
+    if callable(recording):
+        open_store = recording
+    else:
+        directory = Path(recording)
+
+        def open_store() -> RecordStore:
+            return RecordingStore(directory)
+
+    open_store().close()  # fail now, and upgrade an old schema once, up front
     sessions: dict[str, Session] = {}
     lock = threading.Lock()
     limiter = LoginLimiter(settings.login_limits)
@@ -188,7 +197,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
 
     @contextmanager
     def store() -> Iterator[RecordStore]:
-        opened = RecordingStore(directory)
+        opened = open_store()
         try:
             yield opened
         finally:

@@ -67,37 +67,51 @@ def forward(tables: list[BoxTable], url: str) -> tuple[ForwarderHost, list[Forwa
                   for t in tables]
 
 
-def open_room(directory: Path, url: str, tables: list[BoxTable], **options: object
-              ) -> RoomThread:
-    def open_store() -> RecordStore:
-        return RecordingStore(directory, create=True)
+class RoomBackend:
+    """Where the room keeps its store: SQLite under ``directory``, or a PostgreSQL schema (its
+    frame files under ``directory``)."""
 
-    room = Room(open_store, NatsConfig(url), {t.name: t.keys() for t in tables},
-                **options)  # type: ignore[arg-type]
+    def __init__(self, directory: Path, postgres: tuple[str, str] | None = None):
+        self.directory = directory
+        self.postgres = postgres  # (url, schema)
+
+    def open(self, create: bool = False) -> RecordStore:
+        if self.postgres is None:
+            return RecordingStore(self.directory, create=create)
+        from dealer_assist.floor.pgstore import PostgresStore
+
+        url, schema = self.postgres
+        return PostgresStore(url, self.directory, schema=schema, create=create)
+
+
+def open_room(backend: RoomBackend, url: str, tables: list[BoxTable], **options: object
+              ) -> RoomThread:
+    room = Room(lambda: backend.open(create=True), NatsConfig(url),
+                {t.name: t.keys() for t in tables}, **options)  # type: ignore[arg-type]
     return RoomThread(room).start()
 
 
-def held(room_dir: Path, table: BoxTable) -> list[Record]:
+def held(backend: RoomBackend, table: BoxTable) -> list[Record]:
     """The records of ``table``'s chain the room holds, in order."""
-    store = RecordingStore(room_dir)
+    store = backend.open()
     try:
         return list(store.chain_records(table.name, table.chain))
     finally:
         store.close()
 
 
-def chains(room_dir: Path) -> list[ChainState]:
-    store = RecordingStore(room_dir)
+def chains(backend: RoomBackend) -> list[ChainState]:
+    store = backend.open()
     try:
         return store.chains()
     finally:
         store.close()
 
 
-def room_alarms(room_dir: Path) -> list[dict[str, object]]:
+def room_alarms(backend: RoomBackend) -> list[dict[str, object]]:
     """The floor alarms the room has recorded (none while it is still creating its store)."""
     try:
-        store = RecordingStore(room_dir)
+        store = backend.open()
     except RecordingError:
         return []
     try:
@@ -115,10 +129,10 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
     return condition()
 
 
-def all_arrived(room_dir: Path, tables: list[BoxTable]) -> Callable[[], bool]:
+def all_arrived(backend: RoomBackend, tables: list[BoxTable]) -> Callable[[], bool]:
     def check() -> bool:
         try:
-            return all(len(held(room_dir, t)) == len(t.records()) for t in tables)
+            return all(len(held(backend, t)) == len(t.records()) for t in tables)
         except RecordingError:  # the room is still creating its store
             return False
 

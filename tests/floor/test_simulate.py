@@ -12,9 +12,8 @@ from dealer_assist.cli import main
 from dealer_assist.floor.config import load_room_config
 from dealer_assist.floor.room import Room, RoomThread
 from dealer_assist.surveillance.signing import Signer
-from dealer_assist.surveillance.store import RecordingStore
 from tests.floor.broker import Broker
-from tests.floor.floor import room_alarms, wait_for
+from tests.floor.floor import RoomBackend, room_alarms, wait_for
 
 
 @pytest.fixture
@@ -43,8 +42,8 @@ def test_simulated_tables_reach_the_room_verified(tmp_path: Path, broker: Broker
     capsys.readouterr()
     keys = {f"SIM{n:03d}": sim / f"SIM{n:03d}.evidence" / "table.pub" for n in (1, 2, 3)}
     config = load_room_config(room_toml(tmp_path / "room.toml", broker.url, keys))
-    room_dir = tmp_path / "room"
-    room = RoomThread(Room(lambda: RecordingStore(room_dir, create=True), config.nats,
+    backend = RoomBackend(tmp_path / "room")
+    room = RoomThread(Room(lambda: backend.open(create=True), config.nats,
                            config.tables)).start()
     try:
         assert main(["floor", "simulate", "--config", str(tmp_path / "room.toml"), "--tables",
@@ -54,13 +53,13 @@ def test_simulated_tables_reach_the_room_verified(tmp_path: Path, broker: Broker
         assert summary["records_behind"] == 0 and summary["failures"] == []
 
         def all_held() -> bool:
-            store = RecordingStore(room_dir)
+            store = backend.open()
             try:
                 return sum(c.held for c in store.chains()) == summary["records"]
             finally:
                 store.close()
 
         assert wait_for(all_held)
-        assert room_alarms(room_dir) == []  # every chain links, every signature verifies
+        assert room_alarms(backend) == []  # every chain links, every signature verifies
     finally:
         room.stop()
