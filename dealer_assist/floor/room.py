@@ -223,7 +223,11 @@ class Room:
         import nats.errors
 
         while not self._stop.is_set():
-            self._check_silence()
+            try:
+                self._check_silence()
+            except RecordingError as error:  # the store away: alarmed once it is back
+                logger.error("the room cannot record a silent table's alarm: %s", error)
+                self._silent.clear()
             try:
                 messages = await subscription.fetch(self.batch, timeout=1.0)
             except nats.errors.TimeoutError:
@@ -236,13 +240,36 @@ class Room:
                 if nc.is_closed:
                     return
                 continue
-            self._take(messages)
+            if not await self._take_until_held(messages):
+                return
             for message in messages:
                 try:
                     await message.ack()
                 except Exception as error:  # not acknowledged: sent again, held once
                     logger.info("ack failed (%s): the record comes again", error)
                     break
+
+    async def _take_until_held(self, messages: list[Any]) -> bool:
+        """Ingest a batch, again and again while the store refuses (PostgreSQL away, a lock),
+        telling the broker the batch is still in hand; False when told to stop first (the
+        batch is then sent again to the next room: nothing was acknowledged)."""
+        pause = 0.5
+        while True:
+            try:
+                self._take(messages)
+                return True
+            except RecordingError as error:
+                logger.error("the room's store refuses the records (%s): nothing is "
+                             "acknowledged; trying again", error)
+            for message in messages:
+                try:
+                    await message.in_progress()
+                except Exception:  # the broker away too: it sends them again later
+                    break
+            await self._sleep(pause)
+            pause = min(pause * 2, 10.0)
+            if self._stop.is_set():
+                return False
 
     def _take(self, messages: list[Any]) -> None:
         """Ingest a batch (durably, before any of it is acknowledged), then verify and alarm."""
@@ -345,6 +372,8 @@ class Room:
                                                record.seq))
 
     def _check_silence(self) -> None:
+        if self.store is None:
+            return
         now = time.monotonic()
         for table in self.tables:
             if table in self._silent:
@@ -360,7 +389,8 @@ class Room:
         assert self.store is not None
         logger.warning("floor alarm: %s: %s", alarm.kind, alarm.text)
         self.alarms.append(alarm)
-        self.store.append(ALARM_KIND, alarm.to_json(), table=alarm.table)
+        self.store.append(ALARM_KIND, alarm.to_json(), table=alarm.table)  # RecordingError:
+        # the caller's batch is not acknowledged and comes again
 
     async def fetch_frame(self, table: str, seq: int, timeout: float = 5.0) -> bytes:
         """A frame kept on table ``table``'s box (record ``seq`` of its chain), asked of the

@@ -8,13 +8,21 @@ import asyncio
 import hashlib
 import re
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from dealer_assist.floor.config import NatsConfig
 from dealer_assist.floor.forwarder import CURSOR_NAME
-from dealer_assist.surveillance.store import RecordingError, canonical_bytes, chain_hash
+from dealer_assist.floor.room import Room, RoomThread
+from dealer_assist.surveillance.store import (
+    RecordingError,
+    RecordingStore,
+    canonical_bytes,
+    chain_hash,
+)
 from tests.floor.broker import Broker
 from tests.floor.floor import (
     LOGS,
@@ -249,3 +257,36 @@ def test_the_sample_permissions_let_a_table_publish_only_to_its_own_subject(
         host.stop()
         room.stop()
         broker.stop()
+
+
+class QuickStore(RecordingStore):
+    """The SQLite room store, giving up on a lock after half a second (not 30 s)."""
+
+    busy_timeout_s = 0.5
+
+
+def test_a_store_that_refuses_writes_holds_up_the_room_and_loses_nothing(tmp_path: Path,
+                                                                         broker: Broker):
+    table = BoxTable(tmp_path / "boxes", "T1")
+    directory = tmp_path / "room"
+    room = RoomThread(Room(lambda: QuickStore(directory, create=True), NatsConfig(broker.url),
+                           {"T1": table.keys()})).start()
+    backend = RoomBackend(directory)
+    host, _ = forward([table], broker.url)
+    try:
+        table.play(1)
+        assert wait_for(all_arrived(backend, [table]))
+        before = len(held(backend, table))
+        lock = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
+        lock.execute("BEGIN IMMEDIATE")  # another program holds the room's database
+        table.play(1)
+        time.sleep(3)
+        assert room.room.ingested == before  # nothing taken, so nothing acknowledged
+        lock.execute("ROLLBACK")
+        lock.close()
+        assert wait_for(all_arrived(backend, [table]))
+        assert held(backend, table) == table.records()
+        assert room_alarms(backend) == []
+    finally:
+        host.stop()
+        room.stop()
