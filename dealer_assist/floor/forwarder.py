@@ -193,9 +193,11 @@ class Forwarder:
 
         backoff = 0.5
         while not self._stop.is_set():
+            options = self.link.connect_options(f"table-{self.table}", self.table)
             try:
-                options = self.link.connect_options(f"table-{self.table}", self.table)
-                nc = await asyncio.wait_for(nats.connect(**options), 10.0)
+                nc = await self._until_stopped(nats.connect(**options))
+                if nc is None:
+                    break
             except Exception as error:  # the broker away, refused, or TLS: try again
                 self._report(connected=False, detail=f"cannot reach the floor broker: {error}")
                 await self._sleep(backoff)
@@ -232,6 +234,17 @@ class Forwarder:
                 return
             if not sent:
                 await self._sleep(self.poll_s)
+
+    async def _until_stopped(self, connecting: Any, timeout: float = 10.0) -> Any:
+        """The connection ``connecting`` makes (None: :meth:`stop` came first)."""
+        attempt = asyncio.ensure_future(asyncio.wait_for(connecting, timeout))
+        stopped = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait({attempt, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not attempt.done():
+            attempt.cancel()
+            return None
+        return attempt.result()
 
     def _stop_set(self) -> bool:
         return self._stop.is_set()
