@@ -41,6 +41,16 @@ def search_rounds(store: RecordStore,
     return [_round_row(row) for row in found], unreadable
 
 
+def search_floor(store: RecordStore, query: RoundQuery) -> list[dict[str, Any]] | None:
+    """Rounds of every table chain the store holds (the floor's room) matching ``query``,
+    newest first, each naming its table box and chain; None for a store that holds no floor."""
+    find = getattr(store, "find_floor_rounds", None)
+    if find is None:
+        return None
+    return [{"box": found.box, "chain": found.chain, **_round_row(found.round)}
+            for found in find(query)]
+
+
 def _round_row(row: IndexedRound) -> dict[str, Any]:
     return {
         "key": row.round_key, "round": row.round_id, "table": row.table,

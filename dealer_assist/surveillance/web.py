@@ -62,6 +62,7 @@ from dealer_assist.surveillance.query import (
     mark_key_frame,
     prune_frames,
     round_view,
+    search_floor,
     search_rounds,
     storage_report,
     table_statistics,
@@ -330,6 +331,21 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
                 " 'dealer-assist replay --verify' on the recording")
         return answer
 
+    @app.get("/api/floor/rounds")
+    def floor_rounds(request: Request, who: Who) -> dict[str, Any]:
+        """The floor's search: rounds of every table the room holds (404: a table's own
+        recording, which holds no floor)."""
+        query = _query_from(request.query_params)
+        with store() as opened:
+            found = search_floor(opened, query)
+            if found is None:
+                raise HTTPException(404, "this recording holds no floor: search it with "
+                                    "/api/rounds")
+            log_access(opened, who.name, "floor-search", {**query.to_json(),
+                                                         "results": len(found)})
+            tables, alarm_kinds = opened.floor_choices()  # type: ignore[attr-defined]
+        return {"rounds": found, "tables": tables, "alarm_kinds": alarm_kinds}
+
     @app.get("/api/rounds/{key}")
     def one_round(key: RoundKey, this: This) -> dict[str, Any]:
         """The round, recorded with the frames it lets this session fetch (one record a view,
@@ -499,8 +515,16 @@ def _query_from(params: Any) -> RoundQuery:
         table=value("table"), round_id=value("round"), alarm=value("alarm"),
         seat=value("seat", _integer), payout_above=value("payout_above", parse_money),
         since=value("since", parse_time), until=value("until", parse_time),
+        dealer=value("dealer"), card=value("card", _card_code),
         limit=200 if limit is None else limit,
     )
+
+
+def _card_code(text: str) -> str:
+    """A card's code as the records hold it (``kh`` is ``KH``); ValueError for no card."""
+    from dealer_assist.rules import Card
+
+    return Card.parse(text.upper()).code
 
 
 def _integer(text: str) -> int:
