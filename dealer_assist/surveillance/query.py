@@ -17,7 +17,7 @@ from dealer_assist.surveillance.interface import (
     RecordStore,
     RoundQuery,
 )
-from dealer_assist.surveillance.replay import load_round
+from dealer_assist.surveillance.replay import RoundData, assemble_round, load_round
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     Record,
@@ -66,7 +66,26 @@ def round_view(store: RecordStore, key: int) -> dict[str, Any]:
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
-    pruned = store.pruned_frames(key)
+    return _round_view(data, store.pruned_frames(key))
+
+
+def floor_round_view(store: RecordStore, box: str, chain: str, key: int) -> dict[str, Any]:
+    """One round of table ``box``'s chain ``chain`` (its own round key ``key``) as the room
+    holds it, shown as :func:`round_view` shows a round; its key frames are the room's copies
+    (``in_room``: the file is there), its other frames on the box."""
+    data = assemble_round(key, list(store.chain_records(box, chain, round_key=key)))
+    if data is None:
+        raise RecordingError(f"the room holds no round #{key} of table {box} chain {chain}",
+                             store.directory)
+    view = _round_view(data, set())
+    view.update(box=box, chain=chain)
+    for frame in view["frames"]:
+        frame["in_room"] = bool(frame["file"]) and (
+            store.directory / "floor" / box / chain / str(frame["file"])).is_file()
+    return view
+
+
+def _round_view(data: RoundData, pruned: set[int]) -> dict[str, Any]:
     events = [
         {"index": index, "seq": record.seq, "at": record.at, "event": _loads(record.body_text)}
         for index, record in enumerate(data.events)

@@ -58,6 +58,7 @@ from dealer_assist.surveillance.passwords import Passwords
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
+    floor_round_view,
     frame_file,
     mark_key_frame,
     prune_frames,
@@ -346,6 +347,23 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             tables, alarm_kinds = opened.floor_choices()  # type: ignore[attr-defined]
         return {"rounds": found, "tables": tables, "alarm_kinds": alarm_kinds}
 
+    @app.get("/api/floor/rounds/{box}/{chain}/{key}")
+    def floor_round(box: str, chain: str, key: RoundKey, who: Who) -> dict[str, Any]:
+        """One round of a table the room holds (from the floor search's box, chain and key)."""
+        if not _FLOOR_BOX.fullmatch(box) or not _FLOOR_CHAIN.fullmatch(chain):
+            raise HTTPException(404, "no such table or chain")
+        with store() as opened:
+            if search_floor(opened, RoundQuery(limit=1)) is None:
+                raise HTTPException(404, "this recording holds no floor")
+            try:
+                view = floor_round_view(opened, box, chain, key)
+            except RecordingError:
+                raise HTTPException(404, f"no round #{key} of {box}") from None
+            log_access(opened, who.name, "floor-view", {"box": box, "chain": chain,
+                                                        "round_key": key,
+                                                        "round": view["round"]})
+        return view
+
     @app.get("/api/rounds/{key}")
     def one_round(key: RoundKey, this: This) -> dict[str, Any]:
         """The round, recorded with the frames it lets this session fetch (one record a view,
@@ -518,6 +536,11 @@ def _query_from(params: Any) -> RoundQuery:
         dealer=value("dealer"), card=value("card", _card_code),
         limit=200 if limit is None else limit,
     )
+
+
+#: a table box's id and a chain id as the floor names them (dealer_assist/floor/wire.py)
+_FLOOR_BOX = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_FLOOR_CHAIN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _card_code(text: str) -> str:

@@ -63,5 +63,14 @@ def test_the_page_finds_rounds_across_the_floors_tables(tmp_path: Path, broker: 
         both = found(card=first_card.lower())
         assert {r["box"] for r in both} == {"T1", "T2"}
         assert card["chain"] == tables[0].chain
+        # a round found opens: its events, settlement and key frames as the room holds them
+        view = client.get(f"/api/floor/rounds/T1/{card['chain']}/{card['key']}")
+        assert view.status_code == 200, view.text
+        shown = view.json()
+        assert shown["box"] == "T1" and shown["round"] == card["round"]
+        assert shown["settlement"] is not None and shown["events"]
+        assert shown["frames"] and all(f["in_room"] for f in shown["frames"] if f["key"])
+        assert client.get(f"/api/floor/rounds/T1/{card['chain']}/999").status_code == 404
+        assert client.get(f"/api/floor/rounds/T..1/{card['chain']}/1").status_code == 404
         assert client.get("/api/floor/rounds", params={"card": "ZZ"}).status_code == 422
         assert client.get("/api/floor/rounds", params={"table": "x" * 5000}).status_code == 422
