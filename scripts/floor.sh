@@ -7,10 +7,11 @@
 #
 #   bash scripts/floor.sh [TABLES] [EVERY]       (FLOOR_DIR: where it all lives, default floor-demo)
 #
-# The room keeps its store in SQLite under FLOOR_DIR/room (a room on one machine).
+# The room keeps its store in PostgreSQL (scripts/start-postgres.sh: 127.0.0.1:5432, database
+# "floor", a schema per FLOOR_DIR), or in SQLite under FLOOR_DIR/room where PostgreSQL cannot run.
 set -euo pipefail
 if [ "${1:-}" = "--help" ] || [ "${1:-}" = "-h" ]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 TABLES="${1:-10}"
@@ -42,9 +43,21 @@ echo "floor broker: $NATS_URL" >&2
 
 # the tables first (their keys), so that room.toml can name the key of each
 "$DA" floor simulate --nats "$NATS_URL" --tables "$TABLES" --rounds 0 --dir "$DIR/tables" >/dev/null
+STORE=(--sqlite "$DIR/room")
+POSTGRES_URL="postgresql://postgres@127.0.0.1:5432/floor"
+SCHEMA="floor_$(printf '%s' "$DIR" | md5sum | cut -c1-12)"
+if bash scripts/start-postgres.sh >/dev/null 2>&1; then
+  psql -h 127.0.0.1 -U postgres -d postgres -Atqc "SELECT 1 FROM pg_database WHERE datname = 'floor'" \
+    | grep -q 1 || createdb -h 127.0.0.1 -U postgres floor
+  STORE=()
+else
+  echo "PostgreSQL cannot run here: the room keeps its store in SQLite under $DIR/room" >&2
+fi
 {
   echo "[postgres]"
-  echo "url = \"postgresql://postgres@127.0.0.1:5432/room\"   # unused with room serve --sqlite"
+  echo "url = \"$POSTGRES_URL\""
+  echo "schema = \"$SCHEMA\""
+  echo "frames = \"room-frames\""
   echo "[nats]"
   echo "url = \"$NATS_URL\""
   echo "[page]"
@@ -56,13 +69,17 @@ echo "floor broker: $NATS_URL" >&2
   done
 } >"$DIR/room.toml"
 
-PASSWORD="$(head -c 12 /dev/urandom | base64 | tr -d '/+=')"
-"$DA" room serve --config "$DIR/room.toml" --sqlite "$DIR/room" >"$DIR/room.log" 2>&1 &
+"$DA" room serve --config "$DIR/room.toml" "${STORE[@]}" >"$DIR/room.log" 2>&1 &
 PIDS+=($!)
 for _ in $(seq 100); do grep -q "surveillance page on" "$DIR/room.log" && break; sleep 0.1; done
-if ! "$DA" surveillance operator "$DIR/room" list 2>/dev/null | grep -q '^floor '; then
-  printf '%s\n' "$PASSWORD" | "$DA" surveillance operator "$DIR/room" add floor --role operator \
-    --password-stdin >/dev/null
+if [ ${#STORE[@]} = 0 ]; then
+  OPERATOR=("$DA" room operator --config "$DIR/room.toml")
+else
+  OPERATOR=("$DA" surveillance operator "$DIR/room")
+fi
+if ! "${OPERATOR[@]}" list 2>/dev/null | grep -q '^floor'; then
+  PASSWORD="$(head -c 12 /dev/urandom | base64 | tr -d '/+=')"
+  printf '%s\n' "$PASSWORD" | "${OPERATOR[@]}" add floor --role operator --password-stdin >/dev/null
   echo "page login: floor / $PASSWORD" >&2
 fi
 echo "surveillance page: http://127.0.0.1:8030/ (room log: $DIR/room.log)" >&2

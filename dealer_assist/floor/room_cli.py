@@ -27,19 +27,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="alarm a table that sends nothing this long (default 120)")
     serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
     verify_cli.add_parser(commands)
+    operator = commands.add_parser(
+        "operator", help="add, remove, list or unlock the room page's logins (as "
+        "'surveillance operator' does for a recording)")
+    operator.add_argument("--config", required=True, metavar="ROOM_TOML")
+    operator.add_argument("what", choices=("add", "remove", "list", "unlock"))
+    operator.add_argument("name", nargs="?")
+    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor")
+    operator.add_argument("--password-stdin", action="store_true",
+                          help="read the password from standard input instead of prompting")
 
 
 def run(args: argparse.Namespace) -> int:
     from dealer_assist.floor.config import RoomConfigError, load_room_config
 
-    if args.action != "serve":
+    if args.action == "verify":
         return verify_cli.run(args)
     try:
         config = load_room_config(args.config)
     except RoomConfigError as error:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
+    if args.action == "operator":
+        return _operator(config, args)
     return _serve(config, args)
+
+
+def _operator(config: object, args: argparse.Namespace) -> int:
+    """The room's page logins, kept in the room's store (PostgreSQL as room.toml names it)."""
+    from dealer_assist.floor.config import RoomConfig, open_room_store
+    from dealer_assist.surveillance.admin_cli import operator_command
+    from dealer_assist.surveillance.store import RecordingError
+
+    assert isinstance(config, RoomConfig)
+    try:
+        store = open_room_store(config, create=True)
+    except RecordingError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    try:
+        return operator_command(store, args)
+    except (RecordingError, ValueError) as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
 
 
 def _serve(config: object, args: argparse.Namespace) -> int:

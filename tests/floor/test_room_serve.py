@@ -1,5 +1,6 @@
 """``dealer-assist room serve``: the real command, as a process, keeps the floor in PostgreSQL
-as room.toml names it and serves the page; stopped with SIGINT, it ends cleanly."""
+as room.toml names it and serves the page; stopped with SIGINT, it ends cleanly. ``room
+operator`` keeps the page's logins in that store."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ def test_room_serve_consumes_into_postgres_and_serves_the_page(tmp_path: Path, b
         config.write_text(f'[postgres]\nurl = "{server_url()}"\nschema = "{schema}"\n'
                           f'frames = "frames"\n[nats]\nurl = "{broker.url}"\n'
                           '[page]\nport = 0\n[tables]\nT1 = "T1.pub"\n')
+        added = subprocess.run(
+            [sys.executable, "-m", "dealer_assist", "room", "operator", "--config", str(config),
+             "add", "olga", "--role", "operator", "--password-stdin"], cwd=ROOT,
+            input="correct horse battery\n", capture_output=True, text=True, timeout=120)
+        assert added.returncode == 0, added.stderr
+        listed = subprocess.run(
+            [sys.executable, "-m", "dealer_assist", "room", "operator", "--config", str(config),
+             "list"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert listed.stdout.split() == ["olga", "operator"]
         room = subprocess.Popen(
             [sys.executable, "-m", "dealer_assist", "room", "serve", "--config", str(config)],
             cwd=ROOT, stderr=subprocess.PIPE, text=True)
