@@ -150,19 +150,22 @@ def main() -> int:
     parser.add_argument("--searches", type=int, default=50)
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--keep", action="store_true", help="keep the schema afterwards")
+    parser.add_argument("--schema", help="search the floor a run with --keep loaded into this "
+                        "schema (give its --tables), loading nothing")
     args = parser.parse_args()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
-    schema = f"bench_floor_{uuid.uuid4().hex[:8]}"
+    schema = args.schema or f"bench_floor_{uuid.uuid4().hex[:8]}"
     with TemporaryDirectory() as frames:
-        store = PostgresStore(args.url, frames, schema=schema, create=True)
+        store = PostgresStore(args.url, frames, schema=schema, create=args.schema is None)
         try:
-            began = time.perf_counter()
-            records = load(store, args.tables, args.rounds)
-            seconds = time.perf_counter() - began
-            store.analyze()
-            print(f"loaded {args.rounds} rounds of {args.tables} tables: {records} signed records"
-                  f" in {seconds:.0f} s ({records / seconds:.0f} records/s, signing and hashing"
-                  f" included) into schema {schema}")
+            if args.schema is None:
+                began = time.perf_counter()
+                records = load(store, args.tables, args.rounds)
+                seconds = time.perf_counter() - began
+                store.analyze()
+                print(f"loaded {args.rounds} rounds of {args.tables} tables: {records} signed "
+                      f"records in {seconds:.0f} s ({records / seconds:.0f} records/s, signing "
+                      f"and hashing included) into schema {schema}")
             print(f"{'search':<18}{'p50 ms':>8}{'p95 ms':>8}{'max ms':>8}{'found':>8}")
             for name, make in searches(args.tables).items():
                 list(timed(store, make, 3))  # warm the cache
@@ -172,7 +175,7 @@ def main() -> int:
                 print(f"{name:<18}{statistics.median(times):>8.1f}{p95:>8.1f}{times[-1]:>8.1f}"
                       f"{statistics.median(n for _, n in results):>8.0f}")
         finally:
-            if not args.keep:
+            if not args.keep and args.schema is None:
                 import psycopg
                 from psycopg import sql
 

@@ -111,7 +111,7 @@ CREATE INDEX rounds_time ON rounds (started_at, chain_no, round_key);
 CREATE INDEX rounds_table_time ON rounds (table_id, started_at);
 CREATE INDEX rounds_dealer_time ON rounds (dealer, started_at);
 CREATE INDEX rounds_id ON rounds (round_id);
-CREATE INDEX rounds_alarmed_time ON rounds (started_at) WHERE alarms > 0;
+CREATE INDEX rounds_alarmed_time ON rounds (started_at, chain_no, round_key) WHERE alarms > 0;
 CREATE INDEX rounds_payout ON rounds (max_payout_cents);
 CREATE INDEX rounds_open ON rounds (table_id, chain_no) WHERE status = 'open';
 CREATE TABLE round_seats (
@@ -517,12 +517,13 @@ class PostgresStore:
                 return []
             where("EXISTS (SELECT 1 FROM round_cards c WHERE c.chain_no = r.chain_no AND"
                   " c.round_key = r.round_key AND c.card = %s)", code)
-        alarmed: str | None = None
         if query.alarm:
             if query.alarm == "*":
                 where("r.alarms > 0")
-            else:  # few rounds raise one kind: found from the alarms first (see below)
-                alarmed = query.alarm
+            else:  # the alarmed rounds newest first (their own index), then the kind
+                where("r.alarms > 0 AND EXISTS (SELECT 1 FROM alarms a WHERE"
+                      " a.chain_no = r.chain_no AND a.round_key = r.round_key AND a.kind = %s)",
+                      query.alarm)
         if query.payout_above is not None:
             above = max(-MAX_INTEGER, min(MAX_INTEGER, cents(query.payout_above)))
             # the round's largest seat net bounds it (indexed); a seat must still be there
@@ -530,19 +531,12 @@ class PostgresStore:
                   " s.chain_no = r.chain_no AND s.round_key = r.round_key AND s.net_cents > %s)",
                   above, above)
         limit = max(1, min(query.limit, 5000))
-        # an alarm kind is rare: its rounds are found through the alarms' index and sorted,
-        # rather than walking every round newest first to test each (which the planner,
-        # misjudging the semi-join, would do)
-        alarm_join = sql.SQL(
-            "JOIN (SELECT DISTINCT chain_no, round_key FROM alarms WHERE kind = %s OFFSET 0) a"
-            " ON a.chain_no = r.chain_no AND a.round_key = r.round_key " if alarmed else "")
         rows = self.conn.execute(sql.SQL(
-            "SELECT c.table_key, c.chain, {round} FROM rounds r {alarm_join}LEFT JOIN"
-            " chain_state c ON c.chain_no = r.chain_no WHERE {clauses} ORDER BY r.started_at"
-            " DESC, r.chain_no DESC, r.round_key DESC LIMIT {limit}").format(
-                round=sql.SQL(_ROUND), alarm_join=alarm_join,
-                clauses=sql.SQL(" AND ").join(clauses), limit=sql.Literal(limit)),
-            ([alarmed] if alarmed else []) + params).fetchall()
+            "SELECT c.table_key, c.chain, {round} FROM rounds r LEFT JOIN chain_state c ON"
+            " c.chain_no = r.chain_no WHERE {clauses} ORDER BY r.started_at DESC,"
+            " r.chain_no DESC, r.round_key DESC LIMIT {limit}").format(
+                round=sql.SQL(_ROUND), clauses=sql.SQL(" AND ").join(clauses),
+                limit=sql.Literal(limit)), params).fetchall()
         return [FloorRound(row[0] or "", row[1] or "", _indexed_round(row[2:])) for row in rows]
 
     @_reported
