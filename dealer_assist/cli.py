@@ -26,8 +26,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
     "demo": ("dealer_assist.table.simulation.demo_cli",
              "a simulated table through the real pipeline"),
-    "room": ("dealer_assist.floor.verify_cli",
-             "the surveillance room of a casino floor: verify what it holds"),
+    "room": ("dealer_assist.floor.room_cli",
+             "the surveillance room: every table's records from the floor, and the page"),
+    "floor": ("dealer_assist.floor.cli", "simulated table boxes forwarding to the floor"),
 }
 
 

@@ -23,6 +23,15 @@ if ! command -v pdftoppm >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>
     echo "the PDF report test needs Debian's poppler-utils: sudo apt-get install poppler-utils" >&2
   fi
 fi
+# The floor's tests start their own JetStream broker (Debian's nats-server) on free ports.
+if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing Debian's nats-server for the floor's tests" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >/dev/null
+  else
+    echo "the floor's tests need Debian's nats-server: sudo apt-get install nats-server" >&2
+  fi
+fi
 # The vision, demo and quantisation tests render scenes from the card artwork: install it (and the
 # fonts of the drawn decks) from the package registries when any design is missing, so that a
 # fresh machine runs those tests rather than skipping them.

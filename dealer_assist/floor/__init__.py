@@ -1,2 +1,3 @@
-"""The casino floor: table boxes forward their signed recordings to one surveillance room, which
-keeps every table's chain in PostgreSQL (``room.toml``: :mod:`.config`)."""
+"""The casino floor: table boxes forward their signed recordings over NATS JetStream
+(:mod:`.forwarder`, :mod:`.wire`) to one surveillance room, which keeps every table's chain in
+PostgreSQL (``room.toml``: :mod:`.config`; the room's consumer: :mod:`.room`)."""

@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return {"stats": _stats, "storage": _storage, "prune": _prune, "reindex": _reindex,
-                "operator": _operator}[args.action](store, args)
+                "operator": operator_command}[args.action](store, args)
     except (RecordingError, ValueError) as error:
         print(f"dealer-assist surveillance: {error}", file=sys.stderr)
         return 2
@@ -237,7 +237,8 @@ def _reindex(store: RecordStore, args: argparse.Namespace) -> int:
     return 0
 
 
-def _operator(store: RecordStore, args: argparse.Namespace) -> int:
+def operator_command(store: RecordStore, args: argparse.Namespace) -> int:
+    """`operator add|remove|list|unlock` on ``store`` (a recording, or the floor room's store)."""
     from dealer_assist.surveillance.access import (
         add_operator,
         list_operators,

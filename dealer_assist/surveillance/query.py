@@ -18,8 +18,8 @@ from dealer_assist.surveillance.interface import (
     RecordStore,
     RoundQuery,
 )
-from dealer_assist.surveillance.replay import load_round
-from dealer_assist.surveillance.round_check import check_round
+from dealer_assist.surveillance.replay import RoundData, assemble_round, load_round
+from dealer_assist.surveillance.round_check import RoundCheck, check_round, check_settlement
 from dealer_assist.surveillance.round_words import round_in_words
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
@@ -42,6 +42,16 @@ def search_rounds(store: RecordStore,
     cannot read (damaged pages of it): those are left out, and the rest still found."""
     found, unreadable = store.find_rounds(query)
     return [_round_row(row) for row in found], unreadable
+
+
+def search_floor(store: RecordStore, query: RoundQuery) -> list[dict[str, Any]] | None:
+    """Rounds of every table chain the store holds (the floor's room) matching ``query``,
+    newest first, each naming its table box and chain; None for a store that holds no floor."""
+    find = getattr(store, "find_floor_rounds", None)
+    if find is None:
+        return None
+    return [{"box": found.box, "chain": found.chain, **_round_row(found.round)}
+            for found in find(query)]
 
 
 def _round_row(row: IndexedRound) -> dict[str, Any]:
@@ -70,6 +80,30 @@ def round_view(store: RecordStore, key: int,
     linked = [record for seq in store.round_alarm_records(key) if seq not in own
               and (record := store.record(seq)) is not None and record.kind == "alarm"]
     check = check_round(store, data, linked, pruned, trusted)
+    return _round_view(data, pruned, check, linked, list(store.head()))
+
+
+def floor_round_view(store: RecordStore, box: str, chain: str, key: int) -> dict[str, Any]:
+    """One round of table ``box``'s chain ``chain`` (its own round key ``key``) as the room
+    holds it, shown as :func:`round_view` shows a round; its key frames are the room's copies
+    (``in_room``: the file is there), its other frames on the box. Its settlement is re-settled
+    here; its chain and signatures are the room's to check as they arrive (``room verify``)."""
+    data = assemble_round(key, list(store.chain_records(box, chain, round_key=key)))
+    if data is None:
+        raise RecordingError(f"the room holds no round #{key} of table {box} chain {chain}",
+                             store.directory)
+    check = check_settlement(data, "records, links and signatures are checked by the room as "
+                                   "they arrive and by 'room verify'")
+    view = _round_view(data, set(), check, [], None)
+    view.update(box=box, chain=chain)
+    for frame in view["frames"]:
+        frame["in_room"] = bool(frame["file"]) and (
+            store.directory / "floor" / box / chain / str(frame["file"])).is_file()
+    return view
+
+
+def _round_view(data: RoundData, pruned: set[int], check: RoundCheck, linked: list[Record],
+                head: list[Any] | None) -> dict[str, Any]:
     bodies = [_loads(record.body_text) for record in data.events]
     words = round_in_words(bodies)
     events = [
@@ -104,7 +138,7 @@ def round_view(store: RecordStore, key: int,
         "settlement": _loads(data.settlement.body_text) if data.settlement else None,
         "settlement_lines": check.settlement,
         "integrity": check.to_json(),
-        "chain_head": list(store.head()),
+        "chain_head": head,
     }
 
 

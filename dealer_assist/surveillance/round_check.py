@@ -155,6 +155,17 @@ def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = 
     return check
 
 
+def check_settlement(data: RoundData, note: str) -> RoundCheck:
+    """Only the round's settlement, re-settled from its events (``note`` says who checks the
+    rest)."""
+    check = RoundCheck(notes=[note])
+    replayed = replay_round(data)
+    check.problems.extend(d.text() for d in replayed.discrepancies)
+    check.settlement = settlement_lines(_recorded_settlement(data), replayed)
+    check.problems.extend(check.settlement["differences"])
+    return check
+
+
 def _recorded_settlement(data: RoundData) -> dict[str, Any] | None:
     if data.settlement is None:
         return None

@@ -60,10 +60,12 @@ from dealer_assist.surveillance.passwords import Passwords
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
+    floor_round_view,
     frame_file,
     mark_key_frame,
     prune_frames,
     round_view,
+    search_floor,
     search_rounds,
     storage_report,
     table_statistics,
@@ -166,11 +168,20 @@ async def _unique_keys(request: Request) -> None:
         pass
 
 
-def create_app(recording: Path | str, settings: PageSettings | None = None) -> FastAPI:
-    """The surveillance page for one recording directory (opened per request)."""
+def create_app(recording: Path | str | Callable[[], RecordStore],
+               settings: PageSettings | None = None) -> FastAPI:
+    """The surveillance page for one recording directory, or for the store ``recording()``
+    opens (the floor's room), opened per request."""
     settings = settings or PageSettings()
-    directory = Path(recording)
-    RecordingStore(directory).close()  # fail now, and upgrade an old schema once, up front
+    if callable(recording):
+        open_store = recording
+    else:
+        directory = Path(recording)
+
+        def open_store() -> RecordStore:
+            return RecordingStore(directory)
+
+    open_store().close()  # fail now, and upgrade an old schema once, up front
     sessions: dict[str, Session] = {}
     lock = threading.Lock()
     limiter = LoginLimiter(settings.login_limits)
@@ -193,7 +204,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
 
     @contextmanager
     def store() -> Iterator[RecordStore]:
-        opened = RecordingStore(directory)
+        opened = open_store()
         try:
             yield opened
         finally:
@@ -325,6 +336,38 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
                 " searched and are left out (each still opens from its records); run"
                 " 'dealer-assist replay --verify' on the recording")
         return answer
+
+    @app.get("/api/floor/rounds")
+    def floor_rounds(request: Request, who: Who) -> dict[str, Any]:
+        """The floor's search: rounds of every table the room holds (404: a table's own
+        recording, which holds no floor)."""
+        query = _query_from(request.query_params)
+        with store() as opened:
+            found = search_floor(opened, query)
+            if found is None:
+                raise HTTPException(404, "this recording holds no floor: search it with "
+                                    "/api/rounds")
+            log_access(opened, who.name, "floor-search", {**query.to_json(),
+                                                         "results": len(found)})
+            tables, alarm_kinds = opened.floor_choices()  # type: ignore[attr-defined]
+        return {"rounds": found, "tables": tables, "alarm_kinds": alarm_kinds}
+
+    @app.get("/api/floor/rounds/{box}/{chain}/{key}")
+    def floor_round(box: str, chain: str, key: RoundKey, who: Who) -> dict[str, Any]:
+        """One round of a table the room holds (from the floor search's box, chain and key)."""
+        if not _FLOOR_BOX.fullmatch(box) or not _FLOOR_CHAIN.fullmatch(chain):
+            raise HTTPException(404, "no such table or chain")
+        with store() as opened:
+            if search_floor(opened, RoundQuery(limit=1)) is None:
+                raise HTTPException(404, "this recording holds no floor")
+            try:
+                view = floor_round_view(opened, box, chain, key)
+            except RecordingError:
+                raise HTTPException(404, f"no round #{key} of {box}") from None
+            log_access(opened, who.name, "floor-view", {"box": box, "chain": chain,
+                                                        "round_key": key,
+                                                        "round": view["round"]})
+        return view
 
     @app.get("/api/rounds/{key}")
     def one_round(key: RoundKey, this: This) -> dict[str, Any]:
@@ -550,6 +593,11 @@ def _query_from(params: Any) -> RoundQuery:
         since=value("since", parse_time), until=value("until", parse_time),
         limit=200 if limit is None else limit,
     )
+
+
+#: a table box's id and a chain id as the floor names them (dealer_assist/floor/wire.py)
+_FLOOR_BOX = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_FLOOR_CHAIN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _card_code(text: str) -> str:

@@ -33,6 +33,7 @@ class AlarmKind(enum.Enum):
     CAMERA_BEHIND = "camera behind"  #: its sightings arrive too late to place cards by
     ROUND_RESUMED = "round resumed after a restart"  #: the dealer checks the felt, then confirms
     STAFF = "staff"  #: a sign-in or -out, a PIN refused, a touch with no dealer signed in
+    FLOOR_BEHIND = "floor behind"  #: the room has not had this table's records for too long
 
 
 #: Alarms where the readers disagree about a card of a round: no PAY/TAKE is shown for the round

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import dealer_assist
+from dealer_assist.floor.forwarder import FloorLink, Forwarder, ForwarderHost, ScreenReport
 from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
@@ -49,6 +50,7 @@ class TableSetup:
     round_prefix: str = ""
     evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
     chips: ChipSet = field(default_factory=ChipSet.default)  # each payout shown as these
+    floor: FloorLink | None = None  # forward the store to the floor's room (None: alone)
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -74,20 +76,39 @@ class Table:
         self.loop = opened.loop
         self.runner = runner
         self.screen = screen
+        #: forwards the recording to the floor's room (None: no [floor], or not started)
+        self.forwarder: Forwarder | None = None
+        self._floor_host: ForwarderHost | None = None
 
-    def start(self) -> Table:
-        """Start the runner and the screen; an OSError from the screen (its port) ends it all."""
+    def start(self, screen: bool = True) -> Table:
+        """Start the runner, the floor's forwarder and (``screen``) the screen; an OSError
+        from the screen (its port) ends it all."""
         self.runner.start()
+        self.start_forwarding()
         try:
-            self.screen.start()
+            if screen:
+                self.screen.start()
         except OSError:
-            self.runner.stop()
-            self._close()
+            self.stop(screen=False)
             raise
         return self
 
-    def stop(self) -> None:
-        self.screen.stop()
+    def start_forwarding(self, host: ForwarderHost | None = None) -> None:
+        """Forward the recording to the floor (with ``setup.floor``), in ``host`` or in a
+        thread of its own; its lag goes to the dealer's screen."""
+        if self.setup.floor is None:
+            return
+        if host is None:
+            host = self._floor_host = ForwarderHost(f"floor-{self.setup.table_id}").start()
+        self.forwarder = host.add(Forwarder(
+            self.recording.directory, self.setup.table_id, self.setup.floor,
+            on_status=ScreenReport(self.runner.submit)))
+
+    def stop(self, screen: bool = True) -> None:
+        if screen:
+            self.screen.stop()
+        if self._floor_host is not None:
+            self._floor_host.stop()
         self.runner.stop()
         self._close()
 

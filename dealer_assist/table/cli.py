@@ -208,7 +208,7 @@ def _run_table(args: argparse.Namespace) -> int:
         has_camera=camera is not None,
         host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
         access=ScreenAccess(secret), notes=notes,
-        evidence=evidence, chips=config.chips)
+        evidence=evidence, chips=config.chips, floor=config.floor)
     try:
         table = assemble(setup, make_sources, staff=StaffDesk(registry))
     except RecordingError as error:

@@ -39,6 +39,15 @@ port = 8021
 chips = ["0.50", "1", "2.50", "5", "25", "100", "500"]  # the tray's chips: each payout is
                              # shown as these (what they cannot make, as cash); this is the default
 
+[floor]                      # omit for a table on its own: forward the recording to the room
+url = "tls://floor.casino.lan:4222"  # the floor's NATS JetStream
+credentials = "T1.creds"     # this table's NATS credentials (it may publish only to its subject)
+tls_ca = "floor-ca.pem"      # the CA that signed the broker's certificate (TLS where the network
+# tls_cert = "T1.crt"        # is shared); a client certificate and its key where the broker
+# tls_key = "T1-tls.key"     # asks for one
+alarm_after_s = 300          # the dealer's screen alarms when the room is this far behind
+alarm_after_records = 2000   # (seconds, or records not yet acknowledged by the broker)
+
 [logging]
 level = "info"               # debug, info (default), warning, error or critical
 file = "table.log"           # optional: appended to; else everything goes to standard error
@@ -55,6 +64,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dealer_assist.floor.forwarder import FloorLink
 from dealer_assist.logs import level_number
 from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
@@ -112,9 +122,10 @@ class TableConfig:
     tls: TlsFiles | None = None
     plain_http_on_network: bool = False
     chips: ChipSet = field(default_factory=ChipSet.default)
+    floor: FloorLink | None = None  # forwarding to the floor's room (None: a table alone)
 
 
-_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
+_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging", "floor"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader"},
@@ -122,6 +133,8 @@ _SECTION_KEYS = {
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
                "plain_http_on_network", "chips"},
     "logging": {"level", "file"},
+    "floor": {"url", "credentials", "tls_ca", "tls_cert", "tls_key", "alarm_after_s",
+              "alarm_after_records"},
 }
 
 
@@ -309,6 +322,7 @@ def parse_config(
         raise ConfigError(path, "screen.chips", str(error)) from None
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
+    floor = _floor(path, base, _section(path, data, "floor"), recording_dir)
 
     if shoe is None and camera is None:
         raise ConfigError(path, "shoe/camera", "a table needs a shoe, a camera or both")
@@ -320,7 +334,47 @@ def parse_config(
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
         screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
         chips=chips,
+        floor=floor,
     )
+
+
+def _floor(path: str, base: Path, section: dict[str, Any] | None,
+           recording_dir: Path) -> FloorLink | None:
+    """``[floor]``: the broker's URL, the table's credentials and TLS files (outside the
+    recording directory, existing) and the lag alarm's bounds."""
+    if section is None:
+        return None
+    url = _text(path, "floor.url", section.get("url"))
+    if not re.fullmatch(r"(nats|tls)://[^\s/]+", url):
+        raise ConfigError(path, "floor.url", f"must be nats://HOST:PORT or tls://HOST:PORT, got "
+                          f"{url!r}")
+    files: dict[str, Path | None] = {}
+    for key in ("credentials", "tls_ca", "tls_cert", "tls_key"):
+        if key not in section:
+            files[key] = None
+            continue
+        where = f"floor.{key}"
+        file = _outside(path, base, recording_dir, where, section[key])
+        if not file.is_file():
+            raise ConfigError(path, where, f"no such file: {file}")
+        files[key] = file
+    if (files["tls_cert"] is None) != (files["tls_key"] is None):
+        raise ConfigError(path, "floor.tls_cert", "tls_cert and tls_key go together")
+    bounds: dict[str, float] = {}
+    for key, default in (("alarm_after_s", 300.0), ("alarm_after_records", 2000)):
+        value = section.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not \
+                0 < value <= 10**7:
+            raise ConfigError(path, f"floor.{key}", f"must be a number above 0, got {value!r}")
+        bounds[key] = value
+    link = FloorLink(url, files["credentials"], files["tls_ca"], files["tls_cert"],
+                     files["tls_key"], float(bounds["alarm_after_s"]),
+                     int(bounds["alarm_after_records"]))
+    try:
+        link.tls()
+    except (ssl.SSLError, OSError) as error:
+        raise ConfigError(path, "floor.tls_ca", f"cannot make a TLS context: {error}") from None
+    return link
 
 
 def _screen_secret(path: str, base: Path, screen: dict[str, Any], recording_dir: Path) -> Path:

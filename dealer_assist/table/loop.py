@@ -85,6 +85,7 @@ from dealer_assist.table.sources import (
     FeltStacks,
     FeltSwap,
     FinishRound,
+    FloorLag,
     HoleCardShown,
     Insure,
     KeyCard,
@@ -132,7 +133,7 @@ class _Waiting:
 #: Inputs that go on while a question waits for the dealer's answer; every other input waits
 #: behind it, in the order it came, and is taken once the question is answered.
 _PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
-                    ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused)
+                    ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused, FloorLag)
 #: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
 #: card waits for its landing, so that a card drawn before them is placed first.
 _AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
@@ -178,6 +179,7 @@ class TableLoop:
         self.mismatch_wait_s = mismatch_wait_s
         self.max_camera_lag_s = max_camera_lag_s
         self.camera_lag_s: float | None = None  # of the latest sighting: now - frame grabbed
+        self.floor: FloorLag | None = None  # how far the floor's room is behind (None: no floor)
         self._camera_behind = False
         self.questions_asked = 0
         self.round_questions = 0  # this round's
@@ -838,6 +840,19 @@ class TableLoop:
             "alarm; call the technician to focus it or clean its lens",
         )
 
+    def _on_floor_lag(self, item: FloorLag) -> None:
+        """The room's lag as the forwarder sees it: shown; past its bound, an alarm (one for a
+        spell behind), resolved once the table has caught up under it."""
+        was_behind = self.floor is not None and self.floor.behind
+        self.floor = item
+        if item.behind and not was_behind:
+            self._alarm(AlarmKind.FLOOR_BEHIND, (
+                f"the surveillance room is {item.records} record(s), {item.seconds:.0f} s behind"
+                f" this table ({item.detail or 'the floor broker is slow'}): play goes on and "
+                "the table keeps recording; call the technician"))
+        elif not item.behind and was_behind:
+            self._resolve(AlarmKind.FLOOR_BEHIND)
+
     def _on_recording_failed(self, item: RecordingFailed) -> None:
         self._alarm(AlarmKind.RECORDING_FAILED, f"{item.detail}: call the technician")
 
@@ -1489,6 +1504,9 @@ class TableLoop:
             "round_questions": self.round_questions,
             "camera_lag_ms": None if self.camera_lag_s is None or not self.has_camera
             else round(self.camera_lag_s * 1000),
+            "floor": None if self.floor is None else {
+                "records": self.floor.records, "seconds": round(self.floor.seconds),
+                "behind": self.floor.behind, "connected": self.floor.connected},
             "resumed": self.resumed,
             "dealer_id": self.dealer,
             "updates": self.updates,
@@ -1523,6 +1541,7 @@ _HANDLERS: dict[type, Any] = {
     CorrectCard: TableLoop._on_correct_card,
     AnswerQuestion: TableLoop._on_answer,
     RecordingFailed: TableLoop._on_recording_failed,
+    FloorLag: TableLoop._on_floor_lag,
     RoundResumed: TableLoop._on_round_resumed,
     ConfirmFelt: TableLoop._on_confirm_felt,
     SignIn: TableLoop._on_sign_in,

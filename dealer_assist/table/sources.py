@@ -304,6 +304,19 @@ class RecordingFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class FloorLag:
+    """How far the floor's room is behind this table: ``records`` the broker has not yet
+    acknowledged, the oldest ``seconds`` old; ``behind`` past the alarm's bound; ``connected``
+    to the broker; ``detail`` what is wrong."""
+
+    records: int
+    seconds: float
+    behind: bool
+    connected: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class RoundResumed:
     """The table restarted with this round in play and rebuilt it from its journal: the dealer
     must check the felt against the screen (:class:`ConfirmFelt`) before play goes on."""
@@ -312,7 +325,7 @@ class RoundResumed:
 
 
 TableInput = (ShoeInput | CameraInput | DealerInput | StaffRefused | RecordingFailed
-              | RoundResumed)
+              | RoundResumed | FloorLag)
 
 
 @dataclass(frozen=True, slots=True)

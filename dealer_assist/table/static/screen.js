@@ -77,6 +77,11 @@ function renderStatus(view) {
     ? "\u2014" : view.pace_per_hour) + " rounds/h";
   $("camera-lag").textContent = view.camera_lag_ms === null || view.camera_lag_ms === undefined
     ? "" : "camera lag " + view.camera_lag_ms + " ms";
+  const floor = view.floor;
+  $("floor-lag").textContent = !floor ? "" : (floor.connected ? "" : "floor offline \u00b7 ") +
+    (floor.records ? "floor " + floor.records + " records, " + floor.seconds + " s behind"
+      : "floor up to date");
+  $("floor-lag").className = floor && floor.behind ? "behind" : "";
 }
 
 // Active alarms, newest first; the same alarm raised again and again is one row with its

@@ -1,0 +1,444 @@
+"""The surveillance room's side of the floor: one durable JetStream consumer over every table's
+subject, ingesting each record into the room's store and verifying each table's chain as it
+arrives.
+
+A message is acknowledged only once its record is durable in the store (:meth:`RecordStore.ingest`
+returned), so a room that stops at any point is sent again what it had not acknowledged; the
+store keeps one copy of a record however often it comes (JetStream's de-duplication window is
+minutes long, a table catching up after a long outage resends beyond it). As records arrive, each
+table's chain is checked link by link and every signature against the keys ``room.toml`` trusts
+for that table. What fails is a floor alarm, appended to the room's own chain (kind
+``floor-alarm``): a gap, a fork (a record differing from the copy the room holds: a rewrite on
+the box, caught against the room's copy), a table silent past a bound, a key failure (a
+signature that does not verify, a chain that does not link, a table the room does not trust), a
+message that is no record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dealer_assist.floor.config import NatsConfig, TableKeys
+from dealer_assist.floor.wire import (
+    MAX_MESSAGE,
+    RECORDS,
+    STREAM,
+    Forwarded,
+    WireError,
+    decode_record,
+    frame_subject,
+)
+from dealer_assist.surveillance.interface import Ingest, Ingested, RecordStore
+from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
+from dealer_assist.surveillance.signing import PublicKey, signature_key_id
+from dealer_assist.surveillance.store import (
+    GENESIS_HASH,
+    Record,
+    RecordingError,
+    canonical_bytes,
+    chain_hash,
+)
+
+logger = logging.getLogger(__name__)
+
+ALARM_KIND = "floor-alarm"
+DURABLE = "room"
+#: the record kinds a table writes without its key (the page's, replay's), see evidence_check
+KEYLESS_KINDS = ("access", "prune", "keyframe")
+_SAFE_FILE = re.compile(r"[A-Za-z0-9_./-]{1,300}")
+
+
+@dataclass(frozen=True, slots=True)
+class FloorAlarm:
+    """One floor alarm: ``kind`` (gap, fork, silent, key, chain, untrusted, message), the table,
+    the chain and record where known, and what happened."""
+
+    kind: str
+    table: str
+    text: str
+    chain: str | None = None
+    seq: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "table": self.table, "text": self.text}
+        if self.chain is not None:
+            out["chain"] = self.chain
+        if self.seq is not None:
+            out["seq"] = self.seq
+        return out
+
+
+@dataclass
+class ChainCheck:
+    """One table's chain as verified so far: the unbroken run from record 1 up to ``verified``,
+    its last hash, and the key that signs now."""
+
+    table: str
+    chain: str
+    trusted: tuple[PublicKey, ...] | None  # None: the room does not trust this table
+    verified: int = 0
+    last_hash: str = GENESIS_HASH
+    key: PublicKey | None = None
+    gaps_alarmed: set[int] = field(default_factory=set)
+
+    def check(self, record: Record) -> list[tuple[str, str]]:
+        """Verify the next record of the run (``verified + 1``); (kind, why) for each
+        failure. The run moves on past it either way (each problem is alarmed once)."""
+        problems: list[tuple[str, str]] = []
+        if record.prev_hash != self.last_hash:
+            problems.append(("chain", f"{record.describe()} does not link to record "
+                             f"{record.seq - 1} the room holds"))
+        try:
+            actual = chain_hash(record.prev_hash, canonical_bytes(record))
+        except (ValueError, RecordingError):
+            actual = ""
+        if actual != record.hash:
+            problems.append(("chain", f"{record.describe()}: its content does not match its "
+                             "hash (altered)"))
+        problems.extend(self._signature(record))
+        self.verified, self.last_hash = record.seq, record.hash
+        return problems
+
+    def _signature(self, record: Record) -> list[tuple[str, str]]:
+        if record.kind == KEY_KIND:
+            new = public_key_of(record)
+            signer = self.key or new
+            if new is None or signer is None or record.signature is None \
+                    or not signer.verifies(record.hash, record.signature):
+                return [("key", f"{record.describe()} introduces a key without a valid "
+                         "signature")]
+            if self.key is None and self.trusted is not None and new not in self.trusted:
+                self.key = new
+                return [("key", f"{record.describe()}: the chain's first key {new.key_id} is "
+                         f"not one the room trusts for {self.table}")]
+            self.key = new
+            return []
+        if record.signature is None:
+            if self.key is None or record.kind in KEYLESS_KINDS:
+                return []  # before signing began (covered by the first signed record)
+            return [("key", f"{record.describe()} carries no signature")]
+        if self.key is None:
+            return [("key", f"{record.describe()} is signed, but no key record introduces a "
+                     "key")]
+        if signature_key_id(record.signature) != self.key.key_id \
+                or not self.key.verifies(record.hash, record.signature):
+            return [("key", f"{record.describe()}: its signature does not verify with key "
+                     f"{self.key.key_id}")]
+        return []
+
+
+class Room:
+    """Consumes every table's records into the store ``open_store`` opens (in the room's own
+    thread), verifying and alarming as they arrive. ``tables``: the tables the room trusts and
+    their keys; ``silent_after_s``: a trusted table with nothing new this long is alarmed;
+    ``on_record``: hears each record ingested (for the benchmark's lag)."""
+
+    def __init__(self, open_store: Callable[[], RecordStore], nats: NatsConfig,
+                 tables: dict[str, TableKeys], *, silent_after_s: float = 120.0,
+                 batch: int = 256, durable: str = DURABLE, replicas: int = 1,
+                 on_record: Callable[[Forwarded, Ingested], None] | None = None):
+        self.open_store = open_store
+        self.nats = nats
+        self.tables = tables
+        self.silent_after_s = silent_after_s
+        self.batch = batch
+        self.durable = durable
+        self.replicas = replicas
+        self.on_record = on_record
+        self.store: RecordStore | None = None
+        self.ingested = 0  # records held new in this run
+        self.alarms: list[FloorAlarm] = []  # raised in this run (each is in the store too)
+        self._checks: dict[tuple[str, str], ChainCheck] = {}
+        self._heard: dict[str, float] = {}
+        self._silent: set[str] = set()
+        self._stop = asyncio.Event()
+        self._nc: Any = None
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> None:
+        """Consume until :meth:`stop`, reconnecting while the broker is away."""
+        import nats
+
+        self.store = self.open_store()
+        try:
+            self._resume_checks()
+            started = time.monotonic()
+            self._heard = {table: started for table in self.tables}
+            while not self._stop.is_set():
+                try:
+                    self._nc = await asyncio.wait_for(
+                        nats.connect(**self._connect_options()), 10.0)
+                except Exception as error:
+                    logger.warning("the room cannot reach the floor broker: %s", error)
+                    await self._sleep(1.0)
+                    continue
+                try:
+                    await self._consume(self._nc)
+                finally:
+                    try:
+                        await self._nc.close()
+                    except Exception:
+                        logger.debug("closing the room's connection", exc_info=True)
+                    self._nc = None
+        finally:
+            self.store.close()
+
+    def _connect_options(self) -> dict[str, Any]:
+        from dealer_assist.floor.forwarder import FloorLink
+
+        link = FloorLink(self.nats.url, self.nats.credentials, self.nats.tls_ca,
+                         self.nats.tls_cert, self.nats.tls_key)
+        return link.connect_options("surveillance-room", "room")
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._stop.wait(), seconds)
+        except TimeoutError:
+            pass
+
+    async def _consume(self, nc: Any) -> None:
+        from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+        from nats.js.errors import BadRequestError
+
+        js = nc.jetstream()
+        try:
+            await js.add_stream(StreamConfig(
+                name=STREAM, subjects=[f"{RECORDS}.>"], duplicate_window=120.0,
+                max_msg_size=MAX_MESSAGE, num_replicas=self.replicas))
+        except BadRequestError:  # there already, made by an earlier room: keep its settings
+            pass
+        subscription = await js.pull_subscribe(
+            f"{RECORDS}.>", durable=self.durable, stream=STREAM,
+            config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60,
+                                  max_ack_pending=self.batch * 8))
+        import nats.errors
+
+        while not self._stop.is_set():
+            try:
+                self._check_silence()
+            except RecordingError as error:  # the store away: alarmed once it is back
+                logger.error("the room cannot record a silent table's alarm: %s", error)
+                self._silent.clear()
+            try:
+                messages = await subscription.fetch(self.batch, timeout=1.0)
+            except nats.errors.TimeoutError:
+                continue
+            except (nats.errors.ConnectionClosedError, nats.errors.NoServersError):
+                return
+            except Exception as error:  # the broker restarting: fetch again once back
+                logger.info("the room's fetch failed (%s): trying again", error)
+                await self._sleep(0.5)
+                if nc.is_closed:
+                    return
+                continue
+            if not await self._take_until_held(messages):
+                return
+            for message in messages:
+                try:
+                    await message.ack()
+                except Exception as error:  # not acknowledged: sent again, held once
+                    logger.info("ack failed (%s): the record comes again", error)
+                    break
+
+    async def _take_until_held(self, messages: list[Any]) -> bool:
+        """Ingest a batch, again and again while the store refuses (PostgreSQL away, a lock),
+        telling the broker the batch is still in hand; False when told to stop first (the
+        batch is then sent again to the next room: nothing was acknowledged)."""
+        pause = 0.5
+        while True:
+            try:
+                self._take(messages)
+                return True
+            except RecordingError as error:
+                logger.error("the room's store refuses the records (%s): nothing is "
+                             "acknowledged; trying again", error)
+            for message in messages:
+                try:
+                    await message.in_progress()
+                except Exception:  # the broker away too: it sends them again later
+                    break
+            await self._sleep(pause)
+            pause = min(pause * 2, 10.0)
+            if self._stop.is_set():
+                return False
+
+    def _take(self, messages: list[Any]) -> None:
+        """Ingest a batch (durably, before any of it is acknowledged), then verify and alarm."""
+        assert self.store is not None
+        groups: list[tuple[str, str, list[Forwarded]]] = []
+        for message in messages:
+            try:
+                item = decode_record(message.subject, message.data)
+            except WireError as error:
+                table = message.subject.rpartition(".")[2][:32]
+                self._alarm(FloorAlarm("message", table, str(error)))
+                continue
+            if item.frame is not None:
+                self._keep_frame(item)
+            if groups and groups[-1][:2] == (item.table, item.chain):
+                groups[-1][2].append(item)
+            else:
+                groups.append((item.table, item.chain, [item]))
+        for table, chain, items in groups:
+            outcomes = self.store.ingest(table, chain, [item.record for item in items])
+            self._heard[table] = time.monotonic()
+            if table in self._silent:
+                self._silent.discard(table)
+                self._alarm(FloorAlarm("heard", table, f"table {table} is heard again"))
+            for item, outcome in zip(items, outcomes, strict=True):
+                self._after(item, outcome)
+
+    def _keep_frame(self, item: Forwarded) -> None:
+        """Store a key frame that came with its record (under ``floor/TABLE/CHAIN/``)."""
+        assert self.store is not None and item.frame is not None
+        name = item.record.file or ""
+        if not _SAFE_FILE.fullmatch(name) or ".." in name.split("/"):
+            self._alarm(FloorAlarm("message", item.table, f"{item.record.describe()} names a "
+                                   f"frame file {name[:80]!r} the room will not write",
+                                   item.chain, item.record.seq))
+            return
+        self.store.write_file(f"floor/{item.table}/{item.chain}/{name}", item.frame)
+
+    def _after(self, item: Forwarded, outcome: Ingested) -> None:
+        record, table, chain = item.record, item.table, item.chain
+        if outcome.outcome is Ingest.NEW:
+            self.ingested += 1
+            if self.on_record is not None:
+                self.on_record(item, outcome)
+        if outcome.outcome is Ingest.FORK:
+            self._alarm(FloorAlarm("fork", table, (
+                f"{record.describe()} differs from the copy the room holds (held hash "
+                f"{outcome.held.hash[:16]}, offered {record.hash[:16]}): rewritten on the table "
+                "box after it was forwarded"), chain, record.seq))
+            return
+        check = self._check(table, chain)
+        if outcome.next_seq <= record.seq and record.seq > check.verified + 1:
+            first = outcome.next_seq
+            if first not in check.gaps_alarmed:
+                check.gaps_alarmed.add(first)
+                self._alarm(FloorAlarm("gap", table, (
+                    f"records {first} to {record.seq - 1} of {table} have not come before "
+                    f"record {record.seq}"), chain, first))
+        self._verify_run(check)
+
+    def _check(self, table: str, chain: str) -> ChainCheck:
+        key = (table, chain)
+        check = self._checks.get(key)
+        if check is None:
+            trusted = self.tables.get(table)
+            if trusted is None:
+                self._alarm(FloorAlarm("untrusted", table, (
+                    f"records come from table {table}, which room.toml does not name: held, "
+                    "but no key vouches for them"), chain))
+            check = self._checks[key] = ChainCheck(
+                table, chain, None if trusted is None else trusted.keys)
+        return check
+
+    def _verify_run(self, check: ChainCheck) -> None:
+        """Verify the records held past the verified run, as far as it is unbroken."""
+        assert self.store is not None
+        for record in self.store.chain_records(check.table, check.chain, after=check.verified):
+            if record.seq != check.verified + 1:
+                return  # a gap: verification waits for the records missing
+            for kind, why in check.check(record):
+                self._alarm(FloorAlarm(kind, check.table, why, check.chain, record.seq))
+
+    def _resume_checks(self) -> None:
+        """Verify what the store holds already (a room restarted), without alarming again for
+        what it alarmed before (its floor alarms are in its chain)."""
+        assert self.store is not None
+        alarmed = {(a.get("table"), a.get("chain"), a.get("seq"), a.get("kind"))
+                   for a in (r.body for r in self.store.records(kinds=(ALARM_KIND,)))
+                   if isinstance(a, dict)}
+        for state in self.store.chains():
+            trusted = self.tables.get(state.table)
+            check = self._checks[(state.table, state.chain)] = ChainCheck(
+                state.table, state.chain, None if trusted is None else trusted.keys)
+            for record in self.store.chain_records(state.table, state.chain):
+                if record.seq != check.verified + 1:
+                    break
+                for kind, why in check.check(record):
+                    if (state.table, state.chain, record.seq, kind) not in alarmed:
+                        self._alarm(FloorAlarm(kind, state.table, why, state.chain,
+                                               record.seq))
+
+    def _check_silence(self) -> None:
+        if self.store is None:
+            return
+        now = time.monotonic()
+        for table in self.tables:
+            if table in self._silent:
+                continue
+            if now - self._heard.get(table, now) > self.silent_after_s:
+                self._silent.add(table)
+                self._alarm(FloorAlarm("silent", table, (
+                    f"nothing new from table {table} for over {self.silent_after_s:.0f} s: "
+                    "its box, its link or its forwarder is down")))
+
+    def _alarm(self, alarm: FloorAlarm) -> None:
+        """Record a floor alarm in the room's own chain, and log it."""
+        assert self.store is not None
+        logger.warning("floor alarm: %s: %s", alarm.kind, alarm.text)
+        self.alarms.append(alarm)
+        self.store.append(ALARM_KIND, alarm.to_json(), table=alarm.table)  # RecordingError:
+        # the caller's batch is not acknowledged and comes again
+
+    async def fetch_frame(self, table: str, seq: int, timeout: float = 5.0) -> bytes:
+        """A frame kept on table ``table``'s box (record ``seq`` of its chain), asked of the
+        box over NATS; RecordingError with the box's reason when it cannot give it."""
+        import json
+
+        if self._nc is None:
+            raise RecordingError("the room is not connected to the floor broker")
+        reply = await self._nc.request(frame_subject(table), json.dumps({"seq": seq}).encode(),
+                                       timeout=timeout)
+        error = (reply.headers or {}).get("Floor-Error")
+        if error:
+            raise RecordingError(f"table {table}: {error}")
+        return bytes(reply.data)
+
+
+
+class RoomThread:
+    """Runs a :class:`Room` in a thread of its own with its own event loop."""
+
+    def __init__(self, room: Room):
+        self.room = room
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="floor-room", daemon=True)
+        self.failed: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            self._loop.run_until_complete(self.room.run())
+        except BaseException as error:  # told to whoever stops it, and logged now
+            logger.exception("the room's consumer ended")
+            self.failed = error
+        finally:
+            self._loop.close()
+
+    def start(self) -> RoomThread:
+        self._thread.start()
+        return self
+
+    def call(self, coroutine: Any, timeout: float = 10.0) -> Any:
+        """Run ``coroutine`` in the room's loop (e.g. :meth:`Room.fetch_frame`)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    def join(self) -> None:
+        """Wait until the room's consumer ends."""
+        self._thread.join()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self.room.stop)
+            self._thread.join(timeout)

@@ -1,0 +1,123 @@
+"""``dealer-assist room serve --config room.toml``: the surveillance room: the floor's consumer
+(every table's records into the room's store, PostgreSQL as ``room.toml`` names it, verified as
+they arrive) and the surveillance page over that store; ``room verify`` (:mod:`.verify_cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from dealer_assist.cli import number_in
+from dealer_assist.floor import verify_cli
+
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="action", required=True)
+    serve = commands.add_parser("serve", help="consume the floor and serve the page")
+    serve.add_argument("--config", required=True, metavar="ROOM_TOML")
+    serve.add_argument("--sqlite", metavar="DIR",
+                       help="keep the room's store in SQLite under DIR instead of the "
+                       "[postgres] URL (a room on one machine, without PostgreSQL)")
+    serve.add_argument("--silent-after", type=number_in(float, 1, 86400, "--silent-after"),
+                       default=120.0, metavar="SECONDS",
+                       help="alarm a table that sends nothing this long (default 120)")
+    serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
+    verify_cli.add_parser(commands)
+    operator = commands.add_parser(
+        "operator", help="add, remove, list or unlock the room page's logins (as "
+        "'surveillance operator' does for a recording)")
+    operator.add_argument("--config", required=True, metavar="ROOM_TOML")
+    operator.add_argument("what", choices=("add", "remove", "list", "unlock"))
+    operator.add_argument("name", nargs="?")
+    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor")
+    operator.add_argument("--password-stdin", action="store_true",
+                          help="read the password from standard input instead of prompting")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dealer_assist.floor.config import RoomConfigError, load_room_config
+
+    if args.action == "verify":
+        return verify_cli.run(args)
+    try:
+        config = load_room_config(args.config)
+    except RoomConfigError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    if args.action == "operator":
+        return _operator(config, args)
+    return _serve(config, args)
+
+
+def _operator(config: object, args: argparse.Namespace) -> int:
+    """The room's page logins, kept in the room's store (PostgreSQL as room.toml names it)."""
+    from dealer_assist.floor.config import RoomConfig, open_room_store
+    from dealer_assist.surveillance.admin_cli import operator_command
+    from dealer_assist.surveillance.store import RecordingError
+
+    assert isinstance(config, RoomConfig)
+    try:
+        store = open_room_store(config, create=True)
+    except RecordingError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    try:
+        return operator_command(store, args)
+    except (RecordingError, ValueError) as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+
+
+def _serve(config: object, args: argparse.Namespace) -> int:
+    import socket
+
+    import uvicorn
+
+    from dealer_assist.floor.config import RoomConfig, open_room_store
+    from dealer_assist.floor.room import Room, RoomThread
+    from dealer_assist.surveillance.interface import RecordStore
+    from dealer_assist.surveillance.page_guard import page_site
+    from dealer_assist.surveillance.store import RecordingError, RecordingStore
+    from dealer_assist.surveillance.web import PageSettings, create_app
+
+    assert isinstance(config, RoomConfig)
+    if args.sqlite is not None:
+        directory = Path(args.sqlite)
+
+        def open_store() -> RecordStore:
+            return RecordingStore(directory, create=True)
+
+        where = str(directory)
+    else:
+        def open_store() -> RecordStore:
+            return open_room_store(config, create=True)
+
+        where = "PostgreSQL"
+    try:
+        open_store().close()  # refused now (unreachable, damaged) rather than in the thread
+    except RecordingError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    room = RoomThread(Room(open_store, config.nats, config.tables,
+                           silent_after_s=args.silent_after)).start()
+    print(f"room: consuming the floor from {config.nats.url} into {where}", file=sys.stderr)
+    try:
+        if args.no_page:
+            room.join()
+            return 0 if room.failed is None else 1
+        listener = socket.create_server((config.page_host, config.page_port))
+        port = listener.getsockname()[1]
+        site = page_site(config.page_host, port, [], False)
+        app = create_app(open_store, PageSettings(site=site))
+        print(f"surveillance page on {site.scheme}://{config.page_host}:{port}/",
+              file=sys.stderr, flush=True)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+        return 0
+    finally:
+        room.stop()

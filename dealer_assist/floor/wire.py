@@ -1,0 +1,120 @@
+"""What travels between a table box and the room: subjects, message ids and a record's bytes.
+
+A record travels as one JetStream message on ``floor.records.<TABLE>``: its payload is the
+record's JSON (every field the chain hashes, its signature and the chain id) and, for a key frame
+small enough to travel, a newline and the frame's bytes. The message id (``Nats-Msg-Id``) is
+``TABLE.CHAIN.SEQ.HASH16``, so a resend is never stored twice within JetStream's de-duplication
+window, and the room's store refuses a second copy beyond it (its key is table, chain and seq).
+:func:`decode_record` refuses (with :class:`WireError`, saying what) anything
+:func:`encode_record` would not have written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from dealer_assist.surveillance.store import Record
+
+#: the stream that holds every table's records (the room creates it, R3 on a cluster)
+STREAM = "FLOOR"
+RECORDS = "floor.records"  #: ``floor.records.<TABLE>``: one subject per table
+FRAMES = "floor.frames"  #: ``floor.frames.<TABLE>``: the room asks a box for a frame
+#: a record's JSON is at most this long; a message at most MAX_MESSAGE (a key frame with it)
+MAX_RECORD = 256 * 1024
+MAX_MESSAGE = 8 * 1024 * 1024
+#: the tables' names as a subject token allows them (table.toml's table_id is narrower still)
+TABLE_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,32}")
+CHAIN_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_FIELDS = ("seq", "at", "table", "round_key", "round_id", "kind", "body_text", "file",
+           "sha256", "hash_format", "prev_hash", "hash", "signature")
+
+
+class WireError(ValueError):
+    """A message that is no record a table box sends (says what is wrong)."""
+
+
+def record_subject(table: str) -> str:
+    return f"{RECORDS}.{table}"
+
+
+def frame_subject(table: str) -> str:
+    return f"{FRAMES}.{table}"
+
+
+def message_id(table: str, chain: str, record: Record) -> str:
+    """``Nats-Msg-Id`` of a record: its table, chain and number, and the start of its hash. A
+    resend of the record is the same message (JetStream stores it once); a record rewritten on
+    the box after it was sent is another, which reaches the room as a fork instead of being
+    dropped by the broker as a duplicate."""
+    return f"{table}.{chain}.{record.seq}.{record.hash[:16]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    """A record as it arrived from a table: the table, its chain, the record and the key frame's
+    bytes where they travelled with it (None: the frame, if any, stays on the box)."""
+
+    table: str
+    chain: str
+    record: Record
+    frame: bytes | None = None
+
+
+def encode_record(table: str, chain: str, record: Record, frame: bytes | None = None) -> bytes:
+    fields: dict[str, Any] = {name: getattr(record, name) for name in _FIELDS}
+    fields.update(v=1, source=table, chain=chain)
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return text if frame is None else text + b"\n" + frame
+
+
+def decode_record(subject: str, data: bytes) -> Forwarded:
+    """The record a message on ``subject`` carries; the table is the subject's (a table can
+    publish only to its own subject, so a record naming another table is refused)."""
+    prefix = RECORDS + "."
+    table = subject[len(prefix):] if subject.startswith(prefix) else ""
+    if not TABLE_TOKEN.fullmatch(table):
+        raise WireError(f"subject {subject[:80]!r} is not {RECORDS}.<TABLE>")
+    if len(data) > MAX_MESSAGE:
+        raise WireError(f"message of {len(data)} bytes from {table} is over {MAX_MESSAGE}")
+    head, newline, frame = data.partition(b"\n")
+    if len(head) > MAX_RECORD:
+        raise WireError(f"record of {len(head)} bytes from {table} is over {MAX_RECORD}")
+    try:
+        raw = json.loads(head)
+    except ValueError as error:
+        raise WireError(f"message from {table} is not JSON: {error}") from None
+    if not isinstance(raw, dict) or raw.get("v") != 1:
+        raise WireError(f"message from {table} is not a version-1 record")
+    if raw.get("source") != table:
+        raise WireError(f"message on {table}'s subject names table {raw.get('source')!r}")
+    chain = raw.get("chain")
+    if not isinstance(chain, str) or not CHAIN_TOKEN.fullmatch(chain):
+        raise WireError(f"message from {table} names no valid chain: {chain!r}")
+    values: dict[str, Any] = {}
+    for name in _FIELDS:
+        value = raw.get(name)
+        values[name] = value
+        if name in ("seq", "hash_format") or (name == "round_key" and value is not None):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise WireError(f"record from {table}: {name} must be a whole number, got "
+                                f"{value!r}")
+        elif name in ("at", "kind", "body_text", "prev_hash", "hash"):
+            if not isinstance(value, str):
+                raise WireError(f"record from {table}: {name} must be text, got {value!r}")
+        elif value is not None and not isinstance(value, str):
+            raise WireError(f"record from {table}: {name} must be text or null, got {value!r}")
+    if values["seq"] < 1:
+        raise WireError(f"record from {table}: seq must be 1 or more")
+    record = Record(**values)
+    if not newline:
+        return Forwarded(table, chain, record)
+    if record.kind != "frame" or record.sha256 is None:
+        raise WireError(f"{record.describe()} from {table} carries bytes but is no frame")
+    if hashlib.sha256(frame).hexdigest() != record.sha256:
+        raise WireError(f"{record.describe()} from {table}: the frame's bytes do not match its "
+                        "sha256")
+    return Forwarded(table, chain, record, frame)
