@@ -367,11 +367,12 @@ def answer_truly(table: Table, world: SimulatedTable) -> None:
 
 
 def play(seed: int, drop: float, delay: float, rounds: int = 4,
-         stall: bool = True) -> tuple[Table, SimulatedTable]:
+         stall: bool = True, lag: bool = False) -> tuple[Table, SimulatedTable]:
     """Deal ``rounds`` simulated rounds; each camera sighting is dropped with probability
-    ``drop``, or comes after the next step with probability ``delay``; with ``stall`` the
-    sighting of a card out of the shoe may come after the camera's wait; the dealer answers each
-    question from what truly happened. Every round must settle as truly dealt."""
+    ``drop``, or comes after the next step with probability ``delay`` (with ``lag``, after that
+    step's wait too, its frame as old); with ``stall`` the sighting of a card out of the shoe
+    may come after the camera's wait; the dealer answers each question from what truly
+    happened. Every round must settle as truly dealt."""
     chance = random.Random(seed)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"),
                            [Player(s, f"P{s}") for s in (1, 3, 5)], seed=seed)
@@ -384,16 +385,21 @@ def play(seed: int, drop: float, delay: float, rounds: int = 4,
                 if roll < drop:
                     continue
                 if roll < drop + delay:
-                    late.append(item)
+                    late.append(replace(item, seen_at=table.now))  # its frame: now
                     continue
             if isinstance(item, ShoeCard):  # numbered as a shoe numbers its cards
                 item = replace(item, origin=ShoeOrigin(1, world.drawn, world.drawn))
             table.send(item)
-            table.send(*late)
-            late.clear()
+            if not lag:
+                table.send(*late)
+                late.clear()
             if isinstance(item, ShoeCard):
                 table.wait(chance.choice([0.0, 0.2, WAIT + 0.1] if stall else [0.0, 0.2]))
             answer_truly(table, world)
+            if lag:
+                table.send(*late)
+                late.clear()
+                answer_truly(table, world)
         table.send(*late)
         for _ in range(20):  # the last waits expire; each question they raise is answered
             table.wait(WAIT + 0.1)
@@ -408,6 +414,14 @@ def play(seed: int, drop: float, delay: float, rounds: int = 4,
        delay=st.sampled_from([0.0, 0.3]))
 def test_dropped_and_late_sightings_never_settle_a_round_otherwise_than_dealt(seed, drop, delay):
     play(seed, drop, delay)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), drop=st.sampled_from([0.0, 0.2]))
+def test_sightings_behind_or_older_than_the_wait_never_settle_a_round_otherwise(seed, drop):
+    """Delayed sightings come after a step's wait, their frames as old (0.2 s: on time; 1.6 s:
+    older than the wait): still every round settles as dealt, or the dealer was asked."""
+    play(seed, drop, delay=0.5, lag=True)
 
 
 def test_with_every_sighting_seen_on_time_the_dealer_is_never_asked():
