@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -467,3 +468,17 @@ def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
     assert rebuilt.resumed == table.loop.round_id
     same_round(rebuilt.loop, table.loop)
     again.close()
+
+
+def test_a_restarted_tables_runner_measures_the_cameras_lag_on_its_own_clock():
+    """After a restart the runner's clock goes on from the journal's time (here an hour behind
+    the monotonic clock the camera stamps its frames with): a sighting from a frame 0.9 s old
+    reads as 0.9 s behind, not as the hour (which, clamped, read as no lag at all)."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_shoe=False)
+    with TableRunner(loop, clock=lambda: time.monotonic() - 3600.0) as runner:
+        sighting = FeltCard(Card.parse("9S"), CardTarget(1, 0), seen_at=time.monotonic() - 0.9)
+        assert runner.submit(sighting).wait(5)
+        assert runner.wait_idle(5)
+        view = runner.view()
+    assert 900 <= view["camera_lag_ms"] < 60_000
+    assert [a["kind"] for a in view["alarms"]] == ["camera_behind"]
