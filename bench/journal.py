@@ -4,10 +4,12 @@
 
 1. One journal record made durable, two ways: the append-only file the table uses (write + fsync)
    and SQLite in WAL mode with ``synchronous=FULL`` (one insert, one commit), p50/p99.
-2. End to end at a shoe-only table: the simulated shoe over TCP draws each card of ``--rounds``
-   dealt rounds; from the card stored in the shoe to the shoe hearing the table's ACK, which the
-   table sends only once the card is journaled (p50/p99/max). This includes the simulated shoe's
-   own send loop (it polls every 5 ms), so it is an upper bound of the table's share.
+2. End to end at a shoe-only table recording as a table does (its signed store written event by
+   event on its own thread, the round files exported from it): the simulated shoe over TCP draws
+   each card of ``--rounds`` dealt rounds; from the card stored in the shoe to the shoe hearing
+   the table's ACK, which the table sends only once the card is journaled (p50/p99/max). This
+   includes the simulated shoe's own send loop (it polls every 5 ms), so it is an upper bound of
+   the table's share.
 
 ``--dir``: where the files go (default: a temporary folder; give the table's recording disk to
 measure that disk). Prints the CPU model and core count; run it on an idle machine.
@@ -39,7 +41,7 @@ from dealer_assist.table.journal import (  # noqa: E402
     _line,
 )
 from dealer_assist.table.loop import TableLoop  # noqa: E402
-from dealer_assist.table.recording import FileRecorder  # noqa: E402
+from dealer_assist.table.recording import EvidenceFiles, open_recording  # noqa: E402
 from dealer_assist.table.runner import TableRunner  # noqa: E402
 from dealer_assist.table.shoe_source import SerialShoeSource  # noqa: E402
 from dealer_assist.table.simulation.world import Player, SimulatedTable  # noqa: E402
@@ -100,13 +102,14 @@ def bench_end_to_end(directory: Path, rounds: int) -> None:
 
     link = TcpLink()
     shoe = ShoeSimulator(link, on_acknowledged=acknowledged).start()
-    recorder = FileRecorder(directory / "recording")
-    loop = TableLoop("s17-6", recorder, table_id="BENCH", has_camera=False)
+    recording = open_recording(directory / "recording", "BENCH", EvidenceFiles(
+        directory / "evidence" / "BENCH.key", directory / "evidence" / "anchors.jsonl"))
+    loop = TableLoop("s17-6", recording.recorder, table_id="BENCH", has_camera=False)
     loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     journal = TableJournal(directory / "recording" / JOURNAL_NAME,
                            Checkpoint(CONFIG, "BENCH", t=time.monotonic()))
     runner = TableRunner(loop, [SerialShoeSource(link.url, defer_ack=True)], journal=journal,
-                         journal_config=CONFIG)
+                         journal_config=CONFIG, recording_pending=lambda: recording.pending)
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(1, "A"), Player(3, "B")], seed=1)
     world.camera_sees = False
 
@@ -140,7 +143,7 @@ def bench_end_to_end(directory: Path, rounds: int) -> None:
             heard.clear()
     shoe.stop()
     journal.close()
-    recorder.close()
+    recording.close()
     print(f"shoe card stored -> journaled -> ACK heard by the shoe, {len(samples)} cards over "
           f"{loop.rounds_played} rounds: {quantiles(samples)}")
 

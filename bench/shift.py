@@ -66,7 +66,7 @@ class Table:
         config = folder / "table.toml"
         config.write_text(
             f'table_id = "SHIFT"\n[rules]\npreset = "h17-ddd-6"\n[shoe]\nurl = "{shoe_url}"\n'
-            f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
+            f'[recording]\ndir = "rec"\n[screen]\nport = 0\n'
         )
         StaffRegistry(staff_path(config)).add(DEALER, "dealer", PIN)  # it refuses to start without
         self.recording = folder / "rec"

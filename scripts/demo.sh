@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs dealer-assist into .venv and runs the main job: the demo table (a simulated shoe on a
+# Installs dealer-assist into .venv (skipped while current) and runs the main job: the demo table (a simulated shoe on a
 # pseudo-terminal, a synthetic overhead camera whose frames are rendered from card artwork and
 # read by the shipped card detector, simulated players, the real engine and the real dealer's
 # screen). It prints the screen's URL and deals until Ctrl-C. Arguments go to

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs (.venv with the table and test extras, Debian's
-# chromium for the browser tests, the card artwork for the vision tests), runs the static checks
-# (ruff, mypy), then the whole suite. Arguments go to pytest.
+# chromium for the browser tests, poppler-utils for the PDF report test, the card artwork for
+# the vision tests), runs the static checks (ruff, mypy), then the whole suite. Arguments go to
+# pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh "table,test"
@@ -11,6 +12,15 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
   else
     echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2
+  fi
+fi
+# The incident report's PDF test renders it with poppler's pdftoppm and reads it with pdftotext.
+if ! command -v pdftoppm >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing Debian's poppler-utils for the PDF report test" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
+  else
+    echo "the PDF report test needs Debian's poppler-utils: sudo apt-get install poppler-utils" >&2
   fi
 fi
 # The vision, demo and quantisation tests render scenes from the card artwork: install it (and the

@@ -6,7 +6,7 @@ found in the frame, and returns a new image.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import cv2
 import numpy as np
@@ -35,21 +35,48 @@ def _fixed(pixels: np.ndarray) -> np.ndarray:
     return np.round(pixels * (1 << SHIFT)).astype(np.int32).reshape(-1, 1, 2)
 
 
-def _label(
-    image: np.ndarray, text: str, at: tuple[float, float], color: tuple[int, int, int], scale: float
-) -> None:
-    org = (round(at[0]), round(at[1]))
-    thickness = max(1, round(scale * 2))
-    (width, height), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
-    pad = max(1, round(3 * scale))
-    cv2.rectangle(
-        image,
-        (org[0] - pad, org[1] - height - pad),
-        (org[0] + width + pad, org[1] + baseline),
-        (0, 0, 0),
-        cv2.FILLED,
-    )
-    cv2.putText(image, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, color, thickness, cv2.LINE_AA)
+Box = tuple[int, int, int, int]  # x1, y1, x2, y2 in pixels
+
+
+class Labels:
+    """Places text labels so that none overprints another: a label whose box would overlap one
+    already placed moves down, then up, by its own height until it is clear (``boxes``: where
+    each landed, in the order placed). :meth:`draw` paints them, after every line, so no line
+    crosses a label either."""
+
+    def __init__(self) -> None:
+        self.boxes: list[tuple[str, Box]] = []
+        self._pending: list[tuple[str, tuple[int, int], tuple[int, int, int], float, int, Box]] = []
+
+    def place(self, image: np.ndarray, text: str, at: tuple[float, float],
+              color: tuple[int, int, int], scale: float) -> Box:
+        thickness = max(1, round(scale * 2))
+        (width, height), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale,
+                                                    thickness)
+        pad = max(1, round(3 * scale))
+        x, y = round(at[0]), round(at[1])
+        step = height + baseline + 2 * pad
+        shift = 0
+        for tries in range(40):
+            shift = (tries + 1) // 2 * step * (1 if tries % 2 else -1)
+            box = (x - pad, y + shift - height - pad, x + width + pad, y + shift + baseline)
+            if not any(_overlap(box, other) for _, other in self.boxes):
+                break
+        self.boxes.append((text, box))
+        self._pending.append((text, (x, y + shift), color, scale, thickness, box))
+        return box
+
+    def draw(self, image: np.ndarray) -> None:
+        """Paint every label placed and not yet painted: its text on a black box."""
+        for text, org, color, scale, thickness, box in self._pending:
+            cv2.rectangle(image, box[:2], box[2:], (0, 0, 0), cv2.FILLED)
+            cv2.putText(image, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, color, thickness,
+                        cv2.LINE_AA)
+        self._pending.clear()
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def draw_overlay(
@@ -57,11 +84,21 @@ def draw_overlay(
     calibration: TableCalibration,
     seen_markers: Mapping[int, np.ndarray],
     drift: DriftReport | None = None,
+    labels: Labels | None = None,
 ) -> np.ndarray:
     """A copy of ``frame`` with the layout projected through the calibration: felt outline, every
     zone (seat numbers at the betting spots), the table axes, the markers found (green, with the
-    layout's idea of them in white) and the ones missing (red), and a summary line."""
+    layout's idea of them in white) and the ones missing (red), and a summary line; a drift
+    alarm across the top in large red letters. No label overprints another (``labels``, when
+    given, is where they were placed)."""
     image = frame.copy() if frame.ndim == 3 else cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    labels = Labels() if labels is None else labels
+    _label = labels.place
+    banner = None
+    if drift is not None and drift.alarm and drift.moved_mm is not None:
+        text = f"CAMERA MOVED {drift.moved_mm:.1f} mm: RECALIBRATE"
+        band, banner = _alarm_banner(image, text)
+        labels.boxes.append((text, band))  # drawn last, over the lines; the labels keep clear
     scale = image.shape[1] / 1600
     line = max(1, round(2 * scale))
     layout = calibration.layout
@@ -141,4 +178,30 @@ def draw_overlay(
     if drift is not None and drift.moved_mm is not None:
         summary += f" | drift {drift.moved_mm:.1f} mm{' ALARM' if drift.alarm else ''}"
     _label(image, summary, (10 * scale, image.shape[0] - 14 * scale), (255, 255, 255), 0.75 * scale)
+    labels.draw(image)
+    if banner is not None:
+        banner()
     return image
+
+
+def _alarm_banner(image: np.ndarray, text: str) -> tuple[Box, Callable[[], None]]:
+    """Where the drift alarm goes (a band across the top, as large as fits) and how to draw it:
+    white on red."""
+    scale = 3.0
+    thickness = 6
+    while scale > 0.5:
+        thickness = max(2, round(scale * 2))
+        (width, _height), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
+        if width <= image.shape[1] * 0.9:
+            break
+        scale *= 0.9
+    (width, height), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness)
+    pad = round(height * 0.5)
+    band = (0, 0, image.shape[1], height + baseline + 2 * pad)
+
+    def draw() -> None:
+        cv2.rectangle(image, band[:2], band[2:], MISSING_BGR, cv2.FILLED)
+        cv2.putText(image, text, ((image.shape[1] - width) // 2, pad + height),
+                    cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), thickness, cv2.LINE_AA)
+
+    return band, draw

@@ -22,13 +22,14 @@ def _signed(amount: Decimal) -> str:
 
 
 def settlement_text(settlement: Settlement) -> str:
-    """The round's payouts as aligned text: each hand and side bet, seat totals, the table's."""
+    """The round's payouts as aligned text: each hand (numbered from 1) and side bet, seat
+    totals, the players' net."""
     rows: list[tuple[str, str, str, str]] = []
     for seat in settlement.seats:
         label = f"seat {seat.seat}" + (f" ({printable(seat.player)})" if seat.player else "")
         for index, hand in enumerate(seat.hands):
             cards = " ".join(hand.cards)
-            what = f"hand {index}: {cards} = {hand.total}, wagered {hand.wagered:,.2f}"
+            what = f"hand {index + 1}: {cards} = {hand.total}, wagered {hand.wagered:,.2f}"
             rows.append((label, what, seat.lines[index].reason, _signed(hand.net)))
         for line in seat.lines[len(seat.hands) :]:
             rows.append((label, line.kind, line.reason, _signed(line.amount)))
@@ -40,7 +41,7 @@ def settlement_text(settlement: Settlement) -> str:
         f"round {printable(str(settlement.round_id))}   rules {printable(rules)}",
         f"dealer: {' '.join(dealer.cards)} = {dealer.total}{state}",
     ]
-    rows.append(("table net", "", "", _signed(settlement.net)))
+    rows.append(("players' net", "", "", _signed(settlement.net)))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     for a, b, c, d in rows:
         out.append(f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d:>{widths[3]}}")

@@ -37,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                        help="a host name the page is reached by, beyond loopback and --host"
                        " (repeatable); requests naming any other Host are refused")
+    serve.add_argument("--key", action="append", default=[], metavar="TABLE.PUB",
+                       help="the table's public key file (from its technician; repeatable):"
+                       " every round view checks the recording's signatures against it"
+                       " (without it, against the key the recording itself names)")
     serve.add_argument("--retention-floor-hours", type=float, default=168.0, metavar="HOURS",
                        help="the page prunes no frame younger than this (default 168: 7 days;"
                        " set the house's retention policy)")
@@ -63,11 +67,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     operator = commands.add_parser(
         "operator", help="add, remove, list or unlock page logins (unlock: lift the page's"
-        " lockout of a name after too many failed logins; recorded)")
+        " lockout of a name after too many failed logins; recorded)",
+        description="Page logins. 'add NAME' gives the auditor role (read-only: search, view,"
+        " replay, export) unless --role operator (also prunes video frames and flags key"
+        " frames); adding a name again replaces its password and role. Every change is an"
+        " access record.")
     operator.add_argument("recording", metavar="RECORDING")
     operator.add_argument("what", choices=("add", "remove", "list", "unlock"))
     operator.add_argument("name", nargs="?")
-    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor")
+    operator.add_argument("--role", choices=("operator", "auditor"), default="auditor",
+                          help="the role 'add' gives (default: auditor, read-only)")
     operator.add_argument("--password-stdin", action="store_true",
                           help="read the password from standard input instead of prompting")
 
@@ -97,6 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from dealer_assist.surveillance.evidence_check import trusted_keys
     from dealer_assist.surveillance.page_guard import page_site
     from dealer_assist.surveillance.web import PageSettings, create_app
     from dealer_assist.webguard import LOOPBACK_NAMES
@@ -113,17 +123,34 @@ def _serve(args: argparse.Namespace) -> int:
         (args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     port = listener.getsockname()[1]
     site = page_site(args.host, port, args.allowed_host, tls)
+    try:
+        trusted = trusted_keys(args.key)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--key: {error}") from None
     app = create_app(args.recording, PageSettings(
-        site=site, retention_floor_hours=args.retention_floor_hours))
+        site=site, retention_floor_hours=args.retention_floor_hours, trusted_keys=trusted))
     if args.host not in LOOPBACK_NAMES:
         print(f"warning: serving beyond this machine on {args.host}"
               + ("" if tls else " without TLS: passwords and the session cross the network in"
                  " clear (give --certfile and --keyfile)"), file=sys.stderr)
     shown = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"surveillance page on {site.scheme}://{shown}:{port}/", file=sys.stderr)
+    print(f"surveillance page on {site.scheme}://{shown}:{port}/", file=sys.stderr, flush=True)
+    if not _has_operators(args.recording):
+        print(f"no operator can log in yet: add one with 'dealer-assist surveillance operator"
+              f" {args.recording} add NAME'", file=sys.stderr, flush=True)
     uvicorn.Server(uvicorn.Config(app, log_level="warning", ssl_certfile=args.certfile,
                                   ssl_keyfile=args.keyfile)).run(sockets=[listener])
     return 0
+
+
+def _has_operators(recording: str) -> bool:
+    from dealer_assist.surveillance.store import RecordingStore
+
+    store = RecordingStore(recording)
+    try:
+        return bool(store.operators())
+    finally:
+        store.close()
 
 
 def _check_certificate(certfile: str, keyfile: str) -> None:

@@ -1,12 +1,15 @@
 """``dealer-assist replay RECORDING [--round ID] [--verify [--key PUB] [--anchor-log LOG]] [--json]
-[--redetect]``.
+[--redetect] [--export-rounds OUT]``.
 
 Re-settles every recorded round with today's engine and compares with the recorded settlement;
 with ``--verify`` also checks the hash chain, every record's signature (with the table's public
 key file given by ``--key``), the anchor log, the operators and every frame file; with
 ``--redetect`` re-runs the
-vision module's detector on the frames at card events. Exit status: 0 clean, 1 discrepancies,
-2 the recording cannot be read or re-detection is unavailable.
+vision module's detector on the frames at card events; ``--export-rounds OUT`` writes every settled
+or voided round's round-log files from the store into ``OUT/rounds`` and ``OUT/void`` (the table
+exports them into its recording directory as each round ends). Exit status: 0 clean, 1
+discrepancies, 2 the recording cannot be read, re-detection is unavailable or OUT cannot be
+written.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from dealer_assist.cli import utf8_text
 
@@ -39,6 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--anchor", action="append", default=[], metavar="SEQ:HASH",
                         help="a chain head noted earlier (from a previous replay's last line); "
                         "with --verify, fails if it is gone or changed (repeatable)")
+    parser.add_argument("--export-rounds", metavar="OUT",
+                        help="also write the round-log files of every settled or voided round, "
+                        "read out of the store, into OUT/rounds and OUT/void (OUT may be the "
+                        "recording directory itself: files that differ are written again)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--user", default=None, type=utf8_text,
                         help="who is replaying, for the access log; the OS account running the "
@@ -90,15 +98,26 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as error:
         print(f"dealer-assist replay: {error}", file=sys.stderr)
         return 2
+    exported = None
     try:
         report = replay(store, round_id=args.round, verify=args.verify, redetect=redetect,
                         anchors=anchors, trusted=trusted, anchor_log=anchor_log)
+        if args.export_rounds is not None:
+            from dealer_assist.surveillance.export import export_rounds
+
+            try:
+                exported = export_rounds(store, Path(args.export_rounds))
+            except OSError as error:
+                print(f"dealer-assist replay: --export-rounds {args.export_rounds}: "
+                      f"{error.strerror or error}", file=sys.stderr)
+                return 2
         # every look at a recording is logged in it; one that cannot be logged is not shown,
         # unless the recording is damaged: what can still be read is shown, saying so
         try:
             log_command(store, "replay", {
                 "round": args.round, "verify": args.verify, "redetect": args.redetect,
-                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies)},
+                "rounds": len(report.rounds), "discrepancies": len(report.discrepancies),
+                "export_rounds": args.export_rounds},
                 claimed=args.user)
         except DamagedRecordingError as error:
             report.database.append(Discrepancy(
@@ -112,9 +131,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist replay: no round {args.round!r} in {args.recording}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(report.to_json(), indent=1))
+        out = report.to_json()
+        if exported is not None:
+            out["exported"] = {"written": exported.written, "unchanged": exported.unchanged,
+                               "skipped": exported.skipped}
+        print(json.dumps(out, indent=1))
     else:
         _print_text(report)
+        if exported is not None:
+            print(f"exported to {args.export_rounds}: {len(exported.written)} round(s) written, "
+                  f"{len(exported.unchanged)} already equal, {len(exported.skipped)} not ended "
+                  "(open or cut short: no file)")
     return 1 if report.discrepancies else 0
 
 

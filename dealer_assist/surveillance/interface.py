@@ -41,6 +41,9 @@ class RoundQuery:
     alarm: str | None = None  # an alarm kind, or "*" for any alarm
     payout_above: Decimal | None = None  # a seat's net win above this amount
     round_id: str | None = None
+    card: str | None = None  # a canonical card code (``JH``): a round in which it was dealt
+    amount: Decimal | None = None  # a seat wagered, won or lost exactly this on some line
+    dealer: str | None = None  # the dealer id the round line names
     limit: int = 200
 
     def to_json(self) -> dict[str, Any]:
@@ -48,7 +51,7 @@ class RoundQuery:
         from dealer_assist.surveillance.store import format_time
 
         out: dict[str, Any] = {}
-        for name in ("table", "seat", "alarm", "round_id"):
+        for name in ("table", "seat", "alarm", "round_id", "card", "dealer"):
             if getattr(self, name) is not None:
                 out[name] = getattr(self, name)
         if self.since:
@@ -57,6 +60,8 @@ class RoundQuery:
             out["until"] = format_time(self.until)
         if self.payout_above is not None:
             out["payout_above"] = format_money(self.payout_above)
+        if self.amount is not None:
+            out["amount"] = format_money(self.amount)
         return out
 
 
@@ -250,7 +255,9 @@ class RecordStore(Protocol):
 
     def find_rounds(self, query: RoundQuery) -> tuple[list[IndexedRound], list[int]]:
         """Rounds matching ``query``, newest first, and the keys of rounds the index cannot read
-        (left out; the rest still found)."""
+        (left out; the rest still found). An alarm counts for the round it was recorded in, or
+        else for the latest round of its table with the round id its body names (``round``):
+        the round in play when it was raised, linked once that round is recorded."""
         ...
 
     def indexed_rounds(self) -> list[IndexedRound]:
@@ -267,6 +274,11 @@ class RecordStore(Protocol):
 
     def indexed_alarms(self) -> list[IndexedAlarm]:
         """Alarms recorded during a round."""
+        ...
+
+    def round_alarm_records(self, round_key: int) -> list[int]:
+        """Numbers of the alarm records the index links to a round (those recorded in it and
+        those naming it as the round in play when raised), in chain order."""
         ...
 
     def search_choices(self) -> tuple[list[str], list[str]]:

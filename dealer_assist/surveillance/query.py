@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from dealer_assist.rules.money import format_money
+from dealer_assist.surveillance.evidence_check import TrustedKeys
 from dealer_assist.surveillance.interface import (
     IndexedFrame,
     IndexedRound,
@@ -18,6 +19,8 @@ from dealer_assist.surveillance.interface import (
     RoundQuery,
 )
 from dealer_assist.surveillance.replay import load_round
+from dealer_assist.surveillance.round_check import check_round
+from dealer_assist.surveillance.round_words import round_in_words
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     Record,
@@ -51,36 +54,71 @@ def _round_row(row: IndexedRound) -> dict[str, Any]:
     }
 
 
-def round_view(store: RecordStore, key: int) -> dict[str, Any]:
-    """One round as the page shows it: events, frames, alarms, screens and the settlement."""
+def round_view(store: RecordStore, key: int,
+               trusted: TrustedKeys | None = None) -> dict[str, Any]:
+    """One round as the page shows it, checked as it is shown: its events in words (each with
+    the UTC time it happened where the event carries one, ``at``, and when it was written),
+    frames in order with their times and the state of their files, alarms (those the index
+    links to it too), screens, every line of the settlement as recorded and as re-settled, and
+    ``integrity``: whether its records, signatures (with ``trusted``: under the table's key),
+    frames and settlement hold (:func:`~.round_check.check_round`)."""
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
     pruned = store.pruned_frames(key)
+    own = {record.seq for record in data.alarms}
+    linked = [record for seq in store.round_alarm_records(key) if seq not in own
+              and (record := store.record(seq)) is not None and record.kind == "alarm"]
+    check = check_round(store, data, linked, pruned, trusted)
+    bodies = [_loads(record.body_text) for record in data.events]
+    words = round_in_words(bodies)
     events = [
-        {"index": index, "seq": record.seq, "at": record.at, "event": _loads(record.body_text)}
-        for index, record in enumerate(data.events)
+        {"index": index, "seq": record.seq, "at": record.at, "written_at": record.at,
+         "happened_at": body.get("at") if isinstance(body, dict) else None,
+         "event": body, **words[index]}
+        for index, (record, body) in enumerate(zip(data.events, bodies, strict=True))
     ]
     frames = []
-    for record in data.frames:
+    for record in sorted(data.frames, key=_frame_order):
         body = _loads(record.body_text) or {}
+        body = body if isinstance(body, dict) else {}
+        state = check.frames.get(record.seq, {})
         frames.append({
-            "seq": record.seq, "at": record.at, "event_index": body.get("event_index"),
+            "seq": record.seq, "at": record.at, "written_at": record.at,
+            "captured_at": body.get("captured_at"), "event_index": body.get("event_index"),
             "width": body.get("width"), "height": body.get("height"),
             "media_type": body.get("media_type"), "key": body.get("key", True),
             "detections": body.get("detections"), "sha256": record.sha256,
+            "sha256_now": state.get("sha256"), "file_state": state.get("state"),
             "file": record.file, "pruned": record.seq in pruned,
         })
+    alarms = sorted((*data.alarms, *linked), key=lambda r: r.seq)
     return {
         "key": data.key, "round": data.round_id, "table": data.table, "status": data.status,
         "started_at": data.start.at,
         "notes": [_loads(note.body_text) for note in data.notes],
         "events": events, "frames": frames,
-        "alarms": [{"seq": r.seq, "at": r.at, **(_loads(r.body_text) or {})} for r in data.alarms],
-        "screens": [{"seq": r.seq, "at": r.at, **(_loads(r.body_text) or {})}
+        "alarms": [{"seq": r.seq, "at": r.at, **_object(_loads(r.body_text))} for r in alarms],
+        "screens": [{"seq": r.seq, "at": r.at, **_object(_loads(r.body_text))}
                     for r in data.screens],
         "settlement": _loads(data.settlement.body_text) if data.settlement else None,
+        "settlement_lines": check.settlement,
+        "integrity": check.to_json(),
+        "chain_head": list(store.head()),
     }
+
+
+def _frame_order(record: Record) -> tuple[int, str, int]:
+    """Frames in the order they show the round: by event, then by time, then as recorded."""
+    body = _loads(record.body_text)
+    body = body if isinstance(body, dict) else {}
+    index = body.get("event_index")
+    when = body.get("captured_at") or record.at
+    return (index if isinstance(index, int) else -1, str(when), record.seq)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {"unreadable": value}
 
 
 def _loads(text: str) -> Any:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -30,6 +31,7 @@ from dealer_assist.roundlog import (
     event_to_json,
 )
 from dealer_assist.rules import Settlement
+from dealer_assist.surveillance.clock_state import clock_state
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.signed_chain import (
     Evidence,
@@ -44,6 +46,8 @@ from dealer_assist.surveillance.store import (
     Record,
     RecordingError,
     RecordingStore,
+    format_time,
+    parse_time,
     utc_now,
 )
 
@@ -71,7 +75,11 @@ def image_info(data: bytes) -> tuple[str, str, int | None, int | None]:
 class Recorder:
     """Records one table into a recording directory. Use :meth:`open`."""
 
-    def __init__(self, store: RecordStore, table: str, evidence: Evidence | None = None):
+    #: How often the host clock's synchronisation state is recorded (a ``clock`` record)
+    clock_every = timedelta(hours=1)
+
+    def __init__(self, store: RecordStore, table: str, evidence: Evidence | None = None, *,
+                 clock_reader: Callable[[], dict[str, Any]] = clock_state):
         self.store = store
         self.table = table
         self.evidence = evidence
@@ -79,18 +87,23 @@ class Recorder:
         self._round_key: int | None = None
         self._round_id: str | None = None
         self._events = 0
+        self._clock_reader = clock_reader
+        self._clock_read: datetime | None = None  # when the clock's state was last recorded
 
     @classmethod
     def open(
         cls, directory: Path | str, table: str = "T1", *, clock: Clock = utc_now,
         evidence: Evidence | None = None,
+        clock_reader: Callable[[], dict[str, Any]] = clock_state,
     ) -> Recorder:
         """Open (or create) a recording directory for ``table``; marks its unfinished rounds.
 
         A damaged database is refused (``DamagedRecordingError``, naming it) before anything
         is written to it. With ``evidence`` every record is signed and heads are anchored; a
         new chain where one was, or a chain signed by another key, is refused
-        (:func:`~.signed_chain.begin_signing`).
+        (:func:`~.signed_chain.begin_signing`). The host clock's synchronisation state
+        (``clock_reader``, :func:`~.clock_state.clock_state`) is recorded in the ``open`` record
+        and every :attr:`clock_every` after in a ``clock`` record.
         """
         if not TABLE_NAME.fullmatch(table):
             raise RecordingError(
@@ -99,7 +112,7 @@ class Recorder:
         store = RecordingStore(directory, create=True, clock=clock)
         try:
             store.check()
-            recorder = cls(store, table, evidence)
+            recorder = cls(store, table, evidence, clock_reader=clock_reader)
             if evidence is not None:
                 recorder.chain = begin_signing(store, evidence, table)
             recorder._resume()
@@ -123,13 +136,14 @@ class Recorder:
             str(path.relative_to(store.directory))
             for path in (store.directory / FRAMES_DIR / "").glob(f"*/{self.table}/*.part")
         )
-        store.append(
+        opened = store.append(
             "open",
             {"table": self.table, "program": f"dealer-assist {__version__}",
              "after_seq": last_seq, "partial_rounds": [row.round_key for row in unfinished],
-             "incomplete_files": incomplete},
+             "incomplete_files": incomplete, "clock": self._clock_reader()},
             table=self.table,
         )
+        self._clock_read = parse_time(opened.at)
 
     # -- the live table's calls ---------------------------------------------------------------
 
@@ -169,10 +183,13 @@ class Recorder:
         card_event_index: int | None = None,
         *,
         key: bool = True,
+        captured: datetime | None = None,
     ) -> Record:
         """Store a JPEG/PNG frame with its detections, tied to an event of the open round.
 
         ``key`` frames (those at card events) survive retention pruning; others are video.
+        ``captured``: the UTC time the camera grabbed it (``captured_at``; the record's own time
+        is when it was written).
         """
         self._require_round("frame")
         if card_event_index is not None and (
@@ -195,13 +212,25 @@ class Recorder:
             "event_index": card_event_index, "detections": detections, "key": key,
             "media_type": media_type, "width": width, "height": height, "size": len(image),
         }
+        if captured is not None:
+            body["captured_at"] = format_time(captured)
         return self._append("frame", body, file=relative, sha256=digest)
 
-    def alarm(self, kind: str, text: str) -> Record:
-        """An alarm (shoe, vision, rules...), tied to the open round if there is one."""
+    def alarm(self, kind: str, text: str, round_id: str | None = None, *,
+              happened: datetime | None = None) -> Record:
+        """An alarm (shoe, vision, rules...), tied to the open round if there is one;
+        ``round_id`` names the round in play when it was raised (the search index links the
+        alarm to that round, also when the round is recorded after it); ``happened`` is the
+        UTC time it was raised (``happened_at``; the record's own time is when it was
+        written)."""
         if not isinstance(kind, str) or not kind:
             raise RecorderStateError(f"an alarm needs a kind, got {kind!r}")
-        return self._append("alarm", {"kind": kind, "text": str(text), **self._at_event()})
+        body: dict[str, Any] = {"kind": kind, "text": str(text), **self._at_event()}
+        if round_id is not None:
+            body["round"] = str(round_id)
+        if happened is not None:
+            body["happened_at"] = format_time(happened)
+        return self._append("alarm", body)
 
     def screen(self, snapshot: Any) -> Record:
         """What the dealer's screen showed (its JSON state), at the latest event."""
@@ -215,6 +244,38 @@ class Recorder:
         self._round_key, self._round_id, self._events = None, None, 0
         self._anchor("round end")
         self.store.checkpoint()
+        return record
+
+    def void_round(self, reason: str) -> Record:
+        """Close the open round as voided: a ``void`` alarm with ``reason``, then a ``partial``
+        record naming it (``{"reason": "voided: ...", "void": reason}``); nothing is paid."""
+        self._require_round("void_round")
+        self.alarm("void", reason)
+        return self._close_partial({"reason": f"voided: {reason}", "void": reason})
+
+    def abandon_round(self, reason: str) -> Record:
+        """Leave the open round as it is, marked partial for ``reason`` (its whole record
+        follows in a new round, e.g. after a correction replayed it)."""
+        self._require_round("abandon_round")
+        return self._close_partial({"reason": reason})
+
+    def continue_round(self, round_key: int) -> None:
+        """Go on recording round ``round_key`` (a table restarted in it): its next event follows
+        those it holds. RecorderStateError while another round is open or for no such round."""
+        if self._round_key is not None:
+            raise RecorderStateError(f"continue_round({round_key}) while round {self._round_id}"
+                                     " is open")
+        records = [r for r in self.store.round_records(round_key) if isinstance(r, Record)]
+        start = next((r for r in records if r.kind == "round"), None)
+        if start is None:
+            raise RecorderStateError(f"continue_round({round_key}): no such round")
+        self._round_key, self._round_id = round_key, start.round_id
+        self._events = 1 + sum(1 for r in records if r.kind == "event")
+
+    def _close_partial(self, body: dict[str, Any]) -> Record:
+        record = self._append("partial", body)
+        self._round_key, self._round_id, self._events = None, None, 0
+        self._anchor("round end")
         return record
 
     def rotate_key(self, new: Signer, why: str) -> Record:
@@ -266,10 +327,15 @@ class Recorder:
     def _append(
         self, kind: str, body: Any, *, file: str | None = None, sha256: str | None = None
     ) -> Record:
-        return self.store.append(
+        record = self.store.append(
             kind, body, table=self.table, round_key=self._round_key, round_id=self._round_id,
             file=file, sha256=sha256,
         )
+        written = parse_time(record.at)  # the store's clock, not read again here
+        if self._clock_read is None or written - self._clock_read >= self.clock_every:
+            self._clock_read = written
+            self.store.append("clock", self._clock_reader(), table=self.table)
+        return record
 
 
 _EVENT_TYPES = (RoundStart, Bet, CardDealt, Insurance, PlayerAction, Reveal, End)

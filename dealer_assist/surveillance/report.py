@@ -37,8 +37,9 @@ def incident_report_html(view: dict[str, Any], replayed: RoundReplay,
         _row("Exported at", exported_at),
         _row("Chain head when exported", f"record {chain_head[0]}, SHA-256 {chain_head[1]}"),
         "</table>",
+        _integrity_section(view["integrity"]),
         _replay_section(replayed),
-        _settlement_section(view.get("settlement")),
+        _settlement_section(view["settlement_lines"]),
         _events_section(view, images),
         _alarm_section(view),
         "</body></html>",
@@ -61,35 +62,48 @@ def _replay_section(replayed: RoundReplay) -> str:
     return f"<h2>Replay</h2><p class='bad'>Discrepancies:</p><ul>{items}</ul>"
 
 
-def _settlement_section(settlement: dict[str, Any] | None) -> str:
-    if not settlement:
+def _integrity_section(integrity: dict[str, Any]) -> str:
+    """The verdict of checking the round as exported (:func:`~.round_check.check_round`)."""
+    notes = "".join(f"<p>{escape(note)}</p>" for note in integrity["notes"])
+    if integrity["intact"]:
+        return (f"<h2>Integrity</h2><p class='ok'>INTACT: {integrity['records_checked']} records,"
+                " their signatures, every frame file and the settlement check out.</p>" + notes)
+    items = "".join(f"<li>{escape(problem)}</li>" for problem in integrity["problems"])
+    return (f"<h2>Integrity</h2><p class='bad'>INTEGRITY FAILED: {len(integrity['problems'])}"
+            f" problem(s).</p><ul class='bad'>{items}</ul>" + notes)
+
+
+def _settlement_section(lines: dict[str, Any]) -> str:
+    """Every line of the settlement as re-settled, with the recorded figure beside it."""
+    if not lines["seats"]:
         return "<h2>Settlement</h2><p>None recorded.</p>"
-    dealer = settlement.get("dealer") or {}
+    dealer = lines.get("dealer") or {}
     rows = [
         "<h2>Settlement</h2>",
         f"<p>Dealer: {escape(' '.join(dealer.get('cards') or []))} "
-        f"(total {escape(str(dealer.get('total')))})</p>",
-        "<table><tr><th>Seat</th><th>Hand</th><th>Cards</th><th>Outcome</th><th>Bonus</th>"
-        "<th>Net</th></tr>",
+        f"(total {escape(str(dealer.get('total')))}). "
+        + ("Amounts re-settled from the recorded events; the recorded figure beside each.</p>"
+           if lines["recomputed"] else "Recorded amounts (the events could not be re-settled)."
+           "</p>"),
+        "<table><tr><th>Seat</th><th>Hand</th><th>Bet</th><th>Reason</th><th>Amount</th>"
+        "<th>Recorded</th></tr>",
     ]
-    for seat in settlement.get("seats") or []:
-        for number, hand in enumerate(seat.get("hands") or []):
+    for seat in lines["seats"]:
+        for line in seat["lines"]:
+            hand = "" if line["hand"] is None else str(line["hand"] + 1)
+            bad = " class='bad'" if line["differs"] else ""
             rows.append(
-                f"<tr><td>{escape(str(seat.get('seat')))}</td><td>{number}</td>"
-                f"<td>{escape(' '.join(hand.get('cards') or []))}</td>"
-                f"<td>{escape(str(hand.get('outcome')))}</td>"
-                f"<td>{escape(str(hand.get('bonus') or ''))}</td>"
-                f"<td class='num'>{escape(str(hand.get('net')))}</td></tr>")
-        for line in seat.get("lines") or []:
-            if line.get("hand") is None or line.get("kind") in ("super-bonus", "match"):
-                rows.append(
-                    f"<tr><td>{escape(str(seat.get('seat')))}</td><td></td><td></td>"
-                    f"<td colspan='2'>{escape(str(line.get('reason')))}</td>"
-                    f"<td class='num'>{escape(str(line.get('amount')))}</td></tr>")
-        rows.append(f"<tr><th colspan='5'>Seat {escape(str(seat.get('seat')))} net</th>"
-                    f"<th class='num'>{escape(str(seat.get('net')))}</th></tr>")
-    rows.append(f"<tr><th colspan='5'>Round net (players)</th>"
-                f"<th class='num'>{escape(str(settlement.get('net')))}</th></tr></table>")
+                f"<tr{bad}><td>{escape(str(seat['seat']))}</td><td>{hand}</td>"
+                f"<td>{escape(str(line['kind']))}</td><td>{escape(str(line['reason']))}</td>"
+                f"<td class='num'>{escape(str(line['amount']))}</td>"
+                f"<td class='num'>{escape(str(line['recorded']))}</td></tr>")
+        bad = " class='bad'" if seat["net_differs"] else ""
+        rows.append(f"<tr{bad}><th colspan='4'>Seat {escape(str(seat['seat']))} net</th>"
+                    f"<th class='num'>{escape(str(seat['net']))}</th>"
+                    f"<th class='num'>{escape(str(seat['recorded_net']))}</th></tr>")
+    rows.append(f"<tr><th colspan='4'>Players' net</th>"
+                f"<th class='num'>{escape(str(lines['net']))}</th>"
+                f"<th class='num'>{escape(str(lines['recorded_net']))}</th></tr></table>")
     return "".join(rows)
 
 
@@ -100,8 +114,8 @@ def _events_section(view: dict[str, Any], images: dict[int, tuple[bytes, str]]) 
     screens_at: dict[int, list[dict[str, Any]]] = {}
     for screen in view["screens"]:
         screens_at.setdefault(screen.get("event_index"), []).append(screen)
-    rows = ["<h2>Events, frames and screens</h2><table><tr><th>#</th><th>Time</th>"
-            "<th>Event</th><th>Frames</th></tr>"]
+    rows = ["<h2>Events, frames and screens</h2><table><tr><th>#</th><th>Happened (UTC)</th>"
+            "<th>Written (UTC)</th><th>Event</th><th>By</th><th>Frames</th></tr>"]
     for event in view["events"]:
         index = event["index"]
         figures = "".join(_figure(frame, images) for frame in frames_at.get(index, []))
@@ -110,10 +124,12 @@ def _events_section(view: dict[str, Any], images: dict[int, tuple[bytes, str]]) 
             "</code></details>" for s in screens_at.get(index, []))
         body = event["event"]
         entered = entered_by_dealer(body) if isinstance(body, dict) else ""
-        rows.append(f"<tr><td>{index}</td><td>{escape(event['at'])}</td>"
-                    f"<td><code>{escape(json.dumps(body))}</code>"
-                    f"{f'<strong>{escape(entered)}</strong>' if entered else ''}{screens}</td>"
-                    f"<td>{figures}</td></tr>")
+        rows.append(f"<tr><td>{index}</td>"
+                    f"<td>{escape(str(event['happened_at'] or '(not recorded)'))}</td>"
+                    f"<td>{escape(event['written_at'])}</td><td>{escape(event['text'])}"
+                    f"{f'<strong>{escape(entered)}</strong>' if entered else ''}"
+                    f"<br><code>{escape(json.dumps(body))}</code>{screens}</td>"
+                    f"<td>{escape(event['by'])}</td><td>{figures}</td></tr>")
     rows.append("</table>")
     loose = [f for f in view["frames"] if f["event_index"] is None]
     if loose:
@@ -134,7 +150,7 @@ def _alarm_section(view: dict[str, Any]) -> str:
 
 
 def _figure(frame: dict[str, Any], images: dict[int, tuple[bytes, str]]) -> str:
-    caption = f"frame record {frame['seq']} at {frame['at']}, SHA-256 {frame['sha256'][:16]}…"
+    caption = frame_caption(frame)
     if frame["seq"] not in images:
         why = "pruned by retention" if frame.get("pruned") else "file missing"
         return (f"<figure><p class='bad'>({why})</p>"
@@ -142,6 +158,15 @@ def _figure(frame: dict[str, Any], images: dict[int, tuple[bytes, str]]) -> str:
     data, media_type = images[frame["seq"]]
     return (f"<figure>{annotated_svg(frame, data, media_type)}"
             f"<figcaption>{escape(caption)}</figcaption></figure>")
+
+
+def frame_caption(frame: dict[str, Any]) -> str:
+    """A frame's record, times, SHA-256 and the state of its file, in one line."""
+    state = {"altered": "ALTERED: its SHA-256 is now " + str(frame.get("sha256_now")),
+             "missing": "MISSING", "pruned": "pruned by retention"}.get(
+        str(frame.get("file_state")), "intact")
+    return (f"frame record {frame['seq']}, captured {frame.get('captured_at') or '(not recorded)'}"
+            f", written {frame['written_at']}, SHA-256 {frame['sha256']}: {state}")
 
 
 def annotated_svg(frame: dict[str, Any], data: bytes, media_type: str) -> str:

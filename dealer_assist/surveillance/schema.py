@@ -19,8 +19,9 @@ def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
     ``note``: record each step in ``schema_version`` (not when the store is being created)."""
     from dealer_assist.surveillance.store import SCHEMA_VERSION, RecordingError, format_time
 
-    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3}
-    reindex = version < 2  # schema 1's records moved into new tables: index them again
+    steps = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
+    # schema 1's records moved into new tables, schema 4's index tables new: index them again
+    reindex = version < 4
     while version < SCHEMA_VERSION:
         step = steps.get(version)
         if step is None:
@@ -37,6 +38,14 @@ def upgrade(store: RecordingStore, version: int, *, note: bool = True) -> None:
 def _upgrade_2_to_3(store: RecordingStore) -> None:
     """Schema 3: a signature column; the records before it stay unsigned (they predate it)."""
     store.conn.execute("ALTER TABLE records ADD COLUMN signature TEXT")
+
+
+def _upgrade_3_to_4(store: RecordingStore) -> None:
+    """Schema 4: cards and alarms' round ids in the search index (filled by the reindex)."""
+    from dealer_assist.surveillance.store import INDEX_V4, _statements
+
+    for statement in _statements(INDEX_V4):
+        store.conn.execute(statement)
 
 
 def _upgrade_1_to_2(store: RecordingStore) -> None:

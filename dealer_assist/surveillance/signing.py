@@ -26,7 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from dealer_assist.private_files import create_private
+from dealer_assist.private_files import NotPrivateError, create_private, read_private
 
 logger = logging.getLogger(__name__)
 
@@ -126,14 +126,12 @@ class Signer:
 
 
 def load_signer(path: Path) -> Signer:
-    """The private key at ``path``; refused when others than its owner may read it."""
+    """The private key at ``path``; refused unless it is a private file (:func:`read_private`)."""
     try:
-        mode = path.stat().st_mode
-        if mode & 0o077:
-            raise KeyFileError(f"{path}: the table's key may be read by others (mode "
-                            f"{mode & 0o777:o}): chmod 600 it and consider it exposed")
-        data = path.read_bytes()
+        data = read_private(path)
         private = serialization.load_pem_private_key(data, password=None)
+    except NotPrivateError as error:
+        raise KeyFileError(f"{error}; consider the table's key exposed") from None
     except OSError as error:
         raise KeyFileError(f"{path}: cannot read the table's key: {error.strerror or error}"
                         ) from None

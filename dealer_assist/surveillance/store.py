@@ -48,7 +48,7 @@ from dealer_assist.surveillance.interface import (
 if TYPE_CHECKING:
     from dealer_assist.surveillance.signing import PublicKey
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 HASH_FORMAT = 2  # how new records are hashed (see canonical_bytes)
 GENESIS_HASH = "0" * 64
 INDEX_NAME = "index.sqlite"
@@ -333,7 +333,19 @@ CREATE TABLE IF NOT EXISTS operators (
     created_at TEXT NOT NULL);
 """
 
-INDEX_TABLES = ("rounds", "round_seats", "payout_lines", "frames", "alarms")
+#: Schema 4's additions to the search index (schema.py): every card dealt in a round, and the
+#: round id an alarm was raised in (linked to that round's key once the round is recorded)
+INDEX_V4 = """
+CREATE TABLE IF NOT EXISTS round_cards (
+    round_key INTEGER NOT NULL,
+    event_index INTEGER NOT NULL,
+    card TEXT NOT NULL,
+    PRIMARY KEY (round_key, event_index));
+CREATE INDEX IF NOT EXISTS round_cards_card ON round_cards(card);
+ALTER TABLE alarms ADD COLUMN round_id TEXT
+"""
+
+INDEX_TABLES = ("rounds", "round_seats", "payout_lines", "frames", "alarms", "round_cards")
 TABLES = ("schema_version", "records", *INDEX_TABLES, "operators")
 
 
@@ -761,7 +773,7 @@ class RecordingStore:
         rebuilt = sqlite3.connect("file:", uri=True, isolation_level=None)
         last_seq = last_closed = 0
         try:
-            for statement in _statements(SCHEMA_V2):
+            for statement in _statements(SCHEMA_V2) + _statements(INDEX_V4):
                 rebuilt.execute(statement)
             rebuilt.execute("BEGIN")
             for record in self.scan():
@@ -856,6 +868,20 @@ class RecordingStore:
             clauses.append("EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
                            " AND s.net_cents > ?)")
             params.append(cents(query.payout_above))
+        if query.card:
+            clauses.append("EXISTS (SELECT 1 FROM round_cards c WHERE c.round_key = r.round_key"
+                           " AND c.card = ?)")
+            params.append(query.card)
+        if query.amount is not None:
+            amount = cents(query.amount)
+            clauses.append("(EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
+                           " AND (s.wager_cents = ? OR abs(s.net_cents) = ?)) OR EXISTS (SELECT 1"
+                           " FROM payout_lines p WHERE p.round_key = r.round_key"
+                           " AND abs(p.amount_cents) = ?))")
+            params.extend([amount, amount, amount])
+        if query.dealer:
+            clauses.append("r.dealer = ?")
+            params.append(query.dealer)
 
         def select(*more: str) -> str:
             conditions = [*clauses, *more]
@@ -903,6 +929,11 @@ class RecordingStore:
     def indexed_alarms(self) -> list[IndexedAlarm]:
         return [IndexedAlarm(*row) for row in self.conn.execute(
             "SELECT round_key, kind FROM alarms WHERE round_key IS NOT NULL")]
+
+    @_reported
+    def round_alarm_records(self, round_key: int) -> list[int]:
+        return [row[0] for row in self.conn.execute(
+            "SELECT seq FROM alarms WHERE round_key = ? ORDER BY seq", (round_key,))]
 
     def search_choices(self) -> tuple[list[str], list[str]]:
         return self._distinct("table_id", "rounds"), self._distinct("kind", "alarms")
@@ -996,7 +1027,7 @@ def _indexed_frame(row: sqlite3.Row) -> IndexedFrame:
 #: How a row of each search index table is named (from its first columns)
 _INDEX_ROW = {"rounds": "round #{0}", "round_seats": "round #{0} seat {1}",
               "payout_lines": "round #{0} seat {1}", "frames": "frame record {0}",
-              "alarms": "alarm record {0}"}
+              "alarms": "alarm record {0}", "round_cards": "round #{0} event {1}"}
 
 
 def _names(table: str, rows: Iterable[Sequence[Any]]) -> list[str]:
@@ -1074,11 +1105,23 @@ def index_record(conn: sqlite3.Connection, record: Record) -> None:
             (key, record.table or "", record.round_id, None if dealer is None else str(dealer),
              record.at, "open", record.seq, record.seq),
         )
+        if record.round_id is not None:  # alarms raised in it before it was recorded
+            linked = conn.execute(
+                "UPDATE alarms SET round_key = ? WHERE round_key IS NULL AND round_id = ?"
+                " AND table_id IS ?", (key, record.round_id, record.table)).rowcount
+            conn.execute("UPDATE rounds SET alarms = alarms + ? WHERE round_key = ?",
+                         (linked, key))
         return
     if key is not None:
         conn.execute("UPDATE rounds SET last_seq = ? WHERE round_key = ?", (record.seq, key))
     if kind == "event" and key is not None:
         conn.execute("UPDATE rounds SET events = events + 1 WHERE round_key = ?", (key,))
+        card = _card_code(body.get("card")) if isinstance(body, dict) and body.get(
+            "type") in ("card", "reveal") else None
+        if card is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO round_cards SELECT round_key, events, ? FROM rounds"
+                " WHERE round_key = ?", (card, key))
     elif kind == "frame" and isinstance(body, dict):
         conn.execute(
             "INSERT OR REPLACE INTO frames (seq, round_key, table_id, at, event_index, file,"
@@ -1090,10 +1133,17 @@ def index_record(conn: sqlite3.Connection, record: Record) -> None:
         if key is not None:
             conn.execute("UPDATE rounds SET frames = frames + 1 WHERE round_key = ?", (key,))
     elif kind == "alarm" and isinstance(body, dict):
+        round_id = body.get("round")
+        round_id = None if round_id is None else str(round_id)
+        if key is None and round_id is not None:  # raised in a round: the latest of that id
+            row = conn.execute(
+                "SELECT MAX(round_key) FROM rounds WHERE round_id = ? AND table_id IS ?",
+                (round_id, record.table)).fetchone()
+            key = None if row is None else row[0]
         conn.execute(
-            "INSERT OR REPLACE INTO alarms VALUES (?,?,?,?,?,?)",
+            "INSERT OR REPLACE INTO alarms VALUES (?,?,?,?,?,?,?)",
             (record.seq, key, record.table, record.at, str(body.get("kind")),
-             str(body.get("text"))),
+             str(body.get("text")), round_id),
         )
         if key is not None:
             conn.execute("UPDATE rounds SET alarms = alarms + 1 WHERE round_key = ?", (key,))
@@ -1110,6 +1160,16 @@ def index_record(conn: sqlite3.Connection, record: Record) -> None:
             conn.execute("UPDATE frames SET pruned_at = ? WHERE seq = ?", (record.at, seq))
     elif kind == "keyframe" and isinstance(body, dict):
         conn.execute("UPDATE frames SET key = 1 WHERE seq = ?", (body.get("frame"),))
+
+
+def _card_code(value: Any) -> str | None:
+    """A card as the search index keeps it (canonical code), or None for none or no card."""
+    from dealer_assist.rules.cards import Card, CardCodeError
+
+    try:
+        return None if value is None else Card.parse(value).code
+    except CardCodeError:
+        return None
 
 
 def _index_settlement(conn: sqlite3.Connection, key: int, at: str, body: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ access records.
 """
 
 
+import hashlib
 import math
 import re
 import secrets
@@ -45,6 +46,7 @@ from dealer_assist.surveillance.access import (
     recorded_name,
     unlocked_since,
 )
+from dealer_assist.surveillance.evidence_check import TrustedKeys
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.login_limits import LoginLimiter, LoginLimits, LoginRefused
 from dealer_assist.surveillance.page_guard import (
@@ -68,6 +70,7 @@ from dealer_assist.surveillance.query import (
 )
 from dealer_assist.surveillance.replay import load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
+from dealer_assist.surveillance.report_pdf import PdfUnavailable, incident_report_pdf
 from dealer_assist.surveillance.store import (
     INDEX_NAME,
     MAX_INTEGER,
@@ -102,12 +105,14 @@ class PageSettings:
     """How the page is served. ``site``: the names, scheme and port it answers to (``https``:
     the cookie is ``Secure``, HSTS is sent); ``retention_floor_hours``: the page prunes no frame
     younger; ``passwords``/``login_limits``: hashing cost and login policy (tests lower the cost
-    here; the defaults are the production ones)."""
+    here; the defaults are the production ones); ``trusted_keys``: the table's public keys, which
+    each round view checks the recording's signatures against (None: the key it names)."""
 
     site: Site = page_site("127.0.0.1", DEFAULT_PORT)
     retention_floor_hours: float = RETENTION_FLOOR_HOURS
     passwords: Passwords | None = None
     login_limits: LoginLimits | None = None
+    trusted_keys: TrustedKeys | None = None
 
     @property
     def tls(self) -> bool:
@@ -326,7 +331,7 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
         """The round, recorded with the frames it lets this session fetch (one record a view,
         not one a frame)."""
         with store() as opened:
-            view = _view(opened, key)
+            view = _view(opened, key, settings.trusted_keys)
             frames = [frame["seq"] for frame in view["frames"] if not frame["pruned"]]
             log_access(opened, this.operator.name, "view",
                        {"round_key": key, "round": view["round"], "frames": frames})
@@ -349,17 +354,10 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
     @app.get("/api/rounds/{key}/export")
     def export(key: RoundKey, who: Who) -> Response:
         with store() as opened:
-            view = _view(opened, key)
+            view = _view(opened, key, settings.trusted_keys)
             data = load_round(opened, key)
             assert data is not None
-            images = {}
-            for frame in view["frames"]:
-                try:
-                    images[frame["seq"]] = frame_file(opened, frame["seq"])
-                except DamagedRecordingError:
-                    raise
-                except RecordingError:  # pruned or missing: the report says so
-                    continue
+            images = _images(opened, view)
             log_access(opened, who.name, "export", {"round_key": key, "round": view["round"],
                                                     "frames": sorted(images)})
             html = incident_report_html(
@@ -369,9 +367,33 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
         return Response(html, media_type="text/html; charset=utf-8",
                         headers={"Content-Disposition": attachment(name)})
 
+    @app.get("/api/rounds/{key}/export.pdf")
+    def export_pdf(key: RoundKey, who: Who) -> Response:
+        """The incident report as a PDF; its SHA-256 is recorded in the export's access record,
+        so a copy handed on can be matched with what the page produced."""
+        with store() as opened:
+            view = _view(opened, key, settings.trusted_keys)
+            images = _images(opened, view)
+            try:
+                pdf = incident_report_pdf(
+                    view, images, exported_by=f"{who.name} ({who.role})",
+                    exported_at=format_time(datetime.now(UTC)), chain_head=opened.head())
+            except PdfUnavailable as error:
+                raise HTTPException(501, str(error)) from None
+            digest = hashlib.sha256(pdf).hexdigest()
+            log_access(opened, who.name, "export", {
+                "round_key": key, "round": view["round"], "frames": sorted(images),
+                "format": "pdf", "sha256": digest, "bytes": len(pdf),
+                "verdict": view["integrity"]["verdict"]})
+        name = f"incident-{view['table']}-{view['round']}-{key}.pdf"
+        return Response(pdf, media_type="application/pdf", headers={
+            "Content-Disposition": attachment(name), "X-Report-SHA256": digest})
+
     @app.get("/api/frames/{seq}")
     def frame(seq: FrameSeq, this: This) -> Response:
-        """A frame named by a round view this session opened (and so recorded)."""
+        """A frame named by a round view this session opened (and so recorded), served with the
+        SHA-256 of its bytes as read now and whether that is the one its chained record holds
+        (``X-Frame-SHA256``, ``X-Frame-Intact: yes|no``): an altered frame is still evidence."""
         with lock:
             viewed = seq in this.frames
         if not viewed:
@@ -384,7 +406,11 @@ def create_app(recording: Path | str, settings: PageSettings | None = None) -> F
                 raise
             except RecordingError as error:
                 raise HTTPException(404, str(error)) from None
-        return Response(data, media_type=media_type)
+            record = opened.record(seq)
+        digest = hashlib.sha256(data).hexdigest()
+        intact = record is not None and record.kind == "frame" and record.sha256 == digest
+        return Response(data, media_type=media_type, headers={
+            "X-Frame-SHA256": digest, "X-Frame-Intact": "yes" if intact else "no"})
 
     @app.get("/api/stats")
     def stats(who: Who, by: str = "table,shift,dealer") -> Any:
@@ -462,18 +488,48 @@ def attachment(filename: str) -> str:
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
 
 
-def _view(store: RecordStore, key: int) -> dict[str, Any]:
+def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, str]]:
+    """The bytes of each frame of a round view that is there (pruned or missing: the report
+    says so)."""
+    images = {}
+    for frame in view["frames"]:
+        try:
+            images[frame["seq"]] = frame_file(store, frame["seq"])
+        except DamagedRecordingError:
+            raise
+        except RecordingError:
+            continue
+    return images
+
+
+def _view(store: RecordStore, key: int, trusted: TrustedKeys | None) -> dict[str, Any]:
     try:
-        return round_view(store, key)
+        return round_view(store, key, trusted)
     except DamagedRecordingError:
         raise
     except RecordingError:
         raise HTTPException(404, f"no round #{key}") from None
 
 
+#: The search criteria the page takes; any other name in the query string is refused (400)
+SEARCH_FIELDS = ("table", "round", "alarm", "seat", "card", "amount", "dealer", "payout_above",
+                 "since", "until", "limit")
+
+
 def _query_from(params: Any) -> RoundQuery:
-    """The search criteria in a query string; a bad one (or one over :data:`MAX_SEARCH_TEXT`
-    characters, which would go into the access record) is refused (422) by name."""
+    """The search criteria in a query string; a name the search does not take (400: a search
+    that ignored it would answer every round) or a bad value (or one over
+    :data:`MAX_SEARCH_TEXT` characters, which would go into the access record; 422) is refused
+    by name."""
+    unknown = sorted({name for name in params.keys() if name not in SEARCH_FIELDS})
+    if unknown:
+        shown = ", ".join(repr(name[:MAX_SEARCH_TEXT]) for name in unknown[:5])
+        raise HTTPException(400, f"bad search: no such criterion {shown} (the search takes "
+                                 f"{', '.join(SEARCH_FIELDS)})")
+    for name in SEARCH_FIELDS:
+        if len(params.getlist(name)) > 1:
+            raise HTTPException(400, f"bad search: {name} given more than once")
+
     def value(name: str, parse: Callable[[str], Any] = str) -> Any:
         text = params.get(name, "").strip()
         if not text:
@@ -489,9 +545,26 @@ def _query_from(params: Any) -> RoundQuery:
     return RoundQuery(
         table=value("table"), round_id=value("round"), alarm=value("alarm"),
         seat=value("seat", _integer), payout_above=value("payout_above", parse_money),
+        card=value("card", _card_code), amount=value("amount", _amount),
+        dealer=value("dealer"),
         since=value("since", parse_time), until=value("until", parse_time),
         limit=200 if limit is None else limit,
     )
+
+
+def _card_code(text: str) -> str:
+    """A card code as the round log writes it (``jh``, ``10H`` read as ``JH``, ``TH``)."""
+    from dealer_assist.rules.cards import Card
+
+    return Card.parse(text).code
+
+
+def _amount(text: str) -> Any:
+    """An amount of money, exact to the cent, from 0 up."""
+    amount = parse_money(text)
+    if amount < 0:
+        raise ValueError(f"{text!r} is below 0 (an amount is searched for won or lost alike)")
+    return amount
 
 
 def _integer(text: str) -> int:

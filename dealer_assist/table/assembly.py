@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import dealer_assist
+from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
@@ -31,16 +32,15 @@ SourcesFactory = Callable[[tuple[int, int] | None], list[Source]]
 @dataclass(frozen=True, slots=True)
 class TableSetup:
     """What a table is: where it records, its id and rules, its devices (``shoe_protocol``
-    None: no shoe), whether the surveillance store records, the screen's address, the name
-    browsers open it at, its TLS files and who may drive it (default: credentials of this
-    process only), notes the screen shows about devices, and the prefix of its round ids."""
+    None: no shoe), the screen's address, the name browsers open it at, its TLS files and who
+    may drive it (default: credentials of this process only), notes the screen shows about
+    devices, the prefix of its round ids, and the recording store's key and anchor log."""
 
     directory: Path
     table_id: str
     rules_spec: Any
     shoe_protocol: str | None
     has_camera: bool
-    surveillance: bool = True
     host: str = "127.0.0.1"
     port: int = 8021
     screen_name: str | None = None
@@ -51,6 +51,7 @@ class TableSetup:
     evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
     camera_wait_s: float = CAMERA_WAIT_S  # see dealer_assist.table.pairing
     max_camera_lag_s: float = MAX_CAMERA_LAG_S
+    chips: ChipSet = field(default_factory=ChipSet.default)  # each payout shown as these
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -108,8 +109,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     voids and corrections); nothing is started. Raises RecordingError
     (StoreOpenError for the store) for the directory, and CodecError, JournalError or OSError
     for the journal, having closed what it opened."""
-    recording = open_recording(setup.directory, setup.table_id, surveillance=setup.surveillance,
-                               evidence=setup.evidence)
+    recording = open_recording(setup.directory, setup.table_id, evidence=setup.evidence)
     store = recording.store
     watch = RecordingWatch(recording.recorder)
 
@@ -121,10 +121,6 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             camera_wait_s=setup.camera_wait_s, max_camera_lag_s=setup.max_camera_lag_s,
         )
 
-    def recorded(round_id: str) -> bool:
-        return any((recording.directory / sub / f"{round_id}.jsonl").exists()
-                   for sub in ("rounds", "void"))
-
     factory: LoopFactory = make_loop
     prefix = setup.round_prefix or \
         f"{setup.table_id}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -132,8 +128,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     try:
         opened = open_table(
             recording.directory, config, setup.rules_spec, factory, prefix,
-            recorded=recorded,
-            repair=None if store is None else store.write_round_if_missing,
+            reconcile=store.reconcile,
             cannot_resend=setup.shoe_protocol == "ascii",
             now=clock(),
         )
@@ -145,17 +140,16 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     runner = TableRunner(
         opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
-        recording_pending=lambda: watch.failing or (store is not None and not store.idle),
+        recording_pending=lambda: watch.failing or recording.pending,
         shoe_position=opened.shoe,
     )
-    if store is not None:
-        def report(detail: str) -> None:
-            runner.submit(RecordingFailed(detail))
+    def report(detail: str) -> None:
+        runner.submit(RecordingFailed(detail))
 
-        store.on_failure = report
-        for camera in sources:
-            if isinstance(camera, Snapshots):
-                runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
+    store.on_failure = report
+    for camera in sources:
+        if isinstance(camera, Snapshots):
+            runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
     screen = ScreenServer(runner, setup.host, setup.port, staff, access=setup.access,
-                          name=setup.screen_name, tls=setup.tls)
+                          name=setup.screen_name, tls=setup.tls, chips=setup.chips)
     return Table(setup, recording, opened, runner, screen)

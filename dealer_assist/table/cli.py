@@ -89,7 +89,6 @@ def _run_table(args: argparse.Namespace) -> int:
     from dealer_assist.table.recording import (
         EvidenceFiles,
         RecordingError,
-        StoreOpenError,
         rotate_table_key,
     )
     from dealer_assist.table.screen_access import ScreenAccess, SecretError, load_or_create_secret
@@ -143,10 +142,9 @@ def _run_table(args: argparse.Namespace) -> int:
     )
     print(f"{devices}\nlogging {(args.log_level or config.log_level).upper()} to "
           f"{log_file or 'standard error'}\n{screen_summary(config)}")
-    if config.surveillance:
-        print(f"surveillance store signed with {config.key} (public key file "
-              f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
-              f"{config.anchor_log}")
+    print(f"recording store signed with {config.key} (public key file "
+          f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
+          f"{config.anchor_log}")
     evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
     if args.rotate_key is not None:
         try:
@@ -207,17 +205,16 @@ def _run_table(args: argparse.Namespace) -> int:
     setup = TableSetup(
         config.recording_dir, config.table_id, config.rules_spec,
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
-        has_camera=camera is not None, surveillance=config.surveillance,
+        has_camera=camera is not None,
         host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
         access=ScreenAccess(secret), notes=notes,
-        evidence=evidence if config.surveillance else None,
+        evidence=evidence, chips=config.chips,
         camera_wait_s=(config.camera or CameraConfig(0)).wait_s,
         max_camera_lag_s=(config.camera or CameraConfig(0)).max_lag_s)
     try:
         table = assemble(setup, make_sources, staff=StaffDesk(registry))
     except RecordingError as error:
-        key = "recording.surveillance" if isinstance(error, StoreOpenError) else "recording.dir"
-        print(f"dealer-assist table: {config.path}: {key}: {error}", file=sys.stderr)
+        print(f"dealer-assist table: {config.path}: recording.dir: {error}", file=sys.stderr)
         return 2
     except (CodecError, JournalError, OSError) as error:
         print(f"dealer-assist table: {config.path}: recording.dir: the table's journal: {error}"

@@ -22,9 +22,9 @@ reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped
 # max_lag_s = 0.5            # past this lag the camera is behind: the dealer is asked more
 
 [recording]
-dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
-surveillance = false         # also into the surveillance store, its database dir/index.sqlite
-                             # (dealer-assist replay dir --verify)
+dir = "recordings"           # the recording store (dir/index.sqlite, always on; replay dir
+                             # --verify), the round logs exported from it (rounds/*.jsonl,
+                             # void/), alarms.jsonl and the table's journal
 key = "T1.key"               # the store's signing key (default TABLE_ID.key beside this file;
                              # created at first start, mode 0600; its public key in T1.pub)
 anchor_log = "anchors.jsonl" # chain heads, appended at every round end (default: beside this
@@ -39,6 +39,8 @@ port = 8021
 # certfile = "screen.crt"         # TLS: required (or plain_http_on_network = true) when host
 # keyfile = "screen.key"          # is not a loopback address
 # plain_http_on_network = false
+chips = ["0.50", "1", "2.50", "5", "25", "100", "500"]  # the tray's chips: each payout is
+                             # shown as these (what they cannot make, as cash); this is the default
 
 [logging]
 level = "info"               # debug, info (default), warning, error or critical
@@ -52,7 +54,7 @@ import os
 import re
 import ssl
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,7 @@ from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
+from dealer_assist.table.chips import ChipError, ChipSet
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
@@ -106,15 +109,15 @@ class TableConfig:
     recording_dir: Path
     host: str
     port: int
-    surveillance: bool = False
     log_level: str = "info"
-    key: Path = Path("T1.key")  # the surveillance store's signing key (public key: .pub)
+    key: Path = Path("T1.key")  # the recording store's signing key (public key: .pub)
     anchor_log: Path = Path("anchors.jsonl")
     log_file: Path | None = None
     screen_secret: Path = Path("table.screen-secret")
     screen_name: str | None = None
     tls: TlsFiles | None = None
     plain_http_on_network: bool = False
+    chips: ChipSet = field(default_factory=ChipSet.default)
 
 
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
@@ -123,7 +126,7 @@ _SECTION_KEYS = {
     "camera": {"source", "calibration", "model", "reader", "wait_s", "max_lag_s"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
-               "plain_http_on_network"},
+               "plain_http_on_network", "chips"},
     "logging": {"level", "file"},
 }
 
@@ -294,19 +297,19 @@ def parse_config(
 
     recording = _section(path, data, "recording") or {}
     recording_dir = Path(_text(path, "recording.dir", recording.get("dir", "recordings")))
-    surveillance = recording.get("surveillance", False)
-    if not isinstance(surveillance, bool):
-        raise ConfigError(
-            path, "recording.surveillance", f"must be true or false, got {surveillance!r}"
-        )
+    surveillance = recording.get("surveillance", True)
+    if surveillance is not True:  # the key once turned the store on; it is always on now
+        raise ConfigError(path, "recording.surveillance", (
+            f"got {surveillance!r}: the recording store is always on (rounds are recorded "
+            "there as they are played and their files exported from it): remove the line"))
     if not recording_dir.is_absolute():
         recording_dir = base / recording_dir
     for sub in ("rounds", "void"):  # what the recorder creates at start
         _can_create(path, "recording.dir", recording_dir / sub)
     index = recording_dir / INDEX_NAME  # the store's database, at the top of the directory
-    if surveillance and index.exists() and not index.is_file():
-        raise ConfigError(path, "recording.surveillance",
-                          f"{index} is not a file: the surveillance store cannot be opened")
+    if index.exists() and not index.is_file():
+        raise ConfigError(path, "recording.dir",
+                          f"{index} is not a file: the recording store cannot be opened")
     key_file = _outside(path, base, recording_dir, "recording.key",
                         recording.get("key", f"{table_id}.key"))
     anchor_log = _outside(path, base, recording_dir, "recording.anchor_log",
@@ -327,6 +330,10 @@ def parse_config(
     problem = exposure_problem(host, tls is not None, plain)
     if problem is not None:
         raise ConfigError(path, "screen.host", problem)
+    try:
+        chips = ChipSet.parse(screen["chips"]) if "chips" in screen else ChipSet.default()
+    except ChipError as error:
+        raise ConfigError(path, "screen.chips", str(error)) from None
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
 
@@ -336,9 +343,10 @@ def parse_config(
     if isinstance(raw_rules, dict) and len(raw_rules) == 1:
         rules_spec = raw_rules["preset"]
     return TableConfig(
-        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port, surveillance,
+        path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port,
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
         screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
+        chips=chips,
     )
 
 

@@ -33,11 +33,14 @@ from dealer_assist.durable import fsync_dir
 from dealer_assist.rules import Card, Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
-from dealer_assist.table.loop import Recorder, TableLoop
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import MemoryRecorder, ReplayedRound
+from dealer_assist.table.session import Recorder
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     CameraLink,
     CameraMoved,
+    RecordingFailed,
     RoundResumed,
     ShoeBurn,
     ShoeLink,
@@ -305,18 +308,27 @@ class TableJournal:
 
 
 class RecordingWatch:
-    """Hands everything to ``recorder`` and remembers whether its latest round or void was
-    written (the journal may let a round go only once it is)."""
+    """Hands everything to ``recorder`` and remembers whether its latest call failed (the
+    journal may let a round go only once it is recorded)."""
 
     def __init__(self, recorder: Recorder):
         self.recorder = recorder
         self.failing = False
 
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self._watch(lambda: self.recorder.write_round(round_id, lines, settlement))
+    def begin_round(self, round_id: str, line: str) -> None:
+        self._watch(lambda: self.recorder.begin_round(round_id, line))
 
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self._watch(lambda: self.recorder.write_void(round_id, lines, reason))
+    def round_event(self, round_id: str, line: str) -> None:
+        self._watch(lambda: self.recorder.round_event(round_id, line))
+
+    def rewrite_round(self, round_id: str, lines: list[str]) -> None:
+        self._watch(lambda: self.recorder.rewrite_round(round_id, lines))
+
+    def end_round(self, round_id: str, settlement: Settlement) -> None:
+        self._watch(lambda: self.recorder.end_round(round_id, settlement))
+
+    def void_round(self, round_id: str, reason: str) -> None:
+        self._watch(lambda: self.recorder.void_round(round_id, reason))
 
     def write_alarm(self, alarm: Alarm) -> None:
         self._watch(lambda: self.recorder.write_alarm(alarm))
@@ -328,24 +340,6 @@ class RecordingWatch:
             self.failing = True
             raise
         self.failing = False
-
-
-class _Capture:
-    """The recorder while the journal is replayed: keeps rounds and voids, drops alarms (they
-    were recorded as they were raised)."""
-
-    def __init__(self) -> None:
-        self.rounds: list[tuple[str, list[str], Settlement]] = []
-        self.voids: list[tuple[str, list[str], str]] = []
-
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self.rounds.append((round_id, lines, settlement))
-
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self.voids.append((round_id, lines, reason))
-
-    def write_alarm(self, alarm: Alarm) -> None:
-        pass
 
 
 LoopFactory = Callable[[Any, str, int], TableLoop]
@@ -376,23 +370,22 @@ def open_table(
     make_loop: LoopFactory,
     new_prefix: str,
     *,
-    recorded: Callable[[str], bool],
-    repair: Callable[[str, list[str], Settlement], None] | None = None,
+    reconcile: Callable[[list[ReplayedRound]], list[str]] | None = None,
     cannot_resend: bool = False,
     now: float,
 ) -> Resumed:
     """Open the table's journal in ``directory`` and rebuild the table from it.
 
     No journal: a fresh loop numbering rounds from ``new_prefix``. Otherwise its inputs are
-    replayed through a loop recording nothing; a round the replay settles or voids that is not
-    on disk yet (``recorded(round_id)`` False) is recorded now, and a settled one that is goes to
-    ``repair`` (the surveillance store, which writes it unless it holds it settled). A round
-    left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the dealer
-    confirms the felt), or voided with a record of every bet and card, and an alarm, where it
-    cannot be trusted: the
-    configuration (``config``: rules, shoe, program version) changed, the journal is damaged
-    mid-file, or the shoe cannot resend what was drawn while the table was down
-    (``cannot_resend``). ``now``: the runner clock's reading now (monotonic)."""
+    replayed through a loop recording into memory, and the rounds the replay begins are handed
+    to ``reconcile`` (the recording store: it continues a round it holds part of, records what
+    it lacks, exports what ended, and returns each disagreement, raised here as an alarm). A
+    round left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the
+    dealer confirms the felt), or voided with a record of every bet and card, and an alarm,
+    where it cannot be trusted: the configuration (``config``: rules, shoe, program version)
+    changed, the journal is damaged mid-file, or the shoe cannot resend what was drawn while
+    the table was down (``cannot_resend``). ``now``: the runner clock's reading now
+    (monotonic)."""
     path = Path(directory) / JOURNAL_NAME
     if not path.exists():
         loop = make_loop(rules_spec, new_prefix, 0)
@@ -404,7 +397,7 @@ def open_table(
         shutil.copyfile(path, aside)
         log.error("the journal is damaged: a copy is kept as %s", aside)
     start = contents.checkpoint
-    capture = _Capture()
+    capture = MemoryRecorder()
     try:
         loop = make_loop(start.config.get("rules"), start.round_prefix, start.round_number)
     except ValueError as error:
@@ -432,22 +425,15 @@ def open_table(
                     replayed += 1
         loop.tick(entry.t)
     loop.recorder = real
-    for round_id, lines, settlement in capture.rounds:
-        if not recorded(round_id):
-            log.warning("round %s settled before the crash but was not recorded: recording it",
-                        round_id)
-            real.write_round(round_id, lines, settlement)
-        elif repair is not None:
-            repair(round_id, lines, settlement)
-    for round_id, lines, reason in capture.voids:
-        if not recorded(round_id):
-            real.write_void(round_id, lines, reason)
+    problems = [] if reconcile is None else reconcile(capture.replayed())
     # time goes on from the journal's last record, never back
     offset = contents.last_t - now + 0.001
     t = now + offset
     journal = TableJournal(path, start, contents.entries)
     result = Resumed(loop, journal, offset, contents.shoe, replayed=replayed,
                      warnings=list(contents.warnings))
+    for problem in problems:  # journaled: a later replay raises it under the same number
+        _feed(journal, loop, RecordingFailed(problem), t)
     changed = start.config != config
     if loop.round_open:
         round_id = loop.round_id or "?"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from dealer_assist.roundlog import (
     Bet,
@@ -57,7 +57,7 @@ from dealer_assist.table.mode import Mode
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S, Pending
 from dealer_assist.table.questions import HeldCard, OpenQuestion, QuestionDesk
 from dealer_assist.table.screen_view import table_view
-from dealer_assist.table.session import RoundSession
+from dealer_assist.table.session import Recorder, RoundSession
 from dealer_assist.table.shoe_cards import ShoeCards
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
@@ -96,16 +96,6 @@ __all__ = ["ERRORS_KEPT", "Mode", "Recorder", "TableLoop"]
 #: Errors a table keeps in memory, the latest: the runner's (inputs the loop raised on: a bug,
 #: shown on the screen) and the surveillance store's failed writes (each run of them an alarm).
 ERRORS_KEPT = 100
-
-
-class Recorder(Protocol):
-    """Where finished rounds, voided rounds and alarms go (files, or the surveillance store)."""
-
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None: ...
-
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None: ...
-
-    def write_alarm(self, alarm: Alarm) -> None: ...
 
 
 class TableLoop:
@@ -154,7 +144,9 @@ class TableLoop:
         self.cards_committed = 0
         self.updates = 0  # bumped on every change the screen should show
         self.last_settlement: Settlement | None = None
-        self._session = RoundSession(rules_spec, table_id, round_prefix, round_number)
+        self._session = RoundSession(
+            rules_spec, table_id, round_prefix, round_number,
+            tell=lambda call: self._record(lambda: call(self.recorder)))
         #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
         self.resumed: str | None = None
         self.insurance_closed = False  # by the dealer's touch, this round
@@ -448,10 +440,9 @@ class TableLoop:
     def _on_void(self, item: VoidRound) -> None:
         if self.fold is None or self.fold.ended:
             return
-        round_id, lines = self._session.void()
         reason = f"{item.reason} (voided by {supervisor_words(item.supervisor)}; dealer " \
             f"{self.dealer or 'none signed in'})"
-        self._record(lambda: self.recorder.write_void(round_id, lines, reason))
+        round_id, _ = self._session.void(reason)
         self.alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {reason}")
         self.questions.withdraw()  # its card is in no round now; what waited behind it goes on
         if self.resumed is not None:
@@ -479,7 +470,7 @@ class TableLoop:
     def _record(self, write: Callable[[], None]) -> None:
         """Hand something to the recorder. A write that fails (a full disk, the recording folder
         gone) is an alarm and play goes on: the round is settled and shown, and the recorders
-        keep what they could not write (``FileRecorder`` tries it again at its next write).
+        keep what they could not write (the store's thread goes on with the next record).
         One alarm for a run of failures; another only after a write has worked again."""
         try:
             write()
@@ -567,8 +558,6 @@ class TableLoop:
             return False
         self.last_settlement = settlement
         self.rounds_played += 1
-        round_id, lines = self.round_id or "?", list(self._session.lines)
-        self._record(lambda: self.recorder.write_round(round_id, lines, settlement))
         return True
 
     # ------------------------------------------------------------------ alarms

@@ -4,8 +4,8 @@ The configuration's own checks look at paths; these act, where a path's permissi
 little (a folder under /proc, a read-only filesystem, a lock another table holds, a name no
 resolver knows, a port in use): the recording directory is made where it is missing and opened
 as the table opens it (``rounds/`` and ``void/`` made, ``.table.lock`` taken), a file written,
-synced and removed in each of its folders, and its journal read; with the surveillance store,
-its signing key is read and its public key file and anchor log opened for appending; the
+synced and removed in each of its folders, and its journal read; the recording store's signing
+key is read and its public key file and anchor log opened for appending; the
 screen's host is resolved and its port bound and released as the screen binds them. What the
 trial made is removed again. Each step is one :class:`Trial`, named by its configuration key.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dealer_assist.table.config import TableConfig
 from dealer_assist.table.journal import JOURNAL_NAME, read_journal
-from dealer_assist.table.recording import FileRecorder, RecordingError
+from dealer_assist.table.recording import RecordingDirectory, RecordingError
 
 PROBE_NAME = ".dealer-assist-check"
 """The file written and removed in each recording folder (with the process id after it)."""
@@ -42,8 +42,8 @@ def check_start(config: TableConfig) -> bool:
     """Try ``config``'s start; print a line per step (a pass to stdout; a failure to stderr,
     naming the file and the key as a configuration error does). True if every step passed."""
     trials = try_recording(config.recording_dir)
-    if config.surveillance:  # the store's records are signed and anchored
-        trials += try_evidence(config.key, config.key.with_suffix(".pub"), config.anchor_log)
+    # the store's records are signed and anchored
+    trials += try_evidence(config.key, config.key.with_suffix(".pub"), config.anchor_log)
     trials += try_screen(config.host, config.port)
     for trial in trials:
         if trial.passed:
@@ -63,13 +63,13 @@ def try_recording(directory: Path) -> list[Trial]:
     missing = [folder for folder in (directory, *directory.parents) if not folder.exists()]
     made = [path for path in (directory / "rounds", directory / "void", directory / ".table.lock")
             if not path.exists()]
-    recorder: FileRecorder | None = None
+    recorder: RecordingDirectory | None = None
     step = ""
     try:
         for folder in reversed(missing):
             step = f"cannot make the folder {folder}"
             folder.mkdir()
-        recorder = FileRecorder(directory)
+        recorder = RecordingDirectory(directory)
         for folder in (directory, directory / "rounds", directory / "void"):
             step = f"cannot write a file in {folder}"
             _write_and_remove(folder)

@@ -1,14 +1,15 @@
 """Recording a table's rounds and alarms: a table's recording directory.
 
-``<dir>/rounds/<round-id>.jsonl`` holds exactly what ``dealer-assist settle`` reads;
-``<dir>/void/<round-id>.jsonl`` holds voided rounds (with a ``.reason.txt`` beside each);
-``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Files are flushed and fsync'd
-as each round ends; the round in play is in the table's journal (:mod:`.journal`). A round file
-is never overwritten, and one table at a time records into a directory (``<dir>/.table.lock``).
-With the surveillance store on, its database (``index.sqlite``) lies at the top of ``<dir>``
-too, so ``dealer-assist replay <dir>`` and ``dealer-assist surveillance serve <dir>`` open it
-directly. :func:`open_recording` lays it out for the table and the demo alike. The store's
-records are signed with the table's key and its chain heads anchored (:class:`EvidenceFiles`:
+The recording store (the signed SQLite database ``<dir>/index.sqlite``, signed with the table's
+key) is always on: each round is written there as it is played (:class:`StoreRecorder`). From it
+the round-log files are exported as each round ends: ``<dir>/rounds/<round-id>.jsonl`` holds
+exactly what ``dealer-assist settle`` reads, ``<dir>/void/<round-id>.jsonl`` a voided round (with
+a ``.reason.txt`` beside it); ``dealer-assist replay <dir> --export-rounds OUT`` writes them
+again. ``<dir>/alarms.jsonl`` holds every alarm, one JSON object a line. Every input is first in
+the table's journal (:mod:`.journal`), which a restart replays into the store. One table at a
+time records into a directory (``<dir>/.table.lock``). ``dealer-assist replay <dir>`` and
+``dealer-assist surveillance serve <dir>`` open it directly. :func:`open_recording` lays it out
+for the table and the demo alike. The store's chain heads are anchored (:class:`EvidenceFiles`:
 the key, its public key file and the anchor log, all outside ``<dir>``).
 """
 
@@ -21,11 +22,12 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from dealer_assist.durable import fsync_dir
 from dealer_assist.logs import describe, guarded
@@ -45,28 +47,16 @@ class RecordingError(ValueError):
 
 
 class StoreOpenError(RecordingError):
-    """The surveillance store in the recording directory cannot be opened (names it and why)."""
+    """The recording store in the recording directory cannot be opened (names it and why)."""
 
 
-def _write_synced(path: Path, text: str, mode: str) -> None:
-    """Write ``text`` and fsync it; the folder is made again if it was removed. Mode ``"x"``
-    never overwrites: a file already there is kept and ``name~2`` (``~3``...) written instead."""
+def _append_synced(path: Path, text: str) -> None:
+    """Append ``text`` and fsync it; the folder is made again if it was removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    target, copy = path, 1
-    while True:
-        try:
-            handle = open(target, mode, encoding="utf-8", errors="backslashreplace")
-        except FileExistsError:
-            copy += 1
-            target = path.with_name(f"{path.stem}~{copy}{path.suffix}")
-            continue
-        with handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode == "x":  # the new file's name is durable too: the journal lets the round go
-            fsync_dir(target.parent)
-        return
+    with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +95,13 @@ class EvidenceFiles:
                         self.new_chain)
 
 
-class FileRecorder:
-    """Writes finished rounds, voided rounds and alarms under ``directory``, which it holds for
-    itself until :meth:`close` (another table given the same directory is refused).
+class RecordingDirectory:
+    """Holds ``directory`` for one table until :meth:`close` (another table given the same
+    directory is refused) and appends its alarms to ``alarms.jsonl``. The round-log files are
+    not written here: the store exports them (:mod:`dealer_assist.surveillance.export`).
 
-    A write that fails (a full disk, the folder unmounted) raises, naming the file, and is kept:
-    every later write tries it again first, so the round reaches the disk once it can."""
+    An alarm write that fails (a full disk, the folder unmounted) raises, naming the file, and
+    is kept: every later write tries it again first, so it reaches the disk once it can."""
 
     def __init__(self, directory: str | os.PathLike[str],
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
@@ -134,116 +125,146 @@ class FileRecorder:
         self._lock.truncate(0)
         self._lock.write(f"pid {os.getpid()}\n")
         self._lock.flush()
-        self._unwritten: list[tuple[Path, str, str]] = []
+        self._unwritten: list[str] = []
 
     def close(self) -> None:
         """Let another table record here."""
         self._lock.close()
-
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        logger.info("round %s settled: players' net %s, %d seat(s)", round_id, settlement.net,
-                    len(settlement.seats))
-        self._write(self.directory / "rounds" / f"{round_id}.jsonl", "\n".join(lines) + "\n", "x")
-
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        logger.warning("round %s voided: %s", round_id, reason)
-        self._write(self.directory / "void" / f"{round_id}.jsonl", "\n".join(lines) + "\n", "x")
-        self._write(self.directory / "void" / f"{round_id}.reason.txt", reason + "\n", "x")
 
     def write_alarm(self, alarm: Alarm) -> None:
         """One line of ``alarms.jsonl``: the alarm, and the wall-clock time it was written (UTC;
         the alarm's own ``at`` is the table's monotonic clock, which no video or shift log
         shares)."""
         logger.info("alarm %d (%s)%s: %s", alarm.id, alarm.kind.value,
-                       f" in round {alarm.round_id}" if alarm.round_id else "", alarm.text)
+                    f" in round {alarm.round_id}" if alarm.round_id else "", alarm.text)
         line = {**alarm.to_json(), "recorded_at": self._clock().isoformat(timespec="milliseconds")}
-        self._write(self.directory / "alarms.jsonl", json.dumps(line) + "\n", "a")
+        self._unwritten.append(json.dumps(line) + "\n")
+        path = self.directory / "alarms.jsonl"
+        try:
+            _append_synced(path, "".join(self._unwritten))
+        except OSError as error:
+            logger.error("cannot write %s: %s (%d alarm(s) kept to try again)", path,
+                         error.strerror or error, len(self._unwritten))
+            raise RecordingError(
+                f"alarm file {path}: {error.strerror or error} ({len(self._unwritten)}"
+                " alarm(s) kept to try again)") from None
+        self._unwritten.clear()
 
-    def _write(self, path: Path, text: str, mode: str) -> None:
-        self._unwritten.append((path, text, mode))
-        while self._unwritten:
-            path, text, mode = self._unwritten[0]
-            try:
-                _write_synced(path, text, mode)
-            except OSError as error:
-                logger.error("cannot write %s: %s (%d write(s) kept to try again)", path,
-                             error.strerror or error, len(self._unwritten))
-                raise RecordingError(
-                    f"round-log file {path}: {error.strerror or error} ({len(self._unwritten)}"
-                    " write(s) kept to try again)") from None
-            self._unwritten.pop(0)
+
+@dataclass(frozen=True, slots=True)
+class ReplayedRound:
+    """A round as the table's journal replays it: its lines and how it ended (``settlement``,
+    or voided for ``void``; neither: still in play), and its lines as they were before each
+    correction rewrote them (``earlier``)."""
+
+    round_id: str
+    lines: tuple[str, ...]
+    settlement: Settlement | None = None
+    void: str | None = None
+    earlier: tuple[tuple[str, ...], ...] = ()
 
 
 class MemoryRecorder:
-    """Keeps what would be recorded in lists (benchmarks, and a table run without a directory)."""
+    """Keeps what would be recorded in lists: ``rounds`` (id, lines, settlement) and ``voids``
+    (id, lines, reason) as each ends, ``alarms``, and the rounds in the order they began
+    (:meth:`replayed`). A journal's replay records into one; so do benchmarks and tests."""
 
     def __init__(self) -> None:
         self.rounds: list[tuple[str, list[str], Settlement]] = []
         self.voids: list[tuple[str, list[str], str]] = []
         self.alarms: list[Alarm] = []
+        self._begun: list[str] = []
+        self._lines: dict[str, list[str]] = {}
+        self._ends: dict[str, Settlement | str] = {}
+        self._earlier: dict[str, list[tuple[str, ...]]] = {}
 
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self.rounds.append((round_id, lines, settlement))
+    def begin_round(self, round_id: str, line: str) -> None:
+        self._begun.append(round_id)
+        self._lines[round_id] = [line]
 
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self.voids.append((round_id, lines, reason))
+    def round_event(self, round_id: str, line: str) -> None:
+        self._lines[round_id].append(line)
+
+    def rewrite_round(self, round_id: str, lines: list[str]) -> None:
+        self._earlier.setdefault(round_id, []).append(tuple(self._lines[round_id]))
+        self._lines[round_id] = list(lines)
+
+    def end_round(self, round_id: str, settlement: Settlement) -> None:
+        self._ends[round_id] = settlement
+        self.rounds.append((round_id, list(self._lines[round_id]), settlement))
+
+    def void_round(self, round_id: str, reason: str) -> None:
+        self._ends[round_id] = reason
+        self.voids.append((round_id, list(self._lines[round_id]), reason))
 
     def write_alarm(self, alarm: Alarm) -> None:
         self.alarms.append(alarm)
 
-
-class _Writes(Protocol):
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None: ...
-
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None: ...
-
-    def write_alarm(self, alarm: Alarm) -> None: ...
+    def replayed(self) -> list[ReplayedRound]:
+        """Every round begun, in order, with its lines and end."""
+        out = []
+        for round_id in self._begun:
+            end = self._ends.get(round_id)
+            out.append(ReplayedRound(
+                round_id, tuple(self._lines[round_id]),
+                settlement=end if isinstance(end, Settlement) else None,
+                void=end if isinstance(end, str) else None,
+                earlier=tuple(self._earlier.get(round_id, ()))))
+        return out
 
 
 #: Rounds whose questions' frames the store holds until the round is recorded.
 FRAME_ROUNDS_KEPT = 8
 
 
-class SurveillanceRecorder:
-    """Rounds and alarms into the surveillance store (``dealer_assist.surveillance.Recorder``:
-    hash-chained SQLite, replayable with ``dealer-assist replay``), written from its own thread
-    because each record is fsync'd (about 10 ms). A voided round is left open there, so the store
-    marks it partial, with a ``void`` alarm saying why.
+class StoreRecorder:
+    """The table's recording store: its rounds as they are played, and its alarms, into the
+    signed SQLite store at the top of the recording directory (hash-chained, replayable with
+    ``dealer-assist replay``), written from its own thread because each record is fsync'd (a few
+    ms) and the shoe's ACK must not wait for it (the table's journal already holds every input).
 
-    A write that fails (the store read-only, locked by another program, its disk full) is kept in
-    ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on with the next; the first
-    failure after a write that worked is handed to ``on_failure`` (the table raises an alarm with
-    it), so a store that keeps failing raises one alarm, not one per record. A store found
-    damaged when it is opened is not written to at all: that is one such failure. The file
-    recording still has every round."""
+    A round's ``round`` record is written as it opens, each ``event`` as the session adds it,
+    its settlement (or void) as it ends; once the store has committed the end, the round's
+    files are exported from the records read back out of the store
+    (:func:`dealer_assist.surveillance.export.write_round_file`). At start, every ended round
+    with no file is exported (a crash between the commit and the export).
+
+    A write that fails is kept in ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on
+    with the next; the first failure of a run is handed to ``on_failure`` (the table raises an
+    alarm with it). After a failed round write ``complete`` is False until the table restarts:
+    the journal then keeps every round, and the restart records them (:meth:`reconcile`)."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str,
                  evidence: EvidenceFiles | None = None):
         self.directory = Path(directory)
+        self.table_id = table_id
         self.evidence = evidence
         self.errors: list[str] = []
+        self.complete = True
         self._on_failure: Callable[[str], None] | None = None
-        self._unreported: str | None = None  # a failure found before on_failure was set
+        self._unreported: str | None = None
         self._report_lock = threading.Lock()
         self._failing = False
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
-        self._frames: dict[str, list[tuple[str, Snapshot]]] = {}  # by round, on the thread
+        # on the thread: frames held by round, the round open in the store and its events
+        self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}
+        self._open_id: str | None = None
+        self._events: list[Any] = []
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
-            target=guarded(lambda: self._run(table_id), "the surveillance recorder",
-                           self._died, logger),
-            name="surveillance-recorder", daemon=True,
+            target=guarded(self._run, "the recording store", self._died, logger),
+            name="recording-store", daemon=True,
         )
         self._thread.start()
-        self._opened.wait(30)
+        self._opened.wait(60)
         if self._open_error is not None:
-            raise StoreOpenError(f"surveillance store {self.directory}: {self._open_error}")
+            raise StoreOpenError(f"recording store {self.directory}: {self._open_error}")
 
     @property
     def on_failure(self) -> Callable[[str], None] | None:
-        """Called with the first failure of a run; one found before it is set (a store found
-        damaged as it opened) is handed to it when it is set."""
+        """Called with the first failure of a run; one found before it is set is handed to it
+        when it is set."""
         return self._on_failure
 
     @on_failure.setter
@@ -253,27 +274,51 @@ class SurveillanceRecorder:
         if report is not None and unreported is not None:
             report(unreported)
 
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self._queue.put(("round", (round_id, lines, settlement)))
+    # -- the session's calls (queued; written in order on the thread) ----------------------
 
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self._queue.put(("void", (round_id, lines, reason)))
+    def begin_round(self, round_id: str, line: str) -> None:
+        self._queue.put(("begin", (round_id, line)))
+
+    def round_event(self, round_id: str, line: str) -> None:
+        self._queue.put(("event", (round_id, line)))
+
+    def rewrite_round(self, round_id: str, lines: list[str]) -> None:
+        self._queue.put(("rewrite", (round_id, lines)))
+
+    def end_round(self, round_id: str, settlement: Settlement) -> None:
+        self._queue.put(("end", (round_id, settlement)))
+
+    def void_round(self, round_id: str, reason: str) -> None:
+        self._queue.put(("void", (round_id, reason)))
+
+    def write_alarm(self, alarm: Alarm) -> None:
+        """The alarm with the round in play when it was raised and the UTC time it was handed
+        over (the store writes it later, from its thread)."""
+        self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text, alarm.round_id,
+                                   datetime.now(UTC))))
 
     def keep_question_frame(self, round_id: str, question: str, snapshot: Snapshot) -> None:
         """The camera's frame when ``question`` was asked in ``round_id``: written as a key
-        frame of the round, tied to the question's event, when the round is recorded (encoded
-        on the store's thread). Frames of the latest ``FRAME_ROUNDS_KEPT`` rounds are held."""
-        self._queue.put(("frame", (round_id, question, snapshot)))
+        frame of the round, tied to the question's event, when the round ends (encoded on the
+        store's thread). Frames of the latest ``FRAME_ROUNDS_KEPT`` rounds are held."""
+        # the grab's UTC time by the table's clock (the snapshot keeps the monotonic one)
+        grabbed = datetime.now(UTC) - timedelta(seconds=time.monotonic() - snapshot.grabbed_at)
+        self._queue.put(("frame", (round_id, question, snapshot, grabbed)))
 
-    def write_alarm(self, alarm: Alarm) -> None:
-        self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text)))
-
-    def write_round_if_missing(self, round_id: str, lines: list[str],
-                               settlement: Settlement) -> None:
-        """Write a settled round unless the store already holds it settled (a table restarted
-        after a crash re-records what its journal still holds; a copy cut short by the crash
-        stays there, marked partial)."""
-        self._queue.put(("repair", (round_id, lines, settlement)))
+    def reconcile(self, rounds: list[ReplayedRound]) -> list[str]:
+        """Bring the store to the rounds a restarted table's journal replays (before anything
+        else is written): a round whose records the store holds as a prefix of the replay's is
+        continued after them (no record twice); one it holds ended, alike, is left; one it
+        lacks is recorded whole; one it holds otherwise is recorded again whole, its copy left
+        marked partial, and named in what is returned (each an alarm for the table). Each
+        ended round is exported; the last, if still in play, stays open for its next event."""
+        done = threading.Event()
+        problems: list[str] = []
+        self._queue.put(("reconcile", (rounds, problems, done)))
+        if not done.wait(120):
+            problems.append(f"recording store {self.directory}: the restart's rounds were not "
+                            "recorded in 120 s")
+        return problems
 
     @property
     def idle(self) -> bool:
@@ -285,38 +330,52 @@ class SurveillanceRecorder:
         self._queue.put(None)
         self._thread.join(30)
 
-    def _run(self, table_id: str) -> None:
-        from dealer_assist.surveillance import DamagedRecordingError, Recorder
+    # -- the thread --------------------------------------------------------------------------
 
-        recorder: Recorder | None = None
+    def _run(self) -> None:
+        from dealer_assist.surveillance import DamagedRecordingError, Recorder
+        from dealer_assist.surveillance.export import export_rounds
+
         try:
             recorder = Recorder.open(
-                self.directory, table=table_id,
+                self.directory, table=self.table_id,
                 evidence=None if self.evidence is None else self.evidence.open(self.directory))
         except DamagedRecordingError as error:
-            self._failing = True
-            self._keep(f"open: {error}")
-            self._report(f"surveillance store damaged: {error} (the round-log files still record"
-                         " every round)")
+            self._open_error = (f"damaged: {error} (a table cannot run without its store: check "
+                                "it with 'dealer-assist replay --verify', move it aside to begin"
+                                " a new one)")
+            self._opened.set()
+            return
         except (OSError, ValueError, sqlite3.Error) as error:
             self._open_error = str(error) or type(error).__name__
+            self._opened.set()
             return
         except Exception as error:  # not the store's own failure: a bug, logged with its trace
-            logger.exception("the surveillance store %s did not open", self.directory)
+            logger.exception("the recording store %s did not open", self.directory)
             self._open_error = describe(error)
+            self._opened.set()
             return
+        try:
+            exported = export_rounds(recorder.store, self.directory, self.table_id,
+                                     missing_only=True)
+            if exported.written:
+                logger.warning("exported %d round(s) the store had ended but a crash left "
+                               "without a file: %s", len(exported.written),
+                               ", ".join(exported.written))
+        except Exception as error:  # noqa: BLE001  the next round's export tries its own
+            logger.exception("exporting the rounds left without a file")
+            self._failed(f"export at start: {describe(error)}")
         finally:
             self._opened.set()
         try:
             while (item := self._queue.get()) is not None:
                 try:
-                    if recorder is None:
-                        self._keep(f"{item[0]}: not written: the store is damaged")
-                        continue
                     self._write(recorder, *item)
                 except Exception as error:  # whatever the store raises, the next record is tried
+                    if item[0] not in ("alarm", "frame"):
+                        self.complete = False  # a round the store lacks: the journal keeps it
                     if not self._failing:  # the first of a run with its trace; the rest counted
-                        logger.exception("surveillance store %s: a %s record was not written",
+                        logger.exception("recording store %s: a %s record was not written",
                                          self.directory, item[0])
                     self._failed(f"{item[0]}: {type(error).__name__}: {error}")
                 else:
@@ -325,65 +384,159 @@ class SurveillanceRecorder:
                     self._queue.task_done()
         finally:
             try:
-                if recorder is not None:
-                    recorder.close()
+                recorder.close()
             except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
                 self._keep(f"close: {error}")
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
-            recorder.alarm(*payload)
-            return
-        if kind == "frame":
-            round_id, question, snapshot = payload
-            self._frames.setdefault(round_id, []).append((question, snapshot))
+            alarm_kind, text, round_id, raised = payload
+            recorder.alarm(alarm_kind, text, round_id, happened=raised)
+        elif kind == "frame":
+            round_id, question, snapshot, grabbed = payload
+            self._frames.setdefault(round_id, []).append((question, snapshot, grabbed))
             while len(self._frames) > FRAME_ROUNDS_KEPT:
                 del self._frames[next(iter(self._frames))]
-            return
-        round_id, lines, last = payload
-        if kind == "repair":
-            from dealer_assist.surveillance.query import RoundQuery, search_rounds
-
-            found, _ = search_rounds(recorder.store, RoundQuery(table=recorder.table,
-                                                                round_id=round_id))
-            if any(row["status"] == "settled" for row in found):
-                return
-            kind = "round"
-        events = [json.loads(line) for line in lines]
-        recorder.begin_round(events[0])
-        for event in events[1:]:
-            recorder.event(event)
-        self._write_frames(recorder, events, self._frames.pop(round_id, []))
-        if kind == "round":
-            recorder.end_round(last)
+        elif kind == "begin":
+            round_id, line = payload
+            if recorder.round_key is not None:
+                recorder.abandon_round(f"round {round_id} began before this one ended")
+            self._begin(recorder, round_id, [line])
+        elif kind == "reconcile":
+            rounds, problems, done = payload
+            try:
+                problems.extend(self._reconcile(recorder, rounds))
+            finally:
+                done.set()
         else:
-            recorder.alarm("void", last)
+            round_id = payload[0]
+            if self._open_id != round_id or recorder.round_key is None:
+                self._open_id = None
+                raise RecordingError(f"{kind} of round {round_id}, which the store has not"
+                                     " open (its earlier records failed)")
+            if kind == "event":
+                body = json.loads(payload[1])
+                recorder.event(body)
+                self._events.append(body)
+            elif kind == "rewrite":
+                recorder.abandon_round("a correction replayed the round: recorded again whole "
+                                       "in the next round record")
+                self._begin(recorder, round_id, payload[1])
+            else:
+                self._end(recorder, round_id, payload[1] if kind == "end" else None,
+                          payload[1] if kind == "void" else None)
+
+    def _begin(self, recorder: Any, round_id: str, lines: Sequence[str]) -> None:
+        self._open_id = None
+        bodies = [json.loads(line) for line in lines]
+        recorder.begin_round(bodies[0])
+        self._open_id, self._events = round_id, bodies[:1]
+        for body in bodies[1:]:
+            recorder.event(body)
+            self._events.append(body)
+
+    def _end(self, recorder: Any, round_id: str, settlement: Settlement | None,
+             void: str | None) -> None:
+        """Close the open round (settled, or voided for ``void``), then export its files."""
+        from dealer_assist.surveillance.export import latest_round, round_file, write_round_file
+
+        self._write_frames(recorder, self._events, self._frames.pop(round_id, []))
+        self._open_id = None
+        if settlement is not None:
+            recorder.end_round(settlement)
+        else:
+            recorder.void_round(void or "voided")
+        data = latest_round(recorder.store, round_id)
+        export = None if data is None else round_file(data)
+        if export is None:
+            raise RecordingError(f"round {round_id}: the store does not read back as ended")
+        write_round_file(self.directory, export)
+        if settlement is not None:
+            logger.info("round %s settled: players' net %s, %d seat(s)", round_id,
+                        settlement.net, len(settlement.seats))
+        else:
+            logger.warning("round %s voided: %s", round_id, void)
+
+    def _reconcile(self, recorder: Any, rounds: list[ReplayedRound]) -> list[str]:
+        from dealer_assist.surveillance.export import (
+            latest_round,
+            round_file,
+            void_reason,
+            write_round_file,
+        )
+        from dealer_assist.surveillance.store import canonical_json
+
+        problems = []
+        for played in rounds:
+            data = latest_round(recorder.store, played.round_id)
+            held = [] if data is None else [json.loads(r.body_text) for r in data.events]
+            want = [json.loads(line) for line in played.lines]
+            if data is not None and (data.settlement is not None or void_reason(data)):
+                alike = held == want and (
+                    (played.settlement is not None and data.settlement is not None
+                     and data.settlement.body_text == canonical_json(played.settlement.to_json()))
+                    or (played.void is not None and void_reason(data) == played.void))
+                if alike:
+                    export = round_file(data)
+                    assert export is not None
+                    write_round_file(self.directory, export)
+                    continue
+                problems.append(
+                    f"round {played.round_id}: the recording store holds it ended otherwise than"
+                    " the table's journal replays it: recorded again from the journal")
+            elif data is not None and held == want[:len(held)]:
+                recorder.continue_round(data.key)
+                self._open_id, self._events = played.round_id, held
+                for body in want[len(held):]:
+                    recorder.event(body)
+                    self._events.append(body)
+                if played.settlement is not None or played.void is not None:
+                    self._end(recorder, played.round_id, played.settlement, played.void)
+                continue
+            elif data is not None and any(
+                    held == [json.loads(line) for line in version][:len(held)]
+                    for version in played.earlier):
+                pass  # the copy before a correction the store had not yet been told of
+            elif data is not None:
+                at = next((i for i, (a, b) in enumerate(zip(held, want, strict=False))
+                           if a != b), min(len(held), len(want)))  # else: it holds more
+                problems.append(
+                    f"round {played.round_id}: the recording store's record {at} of it differs "
+                    "from what the table's journal replays: recorded again from the journal "
+                    "(the store's copy is kept, marked partial)")
+            self._begin(recorder, played.round_id, played.lines)
+            if played.settlement is not None or played.void is not None:
+                self._end(recorder, played.round_id, played.settlement, played.void)
+        for problem in problems:
+            logger.error("%s", problem)
+        return problems
 
     @staticmethod
     def _write_frames(recorder: Any, events: list[Any],
-                      frames: list[tuple[str, Snapshot]]) -> None:
+                      frames: list[tuple[str, Snapshot, datetime]]) -> None:
         """Each question's frame, tied to the first of the round's question events with its
         text not yet given one (none: a question withdrawn by a correction, tied to no event)."""
         asked = [index for index, event in enumerate(events) if event.get("type") == "question"]
-        for question, snapshot in frames:
+        for question, snapshot, grabbed in frames:
             index = next((i for i in asked if events[i].get("text") == question), None)
             if index is not None:
                 asked.remove(index)
-            recorder.frame(snapshot.picture(), {"question": question}, index, key=True)
+            recorder.frame(snapshot.picture(), {"question": question}, index, key=True,
+                           captured=grabbed)
 
     def _died(self, error: str) -> None:
         """The writing thread ended on an exception (logged): what is queued now is not written."""
-        self._failing = True
+        self._failing, self.complete = True, False
         self._keep(f"the recorder thread stopped: {error}")
-        self._report(f"surveillance store {self.directory}: the recorder stopped ({error}): "
-                     "nothing more is written there (the round-log files still record every "
-                     "round)")
+        self._report(f"recording store {self.directory}: the recorder stopped ({error}): "
+                     "nothing more is written there (the table's journal keeps every round "
+                     "until a restart records them)")
 
     def _failed(self, error: str) -> None:
         self._keep(error)
         if not self._failing:
-            self._report(f"surveillance store {self.directory}: {error} (the round-log files"
-                         " still record every round)")
+            self._report(f"recording store {self.directory}: {error} (the table's journal keeps"
+                         " every round until the store has it)")
         self._failing = True
 
     def _keep(self, error: str) -> None:
@@ -399,65 +552,70 @@ class SurveillanceRecorder:
         report(alarm)
 
 
-class TeeRecorder:
-    """Hands everything to several recorders (the round-log files and the surveillance store).
-    Each is given every write though another fails; the first failure is raised after."""
+class TableRecorder:
+    """What a table's loop records to: rounds into the store (which exports their files),
+    alarms into ``alarms.jsonl`` and the store. An alarm write that fails to the file still
+    reaches the store; the failure is raised after."""
 
-    def __init__(self, *recorders: _Writes):
-        self.recorders = recorders
+    def __init__(self, files: RecordingDirectory, store: StoreRecorder):
+        self.files = files
+        self.store = store
 
-    def write_round(self, round_id: str, lines: list[str], settlement: Settlement) -> None:
-        self._each(lambda recorder: recorder.write_round(round_id, lines, settlement))
+    def begin_round(self, round_id: str, line: str) -> None:
+        self.store.begin_round(round_id, line)
 
-    def write_void(self, round_id: str, lines: list[str], reason: str) -> None:
-        self._each(lambda recorder: recorder.write_void(round_id, lines, reason))
+    def round_event(self, round_id: str, line: str) -> None:
+        self.store.round_event(round_id, line)
+
+    def rewrite_round(self, round_id: str, lines: list[str]) -> None:
+        self.store.rewrite_round(round_id, lines)
+
+    def end_round(self, round_id: str, settlement: Settlement) -> None:
+        self.store.end_round(round_id, settlement)
+
+    def void_round(self, round_id: str, reason: str) -> None:
+        self.store.void_round(round_id, reason)
 
     def write_alarm(self, alarm: Alarm) -> None:
-        self._each(lambda recorder: recorder.write_alarm(alarm))
-
-    def _each(self, write: Callable[[_Writes], None]) -> None:
-        failure: Exception | None = None
-        for recorder in self.recorders:
-            try:
-                write(recorder)
-            except Exception as error:  # the next recorder still gets it; raised below
-                failure = failure or error
-        if failure is not None:
-            raise failure
+        self.store.write_alarm(alarm)
+        self.files.write_alarm(alarm)
 
 
 class TableRecording:
-    """A table's recording directory, opened: the round-log files and, where on, the
-    surveillance store at the top of the same directory. ``recorder`` is what the table loop
-    writes to. Use :func:`open_recording`."""
+    """A table's recording directory, opened: its lock and alarm file, and the recording store
+    at the top of the same directory. ``recorder`` is what the table loop writes to. Use
+    :func:`open_recording`."""
 
-    def __init__(self, files: FileRecorder, store: SurveillanceRecorder | None):
+    def __init__(self, files: RecordingDirectory, store: StoreRecorder):
         self.files = files
         self.store = store
-        self.recorder: _Writes = files if store is None else TeeRecorder(files, store)
+        self.recorder = TableRecorder(files, store)
 
     @property
     def directory(self) -> Path:
         return self.files.directory
 
+    @property
+    def pending(self) -> bool:
+        """The store has not yet written (and exported) all it was handed, or a round write
+        failed since the start: the journal must keep its rounds."""
+        return not self.store.idle or not self.store.complete
+
     def close(self) -> None:
         """Write what the store has queued, close it, and let another table record here."""
-        if self.store is not None:
-            self.store.close()
+        self.store.close()
         self.files.close()
 
 
-def open_recording(directory: str | os.PathLike[str], table_id: str, *,
-                   surveillance: bool, evidence: EvidenceFiles | None = None) -> TableRecording:
-    """Open ``directory`` for ``table_id``: the round-log files first (which holds it against
-    another table), then, with ``surveillance``, the store beside them, signed and anchored
-    with ``evidence`` (None: unsigned). RecordingError names the directory or the store and
-    why; nothing is left held when it is raised."""
-    files = FileRecorder(directory)
-    if not surveillance:
-        return TableRecording(files, None)
+def open_recording(directory: str | os.PathLike[str], table_id: str,
+                   evidence: EvidenceFiles | None = None) -> TableRecording:
+    """Open ``directory`` for ``table_id``: its lock and alarm file first (which holds it
+    against another table), then the recording store beside them, signed and anchored with
+    ``evidence`` (None: unsigned, for tests and benchmarks). RecordingError names the directory
+    or the store (StoreOpenError) and why; nothing is left held when it is raised."""
+    files = RecordingDirectory(directory)
     try:
-        store = SurveillanceRecorder(files.directory, table_id, evidence)
+        store = StoreRecorder(files.directory, table_id, evidence)
     except RecordingError:
         files.close()
         raise
@@ -476,7 +634,7 @@ def rotate_table_key(directory: Path, table_id: str, evidence: EvidenceFiles, wh
     from dealer_assist.surveillance import Recorder
     from dealer_assist.surveillance.signing import Signer, add_public_key
 
-    files = FileRecorder(directory)
+    files = RecordingDirectory(directory)
     try:
         recorder = Recorder.open(directory, table=table_id, evidence=evidence.open(directory))
         new = Signer.generate()

@@ -32,6 +32,7 @@ from fastapi.staticfiles import StaticFiles
 from dealer_assist.logs import guarded
 from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
+from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen_access import COOKIE, ScreenAccess
 from dealer_assist.table.screen_site import (
@@ -40,6 +41,7 @@ from dealer_assist.table.screen_site import (
     shown_host,
     url_of,
 )
+from dealer_assist.table.screen_view import PaceMeter, for_screen
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     AnswerQuestion,
@@ -257,19 +259,29 @@ PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; frame-ancestors 
 
 
 def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Site],
-               staff: StaffDesk | None = None) -> ASGIApp:
+               staff: StaffDesk | None = None, chips: ChipSet | None = None) -> ASGIApp:
     """The screen's web app, showing ``runner``'s table to the screen ``access`` pairs and
     feeding its touches in, behind a :class:`~dealer_assist.webguard.RequestGuard` for
-    ``site()``; ``staff`` checks the PINs touches carry (None: every such touch is refused)."""
+    ``site()``; ``staff`` checks the PINs touches carry (None: every such touch is refused);
+    ``chips``: the table's chips, each payout is broken down into (default: DEFAULT_CHIPS)."""
     app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()
+    chip_set = chips or ChipSet.default()
+    pace = PaceMeter()
+
+    def shown(view: dict[str, Any]) -> dict[str, Any]:
+        return for_screen(view, chip_set, pace.observe(view["rounds_played"]))
 
     def push(view: dict[str, Any]) -> None:
         with clients_lock:
             targets = list(clients)
+        if not targets:
+            pace.observe(view["rounds_played"])
+            return
+        page_view = shown(view)
         for event_loop, inbox in targets:
-            event_loop.call_soon_threadsafe(_replace_latest, inbox, view)
+            event_loop.call_soon_threadsafe(_replace_latest, inbox, page_view)
 
     def paired(request: Request) -> None:
         if not access.paired(request.cookies.get(COOKIE)):
@@ -295,7 +307,7 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
 
     @app.get("/api/view", dependencies=[Depends(paired)])
     def current_view() -> dict[str, Any]:
-        return runner.view()
+        return shown(runner.view())
 
     @app.post("/api/input", dependencies=[Depends(paired)])
     async def touch(request: Request) -> dict[str, Any]:
@@ -325,7 +337,7 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
         with clients_lock:
             clients.add(entry)
         try:
-            await socket.send_json(runner.view())
+            await socket.send_json(shown(runner.view()))
             while True:
                 await socket.send_json(await inbox.get())
         except (WebSocketDisconnect, RuntimeError):
@@ -347,11 +359,13 @@ def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) 
 class ScreenServer:
     """uvicorn serving the screen in a background thread; ``url`` and :meth:`pairing_url` once
     started. ``access``: who may drive it (default: credentials of this process only);
-    ``name``: the name browsers open it at (e.g. its TLS certificate's); ``tls``: serve HTTPS."""
+    ``name``: the name browsers open it at (e.g. its TLS certificate's); ``tls``: serve HTTPS;
+    ``chips``: the table's chips (default: DEFAULT_CHIPS)."""
 
     def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021,
                  staff: StaffDesk | None = None, *, access: ScreenAccess | None = None,
-                 name: str | None = None, tls: TlsFiles | None = None):
+                 name: str | None = None, tls: TlsFiles | None = None,
+                 chips: ChipSet | None = None):
         self.access = access or ScreenAccess.ephemeral()
         self.host = host
         self.port = port
@@ -359,7 +373,8 @@ class ScreenServer:
         self.tls = tls
         self.site = screen_site(host, port, name, tls is not None)
         config = uvicorn.Config(  # log_config None: uvicorn's lines go where the table's go
-            create_app(runner, self.access, lambda: self.site, staff), host=host, port=port,
+            create_app(runner, self.access, lambda: self.site, staff, chips), host=host,
+            port=port,
             log_level="warning", access_log=False, log_config=None,
             ssl_certfile=None if tls is None else str(tls.certfile),
             ssl_keyfile=None if tls is None else str(tls.keyfile),

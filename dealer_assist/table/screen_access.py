@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 import secrets
-import stat
 import threading
 from pathlib import Path
 
-from dealer_assist.private_files import create_private
+from dealer_assist.private_files import NotPrivateError, create_private, read_private
 
 #: The screen's cookie; its value is :attr:`ScreenAccess.session`.
 COOKIE = "dealer_screen"
@@ -32,28 +30,15 @@ class SecretError(ValueError):
     """A secret file that cannot be used: names the file and why."""
 
 
-def _check_private(path: Path) -> None:
-    """Refuse a secret file that is not a plain file of this user's, closed to everyone else."""
-    info = path.lstat()
-    if not stat.S_ISREG(info.st_mode):
-        raise SecretError(f"{path} is not a plain file")
-    if info.st_uid != os.geteuid():
-        raise SecretError(f"{path} belongs to another user (uid {info.st_uid}): the table's "
-                          "user must own its secret")
-    if info.st_mode & 0o077:
-        raise SecretError(f"{path} may be read or written by others (mode "
-                          f"{stat.S_IMODE(info.st_mode):04o}): chmod 600 it, or delete it and "
-                          "pair the screen again")
-
-
 def read_secret(path: Path) -> bytes:
     """The secret held in ``path``; SecretError if it is missing, not private or not a secret."""
     try:
-        _check_private(path)
-        text = path.read_text(encoding="ascii").strip()
+        text = read_private(path).decode("ascii").strip()
     except FileNotFoundError:
         raise SecretError(f"{path} does not exist: the table creates it at its first start"
                           ) from None
+    except NotPrivateError as error:
+        raise SecretError(f"{error} (or delete it and pair the screen again)") from None
     except OSError as error:
         raise SecretError(f"cannot read {path}: {error.strerror or error}") from None
     except UnicodeDecodeError:

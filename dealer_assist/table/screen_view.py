@@ -1,14 +1,29 @@
 """What the dealer's screen shows, as JSON-able data: the table's view (its phase, the round as
-the screen may show it, each device's state, the alarms and the question), and a settlement as
-PAY/TAKE lines."""
+the screen may show it, each device's state, the alarms and the question), a settlement as one
+PAY/TAKE line per bet, and (:func:`for_screen`) each payout's chips and the game's pace."""
 
 from __future__ import annotations
 
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, Protocol
 
 from dealer_assist.roundlog import RoundFold
-from dealer_assist.rules import RoundEngine, RoundError, RuleSet, Settlement, format_money
+from dealer_assist.rules import (
+    PayoutLine,
+    RoundEngine,
+    RoundError,
+    RuleSet,
+    SeatResult,
+    Settlement,
+    format_money,
+)
 from dealer_assist.table.alarms import Alarm
+from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.mode import Mode
 from dealer_assist.table.questions import OpenQuestion
 
@@ -164,19 +179,46 @@ def device_state(fitted: bool, up: bool, moved: bool) -> str:
     return "moved" if moved else "up"
 
 
+#: Payout kinds that are no hand's main wager (a Super Bonus line names hand 0, which won it).
+SIDE_KINDS = ("match", "insurance", "super-bonus", "envy")
+
+
+def _bet_words(seat: SeatResult, line: PayoutLine) -> tuple[str, Decimal | None]:
+    """What bet a payout line settles, as people name it, and its stake (None: no stake of its
+    own, a bonus)."""
+    if line.kind == "match" and seat.match is not None:
+        return "Match the Dealer", seat.match.wagered
+    if line.kind == "insurance" and seat.insurance is not None:
+        return "Insurance", seat.insurance.wagered
+    if line.kind == "super-bonus":
+        return "Super Bonus", None
+    if line.kind == "envy":
+        return "Envy bonus", None
+    assert line.hand is not None, line
+    return f"Hand {line.hand + 1}", seat.hands[line.hand].wagered
+
+
 def settlement_view(settlement: Settlement) -> dict[str, Any]:
-    """A settlement as the screen shows it: per seat, each payout line as PAY/TAKE with its reason,
-    and one total per seat."""
+    """A settlement as the screen shows it: per seat, each payout line (every bet: each hand's
+    main wager, Match the Dealer, insurance, Super Bonus, Envy) as PAY/TAKE with what it settles
+    and the engine's reason, then one total per seat. ``hand`` stays 0-based as in the round
+    log; every text a person reads numbers hands from 1."""
     seats = []
     for seat in settlement.seats:
         lines = []
         for line in seat.lines:
             verb, shown = payout_words(format_money(line.amount))
+            bet, stake = _bet_words(seat, line)
             lines.append(
                 {
                     "hand": line.hand,
+                    "side": line.kind in SIDE_KINDS,
                     "kind": line.kind,
+                    "bet": bet,
+                    "stake": None if stake is None else format_money(stake),
                     "reason": line.reason,
+                    "text": f"{bet}" + ("" if stake is None else f" (${stake:,.2f} bet)")
+                            + f": {line.reason}",
                     "amount": format_money(line.amount),
                     "verb": verb,
                     "shown": shown,
@@ -198,4 +240,62 @@ def settlement_view(settlement: Settlement) -> dict[str, Any]:
         "dealer": settlement.dealer.to_json(),
         "seats": seats,
         "net": format_money(settlement.net),
+        "net_shown": ("-" if settlement.net < 0 else "") + f"${abs(settlement.net):,.2f}",
     }
+
+
+_HAND_NUMBER = re.compile(r"\bhand (\d+)\b")
+
+
+def hands_from_one(text: str) -> str:
+    """The engine's words for its state, with hands numbered from 1 as people count them (the
+    engine and the round log number them from 0)."""
+    return _HAND_NUMBER.sub(lambda m: f"hand {int(m.group(1)) + 1}", text)
+
+
+class PaceMeter:
+    """The game's pace: rounds settled in the last hour, or, in the first hour it watched, the
+    rounds so far scaled to an hour (none before a minute has passed). Thread-safe."""
+
+    WINDOW_S = 3600.0
+    SETTLE_S = 60.0
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._started = clock()
+        self._count: int | None = None
+        self._settled: deque[float] = deque()
+
+    def observe(self, rounds_played: int) -> int | None:
+        """Note the table's count of settled rounds; the pace in rounds per hour (None: too
+        soon to say)."""
+        with self._lock:
+            now = self._clock()
+            if self._count is not None and rounds_played > self._count:
+                self._settled.extend([now] * min(rounds_played - self._count, 10_000))
+            self._count = rounds_played
+            while self._settled and self._settled[0] < now - self.WINDOW_S:
+                self._settled.popleft()
+            span = min(self.WINDOW_S, now - self._started)
+            if span < self.SETTLE_S:
+                return None
+            return round(len(self._settled) * 3600 / span)
+
+
+def for_screen(view: dict[str, Any], chips: ChipSet, pace: int | None) -> dict[str, Any]:
+    """The table's view as the page shows it: each payout with its chips (what the table's chips
+    cannot make, in cash), the round's state with hands numbered from 1, and the game's pace
+    (rounds per hour, None: too soon). ``view`` is not changed."""
+    shown = dict(view, pace_per_hour=pace, chips=[format_money(v) for v in chips.values])
+    if view.get("round") is not None:
+        shown["round"] = dict(view["round"], state=hands_from_one(view["round"]["state"]))
+    settlement = view.get("settlement")
+    if settlement is not None:
+        seats = []
+        for seat in settlement["seats"]:
+            lines = [dict(line, chips=chips.breakdown(Decimal(line["amount"])).to_json()
+                          if line["verb"] == "PAY" else None) for line in seat["lines"]]
+            seats.append(dict(seat, lines=lines))
+        shown["settlement"] = dict(settlement, seats=seats)
+    return shown

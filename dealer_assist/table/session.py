@@ -1,20 +1,56 @@
 """The round in play: its round-log lines and their fold through the engine, numbered rounds one
-after another. What the session holds always settles, read back as a log, as the screen showed."""
+after another. What the session holds always settles, read back as a log, as the screen showed.
+
+The session tells its :class:`Recorder` each line as it is added (the round's start, each event,
+its end and settlement, a void, a round rewritten by a correction), so the recording store holds
+the round as it is played, not only once it ends."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from dealer_assist.roundlog import End, Event, RoundFold, RoundStart, dumps_event, parse_event
 from dealer_assist.rules import CardTarget, Settlement
+from dealer_assist.table.alarms import Alarm
+
+
+class Recorder(Protocol):
+    """Where a table's rounds and alarms go, as they happen: a round's first line, each line
+    after it, its settlement (its ``end`` line already given) or its void, the whole round again
+    after a correction replayed it, and every alarm. Each call hands the record over; a recorder
+    that writes later (the store's thread) keeps the order it was given."""
+
+    def begin_round(self, round_id: str, line: str) -> None: ...
+
+    def round_event(self, round_id: str, line: str) -> None: ...
+
+    def rewrite_round(self, round_id: str, lines: list[str]) -> None: ...
+
+    def end_round(self, round_id: str, settlement: Settlement) -> None: ...
+
+    def void_round(self, round_id: str, reason: str) -> None: ...
+
+    def write_alarm(self, alarm: Alarm) -> None: ...
+
+
+Tell = Callable[[Callable[[Recorder], None]], None]
+"""Hands one call to the table's recorder (the loop's: a failure is an alarm, play goes on)."""
+
+
+def _untold(call: Callable[[Recorder], None]) -> None:
+    pass
 
 
 class RoundSession:
     """A table's rounds, one at a time: ``fold`` (None before the first), its ``lines``; round
-    ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's)."""
+    ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's). ``tell``: how each line,
+    settlement and void reaches the recorder (default: nowhere)."""
 
-    def __init__(self, rules_spec: Any, table_id: str, prefix: str, number: int = 0):
+    def __init__(self, rules_spec: Any, table_id: str, prefix: str, number: int = 0,
+                 tell: Tell = _untold):
+        self.tell = tell
         self.rules_spec = rules_spec
         self.table_id = table_id
         self.prefix = prefix
@@ -40,7 +76,8 @@ class RoundSession:
             carried["dealer_id"] = dealer_id
         start = RoundStart(round_id, self.rules_spec, carried)
         self.fold = RoundFold(start)
-        self.lines = [dumps_event(start)]
+        self.lines = [line := dumps_event(start)]
+        self.tell(lambda recorder: recorder.begin_round(round_id, line))
         return round_id
 
     def apply(self, event: Event) -> CardTarget | None:
@@ -51,20 +88,27 @@ class RoundSession:
         line = dumps_event(event)
         target = self.fold.apply(parse_event(json.loads(line)))
         self.lines.append(line)
+        round_id = self.round_id or "?"
+        self.tell(lambda recorder: recorder.round_event(round_id, line))
         return target
 
     def close(self) -> Settlement:
         """End the round: its settlement (RoundError naming what is still owed)."""
         self.apply(End())
         assert self.fold is not None and self.fold.settlement is not None
-        return self.fold.settlement
+        round_id, settlement = self.round_id or "?", self.fold.settlement
+        self.tell(lambda recorder: recorder.end_round(round_id, settlement))
+        return settlement
 
     def replace(self, fold: RoundFold, lines: list[str]) -> None:
         """The round replayed afresh (a corrected card): its new fold and lines."""
         self.fold, self.lines = fold, lines
+        round_id, copy = fold.start.id or "?", list(lines)
+        self.tell(lambda recorder: recorder.rewrite_round(round_id, copy))
 
-    def void(self) -> tuple[str, list[str]]:
-        """Drop the round in play: its id and lines, for the void's record."""
+    def void(self, reason: str) -> tuple[str, list[str]]:
+        """Drop the round in play, recorded as voided for ``reason``: its id and lines."""
         voided = (self.round_id or "?", list(self.lines))
         self.fold, self.lines = None, []
+        self.tell(lambda recorder: recorder.void_round(voided[0], reason))
         return voided

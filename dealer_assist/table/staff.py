@@ -34,6 +34,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from dealer_assist.backoff import Backoff
 from dealer_assist.durable import fsync_dir
+from dealer_assist.private_files import NotPrivateError, read_private
 
 logger = logging.getLogger(__name__)
 
@@ -115,9 +116,11 @@ def _write_private(path: Path, data: dict[str, Any]) -> None:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_private(path).decode("utf-8"))
     except FileNotFoundError:
         return None
+    except NotPrivateError as error:
+        raise StaffError(f"{error}: the PIN hashes must stay private") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StaffError(f"{path}: cannot be read: {error}") from None
 

@@ -53,7 +53,9 @@ def test_human_output_one_line_per_hand_amounts_aligned() -> None:
     assert len({len(line) for line in body}) == 1  # right-aligned amount column
     assert any("7-7-7 SUITED 2:1" in line and line.endswith("+20.00") for line in body)
     assert any("SUPER BONUS" in line and line.endswith("+1,000.00") for line in body)
-    assert body[-1].startswith("table net") and body[-1].endswith("+1,215.00")
+    assert body[-1].startswith("players' net") and body[-1].endswith("+1,215.00")
+    assert any(line.startswith("seat 1") and "hand 1: " in line for line in body)  # from 1
+    assert not any("hand 0" in line for line in body)
 
 
 def test_rejected_log_exits_2_with_one_message_naming_line_event_and_why() -> None:

@@ -123,7 +123,7 @@ def test_the_page_finds_a_round_by_search_and_shows_its_frames(server: str) -> N
         expect(page.locator("#settlement")).to_contain_text("1215.00")
         expect(page.locator("#frame-empty")).to_have_text("No frame at this event.")
 
-        page.locator("#event-log li.has-frame").first.click()  # the first card: event 4
+        page.locator("#event-log tr.has-frame").first.click()  # the first card: event 4
         expect(page.locator("#step-label")).to_have_text("event 4 of 17")
         image = page.locator("#frame-box img.frame-image")
         expect(image).to_be_visible()
@@ -161,11 +161,11 @@ def test_the_page_marks_the_cards_a_hand_held_dealer_entered(hand_held_server: s
         _log_in(page, "audrey")
         expect(page.locator("#search-count")).to_have_text("1 round(s)")
         page.locator("#results tbody tr").first.click()
-        entered = page.locator("#event-log li.entered")
+        entered = page.locator("#event-log tr.entered")
         expect(entered).to_have_count(2)
-        expect(entered.first).to_contain_text('"keyed":true')
-        expect(entered.last).to_contain_text('"corrected":"2D"')
-        assert page.locator("#event-log li").count() == 10
+        expect(entered.first).to_contain_text("keyed in by the dealer")
+        expect(entered.last).to_contain_text("corrected by the dealer from 2D")
+        assert page.locator("#event-log tbody tr").count() == 10
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "surveillance-hand-held-round.png"), full_page=True)
         browser.close()

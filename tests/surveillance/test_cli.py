@@ -6,15 +6,23 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from dealer_assist.cli import main
-from dealer_assist.surveillance import RecordingStore
+from dealer_assist.roundlog import settle_log
+from dealer_assist.surveillance import Recorder, RecordingStore
 from dealer_assist.surveillance.access import access_log
+from dealer_assist.surveillance.export import latest_round
 from dealer_assist.surveillance.replay import load_round, replay_round, round_keys
-from tests.surveillance.factory import GOLDEN_COUNT, HAND_HELD_ROUND, build_recording
+from tests.surveillance.factory import (
+    GOLDEN_COUNT,
+    HAND_HELD_ROUND,
+    build_recording,
+    golden_logs,
+)
 
 ROOT = Path(__file__).parents[2]
 
@@ -414,3 +422,79 @@ def test_reindex_refuses_a_damaged_recording_and_changes_nothing(
     assert main(["surveillance", "reindex", str(recording)]) == 2
     assert "index.sqlite: the index database is damaged" in capsys.readouterr().err
     assert (recording / "index.sqlite").read_bytes() == before
+
+
+def test_operator_help_says_the_role_add_gives_by_default() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "surveillance", "operator", "--help"],
+        capture_output=True, text=True, timeout=60, check=True, cwd=ROOT)
+    text = " ".join(done.stdout.split())
+    assert "'add NAME' gives the auditor role (read-only" in text
+    assert "the role 'add' gives (default: auditor, read-only)" in text
+
+
+def test_serve_prints_the_url_it_answers_on_and_says_when_no_one_can_log_in(
+        recording: Path) -> None:
+    import urllib.request
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dealer_assist", "surveillance", "serve", str(recording),
+         "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert server.stderr is not None
+        url = server.stderr.readline().strip().removeprefix("surveillance page on ")
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/")
+        assert "no operator can log in yet" in server.stderr.readline()
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=2) as answer:
+                    assert b"<title>dealer-assist surveillance</title>" in answer.read()
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None
+                time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_replay_export_rounds_writes_each_ended_round_as_the_store_holds_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--export-rounds OUT``: each settled round's file in OUT/rounds, a voided one's in
+    OUT/void with its reason, an open round none; each file's lines are the store's records;
+    run again it writes only what differs."""
+    logs = golden_logs()[:3]
+    build_recording(tmp_path / "rec", logs, frames=False)
+    with Recorder.open(tmp_path / "rec", "T1") as recorder:
+        recorder.begin_round({"type": "round", "id": "v-1", "rules": "s17-6"})
+        recorder.event({"type": "bet", "seat": 2, "amount": "25"})
+        recorder.void_round("a foreign card (voided by supervisor S-3)")
+        recorder.begin_round({"type": "round", "id": "open-1", "rules": "s17-6"})
+    out = tmp_path / "out"
+    assert main(["replay", str(tmp_path / "rec"), "--export-rounds", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()[-1]
+    assert printed == f"exported to {out}: 4 round(s) written, 0 already equal, 1 not ended " \
+                      "(open or cut short: no file)"
+    store = RecordingStore(tmp_path / "rec")
+    try:
+        for lines in logs:
+            round_id = json.loads(lines[0])["id"]
+            data = latest_round(store, round_id)
+            assert data is not None and data.settlement is not None
+            exported = (out / "rounds" / f"{round_id}.jsonl").read_text().splitlines()
+            assert exported == [r.body_text for r in data.events]
+            assert settle_log(exported).to_json() == json.loads(data.settlement.body_text)
+    finally:
+        store.close()
+    assert (out / "void" / "v-1.jsonl").read_text() == (
+        '{"id":"v-1","rules":"s17-6","type":"round"}\n{"amount":"25","seat":2,"type":"bet"}\n')
+    assert (out / "void" / "v-1.reason.txt").read_text() == \
+        "a foreign card (voided by supervisor S-3)\n"
+    assert not list(out.rglob("open-1*"))
+    changed = next((out / "rounds").iterdir())
+    changed.write_text("edited\n")
+    assert main(["replay", str(tmp_path / "rec"), "--export-rounds", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        f"exported to {out}: 1 round(s) written, 3 already equal")
+    assert changed.read_text() != "edited\n"

@@ -137,6 +137,37 @@ def test_restart_marks_the_open_round_partial_and_carries_the_chain_on(tmp_path:
     assert [r.status for r in report.rounds] == ["settled", "partial", "settled"]
 
 
+def test_a_round_cut_by_a_restart_is_continued_and_settles_whole(tmp_path: Path) -> None:
+    """A table restarted mid-round goes on recording the round it was in: its next events follow
+    those the store holds, and it settles there, re-settling clean."""
+    lines = golden_logs(["soft-21-stands"])[0]
+    logged = [item.event for item in read_events(lines)]
+    recorder = Recorder.open(tmp_path / "rec", "T1", clock=StepClock())
+    key = recorder.begin_round(logged[0])
+    recorder.event(logged[1])
+    recorder.close()  # killed mid-round: marked partial at the next open
+
+    with Recorder.open(tmp_path / "rec", "T1", clock=StepClock()) as recorder:
+        other = recorder.begin_round(_start())
+        with pytest.raises(RecorderStateError, match="while round .* is open"):
+            recorder.continue_round(key)
+        recorder.void_round("a foreign card")
+        recorder.continue_round(key)
+        for event in logged[2:]:
+            recorder.event(event)
+        recorder.end_round(settle_log(lines))
+        store = recorder.store
+        data = load_round(store, key)
+        assert data is not None and data.status == "settled"
+        assert [item.event for item in read_events(data.log_lines())] == logged
+        voided = load_round(store, other)
+        assert voided is not None and voided.status == "partial"
+        assert json.loads(voided.notes[-1].body_text)["void"] == "a foreign card"
+        assert [json.loads(r.body_text)["kind"] for r in voided.alarms] == ["void"]
+        report = replay(store, verify=True)
+    assert report.discrepancies == []
+
+
 def test_a_settled_round_that_todays_engine_refuses_is_a_discrepancy(tmp_path: Path) -> None:
     """The table recorded a card where none was due (e.g. a misread); replay names the event."""
     lines = golden_logs(["soft-21-stands"])[0]
@@ -164,3 +195,45 @@ def test_record_times_are_text_that_sorts_as_time() -> None:
     assert texts == ["0999-01-01T00:00:00.000Z", "2026-11-29T13:05:07.123Z"]
     assert sorted(texts) == texts and [parse_time(t) for t in texts] == [
         moments[0], moments[1].replace(microsecond=123000)]
+
+
+def test_the_clocks_state_is_recorded_at_open_and_every_hour(tmp_path: Path) -> None:
+    """The host clock's synchronisation state, as read, in the ``open`` record and in a
+    ``clock`` record once an hour has passed on the store's clock; never guessed."""
+    from datetime import timedelta
+
+    states = iter([{"synchronised": True, "offset_ms": "0.250", "source": "adjtimex"},
+                   {"synchronised": "unknown", "offset_ms": "unknown", "source": "none"}])
+    clock = StepClock(step=timedelta(0))  # moved by hand below
+    with Recorder.open(tmp_path, "T1", clock=clock, clock_reader=lambda: next(states)) as rec:
+        clock.now += timedelta(minutes=59)
+        rec.begin_round(RoundStart("r-1", "h17-ddd-6"))
+        rec.event(Bet(1, Decimal("10")))
+        clock.now += timedelta(minutes=1)  # an hour since the open record
+        rec.alarm("shoe", "E3", "r-1", happened=datetime(2026, 11, 29, 9, 59, tzinfo=UTC))
+        rec.event(CardDealt(Card.parse("7S")))
+    store = RecordingStore(tmp_path)
+    try:
+        opened = next(store.records(kinds=("open",)))
+        clocks = list(store.records(kinds=("clock",)))
+        alarm = next(store.records(kinds=("alarm",)))
+    finally:
+        store.close()
+    assert opened.body["clock"] == {"synchronised": True, "offset_ms": "0.250",
+                                    "source": "adjtimex"}
+    assert [c.body for c in clocks] == [
+        {"synchronised": "unknown", "offset_ms": "unknown", "source": "none"}]
+    assert parse_time(clocks[0].at) - parse_time(opened.at) >= timedelta(hours=1)
+    assert alarm.body["round"] == "r-1" and alarm.body["happened_at"] == "2026-11-29T09:59:00.000Z"
+
+
+def test_the_clock_reader_says_unknown_rather_than_guess() -> None:
+    from dealer_assist.surveillance.clock_state import clock_state
+
+    state = clock_state()
+    assert state["synchronised"] in (True, False, "unknown")
+    assert state["source"] in ("adjtimex", "timedatectl", "adjtimex+timedatectl", "none")
+    if state["synchronised"] is not True:
+        assert state["offset_ms"] == "unknown"
+    else:
+        Decimal(state["offset_ms"])  # a number where the kernel gives one

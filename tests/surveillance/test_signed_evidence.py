@@ -11,6 +11,7 @@ import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -240,8 +241,7 @@ def test_a_fresh_chain_is_refused_beside_round_files_and_begun_when_the_technici
     (made.directory / "rounds" / "r-1.jsonl").write_text('{"type": "round", "id": "r-1"}\n')
     recording = None
     with pytest.raises(ValueError, match="round file"):  # the table's own path
-        recording = open_recording(made.directory, "T1", surveillance=True,
-                                   evidence=made.files)
+        recording = open_recording(made.directory, "T1", evidence=made.files)
     assert recording is None
     made.record(golden_logs(ROUNDS[:1]), new_chain="index.sqlite lost with the old disk")
     report = made.verify()
@@ -271,7 +271,7 @@ def test_a_table_with_another_key_is_refused(table: Table) -> None:
 
 def test_a_key_readable_by_others_is_refused(table: Table) -> None:
     os.chmod(table.files.key, 0o644)
-    with pytest.raises(ValueError, match="may be read by others"):
+    with pytest.raises(ValueError, match="may be read or written by others"):
         load_signer(table.files.key)
 
 
@@ -420,3 +420,33 @@ def test_a_key_frame_deleted_behind_a_prune_record_written_without_the_key_is_ca
     assert [d.seq for d in report.discrepancies] == [frame.seq]
     assert "is a key frame, which retention never deletes" in report.discrepancies[0].what
     assert any("prune or keyframe record(s) are unsigned" in n for n in report.notices)
+
+
+def test_the_page_checks_each_round_it_shows_against_the_tables_key(table: Table) -> None:
+    """The round view's integrity box: clean under the table's key; a bet raised and its
+    settlement re-settled and re-chained with the program's own functions (every hash holds)
+    fails on the signatures; and a page told another table's key says so."""
+    from tests.surveillance.page import add_operators, login, page_client
+
+    add_operators(table.directory, audrey="auditor")
+
+    def view(trusted: TrustedKeys | None) -> dict[str, Any]:
+        client = page_client(table.directory, trusted_keys=trusted)
+        login(client, "audrey")
+        key = client.get("/api/rounds", params={"round": "bj-1"}).json()["rounds"][0]["key"]
+        return dict(client.get(f"/api/rounds/{key}").json()["integrity"])
+
+    clean = view(table.trusted)
+    assert clean["intact"] and any("from " + str(table.files.public_key) in n
+                                   for n in clean["notes"])
+    other = view(TrustedKeys((Signer.generate().public,), "other.pub"))
+    assert not other["intact"]
+    assert any("is not a key from other.pub: the recording was signed by someone else" in p
+               for p in other["problems"])
+
+    rechain(table.directory, raise_bet(all_records(table.directory), "bj-1", "500"))
+    rewritten = view(table.trusted)
+    assert not rewritten["intact"]
+    assert any("has a signature that does not verify with key" in p
+               for p in rewritten["problems"])
+    assert not any("does not match its hash" in p for p in rewritten["problems"])

@@ -311,6 +311,68 @@ def test_the_index_finds_rounds_by_every_field_it_supports(store: RecordStore) -
     assert store.search_choices() == (["T1", "T2"], ["shoe", "vision"])
 
 
+def test_the_index_finds_rounds_by_card_amount_and_dealer(store: RecordStore) -> None:
+    """A card dealt or revealed in a round (any spelling of its code), an amount a seat
+    wagered, won or lost on some line, and the dealer the round line names."""
+    ten = play_round(store, "r-1", nets={"seat1": "25.00"})
+    jack = store.append("round", {"type": "round", "id": "r-2", "dealer_id": "D-9"},
+                        table="T1", round_id="r-2").round_key
+    assert jack is not None
+    for event in ({"type": "bet", "seat": 2, "amount": "15"}, {"type": "card", "card": "jh"},
+                  {"type": "card", "card": None, "face_down": True},
+                  {"type": "reveal", "card": "10S"}):
+        store.append("event", event, table="T1", round_key=jack, round_id="r-2")
+    store.append("settlement", settlement(seat2="-15.00"), table="T1", round_key=jack,
+                 round_id="r-2")
+
+    def keys(**criteria: Any) -> list[int]:
+        found, unreadable = store.find_rounds(RoundQuery(**criteria))
+        assert unreadable == []
+        return [row.round_key for row in found]
+
+    assert keys(card="JH") == [jack]
+    assert keys(card="TS") == [jack]  # revealed as "10S"
+    assert keys(card="TH") == [ten]
+    assert keys(card="QH") == []
+    assert keys(amount=Decimal("15")) == [jack]  # lost 15.00
+    assert keys(amount=Decimal("25.00")) == [ten]  # won 25.00
+    assert keys(amount=Decimal("10")) == [jack, ten]  # each wagered 10.00
+    assert keys(amount=Decimal("7")) == []
+    assert keys(dealer="D-9") == [jack]
+    assert keys(dealer="D-7", card="TH") == [ten]
+
+
+def test_an_alarm_raised_in_a_round_recorded_after_it_is_linked_to_that_round(
+        store: RecordStore) -> None:
+    """The table records a round when it ends, its alarms as they are raised: an alarm naming
+    the round in play (``round``) is linked to it once it is recorded, and found by ``alarm``."""
+    before = play_round(store, "r-1", nets={"seat1": "5.00"})
+    switched = store.append("alarm", {"kind": "switched_card", "text": "seat 1", "round": "r-2"},
+                            table="T1")
+    store.append("alarm", {"kind": "staff", "text": "dealer signed in"}, table="T1")
+    store.append("alarm", {"kind": "camera_behind", "text": "late", "round": "r-2"},
+                 table="T2")  # another table's round of the same id
+    later = play_round(store, "r-2", nets={"seat1": "5.00"})
+    misplaced = store.append("alarm", {"kind": "misplaced", "text": "after", "round": "r-2"},
+                             table="T1")
+
+    found, _ = store.find_rounds(RoundQuery(alarm="*"))
+    assert [row.round_key for row in found] == [later]
+    assert found[0].alarms == 2
+    assert [row.round_key for row in store.find_rounds(RoundQuery(alarm="switched_card"))[0]
+            ] == [later]
+    assert sorted((a.round_key, a.kind) for a in store.indexed_alarms()) == [
+        (later, "misplaced"), (later, "switched_card")]
+    assert before not in [a.round_key for a in store.indexed_alarms()]
+    assert store.round_alarm_records(later) == [switched.seq, misplaced.seq]
+    assert store.round_alarm_records(before) == []
+    store.rebuild_index()
+    assert store.index_mismatches() == []
+    assert sorted((a.round_key, a.kind) for a in store.indexed_alarms()) == [
+        (later, "misplaced"), (later, "switched_card")]
+    assert store.round_alarm_records(later) == [switched.seq, misplaced.seq]
+
+
 def test_a_round_marked_partial_is_no_longer_open(store: RecordStore) -> None:
     key = play_round(store, "r-1")
     store.append("partial", {"reason": "the recorder stopped"}, table="T1", round_key=key,

@@ -51,6 +51,7 @@ def test_missing_login_is_refused_everywhere(client: TestClient) -> None:
         "/api/rounds",
         "/api/rounds/1",
         "/api/rounds/1/export",
+        "/api/rounds/1/export.pdf",
         "/api/rounds/1/replay",
         "/api/frames/3",
         "/api/stats",
@@ -354,3 +355,122 @@ def test_a_store_another_program_has_locked_is_503_naming_it_not_404(
     assert "index.sqlite: cannot write to the index database (database is locked)" in (
         response.json()["detail"])
     assert client.get("/api/rounds/1").status_code == 200
+
+
+def test_search_by_card_amount_and_dealer_and_an_unknown_criterion_refused(
+        client: TestClient) -> None:
+    """``card=JH`` finds the rounds that dealt it (any spelling of the code); a criterion the
+    search does not take is refused (400), never ignored (which would answer every round)."""
+    _login(client)
+    found = client.get("/api/rounds", params={"card": "9h"}).json()["rounds"]
+    assert "sb-1" in {r["round"] for r in found}
+    none = client.get("/api/rounds", params={"card": "9H", "round": "bj-3"}).json()["rounds"]
+    assert none == []
+    bad_card = client.get("/api/rounds", params={"card": "1Z"})
+    assert bad_card.status_code == 422 and bad_card.json()["detail"].startswith("bad search: card")
+    envy = client.get("/api/rounds", params={"amount": "50", "round": "sb-1"}).json()["rounds"]
+    assert [r["round"] for r in envy] == ["sb-1"]  # seat 2's Envy line: +50.00
+    assert client.get("/api/rounds", params={"amount": "51", "round": "sb-1"}).json()[
+        "rounds"] == []
+    for params in ({"cards": "JH"}, {"colour": "red", "seat": "1"}):
+        refused = client.get("/api/rounds", params=params)
+        assert refused.status_code == 400, params
+        assert "no such criterion" in refused.json()["detail"]
+    twice = client.get("/api/rounds?seat=1&seat=2")
+    assert twice.status_code == 400 and "more than once" in twice.json()["detail"]
+
+
+def test_the_round_view_explains_each_seat_in_words_and_lines(client: TestClient) -> None:
+    _login(client, "audrey")
+    view = _open_round(client, "sb-1")
+    texts = [(e["text"], e["by"]) for e in view["events"]]
+    assert texts[1] == ("seat 1 bets 10.00", "dealer")
+    assert texts[4] == ("7D to seat 1 hand 1", "camera")
+    assert ("KD to the dealer", "camera") in texts
+    assert ("seat 1: hit", "table") in texts
+    lines = {seat["seat"]: seat for seat in view["settlement_lines"]["seats"]}
+    assert [(line["kind"], line["amount"]) for line in lines[2]["lines"]] == [
+        ("bust", "-5.00"), ("envy", "50.00")]
+    assert lines[2]["net"] == "45.00" and not lines[2]["net_differs"]
+    assert [line["kind"] for line in lines[1]["lines"]] == ["bonus-21", "super-bonus"]
+    assert view["integrity"]["intact"] and view["integrity"]["verdict"] == "INTACT"
+    assert all(f["file_state"] == "intact" for f in view["frames"])
+    assert [f["event_index"] for f in view["frames"]] == sorted(
+        f["event_index"] for f in view["frames"])
+
+
+def test_an_altered_frame_or_settlement_fails_the_round_view(client: TestClient,
+                                                             recording: Path) -> None:
+    """A frame's bytes changed on disk, and a settlement edited in the database: the view says
+    FAILED naming each, shows the re-settled figure beside the recorded one, and the frame's
+    bytes are served with the SHA-256 they have now."""
+    _login(client, "audrey")
+    view = _open_round(client, "sb-1")
+    frame = view["frames"][0]
+    path = recording / frame["file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    store = RecordingStore(recording)
+    record = next(r for r in store.records(kinds=("settlement",)) if r.round_id == "sb-1")
+    store.close()
+    conn = sqlite3.connect(recording / "index.sqlite")
+    conn.execute("UPDATE records SET body = ? WHERE seq = ?",
+                 (record.body_text.replace('"net":"45.00"', '"net":"450.00"'), record.seq))
+    conn.commit()
+    conn.close()
+
+    view = _open_round(client, "sb-1")
+    integrity = view["integrity"]
+    assert not integrity["intact"] and integrity["verdict"] == "FAILED"
+    problems = "\n".join(integrity["problems"])
+    assert f"{frame['file']} of record {frame['seq']}" in problems and "was altered" in problems
+    assert f"record {record.seq} (settlement, round sb-1 on T1) was altered" in problems
+    assert "seat net: recorded 450.00, replayed 45.00" in problems
+    altered = next(f for f in view["frames"] if f["seq"] == frame["seq"])
+    assert altered["file_state"] == "altered" and altered["sha256_now"] != altered["sha256"]
+    seat2 = next(s for s in view["settlement_lines"]["seats"] if s["seat"] == 2)
+    assert seat2["net"] == "45.00" and seat2["recorded_net"] == "450.00" and seat2["net_differs"]
+    served = client.get(f"/api/frames/{frame['seq']}")
+    assert served.status_code == 200
+    assert served.headers["x-frame-sha256"] == hashlib.sha256(served.content).hexdigest()
+    assert served.headers["x-frame-intact"] == "no"
+
+
+def test_the_pdf_report_opens_names_the_round_and_its_hash_is_recorded(
+        client: TestClient, recording: Path, tmp_path: Path) -> None:
+    """The PDF renders (``pdftoppm``, Debian's poppler-utils, which scripts/test.sh installs),
+    its text names the round, its payouts, its verdict and the chain head, and the SHA-256 of
+    the bytes served is in the export's access record."""
+    import shutil
+    import subprocess
+
+    assert shutil.which("pdftoppm") and shutil.which("pdftotext"), \
+        "install Debian's poppler-utils: apt-get install -y poppler-utils"
+    _login(client, "audrey")
+    key = client.get("/api/rounds", params={"round": "sb-1"}).json()["rounds"][0]["key"]
+    response = client.get(f"/api/rounds/{key}/export.pdf")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/pdf"
+    assert "attachment" in response.headers["content-disposition"]
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(response.content)
+    digest = hashlib.sha256(response.content).hexdigest()
+    assert response.headers["x-report-sha256"] == digest
+    subprocess.run(["pdftoppm", "-png", "-r", "40", "-f", "1", "-l", "1", str(pdf),
+                    str(tmp_path / "page")], check=True, timeout=60)
+    (rendered,) = tmp_path.glob("page-*.png")  # numbered as wide as the page count
+    assert rendered.read_bytes().startswith(b"\x89PNG")
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, timeout=60,
+                          capture_output=True, text=True).stdout
+    assert "Incident report: round sb-1 on table T1" in text
+    assert "INTACT" in text and "SUPER BONUS" in text and "1215.00" in text
+    head_seq = int(text.split("Chain head when exported")[1].split("record ")[1].split(",")[0])
+    assert head_seq > 0
+    assert text.count("frame record ") == 20  # a key and a video frame per card
+    store = RecordingStore(recording)
+    try:
+        exports = [e for e in access_log(store, 50) if e["action"] == "export"]
+    finally:
+        store.close()
+    assert exports[0]["target"]["sha256"] == digest
+    assert exports[0]["target"]["format"] == "pdf" and exports[0]["target"]["verdict"] == "INTACT"

@@ -20,8 +20,8 @@ SHOE = '[shoe]\nurl = "socket://127.0.0.1:9"\n'
 
 def write_config(folder: Path, recording: str = "rec", host: str = "127.0.0.1",
                  port: int = 0, signed: bool = False) -> Path:
-    """A table's config; ``signed``: with the surveillance store, its key in ``keys/``."""
-    evidence = 'surveillance = true\nkey = "keys/T1.key"\n' if signed else ""
+    """A table's config; ``signed``: its store's key in ``keys/`` (else beside the config)."""
+    evidence = 'key = "keys/T1.key"\n' if signed else ""
     # a host beyond loopback needs TLS or this acknowledgement (the config refuses it else)
     plain = "" if host == "127.0.0.1" else "plain_http_on_network = true\n"
     config = folder / "table.toml"
@@ -132,7 +132,7 @@ def test_a_signing_key_others_may_read_fails_the_check(tmp_path: Path) -> None:
     key.write_text("-----BEGIN PRIVATE KEY-----\n")
     key.chmod(0o644)
     config = write_config(tmp_path, signed=True)
-    assert_refused(config, "recording.key", f"{key}: the table's key may be read by others")
+    assert_refused(config, "recording.key", f"{key} may be read or written by others (mode 0644)")
 
 
 def test_an_anchor_log_that_cannot_be_appended_to_fails_the_check(tmp_path: Path) -> None:

@@ -44,6 +44,13 @@ def test_good_config(tmp_path):
 def test_defaults_are_loopback_and_a_preset(tmp_path):
     config = load_config(write(tmp_path, '[shoe]\nurl = "socket://127.0.0.1:7000"\n'))
     assert config.host == "127.0.0.1" and config.rules.name == "h17-ddd-6"
+    assert [str(v) for v in config.chips.values] == ["0.50", "1.00", "2.50", "5.00", "25.00",
+                                                     "100.00", "500.00"]
+
+
+def test_the_screen_takes_the_tables_chips_in_any_order(tmp_path):
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n[screen]\nchips = ["25", 1, "5"]'))
+    assert [str(v) for v in config.chips.values] == ["1.00", "5.00", "25.00"]
 
 
 @pytest.mark.parametrize(
@@ -79,6 +86,7 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ("[recording]\ndir = 'r'", "shoe/camera"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "a\\u0000b"', "recording.surveillance"),
+        ('[shoe]\nurl = "u"\n[recording]\nsurveillance = false', "recording.surveillance"),
         ('[shoe]\nurl = "u"\n[recording]\ndir = "a\\u0000b"', "recording.dir"),
         ('[shoe]\nurl = "u"\n[screen]\nhost = "127.0.0.1\\u0000"', "screen.host"),
         ('[shoe]\nurl = "u"\n[screen]\nhost = "127.0.\\u007f0.1"', "screen.host"),
@@ -88,6 +96,14 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
         ('table_id = "BJ/3"\n[shoe]\nurl = "u"', "table_id"),  # it names files: no '/'
         ('table_id = ".."\n[shoe]\nurl = "u"', "table_id"),
         ('table_id = "a table with a name far too long"\n[shoe]\nurl = "u"', "table_id"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = "5"', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = []', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["5", "0"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["5", "-1"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["5", "5.00"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["0.005"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["lots"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nchips = ["0.01", "100000"]', "screen.chips"),
     ],
 )
 def test_mistakes_name_the_key(tmp_path, text, key):
@@ -153,8 +169,8 @@ def test_the_recording_folder_must_be_creatable_and_checking_creates_nothing(tmp
     (tmp_path / "rec").mkdir()
     (tmp_path / "rec" / "index.sqlite").mkdir()  # where the store's database goes
     with pytest.raises(ConfigError) as caught:
-        load_config(write(tmp_path, f'{shoe}[recording]\ndir = "rec"\nsurveillance = true\n'))
-    assert caught.value.key == "recording.surveillance"
+        load_config(write(tmp_path, f'{shoe}[recording]\ndir = "rec"\n'))
+    assert caught.value.key == "recording.dir"  # the store is always on
     config = load_config(write(tmp_path, f'{shoe}[recording]\ndir = "new/deeper"\n'))
     assert config.recording_dir == tmp_path / "new" / "deeper"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "rec", "table.toml"]
@@ -191,7 +207,7 @@ def test_an_assembled_table_waits_and_judges_the_cameras_lag_as_configured(tmp_p
     from dealer_assist.table.assembly import TableSetup, assemble
 
     setup = TableSetup(tmp_path / "rec", "T4", "s17-6", shoe_protocol=None, has_camera=True,
-                       surveillance=False, port=0, camera_wait_s=2.5, max_camera_lag_s=0.8)
+                       port=0, camera_wait_s=2.5, max_camera_lag_s=0.8)
     table = assemble(setup, lambda position: [])
     try:
         assert (table.loop.camera_wait_s, table.loop.max_camera_lag_s) == (2.5, 0.8)

@@ -25,9 +25,12 @@ import pytest
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import Action, Card
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
+from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
-from dealer_assist.table.sources import Decide, PlaceBet, ShoeCard, ShoeLink
+from dealer_assist.table.sources import ConfirmFelt, Decide, PlaceBet, ShoeCard, ShoeLink
+from tests.table.test_recording import files_equal_store
 from tests.table.test_table_cli import Screen, get_view, open_screen, post, sign_in, start_table
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")
@@ -52,13 +55,12 @@ SCRIPT = ROUNDS * 2
 KILLS = 24
 
 
-def table_config(tmp_path: Path, url: str, rules: str = "s17-6", protocol: str = "",
-                 surveillance: bool = False) -> Path:
+def table_config(tmp_path: Path, url: str, rules: str = "s17-6", protocol: str = "") -> Path:
     config = tmp_path / "table.toml"
     shoe = f'protocol = "{protocol}"\ndecks = 6\n' if protocol else ""
     config.write_text(
         f'table_id = "T9"\n[rules]\npreset = "{rules}"\n[shoe]\nurl = "{url}"\n{shoe}'
-        f'[recording]\ndir = "rec"\nsurveillance = {str(surveillance).lower()}\n'
+        f'[recording]\ndir = "rec"\n'
         '[screen]\nport = 0\n'
     )
     return config
@@ -147,7 +149,7 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
             os.kill(table.process.pid, signal.SIGKILL)
 
     simulator = ShoeSimulator(link, on_acknowledged=kill_at_the_ack).start()
-    table = Table(table_config(tmp_path, link.url, surveillance=True))
+    table = Table(table_config(tmp_path, link.url))
     sign_in(table.screen)  # once: each restart keeps the dealer signed in (the journal has it)
     resumed = kills = 0
     try:
@@ -209,14 +211,17 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
         nets = {seat.seat: str(seat.net) for seat in settled.seats}
         assert nets == {seat.seat: str(seat.net) for seat in dealt.seats}
         assert nets == {seat: net for seat, net in EXPECTED_NETS[number % 3].items()}
-    # the surveillance store holds every round settled too (a copy a kill cut short stays there,
-    # marked partial, beside the whole one written at the restart)
+    # the store holds every round settled, each exactly as the file exported from it
     verified = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "replay", str(recording),
          "--verify"], cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
         timeout=120)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert f"CLEAN: {len(SCRIPT)} settled rounds re-settled" in verified.stdout
+    # the store holds each round once (a restart continues the round it holds part of), and
+    # every exported file is the store's records of its round
+    assert store_rounds(recording) == {f.stem: 1 for f in files}
+    assert files_equal_store(recording) == [f.stem for f in files]
 
 
 def play_until_killed(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink,
@@ -240,6 +245,35 @@ def void_record(tmp_path: Path) -> tuple[list[dict], str]:
     lines = [json.loads(line) for line in voids[0].read_text().splitlines()]
     reason = voids[0].with_name(voids[0].stem + ".reason.txt").read_text()
     return lines, reason
+
+
+def store_rounds(recording: Path) -> dict[str, int]:
+    """How many copies of each round id the recording store holds."""
+    store = RecordingStore(recording)
+    try:
+        counts: dict[str, int] = {}
+        for row in store.indexed_rounds():
+            counts[row.round_id or "?"] = counts.get(row.round_id or "?", 0) + 1
+        return counts
+    finally:
+        store.close()
+
+
+def store_lines(recording: Path, round_id: str) -> list[str]:
+    """The store's records of ``round_id`` (its latest copy), as a round log's lines."""
+    store = RecordingStore(recording)
+    try:
+        data = latest_round(store, round_id)
+        return [] if data is None else data.log_lines()
+    finally:
+        store.close()
+
+
+def unshod(line: str) -> dict:
+    """A round-log line less the shoe's position of a card (the truth has no shoe session)."""
+    event = json.loads(line)
+    event.pop("shoe", None)
+    return event
 
 
 def named(lines: list[dict]) -> tuple[list, list]:
@@ -267,6 +301,9 @@ def test_a_shoe_reshuffled_while_the_table_was_down_voids_the_round(tmp_path):
         link.close()
     lines, reason = void_record(tmp_path)
     assert named(lines) == ([(1, "10.00"), (2, "25.00")], ["9S", "KD", "6D", "8H"])
+    # voided in the store too, once, its file exported from it
+    [voided] = files_equal_store(tmp_path / "rec")
+    assert store_rounds(tmp_path / "rec")[voided] == 1
     assert "new shoe" in reason
 
 
@@ -293,4 +330,118 @@ def test_a_round_that_cannot_be_trusted_after_a_restart_is_voided(tmp_path, rule
         link.close()
     lines, reason = void_record(tmp_path)
     assert named(lines) == ([(1, "10.00"), (2, "25.00")], ["9S", "KD", "6D", "8H"])
+    # voided in the store too, once, its file exported from it
+    [voided] = files_equal_store(tmp_path / "rec")
+    assert store_rounds(tmp_path / "rec")[voided] == 1
     assert why in reason
+
+
+def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_record_twice(
+        tmp_path):
+    """SIGKILL with two bets and four cards taken: the store already holds them (it is written
+    as the round is played); the restarted table replays its journal, continues the store's
+    round after what it holds, and the round settles there and in its exported file as dealt."""
+    truth = TableLoop("s17-6", MemoryRecorder(), has_camera=False, round_prefix="T")
+    truth.dealer = "D1"
+    truth.handle(ShoeLink(True), 0.0)
+    dealt = [PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("25")),
+             *[ShoeCard(Card.parse(c)) for c in ("9S", "KD", "6D", "8H")]]
+    for item in dealt:
+        truth.handle(item, 0.0)
+    recording = tmp_path / "rec"
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = Table(table_config(tmp_path, link.url))
+        sign_in(table.screen)
+        assert simulator.wait_all_acked(10)
+        post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
+        post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
+        for code in ("9S", "KD", "6D", "8H"):
+            simulator.draw(code)
+        assert simulator.wait_all_acked(10)
+        round_id = wait_view(table, lambda v: v["round"] is not None)["round"]["round"]
+        deadline = time.monotonic() + 10  # the store's thread writes a few ms behind the ACK
+        while len(store_lines(recording, round_id)) < len(truth.round_lines()) and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        table.kill()
+        held = store_lines(recording, round_id)  # what survived the kill, read from the store
+        assert [unshod(line) for line in held[1:]] == [
+            unshod(line) for line in truth.round_lines()[1:]]
+        assert not list((recording / "rounds").glob("*.jsonl"))  # no file before the round ends
+
+        table.start()
+        view = wait_view(table, lambda v: v["resumed"] is not None)
+        assert view["round"]["round"] == round_id
+        post(table.screen, {"type": "confirm_felt"})
+        rest = [ShoeCard(Card.parse("7C")), ShoeCard(Card.parse("KC")),
+                Decide(1, Action.STAND), Decide(2, Action.STAND), ShoeCard(Card.parse("3H"))]
+        for item in rest:
+            truth.handle(item, 0.0)
+            if isinstance(item, ShoeCard):
+                simulator.draw(item.card.code)
+                assert simulator.wait_all_acked(10)
+            else:
+                post(table.screen, touch(("decide", item.seat, item.action.value)))
+        truth.handle(ConfirmFelt(), 0.0)
+        path = recording / "rounds" / f"{round_id}.jsonl"
+        deadline = time.monotonic() + 15
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    assert store_rounds(recording) == {round_id: 1}  # continued, never recorded twice
+    lines = path.read_text().splitlines()
+    assert lines == store_lines(recording, round_id)
+    assert lines[:len(held)] == held  # what the store held before the kill, unchanged, first
+    assert files_equal_store(recording) == [round_id]
+    settled = settle_log(lines)
+    assert truth.last_settlement is not None
+    assert {s.seat: s.net for s in settled.seats} == {
+        s.seat: s.net for s in truth.last_settlement.seats} == {
+        1: Decimal("-10.00"), 2: Decimal("-25.00")}
+
+
+def test_a_round_the_store_ended_but_whose_file_a_kill_prevented_is_exported_at_start(
+        tmp_path):
+    """A kill between the store's commit of a round's end and its file's export leaves the
+    round ended in the store with no file (made here by killing the table once the round is
+    exported and removing the file: the same state); the next start exports it again."""
+    recording = tmp_path / "rec"
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = Table(table_config(tmp_path, link.url))
+        sign_in(table.screen)
+        assert simulator.wait_all_acked(10)
+        for step in ROUNDS[0]:
+            if step[0] == "card":
+                simulator.draw(step[1])
+                assert simulator.wait_all_acked(10)
+            else:
+                post(table.screen, touch(step))
+        deadline = time.monotonic() + 15
+        while not (files := list((recording / "rounds").glob("*.jsonl"))) and \
+                time.monotonic() < deadline:
+            time.sleep(0.02)
+        [path] = files
+        exported = path.read_text()
+        table.kill()
+        path.unlink()
+        table.start()
+        deadline = time.monotonic() + 15
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    assert path.read_text() == exported
+    assert files_equal_store(recording) == [path.stem]
+    assert {s.seat: str(s.net) for s in settle_log(exported.splitlines()).seats} == \
+        EXPECTED_NETS[0]

@@ -123,7 +123,7 @@ def test_headless_demo_command_prints_each_settlement(tmp_path):
     assert "pair a browser to watch and touch (open once; the code works once): " \
            "http://127.0.0.1:" in done.stdout and "/pair?code=" in done.stdout
     assert "mode: shoe only (shoe simulator on a pty; camera off (--camera off))" in done.stdout
-    assert done.stdout.count("table net") == 2
+    assert done.stdout.count("players' net") == 2
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2
 
 
@@ -176,7 +176,7 @@ def test_headless_demo_reads_the_cards_with_its_camera_by_default(tmp_path):
     assert done.returncode == 0, done.stderr
     assert f"mode: shoe + camera (shoe simulator on a pty; overhead camera: deck {HOUSE_DECK} " \
         "rendered on felt and read by the card detector)" in done.stdout
-    assert done.stdout.count("table net") == 2
+    assert done.stdout.count("players' net") == 2
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == 2
     cards = [event for path in files for event in map(json.loads, path.read_text().splitlines())
@@ -303,8 +303,9 @@ def test_a_hand_held_game_settles_every_round_with_the_cards_the_dealer_keys(tmp
     for want, got in zip(demo.world.settlements, settled, strict=True):
         assert (got["seats"], got["dealer"]) == (want.to_json()["seats"],
                                                  want.to_json()["dealer"])
-    keyed = [json.loads(line) for path in sorted((tmp_path / "rounds").glob("*.jsonl"))
-             for line in path.read_text().splitlines() if '"keyed": true' in line]
+    keyed = [event for path in sorted((tmp_path / "rounds").glob("*.jsonl"))
+             for event in map(json.loads, path.read_text().splitlines())
+             if event.get("keyed") is True]
     assert len(keyed) == len(keyed_alarms) > 3
     assert {event["card"][0] for event in keyed} == {"7", "K"}
     assert any(event["type"] == "reveal" for event in keyed)  # a hole card turned, unread
@@ -391,7 +392,7 @@ def test_a_round_the_table_cannot_complete_is_voided_and_the_demo_deals_on(tmp_p
                for line in printed), printed
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2  # rounds 1 and 3
     [void] = (tmp_path / "void").glob("*.jsonl")
-    assert '"card": "6S"' in void.read_text()
+    assert "6S" in [json.loads(line).get("card") for line in void.read_text().splitlines()]
     reason = next((tmp_path / "void").glob("*.reason.txt")).read_text()
     assert demo_module.VOID_REASON in reason
     assert f"(voided by supervisor {DEMO_SUPERVISOR}; dealer {DEMO_DEALER})" in reason
@@ -498,9 +499,9 @@ def test_record_at_a_file_is_refused_naming_it(tmp_path):
 
 
 def test_record_in_a_directory_another_table_holds_is_refused(tmp_path):
-    from dealer_assist.table.recording import FileRecorder
+    from dealer_assist.table.recording import RecordingDirectory
 
-    holder = FileRecorder(tmp_path)  # another table recording there
+    holder = RecordingDirectory(tmp_path)  # another table recording there
     try:
         done = demo_recording_to(tmp_path)
     finally:

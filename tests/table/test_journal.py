@@ -4,6 +4,7 @@ Real files in a temporary directory, the real loop and runner."""
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -15,6 +16,9 @@ import pytest
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
+from dealer_assist.surveillance import Recorder, RecordingStore
+from dealer_assist.surveillance.replay import load_round
+from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.journal import (
     JOURNAL_NAME,
     Checkpoint,
@@ -25,7 +29,7 @@ from dealer_assist.table.journal import (
 )
 from dealer_assist.table.journal_codec import CodecError, decode_input, encode_input
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import FileRecorder, MemoryRecorder
+from dealer_assist.table.recording import MemoryRecorder, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
@@ -197,11 +201,13 @@ def test_a_journal_without_its_checkpoint_is_refused(tmp_path):
 
 
 class Setup:
-    """A table as ``dealer-assist table`` builds it over one recording directory."""
+    """A table as ``dealer-assist table`` builds it over one recording directory (its store
+    unsigned: the signing is tested in test_table_evidence.py)."""
 
     def __init__(self, directory: Path, *, has_camera: bool = False, rules: str = "s17-6"):
         self.directory = directory
-        self.recorder = FileRecorder(directory)
+        self.recording = open_recording(directory, "T1")
+        self.recorder = self.recording.recorder
         self.has_camera = has_camera
         self.config = {**CONFIG, "rules": rules, "camera": has_camera}
         self.rules = rules
@@ -210,16 +216,20 @@ class Setup:
         return TableLoop(rules_spec, self.recorder, round_prefix=prefix, round_number=number,
                          has_camera=self.has_camera)
 
-    def recorded(self, round_id: str) -> bool:
-        return any((self.directory / sub / f"{round_id}.jsonl").exists()
-                   for sub in ("rounds", "void"))
-
     def open(self, now: float = 0.0, cannot_resend: bool = False):
         return open_table(self.directory, self.config, self.rules, self.make_loop, "T1-new",
-                          recorded=self.recorded, cannot_resend=cannot_resend, now=now)
+                          reconcile=self.recording.store.reconcile, cannot_resend=cannot_resend,
+                          now=now)
+
+    def recorded(self) -> None:
+        """Wait until the store has written (and exported) all it was handed."""
+        deadline = time.monotonic() + 10
+        while self.recording.pending and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert not self.recording.pending
 
     def close(self) -> None:
-        self.recorder.close()
+        self.recording.close()
 
 
 def run_inputs(runner_loop: TableLoop, journal: TableJournal, items, t0: float = 10.0) -> float:
@@ -392,11 +402,12 @@ def test_a_round_in_play_that_cannot_be_trusted_is_voided_naming_every_bet_and_c
     assert table.voided[0] == round_id and why in table.voided[1]
     assert not table.loop.round_open
     assert table.loop.rules.name == RuleSet.from_spec(again.rules).name
+    again.recorded()
     void = tmp_path / "void" / f"{round_id}.jsonl"
     text = void.read_text()
     bets = [s for s in steps[:cut] if isinstance(s, PlaceBet)]
     cards = [s.card.code for s in steps[:cut] if isinstance(s, ShoeCard)]
-    assert text.count('"type": "bet"') == len(bets) and all(c in text for c in cards)
+    assert text.count('"type":"bet"') == len(bets) and all(c in text for c in cards)
     assert why in (tmp_path / "void" / f"{round_id}.reason.txt").read_text()
     alarms = (tmp_path / "alarms.jsonl").read_text()
     assert "round_voided" in alarms and why in alarms
@@ -482,3 +493,52 @@ def test_a_restarted_tables_runner_measures_the_cameras_lag_on_its_own_clock():
         view = runner.view()
     assert 900 <= view["camera_lag_ms"] < 60_000
     assert [a["kind"] for a in view["alarms"]] == ["camera_behind"]
+
+
+def test_a_store_holding_the_round_otherwise_than_the_journal_is_an_alarm_and_is_put_right(
+        tmp_path):
+    """The store's copy of the round in play holds a record the table never made (here: a
+    bet appended to it while the table was down): the restart raises and records an alarm
+    naming the round, records the round again whole from the journal (the store's copy kept,
+    marked partial), and the round ends there and in its file as played."""
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps[:cut])
+    round_id = table.loop.round_id
+    assert round_id is not None
+    setup.recorded()
+    table.journal.close()
+    setup.close()
+    with Recorder.open(tmp_path, table="T1") as recorder:
+        recorder.continue_round(recorder.store.round_keys(round_id)[-1])
+        recorder.event({"type": "bet", "seat": 6, "amount": "500.00"})
+
+    again = Setup(tmp_path)
+    table = again.open()
+    assert table.resumed == round_id
+    [alarm] = [a for a in table.loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
+    assert alarm.text.startswith(f"round {round_id}: the recording store's record ")
+    for item in steps[cut:]:
+        table.loop.handle(item, 50.0)
+        table.loop.tick(50.0)
+    assert not table.loop.round_open and table.loop.last_settlement is not None
+    lines = table.loop.round_lines()
+    again.recorded()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:
+        first, second = (load_round(store, key) for key in store.round_keys(round_id))
+        assert first is not None and second is not None
+        assert first.status == "partial" and second.status == "settled"
+        assert [r.body_text for r in second.events] == [
+            json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"))
+            for line in lines]
+        alarms = [r.body_text for r in store.records(kinds=("alarm",))]
+        assert any("recording_failed" in body and round_id in body for body in alarms)
+    finally:
+        store.close()
+    path = tmp_path / "rounds" / f"{round_id}.jsonl"
+    assert path.read_text().splitlines() == [r.body_text for r in second.events]
+    assert "recording_failed" in (tmp_path / "alarms.jsonl").read_text()

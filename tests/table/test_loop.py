@@ -27,10 +27,9 @@ from dealer_assist.surveillance import RecordingStore
 from dealer_assist.table.alarms import ALARMS_KEPT, Alarm, AlarmKind
 from dealer_assist.table.loop import ERRORS_KEPT, Mode, TableLoop
 from dealer_assist.table.recording import (
-    FileRecorder,
     MemoryRecorder,
-    SurveillanceRecorder,
-    TeeRecorder,
+    StoreRecorder,
+    open_recording,
 )
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen_view import payout_words
@@ -1150,9 +1149,9 @@ def test_simulated_rounds_settle_exactly_as_played(camera):
     assert table.loop.alarms == []
 
 
-def test_file_recorder_writes_round_logs_that_settle(tmp_path):
-    recorder = FileRecorder(tmp_path)
-    loop = TableLoop("s17-6", recorder, has_camera=False)
+def test_the_round_logs_exported_from_the_store_settle(tmp_path):
+    recording = open_recording(tmp_path, "T1")
+    loop = TableLoop("s17-6", recording.recorder, has_camera=False)
     loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
@@ -1160,6 +1159,7 @@ def test_file_recorder_writes_round_logs_that_settle(tmp_path):
     for number in (1, 2):
         for _, item in world.round(number):
             loop.handle(item, 0.0)
+    recording.close()  # what the store was handed is written and exported
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == 2
     for path, want in zip(files, world.settlements, strict=True):
@@ -1213,8 +1213,8 @@ def test_camera_only_simulated_rounds_settle_exactly_as_played():
 
 
 def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
-    recorder = FileRecorder(tmp_path)
-    loop = TableLoop("h17-ddd-6", recorder, has_camera=False)
+    recording = open_recording(tmp_path, "T1")
+    loop = TableLoop("h17-ddd-6", recording.recorder, has_camera=False)
     loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     loop.handle(PlaceBet(1, Decimal("10")), 0.1)
@@ -1223,12 +1223,16 @@ def test_void_round_records_apart_and_the_table_goes_on(tmp_path):
     loop.handle(VoidRound("foreign card TH"), 0.4)
     assert [a.kind for a in loop.alarms] == [AlarmKind.PIP_TEN, AlarmKind.ROUND_VOIDED]
     assert loop.round_id is None and not loop.round_open
+    deadline = time.monotonic() + 10
+    while recording.pending and time.monotonic() < deadline:
+        time.sleep(0.005)  # the store's thread writes the void, then exports it
     assert (tmp_path / "void" / "r-00001.jsonl").read_text().count("\n") == 3  # round, bet, card
     assert (tmp_path / "void" / "r-00001.reason.txt").read_text() == \
         "foreign card TH (voided by the table; dealer D1)\n"
     assert not list((tmp_path / "rounds").iterdir())
     loop.handle(PlaceBet(2, Decimal("25")), 0.5)
     assert loop.round_id == "r-00002" and loop.round_open
+    recording.close()
 
 
 @settings(max_examples=15, deadline=None)
@@ -1257,11 +1261,10 @@ def test_either_reader_may_report_a_card_first(seed, flips):
     assert table.loop.alarms == []
 
 
-def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
-    store = SurveillanceRecorder(tmp_path / "surveillance", "T5")
-    loop = TableLoop(
-        "h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5", has_camera=False
-    )
+def test_rounds_recorded_in_the_store_replay_clean(tmp_path):
+    recording = open_recording(tmp_path, "T5")
+    store = recording.store
+    loop = TableLoop("h17-ddd-6", recording.recorder, table_id="T5", has_camera=False)
     loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A"), Player(4, "B")], seed=4)
@@ -1272,7 +1275,7 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
     loop.handle(PlaceBet(1, Decimal("10")), 0.0)
     loop.handle(ShoeCard(C("TS")), 0.0)
     loop.handle(VoidRound("a pip ten"), 0.0)
-    store.close()
+    recording.close()
     assert store.errors == []
     done = subprocess.run(
         [
@@ -1280,7 +1283,7 @@ def test_rounds_recorded_in_the_surveillance_store_replay_clean(tmp_path):
             "-m",
             "dealer_assist",
             "replay",
-            str(tmp_path / "surveillance"),
+            str(tmp_path),
             "--verify",
         ],
         capture_output=True,
@@ -1296,7 +1299,7 @@ def test_a_store_failing_for_hours_keeps_only_its_latest_errors(tmp_path, monkey
     """Every write to a locked store fails (a real SQLite lock, each write's wait cut to 0.01 s):
     one failure reported, and only the latest ERRORS_KEPT failures kept in memory."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.01)
-    store = SurveillanceRecorder(tmp_path / "surveillance", "T6")
+    store = StoreRecorder(tmp_path / "surveillance", "T6")
     reported: list[str] = []
     store.on_failure = reported.append
     lock = sqlite3.connect(tmp_path / "surveillance" / "index.sqlite", isolation_level=None)
@@ -1329,50 +1332,54 @@ def test_inputs_the_loop_raises_on_are_shown_and_only_the_latest_kept():
         assert loop.shoe_up  # the table went on
 
 
-def test_a_surveillance_store_that_cannot_be_written_raises_one_alarm_and_loses_no_round(
+def test_a_store_that_cannot_be_written_raises_one_alarm_and_keeps_the_journal(
     tmp_path, monkeypatch
 ):
     """The store locked by another program for two rounds (a real SQLite lock; the 30 s each
-    write waits for it cut to 0.05 s): one "recording failed" alarm, not one per record; every
-    round still in the round-log files; once the lock is gone the next round goes into the
-    store, whose chain verifies."""
+    write waits for it cut to 0.05 s): one "recording failed" alarm, not one per record; the
+    recording says it is incomplete (so the journal keeps those rounds for the restart to
+    record: test_journal.py); once the lock is gone the next round goes into the store and its
+    file, and the chain verifies."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
-    store = SurveillanceRecorder(tmp_path / "surveillance", "T5")
-    loop = TableLoop(
-        "h17-ddd-6", TeeRecorder(FileRecorder(tmp_path), store), table_id="T5", has_camera=False
-    )
+    recording = open_recording(tmp_path, "T5")
+    store = recording.store
+    loop = TableLoop("h17-ddd-6", recording.recorder, table_id="T5", has_camera=False)
     loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"), [Player(2, "A")], seed=4)
     world.camera_sees = False
     with TableRunner(loop) as runner:
         store.on_failure = lambda detail: runner.submit(RecordingFailed(detail))  # as cli.py
         runner.submit(ShoeLink(True))
-        lock = sqlite3.connect(tmp_path / "surveillance" / "index.sqlite", isolation_level=None)
+        lock = sqlite3.connect(tmp_path / "index.sqlite", isolation_level=None)
         lock.execute("BEGIN EXCLUSIVE")
         for number in (1, 2):
             for _, item in world.round(number):
                 runner.submit(item)
         assert runner.wait_idle(60)
         tried = time.monotonic() + 60
-        while len(store.errors) < 2 and time.monotonic() < tried:  # both rounds tried
+        while not store.idle and time.monotonic() < tried:  # both rounds tried
             time.sleep(0.01)
         lock.execute("ROLLBACK")
         lock.close()
         for _, item in world.round(3):
             runner.submit(item)
         assert runner.wait_idle(60)
-        store.close()
+        tried = time.monotonic() + 60
+        while not store.idle and time.monotonic() < tried:
+            time.sleep(0.01)
+        assert recording.pending  # rounds 1 and 2 are not in the store: the journal keeps them
+        recording.close()
         assert runner.wait_idle(60)
-    assert [e.split(":")[0] for e in store.errors[:2]] == ["round", "round"]
+    assert store.errors[0].startswith("begin: ")
     failed = [a for a in loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
     assert len(failed) == 1, loop.alarms
-    database = tmp_path / "surveillance" / "index.sqlite"
+    database = tmp_path / "index.sqlite"
     assert f"{database}: cannot write to the index database (database is locked)" in (
         failed[0].text)
-    assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 3
+    assert [p.stem for p in (tmp_path / "rounds").glob("*.jsonl")] == ["r-00003"]
     assert "recording_failed" in (tmp_path / "alarms.jsonl").read_text()
     done = subprocess.run(
-        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path / "surveillance"),
+        [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path),
          "--verify"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert "CLEAN: 1 settled rounds re-settled, 0 partial; chain verified" in done.stdout

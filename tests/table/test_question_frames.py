@@ -17,7 +17,7 @@ from dealer_assist.surveillance.store import RecordingStore
 from dealer_assist.table.camera_source import CameraSource, CameraStages, jpeg
 from dealer_assist.table.felt import FeltTracker
 from dealer_assist.table.question_frames import QuestionFrames
-from dealer_assist.table.recording import SurveillanceRecorder, TeeRecorder
+from dealer_assist.table.recording import StoreRecorder
 from dealer_assist.table.sources import HoleCardShown
 from tests.table.test_no_guess import C, Table
 
@@ -64,15 +64,28 @@ class WatchedTable(Table):
         self.listener(self.loop.view())
 
 
+class Both:
+    """Hands each recorder call to both recorders (the test's memory, and the store)."""
+
+    def __init__(self, *recorders: object):
+        self.recorders = recorders
+
+    def __getattr__(self, name: str):
+        def call(*args: object) -> None:
+            for recorder in self.recorders:
+                getattr(recorder, name)(*args)
+        return call
+
+
 @contextmanager
 def recorded_table(directory: Path) -> Iterator[WatchedTable]:
     """A table recording into the store in ``directory``, its questions' frames from a running
     camera; seat 2 holds 5H 6D against the dealer's 9S. The store is closed on leaving."""
     camera = _started(_camera())
-    store = SurveillanceRecorder(directory, "T1")
+    store = StoreRecorder(directory, "T1")
     try:
         table = WatchedTable(QuestionFrames(camera, store.keep_question_frame))
-        table.loop.recorder = TeeRecorder(table.recorder, store)
+        table.loop.recorder = Both(table.recorder, store)
         table.deal({2: ("5H", "6D")}, up="9S", hole="7C")
         yield table
     finally:

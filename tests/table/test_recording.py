@@ -1,11 +1,13 @@
-"""The round-log files under a table's recording directory: never overwritten, one table at a
-time, and a write that fails is an alarm while play goes on, with the round kept until it can
-be written. Real files in a temporary directory, played through the real loop."""
+"""A table's recording directory: the store records each round as it is played, the round-log
+files are exported from it (so the two cannot disagree), one table at a time, and a store that
+cannot be used stops the table at start. Real files and a real SQLite store in a temporary
+directory, played through the real loop."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,16 +15,20 @@ import pytest
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import RuleSet
+from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
-    FileRecorder,
+    RecordingDirectory,
     RecordingError,
-    SurveillanceRecorder,
-    TeeRecorder,
+    ReplayedRound,
+    StoreOpenError,
+    TableRecording,
+    open_recording,
 )
 from dealer_assist.table.simulation.world import Player, SimulatedTable
-from dealer_assist.table.sources import RecordingFailed, ShoeLink, VoidRound
+from dealer_assist.table.sources import ShoeLink, VoidRound
 from tests.surveillance.damage import damage_page
 from tests.surveillance.factory import build_recording, golden_logs
 
@@ -32,8 +38,8 @@ def play(loop: TableLoop, world: SimulatedTable, number: int) -> None:
         loop.handle(item, 0.0)
 
 
-def shoe_table(recorder: FileRecorder, seed: int = 3) -> tuple[TableLoop, SimulatedTable]:
-    loop = TableLoop("s17-6", recorder, has_camera=False)
+def shoe_table(recording: TableRecording, seed: int = 3) -> tuple[TableLoop, SimulatedTable]:
+    loop = TableLoop("s17-6", recording.recorder, has_camera=False, round_prefix="T1-x")
     loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
     loop.handle(ShoeLink(True), 0.0)
     world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=seed)
@@ -41,63 +47,152 @@ def shoe_table(recorder: FileRecorder, seed: int = 3) -> tuple[TableLoop, Simula
     return loop, world
 
 
+def written(recording: TableRecording) -> None:
+    """Wait until the store has written and exported what it was handed."""
+    deadline = time.monotonic() + 10
+    while not recording.store.idle and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert recording.store.idle
+
+
+def files_equal_store(directory: Path) -> list[str]:
+    """Every exported file's lines equal the store's records of its round (the contract); the
+    round ids checked."""
+    checked = []
+    store = RecordingStore(directory)
+    try:
+        for sub in ("rounds", "void"):
+            for path in sorted((directory / sub).glob("*.jsonl")):
+                data = latest_round(store, path.stem)
+                assert data is not None, f"{path}: no such round in the store"
+                assert path.read_text().splitlines() == [r.body_text for r in data.events]
+                assert (data.settlement is not None) == (sub == "rounds")
+                checked.append(path.stem)
+    finally:
+        store.close()
+    return checked
+
+
 def test_a_second_table_given_the_same_directory_is_refused_until_the_first_stops(
         tmp_path: Path) -> None:
     """Two tables with one table id in one directory overwrote each other's rounds."""
-    first = FileRecorder(tmp_path)
+    first = RecordingDirectory(tmp_path)
     with pytest.raises(RecordingError, match=(
             rf"^recording directory {tmp_path} is in use by another table \(pid \d+\): give"
             " each table its own$")):
-        FileRecorder(tmp_path)
+        RecordingDirectory(tmp_path)
     first.close()
-    FileRecorder(tmp_path).close()
+    RecordingDirectory(tmp_path).close()
 
 
-def test_a_round_file_already_there_is_kept_and_the_round_written_beside_it(
-        tmp_path: Path) -> None:
-    """A table restarted within the second its round ids are numbered from numbers them again."""
-    first = FileRecorder(tmp_path)
-    loop, world = shoe_table(first)
-    play(loop, world, 1)
-    [path] = (tmp_path / "rounds").iterdir()
-    kept = path.read_text()
-    first.close()
-    second = FileRecorder(tmp_path)
-    loop, world = shoe_table(second, seed=4)
-    play(loop, world, 1)
-    assert path.read_text() == kept
-    again = path.with_name(f"{path.stem}~2.jsonl")
-    assert sorted((tmp_path / "rounds").iterdir()) == [path, again]
-    assert again.read_text() != kept
-    assert settle_log(again.read_text().splitlines()).seats == world.settlements[-1].seats
+def test_after_every_round_the_exported_file_equals_the_stores_records(tmp_path: Path) -> None:
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
+    for number in (1, 2, 3):
+        play(loop, world, number)
+        written(recording)  # the store read beside its writer, after every round
+        assert files_equal_store(tmp_path) == [f"T1-x-{n:05d}" for n in range(1, number + 1)]
+    steps = iter(world.round(4))
+    while not loop.round_open:
+        loop.handle(next(steps)[1], 0.0)
+    loop.handle(next(steps)[1], 0.0)
+    loop.handle(VoidRound("a foreign card"), 0.0)
+    recording.close()
+    assert files_equal_store(tmp_path) == [f"T1-x-0000{n}" for n in (1, 2, 3, 4)]
+    for path, dealt in zip(sorted((tmp_path / "rounds").glob("*.jsonl")), world.settlements,
+                           strict=False):
+        assert settle_log(path.read_text().splitlines()).seats == dealt.seats
+    reason = (tmp_path / "void" / "T1-x-00004.reason.txt").read_text()
+    assert reason.startswith("a foreign card (voided by")
 
 
-def test_a_write_that_fails_is_an_alarm_and_the_round_reaches_disk_once_it_can(
+def test_the_store_holds_the_round_in_play_event_by_event(tmp_path: Path) -> None:
+    """The store used to see a round only once it ended: a crash lost what it had seen."""
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
+    steps = iter(world.round(1))
+    while len(loop.round_lines()) < 4:
+        loop.handle(next(steps)[1], 0.0)
+    written(recording)
+    store = RecordingStore(tmp_path)  # read beside the writer, as the surveillance page does
+    try:
+        data = latest_round(store, loop.round_id or "")
+        assert data is not None and data.status == "open"
+        assert [r.body_text for r in data.events] == [
+            json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"))
+            for line in loop.round_lines()]
+    finally:
+        store.close()
+    assert not list((tmp_path / "rounds").glob("*.jsonl"))  # no file before the round ends
+    recording.close()
+
+
+def test_a_round_rewritten_by_a_correction_is_recorded_again_whole(tmp_path: Path) -> None:
+    """A correction replays the round with a card changed: the store keeps the copy as first
+    recorded (marked partial) and records the corrected round whole; the file is the latter."""
+    recording = open_recording(tmp_path, "T1")
+    truth = TableLoop("s17-6", recording.recorder, has_camera=False, round_prefix="T1-x")
+    truth.dealer = "D1"
+    truth.handle(ShoeLink(True), 0.0)
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
+    world.camera_sees = False
+    play(truth, world, 1)
+    written(recording)
+    [(round_id, lines, settlement)] = [
+        (truth.round_id, truth.round_lines(), truth.last_settlement)]
+    lines = [line.replace(round_id, "T1-x-00009") for line in lines]
+    store = recording.store
+    store.begin_round("T1-x-00009", lines[0])
+    store.round_event("T1-x-00009", lines[1])
+    store.rewrite_round("T1-x-00009", lines[:-1])
+    store.round_event("T1-x-00009", lines[-1])
+    assert settlement is not None
+    store.end_round("T1-x-00009", settlement)
+    recording.close()
+    assert files_equal_store(tmp_path) == [round_id, "T1-x-00009"]
+    reader = RecordingStore(tmp_path)
+    try:
+        keys = reader.round_keys("T1-x-00009")
+        assert len(keys) == 2
+        rows = {row.round_key: row for row in reader.indexed_rounds()}
+        assert rows[keys[0]].status == "partial" and "correction" in (rows[keys[0]].note or "")
+        assert rows[keys[1]].status == "settled"
+    finally:
+        reader.close()
+    assert (tmp_path / "rounds" / "T1-x-00009.jsonl").read_text() == (
+        tmp_path / "rounds" / f"{round_id}.jsonl").read_text().replace(
+            round_id, "T1-x-00009")
+
+
+def test_an_export_that_fails_is_an_alarm_and_is_redone_at_the_next_start(
         tmp_path: Path) -> None:
     """The rounds folder replaced by a file (as a full or unmounted disk refuses writes): the
-    round is settled and shown all the same, the dealer sees why it was not written, and the
-    next write that works writes it first."""
-    recorder = FileRecorder(tmp_path)
-    loop, world = shoe_table(recorder)
+    round is settled and shown all the same, in the store, the failure is reported, and the
+    table's next start exports it."""
+    recording = open_recording(tmp_path, "T1")
+    failures: list[str] = []
+    recording.store.on_failure = failures.append
+    loop, world = shoe_table(recording)
     shutil.rmtree(tmp_path / "rounds")
     (tmp_path / "rounds").write_text("not a folder")
     play(loop, world, 1)
+    written(recording)
     assert loop.rounds_played == 1 and loop.last_settlement is not None
-    [alarm] = [a for a in loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
-    assert alarm.text.startswith(f"round-log file {tmp_path / 'rounds'}/")
-    assert alarm.text.endswith("(1 write(s) kept to try again): call the technician")
+    assert len(failures) == 1 and failures[0].startswith(f"recording store {tmp_path}: end: ")
+    assert recording.pending  # the journal keeps the round until a restart records it
+    recording.close()
     (tmp_path / "rounds").unlink()
-    play(loop, world, 2)
-    files = sorted((tmp_path / "rounds").glob("*.jsonl"))
-    assert [settle_log(f.read_text().splitlines()).seats for f in files] == [
-        s.seats for s in world.settlements]
+    open_recording(tmp_path, "T1").close()  # the next start exports what the store ended
+    [path] = (tmp_path / "rounds").glob("*.jsonl")
+    assert settle_log(path.read_text().splitlines()).seats == world.settlements[0].seats
+    assert files_equal_store(tmp_path) == [path.stem]
 
 
 def test_each_alarm_line_carries_the_wall_clock_time_it_was_written(tmp_path: Path) -> None:
     """The alarm's ``at`` is the table's monotonic clock; surveillance matches alarms to video
     and shifts by the UTC time the line was written."""
-    written = datetime(2026, 12, 1, 21, 30, 5, 250000, tzinfo=UTC)
-    recorder = FileRecorder(tmp_path, clock=lambda: written)
+    at = datetime(2026, 12, 1, 21, 30, 5, 250000, tzinfo=UTC)
+    recorder = RecordingDirectory(tmp_path, clock=lambda: at)
     recorder.write_alarm(Alarm(1, AlarmKind.CAMERA_LOST, "no frame for 2 s", "r-00001", 5.5))
     line = json.loads((tmp_path / "alarms.jsonl").read_text())
     assert line["recorded_at"] == "2026-12-01T21:30:05.250+00:00"
@@ -106,56 +201,63 @@ def test_each_alarm_line_carries_the_wall_clock_time_it_was_written(tmp_path: Pa
 
 
 def test_a_removed_rounds_folder_is_made_again(tmp_path: Path) -> None:
-    recorder = FileRecorder(tmp_path)
-    loop, world = shoe_table(recorder)
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
     shutil.rmtree(tmp_path / "rounds")
     play(loop, world, 1)
+    recording.close()
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 1
     assert not [a for a in loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
 
 
-def test_a_void_that_cannot_be_written_still_ends_the_round(tmp_path: Path) -> None:
-    """The round used to stay in play after a failed void write, to be recorded twice."""
-    recorder = FileRecorder(tmp_path)
-    loop, world = shoe_table(recorder)
-    steps = iter(world.round(1))
-    while not loop.round_open:
-        loop.handle(next(steps)[1], 0.0)
-    shutil.rmtree(tmp_path / "void")
-    (tmp_path / "void").write_text("not a folder")
-    loop.handle(VoidRound("a foreign card"), 0.0)
-    assert not loop.round_open
-    kinds = [a.kind for a in loop.alarms]
-    assert kinds == [AlarmKind.RECORDING_FAILED, AlarmKind.ROUND_VOIDED]
+def test_a_damaged_store_stops_the_table_at_start_and_is_left_as_found(tmp_path: Path) -> None:
+    """A store with a damaged page (a real recording, one page overwritten): a table cannot run
+    without its store, so it is refused at start, naming the database, and left as found."""
+    build_recording(tmp_path, golden_logs()[:3])
+    damage_page(tmp_path, "records", leaf=1)
+    before = (tmp_path / "index.sqlite").read_bytes()
+    with pytest.raises(StoreOpenError, match=(
+            rf"^recording store {tmp_path}: damaged: {tmp_path}/index.sqlite: .*"
+            r"'dealer-assist replay --verify'")):
+        open_recording(tmp_path, "T1")
+    assert (tmp_path / "index.sqlite").read_bytes() == before
+    RecordingDirectory(tmp_path).close()  # nothing left held
 
 
-def test_a_damaged_surveillance_store_is_one_alarm_and_every_round_still_reaches_the_files(
+def test_a_restart_after_a_correction_the_store_had_not_heard_of_raises_no_alarm(
         tmp_path: Path) -> None:
-    """A surveillance store with a damaged page (a real recording, one page overwritten) stopped
-    the table at start with SQLite's "database disk image is malformed", naming no file, or was
-    appended to without a word. Now the table plays on its round-log files with one alarm that
-    names the database, and the store is left as found."""
-    store_dir = tmp_path / "surveillance"
-    build_recording(store_dir, golden_logs()[:3])
-    damage_page(store_dir, "records", leaf=1)
-    before = (store_dir / "index.sqlite").read_bytes()
-    store = SurveillanceRecorder(store_dir, "T1")
-    loop = TableLoop("s17-6", TeeRecorder(FileRecorder(tmp_path / "files"), store),
-                     has_camera=False)
-    loop.dealer = "D1"  # signed in (signing in: test_sign_in.py)
-    store.on_failure = lambda detail: loop.handle(RecordingFailed(detail), 0.0)  # as cli.py
-    loop.handle(ShoeLink(True), 0.0)
-    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
-    world.camera_sees = False
+    """Killed just after a correction, before the store's thread wrote it: the store holds the
+    round as first recorded, the journal replays it corrected. That is the correction's earlier
+    copy, not a disagreement: recorded again whole, no alarm. A copy matching no version of the
+    round is one, naming the record."""
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
     play(loop, world, 1)
-    play(loop, world, 2)
-    store.close()
-    [alarm] = [a for a in loop.alarms if a.kind is AlarmKind.RECORDING_FAILED]
-    assert alarm.text.startswith(f"surveillance store damaged: {store_dir}/index.sqlite: the"
-                                 " index database is damaged (")
-    assert alarm.text.endswith("so nothing is written to it: run 'dealer-assist replay --verify'"
-                               " on it (the round-log files still record every round): call the"
-                               " technician")
-    assert len(list((tmp_path / "files" / "rounds").glob("*.jsonl"))) == 2
-    assert store.errors[-1] == "round: not written: the store is damaged"
-    assert (store_dir / "index.sqlite").read_bytes() == before
+    written(recording)
+    dealt = [line.replace("T1-x-00001", "T1-x-00002") for line in loop.round_lines()]
+    settlement = loop.last_settlement
+    card = next(i for i, line in enumerate(dealt) if json.loads(line)["type"] == "card")
+    corrected = list(dealt)  # the card as the dealer corrected it (its code kept: a test)
+    corrected[card] = json.dumps({**json.loads(dealt[card]), "corrected": "2D"})
+    store = recording.store
+    store.begin_round("T1-x-00002", dealt[0])
+    for line in dealt[1:card + 2]:  # as first recorded, up to just past the corrected card
+        store.round_event("T1-x-00002", line)
+    recording.close()  # killed: the store never heard of the correction
+
+    again = open_recording(tmp_path, "T1")
+    assert again.store.reconcile([ReplayedRound(
+        "T1-x-00002", tuple(corrected), settlement=settlement, earlier=(tuple(dealt),))]) == []
+    unheard = ReplayedRound("T1-x-00003", tuple(line.replace("-00002", "-00003")
+                                                for line in corrected), settlement=settlement)
+    again.store.begin_round("T1-x-00003", dealt[0].replace("-00002", "-00003"))
+    again.store.round_event("T1-x-00003", dealt[card])  # a record the journal does not have
+    again.close()
+    third = open_recording(tmp_path, "T1")
+    [problem] = third.store.reconcile([unheard])
+    assert problem.startswith("round T1-x-00003: the recording store's record 1 of it differs")
+    third.close()
+    assert files_equal_store(tmp_path) == ["T1-x-00001", "T1-x-00002", "T1-x-00003"]
+    assert [json.loads(line) for line in
+            (tmp_path / "rounds" / "T1-x-00002.jsonl").read_text().splitlines()] == [
+        json.loads(line) for line in corrected]

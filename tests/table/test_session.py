@@ -8,6 +8,7 @@ import pytest
 
 from dealer_assist.roundlog import Bet, CardDealt, EventError, PlayerAction, settle_log
 from dealer_assist.rules import Action, Card, RoundError
+from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.session import RoundSession
 
 
@@ -35,6 +36,29 @@ def test_a_refused_event_changes_nothing_and_a_void_hands_back_the_lines():
     assert session.lines == before
     with pytest.raises(RoundError, match="the deal is not finished"):
         session.close()
-    round_id, lines = session.void()
+    round_id, lines = session.void("a misdeal")
     assert round_id == "r-00001" and lines == before and session.fold is None
     assert session.start() == "r-00002"
+
+
+def test_the_session_tells_its_recorder_each_line_as_it_is_added_and_nothing_refused():
+    recorder = MemoryRecorder()
+    session = RoundSession("h17-ddd-6", "T3", "r", tell=lambda call: call(recorder))
+    session.start()
+    session.apply(Bet(1, Decimal("10")))
+    assert recorder.replayed()[0].lines == tuple(session.lines)  # the round in play, so far
+    with pytest.raises((RoundError, EventError)):
+        session.apply(PlayerAction(1, Action.HIT))
+    assert recorder.replayed()[0].lines == tuple(session.lines)  # a refused event is not told
+    for code in ("9S", "6D", "8H", "KC"):
+        session.apply(CardDealt(Card.parse(code)))
+    session.apply(PlayerAction(1, Action.STAND))
+    session.apply(CardDealt(Card.parse("QS")))
+    settlement = session.close()
+    assert recorder.rounds == [("r-00001", session.lines, settlement)]
+    session.start()
+    session.apply(Bet(2, Decimal("25")))
+    _, lines = session.void("a misdeal")
+    assert recorder.voids == [("r-00002", lines, "a misdeal")]
+    assert [(r.round_id, r.settlement is not None, r.void) for r in recorder.replayed()] == [
+        ("r-00001", True, None), ("r-00002", False, "a misdeal")]

@@ -126,7 +126,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
     config = tmp_path / "table.toml"
     config.write_text(
         f'table_id = "T3"\n[rules]\npreset = "s17-6"\n[shoe]\nurl = "{link.url}"\n'
-        f'[recording]\ndir = "rec"\nsurveillance = true\n[screen]\nport = 0\n'
+        f'[recording]\ndir = "rec"\n[screen]\nport = 0\n'
         '[logging]\nfile = "table.log"\n'
     )
     process = start_table(config)
@@ -153,7 +153,10 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
         assert process.poll() is None
         assert view["settlement"]["seats"][0]["net"] == "10.00"  # 17 beats 6 + K + 7 = 23
         assert not view["alarms"]  # the link alarm resolved itself when the shoe came back
-        rounds = list((tmp_path / "rec" / "rounds").glob("*.jsonl"))
+        deadline = time.monotonic() + 10
+        while not (rounds := list((tmp_path / "rec" / "rounds").glob("*.jsonl"))) and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)  # exported once the store has committed the round's end
         assert len(rounds) == 1 and rounds[0].name.startswith("T3-")
     finally:
         process.send_signal(signal.SIGINT)
@@ -182,7 +185,7 @@ def test_table_command_runs_records_and_survives_an_unplug(tmp_path):
                  f"{link.url}, camera none, recording to {tmp_path / 'rec'}; screen {url}",
                  f"INFO [shoe-source] dealer_assist.table.shoe_source: shoe link up: {link.url}",
                  "INFO [shoe-source] dealer_assist.table.shoe_source: shoe link down: ",
-                 f"INFO [table-loop] dealer_assist.table.recording: round {rounds[0].stem} "
+                 f"INFO [recording-store] dealer_assist.table.recording: round {rounds[0].stem} "
                  "settled: players' net 10.00, 1 seat(s)",
                  "INFO [MainThread] dealer_assist.table.cli: table T3 stopped"):
         assert line in logged

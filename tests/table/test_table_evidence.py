@@ -27,7 +27,7 @@ def dealer_assist(*args: str) -> subprocess.CompletedProcess[str]:
 def write_config(folder: Path, recording: str = "") -> Path:
     config = folder / "table.toml"
     config.write_text('table_id = "T3"\n[shoe]\nurl = "socket://127.0.0.1:9"\n'
-                      f'[recording]\ndir = "rec"\nsurveillance = true\n{recording}')
+                      f'[recording]\ndir = "rec"\n{recording}')
     return config
 
 
@@ -54,7 +54,7 @@ def test_rotation_and_a_refused_fresh_chain_through_the_table_command(tmp_path: 
     register_dealer(config)  # a table with no dealer to sign in refuses before its recording
     refused = dealer_assist("table", "--config", str(config))
     assert refused.returncode == 2
-    assert "recording.surveillance" in refused.stderr
+    assert "recording.dir: recording store" in refused.stderr
     assert "start the table with --new-chain" in refused.stderr
     assert "names chain(s)" in refused.stderr and "rounds/ holds 1 round file(s)" in refused.stderr
 

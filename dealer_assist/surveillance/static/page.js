@@ -122,48 +122,88 @@ async function openRound(key) {
   $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
   $("replay-result").textContent = "";
   $("export-link").href = `/api/rounds/${key}/export`;
+  $("export-pdf-link").href = `/api/rounds/${key}/export.pdf`;
+  fillIntegrity(current.integrity);
   const framed = new Set(current.frames.map((f) => f.event_index));
-  const log = $("event-log");
+  const log = $("event-log").tBodies[0];
   log.replaceChildren();
   current.events.forEach((e) => {
-    const li = document.createElement("li");
-    li.textContent = `${e.at.slice(11, 23)} ${JSON.stringify(e.event)}`;
-    if (framed.has(e.index)) li.classList.add("has-frame");
+    const row = log.insertRow();
+    [e.index, e.happened_at || "(not recorded)", e.written_at, e.text, e.by].forEach((v) => cell(row, v));
+    row.title = JSON.stringify(e.event);
+    if (framed.has(e.index)) row.classList.add("has-frame");
     // A card the dealer keyed or corrected (a hand-held game): no reader stands behind it.
     const entered = e.event && (e.event.keyed === true || typeof e.event.corrected === "string");
-    if (entered) li.classList.add("entered");
-    li.addEventListener("click", () => show(e.index));
-    log.appendChild(li);
+    if (entered) row.classList.add("entered");
+    row.addEventListener("click", () => show(e.index));
+  });
+  const frames = $("frame-list").tBodies[0];
+  frames.replaceChildren();
+  current.frames.forEach((f) => {
+    const row = frames.insertRow();
+    row.className = `frame-row ${f.file_state || ""}`;
+    [f.seq, f.event_index, f.captured_at || "(not recorded)", f.written_at, fileText(f)].forEach((v) => cell(row, v));
+    if (f.event_index !== null) row.addEventListener("click", () => show(f.event_index));
   });
   const alarms = $("alarm-list");
   alarms.replaceChildren();
   current.alarms.forEach((a) => { const li = document.createElement("li");
-    li.textContent = `${a.at} ${a.kind}: ${a.text}`; alarms.appendChild(li); });
-  fillSettlement(current.settlement);
+    li.textContent = `${a.happened_at || a.at} ${a.kind}: ${a.text}`; alarms.appendChild(li); });
+  fillSettlement(current.settlement_lines);
   $("step-slider").max = current.events.length - 1;
   show(0);
   $("round-view").scrollIntoView();
 }
 
-function fillSettlement(settlement) {
+function fileText(frame) {
+  if (frame.file_state === "altered") return `ALTERED: SHA-256 now ${frame.sha256_now.slice(0, 16)}…, recorded ${frame.sha256.slice(0, 16)}…`;
+  if (frame.file_state === "missing") return "MISSING: no prune record accounts for it";
+  if (frame.file_state === "pruned") return "pruned by retention";
+  return `intact, SHA-256 ${frame.sha256.slice(0, 16)}…`;
+}
+
+// The round's integrity as the server checked it while serving this view: green, or red naming each failure.
+function fillIntegrity(integrity) {
+  const box = $("integrity");
+  box.className = integrity.intact ? "intact" : "failed";
+  $("integrity-verdict").textContent = integrity.intact
+    ? `INTACT: ${integrity.records_checked} records, their signatures, every frame and the settlement check out.`
+    : `INTEGRITY FAILED: ${integrity.problems.length} problem(s). Do not rely on what this round shows.`;
+  const list = $("integrity-problems");
+  list.replaceChildren();
+  integrity.problems.forEach((p) => { const li = document.createElement("li"); li.textContent = p; list.appendChild(li); });
+  $("integrity-notes").textContent = integrity.notes.join(" ");
+}
+
+// Every line of the settlement (each hand, Match, insurance, Super Bonus, Envy), re-settled from
+// the recorded events; a line whose recorded figure differs shows both, in red.
+function fillSettlement(lines) {
   const tbody = $("settlement").tBodies[0];
   tbody.replaceChildren();
-  if (!settlement) { cell(tbody.insertRow(), "no settlement recorded"); return; }
-  for (const seat of settlement.seats || []) {
-    (seat.hands || []).forEach((hand, i) => {
+  $("settlement-note").textContent = "";
+  if (!lines || !lines.seats.length) { cell(tbody.insertRow(), "no settlement recorded"); return; }
+  $("settlement-note").textContent = lines.recomputed
+    ? "Amounts re-settled from the recorded events by today's engine; the recorded figure beside each."
+    : "Recorded amounts (the events could not be re-settled: see the integrity box).";
+  for (const seat of lines.seats) {
+    for (const line of seat.lines) {
       const row = tbody.insertRow();
-      [seat.seat, i, (hand.cards || []).join(" "), hand.outcome, hand.bonus || "", hand.net]
-        .forEach((v, j) => cell(row, v, j === 5 ? "num" : ""));
-    });
+      row.className = "line" + (line.differs ? " differs" : "");
+      [seat.seat, line.hand === null || line.hand === undefined ? "" : line.hand + 1, line.kind, line.reason,
+        line.amount, line.differs ? `recorded ${line.recorded ?? "nothing"}` : line.recorded]
+        .forEach((v, j) => cell(row, v, j >= 4 ? "num" : ""));
+    }
     const total = tbody.insertRow();
-    cell(total, `seat ${seat.seat} net`); cell(total, ""); cell(total, ""); cell(total, "");
-    cell(total, ""); cell(total, seat.net, "num");
+    total.className = "seat-total" + (seat.net_differs ? " differs" : "");
+    [`seat ${seat.seat} net`, "", "", "", seat.net, seat.net_differs ? `recorded ${seat.recorded_net}` : seat.recorded_net]
+      .forEach((v, j) => cell(total, v, j >= 4 ? "num" : ""));
   }
   const dealer = tbody.insertRow();
-  cell(dealer, "dealer"); cell(dealer, "");
-  cell(dealer, ((settlement.dealer || {}).cards || []).join(" "));
-  cell(dealer, `total ${(settlement.dealer || {}).total}`); cell(dealer, "");
-  cell(dealer, settlement.net, "num");
+  const hand = lines.dealer || {};
+  const differs = lines.recomputed && lines.recorded_net !== lines.net;
+  dealer.className = "seat-total" + (differs ? " differs" : "");
+  [ "players' net", "", "dealer", `${(hand.cards || []).join(" ")} = ${hand.total}`, lines.net,
+    differs ? `recorded ${lines.recorded_net}` : lines.recorded_net].forEach((v, j) => cell(dealer, v, j >= 4 ? "num" : ""));
 }
 
 // The frame for an event: the latest at or before it, a key frame (with detections) first.
@@ -180,10 +220,11 @@ function show(index) {
   step = Math.max(0, Math.min(index, current.events.length - 1));
   $("step-slider").value = step;
   $("step-label").textContent = `event ${step} of ${current.events.length - 1}`;
-  [...$("event-log").children].forEach((li, i) => li.classList.toggle("current", i === step));
+  [...$("event-log").tBodies[0].rows].forEach((row, i) => row.classList.toggle("current", i === step));
   const frame = frameAt(step);
   const box = $("frame-box");
   box.replaceChildren();
+  box.classList.remove("altered");
   if (!frame) {
     const p = document.createElement("p"); p.id = "frame-empty"; p.textContent = "No frame at this event.";
     box.appendChild(p); $("frame-caption").textContent = "";
@@ -195,8 +236,10 @@ function show(index) {
     img.src = `/api/frames/${frame.seq}`; img.alt = `frame ${frame.seq}`; img.className = "frame-image";
     box.appendChild(img);
     box.appendChild(overlay(frame));
+    box.classList.toggle("altered", frame.file_state !== "intact");
     $("frame-caption").textContent =
-      `frame record ${frame.seq} at event ${frame.event_index} (${frame.at}), SHA-256 ${frame.sha256.slice(0, 16)}…`;
+      `frame record ${frame.seq} at event ${frame.event_index}, captured ${frame.captured_at || "(not recorded)"}, written ${frame.written_at}: ${fileText(frame)}`;
+    $("frame-caption").className = frame.file_state === "intact" ? "" : "error";
   }
   const screens = current.screens.filter((s) => s.event_index !== undefined && s.event_index <= step);
   $("screen-box").textContent = screens.length ? "screen: " + JSON.stringify(screens[screens.length - 1].snapshot, null, 1) : "";
@@ -249,6 +292,7 @@ $("replay-button").addEventListener("click", async () => {
   const result = await api(`/api/rounds/${current.key}/replay`);
   const out = $("replay-result");
   if (result.texts.length) { out.className = "error"; out.textContent = result.texts.join("\n"); }
+  else if (!current.integrity.intact) { out.className = "error"; out.textContent = "Replay matches the recorded settlement, but this round's integrity FAILED: see the red box above."; }
   else { out.className = "ok"; out.textContent = result.replayed ? "Replay matches the recorded settlement." : "Nothing to compare: the round has no settlement."; }
 });
 

@@ -6,6 +6,7 @@
 const SEATS = 7;
 const CHIPS = ["5", "10", "25", "100", "500"];
 const state = { view: null, seat: null, amount: 0, socket: null, approving: null,
+  payRound: null, payPage: 0, pages: [], alarmsFolded: false, alarmsOpen: false,
   key: { rank: "", suit: "", to: "next", which: "last" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
 const KEY_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "J", "Q", "K"];
@@ -72,13 +73,16 @@ function renderStatus(view) {
     name + ": " + (view.notes[name] || status));
   $("devices").textContent = devices.join(" \u00b7 ");
   $("round-id").textContent = view.round ? "round " + view.round.round + " \u00b7 " + view.phase : "";
+  $("pace").textContent = "pace " + (view.pace_per_hour === null || view.pace_per_hour === undefined
+    ? "\u2014" : view.pace_per_hour) + " rounds/h";
   $("camera-lag").textContent = view.camera_lag_ms === null || view.camera_lag_ms === undefined
     ? "" : "camera lag " + view.camera_lag_ms + " ms";
 }
 
 // Active alarms, newest first; the same alarm raised again and again is one row with its
-// count, and its OK acknowledges them all. The band scrolls past a few rows (screen.css), so a
-// burst of alarms never hides the payouts.
+// count, and its OK acknowledges them all. Each row is shown whole; the band holds as many rows
+// as fit in a quarter of the screen (always the newest), the rest counted, so it never hides
+// what to pay. Acknowledging a row brings up the next.
 function renderAlarms(view) {
   const band = $("alarms");
   band.replaceChildren();
@@ -91,6 +95,21 @@ function renderAlarms(view) {
     }
     rows.set(key, { alarm, ids: [alarm.id] });
   }
+  band.hidden = rows.size === 0;
+  if (state.alarmsFolded && rows.size) {
+    // Folded while the settlement needs the room: one whole line, the rows a touch away.
+    const newest = rows.values().next().value.alarm;
+    const row = el("div", "alarm folded");
+    row.append(el("span", "title", rows.size + (rows.size === 1 ? " alarm" : " alarms")),
+      el("span", "text", "newest: " + newest.title));
+    const show = el("button", "", "Show");
+    show.id = "alarms-show";
+    show.addEventListener("click", () => { state.alarmsOpen = true; render(state.view); });
+    row.append(show);
+    band.append(row);
+    return;
+  }
+  const nodes = [];
   for (const { alarm, ids } of rows.values()) {
     const row = el("div", "alarm");
     row.dataset.kind = alarm.kind;
@@ -99,9 +118,26 @@ function renderAlarms(view) {
     const ack = el("button", "", "OK");
     ack.addEventListener("click", () => ids.forEach((id) => send({ type: "ack", id })));
     row.append(ack);
-    band.append(row);
+    nodes.push(row);
   }
-  band.hidden = view.alarms.length === 0;
+  const more = el("div", "alarm-more");
+  band.append(...nodes, more);
+  let shown = nodes.length;
+  const limit = window.innerHeight / 4;
+  while (shown > 1 && band.getBoundingClientRect().height > limit) {
+    shown--;
+    nodes[shown].remove();
+    more.textContent = "+" + (nodes.length - shown) + " more alarm" +
+      (nodes.length - shown === 1 ? "" : "s") + ": OK the ones above to see " +
+      (nodes.length - shown === 1 ? "it" : "them");
+  }
+  if (shown === nodes.length) more.remove();
+  if (state.alarmsOpen && state.view && state.view.settlement) {
+    const hide = el("button", "", "Hide");
+    hide.id = "alarms-hide";
+    hide.addEventListener("click", () => { state.alarmsOpen = false; render(state.view); });
+    (shown === nodes.length ? nodes[0] : more).append(hide);
+  }
 }
 
 function renderDealer(view) {
@@ -115,13 +151,78 @@ function renderDealer(view) {
   box.append(el("span", "status", view.round.state));
 }
 
+// One bet's PAY or TAKE: the amount large, the whole reason under it, and for a payout the
+// chips to pay it with (what the table's chips cannot make, in cash).
 function payoutNode(line, cls) {
   const node = el("div", cls + " " + line.verb.toLowerCase());
   const amount = el("span", "amount", line.verb + " ");
   amount.append(el("span", "money", line.shown));
   node.append(amount);
-  if (line.reason !== undefined) node.append(el("span", "reason", line.reason));
+  if (line.text !== undefined) node.append(el("span", "reason", line.text));
+  else if (line.reason !== undefined) node.append(el("span", "reason", line.reason));
+  if (line.chips) node.append(el("span", "chips", "chips: " + line.chips.text));
   return node;
+}
+
+// A bet's line; under its hand's cards, a hand's line gives the engine's reason alone (the
+// hand and its stake head the group).
+function betLine(number, line, underHand) {
+  const node = payoutNode(underHand ? { ...line, text: undefined } : line, "payout bet-line");
+  node.dataset.seat = String(number);
+  node.dataset.kind = line.kind;
+  node.dataset.amount = line.amount;
+  if (line.hand !== null) node.dataset.hand = String(line.hand + 1);
+  return node;
+}
+
+function handCards(hand) {
+  const cards = el("div", "cards");
+  hand.cards.forEach((code, i) => cards.append(cardNode(code, i >= hand.cards.length - hand.doublings.length)));
+  return cards;
+}
+
+// A seat in play: its wagers and hands (numbered from 1 once split), the hand to act lit.
+function playingSeat(node, number, seat, acting) {
+  let wager = "$" + seat.wager;
+  if (seat.match) wager += " \u00b7 match $" + seat.match;
+  if (seat.insurance) wager += " \u00b7 ins $" + seat.insurance;
+  node.append(el("div", "wager", wager));
+  seat.hands.forEach((hand, index) => {
+    const handNode = el("div", "hand" + (acting && acting[0] === number && acting[1] === index ? " acting" : ""));
+    if (seat.hands.length > 1) handNode.append(el("span", "hand-number", "Hand " + (index + 1)));
+    handNode.append(handCards(hand));
+    handNode.append(el("span", "total", hand.cards.length ? (hand.soft ? "soft " : "") + hand.total : ""));
+    handNode.append(el("span", "status", " " + hand.status + (hand.doublings.length ? " \u00b7 doubled $" + hand.wagered : "")));
+    node.append(handNode);
+  });
+}
+
+// A settled seat: each hand's cards with its line, then Match, insurance, Super Bonus and Envy,
+// each its own PAY or TAKE, then the seat's total. Lines flow into columns as wide as the seat
+// allows; layoutSettlement() shows only as many seats at once as fit whole.
+function settledSeat(node, number, seat, paid) {
+  node.classList.add("settled");
+  const lines = el("div", "pay-lines");
+  seat.hands.forEach((hand, index) => {
+    const group = el("div", "pay-hand");
+    const head = el("div", "hand-head");
+    const own = paid.lines.filter((l) => !l.side && l.hand === index);
+    const stake = own.length && own[0].stake !== null ? " $" + own[0].stake : "";
+    head.append(el("span", "hand-number", "Hand " + (index + 1) + stake), handCards(hand),
+      el("span", "total", "= " + hand.total));
+    group.append(head);
+    for (const line of own) group.append(betLine(number, line, true));
+    lines.append(group);
+  });
+  for (const line of paid.lines.filter((l) => l.side)) lines.append(betLine(number, line, false));
+  node.append(lines);
+  const total = el("div", "seat-total " + paid.verb.toLowerCase());
+  total.append(el("span", "reason", "Seat " + number + " total"));
+  const amount = el("span", "amount", paid.verb + " ");
+  amount.append(el("span", "money", paid.shown));
+  total.append(amount);
+  total.dataset.net = paid.net;
+  node.append(total);
 }
 
 function renderSeats(view) {
@@ -130,6 +231,7 @@ function renderSeats(view) {
   const round = view.round;
   const settlement = view.settlement;
   const acting = round && round.acting;
+  document.body.classList.toggle("settling", Boolean(settlement));
   for (let number = 1; number <= SEATS; number++) {
     const seat = round ? round.seats.find((s) => s.seat === number) : null;
     const node = el("section", "seat" + (seat ? "" : " empty") +
@@ -139,31 +241,9 @@ function renderSeats(view) {
     title.append(el("span", "", "Seat " + number));
     if (seat && seat.player) title.append(el("span", "player", seat.player));
     node.append(title);
-    if (seat) {
-      let wager = "$" + seat.wager;
-      if (seat.match) wager += " \u00b7 match $" + seat.match;
-      if (seat.insurance) wager += " \u00b7 ins $" + seat.insurance;
-      node.append(el("div", "wager", wager));
-      const paid = settlement ? settlement.seats.find((s) => s.seat === number) : null;
-      seat.hands.forEach((hand, index) => {
-        const handNode = el("div", "hand" + (acting && acting[0] === number && acting[1] === index ? " acting" : ""));
-        const cards = el("div", "cards");
-        hand.cards.forEach((code, i) => cards.append(cardNode(code, i >= hand.cards.length - hand.doublings.length)));
-        handNode.append(cards);
-        handNode.append(el("span", "total", hand.cards.length ? (hand.soft ? "soft " : "") + hand.total : ""));
-        handNode.append(el("span", "status", " " + hand.status + (hand.doublings.length ? " \u00b7 doubled $" + hand.wagered : "")));
-        if (paid) {
-          for (const line of paid.lines.filter((l) => l.hand === index)) handNode.append(payoutNode(line, "payout"));
-        }
-        node.append(handNode);
-      });
-      if (paid) {
-        for (const line of paid.lines.filter((l) => l.hand === null)) node.append(payoutNode(line, "payout"));
-        const total = payoutNode({ verb: paid.verb, shown: paid.shown, reason: "seat " + number + " total" }, "seat-total");
-        total.dataset.net = paid.net;
-        node.append(total);
-      }
-    }
+    const paid = seat && settlement ? settlement.seats.find((s) => s.seat === number) : null;
+    if (paid) settledSeat(node, number, seat, paid);
+    else if (seat) playingSeat(node, number, seat, acting);
     node.addEventListener("click", () => { state.seat = number; renderTouch(); });
     box.append(node);
   }
@@ -173,11 +253,88 @@ function renderSeats(view) {
   // the cards on the felt against the screen (correcting a misread) before the round settles.
   const check = view.phase === "check";
   total.classList.toggle("check", check);
-  if (settlement) total.textContent = (check
+  if (settlement) $("settlement-text").textContent = (check
     ? "Check every card on the felt against the screen, then Finish round \u00b7 dealer "
-    : "Round " + settlement.round + " settled \u00b7 dealer ") +
+    : (view.phase === "settled" ? "Settled" : "Payouts final") + " \u00b7 dealer ") +
     settlement.dealer.cards.join(" ") + " = " + settlement.dealer.total +
-    (settlement.dealer.bust ? " BUST" : "") + " \u00b7 players' net $" + settlement.net;
+    (settlement.dealer.bust ? " BUST" : "") + " \u00b7 players' net " + settlement.net_shown +
+    (check ? "" : " \u00b7 round " + settlement.round);
+  return layoutSettlement(settlement);
+}
+
+// The settled seats a page shows: as many (at most one per 195 px of width) as fit whole, every
+// line inside the screen; with more, one touch on the step button shows the next seats. Whether
+// every seat fits whole; a seat that does not fit even alone scrolls, marked so (never a line
+// silently out of sight).
+function layoutSettlement(settlement) {
+  const box = $("seats");
+  const step = $("pay-step");
+  const seats = [...box.querySelectorAll(".seat.settled")];
+  box.style.removeProperty("--per-page");
+  if (!settlement || seats.length === 0) {
+    state.pages = [];
+    step.hidden = true;
+    return true;
+  }
+  if (state.payRound !== settlement.round) {
+    state.payRound = settlement.round;
+    state.payPage = 0;
+  }
+  const most = Math.max(1, Math.min(SEATS, Math.floor(window.innerWidth / 195)));
+  step.hidden = seats.length < 2;  // measured with the step button in place when it may show
+  if (!step.textContent) step.textContent = "0/0 \u00b7 next: seats 0\u20130 \u25b6";
+  const pages = [];
+  let fits = true;
+  for (let first = 0; first < seats.length;) {
+    let count = Math.min(most, seats.length - first);
+    while (count > 1 && !showSeats(seats, first, count)) count--;
+    if (count === 1 && !showSeats(seats, first, 1)) {
+      fits = false;
+      seats[first].classList.add("overflowing");
+      const title = seats[first].querySelector("h2");
+      if (!title.querySelector(".scroll-note")) title.append(el("span", "scroll-note", "more \u25b6 scroll"));
+    }
+    pages.push([first, count]);
+    first += count;
+  }
+  state.pages = pages;
+  if (state.payPage >= pages.length) state.payPage = 0;
+  const [first, count] = pages[state.payPage];
+  showSeats(seats, first, count);
+  step.hidden = pages.length < 2;
+  if (!step.hidden) {
+    const [nextFirst, nextCount] = pages[(state.payPage + 1) % pages.length];
+    step.textContent = (state.payPage + 1) + "/" + pages.length + " \u00b7 next: seat" +
+      (nextCount > 1 ? "s " : " ") + seatRange(seats, nextFirst, nextCount) + " \u25b6";
+  }
+  document.body.dataset.payPage = String(state.payPage + 1) + "/" + pages.length;
+  return fits;
+}
+
+function seatRange(seats, first, count) {
+  const numbers = seats.slice(first, first + count).map((s) => s.id.slice(5));
+  return numbers.length === 1 ? numbers[0] : numbers[0] + "\u2013" + numbers[numbers.length - 1];
+}
+
+// Show seats[first .. first+count) alone; whether each fits whole inside the seats' area.
+function showSeats(seats, first, count) {
+  const box = $("seats");
+  box.style.setProperty("--per-page", String(count));
+  seats.forEach((seat, i) => {
+    seat.hidden = i < first || i >= first + count;
+    seat.classList.toggle("alone", count === 1);  // its total beside its name: more room
+  });
+  const area = box.getBoundingClientRect();
+  const bottom = Math.min(area.bottom, window.innerHeight);
+  for (const seat of seats.slice(first, first + count)) {
+    const lines = seat.querySelector(".pay-lines");
+    if (lines.scrollWidth > lines.clientWidth + 1 || lines.scrollHeight > lines.clientHeight + 1) return false;
+    for (const item of seat.querySelectorAll(".bet-line, .seat-total, .pay-hand")) {
+      const r = item.getBoundingClientRect();
+      if (r.bottom > bottom + 0.5 || r.right > area.right + 0.5) return false;
+    }
+  }
+  return true;
 }
 
 function renderTouch() {
@@ -199,8 +356,20 @@ function renderTouch() {
       chips.append(button);
     }
   }
+  // Only the touches that make sense now are live: bets between rounds and while betting,
+  // chips also for a double-for-less, seats also to insure, Finish round once the payouts are
+  // final, Void while a round is open, New shoe between rounds.
+  const phase = view ? view.phase : "idle";
+  const between = !view || !view.round || phase === "settled";
+  const betting = between || phase === "betting";
+  const deciding = Boolean(view && view.round && view.round.acting);
+  for (const button of seats.children) button.disabled = !(betting || phase === "insurance");
+  for (const button of chips.children) button.disabled = !(betting || deciding);
+  $("clear-bet").disabled = state.amount === 0;
+  $("wager-kind").disabled = !betting;
+  $("wager-kind").hidden = Boolean(view) && view.match_offered === false;
   $("bet-amount").textContent = "$" + state.amount;
-  $("place-bet").disabled = state.seat === null || state.amount === 0;
+  $("place-bet").disabled = !betting || state.seat === null || state.amount === 0;
   const decisions = $("decision-buttons");
   decisions.replaceChildren();
   const round = view && view.round;
@@ -234,8 +403,9 @@ function renderTouch() {
   $("close-insurance").hidden = !view || view.phase !== "insurance";
   // A round rebuilt after a restart: nothing is paid until the dealer checks the felt.
   $("confirm-felt").hidden = !view || !view.resumed;
-  $("finish").disabled = !view || !view.round || view.phase === "settled";
-  $("void").disabled = $("finish").disabled;
+  $("finish").disabled = !view || !view.settlement || phase === "settled";
+  $("void").disabled = between;
+  $("shuffle").disabled = !between;
   renderKeying(view);
 }
 
@@ -376,11 +546,19 @@ function render(view) {
   state.view = view;
   renderStatus(view);
   renderStaff(view);
+  if (!view.settlement) state.alarmsOpen = false;
+  state.alarmsFolded = false;
   renderAlarms(view);
   renderQuestion(view);
   renderHold(view);
   renderDealer(view);
-  renderSeats(view);
+  // A seat that does not fit whole even alone: the alarm band folds to one line to make room
+  // (unless the dealer opened it).
+  if (!renderSeats(view) && view.alarms.length && !state.alarmsOpen) {
+    state.alarmsFolded = true;
+    renderAlarms(view);
+    renderSeats(view);
+  }
   renderTouch();
   document.body.dataset.updates = String(view.updates);
 }
@@ -452,6 +630,11 @@ $("correct-go").addEventListener("click", () => {
 });
 $("key-cancel").addEventListener("click", closeKeying);
 $("finish").addEventListener("click", () => send({ type: "finish" }));
+$("pay-step").addEventListener("click", () => {
+  state.payPage = (state.payPage + 1) % Math.max(1, state.pages.length);
+  layoutSettlement(state.view && state.view.settlement);
+});
+window.addEventListener("resize", () => { if (state.view) render(state.view); });
 $("close-insurance").addEventListener("click", () => send({ type: "close_insurance" }));
 $("confirm-felt").addEventListener("click", () => send({ type: "confirm_felt" }));
 $("shuffle").addEventListener("click", () => {
