@@ -15,6 +15,7 @@ from dealer_assist.floor.forwarder import FloorLink, Forwarder, ForwarderHost, S
 from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.question_frames import QuestionFrames, Snapshots
 from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_recording
 from dealer_assist.table.runner import TableRunner
@@ -49,6 +50,8 @@ class TableSetup:
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
     evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
+    camera_wait_s: float = CAMERA_WAIT_S  # see dealer_assist.table.pairing
+    max_camera_lag_s: float = MAX_CAMERA_LAG_S
     chips: ChipSet = field(default_factory=ChipSet.default)  # each payout shown as these
     floor: FloorLink | None = None  # forward the store to the floor's room (None: alone)
 
@@ -59,6 +62,8 @@ class TableSetup:
             "rules": self.rules_spec,
             "shoe": self.shoe_protocol,
             "camera": self.has_camera,
+            "camera_wait_s": self.camera_wait_s,
+            "max_camera_lag_s": self.max_camera_lag_s,
             "version": dealer_assist.__version__,
         }
 
@@ -134,6 +139,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             rules_spec, watch, table_id=setup.table_id, round_prefix=round_prefix,
             round_number=round_number, has_shoe=setup.shoe_protocol is not None,
             has_camera=setup.has_camera, notes=dict(setup.notes) or None,
+            camera_wait_s=setup.camera_wait_s, max_camera_lag_s=setup.max_camera_lag_s,
         )
 
     factory: LoopFactory = make_loop

@@ -83,7 +83,7 @@ def _run_table(args: argparse.Namespace) -> int:
 
     from dealer_assist import logs
     from dealer_assist.table.assembly import TableSetup, assemble
-    from dealer_assist.table.config import ConfigError, load_config
+    from dealer_assist.table.config import CameraConfig, ConfigError, load_config
     from dealer_assist.table.journal import JournalError
     from dealer_assist.table.journal_codec import CodecError
     from dealer_assist.table.recording import (
@@ -208,7 +208,9 @@ def _run_table(args: argparse.Namespace) -> int:
         has_camera=camera is not None,
         host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
         access=ScreenAccess(secret), notes=notes,
-        evidence=evidence, chips=config.chips, floor=config.floor)
+        evidence=evidence, chips=config.chips, floor=config.floor,
+        camera_wait_s=(config.camera or CameraConfig(0)).wait_s,
+        max_camera_lag_s=(config.camera or CameraConfig(0)).max_lag_s)
     try:
         table = assemble(setup, make_sources, staff=StaffDesk(registry))
     except RecordingError as error:

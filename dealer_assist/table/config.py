@@ -17,6 +17,9 @@ source = 0                   # device index, stream URL or video file
 calibration = "calibration/table.yaml"   # from `dealer-assist calibrate table` (holds the layout)
 model = "models/cards-ourdeck.int8.onnx"          # optional: the card detector and the index
 reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped models)
+# wait_s = 1.5               # how long a shoe card waits to be seen landing, then is placed
+#                            # by the rules or asked about; an older sighting decides nothing
+# max_lag_s = 0.5            # past this lag the camera is behind: the dealer is asked more
 
 [recording]
 dir = "recordings"           # the recording store (dir/index.sqlite, always on; replay dir
@@ -71,6 +74,7 @@ from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
 from dealer_assist.table.chips import ChipError, ChipSet
+from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
 
@@ -98,6 +102,8 @@ class CameraConfig:
     calibration: Path | None = None
     model: Path | None = None
     reader: Path | None = None
+    wait_s: float = CAMERA_WAIT_S  #: see dealer_assist.table.pairing
+    max_lag_s: float = MAX_CAMERA_LAG_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +134,7 @@ class TableConfig:
 _TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging", "floor"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
-    "camera": {"source", "calibration", "model", "reader"},
+    "camera": {"source", "calibration", "model", "reader", "wait_s", "max_lag_s"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
                "plain_http_on_network", "chips"},
@@ -136,6 +142,19 @@ _SECTION_KEYS = {
     "floor": {"url", "credentials", "tls_ca", "tls_cert", "tls_key", "alarm_after_s",
               "alarm_after_records"},
 }
+
+
+#: The longest wait or lag a table accepts (seconds): a dealer waits this long at most.
+MAX_WAIT_S = 10.0
+
+
+def _seconds(path: str, key: str, value: object) -> float:
+    """A wait in seconds: a number over 0, at most :data:`MAX_WAIT_S`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not 0 < value <= MAX_WAIT_S:
+        raise ConfigError(path, key, f"must be seconds over 0, at most {MAX_WAIT_S:g}, "
+                          f"got {value!r}")
+    return float(value)
 
 
 def _section(path: str, data: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -274,11 +293,19 @@ def parse_config(
                 "places the camera's pixels on the table and names the card zones",
             )
         model, reader = raw_camera.get("model"), raw_camera.get("reader")
+        wait_s = _seconds(path, "camera.wait_s", raw_camera.get("wait_s", CAMERA_WAIT_S))
+        max_lag_s = _seconds(path, "camera.max_lag_s",
+                             raw_camera.get("max_lag_s", MAX_CAMERA_LAG_S))
+        if max_lag_s > wait_s:
+            raise ConfigError(path, "camera.max_lag_s", f"must not be over camera.wait_s "
+                              f"({wait_s} s): a sighting older than the wait decides nothing, "
+                              f"got {max_lag_s}")
         camera = CameraConfig(
             source,
             _file(path, base, "camera.calibration", raw_camera["calibration"]),
             None if model is None else _file(path, base, "camera.model", model),
             None if reader is None else _file(path, base, "camera.reader", reader),
+            wait_s, max_lag_s,
         )
 
     recording = _section(path, data, "recording") or {}

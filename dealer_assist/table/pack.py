@@ -24,6 +24,10 @@ class PackCount:
             self._out[card] += 1
         return breach
 
+    def foreign(self, card: Card) -> Breach | None:
+        """The rule without the count: ``card`` can be in no Spanish shoe (a pip ten)."""
+        return composition_breach(card, 0, None)
+
     def put_back(self, card: Card) -> None:
         """``card`` was counted out for a reading that was wrong."""
         if self._out[card] > 0:

@@ -1,7 +1,10 @@
 """Shoe/camera pairing: the shoe cards out waiting for the camera to see where they land, the
-landings waiting for their shoe card, and the cards placed lately with no landing (whose
+landings waiting for their shoe card, and the cards placed this round with no landing (whose
 sightings may still come). It decides which sighting is which card's landing, and only where it
-is surely that card's; the loop places the cards."""
+is surely that card's; the loop places the cards.
+
+A sighting that came late (its frame older than the camera's wait when it arrived) is evidence
+of no decision: it is never a landing, only checked against where its card went."""
 
 from __future__ import annotations
 
@@ -13,8 +16,12 @@ from dataclasses import dataclass, replace
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.sources import FeltCard, ShoeCard
 
-#: How long after a card is placed unseen a sighting of its code is taken as its late sighting.
-LATE_SIGHTING_S = 10.0
+#: How long a shoe card waits for the camera to see it land (seconds) before it is placed by
+#: the rules or asked about; a sighting from a frame older than this shows no decision.
+CAMERA_WAIT_S = 1.5
+#: Past this lag (seconds from a frame's grab to its sighting reaching the table) the camera is
+#: behind: a sighting is a landing only of its very code's shoe card, and answers no question.
+MAX_CAMERA_LAG_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +37,9 @@ class Pending:
     #: a shoe card's: a sighting of its code may have been another card's (one of its code
     #: was placed unseen just before), so none is taken for its landing
     unsure: bool = False
+    #: a landing's: its frame was older than the camera's wait when it came, so it shows no
+    #: decision; it is only checked against where its card went
+    late: bool = False
 
 
 class MatchKind(enum.Enum):
@@ -38,6 +48,7 @@ class MatchKind(enum.Enum):
     LANDED = "landed"  #: the sighting is its landing: place it there
     UNSEEN = "unseen"  #: no sighting is surely its: place it by the rules (or ask)
     SWITCHED = "switched"  #: its landing reads as another card: an alarm; placed as unseen
+    LATE = "late"  #: its landing came late: placed as unseen, then the landing checked
     STRAY = "stray"  #: drawn after the last round settled, seen at the dealer's: in no round
     DROPPED = "dropped"  #: refused on sight (its alarm raised): gone, with its sighting if any
 
@@ -59,51 +70,54 @@ class LateSighting(enum.Enum):
 
 class CardsInFlight:
     """The shoe cards out and waiting (``shoe``, numbered as they came), the landings waiting
-    (``felt``), and the cards placed this round with no landing (``placed_unseen``: card, where
-    recorded, when)."""
+    (``felt``), and the cards placed this round with no landing taken (``placed_unseen``: card,
+    where recorded), each until a sighting of it comes or the round ends."""
 
     def __init__(self) -> None:
         self.shoe: deque[Pending] = deque()
         self.felt: deque[Pending] = deque()
-        self.placed_unseen: list[tuple[Card, CardTarget, float]] = []
+        self.placed_unseen: list[tuple[Card, CardTarget]] = []
         self.had = 0  # shoe cards ever added: each one's serial
 
     def add_shoe(self, item: ShoeCard, now: float, rejected: bool) -> None:
         self.had += 1
         self.shoe.append(Pending(now, shoe=item, rejected=rejected, serial=self.had))
 
-    def add_felt(self, item: FeltCard, now: float) -> None:
-        self.felt.append(Pending(now, felt=item))
+    def add_felt(self, item: FeltCard, now: float, late: bool = False) -> None:
+        """A landing waiting for its shoe card; ``late``: it shows no decision (see
+        :attr:`Pending.late`)."""
+        self.felt.append(Pending(now, felt=item, late=late))
 
-    def placed(self, card: Card, target: CardTarget, now: float) -> None:
-        """``card`` was placed at ``target`` with no landing seen."""
-        self.placed_unseen.append((card, target, now))
+    def placed(self, card: Card, target: CardTarget) -> None:
+        """``card`` was placed at ``target`` with no landing taken for it."""
+        self.placed_unseen.append((card, target))
+
+    def new_round(self) -> None:
+        """A new round: the last one's cards placed unseen are no longer checked."""
+        self.placed_unseen.clear()
 
     def in_flight(self, drawn: int) -> bool:
         """Whether a shoe card among numbers 1 to ``drawn`` waits for its landing."""
         return any(p.serial <= drawn for p in self.shoe if not p.rejected)
 
-    def unsighted(self, card: Card, now: float) -> int:
-        """Cards of this code out with no sighting taken for them, waiting or placed lately."""
+    def unsighted(self, card: Card) -> int:
+        """Cards of this code out with no sighting taken for them, waiting or placed unseen."""
         return sum(1 for p in self.shoe if p.shoe is not None and p.shoe.card == card) + \
-            sum(1 for p in self.placed_unseen
-                if p[0] == card and now - p[2] <= LATE_SIGHTING_S)
+            sum(1 for p in self.placed_unseen if p[0] == card)
 
-    def sole_unsighted(self, now: float) -> bool:
+    def sole_unsighted(self) -> bool:
         """Whether the first shoe card waiting is the only card out with no landing taken for it
-        (none other waits, none was placed unseen lately): an unreadable landing is then surely
-        its."""
-        return len(self.shoe) == 1 and not any(
-            now - p[2] <= LATE_SIGHTING_S for p in self.placed_unseen)
+        (none other waits, none this round was placed unseen): an unreadable landing is then
+        surely its."""
+        return len(self.shoe) == 1 and not self.placed_unseen
 
-    def late_sighting(self, card: Card, spot: CardTarget,
-                      now: float) -> tuple[LateSighting, tuple[Card, CardTarget] | None]:
+    def late_sighting(self, card: Card,
+                      spot: CardTarget) -> tuple[LateSighting, tuple[Card, CardTarget] | None]:
         """A sighting of ``card`` at ``spot``, against the cards placed unseen: the late sighting
         of one (checked against its place: MISPLACED names the card and where it was recorded),
         or a new landing. Where a shoe card of its code waits too, the sighting may be either's:
         it is taken as neither's landing, and no later sighting of that code is taken for the
         waiting card's (it is marked unsure: placed as unseen)."""
-        self.placed_unseen = [p for p in self.placed_unseen if now - p[2] <= LATE_SIGHTING_S]
         placed = [i for i, p in enumerate(self.placed_unseen) if p[0] == card]
         waiting = [i for i, p in enumerate(self.shoe)
                    if p.shoe is not None and p.shoe.card == card]
@@ -121,7 +135,7 @@ class CardsInFlight:
         if fits:
             del self.placed_unseen[fits[0]]
             return LateSighting.TAKEN, None
-        placed_card, target, _ = self.placed_unseen.pop(placed[0])
+        placed_card, target = self.placed_unseen.pop(placed[0])
         return LateSighting.MISPLACED, (placed_card, target)
 
     def next_match(self, now: float, *, force: bool, behind: bool, mismatch_wait_s: float,
@@ -131,7 +145,8 @@ class CardsInFlight:
         is taken only after ``mismatch_wait_s``, or at once with ``force``; while the camera is
         ``behind``, only its own). A sighting is its landing only where surely its: not one
         whose code two cards out share, nor an unreadable one unless it is the ``sole`` card
-        out with no landing; a landing of a later shoe card places it first, as unseen."""
+        out with no landing, nor a ``late`` one (LATE: placed as unseen, the landing to check);
+        a landing of a later shoe card places it first, as unseen."""
         if not (self.shoe and self.felt and placeable(self.shoe[0])):
             return None
         head = self.shoe[0]
@@ -156,14 +171,15 @@ class CardsInFlight:
             return None  # the shoe card waits for its own landing, or is asked about
         sure = True
         if index is None:
-            index = next((i for i, f in enumerate(felts) if f and f.card is None), None)
+            index = next((i for i, p in enumerate(self.felt)
+                          if p.felt and p.felt.card is None and not p.late), None)
             sure = index is None or sole
         if index is None:
-            unmarked = [i for i, p in enumerate(self.felt) if not p.stray]
+            unmarked = [i for i, p in enumerate(self.felt) if not (p.stray or p.late)]
             if not unmarked or (not force and now - head.since < mismatch_wait_s):
                 return None
             index = unmarked[0]
-        felt, stray = felts[index], self.felt[index].stray
+        felt, stray, late = felts[index], self.felt[index].stray, self.felt[index].late
         assert felt is not None
         del self.felt[index]
         self.shoe.popleft()
@@ -171,6 +187,8 @@ class CardsInFlight:
             return Match(MatchKind.DROPPED, shoe, felt)  # the card on the felt is that same card
         if stray:
             return Match(MatchKind.STRAY, shoe, felt)
+        if late:  # its own code, seen too late to say where it went or which play took it
+            return Match(MatchKind.LATE, shoe, felt)
         if not sure:  # an unreadable landing that may be another card's
             return Match(MatchKind.UNSEEN, shoe, felt)
         if felt.card is not None and felt.card != shoe.card:

@@ -1,15 +1,22 @@
 """The table's question to the dealer: the card it holds, the plays that could have taken it
-there (readings), and how the screen words them."""
+there (readings), how the screen words them, and the desk that asks it and takes the answer."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Protocol
 
-from dealer_assist.roundlog import ShoeOrigin
+from dealer_assist.roundlog import Event, Question, RoundFold, ShoeOrigin
 from dealer_assist.rules import Action, Card, CardTarget
-from dealer_assist.rules.readings import Reading
+from dealer_assist.rules.readings import Evidence, Reading, remaining_readings, settled_reading
+from dealer_assist.table.alarms import Alarm, AlarmKind
+from dealer_assist.table.mode import Mode
+from dealer_assist.table.sources import AnswerQuestion, FeltCard, TableInput, place_words
+
+if TYPE_CHECKING:
+    from dealer_assist.table.evidence import CameraEvidence
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +84,124 @@ def question_text(held: HeldCard, choices: tuple[Reading, ...], labels: tuple[st
         verbs = " or ".join(r.asked_by.name for r in choices if r.asked_by is not None)
         return f"{shown} at {labels[0].split(' ', 1)[1]}: {verbs}?"
     return f"Where did {shown} go?"
+
+
+class QuestionTable(Protocol):
+    """What the question desk asks of the table."""
+
+    now: float
+    dealer: str | None
+    max_camera_lag_s: float
+    camera: CameraEvidence
+
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def fold(self) -> RoundFold | None: ...
+    @property
+    def mode(self) -> Mode: ...
+    def camera_trusted(self) -> bool: ...
+    def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
+    def apply_or_raise(self, event: Event) -> CardTarget | None: ...
+    def take(self, reading: Reading) -> bool: ...
+    def deal(self, card: Card | None, landing: CardTarget | None, face_down: bool,
+             origin: ShoeOrigin | None, keyed: bool) -> CardTarget | None: ...
+
+
+class QuestionDesk:
+    """A table's questions: the ``open`` one (None: none), how many were ``asked`` since the
+    table started and this round (``round_asked``); the answer is recorded, then the decisions
+    and the card it chose."""
+
+    def __init__(self, table: QuestionTable):
+        self.table = table
+        self.open: OpenQuestion | None = None
+        self.asked = 0
+        self.round_asked = 0
+
+    def withdraw(self) -> OpenQuestion | None:
+        """Take the open question down unanswered (its card voided, or about to be placed
+        again on a corrected round): the question, or None."""
+        question, self.open = self.open, None
+        return question
+
+    def ask(self, held: HeldCard, choices: tuple[Reading, ...], why: str) -> None:
+        """Put one question to the dealer: which play put ``held`` where it went."""
+        if self.open is not None:  # a card is placed only with no question open
+            raise RuntimeError(f"asked about {held} while question {self.open.id} is open")
+        self.asked += 1
+        self.round_asked += 1
+        assert self.table.fold is not None
+        engine = self.table.fold.engine
+        hands = {seat: len(engine.hands(seat)) for seat in engine.seats()}
+        labels = tuple(reading_label(r, hands) for r in choices)
+        self.open = OpenQuestion(self.asked, self.table.round_id, held, choices,
+                                      labels, question_text(held, choices, labels), why,
+                                      self.table.now)
+
+    def on_answer(self, item: AnswerQuestion) -> None:
+        question = self.open
+        if question is None or question.id != item.question:
+            open_now = "none is open" if question is None else f"question {question.id} is open"
+            self.table.alarm(AlarmKind.ILLEGAL_ACTION, f"an answer to question "
+                             f"{item.question}, but {open_now}; not taken")
+            return
+        if not 0 <= item.choice < len(question.choices):
+            self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"answer {item.choice} to question {question.id}, which has "
+                f"{len(question.choices)} choices; not taken"))
+            return
+        self.settle(item.choice, "dealer")
+
+    def sighting_answers(self, item: TableInput) -> bool:
+        """A late sighting of the card asked about, while its question is open: where it
+        leaves one choice, it answers the question; either way it is that card's sighting.
+        Not where another card of its code may be the one seen, nor while the camera is behind
+        (its frame older than ``max_camera_lag_s``): it waits behind the question, and is
+        checked against the card's place once the dealer has answered."""
+        question = self.open
+        assert question is not None
+        if not isinstance(item, FeltCard) or item.card is None or not self.table.camera_trusted() \
+                or question.held.card != item.card or question.held.landing is not None \
+                or self.table.camera.lag(item) > self.table.max_camera_lag_s \
+                or self.table.camera.unsighted(item.card) > 1:
+            return False
+        left = remaining_readings(question.choices,
+                                  Evidence(item.spot, item.sideways))
+        reading = settled_reading(left)
+        if reading is not None:
+            self.settle(question.choices.index(reading), "camera")
+        return True
+
+    def settle(self, choice: int, by: str) -> None:
+        """Record the question with its answer, then the decisions and the card it chose."""
+        question = self.open
+        assert question is not None and self.table.fold is not None
+        self.open = None
+        held = question.held
+        waited = Decimal(str(round(max(0.0, self.table.now - question.asked_at), 2)))
+        dealer = self.table.dealer if by == "dealer" else None
+        self.table.apply_or_raise(Question(held.card, question.text, question.why, question.labels,
+                                      question.labels[choice], by, waited, dealer))
+        if self.table.take(question.choices[choice]):
+            self.table.deal(held.card, held.landing, held.face_down, held.origin, held.keyed)
+        self.table.alarm(AlarmKind.DEALER_ASKED, (
+            f"asked \"{question.text}\" ({question.why}); answered by the {by}"
+            f"{f' {dealer}' if dealer else ''} after "
+            f"{waited} s: {question.labels[choice]}; round flagged for review"), resolved=True)
+
+    def why_open(self, held: HeldCard, seen_fits: bool) -> str:
+        if held.landing is not None:
+            seen = f"the camera saw it land{' sideways' if held.sideways else ''} at " \
+                f"{place_words(held.landing)}"
+            if not seen_fits:
+                return f"{seen}, where no legal play puts it"
+            return f"{seen}, which more than one play fits"
+        if held.keyed:
+            return "the dealer keyed it with no place"
+        if self.table.camera.behind:
+            return "the camera is behind: its sighting came too late"
+        if self.table.mode is Mode.SHOE_AND_CAMERA:
+            return "the camera did not see it land"
+        return "no camera watches the felt and no decision was touched for it"
+

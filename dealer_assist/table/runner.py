@@ -19,6 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
@@ -149,7 +150,7 @@ class TableRunner:
             inputs: tuple[TableInput, ...] = ()
             if queued is not None:
                 item, durable = queued
-                inputs = self._make_durable(item, durable, now)
+                inputs = self._make_durable(_on_clock(item, now), durable, now)
             # Waiters see the loop only between inputs, never half-way through one.
             with self._changed:
                 for one in inputs:
@@ -249,3 +250,14 @@ class TableRunner:
         self._view = view
         self._changed.notify_all()
         return view
+
+
+def _on_clock(item: TableInput | ShoeDelivery, now: float) -> TableInput | ShoeDelivery:
+    """A camera input's ``seen_at`` (its source's ``time.monotonic()``) on the runner's clock,
+    which goes on from the journal's time after a restart, not from the monotonic clock: else
+    the camera's lag would read as the time the table was down (0 once clamped) or, after a
+    reboot, as hours (every sighting too late to place a card)."""
+    seen_at = getattr(item, "seen_at", None)
+    if seen_at is None:
+        return item
+    return replace(item, seen_at=seen_at + (now - time.monotonic()))

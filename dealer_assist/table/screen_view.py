@@ -1,6 +1,6 @@
-"""What the dealer's screen shows, as JSON-able data: the round as the screen may show it, each
-device's state, a settlement as one PAY/TAKE line per bet, and (:func:`for_screen`) each
-payout's chips and the game's pace."""
+"""What the dealer's screen shows, as JSON-able data: the table's view (its phase, the round as
+the screen may show it, each device's state, the alarms and the question), a settlement as one
+PAY/TAKE line per bet, and (:func:`for_screen`) each payout's chips and the game's pace."""
 
 from __future__ import annotations
 
@@ -10,10 +10,132 @@ import time
 from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
-from dealer_assist.rules import PayoutLine, RoundEngine, SeatResult, Settlement, format_money
+from dealer_assist.roundlog import RoundFold
+from dealer_assist.rules import (
+    PayoutLine,
+    RoundEngine,
+    RoundError,
+    RuleSet,
+    SeatResult,
+    Settlement,
+    format_money,
+)
+from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.chips import ChipSet
+from dealer_assist.table.mode import Mode
+from dealer_assist.table.questions import OpenQuestion
+from dealer_assist.table.sources import FloorLag
+
+
+class ViewedTable(Protocol):
+    """What the dealer's screen reads of the table."""
+
+    table_id: str
+    rules: RuleSet
+    has_shoe: bool
+    has_camera: bool
+    shoe_up: bool
+    camera_up: bool
+    camera_moved: bool
+    notes: dict[str, str]
+    resumed: str | None
+    dealer: str | None
+    insurance_closed: bool
+    rounds_played: int
+    cards_committed: int
+    updates: int
+
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def fold(self) -> RoundFold | None: ...
+    @property
+    def question(self) -> OpenQuestion | None: ...
+    @property
+    def round_questions(self) -> int: ...
+    @property
+    def camera_lag_s(self) -> float | None: ...
+    floor: FloorLag | None
+    @property
+    def alarms(self) -> list[Alarm]: ...
+    def active_alarms(self) -> list[Alarm]: ...
+    def disagreements(self) -> list[Alarm]: ...
+    def peek_pending(self) -> bool: ...
+
+
+def table_view(table: ViewedTable) -> dict[str, Any]:
+    """Everything the dealer's screen shows, as JSON-able data."""
+    fold = table.fold
+    peek_pending = table.peek_pending()
+    engine_view = None if fold is None else round_view(
+        fold.engine, table.has_shoe, peek_pending, table.insurance_closed)
+    phase = "idle"
+    if fold is not None:
+        if fold.ended:
+            phase = "settled"
+        elif not fold.engine.dealing_started:
+            phase = "betting"
+        elif fold.engine.acting() is not None:
+            phase = "playing"
+        else:
+            phase = "dealing" if not fold.engine.deal_complete else "dealer"
+    settlement = None
+    if fold is not None and fold.ended and fold.settlement is not None:
+        settlement = settlement_view(fold.settlement)
+    held = table.disagreements()
+    if table.resumed is not None:
+        phase, settlement = "resumed", None  # nothing is paid before the felt is checked
+    elif peek_pending:
+        phase = "insurance"  # what the peek finds is not shown until insurance is closed
+    elif phase == "dealer" and fold is not None:
+        # The dealer may still draw, but no result depends on it: the payouts are final,
+        # and in a hand-held game the round waits for the dealer's check of the cards.
+        try:
+            settlement = settlement_view(fold.engine.settle())
+            phase = "dealer" if table.has_shoe else "check"
+        except RoundError:  # still owed: the hole card turned over, say
+            settlement = None
+    if table.question is not None:
+        phase, settlement = "question", None
+    elif settlement is not None and held:
+        phase, settlement = "hold", None  # no PAY/TAKE while the readers disagree
+    return {
+        "table": table.table_id,
+        "rules": table.rules.name,
+        "mode": table.mode.value,
+        "devices": {
+            "shoe": device_state(table.has_shoe, table.shoe_up, False),
+            "camera": device_state(table.has_camera, table.camera_up, table.camera_moved),
+        },
+        "notes": table.notes,
+        "phase": phase,
+        "round": engine_view,
+        "settlement": settlement,
+        "alarms": [a.to_json() for a in table.active_alarms()],
+        "alarm_history": [a.to_json() for a in table.alarms[-20:]],
+        "rounds_played": table.rounds_played,
+        "cards_committed": table.cards_committed,
+        "limits": {
+            "min": format_money(table.rules.min_bet),
+            "max": format_money(table.rules.max_bet),
+        },
+        "match_offered": table.rules.match_the_dealer is not None,
+        "question": None if table.question is None else table.question.to_json(),
+        "hold": [a.to_json() for a in held],
+        "round_questions": table.round_questions,
+        "camera_lag_ms": None if table.camera_lag_s is None or not table.has_camera
+        else round(table.camera_lag_s * 1000),
+        "floor": None if table.floor is None else {
+            "records": table.floor.records, "seconds": round(table.floor.seconds),
+            "behind": table.floor.behind, "connected": table.floor.connected},
+        "resumed": table.resumed,
+        "dealer_id": table.dealer,
+        "updates": table.updates,
+    }
+
+
 
 
 def payout_words(amount_text: str) -> tuple[str, str]:

@@ -364,7 +364,7 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     page.locator("#correct-go").tap()
     approve(page)
     assert runner.wait_until(
-        lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8H", "4H"], 5)
+        lambda loop: _codes(loop.engine.hands(1)[1].cards) == ["8H", "4H"], 5)
     # An earlier card there: picked among the hand's face-up cards, as the screen shows them.
     page.locator("#key-card").tap()
     page.locator("#key-rank-8").tap()
@@ -378,7 +378,7 @@ def test_a_hand_held_dealer_keys_and_corrects_a_card_for_a_split_seats_second_ha
     page.locator("#correct-go").tap()
     approve(page)
     assert runner.wait_until(
-        lambda loop: loop.engine_view["seats"][0]["hands"][1]["cards"] == ["8S", "4H"], 5)
+        lambda loop: _codes(loop.engine.hands(1)[1].cards) == ["8S", "4H"], 5)
     assert [a["kind"] for a in runner.view()["alarms"]][-2:] == ["corrected_card"] * 2
 
 
@@ -562,3 +562,7 @@ def test_the_dealer_signs_in_on_the_page_and_a_supervisor_approves_a_void(page, 
     finally:
         screen.stop()
         runner.stop()
+
+
+def _codes(cards: tuple[Card, ...]) -> list[str]:
+    return [card.code for card in cards]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dealer_assist.table.config import ConfigError, load_config
+from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 
 GOOD = """
 table_id = "T4"
@@ -76,6 +77,12 @@ def test_the_screen_takes_the_tables_chips_in_any_order(tmp_path):
         ('[camera]\nsource = 0\ncalibration = "missing.yaml"', "camera.calibration"),
         ("[camera]\nsource = 0", "camera.calibration"),
         ('[camera]\nsource = 0\nlayout = "x.yaml"', "camera.layout"),
+        ('[camera]\nsource = 0\ncalibration = "c.yaml"\nwait_s = 0', "camera.wait_s"),
+        ('[camera]\nsource = 0\ncalibration = "c.yaml"\nwait_s = "1.5"', "camera.wait_s"),
+        ('[camera]\nsource = 0\ncalibration = "c.yaml"\nwait_s = 60', "camera.wait_s"),
+        ('[camera]\nsource = 0\ncalibration = "c.yaml"\nmax_lag_s = true', "camera.max_lag_s"),
+        # a camera behind for longer than the wait: the wait's rule would never apply
+        ('[camera]\nsource = 0\ncalibration = "c.yaml"\nmax_lag_s = 2.0', "camera.max_lag_s"),
         ("[recording]\ndir = 'r'", "shoe/camera"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "yes"', "recording.surveillance"),
         ('[shoe]\nurl = "u"\n[recording]\nsurveillance = "a\\u0000b"', "recording.surveillance"),
@@ -109,6 +116,17 @@ def test_mistakes_name_the_key(tmp_path, text, key):
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_the_cameras_wait_and_lag_limit_are_read_and_default_to_the_tables(tmp_path):
+    (tmp_path / "table.yaml").write_bytes(b"x")
+    camera = '[camera]\nsource = 0\ncalibration = "table.yaml"\n'
+    config = load_config(write(tmp_path, camera + "wait_s = 2.5\nmax_lag_s = 0.8\n"))
+    assert config.camera is not None
+    assert (config.camera.wait_s, config.camera.max_lag_s) == (2.5, 0.8)
+    config = load_config(write(tmp_path, camera))
+    assert config.camera is not None
+    assert (config.camera.wait_s, config.camera.max_lag_s) == (CAMERA_WAIT_S, MAX_CAMERA_LAG_S)
 
 
 def test_camera_models_are_files_beside_the_config(tmp_path):
@@ -183,3 +201,17 @@ def test_bad_logging_is_refused_naming_the_key(tmp_path, section, why):
     key = "logging.rotate" if section.startswith("rotate") else f"logging.{section.split()[0]}"
     assert caught.value.key == key
     assert why in caught.value.why
+
+
+def test_an_assembled_table_waits_and_judges_the_cameras_lag_as_configured(tmp_path):
+    from dealer_assist.table.assembly import TableSetup, assemble
+
+    setup = TableSetup(tmp_path / "rec", "T4", "s17-6", shoe_protocol=None, has_camera=True,
+                       port=0, camera_wait_s=2.5, max_camera_lag_s=0.8)
+    table = assemble(setup, lambda position: [])
+    try:
+        assert (table.loop.camera_wait_s, table.loop.max_camera_lag_s) == (2.5, 0.8)
+        assert setup.journal_config()["camera_wait_s"] == 2.5  # a change voids a resumed round
+    finally:
+        table.opened.journal.close()
+        table.recording.close()

@@ -483,6 +483,20 @@ def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
     again.close()
 
 
+def test_a_restarted_tables_runner_measures_the_cameras_lag_on_its_own_clock():
+    """After a restart the runner's clock goes on from the journal's time (here an hour behind
+    the monotonic clock the camera stamps its frames with): a sighting from a frame 0.9 s old
+    reads as 0.9 s behind, not as the hour (which, clamped, read as no lag at all)."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_shoe=False)
+    with TableRunner(loop, clock=lambda: time.monotonic() - 3600.0) as runner:
+        sighting = FeltCard(Card.parse("9S"), CardTarget(1, 0), seen_at=time.monotonic() - 0.9)
+        assert runner.submit(sighting).wait(5)
+        assert runner.wait_idle(5)
+        view = runner.view()
+    assert 900 <= view["camera_lag_ms"] < 60_000
+    assert [a["kind"] for a in view["alarms"]] == ["camera_behind"]
+
+
 def test_a_store_holding_the_round_otherwise_than_the_journal_is_an_alarm_and_is_put_right(
         tmp_path):
     """The store's copy of the round in play holds a record the table never made (here: a

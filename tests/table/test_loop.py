@@ -114,6 +114,18 @@ class Table:
         choice = next(c["choice"] for c in question["choices"] if c["label"] == label)
         self.send(AnswerQuestion(question["id"], choice))
 
+    def seat_cards(self) -> list[list[list[str]]]:
+        """Each seat's hands' card codes, seats in play order (the engine's typed queries)."""
+        engine = self.loop.engine
+        assert engine is not None
+        return [[[c.code for c in h.cards] for h in engine.hands(seat)] for seat in engine.seats()]
+
+    def dealer_codes(self) -> list[str | None]:
+        """The dealer's card codes (None: face down)."""
+        engine = self.loop.engine
+        assert engine is not None
+        return [None if c is None else c.code for c in engine.dealer_cards()]
+
     def settled_json(self) -> dict:
         assert self.recorder.rounds, "no round was recorded"
         return self.recorder.rounds[-1][2].to_json()
@@ -179,7 +191,7 @@ def test_shoe_only_a_card_no_touch_asked_for_is_a_question_not_a_hit():
     assert table.choices() == ["HIT seat 1", "DOUBLE seat 1", "STAND seat 1, to the DEALER"]
     assert table.loop.view()["question"]["text"].startswith("Where did 4C go?")
     table.card("5C")  # the next card waits behind the question
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["2S", "3H"]
+    assert table.seat_cards()[0][0] == ["2S", "3H"]
     table.answer("HIT seat 1")
     table.answer("HIT seat 1")  # 5C, asked in its turn
     table.send(Decide(1, Action.STAND))
@@ -257,7 +269,7 @@ def test_switched_card_raises_and_records_the_shoe_card():
     table.wait(0.6)
     assert table.kinds() == [AlarmKind.SWITCHED_CARD]
     assert "9S" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
+    assert table.seat_cards()[0][0] == ["9S"]
 
 
 def test_card_on_the_felt_that_never_left_the_shoe():
@@ -513,7 +525,7 @@ def test_the_dealer_corrects_a_misread_card_and_the_round_settles_as_dealt():
     hand_held_round(table)
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # seat 1: 9 + 7 = 16
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S", "7H"]
+    assert table.seat_cards()[0][0] == ["9S", "7H"]
     table.send(FeltCard(C("7H"), CardTarget(1, 0)))  # the camera lost it and reads it anew, right
     table.send(FeltCard(C("7C"), CardTarget(2, 0)))  # seat 1 stood on 16; seat 2 hits to 20
     table.send(HoleCardShown(C("KD")))  # dealer 16
@@ -545,9 +557,9 @@ def test_an_earlier_card_at_a_place_is_corrected_by_its_index():
     table.send(FeltCard(C("5D"), DEALER_SPOT))  # dealer 21: both seats lose
     assert [s["net"] for s in table.loop.view()["settlement"]["seats"]] == ["-10.00", "-10.00"]
     table.send(CorrectCard(C("9C"), CardTarget(2), index=0))  # seat 2: 9 + 5 + 7 = 21, wins
-    assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["9C", "5C", "7C"]
+    assert table.seat_cards()[1][0] == ["9C", "5C", "7C"]
     table.send(CorrectCard(C("5S"), DEALER, index=0))  # the up card: 5 + K + 5 = 20
-    assert table.loop.engine_view["dealer"]["cards"] == ["5S", "KD", "5D"]
+    assert table.dealer_codes() == ["5S", "KD", "5D"]
     lines = table.loop.round_lines()
     table.send(CorrectCard(C("2C"), DEALER, index=3))
     assert "card 4 at the dealer, but the dealer holds 3 cards face up" in (
@@ -577,7 +589,7 @@ def test_a_correction_replays_the_round_as_the_table_would_have_played_it():
     table.send(FeltCard(C("2D"), DEALER_SPOT))  # dealer 18
     table.send(CorrectCard(C("3S"), CardTarget(1)))
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S", "8H", "3S"]
+    assert table.seat_cards()[0][0] == ["9S", "8H", "3S"]
     table.send(FinishRound())
     settled = table.settled_json()
     assert [seat["net"] for seat in settled["seats"]] == ["10.00", "10.00"]  # 20 and 19 v 18
@@ -624,7 +636,7 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
         table.loop.alarms[-1].text)
     assert table.loop.round_lines() == lines
     table.send(CorrectCard(C("6H"), CardTarget(1), index=3, was=C("5H")))  # hand 1's 2nd card
-    assert [h["cards"] for h in table.loop.engine_view["seats"][0]["hands"]] == [
+    assert table.seat_cards()[0] == [
         ["8D", "3C"], ["8H", "6H"]]
 
 
@@ -654,7 +666,7 @@ def test_a_correction_stands_the_hands_the_hole_cards_turn_ended_and_not_a_mispl
     assert table.loop.question is not None and table.loop.rounds_played == 0
     table.send(CorrectCard(C("5C"), CardTarget(1, 0), was=C("KC")))  # the misread put right
     assert table.loop.question is None  # and 3D is seat 1's hit after all: 9 + 2 + 5 + 3 = 19
-    assert [s["hands"][0]["cards"] for s in table.loop.engine_view["seats"]] == [
+    assert [hands[0] for hands in table.seat_cards()] == [
         ["9S", "2H", "5C", "3D"], ["8D", "9C"]]
 
 
@@ -669,7 +681,7 @@ def test_a_correction_stands_a_hand_before_a_touched_hit_and_its_keyed_card():
     table.send(Decide(2, Action.HIT), KeyCard(C("3C")))
     table.send(CorrectCard(C("3D"), CardTarget(1, 0), was=C("KD")))
     assert table.kinds()[-1] is AlarmKind.CORRECTED_CARD
-    assert [s["hands"][0]["cards"] for s in table.loop.engine_view["seats"]] == [
+    assert [hands[0] for hands in table.seat_cards()] == [
         ["9S", "7H", "3D"], ["8H", "5C", "3C"]]
 
 
@@ -687,7 +699,7 @@ def test_correcting_a_misread_card_again_leaves_a_keyed_card_awaited():
     table.send(Decide(1, Action.HIT), KeyCard(C("6C"), CardTarget(1, 0)))
     table.send(CorrectCard(C("7C"), CardTarget(1), index=0))
     table.send(FeltCard(C("6C"), CardTarget(1, 0)))  # the keyed 6C read at last
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["7C", "2D", "6C"]
+    assert table.seat_cards()[0][0] == ["7C", "2D", "6C"]
 
 
 def test_the_hole_card_turned_and_misread_is_corrected_in_its_reveal():
@@ -741,7 +753,7 @@ def test_a_corrected_card_read_right_at_last_leaves_the_next_card_of_its_code_re
     table.send(CorrectCard(C("7H"), CardTarget(1)))  # 9S 7H
     table.send(FeltSwap(C("8H"), C("7H"), CardTarget(1, 0)))  # the tracker reads it right at last
     table.send(FeltCard(C("7H"), CardTarget(2, 0)))  # seat 2 hits a real 7H: 8 + 5 + 7 = 20
-    assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
+    assert table.seat_cards()[1][0] == ["8D", "5C", "7H"]
     assert table.kinds() == [AlarmKind.CORRECTED_CARD]
 
 
@@ -755,9 +767,8 @@ def test_correcting_a_misread_card_leaves_a_keyed_card_of_that_code_read_once():
     table.send(KeyCard(C("5C"), CardTarget(2, 0)), FeltCard(None, DEALER_SPOT))
     table.send(CorrectCard(C("8C"), CardTarget(1)))  # seat 1: 9 + 8 = 17
     table.send(FeltCard(C("5C"), CardTarget(2, 0)))  # the keyed 5C read at last
-    seats = table.loop.engine_view["seats"]
-    assert [h["cards"] for s in seats for h in s["hands"]] == [["9S", "8C"], ["8D", "5C"]]
-    assert table.loop.engine_view["acting"] == [1, 0]  # seat 1 still deciding: nothing moved on
+    assert [hand for hands in table.seat_cards() for hand in hands] == [["9S", "8C"], ["8D", "5C"]]
+    assert table.loop.engine.acting() == (1, 0)  # seat 1 still deciding: nothing moved on
 
 
 def test_after_a_split_a_correction_finds_the_card_in_the_hand_it_lies_in():
@@ -769,8 +780,7 @@ def test_after_a_split_a_correction_finds_the_card_in_the_hand_it_lies_in():
     table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.SPLIT))
     table.send(FeltCard(C("3C"), CardTarget(1, 0)))  # hand 0: 8D 3C
     table.send(CorrectCard(C("2C"), CardTarget(1, 0)), CorrectCard(C("8S"), CardTarget(1, 1)))
-    hands = table.loop.engine_view["seats"][0]["hands"]
-    assert [h["cards"] for h in hands] == [["8D", "2C"], ["8S"]]
+    assert table.seat_cards()[0] == [["8D", "2C"], ["8S"]]
     assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2
     assert "corrected 8H at seat 1 hand 1 to 8S" in table.loop.alarms[-1].text
 
@@ -842,11 +852,10 @@ def test_a_keyed_card_never_read_does_not_swallow_a_card_of_its_code_at_another_
     table.send(FeltCard(None, DEALER_SPOT))
     table.send(Decide(1, Action.HIT), KeyCard(C("3S"), CardTarget(1, 0)))  # 9 + 8 + 3 = 20
     table.send(FeltCard(C("3S"), CardTarget(2, 0)))  # seat 1 stood; seat 2 hits: 8 + 5 + 3 = 16
-    seats = table.loop.engine_view["seats"]
-    assert [h["cards"] for s in seats for h in s["hands"]] == [
+    assert [hand for hands in table.seat_cards() for hand in hands] == [
         ["9S", "8H", "3S"], ["8D", "5C", "3S"]]
     table.send(FeltCard(C("3S"), CardTarget(1, 0)))  # the keyed card read at last: nothing new
-    assert table.loop.engine_view["acting"] == [2, 0]
+    assert table.loop.engine.acting() == (2, 0)
     assert table.kinds() == [AlarmKind.KEYED_CARD]
 
 
@@ -864,11 +873,11 @@ def test_a_card_the_dealer_entered_is_awaited_only_where_it_lies_and_only_until_
     table.send(CorrectCard(C("5D"), CardTarget(1)))  # seat 1's 6H was a 5D: 10
     # a real 5D, then 3C
     table.send(FeltCard(C("5D"), CardTarget(1, 0)), FeltCard(C("3C"), CardTarget(1, 0)))
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["5H", "5D", "5D", "3C"]
+    assert table.seat_cards()[0][0] == ["5H", "5D", "5D", "3C"]
     table.send(KeyCard(C("4D"), DEALER_SPOT))  # the hole card turned, unread: 6 + 4 = 10
     table.send(HoleCardShown(C("4D")))  # read at last
     table.send(FeltCard(C("4D"), DEALER_SPOT), FeltCard(C("5C"), DEALER_SPOT))  # 14, 19
-    assert table.loop.engine_view["dealer"]["cards"] == ["6S", "4D", "4D", "5C"]
+    assert table.dealer_codes() == ["6S", "4D", "4D", "5C"]
     table.send(FinishRound())
     assert [s["net"] for s in table.settled_json()["seats"]] == ["-10.00", "-10.00"]
 
@@ -880,7 +889,7 @@ def test_a_card_the_dealer_entered_is_awaited_only_where_it_lies_and_only_until_
     table.send(KeyCard(C("7H"), CardTarget(1, 0)))  # seat 1 stood: keyed where no play puts it
     table.answer("HIT seat 2")  # the dealer says it was seat 2's hit
     table.send(FeltCard(C("7H"), CardTarget(1, 0)))  # the camera reads it where it lies
-    assert table.loop.engine_view["seats"][1]["hands"][0]["cards"] == ["8D", "5C", "7H"]
+    assert table.seat_cards()[1][0] == ["8D", "5C", "7H"]
     assert table.loop.cards_committed == 7
 
 
@@ -893,7 +902,7 @@ def test_after_a_split_touched_with_the_camera_lost_a_correction_finds_the_split
     table.send(Decide(1, Action.DOUBLE), KeyCard(C("5C")))  # seat 1: 9 2 5 doubled
     table.send(Decide(2, Action.SPLIT))  # 8D | 8H
     table.send(CorrectCard(C("8S"), CardTarget(2, 1)))  # the 8H in hand 1 was an 8S
-    assert [h["cards"] for h in table.loop.engine_view["seats"][1]["hands"]] == [["8D"], ["8S"]]
+    assert table.seat_cards()[1] == [["8D"], ["8S"]]
     table.send(CorrectCard(C("3H"), CardTarget(1, 1)))  # seat 1 has no hand 1
     assert "seat 1 hand 1 holds no card" in table.loop.alarms[-1].text
 
@@ -1058,7 +1067,7 @@ def test_the_screen_shows_a_hole_card_the_shoe_read_only_once_the_players_are_do
     table = Table(camera=False)
     deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
     assert table.loop.view()["round"]["dealer"] == {"cards": ["6S", None], "total": None}
-    assert table.loop.engine_view["dealer"]["cards"] == ["6S", "KD"]  # the loop knows it
+    assert table.dealer_codes() == ["6S", "KD"]  # the loop knows it
     table.send(Decide(1, Action.STAND))
     assert table.loop.view()["round"]["dealer"] == {"cards": ["6S", "KD"], "total": 16}
 
@@ -1074,7 +1083,7 @@ def test_a_habit_draw_is_let_pass_only_at_the_dealers_and_before_the_next_deal()
     deal(table, {1: ("KS", "8H"), 2: ("9D", "3C")}, up="7C", hole="2C")
     table.card("5D", 2)  # seat 1 stood on 18; seat 2 hits
     table.wait(5.0)
-    assert [s["hands"][0]["cards"] for s in table.loop.engine_view["seats"]] == [
+    assert [hands[0] for hands in table.seat_cards()] == [
         ["KS", "8H"], ["9D", "3C", "5D"]]
 
     table = Table()
@@ -1088,8 +1097,8 @@ def test_a_habit_draw_is_let_pass_only_at_the_dealers_and_before_the_next_deal()
     table.wait(3.0)
     assert "5D was drawn to the dealer after the last round settled" in (
         table.loop.alarms[0].text)
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["KS"]
-    assert table.loop.engine_view["dealer"]["cards"] == ["7C"]
+    assert table.seat_cards()[0][0] == ["KS"]
+    assert table.dealer_codes() == ["7C"]
 
 
 def test_a_habit_draws_sighting_is_never_a_card_of_the_next_round_when_the_shoe_link_drops():
@@ -1098,7 +1107,7 @@ def test_a_habit_draws_sighting_is_never_a_card_of_the_next_round_when_the_shoe_
     table.card("QS", 1)
     table.send(FeltCard(C("5D"), DEALER_SPOT), PlaceBet(1, Decimal("10")))  # the camera first
     table.send(ShoeLink(False, "cable"))  # landings are now read from the camera alone
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == []
+    assert table.seat_cards()[0][0] == []
     assert "5D was seen at the dealer's after the last round settled" in (
         table.loop.alarms[-1].text)
 
@@ -1119,8 +1128,8 @@ def test_a_card_drawn_after_the_round_settled_goes_into_no_round(camera_sees_it)
     table.card("2C", 1)
     assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
     assert "5D dealt at the table but round r-00001 is settled" in table.loop.alarms[0].text
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["2C"]
-    assert table.loop.engine_view["dealer"]["cards"] == []
+    assert table.seat_cards()[0][0] == ["2C"]
+    assert table.dealer_codes() == []
 
 
 @pytest.mark.parametrize("camera", [True, False])
@@ -1179,9 +1188,8 @@ def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
     table.send(FeltCard(C("2C"), CardTarget(1, 0)), FeltCard(None, DEALER_SPOT))
     table.send(ShoeCard(C("KD")), ShoeCard(C("2C")))
     table.wait(5.0)
-    view = table.loop.engine_view
-    assert view["dealer"]["cards"] == ["6S", "KD"]
-    assert view["seats"][0]["hands"][0]["cards"] == ["9S", "3H", "2C"]
+    assert table.dealer_codes() == ["6S", "KD"]
+    assert table.seat_cards()[0][0] == ["9S", "3H", "2C"]
     assert table.loop.alarms == []
 
 
@@ -1382,7 +1390,7 @@ def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
     table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
     table.send(FeltCard(C("KC"), CardTarget(2, 0)))  # a phantom reading at seat 2
     table.card("9S", seat=1)  # the real card: it pairs with its own landing at once
-    assert table.loop.engine_view["seats"][0]["hands"][0]["cards"] == ["9S"]
+    assert table.seat_cards()[0][0] == ["9S"]
     table.wait(1.5)
     assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "KC" in table.loop.alarms[0].text
     assert table.loop.cards_committed == 1

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dealer_assist.roundlog import ShoeOrigin
-from dealer_assist.rules import Action, Card, CardTarget, RuleSet
+from dealer_assist.rules import Action, Card, CardTarget, HandStatus, RuleSet
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.screen import parse_touch
 from dealer_assist.table.simulation.demo import true_choice
@@ -52,9 +52,7 @@ class Table(test_loop.Table):
         test_loop.deal(self, seats, up, hole)
 
     def hands(self) -> list[list[str]]:
-        view = self.loop.engine_view
-        assert view is not None
-        return [h["cards"] for s in view["seats"] for h in s["hands"]]
+        return [hand for hands in self.seat_cards() for hand in hands]
 
 
 # ------------------------------------------------------------------ hit or double
@@ -170,8 +168,8 @@ def test_after_a_double_a_card_nobody_saw_is_a_redouble_or_the_next_hands():
     table.unseen("4S")
     assert table.choices()[0] == "DOUBLE seat 1"
     table.answer("DOUBLE seat 1")  # redoubled: 11
-    view = table.loop.engine_view
-    assert view is not None and len(view["seats"][0]["hands"][0]["doublings"]) == 2
+    assert table.loop.engine is not None
+    assert len(table.loop.engine.hands(1)[0].doublings) == 2
 
 
 def test_after_a_double_a_card_seen_upright_at_the_next_seat_stands_the_doubled_hand():
@@ -270,6 +268,94 @@ def test_a_camera_behind_pairs_no_unreadable_sighting_with_a_shoe_card():
     assert table.loop.cards_committed == 2  # placed by the rules: the dealer's up card
 
 
+# ------------------------------------------------------------------ late sightings
+# A sighting's lag is how old its frame was when it came. Past max_camera_lag_s (0.5 s) the camera
+# is behind: a sighting is a landing only of the shoe card of its very code, and answers no
+# question. Past the camera's wait (1.5 s) it shows no decision at all: the card is placed by the
+# rules or asked about, and the sighting only checked against where it went.
+
+def test_a_sighting_from_a_frame_older_than_the_wait_is_not_taken_for_the_decision():
+    """Seat 2 doubles 11 and draws JH; a sighting of it sideways comes within the wait, but from
+    a frame 1.6 s old (grabbed before the card left the shoe): it does not say DOUBLE."""
+    table = Table()
+    table.deal({2: ("5H", "6D")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("JH")))
+    table.wait(0.3)
+    table.send(FeltCard(C("JH"), CardTarget(2, 0), sideways=True, seen_at=table.now - 1.6))
+    assert table.choices() == ["HIT seat 2", "DOUBLE seat 2", "STAND seat 2, to the DEALER"]
+    assert "the camera is behind" in table.loop.view()["question"]["why"]
+    table.answer("DOUBLE seat 2")
+    assert table.hands() == [["5H", "6D", "JH"]]
+    assert table.kinds()[-2:] == [AlarmKind.CAMERA_BEHIND, AlarmKind.DEALER_ASKED]
+
+
+def test_a_sighting_behind_by_0_8_s_answers_no_question():
+    """JH unseen within the wait: the dealer is asked. The camera, 0.8 s behind, then reports it
+    sideways at seat 2: the question stays the dealer's, the sighting is checked after."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
+    table.unseen("JH")
+    table.send(FeltCard(C("JH"), CardTarget(2, 0), sideways=True, seen_at=table.now - 0.8))
+    assert table.loop.question is not None
+    table.answer("DOUBLE seat 2")
+    assert table.hands() == [["5H", "6D", "JH"], ["9C", "8C"]]
+    assert table.kinds()[-2:] == [AlarmKind.CAMERA_BEHIND, AlarmKind.DEALER_ASKED]
+
+
+@pytest.mark.parametrize(("seen", "expected"), [
+    (CardTarget(2, 0), []), (CardTarget(3, 0), [AlarmKind.MISPLACED])])
+def test_a_sighting_late_by_2_s_does_not_answer_the_question_it_is_checked_after(seen, expected):
+    """The camera's wait ends first (the dealer is asked); the sighting, 2 s after its frame,
+    neither answers nor moves the card: it is checked against the dealer's answer."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("JH")))
+    drawn = table.now
+    table.wait(WAIT + 0.1)
+    assert table.loop.question is not None
+    table.wait(0.4)
+    table.send(FeltCard(C("JH"), seen, sideways=True, seen_at=drawn + 0.01))
+    assert table.loop.question is not None  # still the dealer's to answer
+    before = len(table.loop.alarms)
+    table.answer("HIT seat 2")
+    assert table.hands() == [["5H", "6D", "JH"], ["9C", "8C"]]  # as the dealer said
+    assert [a.kind for a in table.loop.alarms[before:]] == [AlarmKind.DEALER_ASKED, *expected]
+    lines = [json.loads(line) for line in table.loop.round_lines()]
+    assert [e["by"] for e in lines if e["type"] == "question"] == ["dealer"]
+
+
+def test_a_sighting_11_s_late_is_checked_not_taken_as_a_new_card():
+    """JH unseen, the dealer answers that seat 3 hit it; the camera's sighting of it comes 11 s
+    after its frame, at seat 2: a disagreement (hold), not a card that never left the shoe, and
+    the answer stands."""
+    table = Table()
+    table.deal({2: ("9H", "8D"), 3: ("5C", "4C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("JH")))
+    drawn = table.now
+    table.wait(WAIT + 0.1)
+    table.answer("STAND seat 2, HIT seat 3")
+    table.wait(9.5)
+    table.send(FeltCard(C("JH"), CardTarget(2, 0), seen_at=drawn + 0.01))
+    table.wait(WAIT + 0.1)
+    assert table.kinds()[-2:] == [AlarmKind.CAMERA_BEHIND, AlarmKind.MISPLACED]
+    assert "recorded at seat 3 hand 0" in table.loop.alarms[-1].text
+    assert table.hands() == [["9H", "8D"], ["5C", "4C", "JH"]]
+
+
+def test_a_fresh_sighting_after_the_answer_never_overrides_it():
+    """The dealer answered DOUBLE; the camera then reports the card upright at seat 3 on time:
+    the answer stands, the sighting is a disagreement to acknowledge before paying."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
+    table.unseen("JH")
+    table.answer("DOUBLE seat 2")
+    table.send(FeltCard(C("JH"), CardTarget(3, 0), seen_at=table.now))
+    assert table.kinds()[-1] is AlarmKind.MISPLACED
+    assert table.loop.engine is not None
+    assert len(table.loop.engine.hands(2)[0].doublings) == 1
+    assert table.hands() == [["5H", "6D", "JH"], ["9C", "8C"]]
+
+
 # ------------------------------------------------------------------ chaos
 
 def answer_truly(table: Table, world: SimulatedTable) -> None:
@@ -281,11 +367,12 @@ def answer_truly(table: Table, world: SimulatedTable) -> None:
 
 
 def play(seed: int, drop: float, delay: float, rounds: int = 4,
-         stall: bool = True) -> tuple[Table, SimulatedTable]:
+         stall: bool = True, lag: bool = False) -> tuple[Table, SimulatedTable]:
     """Deal ``rounds`` simulated rounds; each camera sighting is dropped with probability
-    ``drop``, or comes after the next step with probability ``delay``; with ``stall`` the
-    sighting of a card out of the shoe may come after the camera's wait; the dealer answers each
-    question from what truly happened. Every round must settle as truly dealt."""
+    ``drop``, or comes after the next step with probability ``delay`` (with ``lag``, after that
+    step's wait too, its frame as old); with ``stall`` the sighting of a card out of the shoe
+    may come after the camera's wait; the dealer answers each question from what truly
+    happened. Every round must settle as truly dealt."""
     chance = random.Random(seed)
     world = SimulatedTable(RuleSet.preset("h17-ddd-6"),
                            [Player(s, f"P{s}") for s in (1, 3, 5)], seed=seed)
@@ -298,16 +385,21 @@ def play(seed: int, drop: float, delay: float, rounds: int = 4,
                 if roll < drop:
                     continue
                 if roll < drop + delay:
-                    late.append(item)
+                    late.append(replace(item, seen_at=table.now))  # its frame: now
                     continue
             if isinstance(item, ShoeCard):  # numbered as a shoe numbers its cards
                 item = replace(item, origin=ShoeOrigin(1, world.drawn, world.drawn))
             table.send(item)
-            table.send(*late)
-            late.clear()
+            if not lag:
+                table.send(*late)
+                late.clear()
             if isinstance(item, ShoeCard):
                 table.wait(chance.choice([0.0, 0.2, WAIT + 0.1] if stall else [0.0, 0.2]))
             answer_truly(table, world)
+            if lag:
+                table.send(*late)
+                late.clear()
+                answer_truly(table, world)
         table.send(*late)
         for _ in range(20):  # the last waits expire; each question they raise is answered
             table.wait(WAIT + 0.1)
@@ -322,6 +414,14 @@ def play(seed: int, drop: float, delay: float, rounds: int = 4,
        delay=st.sampled_from([0.0, 0.3]))
 def test_dropped_and_late_sightings_never_settle_a_round_otherwise_than_dealt(seed, drop, delay):
     play(seed, drop, delay)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), drop=st.sampled_from([0.0, 0.2]))
+def test_sightings_behind_or_older_than_the_wait_never_settle_a_round_otherwise(seed, drop):
+    """Delayed sightings come after a step's wait, their frames as old (0.2 s: on time; 1.6 s:
+    older than the wait): still every round settles as dealt, or the dealer was asked."""
+    play(seed, drop, delay=0.5, lag=True)
 
 
 def test_with_every_sighting_seen_on_time_the_dealer_is_never_asked():
@@ -343,8 +443,8 @@ def test_touches_before_a_card_is_placed_wait_for_it():
     table.send(Decide(2, Action.SURRENDER))  # the dealer, faster than the camera
     table.send(FeltCard(C("2S"), CardTarget(1, 0)))
     assert table.hands()[0] == ["9H", "4D", "2S"]
-    view = table.loop.engine_view
-    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert table.loop.engine is not None
+    assert table.loop.engine.hands(2)[0].status is HandStatus.SURRENDERED
 
 
 def test_a_card_drawn_after_a_touch_waits_for_the_touch_to_act():
@@ -362,8 +462,8 @@ def test_a_card_drawn_after_a_touch_waits_for_the_touch_to_act():
     table.card("6S", 3)  # seat 3 hits 9
     table.wait(WAIT + 0.1)
     assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["5C", "4D", "6S"]]
-    view = table.loop.engine_view
-    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert table.loop.engine is not None
+    assert table.loop.engine.hands(2)[0].status is HandStatus.SURRENDERED
     assert AlarmKind.ILLEGAL_ACTION not in [a.kind for a in table.loop.alarms]
 
 
@@ -380,8 +480,8 @@ def test_a_split_seen_after_a_touch_waits_for_the_touch_to_act():
     table.send(ShoeCard(C("7D")), FeltCard(None, DEALER_SPOT))
     table.send(Decide(2, Action.SURRENDER), FeltStacks(3, 2, from_stack=0))
     table.wait(WAIT + 0.1)
-    view = table.loop.engine_view
-    assert view is not None and view["seats"][1]["hands"][0]["status"] == "surrendered"
+    assert table.loop.engine is not None
+    assert table.loop.engine.hands(2)[0].status is HandStatus.SURRENDERED
     assert table.hands() == [["9H", "KH"], ["9C", "7C"], ["8C"], ["8D"]]
 
 

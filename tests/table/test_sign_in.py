@@ -281,8 +281,12 @@ def test_an_unknown_id_costs_the_same_hashing_as_a_known_one(tmp_path):
             verified.append(str(hash))
             return super().verify(hash, password)
 
-    staff = desk(tmp_path, Clock())
-    staff.registry._hasher = Counting(time_cost=1, memory_cost=8, parallelism=1)
+    class CountingCost(HashCost):
+        def hasher(self) -> PasswordHasher:
+            return Counting(time_cost=1, memory_cost=8, parallelism=1)
+
+    registered = desk(tmp_path, Clock()).registry.path
+    staff = StaffDesk(StaffRegistry(registered, CountingCost()), clock=Clock())
     staff.check("D-7", "111111", ("dealer",))
     staff.check("NOBODY", "111111", ("dealer",))
     assert len(verified) == 2 and all(h.startswith("$argon2id$") for h in verified)

@@ -25,10 +25,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from dealer_assist.roundlog.report import settlement_text
-from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet, Settlement
+from dealer_assist.rules import DEALER, Action, Card, CardTarget, HandState, RuleSet, Settlement
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.loop import TableLoop
@@ -426,9 +426,9 @@ class DemoTable:
         )
         if self.loop.rounds_played > rounds_before:
             return self.loop.last_settlement
-        view = self.loop.engine_view
-        if self.loop.round_open and view is not None:
-            why = f"{VOID_REASON} ({view['state']})"
+        engine = self.loop.engine
+        if self.loop.round_open and engine is not None:
+            why = f"{VOID_REASON} ({engine.describe()})"
             self.touch(VoidRound(why if len(why) <= 200 else VOID_REASON, DEMO_SUPERVISOR))
             self.runner.wait_until(lambda loop: not loop.round_open, self.options.card_timeout_s)
         return None
@@ -471,11 +471,10 @@ def _answered(question: int) -> Callable[[TableLoop], bool]:
     return lambda loop: loop.question is None or loop.question.id != question
 
 
-def _seat_hands(loop: TableLoop, seat: int | None) -> list[dict[str, Any]]:
-    """The hands the screen shows at ``seat`` (none without a round or a bet there)."""
-    view = loop.engine_view
-    seats = [] if view is None else [s for s in view["seats"] if s["seat"] == seat]
-    return seats[0]["hands"] if seats else []
+def _seat_hands(loop: TableLoop, seat: int | None) -> tuple[HandState, ...]:
+    """The hands at ``seat`` (none without a round or a bet there)."""
+    engine = loop.engine
+    return () if engine is None or seat is None else engine.hands(seat)
 
 
 def _hands_at(loop: TableLoop, seat: int) -> int:
@@ -484,27 +483,27 @@ def _hands_at(loop: TableLoop, seat: int) -> int:
 
 def _hole_known(loop: TableLoop) -> bool:
     """The dealer's hole card is recorded face up (from the shoe, or turned and read)."""
-    view = loop.engine_view
-    cards = [] if view is None else view["dealer"]["cards"]
+    cards = () if loop.engine is None else loop.engine.dealer_cards()
     return len(cards) >= 2 and cards[1] is not None
 
 
 def _latest_at(loop: TableLoop, at: CardTarget) -> str | None:
-    """The code of the latest card the screen shows at ``at`` (None: none, or face down)."""
-    view = loop.engine_view
-    if view is None:
+    """The code of the latest card recorded at ``at`` (None: none, or face down)."""
+    engine = loop.engine
+    if engine is None:
         return None
+    cards: tuple[Card | None, ...]
     if at.is_dealer:
-        cards = view["dealer"]["cards"]
+        cards = engine.dealer_cards()
     else:
         hands = _seat_hands(loop, at.seat)
-        cards = hands[at.hand]["cards"] if at.hand is not None and at.hand < len(hands) else []
-    return cards[-1] if cards else None
+        cards = hands[at.hand].cards if at.hand is not None and at.hand < len(hands) else ()
+    latest = cards[-1] if cards else None
+    return None if latest is None else latest.code
 
 
 def _players_deciding(loop: TableLoop) -> bool:
-    view = loop.engine_view
-    return view is not None and view["acting"] is not None
+    return loop.engine is not None and loop.engine.acting() is not None
 
 
 def run_demo(options: DemoOptions, out: Callable[[str], None] = print) -> None:

@@ -1,0 +1,155 @@
+"""Input dispatch: which input acts now and which waits, in what order. While a question is open
+only what may answer or must go on is taken; a touch waits for the shoe cards drawn before it to
+land, and no shoe card drawn after an input in its turn is placed before that input acts."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from dealer_assist.table.alarms import Alarm, AlarmKind
+from dealer_assist.table.pairing import Pending
+from dealer_assist.table.questions import OpenQuestion, QuestionDesk
+from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
+    AnswerQuestion,
+    CameraFocus,
+    CloseInsurance,
+    CorrectCard,
+    Decide,
+    FeltStacks,
+    FinishRound,
+    FloorLag,
+    HoleCardShown,
+    Insure,
+    KeyCard,
+    PlaceBet,
+    RecordingFailed,
+    ShoeProblem,
+    SignIn,
+    SignOut,
+    StaffRefused,
+    TableInput,
+    VoidRound,
+)
+
+if TYPE_CHECKING:
+    from dealer_assist.table.evidence import CameraEvidence
+
+#: Inputs that go on while a question waits for the dealer's answer; every other input waits
+#: behind it, in the order it came, and is taken once the question is answered.
+PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
+                   ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused, FloorLag)
+#: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
+#: card waits for its landing, so that a card drawn before them is placed first.
+AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)
+#: Inputs that act on the round in the order they came: while one waits, those after it wait
+#: behind it, and no shoe card drawn after it is placed before it acts.
+IN_TURN = (*AFTER_THE_CARDS, FeltStacks, PlaceBet, Insure, CloseInsurance)
+#: Inputs held back at most (a question left unanswered while the table goes on dealing).
+DEFERRED_KEPT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """An input held back: behind a question, or (in its turn) behind the shoe cards out before
+    it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open)."""
+
+    item: TableInput
+    drawn: int | None
+
+
+class DispatchTable(Protocol):
+    """What input dispatch asks of the table: its question, the camera's cards in flight, and
+    acting on one input (its handler)."""
+
+    camera: CameraEvidence
+    questions: QuestionDesk
+
+    @property
+    def question(self) -> OpenQuestion | None: ...
+    def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
+    def play_moved_on(self) -> None: ...
+    def act(self, item: TableInput) -> None: ...
+
+
+class InputQueue:
+    """The inputs held back (``deferred``, in order), and while one in its turn acts, the shoe
+    cards drawn before it (``acting_drawn``)."""
+
+    def __init__(self, table: DispatchTable):
+        self.table = table
+        self.deferred: deque[Waiting] = deque()
+        self.acting_drawn: int | None = None
+
+    def take(self, item: TableInput) -> None:
+        """Act on ``item`` now, or hold it back behind the question or the cards before it;
+        then take what waited, as far as it may go."""
+        flight = self.table.camera.flight
+        if self.table.question is not None and not isinstance(item, PASS_A_QUESTION):
+            if not self.table.questions.sighting_answers(item):
+                self.defer(Waiting(item, None))
+        elif isinstance(item, IN_TURN) and (
+                any(isinstance(w.item, IN_TURN) for w in self.deferred)
+                or isinstance(item, AFTER_THE_CARDS) and flight.in_flight(flight.had)):
+            self.defer(Waiting(item, flight.had))
+        else:
+            self.handle_now(item, flight.had)
+        self.release()
+
+    def defer_first(self, item: TableInput) -> None:
+        """``item``, acting now, waits first in line for the question its acting opened."""
+        self.deferred.appendleft(Waiting(item, self.acting_drawn))
+
+    def defer(self, waiting: Waiting) -> None:
+        if len(self.deferred) >= DEFERRED_KEPT:
+            self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{DEFERRED_KEPT} inputs wait behind the dealer's question; "
+                f"{type(waiting.item).__name__} not taken: answer the question or void the round"))
+            return
+        self.deferred.append(waiting)
+
+    def placeable(self, pending: Pending) -> bool:
+        """Whether a waiting shoe card may be placed now: not while an input that came before
+        it has yet to act (one waiting in its turn, or the one acting)."""
+        lines = [w.drawn for w in self.deferred
+                 if isinstance(w.item, IN_TURN) and w.drawn is not None]
+        if self.acting_drawn is not None:
+            lines.append(self.acting_drawn)
+        return pending.serial <= min(lines, default=pending.serial)
+
+    def release(self) -> None:
+        """Take the inputs that waited, in order, as far as they may go now: with no question
+        open, every one but a touch whose shoe cards (those drawn before it) still wait for
+        their landing, and the inputs in their turn after it; then pair what that lets go."""
+        while self.deferred and self.table.question is None:
+            blocked = False
+            for index, waiting in enumerate(self.deferred):
+                drawn = waiting.drawn
+                if isinstance(waiting.item, IN_TURN):
+                    if drawn is None:  # it waited for a question: its cards are those out now
+                        drawn = self.table.camera.flight.had
+                        self.deferred[index] = Waiting(waiting.item, drawn)
+                    blocked = blocked or isinstance(waiting.item, AFTER_THE_CARDS) and \
+                        self.table.camera.flight.in_flight(drawn)
+                    if blocked:
+                        continue
+                del self.deferred[index]
+                self.handle_now(waiting.item, drawn)
+                self.table.camera.pair()
+                break
+            else:
+                return
+
+    def handle_now(self, item: TableInput, drawn: int | None) -> None:
+        """Act on ``item``, which came after shoe cards 1 to ``drawn``: while one in its turn
+        acts, no shoe card drawn after it is placed."""
+        if isinstance(item, Decide | FeltStacks | HoleCardShown):
+            self.table.play_moved_on()
+        outer, self.acting_drawn = self.acting_drawn, (
+            drawn if isinstance(item, IN_TURN) else None)
+        try:
+            self.table.act(item)
+        finally:
+            self.acting_drawn = outer

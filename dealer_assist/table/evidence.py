@@ -1,0 +1,496 @@
+"""The camera's evidence: where each card landed (the landing paired with its shoe card), the
+stacks of a split, the hole card turned, a card that changed where it lies, and the camera's
+link, position, focus and lag. It says what the felt shows; the table places the cards (see
+:class:`EvidenceTable`, what it asks of the table)."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import replace
+from typing import Protocol
+
+from dealer_assist.roundlog import PlayerAction, Reveal, RoundFold
+from dealer_assist.rules import Action, Card, CardTarget, Settlement
+from dealer_assist.table.alarms import Alarm, AlarmKind
+from dealer_assist.table.mode import Mode
+from dealer_assist.table.pairing import CardsInFlight, LateSighting, MatchKind, Pending
+from dealer_assist.table.questions import OpenQuestion
+from dealer_assist.table.shoe_cards import ShoeCards
+from dealer_assist.table.sources import (
+    DEALER_SPOT,
+    CameraFocus,
+    CameraLink,
+    CameraMoved,
+    FeltCard,
+    FeltStacks,
+    FeltSwap,
+    HoleCardShown,
+    ShoeCard,
+    TableInput,
+    place_words,
+)
+
+
+class EvidenceTable(Protocol):
+    """What the camera's evidence asks of the table: its state, its alarms, and placing cards."""
+
+    now: float
+    camera_up: bool
+    camera_moved: bool
+    has_shoe: bool
+    has_camera: bool
+    camera_wait_s: float
+    shoe_wait_s: float
+    mismatch_wait_s: float
+    max_camera_lag_s: float
+    shoe: ShoeCards
+
+    @property
+    def mode(self) -> Mode: ...
+    @property
+    def round_open(self) -> bool: ...
+    @property
+    def fold(self) -> RoundFold | None: ...
+    @property
+    def question(self) -> OpenQuestion | None: ...
+    def camera_trusted(self) -> bool: ...
+    def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
+    def resolve(self, kind: AlarmKind) -> None: ...
+    def apply(self, event: PlayerAction | Reveal) -> bool: ...
+    def commit(self, card: Card | None, landing: CardTarget | None, sideways: bool,
+               face_down: bool = False) -> CardTarget | None: ...
+    def commit_shoe_card(self, shoe: ShoeCard, landing: CardTarget | None = None,
+                         sideways: bool = False) -> None: ...
+    def stand_until(self, landing: CardTarget | None) -> bool: ...
+    def hole_card_due(self) -> bool: ...
+    def placeable(self, pending: Pending) -> bool: ...
+    def defer(self, item: TableInput) -> None: ...
+    def defer_first(self, item: TableInput) -> None: ...
+    def release(self) -> None: ...
+
+
+class CameraEvidence:
+    """The camera's inputs, taken for a table: ``flight`` pairs its landings with the shoe's
+    cards; ``entered_unseen`` and ``corrected`` are the cards the dealer keyed or corrected this
+    round (a reading of them is not another card); ``stray_cards`` those out of the shoe in no
+    round; ``lag_s`` the latest sighting's lag, ``behind`` while past ``max_camera_lag_s``."""
+
+    def __init__(self, table: EvidenceTable):
+        self.table = table
+        self.flight = CardsInFlight()
+        self.lag_s: float | None = None  # of the latest sighting: now - frame grabbed
+        self.behind = False
+        #: out of the shoe in no round (see drop_strays)
+        self.stray_cards: Counter[Card] = Counter()
+        #: (card, seat: None at the dealer's) the dealer keyed or corrected this round that the
+        #: camera has not reported since, there, under that code (it may read one late)
+        self.entered_unseen: Counter[tuple[Card, int | None]] = Counter()
+        #: (as first recorded, as corrected, seat: None at the dealer) this round: the camera
+        #: reading the card anew where it lies, as corrected, is no switched card
+        self.corrected: set[tuple[Card, Card, int | None]] = set()
+
+    def new_round(self) -> None:
+        """A round starts: what the dealer entered, and the cards placed unseen, were the last
+        round's."""
+        self.entered_unseen.clear()
+        self.corrected.clear()
+        self.flight.new_round()
+
+    @property
+    def waiting(self) -> bool:
+        """A shoe card waits for its landing, or a landing for its shoe card."""
+        return bool(self.flight.shoe or self.flight.felt)
+
+    def measure_lag(self, item: TableInput) -> None:
+        """A sighting says when its frame was grabbed: the camera's lag. Past
+        ``max_camera_lag_s`` an alarm; while behind, only a landing that reads as the very shoe
+        card is taken as its landing (see :meth:`pair`)."""
+        seen_at = getattr(item, "seen_at", None)
+        if seen_at is None or not self.table.has_camera:
+            return
+        self.lag_s = lag = max(0.0, self.table.now - seen_at)
+        if lag > self.table.max_camera_lag_s and not self.behind:
+            self.behind = True
+            self.table.alarm(AlarmKind.CAMERA_BEHIND, (
+                f"the camera's sightings arrive {lag * 1000:.0f} ms after their frames (limit "
+                f"{self.table.max_camera_lag_s * 1000:.0f} ms): the table asks where a card went "
+                "rather than take a late sighting for it"))
+        elif lag <= self.table.max_camera_lag_s * 0.8 and self.behind:
+            self.behind = False
+            self.table.resolve(AlarmKind.CAMERA_BEHIND)
+
+    def expire(self, now: float) -> bool:
+        """One pass over the waits (every one stands still while the dealer is asked); True when
+        something changed."""
+        waiting = len(self.flight.shoe)
+        self.pair()
+        changed = len(self.flight.shoe) != waiting
+        while self.table.question is None and self.flight.shoe and \
+                now - self.flight.shoe[0].since >= self.table.camera_wait_s and \
+                self.table.placeable(self.flight.shoe[0]):
+            pending = self.flight.shoe.popleft()
+            changed = True
+            if pending.rejected or pending.shoe is None:
+                continue
+            self.table.commit_shoe_card(pending.shoe)
+            if self.table.question is not None:
+                break  # the dealer is asked where it went; the other waits stand still
+            self.table.alarm(
+                AlarmKind.CAMERA_MISSED,
+                f"the camera did not see {pending.shoe.card.code} land; recorded from the "
+                "shoe where the rules put it (no other play could have taken it there)",
+            )
+        while self.table.question is None and self.flight.felt and \
+                now - self.flight.felt[0].since >= self.table.shoe_wait_s and \
+                not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])):
+            # (a landing does not expire while the shoe cards it may pair with wait their turn)
+            pending = self.flight.felt.popleft()
+            changed = True
+            assert pending.felt is not None
+            if self.table.mode is Mode.CAMERA_ONLY:
+                self.commit_landing(pending)
+                continue
+            shown = pending.felt.card.code if pending.felt.card else "a card"
+            self.table.alarm(
+                AlarmKind.NOT_FROM_SHOE,
+                f"{shown} appeared at {place_words(pending.felt.spot)} but never left the shoe: "
+                "not recorded; call the floor",
+            )
+        if changed:
+            self.table.release()
+        return changed
+
+    def on_felt_card(self, item: FeltCard) -> None:
+        if not self.table.camera_trusted():
+            return
+        if self.late_sighting(item):
+            return
+        if item.card is None and item.spot.is_dealer and self.table.mode is not Mode.CAMERA_ONLY:
+            return  # the hole card lying face down: the shoe has already said what it is
+        if item.card is not None and self.stray_cards[item.card] > 0 and item.spot.is_dealer \
+                and self.table.fold is not None and not self.table.fold.engine.dealing_started:
+            self.stray_cards[item.card] -= 1  # a card out of the shoe in no round, seen landing
+            return
+        if self.table.mode is Mode.SHOE_AND_CAMERA or self.flight.shoe:
+            self.flight.add_felt(item, self.table.now, late=self.late(item))
+            self.pair()
+        else:
+            self._commit_from_camera(item)
+
+    def lag(self, item: FeltCard) -> float:
+        """How old the sighting's frame was when it came (0: it does not say)."""
+        return 0.0 if item.seen_at is None else max(0.0, self.table.now - item.seen_at)
+
+    def late(self, item: FeltCard) -> bool:
+        """A sighting whose frame was older than the camera's wait (``camera_wait_s``) when it
+        came: it shows no decision, it is only checked against where its card went. (Past
+        ``max_camera_lag_s`` the camera is behind: a sighting is then a landing only of the shoe
+        card of its very code, and answers no question.)"""
+        return self.lag(item) > self.table.camera_wait_s
+
+    def late_sighting(self, item: FeltCard) -> bool:
+        """The camera's sighting of a card already placed without one (it came after the wait,
+        or after the dealer's answer): checked against its place, not taken as a new card
+        (True); see :meth:`CardsInFlight.late_sighting`."""
+        if item.card is None:
+            return False
+        verdict, misplaced = self.flight.late_sighting(item.card, item.spot)
+        if misplaced is not None:
+            card, target = misplaced
+            self.table.alarm(AlarmKind.MISPLACED, (
+                f"{card.code} was recorded at {target}, but the camera saw it (late) at "
+                f"{place_words(item.spot)}: check the felt; call the floor"))
+        return verdict is not LateSighting.NEW
+
+    def unsighted(self, card: Card) -> int:
+        """How many cards of this code are out of the shoe with no sighting taken for them: a
+        sighting of the code is surely one card's only where this is 1."""
+        question = self.table.question
+        asked = question is not None and question.held.card == card and \
+            question.held.landing is None
+        return asked + self.flight.unsighted(card)
+
+    def infer_hidden_hole(self) -> None:
+        """Camera only: the hole card lies face down, with no index for the camera to see; once
+        the game moves on past it (a card at a seat, a split, a decision) it was dealt."""
+        if self.table.mode is Mode.CAMERA_ONLY and self.table.hole_card_due():
+            self.record_hidden_hole()
+
+    def record_hidden_hole(self) -> None:
+        """The hole card lies face down, read by no reader: record that it was dealt (the shoe's
+        resend, if its link is down, is checked against that)."""
+        if self.table.has_shoe:
+            self.table.shoe.awaiting.append(None)
+        self.table.commit(None, DEALER_SPOT, False, face_down=True)
+
+    def _commit_from_camera(self, felt: FeltCard) -> None:
+        if felt.card is not None and self.entered_unseen[(felt.card, felt.spot.seat)] > 0:
+            self.entered_unseen[(felt.card, felt.spot.seat)] -= 1  # entered there, read at last
+            return
+        if not felt.spot.is_dealer:
+            self.infer_hidden_hole()
+        face_down = felt.card is None and felt.spot.is_dealer and self.table.hole_card_due()
+        if felt.card is None and not face_down:
+            self.table.alarm(
+                AlarmKind.UNREADABLE,
+                f"the camera cannot read the card at {place_words(felt.spot)}: enter it or call "
+                "the floor",
+            )
+            return
+        if felt.card is not None and \
+                not self.table.shoe.accept_unshod(felt.card, "the camera sees"):
+            return
+        if self.table.has_shoe:
+            self.table.shoe.awaiting.append(felt.card)
+        self.table.commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
+
+    def _take_hole_card(self) -> None:
+        """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
+        recorded from the shoe without waiting for a landing."""
+        while self.flight.shoe and self.table.hole_card_due() and self.table.question is None and \
+                self.table.placeable(self.flight.shoe[0]):
+            pending = self.flight.shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self.table.commit_shoe_card(pending.shoe)
+
+    def pair(self, force: bool = False) -> None:
+        """Place the shoe cards whose landings the camera reported (see
+        :meth:`CardsInFlight.next_match`: a landing of another code only after
+        ``mismatch_wait_s``, or at once with ``force``, when the game moves on, with the
+        switched-card alarm). Nothing pairs while a question is open, nor a shoe card drawn
+        after an input yet to act."""
+        if self.table.question is not None:
+            return
+        self._take_hole_card()
+        while self.table.question is None:
+            match = self.flight.next_match(
+                self.table.now, force=force, behind=self.behind,
+                mismatch_wait_s=self.table.mismatch_wait_s,
+                sole=self.flight.sole_unsighted(), placeable=self.table.placeable)
+            if match is None:
+                return
+            shoe, felt = match.shoe, match.felt
+            if match.kind is MatchKind.STRAY:
+                self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
+                    f"{shoe.card.code} was drawn to the dealer after the last round settled, "
+                    "before this round's first bet: in no round; not recorded"))
+            elif match.kind is MatchKind.SWITCHED:
+                assert felt is not None and felt.card is not None
+                self.table.alarm(
+                    AlarmKind.SWITCHED_CARD,
+                    f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
+                    f"{place_words(felt.spot)}: recorded as {shoe.card.code}; call the floor",
+                )
+                self.table.commit_shoe_card(shoe)  # another card's sighting: no sure place
+            elif match.kind is MatchKind.UNSEEN:
+                self.table.commit_shoe_card(shoe)
+            elif match.kind is MatchKind.LATE:
+                assert felt is not None
+                # placed by the rules, or asked about: the late landing shows nothing
+                self.table.commit_shoe_card(shoe)
+                if self.table.question is not None:
+                    self.table.defer(felt)  # checked against the answer, once given
+                else:
+                    self.late_sighting(felt)
+            elif match.kind is MatchKind.LANDED:
+                assert felt is not None
+                self.table.commit_shoe_card(shoe, felt.spot, felt.sideways)
+                self._take_hole_card()
+
+    def paired_or_asked(self, item: TableInput) -> bool:
+        """Pair what can be paired before ``item`` acts (the game moves on); True when that
+        opened a question: ``item`` then waits, first in line, for the answer."""
+        self.pair(force=True)
+        if self.table.question is None:
+            return False
+        self.table.defer_first(item)
+        return True
+
+    def on_felt_stacks(self, item: FeltStacks) -> None:
+        if not self.table.camera_trusted() or not self.table.round_open:
+            return
+        if self.paired_or_asked(item):
+            return
+        self.infer_hidden_hole()
+        assert self.table.fold is not None
+        engine = self.table.fold.engine
+        hands = engine.hands(item.seat)
+        if not hands or item.stacks <= len(hands):
+            return
+        acting = engine.acting()
+        splits_now = acting is not None and acting[0] == item.seat and \
+            item.from_stack in (None, acting[1]) and Action.SPLIT in engine.legal_actions()
+        if not splits_now and self._placed_unseen_first(item):
+            return
+        # Dividing a stack at a later seat or hand means every hand before it stood.
+        if not self.table.stand_until(CardTarget(item.seat, item.from_stack or 0)):
+            return
+        acting = engine.acting()
+        if acting is None or acting[0] != item.seat:
+            self.table.alarm(
+                AlarmKind.ILLEGAL_ACTION,
+                f"{item.stacks} stacks seen at seat {item.seat}, but "
+                + ("no hand is in play" if acting is None else f"seat {acting[0]} is to act"),
+            )
+            return
+        self.table.apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1]))
+
+    def _placed_unseen_first(self, item: TableInput) -> bool:
+        """``item`` says hands before a place stood, but shoe cards drawn before the camera saw
+        it wait for their landing, and may be those hands' cards: each is placed first as
+        unseen. True when that opened a question: ``item`` then waits, first in line."""
+        while self.flight.shoe and self.table.question is None and \
+                self.table.placeable(self.flight.shoe[0]):
+            pending = self.flight.shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self.table.commit_shoe_card(pending.shoe)
+        if self.table.question is None:
+            return False
+        self.table.defer_first(item)
+        return True
+
+    def on_hole_card(self, item: HoleCardShown) -> None:
+        if not self.table.camera_trusted() or self.table.fold is None:
+            return
+        if self.paired_or_asked(item):
+            return
+        engine = self.table.fold.engine
+        if self.table.fold.ended:
+            self._check_hole(item.card, self.table.fold.settlement)
+            return
+        if not engine.deal_complete:
+            hidden_hole = self.table.mode is Mode.CAMERA_ONLY and self.table.hole_card_due()
+            if item.card is None or not hidden_hole:
+                self.table.alarm(
+                    AlarmKind.ILLEGAL_ACTION, "the hole card was turned before the deal ended"
+                )
+                return
+            # Camera only: the face-down hole card was never seen until now, turned over.
+            if not self.table.shoe.accept_unshod(item.card, "the camera sees"):
+                return
+            if self.table.has_shoe:
+                self.table.shoe.awaiting.append(item.card)
+            self.table.commit(item.card, DEALER_SPOT, False)
+            self.table.stand_until(None)
+            return
+        dealer_cards = engine.dealer_cards()
+        if len(dealer_cards) >= 2 and dealer_cards[1] is None:
+            # A face-down hole card (camera only): reveal first, so a dealer blackjack found
+            # at the peek ends the round before anyone is taken to have stood.
+            if item.card is None:
+                self.table.alarm(AlarmKind.UNREADABLE,
+                                 "the camera cannot read the dealer's hole card")
+                return
+            if not self.table.shoe.accept_unshod(item.card, "the camera sees"):
+                return
+            self.table.shoe.await_reveal(item.card)
+            if not self.table.apply(Reveal(item.card)):
+                return
+        elif item.card is not None and len(dealer_cards) >= 2 and dealer_cards[1] != item.card:
+            dealt = dealer_cards[1]
+            self.table.alarm(
+                AlarmKind.SWITCHED_CARD,
+                f"the dealer's hole card shows {item.card.code} but the shoe dealt "
+                f"{dealt.code if dealt else 'it face down'}: call the floor",
+            )
+        elif item.card is not None and self.entered_unseen[(item.card, None)] > 0:
+            self.entered_unseen[(item.card, None)] -= 1  # the hole card keyed, read at last
+        # Turning the hole card ends the players' turn: every hand still deciding stood.
+        self.table.stand_until(None)
+
+    def _check_hole(self, card: Card | None, settlement: Settlement | None) -> None:
+        """The hole card turned after the round closed (a dealer blackjack found at the peek)."""
+        if card is None or settlement is None:
+            return
+        cards = settlement.dealer.cards
+        if len(cards) >= 2 and cards[1] != card.code:
+            self.table.alarm(
+                AlarmKind.SWITCHED_CARD,
+                f"the dealer's hole card shows {card.code} but {cards[1]} was dealt",
+            )
+
+    def on_felt_swap(self, item: FeltSwap) -> None:
+        if not self.table.camera_trusted():
+            return
+        if (item.previous, item.card, item.spot.seat) in self.corrected:
+            entered = (item.card, item.spot.seat)
+            if self.entered_unseen[entered] > 0:
+                self.entered_unseen[entered] -= 1  # read at last as the dealer corrected it
+            return
+        self.table.alarm(
+            AlarmKind.SWITCHED_CARD,
+            f"the card at {place_words(item.spot)} changed from {item.previous.code} to "
+            f"{item.card.code} where it lies: a switched card; call the floor",
+        )
+
+    def on_camera_link(self, item: CameraLink) -> None:
+        self.table.camera_up = item.up
+        if item.up:
+            self.table.camera_moved = False
+            self.table.resolve(AlarmKind.CAMERA_LOST)
+            self.table.resolve(AlarmKind.CAMERA_MOVED)
+            return
+        self.table.alarm(
+            AlarmKind.CAMERA_LOST,
+            f"camera feed lost ({item.detail or 'no detail'}): enter stand, double and split by "
+            "touch until it returns",
+        )
+        self._flush_pending_shoe()
+
+    def on_camera_moved(self, item: CameraMoved) -> None:
+        self.table.camera_moved = True
+        self.table.alarm(
+            AlarmKind.CAMERA_MOVED,
+            f"the camera moved ({item.detail}): landing spots ignored until it is recalibrated; "
+            "enter stand, double and split by touch",
+        )
+        self._flush_pending_shoe()
+
+    def on_camera_focus(self, item: CameraFocus) -> None:
+        if item.sharp:
+            self.table.resolve(AlarmKind.CAMERA_SOFT)
+            return
+        self.table.alarm(
+            AlarmKind.CAMERA_SOFT,
+            f"the camera's view is soft ({item.detail}): it will miss more cards, each one an "
+            "alarm; call the technician to focus it or clean its lens",
+        )
+
+    def commit_landing(self, pending: Pending) -> None:
+        """A landing read from the camera alone, the shoe's card for it never come; one marked
+        stray (seen before this round's first bet) is in no round."""
+        assert pending.felt is not None
+        if pending.stray:
+            shown = pending.felt.card.code if pending.felt.card else "a card"
+            self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
+                f"{shown} was seen at the dealer's after the last round settled, before this "
+                "round's first bet: in no round; not recorded"))
+            return
+        self._commit_from_camera(pending.felt)
+
+    def drop_strays(self) -> None:
+        """At a new round's first bet: a card out of the shoe since the last round ended (a
+        dealer's draw out of habit) belongs to no round: its alarm now, before it could pair into
+        this one, and the camera's sighting of it at the dealer's is let pass until this round's
+        first card; a sighting there that came first waits, marked, for its shoe card."""
+        self.stray_cards.clear()
+        while self.flight.shoe and self.table.placeable(self.flight.shoe[0]):
+            pending = self.flight.shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                # refused, with its alarm: no round is open
+                self.table.commit_shoe_card(pending.shoe)
+                self.stray_cards[pending.shoe.card] += 1
+        self.flight.felt = deque(
+            replace(p, stray=True) for p in self.flight.felt
+            if p.felt is not None and p.felt.spot.is_dealer)
+
+    def _flush_pending_shoe(self) -> None:
+        """Shoe cards waiting for a landing the camera can no longer report: commit them now
+        (the first the dealer is asked about stops the rest, which wait for the answer)."""
+        while self.flight.shoe and self.table.question is None and \
+                self.table.placeable(self.flight.shoe[0]):
+            pending = self.flight.shoe.popleft()
+            if not pending.rejected and pending.shoe is not None:
+                self.table.commit_shoe_card(pending.shoe)
+        self.flight.felt.clear()
+

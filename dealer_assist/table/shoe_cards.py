@@ -1,0 +1,156 @@
+"""The shoe's cards at a table: each card out checked against the shoe's composition (through the
+pack count, the one owner of that rule), burns, the link, a new shoe, and the cards the shoe
+resends after its link was down checked against what the camera or the dealer recorded."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Protocol
+
+from dealer_assist.rules import Card, RuleSet
+from dealer_assist.table.alarms import Alarm, AlarmKind
+from dealer_assist.table.mode import Mode
+from dealer_assist.table.pack import PackCount
+from dealer_assist.table.sources import NewShoe, ShoeBurn, ShoeCard, ShoeLink, ShoeProblem
+
+if TYPE_CHECKING:
+    from dealer_assist.table.evidence import CameraEvidence
+
+
+class ShoeTable(Protocol):
+    """What the shoe's cards ask of the table."""
+
+    now: float
+    rules: RuleSet
+    has_shoe: bool
+    shoe_up: bool
+    dealer: str | None
+    camera: CameraEvidence
+
+    @property
+    def mode(self) -> Mode: ...
+    def camera_trusted(self) -> bool: ...
+    def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
+    def resolve(self, kind: AlarmKind) -> None: ...
+    def commit_shoe_card(self, shoe: ShoeCard) -> None: ...
+
+
+class ShoeCards:
+    """A table's shoe: ``pack`` counts the cards out since the shuffle; ``awaiting`` holds the
+    cards recorded while the shoe's link was down (None: the face-down hole card, unread), in
+    order, for the shoe's resend of each to be checked against."""
+
+    def __init__(self, table: ShoeTable):
+        self.table = table
+        self.pack = PackCount(table.rules.decks)
+        self.awaiting: deque[Card | None] = deque()
+
+    def on_card(self, item: ShoeCard) -> None:
+        card = item.card
+        if self.awaiting:
+            # The shoe is resending cards the camera already recorded while the link was down.
+            seen = self.awaiting.popleft()
+            self.pack.take(card)
+            if seen is not None and seen != card:
+                self.table.alarm(
+                    AlarmKind.SWITCHED_CARD,
+                    f"the shoe dealt {card.code} but the camera recorded {seen.code} while the "
+                    "shoe link was down: a switched card; call the floor",
+                )
+            return
+        rejected = not self._accept_from_shoe(card)
+        if self.table.mode is Mode.SHOE_AND_CAMERA:
+            self.table.camera.flight.add_shoe(item, self.table.now, rejected)
+            self.table.camera.pair()
+        elif not rejected:
+            self.table.commit_shoe_card(item)
+
+    def _accept_from_shoe(self, card: Card) -> bool:
+        """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
+        breach = self.pack.take(card)
+        if breach is not None and breach.pip_ten:
+            self.table.alarm(
+                AlarmKind.PIP_TEN,
+                f"{card.code} left the shoe: there are no tens in a Spanish shoe; "
+                "not recorded; call the floor",
+            )
+            return False
+        if breach is not None:
+            self.table.alarm(
+                AlarmKind.BEYOND_COMPOSITION,
+                f"{card.code} is copy {breach.copy} out of this shoe, but "
+                f"{self.table.rules.decks} decks hold {breach.held}: a foreign card or a "
+                "misread; not recorded; call the floor",
+            )
+            return False
+        return True
+
+    def on_burn(self, item: ShoeBurn) -> None:
+        if item.card is not None:
+            self.pack.take(item.card)  # a pip ten is not counted
+
+    def on_link(self, item: ShoeLink) -> None:
+        was = self.table.shoe_up
+        self.table.shoe_up = item.up
+        if item.up:
+            self.table.resolve(AlarmKind.SHOE_LINK_DOWN)
+        elif was or self.table.has_shoe:
+            carry_on = (
+                "reading cards from the camera until it reconnects"
+                if self.table.camera_trusted()
+                else "stop dealing until it reconnects (cards drawn meanwhile arrive then)"
+            )
+            detail = item.detail or "no detail"
+            self.table.alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
+            # Landings waiting for a shoe card are now read from the camera alone.
+            while self.table.camera.flight.felt:
+                pending = self.table.camera.flight.felt.popleft()
+                assert pending.felt is not None
+                if self.table.mode is Mode.CAMERA_ONLY:
+                    self.table.camera.commit_landing(pending)
+
+    def on_problem(self, item: ShoeProblem) -> None:
+        self.table.alarm(AlarmKind.SHOE_PROBLEM, item.text)
+
+    def on_new_shoe(self, item: NewShoe) -> None:
+        if item.touched:
+            self.table.alarm(AlarmKind.STAFF, f"dealer {self.table.dealer} touched New shoe: a "
+                             "freshly shuffled pack; the composition count starts again",
+                             resolved=True)
+        self.pack.clear()
+        self.awaiting.clear()
+        if item.decks and item.decks != self.table.rules.decks:
+            self.table.alarm(
+                AlarmKind.SHOE_PROBLEM,
+                f"the shoe reports {item.decks} decks but the table's rules say "
+                f"{self.table.rules.decks}",
+            )
+
+    def accept_unshod(self, card: Card, who: str) -> bool:
+        """A card the shoe did not deal (``who``: "the camera sees", "the dealer keyed"): no
+        pip ten, and (without a shoe to count them) no more copies than the decks hold."""
+        # with a shoe, counted when the shoe resends it
+        breach = self.pack.foreign(card) if self.table.has_shoe else self.pack.take(card)
+        if breach is not None and breach.pip_ten:
+            self.table.alarm(
+                AlarmKind.PIP_TEN,
+                f"{who} {card.code}: there are no tens in a Spanish game; "
+                "not recorded; call the floor",
+            )
+            return False
+        if breach is not None:
+            self.table.alarm(
+                AlarmKind.BEYOND_COMPOSITION,
+                f"{card.code} is copy {breach.copy} since the shuffle, but "
+                f"{self.table.rules.decks} decks hold {breach.held}; not recorded",
+            )
+            return False
+        return True
+
+    def await_reveal(self, card: Card) -> None:
+        """The face-down hole card turned over while the shoe's link is down: the shoe's resend
+        of it is checked against it, in the place its face-down record holds (not as one card
+        more, which would take the shoe's next card for a resend)."""
+        if None in self.awaiting:
+            self.awaiting[self.awaiting.index(None)] = card
+
