@@ -48,6 +48,8 @@ class TableSetup:
     notes: dict[str, str] = field(default_factory=dict)
     round_prefix: str = ""
     evidence: EvidenceFiles | None = None  # the store's key and anchor log (None: unsigned)
+    #: carried on every round's ``round`` line: what reads the cards (``"models"``)
+    round_fields: dict[str, Any] = field(default_factory=dict)
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -113,6 +115,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             rules_spec, watch, table_id=setup.table_id, round_prefix=round_prefix,
             round_number=round_number, has_shoe=setup.shoe_protocol is not None,
             has_camera=setup.has_camera, notes=dict(setup.notes) or None,
+            round_fields=setup.round_fields,
         )
 
     def recorded(round_id: str) -> bool:

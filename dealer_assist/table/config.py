@@ -18,6 +18,20 @@ calibration = "calibration/table.yaml"   # from `dealer-assist calibrate table` 
 model = "models/cards-ourdeck.int8.onnx"          # optional: the card detector and the index
 reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped models)
 
+[vision]                     # with a camera: which models it may run, and on what
+runtime = "auto"             # "auto" (both measured at start, the faster kept), "openvino"
+                             # or "onnxruntime"
+detector_sha256 = [          # required: the SHA-256 of each detector and reader file the
+  "e614c7b33916bca6109d239ab758cd0f4e76102f42e781e0f62587cdba419070",  # table may run (one, or
+  "5d6ca10ab9a4f56c5bdb850043a86a338cdd11477b5d99fc3468a0573a176833",  # a list: here the shipped
+]                                                                      # INT8 and float files)
+reader_sha256 = [
+  "46bcae6514285a26066b9c5b7cf4d928d773e756af1c3b33335ecda603e17fab",
+  "f488f78996239fda3996ff7fa0cc6e49eba8aa0d8629147d6af5c39935780d40",
+]
+# acceptance = "models/enrol-ourdeck.acceptance.json"  # an enrolled deck's acceptance report
+                             # (default: beside its detector); shipped models need none
+
 [recording]
 dir = "recordings"           # round logs (rounds/*.jsonl), voided rounds, alarms.jsonl
 surveillance = false         # also into the surveillance store, its database dir/index.sqlite
@@ -60,6 +74,8 @@ from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
+from dealer_assist.vision.model_control import parse_pins
+from dealer_assist.vision.runtime import AUTO, RUNTIME_CHOICES
 
 
 class ConfigError(ValueError):
@@ -85,6 +101,18 @@ class CameraConfig:
     calibration: Path | None = None
     model: Path | None = None
     reader: Path | None = None
+    vision: VisionConfig | None = None  # None: no [vision] (the camera then refuses to start)
+
+
+@dataclass(frozen=True, slots=True)
+class VisionConfig:
+    """``[vision]``: the runtime (``auto``, ``openvino``, ``onnxruntime``), the SHA-256 pins of
+    the detector and reader files the camera may run, and an enrolled deck's acceptance report."""
+
+    runtime: str = "auto"
+    detector_sha256: tuple[str, ...] = ()
+    reader_sha256: tuple[str, ...] = ()
+    acceptance: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,15 +139,36 @@ class TableConfig:
     plain_http_on_network: bool = False
 
 
-_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging"}
+_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "vision", "recording", "screen",
+             "logging"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader"},
+    "vision": {"runtime", "detector_sha256", "reader_sha256", "acceptance"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
                "plain_http_on_network"},
     "logging": {"level", "file"},
 }
+
+
+def _vision(path: str, base: Path, raw: dict[str, Any] | None) -> VisionConfig | None:
+    if raw is None:
+        return None
+    runtime = raw.get("runtime", AUTO)
+    if runtime not in RUNTIME_CHOICES:
+        raise ConfigError(path, "vision.runtime",
+                          f"one of {', '.join(RUNTIME_CHOICES)}, got {runtime!r}")
+    pins = {}
+    for key in ("detector_sha256", "reader_sha256"):
+        try:
+            pins[key] = parse_pins(raw[key]) if key in raw else ()
+        except ValueError as error:
+            raise ConfigError(path, f"vision.{key}", str(error)) from None
+    acceptance = raw.get("acceptance")
+    return VisionConfig(
+        runtime, pins["detector_sha256"], pins["reader_sha256"],
+        None if acceptance is None else _file(path, base, "vision.acceptance", acceptance))
 
 
 def _section(path: str, data: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -263,7 +312,10 @@ def parse_config(
             _file(path, base, "camera.calibration", raw_camera["calibration"]),
             None if model is None else _file(path, base, "camera.model", model),
             None if reader is None else _file(path, base, "camera.reader", reader),
+            _vision(path, base, _section(path, data, "vision")),
         )
+    elif _section(path, data, "vision") is not None:
+        raise ConfigError(path, "vision", "applies to a camera: there is no [camera]")
 
     recording = _section(path, data, "recording") or {}
     recording_dir = Path(_text(path, "recording.dir", recording.get("dir", "recordings")))

@@ -174,6 +174,7 @@ class TableLoop:
         max_camera_lag_s: float = 0.5,
         notes: dict[str, str] | None = None,
         round_number: int = 0,
+        round_fields: dict[str, Any] | None = None,
     ):
         self.rules = RuleSet.from_spec(rules_spec)
         self.rules_spec = rules_spec
@@ -210,7 +211,8 @@ class TableLoop:
         self.cards_committed = 0
         self.updates = 0  # bumped on every change the screen should show
         self.last_settlement: Settlement | None = None
-        self._session = RoundSession(rules_spec, table_id, round_prefix, round_number)
+        self._session = RoundSession(rules_spec, table_id, round_prefix, round_number,
+                                     round_fields)
         #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
         self.resumed: str | None = None
         self._pack = PackCount(self.rules.decks)

@@ -12,9 +12,12 @@ from dealer_assist.rules import CardTarget, Settlement
 
 class RoundSession:
     """A table's rounds, one at a time: ``fold`` (None before the first), its ``lines``; round
-    ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's)."""
+    ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's). ``fields`` are carried on
+    every round line (``"models"``: what reads the cards)."""
 
-    def __init__(self, rules_spec: Any, table_id: str, prefix: str, number: int = 0):
+    def __init__(self, rules_spec: Any, table_id: str, prefix: str, number: int = 0,
+                 fields: dict[str, Any] | None = None):
+        self.fields = dict(fields or {})
         self.rules_spec = rules_spec
         self.table_id = table_id
         self.prefix = prefix
@@ -35,7 +38,7 @@ class RoundSession:
         into its settlement as ``"dealer_id"``): its id."""
         self.number += 1
         round_id = f"{self.prefix}-{self.number:05d}"
-        carried: dict[str, Any] = {"table": self.table_id}
+        carried: dict[str, Any] = {"table": self.table_id, **self.fields}
         if dealer_id is not None:
             carried["dealer_id"] = dealer_id
         start = RoundStart(round_id, self.rules_spec, carried)

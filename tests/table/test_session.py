@@ -38,3 +38,24 @@ def test_a_refused_event_changes_nothing_and_a_void_hands_back_the_lines():
     round_id, lines = session.void()
     assert round_id == "r-00001" and lines == before and session.fold is None
     assert session.start() == "r-00002"
+
+
+def test_every_round_line_records_what_read_the_cards():
+    """The camera's models (docs/round-log.md): on each round's line, carried into its
+    settlement, read back by the log reader."""
+    import json
+
+    models = {"runtime": "openvino",
+              "detector": {"file": "cards.onnx", "version": "0.10", "sha256": "5d" * 32},
+              "reader": {"file": "index-reader.onnx", "version": "0.10", "sha256": "f4" * 32}}
+    session = RoundSession("h17-ddd-6", "T3", "r", fields={"models": models})
+    for _ in range(2):
+        session.start()
+        assert json.loads(session.lines[0])["models"] == models
+        session.apply(Bet(1, Decimal("10")))
+        for code in ("9S", "6D", "8H", "KC"):
+            session.apply(CardDealt(Card.parse(code)))
+        session.apply(PlayerAction(1, Action.STAND))
+        session.apply(CardDealt(Card.parse("QS")))
+        session.close()
+        assert settle_log(session.lines).to_json()["models"] == models
