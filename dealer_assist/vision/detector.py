@@ -288,11 +288,7 @@ class CardDetector:
         least = self.confidence if confidence is None else confidence
         if len(boxes) == 0:
             return Detections.empty()
-        crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
-        # the reader was trained on every angle: each index is read at four quarter turns
-        views = reading_views(crops)
-        ranks, suits = self._reader.run(crops_to_blob(views))
-        ranks, suits = agree(ranks, len(crops)), agree(suits, len(crops))
+        ranks, suits = self.read_probabilities(frame, boxes)
         rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
         confidences = ranks.max(axis=1) * suits.max(axis=1)
         keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= least)
@@ -300,6 +296,17 @@ class CardDetector:
                               for r, s in zip(rank_ids[keep], suit_ids[keep], strict=True)],
                              np.int64)
         return Detections(boxes[keep], confidences[keep].astype(np.float32), class_ids)
+
+
+    def read_probabilities(self, frame: np.ndarray,
+                           boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The reader's probabilities for the indices at ``boxes`` (``(N, 4)``, N >= 1): ranks
+        ``(N, 14)`` over :data:`RANK_CLASSES` ("-": not an index) and suits ``(N, 4)`` over
+        :data:`SUIT_CLASSES`, each averaged over the four quarter-turn readings."""
+        crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
+        # the reader was trained on every angle: each index is read at four quarter turns
+        ranks, suits = self._reader.run(crops_to_blob(reading_views(crops)))
+        return agree(ranks, len(crops)), agree(suits, len(crops))
 
 
 def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, int, int]]:
