@@ -12,10 +12,11 @@ felt) with cards 76-90 px, unless ``--card-width`` says otherwise. For each size
 precision (float: ``cards.onnx`` + ``index-reader.onnx``; INT8: the ``*.int8.onnx`` files) it
 prints the milliseconds per stage (JPEG decode, card regions + letterbox, detector inference,
 decoding + NMS, reading the indices, grouping; median and 95th percentile) one frame at a time
-on all cores, then the frames per second with ``--workers`` frames detected at once (one
-thread each), as the table's camera runs them. Then a summary table, and what the table's
-``runtime = "auto"`` would pick here. ``--model``/``--reader`` measure those files instead of
-the shipped pairs (then ``--precisions`` is ignored).
+on all cores (each frame read by every runtime and precision in turn, so that other work on
+the machine weighs on all alike), then the frames per second with ``--workers`` frames
+detected at once (one thread each), as the table's camera runs them. Then a summary table,
+and what the table's ``runtime = "auto"`` would pick here. ``--model``/``--reader`` measure
+those files instead of the shipped pairs (then ``--precisions`` is ignored).
 """
 
 from __future__ import annotations
@@ -59,27 +60,32 @@ def decode(jpeg: np.ndarray) -> np.ndarray:
     return frame
 
 
-def one_at_a_time(detector: CardDetector, jpegs: list[np.ndarray],
-                  frames: int) -> dict[str, list[float]]:
-    """Milliseconds per stage for ``frames`` frames, one at a time (after a warm-up of every
-    frame, so that a runtime's first sight of each input shape is not counted)."""
-    for jpeg in jpegs:
-        detector.detect(decode(jpeg))
-    stages: dict[str, list[float]] = {k: [] for k in STAGES}
+def one_at_a_time(detectors: dict[str, CardDetector], jpegs: list[np.ndarray],
+                  frames: int) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per stage for ``frames`` frames, one at a time, for each detector: every
+    frame is read by each detector in turn, so that whatever else the machine does falls on all
+    of them alike (after a warm-up of every frame, so that a runtime's first sight of each input
+    shape is not counted)."""
+    for detector in detectors.values():
+        for jpeg in jpegs:
+            detector.detect(decode(jpeg))
+    stages = {name: {k: [] for k in STAGES} for name in detectors}
     for i in range(frames):
-        t0 = time.perf_counter()
-        frame = decode(jpegs[i % len(jpegs)])
-        t1 = time.perf_counter()
-        detector.detect(frame)
-        t2 = time.perf_counter()
-        times = detector.last_times
-        stages["decode"].append((t1 - t0) * 1e3)
-        stages["regions+letterbox"].append(times.preprocess)
-        stages["inference"].append(times.inference)
-        stages["nms"].append(times.postprocess)
-        stages["reading"].append(times.reading)
-        stages["grouping"].append(times.grouping)
-        stages["total"].append((t2 - t0) * 1e3)
+        for name, detector in detectors.items():
+            t0 = time.perf_counter()
+            frame = decode(jpegs[i % len(jpegs)])
+            t1 = time.perf_counter()
+            detector.detect(frame)
+            t2 = time.perf_counter()
+            times = detector.last_times
+            mine = stages[name]
+            mine["decode"].append((t1 - t0) * 1e3)
+            mine["regions+letterbox"].append(times.preprocess)
+            mine["inference"].append(times.inference)
+            mine["nms"].append(times.postprocess)
+            mine["reading"].append(times.reading)
+            mine["grouping"].append(times.grouping)
+            mine["total"].append((t2 - t0) * 1e3)
     return stages
 
 
@@ -152,27 +158,31 @@ def main() -> None:
         jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
                               [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
         label = f"{size[0]}x{size[1]}"
-        for precision, (model, reader) in pairs.items():
-            for runtime in chosen:
-                detector = CardDetector(model, reader, scale=args.scale, runtime=runtime,
-                                        regions=not args.whole_frame)
-                stages = one_at_a_time(detector, jpegs, args.frames)
-                print(f"\nframe={label} cards={widths[0]:g}-{widths[1]:g}px runtime={runtime} "
-                      f"precision={precision} model={model.name} reader={reader.name} "
-                      f"scale={args.scale} regions={not args.whole_frame} frames={args.frames}")
-                for name, values in stages.items():
-                    p95 = sorted(values)[int(0.95 * (len(values) - 1))]
-                    print(f"  {name:<17} median {statistics.median(values):7.2f} ms   "
-                          f"p95 {p95:7.2f} ms")
-                total = statistics.median(stages["total"])
-                fps, latency = float("nan"), float("nan")
-                if args.workers > 1:
-                    threaded = CardDetector(model, reader, scale=args.scale, runtime=runtime,
-                                            regions=not args.whole_frame, threads=1)
-                    fps, latency = at_once(threaded, jpegs, 2 * args.frames, args.workers)
-                    print(f"  {args.workers} frames at once, one thread each: {fps:.1f} frames/s, "
-                          f"each frame {latency:.1f} ms from JPEG to cards (median)")
-                summary.append((label, runtime, precision, total, fps, latency))
+        configs = [(precision, runtime) for precision in pairs for runtime in chosen]
+        detectors = {f"{runtime}/{precision}": CardDetector(
+            *pairs[precision], scale=args.scale, runtime=runtime, regions=not args.whole_frame)
+            for precision, runtime in configs}
+        measured = one_at_a_time(detectors, jpegs, args.frames)
+        detectors.clear()
+        for precision, runtime in configs:
+            model, reader = pairs[precision]
+            stages = measured[f"{runtime}/{precision}"]
+            print(f"\nframe={label} cards={widths[0]:g}-{widths[1]:g}px runtime={runtime} "
+                  f"precision={precision} model={model.name} reader={reader.name} "
+                  f"scale={args.scale} regions={not args.whole_frame} frames={args.frames}")
+            for name, values in stages.items():
+                p95 = sorted(values)[int(0.95 * (len(values) - 1))]
+                print(f"  {name:<17} median {statistics.median(values):7.2f} ms   "
+                      f"p95 {p95:7.2f} ms")
+            total = statistics.median(stages["total"])
+            fps, latency = float("nan"), float("nan")
+            if args.workers > 1:
+                threaded = CardDetector(model, reader, scale=args.scale, runtime=runtime,
+                                        regions=not args.whole_frame, threads=1)
+                fps, latency = at_once(threaded, jpegs, 2 * args.frames, args.workers)
+                print(f"  {args.workers} frames at once, one thread each: {fps:.1f} frames/s, "
+                      f"each frame {latency:.1f} ms from JPEG to cards (median)")
+            summary.append((label, runtime, precision, total, fps, latency))
     print(f"\nsummary (cpu={cpu_model()!r}, {os.cpu_count()} cores; goal: 30 frames/s, "
           "33 ms a frame one at a time)")
     print(f"  {'frame':<10} {'runtime':<12} {'models':<7} {'1 at a time':>12} "
