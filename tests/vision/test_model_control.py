@@ -161,3 +161,14 @@ def test_a_shipped_file_copied_elsewhere_needs_no_report(tmp_path) -> None:
         shutil.copy(source, target)
     started = start_enrolled(files)
     assert started.models[0].version == "0.10"
+
+
+@pytest.mark.parametrize("doc", ["docs/table.md", "examples/table.toml",
+                                 "dealer_assist/table/config.py"])
+def test_the_pins_the_docs_show_are_the_shipped_models(doc) -> None:
+    """A config copied from the docs runs the shipped models: every SHA-256 shown is one."""
+    import re
+
+    text = (MODELS_DIR.parent / doc).read_text(encoding="utf-8")
+    shown = set(re.findall(r"\b[0-9a-f]{64}\b", text))
+    assert shown == {entry["sha256"] for entry in SHIPPED.values()}
