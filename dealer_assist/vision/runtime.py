@@ -155,8 +155,8 @@ def choose_runtime(candidates: dict[str, Callable[[np.ndarray], Any]],
         raise ValueError("no runtime to choose from")
     if len(candidates) == 1 or not frames:
         (name, *_) = candidates
-        return Choice(name, "the only runtime available" if len(candidates) == 1
-                      else "no warm-up frames to measure on", {})
+        return Choice(name, "the only candidate: installed, its files pinned"
+                      if len(candidates) == 1 else "no warm-up frames to measure on", {})
     times: dict[str, list[float]] = {name: [] for name in candidates}
     for detect in candidates.values():
         for frame in frames:

@@ -126,3 +126,13 @@ def test_warmup_frames_give_the_detector_cards_to_read() -> None:
 def test_unknown_runtime_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown runtime 'tensorrt'"):
         CardDetector(runtime="tensorrt")
+
+
+def test_a_file_that_is_no_model_is_named_in_openvino_too(tmp_path) -> None:
+    from dealer_assist.vision.detector import ModelError
+
+    bad = tmp_path / "cards.onnx"
+    bad.write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="not a readable ONNX model") as refused:
+        CardDetector(bad, runtime=runtime.OPENVINO)
+    assert refused.value.path == bad
