@@ -1,16 +1,22 @@
-"""Speed of the card detector end to end (1280x720 unless told) on this machine's CPUs.
+"""Speed of the card detector end to end on this machine's CPUs, ONNX Runtime and OpenVINO side
+by side, float and INT8 models, in one run.
 
-    PYTHONPATH=. python bench/detect.py [--model M] [--reader R] [--scale 1.0] [--frames 60]
-                                        [--whole-frame] [--workers 2]
-                                        [--size 3072x1728 --card-width 76 90]
+    PYTHONPATH=. python bench/detect.py [--runtimes onnxruntime,openvino] [--precisions float,int8]
+                                        [--sizes 1280x720,3072x1728] [--frames 40] [--workers 2]
+                                        [--card-width LEAST MOST] [--scale 1.0] [--whole-frame]
+                                        [--model M --reader R]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
-deliver them; the stages timed are JPEG decode, card regions + letterbox, ONNX Runtime
-detector inference, decoding + NMS, reading the indices (crop + reader CNN), and grouping into
-cards.
-Prints milliseconds per stage (median and 95th percentile) and fps for one frame at a time, then
-the frames per second with ``--workers`` frames detected at once (default 2), as the table's
-camera runs them.
+deliver them: 1280x720 with cards 58-95 px wide, 3072x1728 (a 3K camera over a whole 7-seat
+felt) with cards 76-90 px, unless ``--card-width`` says otherwise. For each size, runtime and
+precision (float: ``cards.onnx`` + ``index-reader.onnx``; INT8: the ``*.int8.onnx`` files) it
+prints the milliseconds per stage (JPEG decode, card regions + letterbox, detector inference,
+decoding + NMS, reading the indices, grouping; median and 95th percentile) one frame at a time
+on all cores (each frame read by every runtime and precision in turn, so that other work on
+the machine weighs on all alike), then the frames per second with ``--workers`` frames
+detected at once (one thread each), as the table's camera runs them. Then a summary table,
+and what the table's ``runtime = "auto"`` would pick here. ``--model``/``--reader`` measure
+those files instead of the shipped pairs (then ``--precisions`` is ignored).
 """
 
 from __future__ import annotations
@@ -26,8 +32,9 @@ import cv2
 import numpy as np
 from machine import cpu_model
 
+from dealer_assist.vision import runtime as runtimes
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
-from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
+from dealer_assist.vision.detector import MODELS_DIR, CardDetector
 from dealer_assist.vision.options import SCALE
 from dealer_assist.vision.scenes import (
     SceneConfig,
@@ -35,6 +42,15 @@ from dealer_assist.vision.scenes import (
     parse_frame_size,
     render_scene,
 )
+
+#: The precisions measured and their files: float as trained, INT8 as quantised.
+PRECISION_FILES = {
+    "float": ("cards.onnx", "index-reader.onnx"),
+    "int8": ("cards.int8.onnx", "index-reader.int8.onnx"),
+}
+#: Cards' width at each frame size unless ``--card-width`` is given (the install's sizes).
+CARD_WIDTHS = {(1280, 720): (58.0, 95.0), (3072, 1728): (76.0, 90.0)}
+STAGES = ("decode", "regions+letterbox", "inference", "nms", "reading", "grouping", "total")
 
 
 def decode(jpeg: np.ndarray) -> np.ndarray:
@@ -44,86 +60,149 @@ def decode(jpeg: np.ndarray) -> np.ndarray:
     return frame
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
-    parser.add_argument("--scale", type=SCALE, default=1.0)
-    parser.add_argument("--frames", type=int, default=60)
-    parser.add_argument("--workers", type=int, default=2,
-                        help="frames detected at once for the throughput figure (1: skip it)")
-    parser.add_argument("--whole-frame", action="store_true",
-                        help="run the network on the whole frame, not on card regions")
-    parser.add_argument("--size", default="1280x720",
-                        help="frame size WxH (a 3K camera over a whole table: 3072x1728)")
-    parser.add_argument("--card-width", type=float, nargs=2, default=(58.0, 95.0),
-                        metavar=("LEAST", "MOST"), help="cards' width in the frame, pixels")
-    args = parser.parse_args()
-    try:
-        size = parse_frame_size(args.size)
-    except ValueError as bad:
-        parser.error(f"--size {bad}")
-    try:
-        card_width = check_card_width(*args.card_width)
-    except ValueError as bad:
-        parser.error(f"--card-width LEAST MOST: {bad}")
-    config = SceneConfig(size=size, card_width=card_width)
-    rng = np.random.default_rng(7)
-    designs = load_designs(list(HELD_OUT_DESIGNS))
-    jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
-                          [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
-    detector = CardDetector(args.model, args.reader, scale=args.scale, regions=not args.whole_frame)
-    for jpeg in jpegs[:3]:  # warm-up
-        detector.detect(decode(jpeg))
-    names = ("decode", "regions+letterbox", "inference", "nms", "reading", "grouping", "total")
-    stages: dict[str, list[float]] = {k: [] for k in names}
-    for i in range(args.frames):
-        t0 = time.perf_counter()
-        frame = decode(jpegs[i % len(jpegs)])
-        t1 = time.perf_counter()
-        detector.detect(frame)
-        t2 = time.perf_counter()
-        times = detector.last_times
-        stages["decode"].append((t1 - t0) * 1e3)
-        stages["regions+letterbox"].append(times.preprocess)
-        stages["inference"].append(times.inference)
-        stages["nms"].append(times.postprocess)
-        stages["reading"].append(times.reading)
-        stages["grouping"].append(times.grouping)
-        stages["total"].append((t2 - t0) * 1e3)
-    h, w = frame.shape[:2]
-    print(f"cpu_count={os.cpu_count()} cpu={cpu_model()!r}")
-    print(f"frame={w}x{h} cards={args.card_width[0]:g}-{args.card_width[1]:g}px scale={args.scale} "
-          f"regions={not args.whole_frame} "
-          f"model={args.model.name} reader={args.reader.name} frames={args.frames}")
-    for name, values in stages.items():
-        p95 = sorted(values)[int(0.95 * (len(values) - 1))]
-        print(f"  {name:<17} median {statistics.median(values):7.2f} ms   p95 {p95:7.2f} ms")
-    print(f"  fps (1000 / median total) = {1000 / statistics.median(stages['total']):.1f}")
-    if args.workers > 1:
-        throughput(args, jpegs)
+def one_at_a_time(detectors: dict[str, CardDetector], jpegs: list[np.ndarray],
+                  frames: int) -> dict[str, dict[str, list[float]]]:
+    """Milliseconds per stage for ``frames`` frames, one at a time, for each detector: every
+    frame is read by each detector in turn, so that whatever else the machine does falls on all
+    of them alike (after a warm-up of every frame, so that a runtime's first sight of each input
+    shape is not counted)."""
+    for detector in detectors.values():
+        for jpeg in jpegs:
+            detector.detect(decode(jpeg))
+    stages = {name: {k: [] for k in STAGES} for name in detectors}
+    for i in range(frames):
+        for name, detector in detectors.items():
+            t0 = time.perf_counter()
+            frame = decode(jpegs[i % len(jpegs)])
+            t1 = time.perf_counter()
+            detector.detect(frame)
+            t2 = time.perf_counter()
+            times = detector.last_times
+            mine = stages[name]
+            mine["decode"].append((t1 - t0) * 1e3)
+            mine["regions+letterbox"].append(times.preprocess)
+            mine["inference"].append(times.inference)
+            mine["nms"].append(times.postprocess)
+            mine["reading"].append(times.reading)
+            mine["grouping"].append(times.grouping)
+            mine["total"].append((t2 - t0) * 1e3)
+    return stages
 
 
-def throughput(args: argparse.Namespace, jpegs: list[np.ndarray]) -> None:
-    """Frames through decode + detection with ``--workers`` frames at once, as the table's camera
-    runs them (``CameraSource(workers=...)``: one detector, one ONNX Runtime thread per call)."""
-    detector = CardDetector(args.model, args.reader, scale=args.scale,
-                            regions=not args.whole_frame, threads=1)
+def at_once(detector: CardDetector, jpegs: list[np.ndarray], frames: int,
+            workers: int) -> tuple[float, float]:
+    """Frames per second and the median milliseconds a frame with ``workers`` frames detected
+    at once, as the table's camera runs them (``CameraSource(workers=...)``: one detector, one
+    runtime thread per call)."""
 
     def one(index: int) -> float:
         t0 = time.perf_counter()
         detector.detect(decode(jpegs[index % len(jpegs)]))
         return (time.perf_counter() - t0) * 1e3
 
-    frames = 2 * args.frames
-    with ThreadPoolExecutor(args.workers) as pool:
-        list(pool.map(one, range(2 * args.workers)))  # warm-up
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(one, range(max(len(jpegs), 2 * workers))))  # warm-up, every thread
         started = time.perf_counter()
         latencies = list(pool.map(one, range(frames)))
         elapsed = time.perf_counter() - started
-    print(f"{args.workers} frames at once, one ONNX Runtime thread each, {frames} frames: "
-          f"{frames / elapsed:.1f} frames/s, each frame {statistics.median(latencies):.1f} ms "
-          f"from JPEG to cards (median)")
+    return frames / elapsed, statistics.median(latencies)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runtimes", default=",".join(runtimes.RUNTIMES))
+    parser.add_argument("--precisions", default="float,int8")
+    parser.add_argument("--sizes", default="1280x720,3072x1728",
+                        help="frame sizes WxH, comma-separated")
+    parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--reader", type=Path, default=None)
+    parser.add_argument("--scale", type=SCALE, default=1.0)
+    parser.add_argument("--frames", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=2,
+                        help="frames detected at once for the throughput figure (1: skip it)")
+    parser.add_argument("--whole-frame", action="store_true",
+                        help="run the network on the whole frame, not on card regions")
+    parser.add_argument("--card-width", type=float, nargs=2, default=None,
+                        metavar=("LEAST", "MOST"), help="cards' width in the frame, pixels")
+    args = parser.parse_args()
+    chosen = [r.strip() for r in args.runtimes.split(",") if r.strip()]
+    unknown = [r for r in chosen if r not in runtimes.RUNTIMES]
+    if unknown or not chosen:
+        parser.error(f"--runtimes: unknown {unknown} (known: {', '.join(runtimes.RUNTIMES)})")
+    missing = [r for r in chosen if r not in runtimes.available()]
+    if missing:
+        parser.error(f"--runtimes: not installed here: {', '.join(missing)}")
+    precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
+    if not precisions or any(p not in PRECISION_FILES for p in precisions):
+        parser.error(f"--precisions: each one of {', '.join(PRECISION_FILES)}")
+    if (args.model is None) != (args.reader is None):
+        parser.error("--model and --reader go together")
+    pairs = {p: (MODELS_DIR / PRECISION_FILES[p][0], MODELS_DIR / PRECISION_FILES[p][1])
+             for p in precisions} if args.model is None else {"given": (args.model, args.reader)}
+    try:
+        sizes = [parse_frame_size(s.strip()) for s in args.sizes.split(",") if s.strip()]
+    except ValueError as bad:
+        parser.error(f"--sizes {bad}")
+    print(f"cpu_count={os.cpu_count()} cpu={cpu_model()!r}")
+    summary: list[tuple[str, str, str, float, float, float]] = []
+    for size in sizes:
+        widths = tuple(args.card_width) if args.card_width else CARD_WIDTHS.get(size, (58.0, 95.0))
+        try:
+            card_width = check_card_width(*widths, size)
+        except ValueError as bad:
+            parser.error(f"--card-width LEAST MOST at {size[0]}x{size[1]}: {bad}")
+        config = SceneConfig(size=size, card_width=card_width)
+        rng = np.random.default_rng(7)
+        designs = load_designs(list(HELD_OUT_DESIGNS))
+        jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
+                              [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
+        label = f"{size[0]}x{size[1]}"
+        configs = [(precision, runtime) for precision in pairs for runtime in chosen]
+        detectors = {f"{runtime}/{precision}": CardDetector(
+            *pairs[precision], scale=args.scale, runtime=runtime, regions=not args.whole_frame)
+            for precision, runtime in configs}
+        measured = one_at_a_time(detectors, jpegs, args.frames)
+        detectors.clear()
+        for precision, runtime in configs:
+            model, reader = pairs[precision]
+            stages = measured[f"{runtime}/{precision}"]
+            print(f"\nframe={label} cards={widths[0]:g}-{widths[1]:g}px runtime={runtime} "
+                  f"precision={precision} model={model.name} reader={reader.name} "
+                  f"scale={args.scale} regions={not args.whole_frame} frames={args.frames}")
+            for name, values in stages.items():
+                p95 = sorted(values)[int(0.95 * (len(values) - 1))]
+                print(f"  {name:<17} median {statistics.median(values):7.2f} ms   "
+                      f"p95 {p95:7.2f} ms")
+            total = statistics.median(stages["total"])
+            fps, latency = float("nan"), float("nan")
+            if args.workers > 1:
+                threaded = CardDetector(model, reader, scale=args.scale, runtime=runtime,
+                                        regions=not args.whole_frame, threads=1)
+                fps, latency = at_once(threaded, jpegs, 2 * args.frames, args.workers)
+                print(f"  {args.workers} frames at once, one thread each: {fps:.1f} frames/s, "
+                      f"each frame {latency:.1f} ms from JPEG to cards (median)")
+            summary.append((label, runtime, precision, total, fps, latency))
+    print(f"\nsummary (cpu={cpu_model()!r}, {os.cpu_count()} cores; goal: 30 frames/s, "
+          "33 ms a frame one at a time)")
+    print(f"  {'frame':<10} {'runtime':<12} {'models':<7} {'1 at a time':>12} "
+          f"{f'{args.workers} at once':>13} {'each':>9}")
+    for label, runtime, precision, total, fps, latency in summary:
+        print(f"  {label:<10} {runtime:<12} {precision:<7} {total:9.1f} ms "
+              f"{fps:9.1f} f/s {latency:6.1f} ms")
+    for label in dict.fromkeys(row[0] for row in summary):
+        rows = [row for row in summary if row[0] == label
+                and (args.model is not None or row[2] == _table_precision(row[1]))]
+        if rows:
+            best = min(rows, key=lambda row: row[3])
+            print(f"  runtime = \"auto\" at {label} picks {best[1]} ({best[2]} models, "
+                  f"{best[3]:.1f} ms a frame)")
+
+
+def _table_precision(runtime: str) -> str:
+    """Which precision the table runs in ``runtime`` (:func:`runtime.model_files`)."""
+    detector, _ = runtimes.model_files(runtime, MODELS_DIR)
+    return "int8" if detector.name.endswith(".int8.onnx") else "float"
 
 
 if __name__ == "__main__":

@@ -54,6 +54,8 @@ class TableSetup:
     max_camera_lag_s: float = MAX_CAMERA_LAG_S
     chips: ChipSet = field(default_factory=ChipSet.default)  # each payout shown as these
     floor: FloorLink | None = None  # forward the store to the floor's room (None: alone)
+    #: carried on every round's ``round`` line: what reads the cards (``"models"``)
+    round_fields: dict[str, Any] = field(default_factory=dict)
 
     def journal_config(self) -> dict[str, Any]:
         """What a journal's round may be resumed under: the same, or it is voided."""
@@ -140,6 +142,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
             round_number=round_number, has_shoe=setup.shoe_protocol is not None,
             has_camera=setup.has_camera, notes=dict(setup.notes) or None,
             camera_wait_s=setup.camera_wait_s, max_camera_lag_s=setup.max_camera_lag_s,
+            round_fields=setup.round_fields,
         )
 
     factory: LoopFactory = make_loop

@@ -145,7 +145,10 @@ class CameraSource:
     to a pool and goes on grabbing, and the frames' cards are tracked in frame order as they
     come back: a detector that takes longer than a frame interval on one core keeps up with the
     camera on several (``detect`` must then be safe to call from several threads, as
-    :class:`~dealer_assist.vision.detector.CardDetector` is)."""
+    :class:`~dealer_assist.vision.detector.CardDetector` is).
+
+    ``models``: what reads the frames (runtime, detector and reader file, version, SHA-256), as
+    each round's ``round`` line records it; None where nobody said."""
 
     name = "camera"
 
@@ -159,6 +162,7 @@ class CameraSource:
         check_view_every_s: float = 5.0,
         max_fps: float | None = None,
         workers: int = 1,
+        models: dict[str, Any] | None = None,
     ):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -169,6 +173,7 @@ class CameraSource:
         self.check_view_every_s = check_view_every_s
         self.min_interval = 0.0 if not max_fps else 1.0 / max_fps
         self.workers = workers
+        self.models = models
         self.frames_processed = 0
         self.seconds_busy = 0.0
         self._stop = threading.Event()

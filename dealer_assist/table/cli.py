@@ -79,6 +79,12 @@ def run(args: argparse.Namespace) -> int:
     return _run_table(args)
 
 
+def _round_fields(camera: object) -> dict[str, object]:
+    """What every round line carries of the table's devices: the camera's models."""
+    models = getattr(camera, "models", None)
+    return {"models": models} if models else {}
+
+
 def _run_table(args: argparse.Namespace) -> int:
 
     from dealer_assist import logs
@@ -115,6 +121,8 @@ def _run_table(args: argparse.Namespace) -> int:
     camera: Source | None = None
     if config.camera is not None:
         from dealer_assist.table.live_camera import open_live_camera
+        from dealer_assist.vision.model_control import PinError
+        from dealer_assist.vision.runtime import RuntimeUnavailable
 
         try:
             camera = open_live_camera(
@@ -123,7 +131,11 @@ def _run_table(args: argparse.Namespace) -> int:
                     f"dealer-assist table: {config.path}: camera: warning: {message}",
                     file=sys.stderr,
                 ),
+                where=config.path,
             )
+        except (PinError, RuntimeUnavailable) as error:  # models it may not run: no start
+            print(f"dealer-assist table: {config.path}: vision: {error}", file=sys.stderr)
+            return 2
         except ValueError as error:  # the detector's model, the calibration file
             notes["camera"] = f"unavailable: {error}"
             print(f"dealer-assist table: {config.path}: camera: {error}", file=sys.stderr)
@@ -210,7 +222,8 @@ def _run_table(args: argparse.Namespace) -> int:
         access=ScreenAccess(secret), notes=notes,
         evidence=evidence, chips=config.chips, floor=config.floor,
         camera_wait_s=(config.camera or CameraConfig(0)).wait_s,
-        max_camera_lag_s=(config.camera or CameraConfig(0)).max_lag_s)
+        max_camera_lag_s=(config.camera or CameraConfig(0)).max_lag_s,
+        round_fields=_round_fields(camera))
     try:
         table = assemble(setup, make_sources, staff=StaffDesk(registry))
     except RecordingError as error:

@@ -21,6 +21,20 @@ reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped
 #                            # by the rules or asked about; an older sighting decides nothing
 # max_lag_s = 0.5            # past this lag the camera is behind: the dealer is asked more
 
+[vision]                     # with a camera: which models it may run, and on what
+runtime = "auto"             # "auto" (both measured at start, the faster kept), "openvino"
+                             # or "onnxruntime"
+detector_sha256 = [          # required: the SHA-256 of each detector and reader file the
+  "e614c7b33916bca6109d239ab758cd0f4e76102f42e781e0f62587cdba419070",  # table may run (one, or
+  "5d6ca10ab9a4f56c5bdb850043a86a338cdd11477b5d99fc3468a0573a176833",  # a list: here the shipped
+]                                                                      # INT8 and float files)
+reader_sha256 = [
+  "46bcae6514285a26066b9c5b7cf4d928d773e756af1c3b33335ecda603e17fab",
+  "f488f78996239fda3996ff7fa0cc6e49eba8aa0d8629147d6af5c39935780d40",
+]
+# acceptance = "models/enrol-ourdeck.acceptance.json"  # an enrolled deck's acceptance report
+                             # (default: beside its detector); shipped models need none
+
 [recording]
 dir = "recordings"           # the recording store (dir/index.sqlite, always on; replay dir
                              # --verify), the round logs exported from it (rounds/*.jsonl,
@@ -77,6 +91,8 @@ from dealer_assist.table.chips import ChipError, ChipSet
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
+from dealer_assist.vision.model_control import parse_pins
+from dealer_assist.vision.runtime import AUTO, RUNTIME_CHOICES
 
 
 class ConfigError(ValueError):
@@ -104,6 +120,18 @@ class CameraConfig:
     reader: Path | None = None
     wait_s: float = CAMERA_WAIT_S  #: see dealer_assist.table.pairing
     max_lag_s: float = MAX_CAMERA_LAG_S
+    vision: VisionConfig | None = None  # None: no [vision] (the camera then refuses to start)
+
+
+@dataclass(frozen=True, slots=True)
+class VisionConfig:
+    """``[vision]``: the runtime (``auto``, ``openvino``, ``onnxruntime``), the SHA-256 pins of
+    the detector and reader files the camera may run, and an enrolled deck's acceptance report."""
+
+    runtime: str = "auto"
+    detector_sha256: tuple[str, ...] = ()
+    reader_sha256: tuple[str, ...] = ()
+    acceptance: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +159,12 @@ class TableConfig:
     floor: FloorLink | None = None  # forwarding to the floor's room (None: a table alone)
 
 
-_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "recording", "screen", "logging", "floor"}
+_TOP_KEYS = {"table_id", "rules", "shoe", "camera", "vision", "recording", "screen",
+             "logging", "floor"}
 _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader", "wait_s", "max_lag_s"},
+    "vision": {"runtime", "detector_sha256", "reader_sha256", "acceptance"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
                "plain_http_on_network", "chips"},
@@ -155,6 +185,25 @@ def _seconds(path: str, key: str, value: object) -> float:
         raise ConfigError(path, key, f"must be seconds over 0, at most {MAX_WAIT_S:g}, "
                           f"got {value!r}")
     return float(value)
+
+
+def _vision(path: str, base: Path, raw: dict[str, Any] | None) -> VisionConfig | None:
+    if raw is None:
+        return None
+    runtime = raw.get("runtime", AUTO)
+    if runtime not in RUNTIME_CHOICES:
+        raise ConfigError(path, "vision.runtime",
+                          f"one of {', '.join(RUNTIME_CHOICES)}, got {runtime!r}")
+    pins = {}
+    for key in ("detector_sha256", "reader_sha256"):
+        try:
+            pins[key] = parse_pins(raw[key]) if key in raw else ()
+        except ValueError as error:
+            raise ConfigError(path, f"vision.{key}", str(error)) from None
+    acceptance = raw.get("acceptance")
+    return VisionConfig(
+        runtime, pins["detector_sha256"], pins["reader_sha256"],
+        None if acceptance is None else _file(path, base, "vision.acceptance", acceptance))
 
 
 def _section(path: str, data: dict[str, Any], name: str) -> dict[str, Any] | None:
@@ -306,7 +355,10 @@ def parse_config(
             None if model is None else _file(path, base, "camera.model", model),
             None if reader is None else _file(path, base, "camera.reader", reader),
             wait_s, max_lag_s,
+            _vision(path, base, _section(path, data, "vision")),
         )
+    elif _section(path, data, "vision") is not None:
+        raise ConfigError(path, "vision", "applies to a camera: there is no [camera]")
 
     recording = _section(path, data, "recording") or {}
     recording_dir = Path(_text(path, "recording.dir", recording.get("dir", "recordings")))

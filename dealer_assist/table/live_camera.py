@@ -83,10 +83,15 @@ class Capture:
 
 
 def open_live_camera(config: CameraConfig,
-                     warn: Callable[[str], None] = lambda message: None) -> CameraSource:
-    """The camera pipeline for ``[camera]``; raises ``ValueError`` subclasses naming what is
-    missing or wrong (the model file, the calibration file and its key). ``warn`` is told what
-    runs but reads worse: cards the calibrated camera shows too small or too large to read."""
+                     warn: Callable[[str], None] = lambda message: None,
+                     where: str = "table.toml") -> CameraSource:
+    """The camera pipeline for ``[camera]`` and ``[vision]`` (``where``: the config, for
+    messages); raises ``ValueError`` subclasses naming what is missing or wrong (the model file,
+    the calibration file and its key; a model not pinned or not accepted:
+    :class:`~dealer_assist.vision.model_control.PinError`) and ``RuntimeError`` for a runtime
+    named but not installed. ``warn`` is told what runs but reads worse: cards the calibrated
+    camera shows too small or too large to read. The source's ``models`` is what each round
+    records of the models."""
     from dealer_assist.calibration.drift import DriftMonitor
     from dealer_assist.calibration.focus import FocusMonitor
     from dealer_assist.calibration.table import (
@@ -94,13 +99,18 @@ def open_live_camera(config: CameraConfig,
         card_size_warnings,
         detect_markers,
     )
-    from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
+    from dealer_assist.table.config import VisionConfig
+    from dealer_assist.vision.startup import start_detector
     from dealer_assist.vision.tracker import CardTracker
 
-    detector = CardDetector(config.model or DEFAULT_MODEL, config.reader or DEFAULT_READER,
-                            threads=1)
     assert config.calibration is not None  # the config requires it with a camera
     calibration = TableCalibration.load(config.calibration)
+    vision = config.vision or VisionConfig()
+    started = start_detector(
+        runtime_choice=vision.runtime, model=config.model, reader=config.reader,
+        detector_pins=vision.detector_sha256, reader_pins=vision.reader_sha256,
+        acceptance=vision.acceptance, where=where, frame_size=calibration.camera.image_size)
+    detector = started.detector
     for warning in card_size_warnings(calibration, str(config.calibration)):
         warn(warning)
     layout = calibration.layout
@@ -141,4 +151,4 @@ def open_live_camera(config: CameraConfig,
         picture=jpeg,
     )
     return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
-                        workers=DETECTION_WORKERS)
+                        workers=DETECTION_WORKERS, models=started.to_json())

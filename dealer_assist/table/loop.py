@@ -120,6 +120,7 @@ class TableLoop:
         max_camera_lag_s: float = MAX_CAMERA_LAG_S,
         notes: dict[str, str] | None = None,
         round_number: int = 0,
+        round_fields: dict[str, Any] | None = None,
     ):
         self.rules = RuleSet.from_spec(rules_spec)
         self.rules_spec = rules_spec
@@ -147,7 +148,7 @@ class TableLoop:
         self.updates = 0  # bumped on every change the screen should show
         self.last_settlement: Settlement | None = None
         self._session = RoundSession(
-            rules_spec, table_id, round_prefix, round_number,
+            rules_spec, table_id, round_prefix, round_number, round_fields,
             tell=lambda call: self._record(lambda: call(self.recorder)))
         #: why the round in play was rebuilt after a restart, until the dealer confirms the felt
         self.resumed: str | None = None

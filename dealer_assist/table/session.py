@@ -45,11 +45,13 @@ def _untold(call: Callable[[Recorder], None]) -> None:
 
 class RoundSession:
     """A table's rounds, one at a time: ``fold`` (None before the first), its ``lines``; round
-    ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's). ``tell``: how each line,
-    settlement and void reaches the recorder (default: nowhere)."""
+    ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's). ``fields`` are carried on
+    every round line (``"models"``: what reads the cards). ``tell``: how each line, settlement
+    and void reaches the recorder (default: nowhere)."""
 
     def __init__(self, rules_spec: Any, table_id: str, prefix: str, number: int = 0,
-                 tell: Tell = _untold):
+                 fields: dict[str, Any] | None = None, tell: Tell = _untold):
+        self.fields = dict(fields or {})
         self.tell = tell
         self.rules_spec = rules_spec
         self.table_id = table_id
@@ -71,7 +73,7 @@ class RoundSession:
         into its settlement as ``"dealer_id"``): its id."""
         self.number += 1
         round_id = f"{self.prefix}-{self.number:05d}"
-        carried: dict[str, Any] = {"table": self.table_id}
+        carried: dict[str, Any] = {"table": self.table_id, **self.fields}
         if dealer_id is not None:
             carried["dealer_id"] = dealer_id
         start = RoundStart(round_id, self.rules_spec, carried)

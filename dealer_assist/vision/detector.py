@@ -1,4 +1,4 @@
-"""The card detector at the table: ONNX Runtime only (no torch).
+"""The card detector at the table: ONNX Runtime or OpenVINO (:mod:`.runtime`), no torch.
 
 A frame goes through card regions (where bright, unsaturated paper lies on the felt, so the
 network runs only on the part of the frame that can hold a card) -> letterbox -> detector
@@ -11,7 +11,6 @@ index visible is placed on that index.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from dealer_assist.vision import runtime as runtimes
 from dealer_assist.vision.artwork import CARD_CODES
+from dealer_assist.vision.model_control import MODELS_DIR
 from dealer_assist.vision.reader import (
     CROP_SIZE,
     RANK_CLASSES,
@@ -31,8 +32,6 @@ from dealer_assist.vision.reader import (
     reading_views,
 )
 
-#: Where the shipped models, their training settings and torch weights live.
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 #: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
 #: exports ``cards.onnx`` and ``index-reader.onnx`` beside them.
 DEFAULT_MODEL = MODELS_DIR / "cards.int8.onnx"
@@ -131,14 +130,17 @@ class StageTimes:
 class CardDetector:
     """Loads the two ONNX models once; ``detect(frame)`` gives the cards in a BGR frame.
 
+    ``runtime``: ``"onnxruntime"`` or ``"openvino"`` (:mod:`.runtime`); the files are run as
+    given, whichever runtime runs them.
+
     ``scale`` resizes the frame before the detector (1.0 = the frame's own pixels, what it was
     trained for; 0.75 is faster but finds fewer indices). ``presence`` is the least detector
     score (its class scores summed; the shipped model has one class, "index") for a place to
     count as an index; ``confidence`` the least reading confidence (rank probability x suit
     probability, each averaged over four readings of the index at quarter turns). ``regions``:
     run the network only on :func:`card_regions` (False: always the whole frame). ``threads``:
-    ONNX Runtime threads per inference (default: all cores; the table's camera uses one and
-    detects frames at once). Safe to call from several threads at once (``last_times`` then
+    the runtime's threads per inference (default: all cores; the table's camera uses one
+    and detects frames at once). Safe to call from several threads at once (``last_times`` then
     holds the stages of whichever call last wrote them).
     """
 
@@ -153,16 +155,15 @@ class CardDetector:
         iou: float = 0.5,
         regions: bool = True,
         threads: int | None = None,
+        runtime: str = runtimes.ONNXRUNTIME,
     ) -> None:
         if not scale > 0:  # NaN too
             raise ValueError(f"scale must be above 0, got {scale}")
         path, reader = Path(model_path), Path(reader_path)
-        self._session = _open_session(path, threads)
-        inputs = self._session.get_inputs()
-        if len(inputs) != 1 or len(inputs[0].shape) != 4:
+        self._session = _open_session(path, runtime, threads)
+        if self._session.input_count != 1 or len(self._session.input_shape) != 4:
             raise ModelError("model input is not one NCHW image", path)
-        self._input_name = inputs[0].name
-        fixed = inputs[0].shape[2:]
+        fixed = self._session.input_shape[2:]
         self._fixed_size = tuple(fixed) if all(isinstance(v, int) for v in fixed) else None
         # dynamic exports name their output dims instead of sizing them: run once to check
         probe = np.zeros((1, 3, *(self._fixed_size or (_STRIDE, _STRIDE))), np.float32)
@@ -171,13 +172,13 @@ class CardDetector:
             raise ModelError(
                 f"model outputs are {[o.shape for o in outs]}; a detector gives one, "
                 "(1, 4 + classes, N) (is this the index reader?)", path)
-        self._reader = _open_session(reader, threads)
+        self._reader = _open_session(reader, runtime, threads)
         outs = _probe(self._reader, reader, np.zeros((1, 3, CROP_SIZE, CROP_SIZE), np.float32))
         if [o.shape for o in outs] != [(1, len(RANK_CLASSES)), (1, len(SUIT_CLASSES))]:
             raise ModelError(
                 f"reader outputs are {[o.shape for o in outs]}; an index reader gives "
                 f"(1, {len(RANK_CLASSES)}) ranks and (1, {len(SUIT_CLASSES)}) suits", reader)
-        self._reader_input = self._reader.get_inputs()[0].name
+        self.runtime = runtime
         self.path = path
         self.reader_path = reader
         self.scale = scale
@@ -201,7 +202,7 @@ class CardDetector:
             t1 = time.perf_counter()
             blob, factor = self._letterbox(frame[y0:y1, x0:x1])
             t2 = time.perf_counter()
-            (raw,) = self._session.run(None, {self._input_name: blob})
+            (raw,) = self._session.run(blob)
             t3 = time.perf_counter()
             boxes, scores = self._candidates(raw[0], factor)
             found_boxes.append(boxes + np.array([x0, y0, x0, y0], np.float32))
@@ -287,11 +288,7 @@ class CardDetector:
         least = self.confidence if confidence is None else confidence
         if len(boxes) == 0:
             return Detections.empty()
-        crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
-        # the reader was trained on every angle: each index is read at four quarter turns
-        views = reading_views(crops)
-        ranks, suits = self._reader.run(None, {self._reader_input: crops_to_blob(views)})
-        ranks, suits = agree(ranks, len(crops)), agree(suits, len(crops))
+        ranks, suits = self.read_probabilities(frame, boxes)
         rank_ids, suit_ids = ranks.argmax(axis=1), suits.argmax(axis=1)
         confidences = ranks.max(axis=1) * suits.max(axis=1)
         keep = (rank_ids != RANK_CLASSES.index("-")) & (confidences >= least)
@@ -299,6 +296,17 @@ class CardDetector:
                               for r, s in zip(rank_ids[keep], suit_ids[keep], strict=True)],
                              np.int64)
         return Detections(boxes[keep], confidences[keep].astype(np.float32), class_ids)
+
+
+    def read_probabilities(self, frame: np.ndarray,
+                           boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The reader's probabilities for the indices at ``boxes`` (``(N, 4)``, N >= 1): ranks
+        ``(N, 14)`` over :data:`RANK_CLASSES` ("-": not an index) and suits ``(N, 4)`` over
+        :data:`SUIT_CLASSES`, each averaged over the four quarter-turn readings."""
+        crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
+        # the reader was trained on every angle: each index is read at four quarter turns
+        ranks, suits = self._reader.run(crops_to_blob(reading_views(crops)))
+        return agree(ranks, len(crops)), agree(suits, len(crops))
 
 
 def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, int, int]]:
@@ -365,24 +373,23 @@ def _merge_overlaps(detections: Detections) -> Detections:
     return Detections(boxes[keep], detections.confidences[keep], detections.class_ids[keep])
 
 
-def _open_session(path: Path, threads: int | None):  # -> onnxruntime.InferenceSession
-    import onnxruntime as ort
-
+def _open_session(path: Path, runtime: str,
+                  threads: int | None) -> runtimes.OrtSession | runtimes.OpenVinoSession:
+    if runtime not in runtimes.RUNTIMES:
+        raise ValueError(f"unknown runtime {runtime!r} (known: {', '.join(runtimes.RUNTIMES)})")
     if not path.is_file():
         raise ModelError("model file not found", path)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads or os.cpu_count() or 1
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
     try:
-        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # ORT raises its own types for every kind of bad file
+        return runtimes.open_session(path, runtime, threads)
+    except runtimes.RuntimeUnavailable:
+        raise
+    except Exception as exc:  # each runtime raises its own types for every kind of bad file
         raise ModelError(f"not a readable ONNX model ({type(exc).__name__})", path) from exc
 
 
-def _probe(session, path: Path, probe: np.ndarray) -> list[np.ndarray]:  # type: ignore[no-untyped-def]
+def _probe(session: runtimes.Session, path: Path, probe: np.ndarray) -> list[np.ndarray]:
     try:
-        return list(session.run(None, {session.get_inputs()[0].name: probe}))
+        return session.run(probe)
     except Exception as exc:
         raise ModelError(f"model does not run on an image ({type(exc).__name__})", path) from exc
 

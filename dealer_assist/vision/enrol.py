@@ -8,9 +8,14 @@ the generic designs, which stay in so the models do not forget them), fine-tunes
 detector (``models/cards.pt``) and the shipped reader (``models/index-reader.pt``) on them,
 exports both to ``models/cards-<name>.onnx`` and ``models/index-reader-<name>.onnx``,
 quantises both to INT8 (``*.int8.onnx``, what the table runs) and scores them against the
-shipped models on scenes of the enrolled deck. Needs the training extra (torch). Then, in
-``table.toml``'s ``[camera]``: ``model = "models/cards-<name>.int8.onnx"`` and
-``reader = "models/index-reader-<name>.int8.onnx"``.
+shipped models on scenes of the enrolled deck. Needs the training extra (torch). It writes the
+deck's acceptance report, ``models/enrol-<name>.acceptance.json``
+(:class:`~dealer_assist.vision.model_control.AcceptanceReport`): the INT8 files' SHA-256 and
+the enrolled models' precision and recall on the check scenes against the goal (0.995), marked
+``"source": "enrol-check"`` (scenes of the training generator, not independent ones). A table
+runs the deck only if that report passes. Then, in ``table.toml``'s ``[camera]``:
+``model = "models/cards-<name>.int8.onnx"`` and ``reader = "models/index-reader-<name>.int8.onnx"``,
+and their SHA-256 in ``[vision]``'s ``detector_sha256`` and ``reader_sha256``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from dealer_assist.vision import evaluate, options, quantize, train, train_reader
+from dealer_assist.vision import evaluate, model_control, options, quantize, train, train_reader
 from dealer_assist.vision.artwork import ArtworkError, load_design
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, MODELS_DIR, CardDetector
 
@@ -59,16 +64,32 @@ def main(argv: list[str] | None = None) -> int:
                        "--epochs", str(args.reader_epochs), "--out", str(reader)])
     quantize.main(["--detector", str(detector), "--reader", str(reader), "--faces", str(args.deck)])
     results = {}
-    for label, model, read in (("shipped", DEFAULT_MODEL, DEFAULT_READER),
-                               ("enrolled", quantize.quantized_path(detector),
-                                quantize.quantized_path(reader))):
+    enrolled = (quantize.quantized_path(detector), quantize.quantized_path(reader))
+    for label, model, read in (("shipped", DEFAULT_MODEL, DEFAULT_READER), ("enrolled", *enrolled)):
         found = evaluate.evaluate(CardDetector(model, read), [str(args.deck)],
                                   args.check_scenes, seed=2000)
         results[label] = evaluate.report(name, found)
         print(f"{label} models on {name}: precision {found.precision:.4f} "
               f"recall {found.recall:.4f}", file=sys.stderr)
     (args.out_dir / f"enrol-{name}.json").write_text(json.dumps(results, indent=2) + "\n")
+    report = acceptance_report(name, *enrolled, found, args.check_scenes,
+                               f"python -m dealer_assist.vision.enrol {args.deck} --name {name}")
+    report.write(model_control.acceptance_path(enrolled[0]))
+    print(f"acceptance ({report.source}): precision {report.precision:.4f} recall "
+          f"{report.recall:.4f} against {report.goal:g}: "
+          f"{'passed' if report.passed else 'NOT passed, the table will refuse this deck'}",
+          file=sys.stderr)
     return 0
+
+
+def acceptance_report(deck: str, detector: Path, reader: Path, score: evaluate.Score,
+                      scenes: int, command: str) -> model_control.AcceptanceReport:
+    """The acceptance report of an enrolled deck's two files from enrol's own check scenes."""
+    return model_control.AcceptanceReport(
+        deck=deck, detector_sha256=model_control.sha256_of(detector),
+        reader_sha256=model_control.sha256_of(reader), precision=score.precision,
+        recall=score.recall, cards=score.true_positives + score.false_negatives,
+        scenes=scenes, source="enrol-check", command=command)
 
 
 if __name__ == "__main__":

@@ -144,7 +144,8 @@ def blur_band(blur: Blur) -> str:
     return BLUR_BANDS[0]
 
 
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
+    """Intersection over union of two boxes ``(x0, y0, x1, y1)``."""
     ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     inter = ix * iy
@@ -244,7 +245,7 @@ def miss_causes(scene: Scene, claimed: set[int], found: np.ndarray,
 
 
 def _best_box(box: tuple[float, ...], boxes: np.ndarray) -> int | None:
-    ious = [_iou(box, tuple(float(v) for v in b)) for b in boxes]
+    ious = [box_iou(box, tuple(float(v) for v in b)) for b in boxes]
     return int(np.argmax(ious)) if ious and max(ious) >= MATCH_IOU else None
 
 
@@ -252,7 +253,7 @@ def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) 
     best, best_iou = None, MATCH_IOU
     for ob in obs.index_boxes:
         for box, card in boxes:
-            iou = _iou(ob, box)
+            iou = box_iou(ob, box)
             if iou >= best_iou:
                 best, best_iou = card, iou
     return best

@@ -11,10 +11,15 @@ import numpy as np
 from dealer_assist.calibration import table as calibration_table
 from dealer_assist.calibration.drift import check_drift
 from dealer_assist.calibration.focus import check_focus
-from dealer_assist.table.config import CameraConfig
+from dealer_assist.table.config import CameraConfig, VisionConfig
 from dealer_assist.table.live_camera import open_live_camera
+from tests.vision.test_runtime import shipped_pins
 
 from .conftest import TableScene
+
+#: The shipped models' hashes, pinned as a table's [vision] pins them.
+PINNED = VisionConfig(detector_sha256=shipped_pins("detector"),
+                      reader_sha256=shipped_pins("reader"))
 
 
 def frame(table_scene: TableScene, blur_sigma: float, seed: int = 21) -> np.ndarray:
@@ -29,7 +34,8 @@ def test_the_table_cameras_view_check_is_these_monitors(table_scene: TableScene,
     camera where it was calibrated is not moved."""
     calibration = tmp_path / "table.yaml"
     table_scene.fit.calibration.save(calibration)
-    source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration))
+    source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration,
+                                                 vision=PINNED))
     check_view = source.stages.check_view
     assert check_view is not None
     soft = frame(table_scene, 1.1)
@@ -57,7 +63,8 @@ def test_a_look_at_the_view_finds_the_frames_markers_once(
         return real(image, dictionary)
 
     monkeypatch.setattr(calibration_table, "detect_markers", counted)
-    source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration))
+    source = open_live_camera(CameraConfig(str(tmp_path / "no-such-video.avi"), calibration,
+                                                 vision=PINNED))
     check_view = source.stages.check_view
     assert check_view is not None
     soft = frame(table_scene, 1.1)
@@ -77,7 +84,7 @@ def test_frames_of_another_size_are_refused_and_the_feed_reported_lost_saying_wh
     for _ in range(5):
         writer.write(cv2.resize(table_scene.frame, (640, 360)))
     writer.release()
-    source = open_live_camera(CameraConfig(str(video), calibration))
+    source = open_live_camera(CameraConfig(str(video), calibration, vision=PINNED))
     seen: list = []
     lost = threading.Event()
 

@@ -215,3 +215,40 @@ def test_an_assembled_table_waits_and_judges_the_cameras_lag_as_configured(tmp_p
     finally:
         table.opened.journal.close()
         table.recording.close()
+
+
+def test_vision_section_pins_runtime_and_acceptance(tmp_path):
+    for name in ("table.yaml", "enrol-ours.acceptance.json"):
+        (tmp_path / name).write_bytes(b"x")
+    config = load_config(write(tmp_path, (
+        '[camera]\nsource = 0\ncalibration = "table.yaml"\n'
+        '[vision]\nruntime = "openvino"\ndetector_sha256 = "' + "A" * 64 + '"\n'
+        'reader_sha256 = ["' + "b" * 64 + '", "' + "c" * 64 + '"]\n'
+        'acceptance = "enrol-ours.acceptance.json"\n')))
+    assert config.camera is not None and config.camera.vision is not None
+    vision = config.camera.vision
+    assert vision.runtime == "openvino"
+    assert vision.detector_sha256 == ("a" * 64,)
+    assert vision.reader_sha256 == ("b" * 64, "c" * 64)
+    assert vision.acceptance == tmp_path / "enrol-ours.acceptance.json"
+
+
+@pytest.mark.parametrize(("section", "key"), [
+    ('[vision]\nruntime = "tensorrt"', "vision.runtime"),
+    ('[vision]\ndetector_sha256 = "abc"', "vision.detector_sha256"),
+    ('[vision]\nreader_sha256 = []', "vision.reader_sha256"),
+    ('[vision]\nacceptance = "gone.json"', "vision.acceptance"),
+    ('[vision]\nsha = "x"', "vision.sha"),
+])
+def test_vision_mistakes_name_the_key(tmp_path, section, key):
+    (tmp_path / "table.yaml").write_bytes(b"x")
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, '[camera]\nsource = 0\ncalibration = "table.yaml"\n'
+                          + section + "\n"))
+    assert caught.value.key == key
+
+
+def test_vision_without_a_camera_is_refused(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, '[shoe]\nurl = "u"\n[vision]\nruntime = "auto"\n'))
+    assert caught.value.key == "vision"

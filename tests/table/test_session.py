@@ -62,3 +62,24 @@ def test_the_session_tells_its_recorder_each_line_as_it_is_added_and_nothing_ref
     assert recorder.voids == [("r-00002", lines, "a misdeal")]
     assert [(r.round_id, r.settlement is not None, r.void) for r in recorder.replayed()] == [
         ("r-00001", True, None), ("r-00002", False, "a misdeal")]
+
+
+def test_every_round_line_records_what_read_the_cards():
+    """The camera's models (docs/round-log.md): on each round's line, carried into its
+    settlement, read back by the log reader."""
+    import json
+
+    models = {"runtime": "openvino",
+              "detector": {"file": "cards.onnx", "version": "0.10", "sha256": "5d" * 32},
+              "reader": {"file": "index-reader.onnx", "version": "0.10", "sha256": "f4" * 32}}
+    session = RoundSession("h17-ddd-6", "T3", "r", fields={"models": models})
+    for _ in range(2):
+        session.start()
+        assert json.loads(session.lines[0])["models"] == models
+        session.apply(Bet(1, Decimal("10")))
+        for code in ("9S", "6D", "8H", "KC"):
+            session.apply(CardDealt(Card.parse(code)))
+        session.apply(PlayerAction(1, Action.STAND))
+        session.apply(CardDealt(Card.parse("QS")))
+        session.close()
+        assert settle_log(session.lines).to_json()["models"] == models

@@ -241,15 +241,27 @@ def test_the_check_creates_nothing(tmp_path):
     assert [path.name for path in tmp_path.iterdir()] == ["table.toml"]
 
 
-def check_with_camera(folder: Path) -> tuple[Path, subprocess.CompletedProcess]:
+def check_with_camera(folder: Path, vision: str | None = None,
+                      ) -> tuple[Path, subprocess.CompletedProcess]:
     """``table --check`` on a config with an unreachable shoe and a camera calibrated by
     ``folder/table-calibration.yaml``; the config's path and the finished process."""
+    # one runtime named: no start-up measurement of both (tests/vision/test_runtime.py has it)
+    vision = shipped_vision("onnxruntime") if vision is None else vision
     config = folder / "table.toml"
     config.write_text(
         '[shoe]\nurl = "socket://127.0.0.1:9"\n'
         '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n[screen]\nport = 0\n'
+        + vision
     )
     return config, run_table(config, "--check")
+
+
+def shipped_vision(runtime: str = "auto") -> str:
+    """A ``[vision]`` section pinning the shipped models."""
+    from tests.vision.test_runtime import shipped_pins
+
+    return (f'[vision]\nruntime = "{runtime}"\ndetector_sha256 = {list(shipped_pins("detector"))}'
+            f'\nreader_sha256 = {list(shipped_pins("reader"))}\n').replace("'", '"')
 
 
 def test_camera_that_cannot_run_is_named_and_fails_the_check_though_the_shoe_would_run(tmp_path):
@@ -279,6 +291,30 @@ def test_a_camera_that_shows_cards_too_small_is_warned_of_at_start(tmp_path):
     assert "camera 0" in done.stdout  # the camera runs
     assert f"dealer-assist table: {config}: camera: warning: " in done.stderr
     assert "seat 4 card area looks 32 px wide" in done.stderr
+
+
+@pytest.mark.parametrize(("vision", "said"), [
+    ('[vision]\ndetector_sha256 = "' + "0" * 64 + '"\nreader_sha256 = "' + "1" * 64 + '"\n',
+     "not the pinned " + "0" * 64),
+    ("", "the detector is not pinned"),
+])
+def test_models_other_than_the_pinned_ones_stop_the_table_from_starting(tmp_path, vision, said):
+    """A camera whose models are not the ones the config pins does not run, and neither does
+    the table (exit 2, though its shoe would run): the message names the file and the hashes."""
+    from dealer_assist.calibration.layout import Layout
+    from dealer_assist.vision.model_control import shipped
+    from tests.calibration.practice_view import fit_from_hand_points
+
+    layout = Layout.load(ROOT / "calibration" / "layouts" / "standard-7seat.yaml")
+    fit_from_hand_points((1280, 720), layout).calibration.save(
+        tmp_path / "table-calibration.yaml")
+    config, done = check_with_camera(tmp_path, vision)
+    assert done.returncode == 2, done.stderr
+    assert f"dealer-assist table: {config}: vision: " in done.stderr
+    assert said in done.stderr
+    assert "cards.int8.onnx" in done.stderr or "cards.onnx" in done.stderr
+    assert any(entry["sha256"] in done.stderr for entry in shipped().values())
+    assert "camera 0" not in done.stdout
 
 
 def test_ctrl_c_and_a_service_stop_end_the_table_even_when_started_in_the_background(tmp_path):

@@ -1,0 +1,174 @@
+"""Where the two ONNX models run: ONNX Runtime or OpenVINO, one small interface for both.
+
+Each runtime runs the model file it is fastest with: ONNX Runtime the INT8 QDQ files
+(``*.int8.onnx``, :mod:`.quantize`), OpenVINO the float files (it runs ONNX Runtime's QDQ files
+slower than their float originals; NNCF quantisation for it is not done). OpenVINO runs at float32
+precision (``INFERENCE_PRECISION_HINT``): on a CPU with bfloat16 units it would otherwise
+compute in bfloat16, and its readings would drift from what the models were scored with.
+:func:`choose_runtime` measures both on the same warm-up frames and keeps the faster one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+ONNXRUNTIME = "onnxruntime"
+OPENVINO = "openvino"
+AUTO = "auto"
+RUNTIMES = (ONNXRUNTIME, OPENVINO)
+#: What ``[vision] runtime`` may say.
+RUNTIME_CHOICES = (AUTO, *RUNTIMES)
+
+
+class RuntimeUnavailable(RuntimeError):
+    """The runtime's package is not installed here."""
+
+
+class Session(Protocol):
+    """One loaded model: how many inputs it takes, its first input's name and shape (``None``
+    or a str for a dynamic dim) and ``run(blob)``, its outputs in order. ``run`` is safe to call
+    from several threads."""
+
+    input_count: int
+    input_name: str
+    input_shape: tuple[int | str | None, ...]
+
+    def run(self, blob: np.ndarray) -> list[np.ndarray]: ...
+
+
+class OrtSession:
+    """A model in ONNX Runtime (CPU)."""
+
+    def __init__(self, path: Path, threads: int | None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(path), options,
+                                             providers=["CPUExecutionProvider"])
+        inputs = self._session.get_inputs()
+        self.input_count = len(inputs)
+        self.input_name = inputs[0].name
+        self.input_shape = tuple(inputs[0].shape)
+
+    def run(self, blob: np.ndarray) -> list[np.ndarray]:
+        return list(self._session.run(None, {self.input_name: blob}))
+
+
+class OpenVinoSession:
+    """A model in OpenVINO (CPU plugin, latency hint, float32), one infer request per thread."""
+
+    _core: Any = None
+    _core_lock = threading.Lock()
+
+    def __init__(self, path: Path, threads: int | None) -> None:
+        import openvino as ov
+
+        with OpenVinoSession._core_lock:
+            if OpenVinoSession._core is None:
+                OpenVinoSession._core = ov.Core()
+        core = OpenVinoSession._core
+        model = core.read_model(str(path))
+        self.input_count = len(model.inputs)
+        first = model.inputs[0]
+        self.input_name = first.get_any_name()
+        self.input_shape = tuple(None if d.is_dynamic else d.get_length()
+                                 for d in first.get_partial_shape())
+        config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32",
+                  "INFERENCE_NUM_THREADS": threads or os.cpu_count() or 1}
+        self._compiled = core.compile_model(model, "CPU", config)
+        self._local = threading.local()
+
+    def run(self, blob: np.ndarray) -> list[np.ndarray]:
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self._compiled.create_infer_request()
+        results = request.infer({0: blob})
+        # copies: the request's buffers are reused by its next inference
+        return [np.array(results[out]) for out in self._compiled.outputs]
+
+
+def open_session(path: Path, runtime: str, threads: int | None) -> OrtSession | OpenVinoSession:
+    """``path`` loaded in ``runtime``; raises :class:`RuntimeUnavailable` when its package is
+    missing, and the runtime's own exception for a bad file (the caller names the file)."""
+    if runtime == ONNXRUNTIME:
+        return OrtSession(path, threads)
+    if runtime == OPENVINO:
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            raise RuntimeUnavailable(
+                "OpenVINO is not installed (pip install openvino; the table extra has it)"
+            ) from None
+        return OpenVinoSession(path, threads)
+    raise ValueError(f"unknown runtime {runtime!r} (known: {', '.join(RUNTIMES)})")
+
+
+def available() -> list[str]:
+    """The runtimes whose packages import here, ONNX Runtime first."""
+    found = []
+    for name, module in ((ONNXRUNTIME, "onnxruntime"), (OPENVINO, "openvino")):
+        try:
+            __import__(module)
+        except ImportError:
+            continue
+        found.append(name)
+    return found
+
+
+def model_files(runtime: str, models_dir: Path) -> tuple[Path, Path]:
+    """The shipped detector and reader files ``runtime`` runs best: INT8 QDQ for ONNX Runtime,
+    float for OpenVINO."""
+    if runtime == OPENVINO:
+        return models_dir / "cards.onnx", models_dir / "index-reader.onnx"
+    return models_dir / "cards.int8.onnx", models_dir / "index-reader.int8.onnx"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The runtime chosen, why, and each candidate's median milliseconds a warm-up frame."""
+
+    runtime: str
+    reason: str
+    measured_ms: dict[str, float]
+
+
+def choose_runtime(candidates: dict[str, Callable[[np.ndarray], Any]],
+                   frames: Sequence[np.ndarray], *, rounds: int = 3) -> Choice:
+    """The fastest of ``candidates`` (runtime -> a detect function) over ``frames``: each is run
+    once on every frame to warm it, then ``rounds`` times, interleaved so that a busy moment of
+    the machine falls on both alike; the median time a frame decides. Ties go to the first."""
+    if not candidates:
+        raise ValueError("no runtime to choose from")
+    if len(candidates) == 1 or not frames:
+        (name, *_) = candidates
+        return Choice(name, "the only candidate: installed, its files pinned"
+                      if len(candidates) == 1 else "no warm-up frames to measure on", {})
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for detect in candidates.values():
+        for frame in frames:
+            detect(frame)
+    for _ in range(rounds):
+        for frame in frames:
+            for name, detect in candidates.items():
+                started = time.perf_counter()
+                detect(frame)
+                times[name].append((time.perf_counter() - started) * 1e3)
+    medians = {name: float(np.median(values)) for name, values in times.items()}
+    best = min(medians, key=lambda name: medians[name])
+    measured = ", ".join(f"{name} {ms:.1f} ms" for name, ms in medians.items())
+    return Choice(best, f"fastest on {len(frames)} warm-up frames x {rounds} ({measured})",
+                  medians)

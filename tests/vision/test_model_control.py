@@ -1,0 +1,174 @@
+"""Models under control: the manifest is true to the shipped files, a table runs only the files
+its config pins by SHA-256, and an enrolled deck only beside an acceptance report that passes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import onnx
+import pytest
+
+from dealer_assist.vision import model_control, runtime
+from dealer_assist.vision.detector import MODELS_DIR
+from dealer_assist.vision.model_control import (
+    AcceptanceError,
+    AcceptanceReport,
+    PinError,
+    sha256_of,
+)
+from dealer_assist.vision.startup import start_detector
+
+SHIPPED = model_control.shipped()
+INT8 = (MODELS_DIR / "cards.int8.onnx", MODELS_DIR / "index-reader.int8.onnx")
+
+
+def test_the_manifest_names_every_shipped_model_by_its_hash() -> None:
+    """A retrained model must come with its manifest line: a round records this version."""
+    onnx_files = sorted(p.name for p in MODELS_DIR.glob("*.onnx"))
+    assert sorted(SHIPPED) == onnx_files
+    for name, entry in SHIPPED.items():
+        assert entry["sha256"] == sha256_of(MODELS_DIR / name), name
+        assert entry["version"]
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("A" * 64, ("a" * 64,)),
+    (["a" * 64, "b" * 64], ("a" * 64, "b" * 64)),
+])
+def test_pins_are_one_hash_or_a_list(value, expected) -> None:
+    assert model_control.parse_pins(value) == expected
+
+
+@pytest.mark.parametrize("value", ["abc", [], ["a" * 63], 5, ["g" * 64]])
+def test_a_pin_that_is_no_sha256_is_refused(value) -> None:
+    with pytest.raises(ValueError, match="SHA-256"):
+        model_control.parse_pins(value)
+
+
+def test_a_file_whose_hash_differs_from_the_pin_is_refused_naming_file_and_hashes() -> None:
+    wrong = "0" * 64
+    with pytest.raises(PinError) as refused:
+        start_detector(runtime_choice=runtime.ONNXRUNTIME, detector_pins=(wrong,),
+                       reader_pins=(SHIPPED["index-reader.int8.onnx"]["sha256"],),
+                       where="t.toml")
+    message = str(refused.value)
+    assert str(INT8[0]) in message
+    assert SHIPPED["cards.int8.onnx"]["sha256"] in message and wrong in message
+    assert "t.toml: vision.detector_sha256" in message
+
+
+def test_models_not_pinned_at_all_are_refused_saying_their_hash() -> None:
+    with pytest.raises(PinError, match="not pinned") as refused:
+        start_detector(runtime_choice=runtime.ONNXRUNTIME)
+    assert SHIPPED["cards.int8.onnx"]["sha256"] in str(refused.value)
+
+
+def test_auto_with_nothing_pinned_refuses_naming_every_candidate() -> None:
+    with pytest.raises(PinError) as refused:
+        start_detector()
+    assert "cards.int8.onnx" in str(refused.value) and "cards.onnx" in str(refused.value)
+
+
+@pytest.fixture()
+def enrolled(tmp_path: Path) -> tuple[Path, Path]:
+    """An "enrolled deck": the shipped INT8 models re-saved with another producer name, so
+    their bytes and hashes are not the shipped ones."""
+    out = []
+    for source, name in ((INT8[0], "cards-ourdeck.int8.onnx"),
+                         (INT8[1], "index-reader-ourdeck.int8.onnx")):
+        model = onnx.load(str(source))
+        model.producer_name = "enrol-test"
+        onnx.save(model, str(tmp_path / name))
+        out.append(tmp_path / name)
+    return out[0], out[1]
+
+
+def report_for(files: tuple[Path, Path], precision: float, recall: float) -> AcceptanceReport:
+    return AcceptanceReport(deck="ourdeck", detector_sha256=sha256_of(files[0]),
+                            reader_sha256=sha256_of(files[1]), precision=precision,
+                            recall=recall, cards=3000, scenes=100, source="enrol-check",
+                            command="python -m dealer_assist.vision.enrol DECK --name ourdeck")
+
+
+def start_enrolled(files: tuple[Path, Path], acceptance: Path | None = None):
+    return start_detector(runtime_choice=runtime.ONNXRUNTIME, model=files[0], reader=files[1],
+                          detector_pins=(sha256_of(files[0]),),
+                          reader_pins=(sha256_of(files[1]),), acceptance=acceptance)
+
+
+def test_an_enrolled_deck_without_its_acceptance_report_does_not_run(enrolled) -> None:
+    with pytest.raises(AcceptanceError, match="no acceptance report there") as refused:
+        start_enrolled(enrolled)
+    assert "enrol-ourdeck.acceptance.json" in str(refused.value)
+
+
+def test_an_enrolled_deck_short_of_the_goal_does_not_go_live(enrolled) -> None:
+    report_for(enrolled, 0.993, 0.979).write(model_control.acceptance_path(enrolled[0]))
+    with pytest.raises(AcceptanceError, match=r"precision 0.9930, recall 0.9790 on 3000 cards "
+                                              r"\(enrol-check\), short of the goal 0.995"):
+        start_enrolled(enrolled)
+
+
+def test_an_enrolled_deck_whose_report_passes_runs_and_is_named_by_it(enrolled, caplog) -> None:
+    report_for(enrolled, 0.997, 0.996).write(model_control.acceptance_path(enrolled[0]))
+    started = start_enrolled(enrolled)
+    detector, reader = started.models
+    assert detector.version == reader.version == "enrolled ourdeck"
+    assert detector.sha256 == sha256_of(enrolled[0])
+    assert "not yet on the independent renderer's" in caplog.text
+
+
+def test_a_report_for_other_files_does_not_accept_these(enrolled, tmp_path) -> None:
+    report = report_for(enrolled, 0.999, 0.999)
+    other = AcceptanceReport(**{**report.__dict__, "reader_sha256": "1" * 64})
+    path = tmp_path / "elsewhere.json"
+    other.write(path)
+    with pytest.raises(AcceptanceError, match="accepts a reader of SHA-256 1111"):
+        start_enrolled(enrolled, acceptance=path)
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ({"format": 2}, "format 2"),
+    ({"figures": {"precision": 1.5, "recall": 1, "cards": 1, "scenes": 1}}, "figures.precision"),
+    ({"source": "hope"}, "source 'hope'"),
+    ({"deck": None, "detector_sha256": "nope"}, "not a SHA-256"),
+])
+def test_a_damaged_report_is_refused_saying_what(enrolled, tmp_path, change, why) -> None:
+    import json
+
+    data = report_for(enrolled, 0.999, 0.999).to_json() | change
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(AcceptanceError, match=why):
+        AcceptanceReport.load(path)
+
+
+def test_a_report_cannot_lower_the_goal(enrolled, tmp_path) -> None:
+    import json
+
+    data = report_for(enrolled, 0.99, 0.99).to_json() | {"goal": {"precision": 0.9,
+                                                                   "recall": 0.9}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    assert not AcceptanceReport.load(path).passed
+
+
+def test_a_shipped_file_copied_elsewhere_needs_no_report(tmp_path) -> None:
+    """Shipped models are known by hash wherever they lie."""
+    files = (tmp_path / INT8[0].name, tmp_path / INT8[1].name)
+    for source, target in zip(INT8, files, strict=True):
+        shutil.copy(source, target)
+    started = start_enrolled(files)
+    assert started.models[0].version == "0.10"
+
+
+@pytest.mark.parametrize("doc", ["docs/table.md", "examples/table.toml",
+                                 "dealer_assist/table/config.py"])
+def test_the_pins_the_docs_show_are_the_shipped_models(doc) -> None:
+    """A config copied from the docs runs the shipped models: every SHA-256 shown is one."""
+    import re
+
+    text = (MODELS_DIR.parent / doc).read_text(encoding="utf-8")
+    shown = set(re.findall(r"\b[0-9a-f]{64}\b", text))
+    assert shown == {entry["sha256"] for entry in SHIPPED.values()}

@@ -1,0 +1,110 @@
+"""Verifying the shoe's card on the committed sample frames, the verdict rules on readings
+given by hand, landings at a place, and the measurement's tallies on a few rendered scenes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from dealer_assist.vision.detector import CardDetector
+from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+from dealer_assist.vision.verify import (
+    Verdict,
+    judge,
+    landings,
+    measure,
+    verify,
+    verify_observation,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "vision"
+ANSWERS = json.loads((DATA / "answers.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def detector() -> CardDetector:
+    return CardDetector()
+
+
+def reading(rank: str, suit: str, sure: float = 0.98) -> tuple[np.ndarray, np.ndarray]:
+    """One index's probabilities: ``rank`` and ``suit`` at ``sure``, the rest spread evenly."""
+    ranks = np.full(len(RANK_CLASSES), (1 - sure) / (len(RANK_CLASSES) - 1))
+    suits = np.full(len(SUIT_CLASSES), (1 - sure) / (len(SUIT_CLASSES) - 1))
+    ranks[RANK_CLASSES.index(rank)] = sure
+    suits[SUIT_CLASSES.index(suit)] = sure
+    return ranks, suits
+
+
+def rows(*readings: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    return np.stack([r for r, _ in readings]), np.stack([s for _, s in readings])
+
+
+@pytest.mark.parametrize(("readings", "code", "verdict"), [
+    ([("7", "S")], "7S", Verdict.MATCH),
+    ([("7", "S")], "7C", Verdict.MISMATCH),  # sure of the spade: a switched card
+    ([("7", "S")], "KH", Verdict.MISMATCH),
+    ([("7", "S", 0.6)], "7C", Verdict.UNSURE),  # not sure of what else it is: ask, no alarm
+    ([("-", "S")], "7S", Verdict.UNSURE),  # "not an index": nothing landed to judge
+    ([], "7S", Verdict.UNSURE),
+    ([("7", "S"), ("7", "C")], "7C", Verdict.MATCH),  # one corner reads it: the card may be it
+    ([("7", "S"), ("7", "S", 0.6)], "7C", Verdict.UNSURE),  # one corner unsure: no alarm
+    ([("7", "S"), ("-", "S")], "7C", Verdict.MISMATCH),  # a pip beside it does not count
+])
+def test_verdict_rules(readings, code, verdict) -> None:
+    if readings:
+        ranks, suits = rows(*(reading(*r) for r in readings))
+    else:
+        ranks, suits = np.zeros((0, len(RANK_CLASSES))), np.zeros((0, len(SUIT_CLASSES)))
+    assert judge(ranks, suits, code).verdict is verdict
+
+
+def test_a_bad_code_is_refused() -> None:
+    ranks, suits = rows(reading("7", "S"))
+    with pytest.raises(ValueError, match="not a card code: '10S'"):
+        judge(ranks, suits, "10S")
+
+
+@pytest.mark.parametrize("name", sorted(ANSWERS))
+def test_every_sample_card_verifies_as_itself_and_not_as_another(detector, name) -> None:
+    """Each card the detector reports in the samples matches its true code; offered another
+    rank of its suit, the reader is sure it is not that card."""
+    frame = cv2.imread(str(DATA / name))
+    truth = {a["card"] for a in ANSWERS[name]["cards"]}
+    for seen in detector.detect(frame):
+        assert seen.card in truth
+        mine = verify_observation(detector, frame, seen, seen.card)
+        assert mine.verdict is Verdict.MATCH and mine.probability >= 0.5, (name, mine)
+        other = seen.card.replace(seen.card[0], "2" if seen.card[0] != "2" else "9")
+        theirs = verify_observation(detector, frame, seen, other)
+        assert theirs.verdict is Verdict.MISMATCH, (name, theirs)
+        assert theirs.read == seen.card
+
+
+def test_no_box_gives_unsure(detector) -> None:
+    frame = cv2.imread(str(DATA / sorted(ANSWERS)[0]))
+    assert verify(detector, frame, [], "7S").verdict is Verdict.UNSURE
+
+
+def test_landings_are_found_where_a_card_lies_and_not_on_bare_felt(detector) -> None:
+    name = "fan_anglo.jpg"
+    frame = cv2.imread(str(DATA / name))
+    card = ANSWERS[name]["cards"][3]  # QD, alone at the dealer's place
+    place = (card["x"] - 60, card["y"] - 80, card["x"] + 60, card["y"] + 80)
+    assert len(landings(detector, frame, place)) >= 1
+    assert len(landings(detector, frame, (20, 20, 200, 100))) == 0
+
+
+def test_the_measurement_tallies_every_card_once_per_code_offered(detector) -> None:
+    per_frame, over = measure(detector, ["anglo"], 2, seed=5, frames=3)
+    assert over is not None
+    for tally in (per_frame, over):
+        assert tally.cards > 0
+        assert tally.landed <= tally.cards
+        for counter in (tally.true, tally.wrong, tally.mate):
+            assert sum(counter.values()) == tally.cards
+    assert per_frame.cards == 3 * over.cards
+    assert per_frame.true[Verdict.MATCH.value] > 0
