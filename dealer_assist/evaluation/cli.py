@@ -92,13 +92,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.workers == 1:
             _start(*setup)
-            results = map(_one, jobs)
-            for report in results:
-                total.add(report)
+            _gather(total, map(_one, jobs), len(jobs))
         else:
             with ProcessPoolExecutor(args.workers, initializer=_start, initargs=setup) as pool:
-                for report in pool.map(_one, jobs, chunksize=1):
-                    total.add(report)
+                _gather(total, pool.map(_one, jobs, chunksize=1), len(jobs))
     except (EvaluationArtError, ValueError) as error:
         print(f"dealer-assist evaluate: {error}", file=sys.stderr)
         return 2
@@ -121,6 +118,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(result)
     return 0
+
+
+def _gather(total, reports, count: int) -> None:  # type: ignore[no-untyped-def]
+    """Add each deal's report to ``total``, logging progress every tenth of the run."""
+    step = max(1, count // 10)
+    for done, report in enumerate(reports, 1):
+        total.add(report)
+        if done % step == 0 or done == count:
+            log.info("%d of %d deals scored", done, count)
 
 
 def _installed(folder: Path) -> bool:
