@@ -81,8 +81,11 @@ def render_kde_deck(svgz: Path, out_dir: Path) -> None:
 def _render_element(svg: Path, element: str, zoom: float, png: Path) -> np.ndarray:
     subprocess.run(["rsvg-convert", "--export-id", element, "--zoom", f"{zoom:.4f}",
                     "-o", str(png), str(svg)], check=True, capture_output=True)
-    rgba = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
-    if rgba is None or rgba.ndim != 3 or rgba.shape[2] != 4:
+    try:
+        rgba = read_image(png, keep_alpha=True)
+    except ImageFileError as error:
+        raise EvaluationArtError(f"{svg}: element {element}: {error.why}") from None
+    if rgba.ndim != 3 or rgba.shape[2] != 4:
         raise EvaluationArtError(f"{svg}: element {element} did not render as RGBA")
     return _largest_blob(rgba)
 
@@ -187,7 +190,10 @@ def felt_textures(root: Path | None = None) -> dict[str, np.ndarray]:
     base = (root or evaluation_art_dir()) / "felt"
     textures: dict[str, np.ndarray] = {}
     for png in sorted(base.glob("*.png")) if base.is_dir() else []:
-        image = cv2.imread(str(png), cv2.IMREAD_GRAYSCALE)
-        if image is not None:
-            textures[png.stem] = image
+        try:
+            image = read_image(png, keep_alpha=True)
+        except ImageFileError as error:
+            raise EvaluationArtError(f"{png}: felt texture: {error.why}") from None
+        textures[png.stem] = image if image.ndim == 2 else cv2.cvtColor(
+            image[:, :, :3], cv2.COLOR_BGR2GRAY)
     return textures

@@ -52,7 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dealer_assist.evaluation.artwork import EvaluationArtError, installed_decks
+    from dealer_assist.evaluation.artwork import (
+        EvaluationArtError,
+        felt_textures,
+        installed_decks,
+        load_deck,
+    )
     from dealer_assist.evaluation.split import DesignSplitError, load_split
 
     if args.card_width[0] > args.card_width[1]:
@@ -83,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             print(f"dealer-assist evaluate: no such model file: {path}", file=sys.stderr)
             return 2
+    try:  # every face and texture readable before any work (the workers load their own)
+        for design in installed:
+            load_deck(split.folder(design))
+        felt_textures()
+    except EvaluationArtError as error:
+        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+        return 2
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
     setup = (str(args.model), str(args.reader), args.seed, args.frames,
              tuple(args.card_width), {d: str(split.folder(d)) for d in installed})

@@ -213,3 +213,17 @@ def test_the_shipped_models_on_one_independent_deal(capsys: pytest.CaptureFixtur
     card, frame = result["per_card"]["all"], result["per_frame"]["all"]
     assert card["cards"] > 0 and frame["cards"] >= card["cards"]
     assert 0.0 <= card["recall"] <= card["landing"] <= 1.0
+
+
+def test_a_damaged_face_is_named_before_any_work(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "designs" / "dondorf"
+    folder.mkdir(parents=True)
+    for code in CODES:
+        cv2.imwrite(str(folder / f"{code}.png"), _face())
+    (folder / "QH.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)  # a PNG cut short
+    monkeypatch.setenv("DEALER_ASSIST_EVALUATION_ART", str(tmp_path))
+    assert main(["evaluate", "--designs", "dondorf", "--scenes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "QH.png" in err and "face QH" in err
