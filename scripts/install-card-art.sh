@@ -55,10 +55,13 @@ from dealer_assist.evaluation.artwork import install_felt
 install_felt(Path(sys.argv[1]), Path(sys.argv[2]))' "/usr/share/gimp/2.0/patterns/$felt.pat" \
       "$eval_out/felt/$(basename "$felt").png"
   done
-  # two decks at a time (rsvg-convert parses the whole deck for every card)
+  # the decks not yet installed whole, two at a time (rsvg-convert parses the whole deck for
+  # every card)
   for deck in $kde_decks; do echo "$deck"; done | xargs -P 2 -I DECK "$python" -c 'import sys
 from pathlib import Path
-from dealer_assist.evaluation.artwork import render_kde_deck
+from dealer_assist.evaluation.artwork import installed_decks, render_kde_deck
+if sys.argv[1] in installed_decks(Path(sys.argv[2])):
+    sys.exit(0)
 svgz = next(Path("/usr/share/carddecks/svg-" + sys.argv[1]).glob("*.svgz"))
 render_kde_deck(svgz, Path(sys.argv[2]) / "designs" / sys.argv[1])
 print("installed", sys.argv[1], "(evaluation only)")' DECK "$eval_out"

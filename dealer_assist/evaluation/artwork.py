@@ -81,11 +81,11 @@ def render_kde_deck(svgz: Path, out_dir: Path) -> None:
 def _render_element(svg: Path, element: str, zoom: float, png: Path) -> np.ndarray:
     subprocess.run(["rsvg-convert", "--export-id", element, "--zoom", f"{zoom:.4f}",
                     "-o", str(png), str(svg)], check=True, capture_output=True)
-    try:
-        rgba = read_image(png, keep_alpha=True)
-    except ImageFileError as error:
-        raise EvaluationArtError(f"{svg}: element {element}: {error.why}") from None
-    if rgba.ndim != 3 or rgba.shape[2] != 4:
+    # rsvg-convert's own output, at install time: read directly, since an element of a large
+    # deck renders on a canvas of the deck's whole drawing (up to 15000 x 8000 pixels here),
+    # beyond the cap image_files puts on the pictures the program reads
+    rgba = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
+    if rgba is None or rgba.ndim != 3 or rgba.shape[2] != 4:
         raise EvaluationArtError(f"{svg}: element {element} did not render as RGBA")
     return _largest_blob(rgba)
 
