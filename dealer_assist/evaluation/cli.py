@@ -88,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             print(f"dealer-assist evaluate: no such model file: {path}", file=sys.stderr)
             return 2
+    from dealer_assist.vision.detector import CardDetector, ModelError
+
+    try:  # a detector given as the reader or the reverse is named here, not in a worker
+        CardDetector(args.model, args.reader, threads=1)
+    except ModelError as error:
+        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+        return 2
     try:  # every face and texture readable before any work (the workers load their own)
         for design in installed:
             load_deck(split.folder(design))

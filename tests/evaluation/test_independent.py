@@ -227,3 +227,18 @@ def test_a_damaged_face_is_named_before_any_work(
     assert main(["evaluate", "--designs", "dondorf", "--scenes", "1"]) == 2
     err = capsys.readouterr().err
     assert "QH.png" in err and "face QH" in err
+
+
+def test_the_reader_given_as_the_detector_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "designs" / "dondorf"
+    folder.mkdir(parents=True)
+    for code in CODES:
+        cv2.imwrite(str(folder / f"{code}.png"), _face())
+    monkeypatch.setenv("DEALER_ASSIST_EVALUATION_ART", str(tmp_path))
+    reader = Path(__file__).resolve().parents[2] / "models" / "index-reader.int8.onnx"
+    assert main(["evaluate", "--designs", "dondorf", "--scenes", "1", "--model", str(reader),
+                 "--reader", str(reader)]) == 2
+    err = capsys.readouterr().err
+    assert "index-reader.int8.onnx" in err and "index reader" in err
