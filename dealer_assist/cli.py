@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "surveillance page, statistics, storage, retention, logins"),
     "par-sheet": ("dealer_assist.gamemath.cli", "house edge and bonus frequencies of a rule set"),
     "detect": ("dealer_assist.vision.cli", "read the cards in overhead-camera images or a video"),
+    "evaluate": ("dealer_assist.evaluation.cli",
+                 "score the card models on independent scenes of held-out designs"),
     "table": ("dealer_assist.table.cli", "run the live table: shoe, camera, dealer's screen"),
     "demo": ("dealer_assist.table.simulation.demo_cli",
              "a simulated table through the real pipeline"),

@@ -1,0 +1,215 @@
+"""``dealer-assist evaluate``: the shipped card models on independent scenes of held-out designs.
+
+    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8] [--json]
+
+Renders ``--scenes`` deals (:mod:`dealer_assist.evaluation.render`), one held-out design each in
+turn, reads every frame with the models as the table does (ONNX Runtime, INT8 by default) and
+scores per frame and per physical card through the frame tracker
+(:mod:`dealer_assist.evaluation.score`). The headline counts only cards that pass the install
+checks (70-95 px wide, in a camera within the sharpness bound). Exit status: 0 scored; 1 no card
+to score; 2 a bad option, a design outside the split's held-out list, artwork or a model missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from dealer_assist.cli import number_in, rng_seed
+
+log = logging.getLogger(__name__)
+
+_GROUP_ORDER = ("headline", "all", "place:", "sideways:", "width:", "design:", "blur:")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``dealer-assist evaluate``."""
+    from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER
+
+    parser.add_argument("--scenes", type=number_in(int, 1, 100_000, "--scenes"), default=40,
+                        help="deals to render (default 40; the model card's run: 400)")
+    parser.add_argument("--seed", type=rng_seed, default=1, help="the scenes' seed (default 1)")
+    parser.add_argument("--frames", type=number_in(int, 4, 60, "--frames"), default=8,
+                        help="frames per deal (default 8; cards land over all but the last 3)")
+    parser.add_argument("--designs", type=lambda t: [d for d in t.split(",") if d],
+                        help="comma-separated held-out designs (default: every one installed)")
+    parser.add_argument("--card-width", type=number_in(float, 20, 300, "--card-width"),
+                        nargs=2, default=[60.0, 95.0], metavar=("LEAST", "MOST"),
+                        help="card width range drawn, px (default 60 95)")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
+    parser.add_argument("--workers", type=number_in(int, 1, 64, "--workers"),
+                        default=min(2, os.cpu_count() or 1),
+                        help="processes, each rendering and reading its own scenes with one "
+                        "thread (default: 2, or the cores if fewer)")
+    parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dealer_assist.evaluation.artwork import (
+        EvaluationArtError,
+        felt_textures,
+        installed_decks,
+        load_deck,
+    )
+    from dealer_assist.evaluation.split import DesignSplitError, load_split
+
+    if args.card_width[0] > args.card_width[1]:
+        print("dealer-assist evaluate: --card-width LEAST MOST: least is above most",
+              file=sys.stderr)
+        return 2
+    try:
+        split = load_split()
+        if args.designs:
+            designs = list(dict.fromkeys(args.designs))
+            for design in designs:
+                split.check_held_out(design)
+        else:
+            designs = sorted(split.held_out)
+        installed = [d for d in designs if _installed(split.folder(d))]
+    except DesignSplitError as error:
+        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+        return 2
+    missing = sorted(set(designs) - set(installed))
+    if args.designs and missing or not installed:
+        print(f"dealer-assist evaluate: held-out designs not installed: "
+              f"{', '.join(missing)} (installed: {', '.join(installed_decks()) or 'none'}; "
+              "run scripts/install-card-art.sh)", file=sys.stderr)
+        return 2
+    if missing:
+        log.warning("held-out designs not installed, left out: %s", ", ".join(missing))
+    for path in (args.model, args.reader):
+        if not path.is_file():
+            print(f"dealer-assist evaluate: no such model file: {path}", file=sys.stderr)
+            return 2
+    from dealer_assist.vision.detector import CardDetector, ModelError
+
+    try:  # a detector given as the reader or the reverse is named here, not in a worker
+        CardDetector(args.model, args.reader, threads=1)
+    except ModelError as error:
+        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+        return 2
+    try:  # every face and texture readable before any work (the workers load their own)
+        for design in installed:
+            load_deck(split.folder(design))
+        felt_textures()
+    except EvaluationArtError as error:
+        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+        return 2
+    jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
+    setup = (str(args.model), str(args.reader), args.seed, args.frames,
+             tuple(args.card_width), {d: str(split.folder(d)) for d in installed})
+    from dealer_assist.evaluation.score import Report
+
+    total = Report()
+    try:
+        if args.workers == 1:
+            _start(*setup)
+            _gather(total, map(_one, jobs), len(jobs))
+        else:
+            with ProcessPoolExecutor(args.workers, initializer=_start, initargs=setup) as pool:
+                _gather(total, pool.map(_one, jobs, chunksize=1), len(jobs))
+    except (EvaluationArtError, ValueError) as error:
+        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+        return 2
+    if not total.card.get("all") or not total.card["all"].counted:
+        print("dealer-assist evaluate: the scenes showed no card to score", file=sys.stderr)
+        return 1
+    result = {
+        "scenes": args.scenes, "frames": args.frames, "seed": args.seed,
+        "card_width": args.card_width, "designs": installed,
+        "models": {str(p): _sha256(p) for p in (args.model, args.reader)},
+        "per_card": {g: t.to_json() for g, t in _ordered(total.card)},
+        "per_frame": {g: t.to_json() for g, t in _ordered(total.frame)},
+        "confusions": {f"{a}>{b}": n for (a, b), n in
+                       total.card["all"].confusions.most_common(20)},
+        "frame_confusions": {f"{a}>{b}": n for (a, b), n in
+                             total.frame["all"].confusions.most_common(20)},
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        _print_text(result)
+    return 0
+
+
+def _gather(total, reports, count: int) -> None:  # type: ignore[no-untyped-def]
+    """Add each deal's report to ``total``, logging progress every tenth of the run."""
+    step = max(1, count // 10)
+    for done, report in enumerate(reports, 1):
+        total.add(report)
+        if done % step == 0 or done == count:
+            log.info("%d of %d deals scored", done, count)
+
+
+def _installed(folder: Path) -> bool:
+    from dealer_assist.evaluation.artwork import CODES
+
+    return all((folder / f"{code}.png").is_file() for code in CODES)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _ordered(groups: dict) -> list:  # type: ignore[type-arg]
+    def key(item: tuple[str, object]) -> tuple[int, str]:
+        name = item[0]
+        rank = next((i for i, p in enumerate(_GROUP_ORDER) if name.startswith(p)),
+                    len(_GROUP_ORDER))
+        return rank, name
+    return sorted(groups.items(), key=key)
+
+
+def _print_text(result: dict) -> None:  # type: ignore[type-arg]
+    print(f"independent scenes: {result['scenes']} deals x {result['frames']} frames, seed "
+          f"{result['seed']}, cards {result['card_width'][0]:g}-{result['card_width'][1]:g} px, "
+          f"designs {', '.join(result['designs'])}")
+    for kind, title in (("per_card", "per physical card (the tracker's verdict)"),
+                        ("per_frame", "per frame")):
+        print(f"\n{title}:")
+        print(f"  {'group':<32} {'cards':>7} {'precision':>9} {'recall':>7} {'landing':>7} "
+              f"{'misread':>7} {'dup':>5} {'stray':>5}")
+        for group, t in result[kind].items():
+            print(f"  {group:<32} {t['cards']:>7} {t['precision']:>9.4f} {t['recall']:>7.4f} "
+                  f"{t['landing']:>7.4f} {t['misread']:>7} {t['duplicate']:>5} {t['stray']:>5}")
+    if result["confusions"]:
+        print("\nmisreads per card (true>read): " + ", ".join(
+            f"{k} {v}" for k, v in result["confusions"].items()))
+
+
+# ---------------------------------------------------------------- worker processes
+
+_STATE: dict[str, object] = {}
+
+
+def _start(model: str, reader: str, seed: int, frames: int, width: tuple[float, float],
+           folders: dict[str, str]) -> None:
+    from dealer_assist.evaluation.artwork import felt_textures, load_deck
+    from dealer_assist.vision.detector import CardDetector
+
+    _STATE.update(
+        detector=CardDetector(model, reader, threads=1), seed=seed, frames=frames, width=width,
+        decks={name: load_deck(Path(folder)) for name, folder in folders.items()},
+        textures=felt_textures())
+
+
+def _one(job: tuple[int, str]):  # -> Report
+    from dealer_assist.evaluation.render import render_sequence
+    from dealer_assist.evaluation.score import score_sequence
+
+    number, design = job
+    seed = (int(_STATE["seed"]) * 100_003 + number) % 2**32  # type: ignore[call-overload]
+    seq = render_sequence(_STATE["decks"][design], seed,  # type: ignore[index]
+                          frames=int(_STATE["frames"]),  # type: ignore[call-overload]
+                          width=_STATE["width"],  # type: ignore[arg-type]
+                          textures=_STATE["textures"])  # type: ignore[arg-type]
+    detector = _STATE["detector"]
+    observed = [detector.detect(frame) for frame in seq.frames]  # type: ignore[attr-defined]
+    return score_sequence(seq, observed)
