@@ -30,6 +30,11 @@ from dealer_assist.vision.artwork import ArtworkError, load_design
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, MODELS_DIR, CardDetector
 
 
+def _step(number: int, what: str) -> None:
+    """A progress line for each of enrolment's four steps (each takes minutes)."""
+    print(f"enrol: step {number} of 4: {what}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.enrol", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -56,18 +61,25 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or args.deck.name
     detector = args.out_dir / f"cards-{name}.onnx"
     reader = args.out_dir / f"index-reader-{name}.onnx"
+    _step(1, f"fine-tuning the detector on {args.scenes} scenes, {args.epochs} epochs")
     train.main(["--faces", str(args.deck), "--init", str(MODELS_DIR / "cards.pt"),
                 "--scenes", str(args.scenes), "--epochs", str(args.epochs),
                 "--out", str(detector)])
+    _step(2, f"fine-tuning the index reader on {args.reader_scenes} scenes, "
+             f"{args.reader_epochs} epochs")
     train_reader.main(["--faces", str(args.deck), "--init", str(MODELS_DIR / "index-reader.pt"),
                        "--lr", str(args.reader_lr), "--scenes", str(args.reader_scenes),
                        "--epochs", str(args.reader_epochs), "--out", str(reader)])
+    _step(3, "quantising both models to INT8")
     quantize.main(["--detector", str(detector), "--reader", str(reader), "--faces", str(args.deck)])
     results = {}
     enrolled = (quantize.quantized_path(detector), quantize.quantized_path(reader))
     for label, model, read in (("shipped", DEFAULT_MODEL, DEFAULT_READER), ("enrolled", *enrolled)):
+        _step(4, f"scoring the {label} models on {args.check_scenes} scenes of {name}")
         found = evaluate.evaluate(CardDetector(model, read), [str(args.deck)],
-                                  args.check_scenes, seed=2000)
+                                  args.check_scenes, seed=2000,
+                                  progress=lambda text: print(f"  {text}", file=sys.stderr,
+                                                              flush=True))
         results[label] = evaluate.report(name, found)
         print(f"{label} models on {name}: precision {found.precision:.4f} "
               f"recall {found.recall:.4f}", file=sys.stderr)

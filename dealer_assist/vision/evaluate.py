@@ -32,7 +32,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -261,7 +261,7 @@ def _best(obs: CardObservation, boxes: Sequence[tuple[tuple[float, ...], int]]) 
 
 def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
              explain_misses: bool = False, config: SceneConfig | None = None,
-             frames: int = 1) -> Score:
+             frames: int = 1, progress: Callable[[str], None] | None = None) -> Score:
     """Render ``scenes`` scenes from ``designs`` (seeded) and score the detector on them;
     ``explain_misses`` also tallies :func:`miss_causes` (reading every index a second time);
     ``config`` changes the scenes (e.g. the cards' size in pixels) from the generator's defaults.
@@ -269,7 +269,8 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
     scored, and the tracker's cards after them scored in ``tracked`` (:func:`score_tracked`);
     fewer frames than the tracker takes to confirm a card (:data:`TRACKER_FRAMES`) are refused.
 
-    A design is an installed design's name or a folder of 52 faces (an enrolled deck)."""
+    A design is an installed design's name or a folder of 52 faces (an enrolled deck).
+    ``progress`` is told after every tenth of the scenes (and the last) how far the run is."""
     if 1 < frames < TRACKER_FRAMES:
         raise ValueError(f"frames must be 1, or at least {TRACKER_FRAMES} (the frames the "
                          f"tracker takes to confirm a card), got {frames}")
@@ -277,7 +278,9 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
               for d in designs]
     rng = np.random.default_rng(seed)
     score = Score(tracked=Score() if frames > 1 else None)
-    for _ in range(scenes):
+    started = time.monotonic()
+    step = max(1, scenes // 10)
+    for done in range(1, scenes + 1):
         design = loaded[int(rng.integers(len(loaded)))]
         shots = ([render_scene(rng, [design], config)] if frames == 1
                  else render_frames(rng, [design], frames, config))
@@ -299,6 +302,8 @@ def evaluate(detector: CardDetector, designs: list[str], scenes: int, seed: int,
                 events += tracker.update(number, list(observations))
         if score.tracked is not None:
             score_tracked(shots[0], events, score.tracked)
+        if progress is not None and (done % step == 0 or done == scenes):
+            progress(f"scored {done} of {scenes} scenes in {time.monotonic() - started:.0f} s")
     return score
 
 
@@ -331,6 +336,10 @@ def _band_summary(score: Score) -> dict[str, object]:
 
 def _miss_name(causes: tuple[str, ...]) -> str:
     return f"{len(causes)} {'indices' if len(causes) > 1 else 'index'}: " + " + ".join(causes)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -397,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     try:
         score = evaluate(detector, designs, args.scenes, args.seed, explain_misses=args.misses,
-                         config=config, frames=args.frames)
+                         config=config, frames=args.frames, progress=_say)
     except ArtworkError as error:
         parser.error(str(error))
     if score.true_positives + score.false_negatives == 0:

@@ -99,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(data)
     data.mkdir(parents=True)
     data_yaml = write_data_yaml(data)  # first, so that an interrupted run's data is known too
+    print(f"rendering {args.scenes} training scenes ({args.crops} crops each) and "
+          f"{max(10, args.scenes // 20)} validation scenes", flush=True)
     started = time.time()
     n_train = write_dataset(data, pool, args.scenes, args.crops, args.imgsz, args.seed, "train",
                             turns=args.turns)

@@ -276,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"({reason})")
     model = model.to(memory_format=torch.channels_last)
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
+    print(f"rendering {args.scenes} scenes for the reader's crops", flush=True)
     started = time.time()
     crops, ranks, suits = render_crops(
         names, args.faces, args.drawn, args.scenes, args.seed, weights=args.drawn_weights,

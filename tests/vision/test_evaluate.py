@@ -86,14 +86,18 @@ def test_confusion_sums_every_wrong_read() -> None:
 
 def test_each_design_keeps_its_own_tally(tmp_path) -> None:
     """``evaluate`` with the shipped models over two decks (folders of 52 faces): each deck's
-    tally is kept apart and the two add up to the whole (a design read badly shows up), and
-    each missed card gets its causes."""
+    tally is kept apart and the two add up to the whole (a design read badly shows up), each
+    missed card gets its causes, and the run says how far it is."""
     from dealer_assist.vision.detector import CardDetector
     from dealer_assist.vision.evaluate import evaluate
 
     folders = [str(write_deck(tmp_path / name, draw))
                for name, draw in (("plain", drawn_face), ("jumbo", jumbo_face))]
-    score = evaluate(CardDetector(), folders, scenes=6, seed=3, explain_misses=True)
+    said: list[str] = []
+    score = evaluate(CardDetector(), folders, scenes=6, seed=3, explain_misses=True,
+                     progress=said.append)
+    assert [line.split(" in ")[0] for line in said] == [
+        f"scored {n} of 6 scenes" for n in range(1, 7)]  # a progress line after each scene
     assert sorted(score.by_design) == ["jumbo", "plain"]
     parts = score.by_design.values()
     assert score.true_positives + score.false_negatives > 0
