@@ -7,8 +7,9 @@ One PostgreSQL schema holds one store (``room`` by default)::
                  store's own (what append writes: the room's access records)
     chain_state  each ingested chain: its number, table, chain id, records held, next needed
     chain_forks  records offered at a key held by another record
-    rounds, round_seats, payout_lines, round_cards, frames, alarms
+    rounds, round_seats, payout_lines, round_amounts, round_cards, frames, alarms
                  the search index, a projection of the records (rebuild_index makes it again):
+                 round_amounts holds each amount a seat wagered, won or lost on some line;
                  cards by canonical code; an alarm naming the round in play (its body's
                  ``round``) is linked to the latest round of that id of its chain and table,
                  also when that round is recorded after it
@@ -28,6 +29,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -35,6 +37,7 @@ from urllib.parse import urlsplit
 import psycopg
 from psycopg import errors, sql
 
+from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.interface import (
     ChainState,
     FloorRound,
@@ -123,12 +126,14 @@ CREATE TABLE round_seats (
     PRIMARY KEY (chain_no, round_key, seat));
 CREATE INDEX round_seats_seat ON round_seats (seat, chain_no, round_key);
 CREATE INDEX round_seats_net ON round_seats (net_cents);
-CREATE INDEX round_seats_wager ON round_seats (wager_cents);
 CREATE TABLE payout_lines (
     chain_no integer NOT NULL, round_key bigint NOT NULL, seat bigint NOT NULL,
     kind text NOT NULL, amount_cents bigint NOT NULL);
 CREATE INDEX payout_lines_round ON payout_lines (chain_no, round_key);
-CREATE INDEX payout_lines_amount ON payout_lines (amount_cents);
+CREATE TABLE round_amounts (
+    chain_no integer NOT NULL, round_key bigint NOT NULL, amount_cents bigint NOT NULL,
+    PRIMARY KEY (chain_no, round_key, amount_cents));
+CREATE INDEX round_amounts_amount ON round_amounts (amount_cents, chain_no, round_key);
 CREATE TABLE round_cards (
     chain_no integer NOT NULL, seq bigint NOT NULL, round_key bigint NOT NULL,
     card text NOT NULL, PRIMARY KEY (chain_no, seq));
@@ -154,14 +159,17 @@ CREATE TABLE operators (
 _UPGRADES = {2: """
 ALTER TABLE alarms ADD COLUMN round_id text;
 CREATE INDEX alarms_waiting ON alarms (chain_no, round_id) WHERE round_key IS NULL;
-CREATE INDEX round_seats_wager ON round_seats (wager_cents);
-CREATE INDEX payout_lines_amount ON payout_lines (amount_cents);
+CREATE TABLE round_amounts (
+    chain_no integer NOT NULL, round_key bigint NOT NULL, amount_cents bigint NOT NULL,
+    PRIMARY KEY (chain_no, round_key, amount_cents));
+CREATE INDEX round_amounts_amount ON round_amounts (amount_cents, chain_no, round_key);
 """}
 
 #: the search index's tables, with the columns that name a row of each
 INDEX_TABLES = {"rounds": ("chain_no", "round_key"),
                 "round_seats": ("chain_no", "round_key", "seat"),
                 "payout_lines": ("chain_no", "round_key", "seat"),
+                "round_amounts": ("chain_no", "round_key", "amount_cents"),
                 "round_cards": ("chain_no", "seq"), "frames": ("chain_no", "seq"),
                 "alarms": ("chain_no", "seq")}
 TABLES = ("schema_version", "records", "chain_state", "chain_forks", *INDEX_TABLES, "operators")
@@ -560,12 +568,10 @@ class PostgresStore:
                 return []
             if not -MAX_INTEGER <= amount <= MAX_INTEGER:
                 return []
-            # one semi-join over the amount indexes: the planner walks the newest rounds for a
-            # common amount, or gathers the few rounds of a rare one
-            where("(r.chain_no, r.round_key) IN (SELECT s.chain_no, s.round_key FROM round_seats"
-                  " s WHERE s.wager_cents = %s OR s.net_cents IN (%s, %s) UNION ALL SELECT"
-                  " p.chain_no, p.round_key FROM payout_lines p WHERE p.amount_cents IN (%s, %s))",
-                  amount, amount, -amount, amount, -amount)
+            # one row per round and amount, so the planner's estimate holds: it walks the
+            # newest rounds for a common amount, or gathers the few rounds of a rare one
+            where("(r.chain_no, r.round_key) IN (SELECT a.chain_no, a.round_key FROM"
+                  " round_amounts a WHERE a.amount_cents = %s)", amount)
         if query.alarm:
             if query.alarm == "*":
                 where("r.alarms > 0")
@@ -883,6 +889,8 @@ def _statements(script: str) -> list[str]:
 def _row_names(table: str, rows: Iterable[Sequence[Any]]) -> list[str]:
     def name(row: Sequence[Any]) -> str:
         where = "" if row[0] == OWN_CHAIN else f" of chain {row[0]}"
+        if table == "round_amounts":
+            return f"round #{row[1]}{where} amount {format_money(Decimal(row[2]) / 100)}"
         if table in ("rounds", "round_seats", "payout_lines"):
             return f"round #{row[1]}{where}" + (f" seat {row[2]}" if len(row) > 2 else "")
         return f"{table.removesuffix('s').replace('round_', '')} record {row[1]}{where}"
@@ -942,6 +950,13 @@ class _Links:
     latest: dict[tuple[str, str | None], int | None] = field(default_factory=dict)
     waiting: dict[tuple[str, str | None], list[int]] = field(default_factory=dict)  # stored
     linked: list[tuple[int, int]] = field(default_factory=list)  # (round key, seq) of stored
+
+
+def _amounts(row: _Round) -> set[int]:
+    """The amounts a settled round is found by: each seat's wager, and each seat's net and
+    line amount won or lost (as a positive amount)."""
+    return ({seat[4] for seat in row.seats or []} | {abs(seat[5]) for seat in row.seats or []}
+            | {abs(line[4]) for line in row.lines})
 
 
 _ROUND_COLUMNS = ("table_id", "round_id", "dealer", "started_at", "ended_at", "status", "note",
@@ -1154,7 +1169,7 @@ class Projection:
         settled = [(key, row) for key, row in rounds.items() if row.seats is not None]
         replaced = [key for key, row in settled if row.stored]
         if replaced:
-            for name in ("round_seats", "payout_lines"):
+            for name in ("round_seats", "payout_lines", "round_amounts"):
                 cur.execute(sql.SQL("DELETE FROM {} WHERE chain_no = %s AND"
                                     " round_key = ANY(%s::bigint[])").format(self.table(name)),
                             (chain_no, replaced))
@@ -1167,6 +1182,10 @@ class Projection:
         if line_rows:
             _copy(cur, self.prefix + "payout_lines",
                   ("chain_no", "round_key", "seat", "kind", "amount_cents"), line_rows)
+        amounts = {(chain_no, key, amount) for key, row in settled for amount in _amounts(row)}
+        if amounts:
+            _copy(cur, self.prefix + "round_amounts", ("chain_no", "round_key", "amount_cents"),
+                  sorted(amounts))
         if cards:
             _copy(cur, self.prefix + "round_cards", ("chain_no", "seq", "round_key", "card"),
                   cards)

@@ -141,7 +141,8 @@ def test_the_floor_index_is_a_projection_rebuilt_and_checked_from_the_records(
     chain2, t2 = table_chain(tmp_path / "t2", "T2", T2, NINE)
     room.ingest("T1", chain1, t1)
     room.ingest("T2", chain2, t2)
-    before = found(room), found(room, card="KH"), found(room, seat=3)
+    before = (found(room), found(room, card="KH"), found(room, seat=3),
+              found(room, amount=Decimal("250")))
     assert room.index_mismatches() == []
 
     with psycopg.connect(server_url(), autocommit=True) as conn:  # behind the store's back
@@ -149,12 +150,16 @@ def test_the_floor_index_is_a_projection_rebuilt_and_checked_from_the_records(
             sql.Identifier(room.schema)))
         conn.execute(sql.SQL("DELETE FROM {}.round_cards WHERE card = 'AS'").format(
             sql.Identifier(room.schema)))
+        conn.execute(sql.SQL("DELETE FROM {}.round_amounts WHERE amount_cents = 25000").format(
+            sql.Identifier(room.schema)))
     mismatches = room.index_mismatches()
     assert any("round_seats" in m and "differ" in m for m in mismatches)
     assert any("round_cards" in m and "lacks" in m for m in mismatches)
+    assert any("round_amounts" in m and "amount 250.00" in m for m in mismatches)
     room.rebuild_index()
     assert room.index_mismatches() == []
-    assert (found(room), found(room, card="KH"), found(room, seat=3)) == before
+    assert (found(room), found(room, card="KH"), found(room, seat=3),
+            found(room, amount=Decimal("250"))) == before
 
 
 def test_a_record_postgresql_cannot_hold_is_refused_by_name_and_nothing_of_the_call_is_held(
@@ -196,7 +201,7 @@ def test_a_store_of_schema_1_is_upgraded_on_opening_and_its_index_projected_agai
     room.ingest("T1", chain, records)
     with psycopg.connect(server_url(), autocommit=True) as conn:  # as schema 1 made it
         for statement in ("ALTER TABLE {}.alarms DROP COLUMN round_id",
-                          "DROP INDEX {}.round_seats_wager", "DROP INDEX {}.payout_lines_amount",
+                          "DROP TABLE {}.round_amounts",
                           "UPDATE {}.schema_version SET version = 1",
                           "UPDATE {}.round_cards SET card = '10D' WHERE card = 'TD'"):
             conn.execute(sql.SQL(statement).format(sql.Identifier(room.schema)))
