@@ -9,8 +9,9 @@ Run: python bench/floor_search.py [--rounds 1000000] [--tables 200] [--searches 
    key as a table box makes it (two processes), and loads them into a fresh schema through
    :meth:`PostgresStore.ingest` (its bulk path: COPY), 5,000 records a call; prints records/s.
 2. Times ``--searches`` searches of each kind the floor page offers (table, a one-hour time
-   range, seat, dealer, card, payout above an amount, alarm kind, and all of table, seat and
-   card together), each for the newest 200 matches, and prints p50/p95 in milliseconds.
+   range, seat, dealer, card, payout above an amount, an exact amount wagered, won or lost (a
+   common one, and a rare one that most often matches nothing), alarm kind, and all of table,
+   seat and card together), each for the newest 200 matches, and prints p50/p95 in milliseconds.
 The schema is dropped at the end unless ``--keep``.
 """
 
@@ -126,6 +127,10 @@ def searches(tables: int) -> dict[str, Callable[[random.Random], RoundQuery]]:
         "card": lambda rng: RoundQuery(card=rng.choice(CARDS)),
         "amount > 500": lambda rng: RoundQuery(payout_above=Decimal("500")),
         "amount > 1500": lambda rng: RoundQuery(payout_above=Decimal("1500")),
+        "amount = common": lambda rng: RoundQuery(
+            amount=Decimal(rng.choice(["10.00", "15.00", "25.00", "5.00"]))),
+        "amount = rare": lambda rng: RoundQuery(
+            amount=Decimal(rng.randrange(50_000, 200_000)) / 100),
         "alarm": lambda rng: RoundQuery(alarm=rng.choice(ALARMS)),
         "table+seat+card": lambda rng: RoundQuery(table=f"T{rng.randrange(tables):03d}",
                                                   seat=rng.randint(1, 7),

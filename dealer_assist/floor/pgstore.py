@@ -7,8 +7,12 @@ One PostgreSQL schema holds one store (``room`` by default)::
                  store's own (what append writes: the room's access records)
     chain_state  each ingested chain: its number, table, chain id, records held, next needed
     chain_forks  records offered at a key held by another record
-    rounds, round_seats, payout_lines, round_cards, frames, alarms
-                 the search index, a projection of the records (rebuild_index makes it again)
+    rounds, round_seats, payout_lines, round_amounts, round_cards, frames, alarms
+                 the search index, a projection of the records (rebuild_index makes it again):
+                 round_amounts holds each amount a seat wagered, won or lost on some line;
+                 cards by canonical code; an alarm naming the round in play (its body's
+                 ``round``) is linked to the latest round of that id of its chain and table,
+                 also when that round is recorded after it
     operators, schema_version
 
 An ingested chain is projected into the search index in chain order up to its first gap; records
@@ -25,6 +29,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlsplit
@@ -32,6 +37,7 @@ from urllib.parse import urlsplit
 import psycopg
 from psycopg import errors, sql
 
+from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.interface import (
     ChainState,
     FloorRound,
@@ -48,7 +54,6 @@ from dealer_assist.surveillance.interface import (
     StoredOperator,
 )
 from dealer_assist.surveillance.store import (
-    CARD_CODE,
     GENESIS_HASH,
     HASH_FORMAT,
     MAX_INTEGER,
@@ -60,6 +65,7 @@ from dealer_assist.surveillance.store import (
     Unreadable,
     canonical_bytes,
     canonical_json,
+    card_code,
     cents,
     chain_hash,
     check_chain_key,
@@ -70,7 +76,7 @@ from dealer_assist.surveillance.store import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_SCHEMA = "room"
 OWN_CHAIN = 0  # the chain number of the store's own records
 PAGE = 5000  # records read per query while walking a chain
@@ -124,6 +130,10 @@ CREATE TABLE payout_lines (
     chain_no integer NOT NULL, round_key bigint NOT NULL, seat bigint NOT NULL,
     kind text NOT NULL, amount_cents bigint NOT NULL);
 CREATE INDEX payout_lines_round ON payout_lines (chain_no, round_key);
+CREATE TABLE round_amounts (
+    chain_no integer NOT NULL, round_key bigint NOT NULL, amount_cents bigint NOT NULL,
+    PRIMARY KEY (chain_no, round_key, amount_cents));
+CREATE INDEX round_amounts_amount ON round_amounts (amount_cents, chain_no, round_key);
 CREATE TABLE round_cards (
     chain_no integer NOT NULL, seq bigint NOT NULL, round_key bigint NOT NULL,
     card text NOT NULL, PRIMARY KEY (chain_no, seq));
@@ -136,17 +146,30 @@ CREATE TABLE frames (
 CREATE INDEX frames_round ON frames (chain_no, round_key, event_index);
 CREATE TABLE alarms (
     chain_no integer NOT NULL, seq bigint NOT NULL, round_key bigint, table_id text,
-    at text NOT NULL, kind text NOT NULL, text text NOT NULL, PRIMARY KEY (chain_no, seq));
+    at text NOT NULL, kind text NOT NULL, text text NOT NULL, round_id text,
+    PRIMARY KEY (chain_no, seq));
 CREATE INDEX alarms_kind ON alarms (kind, chain_no, round_key);
 CREATE INDEX alarms_round ON alarms (chain_no, round_key);
+CREATE INDEX alarms_waiting ON alarms (chain_no, round_id) WHERE round_key IS NULL;
 CREATE TABLE operators (
     name text PRIMARY KEY, role text NOT NULL, password text NOT NULL, created_at text NOT NULL);
 """
+
+#: each schema's changes from the one before (the index is then projected again)
+_UPGRADES = {2: """
+ALTER TABLE alarms ADD COLUMN round_id text;
+CREATE INDEX alarms_waiting ON alarms (chain_no, round_id) WHERE round_key IS NULL;
+CREATE TABLE round_amounts (
+    chain_no integer NOT NULL, round_key bigint NOT NULL, amount_cents bigint NOT NULL,
+    PRIMARY KEY (chain_no, round_key, amount_cents));
+CREATE INDEX round_amounts_amount ON round_amounts (amount_cents, chain_no, round_key);
+"""}
 
 #: the search index's tables, with the columns that name a row of each
 INDEX_TABLES = {"rounds": ("chain_no", "round_key"),
                 "round_seats": ("chain_no", "round_key", "seat"),
                 "payout_lines": ("chain_no", "round_key", "seat"),
+                "round_amounts": ("chain_no", "round_key", "amount_cents"),
                 "round_cards": ("chain_no", "seq"), "frames": ("chain_no", "seq"),
                 "alarms": ("chain_no", "seq")}
 TABLES = ("schema_version", "records", "chain_state", "chain_forks", *INDEX_TABLES, "operators")
@@ -218,6 +241,9 @@ class PostgresStore:
         if version > SCHEMA_VERSION:
             raise RecordingError(f"store schema {version} is newer than this program reads "
                                  f"({SCHEMA_VERSION}): upgrade dealer-assist", self._where)
+        if 0 < version < SCHEMA_VERSION:
+            self._upgrade(version)
+            version = SCHEMA_VERSION
         if version == SCHEMA_VERSION:
             self.conn.execute(sql.SQL("SET search_path TO {}").format(
                 sql.Identifier(self.schema)))
@@ -234,6 +260,21 @@ class PostgresStore:
             self.conn.execute("INSERT INTO schema_version VALUES (%s, %s, %s)",
                               (SCHEMA_VERSION, format_time(self.clock()), "created"))
         self.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+
+    def _upgrade(self, version: int) -> None:
+        """Bring the store from schema ``version`` to this one and project its index again,
+        in one transaction (the records are never touched)."""
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            cur.execute(sql.SQL("SET LOCAL search_path TO {}").format(
+                sql.Identifier(self.schema)))
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _statements(_UPGRADES[step]):
+                    cur.execute(statement)  # type: ignore[call-overload]
+                cur.execute("INSERT INTO schema_version VALUES (%s, %s, %s)",
+                            (step, format_time(self.clock()), f"upgraded from schema {step - 1}"))
+            self._rebuild(cur)
+        logger.info("%s: upgraded from store schema %s to %s", self._where, version,
+                    SCHEMA_VERSION)
 
     def schema_version(self) -> int:
         found = self.conn.execute(
@@ -420,10 +461,13 @@ class PostgresStore:
         """Empty the search index and project it again from the records, in one transaction:
         the store's own chain whole, each ingested chain up to its first gap."""
         with self.conn.transaction(), self.conn.cursor() as cur:
-            cur.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")
-            cur.execute(sql.SQL("TRUNCATE {}").format(
-                sql.SQL(", ").join(map(sql.Identifier, INDEX_TABLES))))
-            self._project_all(cur, "")
+            self._rebuild(cur)
+
+    def _rebuild(self, cur: psycopg.Cursor[Any]) -> None:
+        cur.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")
+        cur.execute(sql.SQL("TRUNCATE {}").format(
+            sql.SQL(", ").join(map(sql.Identifier, INDEX_TABLES))))
+        self._project_all(cur, "")
 
     def _project_all(self, cur: psycopg.Cursor[Any], prefix: str) -> None:
         chains = [(OWN_CHAIN, None)] + [
@@ -512,11 +556,22 @@ class PostgresStore:
             where("EXISTS (SELECT 1 FROM round_seats s WHERE s.chain_no = r.chain_no AND"
                   " s.round_key = r.round_key AND s.seat = %s)", query.seat)
         if query.card is not None:
-            code = query.card.strip().upper()
-            if not CARD_CODE.fullmatch(code):
+            code = card_code(query.card)
+            if code is None:
                 return []
             where("EXISTS (SELECT 1 FROM round_cards c WHERE c.chain_no = r.chain_no AND"
                   " c.round_key = r.round_key AND c.card = %s)", code)
+        if query.amount is not None:
+            try:
+                amount = cents(query.amount)
+            except ArithmeticError:
+                return []
+            if not -MAX_INTEGER <= amount <= MAX_INTEGER:
+                return []
+            # one row per round and amount, so the planner's estimate holds: it walks the
+            # newest rounds for a common amount, or gathers the few rounds of a rare one
+            where("(r.chain_no, r.round_key) IN (SELECT a.chain_no, a.round_key FROM"
+                  " round_amounts a WHERE a.amount_cents = %s)", amount)
         if query.alarm:
             if query.alarm == "*":
                 where("r.alarms > 0")
@@ -538,6 +593,14 @@ class PostgresStore:
                 round=sql.SQL(_ROUND), clauses=sql.SQL(" AND ").join(clauses),
                 limit=sql.Literal(limit)), params).fetchall()
         return [FloorRound(row[0] or "", row[1] or "", _indexed_round(row[2:])) for row in rows]
+
+    @_reported
+    def round_alarm_records(self, round_key: int) -> list[int]:
+        if not -MAX_INTEGER <= round_key <= MAX_INTEGER:
+            return []
+        return [int(row[0]) for row in self.conn.execute(
+            "SELECT seq FROM alarms WHERE chain_no = 0 AND round_key = %s ORDER BY seq",
+            (round_key,))]
 
     @_reported
     def floor_choices(self) -> tuple[list[str], list[str]]:
@@ -826,6 +889,8 @@ def _statements(script: str) -> list[str]:
 def _row_names(table: str, rows: Iterable[Sequence[Any]]) -> list[str]:
     def name(row: Sequence[Any]) -> str:
         where = "" if row[0] == OWN_CHAIN else f" of chain {row[0]}"
+        if table == "round_amounts":
+            return f"round #{row[1]}{where} amount {format_money(Decimal(row[2]) / 100)}"
         if table in ("rounds", "round_seats", "payout_lines"):
             return f"round #{row[1]}{where}" + (f" seat {row[2]}" if len(row) > 2 else "")
         return f"{table.removesuffix('s').replace('round_', '')} record {row[1]}{where}"
@@ -877,6 +942,23 @@ class _Round:
     lines: list[tuple[Any, ...]] = field(default_factory=list)
 
 
+@dataclass
+class _Links:
+    """What links alarms to the rounds they name (``round`` in the body), while a batch folds:
+    by (round id, table)."""
+
+    latest: dict[tuple[str, str | None], int | None] = field(default_factory=dict)
+    waiting: dict[tuple[str, str | None], list[int]] = field(default_factory=dict)  # stored
+    linked: list[tuple[int, int]] = field(default_factory=list)  # (round key, seq) of stored
+
+
+def _amounts(row: _Round) -> set[int]:
+    """The amounts a settled round is found by: each seat's wager, and each seat's net and
+    line amount won or lost (as a positive amount)."""
+    return ({seat[4] for seat in row.seats or []} | {abs(seat[5]) for seat in row.seats or []}
+            | {abs(line[4]) for line in row.lines})
+
+
 _ROUND_COLUMNS = ("table_id", "round_id", "dealer", "started_at", "ended_at", "status", "note",
                   "net_cents", "max_payout_cents", "events", "frames", "alarms", "first_seq",
                   "last_seq")
@@ -898,16 +980,45 @@ class Projection:
         if not records:
             return
         rounds = self._load_rounds({r.round_key for r in records if r.round_key is not None})
+        links = self._waiting({r.round_id for r in records
+                               if r.kind == "round" and r.round_id is not None})
         cards: list[tuple[Any, ...]] = []
-        alarms: list[tuple[Any, ...]] = []
+        alarms: list[list[Any]] = []
         frames: dict[int, dict[str, Any]] = {}
         frame_updates: list[tuple[str, Any, int]] = []  # (column, value, seq) of stored frames
         for record in records:
             try:
-                self._fold(record, rounds, cards, alarms, frames, frame_updates)
+                self._fold(record, rounds, cards, alarms, frames, frame_updates, links)
             except (Unindexable, KeyError, TypeError, ValueError, ArithmeticError):
                 continue  # verification names the record; the index leaves it out
-        self._write(rounds, cards, alarms, frames, frame_updates)
+        self._write(rounds, cards, alarms, frames, frame_updates, links)
+
+    def _waiting(self, round_ids: set[str]) -> _Links:
+        """The stored alarms naming one of ``round_ids`` and linked to no round yet."""
+        links = _Links()
+        if round_ids:
+            for seq, round_id, table in self.cur.execute(sql.SQL(
+                    "SELECT seq, round_id, table_id FROM {} WHERE chain_no = %s AND round_key IS"
+                    " NULL AND round_id = ANY(%s) ORDER BY seq").format(self.table("alarms")),
+                    (self.chain_no, sorted(round_ids))).fetchall():
+                links.waiting.setdefault((round_id, table), []).append(int(seq))
+        return links
+
+    def _latest(self, links: _Links, rounds: dict[int, _Round], round_id: str,
+                table: str | None) -> int | None:
+        """The key of the latest round of ``round_id`` on ``table`` in this chain so far (its
+        row loaded into ``rounds``), or None."""
+        name = (round_id, table)
+        if name not in links.latest:
+            row = self.cur.execute(sql.SQL(
+                "SELECT MAX(round_key) FROM {} WHERE chain_no = %s AND round_id = %s AND"
+                " table_id IS NOT DISTINCT FROM %s").format(self.table("rounds")),
+                (self.chain_no, round_id, table)).fetchone()
+            links.latest[name] = None if row is None or row[0] is None else int(row[0])
+        key = links.latest[name]
+        if key is not None and key not in rounds:
+            rounds.update(self._load_rounds({key}))
+        return key
 
     def _load_rounds(self, keys: set[int]) -> dict[int, _Round]:
         if not keys:
@@ -919,8 +1030,8 @@ class Projection:
                 for row in self.cur.execute(query, (self.chain_no, sorted(keys))).fetchall()}
 
     def _fold(self, record: Record, rounds: dict[int, _Round], cards: list[tuple[Any, ...]],
-              alarms: list[tuple[Any, ...]], frames: dict[int, dict[str, Any]],
-              frame_updates: list[tuple[str, Any, int]]) -> None:
+              alarms: list[list[Any]], frames: dict[int, dict[str, Any]],
+              frame_updates: list[tuple[str, Any, int]], links: _Links) -> None:
         try:
             body = json.loads(record.body_text)
         except ValueError:
@@ -939,6 +1050,8 @@ class Projection:
                 "events": 0, "frames": 0, "alarms": 0, "first_seq": seq, "last_seq": seq,
             }, known is not None and known.stored, known.seats if known else None,
                 known.lines if known else [])
+            if record.round_id is not None:
+                rounds[key].values["alarms"] = self._link(record, key, alarms, links)
             return
         row = rounds.get(key) if key is not None else None
         if kind == "frame" and isinstance(body, dict):
@@ -954,8 +1067,16 @@ class Projection:
                 del frames[seq]
                 raise Unindexable("a frame record names no file")
         elif kind == "alarm" and isinstance(body, dict):
-            alarms.append((self.chain_no, seq, key, record.table, record.at,
-                           _str(body.get("kind")), _str(body.get("text"))))
+            named = body.get("round")
+            round_id = None if named is None else _str(named)
+            alarm = [self.chain_no, seq, key, record.table, record.at, _str(body.get("kind")),
+                     _str(body.get("text")), round_id]
+            if key is None and round_id is not None:  # raised in a round: its latest of that id
+                linked = self._latest(links, rounds, round_id, record.table)
+                if linked is not None:
+                    rounds[linked].values["alarms"] += 1
+                alarm[2] = linked
+            alarms.append(alarm)
         elif kind == "settlement" and isinstance(body, dict) and row is not None:
             self._settle(row, record, body)
         elif kind == "prune" and isinstance(body, dict):
@@ -969,9 +1090,10 @@ class Projection:
         values["last_seq"] = seq
         if kind == "event":
             values["events"] += 1
-            card = body.get("card") if isinstance(body, dict) else None
-            if isinstance(card, str):
-                cards.append((self.chain_no, seq, key, _str(card)))
+            card = card_code(body.get("card")) if isinstance(body, dict) and body.get(
+                "type") in ("card", "reveal") else None
+            if card is not None:
+                cards.append((self.chain_no, seq, key, card))
         elif kind == "frame" and isinstance(body, dict):
             values["frames"] += 1
         elif kind == "alarm" and isinstance(body, dict):
@@ -979,6 +1101,24 @@ class Projection:
         elif kind == "partial":
             reason = body.get("reason") if isinstance(body, dict) else None
             values.update(status="partial", note=_optional_str(reason), ended_at=record.at)
+
+    @staticmethod
+    def _link(record: Record, key: int, alarms: list[list[Any]], links: _Links) -> int:
+        """Link the alarms naming the round ``record`` starts (raised before it was recorded)
+        to it; how many."""
+        assert record.round_id is not None
+        name = (record.round_id, record.table)
+        latest = links.latest.get(name)
+        links.latest[name] = key if latest is None else max(latest, key)
+        linked = 0
+        for alarm in alarms:  # of this batch
+            if alarm[2] is None and alarm[7] == record.round_id and alarm[3] == record.table:
+                alarm[2] = key
+                linked += 1
+        for seq in links.waiting.pop(name, []):  # stored
+            links.linked.append((key, seq))
+            linked += 1
+        return linked
 
     @staticmethod
     def _frame_update(frames: dict[int, dict[str, Any]],
@@ -1011,8 +1151,8 @@ class Projection:
         row.seats, row.lines = seat_rows, lines
 
     def _write(self, rounds: dict[int, _Round], cards: list[tuple[Any, ...]],
-               alarms: list[tuple[Any, ...]], frames: dict[int, dict[str, Any]],
-               frame_updates: list[tuple[str, Any, int]]) -> None:
+               alarms: list[list[Any]], frames: dict[int, dict[str, Any]],
+               frame_updates: list[tuple[str, Any, int]], links: _Links) -> None:
         cur, chain_no = self.cur, self.chain_no
         stored = [(key, row) for key, row in rounds.items() if row.stored]
         if stored:
@@ -1029,7 +1169,7 @@ class Projection:
         settled = [(key, row) for key, row in rounds.items() if row.seats is not None]
         replaced = [key for key, row in settled if row.stored]
         if replaced:
-            for name in ("round_seats", "payout_lines"):
+            for name in ("round_seats", "payout_lines", "round_amounts"):
                 cur.execute(sql.SQL("DELETE FROM {} WHERE chain_no = %s AND"
                                     " round_key = ANY(%s::bigint[])").format(self.table(name)),
                             (chain_no, replaced))
@@ -1042,12 +1182,21 @@ class Projection:
         if line_rows:
             _copy(cur, self.prefix + "payout_lines",
                   ("chain_no", "round_key", "seat", "kind", "amount_cents"), line_rows)
+        amounts = {(chain_no, key, amount) for key, row in settled for amount in _amounts(row)}
+        if amounts:
+            _copy(cur, self.prefix + "round_amounts", ("chain_no", "round_key", "amount_cents"),
+                  sorted(amounts))
         if cards:
             _copy(cur, self.prefix + "round_cards", ("chain_no", "seq", "round_key", "card"),
                   cards)
         if alarms:
             _copy(cur, self.prefix + "alarms",
-                  ("chain_no", "seq", "round_key", "table_id", "at", "kind", "text"), alarms)
+                  ("chain_no", "seq", "round_key", "table_id", "at", "kind", "text", "round_id"),
+                  alarms)
+        if links.linked:
+            cur.executemany(sql.SQL("UPDATE {} SET round_key = %s WHERE chain_no = %s AND"
+                                    " seq = %s").format(self.table("alarms")),
+                            [(key, chain_no, seq) for key, seq in links.linked])
         if frames:
             _copy(cur, self.prefix + "frames", ("chain_no", *_FRAME_COLUMNS),
                   [(chain_no, *(frame[c] for c in _FRAME_COLUMNS)) for frame in frames.values()])

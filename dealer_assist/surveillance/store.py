@@ -25,7 +25,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -265,10 +264,6 @@ def write_frame_file(directory: Path, relative: str, data: bytes) -> None:
         os.fsync(handle.fileno())
     os.replace(temporary, target)
     fsync_dir(target.parent)
-
-
-#: a card code as the round log writes it (rank then suit)
-CARD_CODE = re.compile(r"(?:[2-9TJQKA]|10)[SHDC]")
 
 
 def chain_hash(prev_hash: str, payload: bytes) -> str:
@@ -947,7 +942,7 @@ class RecordingStore:
         if query.card:
             clauses.append("EXISTS (SELECT 1 FROM round_cards c WHERE c.round_key = r.round_key"
                            " AND c.card = ?)")
-            params.append(_card_code(query.card) or "")
+            params.append(card_code(query.card) or "")
         if query.amount is not None:
             amount = cents(query.amount)
             clauses.append("(EXISTS (SELECT 1 FROM round_seats s WHERE s.round_key = r.round_key"
@@ -1293,7 +1288,7 @@ def index_record(conn: sqlite3.Connection, record: Record) -> None:
         conn.execute("UPDATE rounds SET last_seq = ? WHERE round_key = ?", (record.seq, key))
     if kind == "event" and key is not None:
         conn.execute("UPDATE rounds SET events = events + 1 WHERE round_key = ?", (key,))
-        card = _card_code(body.get("card")) if isinstance(body, dict) and body.get(
+        card = card_code(body.get("card")) if isinstance(body, dict) and body.get(
             "type") in ("card", "reveal") else None
         if card is not None:
             conn.execute(
@@ -1339,7 +1334,7 @@ def index_record(conn: sqlite3.Connection, record: Record) -> None:
         conn.execute("UPDATE frames SET key = 1 WHERE seq = ?", (body.get("frame"),))
 
 
-def _card_code(value: Any) -> str | None:
+def card_code(value: Any) -> str | None:
     """A card as the search index keeps it (canonical code), or None for none or no card."""
     from dealer_assist.rules.cards import Card, CardCodeError
 

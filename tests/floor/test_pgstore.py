@@ -1,6 +1,7 @@
 """The room's store over the floor: every ingested chain searchable by table, time, seat,
-dealer, card, amount and alarm, projected in chain order whatever order records arrive in, and
-the projection rebuilt and checked like the store's own (a real PostgreSQL, tests/postgres.py)."""
+dealer, card, amount and alarm (also one raised before its round was recorded), projected in
+chain order whatever order records arrive in, and the projection rebuilt and checked like the
+store's own (a real PostgreSQL, tests/postgres.py)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,9 @@ def table_chain(directory: Path, table: str, rounds: list[dict[str, Any]],
         chain = begin_signing(box, Evidence(Signer.generate()), table)
         for number, spec in enumerate(rounds, 1):
             round_id = f"{table}-{number}"
+            if "early_alarm" in spec:  # raised in play, before the table records the round
+                box.append("alarm", {"kind": spec["early_alarm"], "text": "seen",
+                                     "round": round_id}, table=table)
             key = box.append("round", {"type": "round", "id": round_id,
                                        "dealer_id": spec["dealer"]},
                              table=table, round_id=round_id).round_key
@@ -73,7 +77,7 @@ def room(tmp_path: Path) -> Iterator[PostgresStore]:
 
 NINE = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 T1 = [{"dealer": "D-1", "cards": ["7S", "KH"], "nets": {1: "15.00", 3: "-10.00"}},
-      {"dealer": "D-2", "cards": ["AS"], "nets": {2: "-10.00"}, "alarm": "shoe"}]
+      {"dealer": "D-2", "cards": ["AS", "10d"], "nets": {2: "-10.00"}, "alarm": "shoe"}]
 T2 = [{"dealer": "D-1", "cards": ["KH", "2D"], "nets": {3: "250.00"}, "alarm": "vision"}]
 
 
@@ -95,6 +99,13 @@ def test_every_tables_rounds_are_found_by_every_field_the_page_searches(
     assert found(room, dealer="D-1") == ["T2:T2-1", "T1:T1-1"]
     assert found(room, card="KH") == ["T2:T2-1", "T1:T1-1"]
     assert found(room, card="AS", table="T1") == ["T1:T1-2"]
+    assert found(room, card="TD") == found(room, card="10D") == ["T1:T1-2"]  # dealt as "10d"
+    assert found(room, card="kh", dealer="D-1", table="T2") == ["T2:T2-1"]
+    assert found(room, amount=Decimal("250")) == ["T2:T2-1"]  # won
+    assert found(room, amount=Decimal("15.00")) == ["T1:T1-1"]  # won on seat 1
+    assert found(room, amount=Decimal("10")) == ["T2:T2-1", "T1:T1-2", "T1:T1-1"]  # wagered
+    assert found(room, amount=Decimal("10"), table="T1", seat=2) == ["T1:T1-2"]
+    assert found(room, amount=Decimal("7")) == [] and found(room, amount=Decimal("1E30")) == []
     assert found(room, payout_above=Decimal("100")) == ["T2:T2-1"]
     assert found(room, alarm="shoe") == ["T1:T1-2"] and found(room, alarm="*") == [
         "T2:T2-1", "T1:T1-2"]
@@ -130,7 +141,8 @@ def test_the_floor_index_is_a_projection_rebuilt_and_checked_from_the_records(
     chain2, t2 = table_chain(tmp_path / "t2", "T2", T2, NINE)
     room.ingest("T1", chain1, t1)
     room.ingest("T2", chain2, t2)
-    before = found(room), found(room, card="KH"), found(room, seat=3)
+    before = (found(room), found(room, card="KH"), found(room, seat=3),
+              found(room, amount=Decimal("250")))
     assert room.index_mismatches() == []
 
     with psycopg.connect(server_url(), autocommit=True) as conn:  # behind the store's back
@@ -138,12 +150,16 @@ def test_the_floor_index_is_a_projection_rebuilt_and_checked_from_the_records(
             sql.Identifier(room.schema)))
         conn.execute(sql.SQL("DELETE FROM {}.round_cards WHERE card = 'AS'").format(
             sql.Identifier(room.schema)))
+        conn.execute(sql.SQL("DELETE FROM {}.round_amounts WHERE amount_cents = 25000").format(
+            sql.Identifier(room.schema)))
     mismatches = room.index_mismatches()
     assert any("round_seats" in m and "differ" in m for m in mismatches)
     assert any("round_cards" in m and "lacks" in m for m in mismatches)
+    assert any("round_amounts" in m and "amount 250.00" in m for m in mismatches)
     room.rebuild_index()
     assert room.index_mismatches() == []
-    assert (found(room), found(room, card="KH"), found(room, seat=3)) == before
+    assert (found(room), found(room, card="KH"), found(room, seat=3),
+            found(room, amount=Decimal("250"))) == before
 
 
 def test_a_record_postgresql_cannot_hold_is_refused_by_name_and_nothing_of_the_call_is_held(
@@ -160,3 +176,40 @@ def test_a_record_postgresql_cannot_hold_is_refused_by_name_and_nothing_of_the_c
         assert f"record {bad.seq}" in str(refused.value) and room.schema in str(refused.value)
     assert room.chains() == [] and list(room.chain_records("T1", chain)) == []
     assert [i.outcome.value for i in room.ingest("T1", chain, records)] == ["new"] * len(records)
+
+
+def test_an_alarm_raised_before_its_round_was_recorded_is_linked_to_it_across_ingests(
+        room: PostgresStore, tmp_path: Path) -> None:
+    rounds = [{"dealer": "D-1", "cards": ["7S"], "nets": {1: "5.00"}},
+              {"dealer": "D-1", "cards": ["9C"], "nets": {1: "5.00"}, "early_alarm": "switched"}]
+    chain, records = table_chain(tmp_path / "t1", "T1", rounds, NINE)
+    early = next(r.seq for r in records if r.kind == "alarm")
+    room.ingest("T1", chain, records[:early])  # the alarm, its round not yet recorded
+    assert found(room, alarm="*") == [] and found(room, alarm="switched") == []
+    room.ingest("T1", chain, records[early:])
+    assert found(room, alarm="*") == ["T1:T1-2"] and found(room, alarm="switched") == ["T1:T1-2"]
+    [hit] = room.find_floor_rounds(RoundQuery(alarm="switched"))
+    assert hit.round.alarms == 1
+    assert room.index_mismatches() == []
+    room.rebuild_index()
+    assert found(room, alarm="switched") == ["T1:T1-2"] and room.index_mismatches() == []
+
+
+def test_a_store_of_schema_1_is_upgraded_on_opening_and_its_index_projected_again(
+        room: PostgresStore, tmp_path: Path) -> None:
+    chain, records = table_chain(tmp_path / "t1", "T1", T1, NINE)
+    room.ingest("T1", chain, records)
+    with psycopg.connect(server_url(), autocommit=True) as conn:  # as schema 1 made it
+        for statement in ("ALTER TABLE {}.alarms DROP COLUMN round_id",
+                          "DROP TABLE {}.round_amounts",
+                          "UPDATE {}.schema_version SET version = 1",
+                          "UPDATE {}.round_cards SET card = '10D' WHERE card = 'TD'"):
+            conn.execute(sql.SQL(statement).format(sql.Identifier(room.schema)))
+    reopened = PostgresStore(server_url(), tmp_path / "frames", schema=room.schema)
+    try:
+        assert reopened.schema_version() == 2
+        assert found(reopened, card="TD") == ["T1:T1-2"]
+        assert found(reopened, amount=Decimal("15")) == ["T1:T1-1"]
+        assert reopened.index_mismatches() == []
+    finally:
+        reopened.close()
