@@ -113,7 +113,9 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
     engine, stands = fold.engine, []
     while (acting := engine.acting()) is not None and \
             play_order(acting) < play_order(landing) and engine.next_card_target() is None:
-        stand = PlayerAction(acting[0], Action.STAND, hand=acting[1])
+        # taken when ``event`` moved play past it: its time is that event's
+        stand = PlayerAction(acting[0], Action.STAND, hand=acting[1],
+                             at=None if isinstance(event, RoundStart) else event.at)
         fold.apply(stand)
         stands.append(stand)
     return stands

@@ -291,11 +291,12 @@ class TableLoop:
         """The question waiting for the dealer's answer (None: none)."""
         return self._question
 
-    def handle(self, item: TableInput, now: float) -> None:
+    def handle(self, item: TableInput, now: float, at: str | None = None) -> None:
         """Apply one input; never raises for bad table data (it raises alarms instead). While a
         question is open, inputs other than the answer wait behind it (see
-        :data:`_PASS_A_QUESTION`); a touch waits for the shoe cards drawn before it to land."""
-        self._now = now
+        :data:`_PASS_A_QUESTION`); a touch waits for the shoe cards drawn before it to land.
+        ``at``: when it was handed to the table (UTC, ``format_at``), on the events it causes."""
+        self._now, self._session.at = now, at
         if type(item) not in _HANDLERS:
             raise TypeError(f"not a table input: {item!r}")
         self._measure_lag(item)
@@ -391,9 +392,9 @@ class TableLoop:
             self._camera_behind = False
             self._resolve(AlarmKind.CAMERA_BEHIND)
 
-    def tick(self, now: float) -> None:
+    def tick(self, now: float, at: str | None = None) -> None:
         """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
-        self._now = now
+        self._now, self._session.at = now, at
         changed = False
         while self._question is None and self._expire(now):
             changed = True  # what expired may let a waiting input act, and it more waits
@@ -708,7 +709,7 @@ class TableLoop:
         if not splits_now and self._placed_unseen_first(item):
             return
         # Dividing a stack at a later seat or hand means every hand before it stood.
-        if not self._stand_until(CardTarget(item.seat, item.from_stack or 0)):
+        if not self._stand_until(CardTarget(item.seat, item.from_stack or 0), "camera"):
             return
         acting = engine.acting()
         if acting is None or acting[0] != item.seat:
@@ -718,7 +719,7 @@ class TableLoop:
                 + ("no hand is in play" if acting is None else f"seat {acting[0]} is to act"),
             )
             return
-        self._apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1]))
+        self._apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1], by="camera"))
 
     def _placed_unseen_first(self, item: TableInput) -> bool:
         """``item`` says hands before a place stood, but shoe cards drawn before the camera saw
@@ -756,7 +757,7 @@ class TableLoop:
             if self.has_shoe:
                 self._awaiting_shoe.append(item.card)
             self._commit(item.card, DEALER_SPOT, False)
-            self._stand_until(None)
+            self._stand_until(None, "camera")
             return
         dealer_cards = engine.dealer_cards()
         if len(dealer_cards) >= 2 and dealer_cards[1] is None:
@@ -780,7 +781,7 @@ class TableLoop:
         elif item.card is not None and self._entered_unseen[(item.card, None)] > 0:
             self._entered_unseen[(item.card, None)] -= 1  # the hole card keyed, read at last
         # Turning the hole card ends the players' turn: every hand still deciding stood.
-        self._stand_until(None)
+        self._stand_until(None, "camera")
 
     def _check_hole(self, card: Card | None, settlement: Settlement | None) -> None:
         """The hole card turned after the round closed (a dealer blackjack found at the peek)."""
@@ -928,7 +929,7 @@ class TableLoop:
             self._drop_strays()
             self._start_round()
         try:
-            self._apply_or_raise(Bet(item.seat, item.amount, item.wager, item.player))
+            self._apply_or_raise(Bet(item.seat, item.amount, item.wager, item.player, "dealer"))
         except (RoundError, EventError) as error:
             self._alarm(AlarmKind.BET_REFUSED, str(error))
 
@@ -947,9 +948,9 @@ class TableLoop:
         if acting is not None and self._camera_trusted() and (item.seat, hand) > acting:
             # With a camera watching, a stand leaves no trace until the game moves on: a
             # decision touched for a later hand means every hand before it stood.
-            if not self._stand_until(CardTarget(item.seat, hand)):
+            if not self._stand_until(CardTarget(item.seat, hand), "dealer"):
                 return
-        self._apply(PlayerAction(item.seat, item.action, item.amount, item.hand))
+        self._apply(PlayerAction(item.seat, item.action, item.amount, item.hand, "dealer"))
 
     def _on_key_card(self, item: KeyCard) -> None:
         """A card no reader saw, keyed by the dealer: refused while the shoe reads (it deals
@@ -981,7 +982,7 @@ class TableLoop:
             if self._apply(Reveal(item.card, keyed=True)):
                 went = DEALER
                 self._await_reveal(item.card)
-                self._stand_until(None)
+                self._stand_until(None, "dealer")
         else:
             asked_before = self._question
             went = self._commit(item.card, spot, False, keyed=True)
@@ -1097,7 +1098,7 @@ class TableLoop:
                         "insurance; not taken")
             return
         self._infer_hidden_hole()
-        self._apply(Insurance(item.seat, item.amount))
+        self._apply(Insurance(item.seat, item.amount, "dealer"))
 
     def _on_close_insurance(self, item: CloseInsurance) -> None:
         """Only a peek the screen is keeping hidden is closed by a touch (a game whose hole card
@@ -1218,8 +1219,9 @@ class TableLoop:
             return False
         return True
 
-    def _stand_until(self, landing: CardTarget | None) -> bool:
-        """Stand every hand in play before ``landing`` (None: before the dealer)."""
+    def _stand_until(self, landing: CardTarget | None, by: str) -> bool:
+        """Stand every hand in play before ``landing`` (None: before the dealer), as ``by``
+        showed."""
         assert self._fold is not None
         engine = self._fold.engine
         while True:
@@ -1233,7 +1235,7 @@ class TableLoop:
                     f"moved on to {place_words(landing) if landing else 'the dealer'}",
                 )
                 return False
-            if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
+            if not self._apply(PlayerAction(acting[0], Action.STAND, hand=acting[1], by=by)):
                 return False
 
     def _commit_shoe_card(
@@ -1278,7 +1280,8 @@ class TableLoop:
                                   Evidence(landing, held.sideways))
         reading = settled_reading(left)
         if reading is not None:
-            return self._take(reading)
+            return self._take(reading, "dealer" if held.keyed else
+                              "camera" if landing is not None else "shoe")
         readings = left or card_readings(self._fold.engine)
         if not readings:
             self._alarm(AlarmKind.ILLEGAL_ACTION, (
@@ -1303,10 +1306,11 @@ class TableLoop:
             return "the camera did not see it land"
         return "no camera watches the felt and no decision was touched for it"
 
-    def _take(self, reading: Reading) -> bool:
-        """Apply a reading's decisions, in play order."""
+    def _take(self, reading: Reading, by: str) -> bool:
+        """Apply a reading's decisions, in play order, as ``by`` showed."""
         for decision in reading.decisions:
-            if not self._apply(PlayerAction(decision.seat, decision.action, hand=decision.hand)):
+            if not self._apply(PlayerAction(decision.seat, decision.action, hand=decision.hand,
+                                            by=by)):
                 return False
         return True
 
@@ -1400,7 +1404,7 @@ class TableLoop:
         dealer = self.dealer if by == "dealer" else None
         self._apply_or_raise(Question(held.card, question.text, question.why, question.labels,
                                       question.labels[choice], by, waited, dealer))
-        if self._take(question.choices[choice]):
+        if self._take(question.choices[choice], by):
             self._deal(held.card, held.landing, held.face_down, held.origin, held.keyed)
         self._alarm(AlarmKind.DEALER_ASKED, (
             f"asked \"{question.text}\" ({question.why}); answered by the {by}"

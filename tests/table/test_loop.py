@@ -212,7 +212,7 @@ def test_card_landing_at_the_next_seat_means_the_seat_before_stood():
         ["5D", "4C", "2C", "JH"],
     ]
     lines = table.recorded_lines()
-    assert '{"type": "action", "seat": 2, "action": "stand", "hand": 0}' in lines
+    assert '{"type": "action", "seat": 2, "action": "stand", "hand": 0, "by": "camera"}' in lines
     assert '{"type": "card", "card": "2C", "to": {"seat": 3, "hand": 0}}' in lines
     assert table.loop.alarms == []
 
