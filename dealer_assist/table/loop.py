@@ -1231,7 +1231,7 @@ class TableLoop:
             if engine.next_card_target() is not None:
                 self._alarm(
                     AlarmKind.ILLEGAL_ACTION,
-                    f"seat {acting[0]} hand {acting[1]} is still owed a card, but the game "
+                    f"seat {acting[0]} hand {acting[1] + 1} is still owed a card, but the game "
                     f"moved on to {place_words(landing) if landing else 'the dealer'}",
                 )
                 return False
