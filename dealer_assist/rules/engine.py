@@ -336,7 +336,8 @@ class RoundEngine:
         return frozenset(a for a in Action if self._why_illegal(seat, hand, a) is None)
 
     def describe(self) -> str:
-        """The engine's state in words, for error messages and the dealer's screen."""
+        """The engine's state in words, for error messages and the dealer's screen (hands numbered
+        from 1, as people count them)."""
         if not self._deal_queue:
             bets = ", ".join(f"seat {s.number}" for s in self._order) or "none"
             return f"betting (main wagers: {bets})"

@@ -25,7 +25,7 @@ DEALER_SPOT = DEALER
 
 def place_words(place: CardTarget) -> str:
     """A place as the dealer's screen names it: "the dealer", "seat 2", "seat 2 hand 2" (a
-    split's later hand, numbered from 1 as people count them; the round log's 1)."""
+    split's later hand, numbered from 1 as people count them: the round log's hand 1)."""
     if place.seat is None:
         return "the dealer"
     return f"seat {place.seat}" + (f" hand {place.hand + 1}" if place.hand else "")
