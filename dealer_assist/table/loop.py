@@ -1241,8 +1241,12 @@ class TableLoop:
     def _commit_shoe_card(
         self, shoe: ShoeCard, landing: CardTarget | None = None, sideways: bool = False
     ) -> None:
-        """Record a card the shoe dealt, with the shoe's numbering of it."""
-        self._commit(shoe.card, landing, sideways, origin=shoe.origin)
+        """Record a card the shoe dealt, with the shoe's numbering of it, at its arrival."""
+        handed, self._session.at = self._session.at, shoe.at or self._session.at
+        try:
+            self._commit(shoe.card, landing, sideways, origin=shoe.origin)
+        finally:
+            self._session.at = handed
 
     def _commit(
         self, card: Card | None, landing: CardTarget | None, sideways: bool,

@@ -21,6 +21,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,6 +31,7 @@ from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
 from dealer_assist.table.sources import (
     NewShoe,
     RecordingFailed,
+    ShoeCard,
     ShoeDelivery,
     Source,
     TableInput,
@@ -198,8 +200,9 @@ class TableRunner:
         answer); returns the inputs for the loop. A journal that cannot be written is an alarm,
         and nothing more is acknowledged until it takes every record kept."""
         delivery = item if isinstance(item, ShoeDelivery) else None
-        inputs: tuple[TableInput, ...] = (
-            item.inputs if isinstance(item, ShoeDelivery) else (item,))
+        inputs: tuple[TableInput, ...] = tuple(
+            replace(one, at=at) if isinstance(one, ShoeCard) else one
+            for one in (item.inputs if isinstance(item, ShoeDelivery) else (item,)))
         if (self.loop.resumed is not None and self.loop.round_open
                 and any(isinstance(one, NewShoe) for one in inputs)):
             # the shoe was reshuffled while the table was down: the round cannot go on

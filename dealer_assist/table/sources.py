@@ -47,10 +47,13 @@ def play_order(place: CardTarget | tuple[int, int] | None) -> tuple[float, int]:
 @dataclass(frozen=True, slots=True)
 class ShoeCard:
     """A card left the shoe for play; ``origin``: the shoe's own numbering of it (link session,
-    sequence number, position in the shoe), when a numbering shoe dealt it."""
+    sequence number, position in the shoe), when a numbering shoe dealt it; ``at``: when it was
+    handed to the table (UTC, round-log ``at`` text; the runner stamps it), the time its events
+    carry however long it waits to be placed."""
 
     card: Card
     origin: ShoeOrigin | None = None
+    at: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -590,3 +590,33 @@ def test_events_carry_when_their_input_was_handed_over_and_a_restart_writes_them
         assert first_times == sorted(first_times) and first_times[-1] <= events[0]["at"]
     finally:
         store.close()
+
+
+def test_a_shoe_card_that_waits_for_its_landing_keeps_the_time_it_left_the_shoe(tmp_path):
+    """Shoe + camera: the card is recorded when the camera sees it land, with the time the shoe
+    handed it over (``utc_clock``, set here, is the table's clock); rebuilt, the same."""
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=time.monotonic())
+    clock = [datetime(2026, 12, 2, 4, 0, 0, 1000, tzinfo=UTC)]
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config,
+                         utc_clock=lambda: clock[0])
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))):
+            assert runner.submit(item).wait(5)
+        clock[0] = datetime(2026, 12, 2, 4, 0, 3, 250_000, tzinfo=UTC)
+        assert runner.submit(ShoeCard(Card.parse("9S"))).wait(5)
+        assert runner.wait_idle(5)
+        clock[0] = datetime(2026, 12, 2, 4, 0, 4, 999_999, tzinfo=UTC)
+        assert runner.submit(FeltCard(Card.parse("9S"), CardTarget(1, 0))).wait(5)
+        assert runner.wait_idle(5)
+    live = table.loop.round_lines()
+    setup.recorded()
+    table.journal.close()
+    setup.close()
+    assert [(e["type"], e["at"]) for e in map(json.loads, live)] == [
+        ("round", "2026-12-02T04:00:00.001Z"), ("bet", "2026-12-02T04:00:00.001Z"),
+        ("card", "2026-12-02T04:00:03.250Z")]
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0)
+    assert rebuilt.loop.round_lines() == live
+    again.close()
