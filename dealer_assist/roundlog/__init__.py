@@ -2,6 +2,7 @@
 
 from dealer_assist.roundlog.events import (
     LOG_VERSION,
+    TAKEN_BY,
     Bet,
     CardDealt,
     End,
@@ -13,8 +14,10 @@ from dealer_assist.roundlog.events import (
     Reveal,
     RoundStart,
     ShoeOrigin,
+    check_at,
     dumps_event,
     event_to_json,
+    format_at,
     parse_event,
 )
 from dealer_assist.roundlog.fold import (
@@ -32,6 +35,7 @@ from dealer_assist.roundlog.fold import (
 __all__ = [
     "AmbiguousJSONError",
     "LOG_VERSION",
+    "TAKEN_BY",
     "Bet",
     "CardDealt",
     "End",
@@ -47,8 +51,10 @@ __all__ = [
     "RoundStart",
     "ShoeOrigin",
     "StrictJSONError",
+    "check_at",
     "dumps_event",
     "event_to_json",
+    "format_at",
     "load_strict",
     "parse_event",
     "read_events",

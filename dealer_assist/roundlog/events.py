@@ -3,13 +3,20 @@
 The round log is the product's one interchange format: the live table writes it, the shoe and the
 camera feed it, ``settle`` adjudicates it, surveillance replays it.
 See ``shared/spec/round-log.md``.
+
+Any event may carry ``at`` (the UTC time it happened, :func:`format_at`'s text) and a bet,
+insurance or decision ``by`` (who the table took it from, :data:`TAKEN_BY`): both are kept
+through parsing and output, and neither is read by the engine nor compared between events.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -27,6 +34,19 @@ from dealer_assist.rules import (
 from dealer_assist.rules.money import format_money
 
 LOG_VERSION = 1
+
+#: Who the table took a bet, insurance or decision from (round-log field ``"by"``).
+TAKEN_BY = ("dealer", "camera", "shoe")
+
+_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z")
+
+
+def format_at(moment: datetime) -> str:
+    """The round-log ``"at"`` text of ``moment`` (aware): UTC to the millisecond,
+    ``2026-12-02T04:32:14.001Z``."""
+    if moment.tzinfo is None:
+        raise ValueError(f"an event's time must carry a time zone, got naive {moment!r}")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class EventError(ValueError):
@@ -52,6 +72,8 @@ class Bet:
     amount: Decimal
     wager: str = "main"
     player: str | None = None
+    by: str | None = field(default=None, compare=False)
+    at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.bet(self.seat, self.amount, self.wager, self.player)
@@ -87,6 +109,7 @@ class CardDealt:
     keyed: bool = False
     corrected: Card | None = None
     corrected_by: str | None = None
+    at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> CardTarget:
         return engine.card(self.card, self.to, self.face_down)
@@ -96,6 +119,8 @@ class CardDealt:
 class Insurance:
     seat: int
     amount: Decimal
+    by: str | None = field(default=None, compare=False)
+    at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.insurance(self.seat, self.amount)
@@ -107,6 +132,8 @@ class PlayerAction:
     action: Action
     amount: Decimal | None = None
     hand: int | None = None
+    by: str | None = field(default=None, compare=False)
+    at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.action(self.seat, self.action, self.amount, self.hand)
@@ -122,6 +149,7 @@ class Reveal:
     keyed: bool = False
     corrected: Card | None = None
     corrected_by: str | None = None
+    at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> None:
         engine.reveal(self.card)
@@ -143,6 +171,7 @@ class Question:
     by: str = "dealer"
     waited_s: Decimal = Decimal(0)
     dealer_id: str | None = None
+    at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> None:
         return None
@@ -150,6 +179,8 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class End:
+    at: str | None = field(default=None, compare=False)
+
     def apply_to(self, engine: RoundEngine) -> Settlement:
         return engine.settle()  # raises if something is still owed
 
@@ -214,7 +245,32 @@ def _parse_bet(obj: Mapping[str, Any]) -> Bet:
     if wager not in ("main", "match"):
         raise EventError(f'\'wager\' must be "main" or "match", got {wager!r}')
     player = obj.get("player")
-    return Bet(_seat(obj), _money(obj, "amount"), wager, None if player is None else str(player))
+    return Bet(_seat(obj), _money(obj, "amount"), wager, None if player is None else str(player),
+               _taken_by(obj))
+
+
+def _taken_by(obj: Mapping[str, Any]) -> str | None:
+    by = obj.get("by")
+    if by is not None and by not in TAKEN_BY:
+        raise EventError(f"'by' must be one of {', '.join(map(repr, TAKEN_BY))}, got {by!r:.40}")
+    return by  # type: ignore[no-any-return]
+
+
+def _at(obj: Mapping[str, Any]) -> str | None:
+    at = obj.get("at")
+    return None if at is None else check_at(at)
+
+
+def check_at(at: object) -> str:
+    """``at`` as an event's ``"at"`` text (UTC ISO 8601 ending ``Z``); EventError if not."""
+    try:
+        if not isinstance(at, str) or not _AT.fullmatch(at):
+            raise ValueError
+        datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        raise EventError(f"'at' must be a UTC time like \"2026-12-02T04:32:14.001Z\", "
+                         f"got {at!r:.40}") from None
+    return at
 
 
 def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
@@ -305,7 +361,7 @@ def _parse_action(obj: Mapping[str, Any]) -> PlayerAction:
     hand = obj.get("hand")
     if hand is not None and (not is_whole_number(hand) or hand < 0):
         raise EventError(f"'hand' must be a hand number from 0, got {hand!r}")
-    return PlayerAction(_seat(obj), action, amount, hand)
+    return PlayerAction(_seat(obj), action, amount, hand, _taken_by(obj))
 
 
 def _text(obj: Mapping[str, Any], key: str, limit: int = 1000) -> str:
@@ -339,7 +395,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Event]] = {
     "round": _parse_round,
     "bet": _parse_bet,
     "card": _parse_card,
-    "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount")),
+    "insurance": lambda obj: Insurance(_seat(obj), _money(obj, "amount"), _taken_by(obj)),
     "action": _parse_action,
     "reveal": _parse_reveal,
     "question": _parse_question,
@@ -373,11 +429,25 @@ def parse_event(obj: object, version: int = LOG_VERSION) -> Event:
     parser = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parser is None:
         raise EventError(f"unknown event type {kind!r} (one of {', '.join(_PARSERS)})")
-    return parser(obj)
+    at = _at(obj)
+    event = parser(obj)
+    if at is None or isinstance(event, RoundStart):  # the round line keeps it with its extras
+        return event
+    return dataclasses.replace(event, at=at)
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
-    """The canonical JSON object of an event (card codes canonical, money as strings)."""
+    """The canonical JSON object of an event (card codes canonical, money as strings), its
+    ``by`` and ``at`` last."""
+    out = _event_body(event)
+    if isinstance(event, Bet | Insurance | PlayerAction) and event.by is not None:
+        out["by"] = event.by
+    if not isinstance(event, RoundStart) and event.at is not None:
+        out["at"] = event.at
+    return out
+
+
+def _event_body(event: Event) -> dict[str, Any]:
     if isinstance(event, RoundStart):
         out: dict[str, Any] = {"type": "round", "id": event.id, "rules": event.rules}
         out.update(event.extra)

@@ -103,7 +103,8 @@ class CardTarget:
     def __str__(self) -> str:
         if self.seat is None:
             return "dealer"
-        return f"seat {self.seat}" + ("" if self.hand is None else f" hand {self.hand}")
+        # hands numbered from 1 as people count them (to_json keeps the round log's 0-based)
+        return f"seat {self.seat}" + ("" if self.hand is None else f" hand {self.hand + 1}")
 
     def to_json(self) -> object:
         return "dealer" if self.seat is None else {"seat": self.seat, "hand": self.hand}
@@ -335,7 +336,8 @@ class RoundEngine:
         return frozenset(a for a in Action if self._why_illegal(seat, hand, a) is None)
 
     def describe(self) -> str:
-        """The engine's state in words, for error messages and the dealer's screen."""
+        """The engine's state in words, for error messages and the dealer's screen (hands numbered
+        from 1, as people count them)."""
         if not self._deal_queue:
             bets = ", ".join(f"seat {s.number}" for s in self._order) or "none"
             return f"betting (main wagers: {bets})"
@@ -348,7 +350,7 @@ class RoundEngine:
         if current is not None:
             seat, index, hand = current
             owed = ", owed a card" if hand.needs_card else " to act"
-            return f"playing (seat {seat.number} hand {index}: {hand.describe()}{owed})"
+            return f"playing (seat {seat.number} hand {index + 1}: {hand.describe()}{owed})"
         if not self.hole_card_known:
             return "dealer's turn (hole card face down, to be revealed)"
         dealer = self._dealer_text()
@@ -557,7 +559,7 @@ class RoundEngine:
             why = self._why_illegal(seat_state, current, action, amount)
             if why is not None:
                 raise IllegalActionError(
-                    f"seat {seat} hand {index}: cannot {action.value}: {why} "
+                    f"seat {seat} hand {index + 1}: cannot {action.value}: {why} "
                     f"({current.describe()}, wager {format_money(current.wagered)})"
                 )
         except RoundError:
@@ -642,7 +644,8 @@ class RoundEngine:
         if current is None:
             own = self._seats.get(seat)
             finished = "" if own is None else "; " + ", ".join(
-                f"hand {i}: {h.describe()}, {h.status.value}" for i, h in enumerate(own.hands)
+                f"hand {i}: {h.describe()}, {h.status.value}"
+                for i, h in enumerate(own.hands, start=1)
             )
             raise IllegalActionError(
                 f"seat {seat}: cannot {action.value}: no hand is in play{finished}"
@@ -650,14 +653,15 @@ class RoundEngine:
             )
         seat_state, index, open_hand = current
         if seat != seat_state.number or (hand is not None and hand != index):
-            asked = f"seat {seat}" + ("" if hand is None else f" hand {hand}")
+            asked = f"seat {seat}" + ("" if hand is None else f" hand {hand + 1}")
             raise IllegalActionError(
                 f"{asked}: cannot {action.value}: out of turn, seat {seat_state.number} "
-                f"hand {index} is to act ({open_hand.describe()})"
+                f"hand {index + 1} is to act ({open_hand.describe()})"
             )
         if open_hand.needs_card:
             raise IllegalActionError(
-                f"seat {seat} hand {index}: cannot {action.value}: the hand is owed a card first "
+                f"seat {seat} hand {index + 1}: cannot {action.value}: the hand is owed a card "
+                "first "
                 f"({open_hand.describe()})"
             )
         return seat_state, index, open_hand
@@ -844,7 +848,7 @@ class RoundEngine:
             seat, index, hand = current
             owed = "is owed a card" if hand.needs_card else "has not finished"
             raise RoundIncompleteError(
-                f"seat {seat.number} hand {index} {owed} ({hand.describe()})"
+                f"seat {seat.number} hand {index + 1} {owed} ({hand.describe()})"
             )
         if not self.hole_card_known:
             raise RoundIncompleteError("the dealer's hole card was never revealed")

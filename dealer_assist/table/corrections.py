@@ -49,7 +49,7 @@ class CorrectedTable(Protocol):
     def commit(self, card: Card | None, landing: CardTarget | None, sideways: bool,
                face_down: bool = False, origin: ShoeOrigin | None = None,
                keyed: bool = False) -> CardTarget | None: ...
-    def stand_until(self, landing: CardTarget | None) -> bool: ...
+    def stand_until(self, landing: CardTarget | None, by: str) -> bool: ...
     def hole_card_due(self) -> bool: ...
     def round_lines(self) -> list[str]: ...
     def replace_round(self, fold: RoundFold, lines: list[str]) -> None: ...
@@ -91,7 +91,7 @@ def key_card(table: CorrectedTable, item: KeyCard) -> None:
         if table.apply(Reveal(item.card, keyed=True)):
             went = DEALER
             table.shoe.await_reveal(item.card)
-            table.stand_until(None)
+            table.stand_until(None, "dealer")
     else:
         asked_before = table.question
         went = table.commit(item.card, spot, False, keyed=True)
@@ -283,7 +283,9 @@ def _stands_before(fold: RoundFold, event: Event, following: Event | None) -> li
     engine, stands = fold.engine, []
     while (acting := engine.acting()) is not None and \
             play_order(acting) < play_order(landing) and engine.next_card_target() is None:
-        stand = PlayerAction(acting[0], Action.STAND, hand=acting[1])
+        # taken when ``event`` moved play past it: its time is that event's
+        stand = PlayerAction(acting[0], Action.STAND, hand=acting[1],
+                             at=None if isinstance(event, RoundStart) else event.at)
         fold.apply(stand)
         stands.append(stand)
     return stands

@@ -61,7 +61,7 @@ class EvidenceTable(Protocol):
                face_down: bool = False) -> CardTarget | None: ...
     def commit_shoe_card(self, shoe: ShoeCard, landing: CardTarget | None = None,
                          sideways: bool = False) -> None: ...
-    def stand_until(self, landing: CardTarget | None) -> bool: ...
+    def stand_until(self, landing: CardTarget | None, by: str) -> bool: ...
     def hole_card_due(self) -> bool: ...
     def placeable(self, pending: Pending) -> bool: ...
     def defer(self, item: TableInput) -> None: ...
@@ -323,7 +323,7 @@ class CameraEvidence:
         if not splits_now and self._placed_unseen_first(item):
             return
         # Dividing a stack at a later seat or hand means every hand before it stood.
-        if not self.table.stand_until(CardTarget(item.seat, item.from_stack or 0)):
+        if not self.table.stand_until(CardTarget(item.seat, item.from_stack or 0), "camera"):
             return
         acting = engine.acting()
         if acting is None or acting[0] != item.seat:
@@ -333,7 +333,7 @@ class CameraEvidence:
                 + ("no hand is in play" if acting is None else f"seat {acting[0]} is to act"),
             )
             return
-        self.table.apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1]))
+        self.table.apply(PlayerAction(item.seat, Action.SPLIT, hand=acting[1], by="camera"))
 
     def _placed_unseen_first(self, item: TableInput) -> bool:
         """``item`` says hands before a place stood, but shoe cards drawn before the camera saw
@@ -371,7 +371,7 @@ class CameraEvidence:
             if self.table.has_shoe:
                 self.table.shoe.awaiting.append(item.card)
             self.table.commit(item.card, DEALER_SPOT, False)
-            self.table.stand_until(None)
+            self.table.stand_until(None, "camera")
             return
         dealer_cards = engine.dealer_cards()
         if len(dealer_cards) >= 2 and dealer_cards[1] is None:
@@ -396,7 +396,7 @@ class CameraEvidence:
         elif item.card is not None and self.entered_unseen[(item.card, None)] > 0:
             self.entered_unseen[(item.card, None)] -= 1  # the hole card keyed, read at last
         # Turning the hole card ends the players' turn: every hand still deciding stood.
-        self.table.stand_until(None)
+        self.table.stand_until(None, "camera")
 
     def _check_hole(self, card: Card | None, settlement: Settlement | None) -> None:
         """The hole card turned after the round closed (a dealer blackjack found at the peek)."""

@@ -2,7 +2,9 @@
 
 The :class:`~dealer_assist.table.loop.TableLoop` is deterministic given its inputs and the time
 each was handed over, so the journal keeps exactly that: one record per input (or per shoe event,
-whose inputs and shoe position travel together), with the runner's clock, appended and fsync'd
+whose inputs and shoe position travel together), with the runner's clock (monotonic, for the
+waits) and the UTC time the input was handed to the table (for the events it causes), appended
+and fsync'd
 before the loop sees it and before the shoe is told the event is held. After a crash the journal
 replayed through a fresh loop rebuilds the table as it was, the round in play included.
 
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dealer_assist.durable import fsync_dir
+from dealer_assist.roundlog import EventError, check_at
 from dealer_assist.rules import Card, Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
@@ -132,18 +135,25 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class JournalEntry:
-    """One record after the checkpoint: ``inputs`` handed to the loop at ``t`` (with the shoe
-    event they came from, if any), or a ``tick`` at ``t`` that let a wait expire."""
+    """One record after the checkpoint: ``inputs`` handed to the loop at ``t`` (the runner's
+    monotonic clock; with the shoe event they came from, if any), or a ``tick`` at ``t`` that let
+    a wait expire. ``at``: the same moment in UTC (round-log ``"at"`` text), stamped on the
+    events it causes; None in a journal written before it was kept (its events carry none)."""
 
     t: float
     inputs: tuple[TableInput, ...] = ()
     shoe: tuple[int, int] | None = None
     tick: bool = False
+    at: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"t": self.t}
+        if self.at is not None:
+            out["at"] = self.at
         if self.tick:
-            return {"t": self.t, "tick": True}
-        out: dict[str, Any] = {"t": self.t, "in": [encode_input(i) for i in self.inputs]}
+            out["tick"] = True
+            return out
+        out["in"] = [encode_input(i) for i in self.inputs]
         if self.shoe is not None:
             out["shoe"] = list(self.shoe)
         return out
@@ -152,14 +162,20 @@ class JournalEntry:
     def from_json(cls, raw: Any) -> JournalEntry:
         if not isinstance(raw, dict) or not isinstance(raw.get("t"), int | float):
             raise CodecError(f"not a journal entry: {raw!r}")
+        at = raw.get("at")
+        if at is not None:
+            try:
+                at = check_at(at)
+            except EventError as error:
+                raise CodecError(f"a journal entry's {error}") from None
         if raw.get("tick") is True:
-            return cls(float(raw["t"]), tick=True)
+            return cls(float(raw["t"]), tick=True, at=at)
         shoe = raw.get("shoe")
         inputs = raw.get("in")
         if not isinstance(inputs, list):
             raise CodecError(f"a journal entry's 'in' must be a list, got {inputs!r}")
         return cls(float(raw["t"]), tuple(decode_input(i) for i in inputs),
-                   None if shoe is None else (int(shoe[0]), int(shoe[1])))
+                   None if shoe is None else (int(shoe[0]), int(shoe[1])), at=at)
 
 
 @dataclass(slots=True)
@@ -421,9 +437,9 @@ def open_table(
             for item in entry.inputs:
                 if not isinstance(item, AcknowledgeAlarm) or (
                         base is not None and item.alarm_id > base):
-                    _replay(loop, item, entry.t)
+                    _replay(loop, item, entry.t, entry.at)
                     replayed += 1
-        loop.tick(entry.t)
+        loop.tick(entry.t, entry.at)
     loop.recorder = real
     problems = [] if reconcile is None else reconcile(capture.replayed())
     # time goes on from the journal's last record, never back
@@ -468,11 +484,11 @@ def open_table(
     return result
 
 
-def _replay(loop: TableLoop, item: TableInput, t: float) -> None:
-    """Hand ``item`` to the loop as the runner did: an input it raised on (a bug) was logged and
-    passed over then, and is now."""
+def _replay(loop: TableLoop, item: TableInput, t: float, at: str | None) -> None:
+    """Hand ``item`` to the loop as the runner did (at its journaled times): an input it raised
+    on (a bug) was logged and passed over then, and is now."""
     try:
-        loop.handle(item, t)
+        loop.handle(item, t, at)
     except Exception:
         log.exception("replaying %r: the loop raised on it (as it did when it was live)", item)
         loop.updates += 1

@@ -294,12 +294,13 @@ class TableLoop:
 
     # ------------------------------------------------------------------ inputs
 
-    def handle(self, item: TableInput, now: float) -> None:
+    def handle(self, item: TableInput, now: float, at: str | None = None) -> None:
         """Apply one input; never raises for bad table data (it raises alarms instead). While a
         question is open, inputs other than the answer wait behind it (see
         :data:`~dealer_assist.table.dispatch.PASS_A_QUESTION`); a touch waits for the shoe
-        cards drawn before it to land."""
-        self.now = now
+        cards drawn before it to land. ``at``: when it was handed to the table (UTC,
+        ``format_at``), on the events it causes."""
+        self.now, self._session.at = now, at
         if type(item) not in self._handlers:
             raise TypeError(f"not a table input: {item!r}")
         self.camera.measure_lag(item)
@@ -315,9 +316,9 @@ class TableLoop:
         """Hand ``item`` to its handler (input dispatch decided it acts now)."""
         self._handlers[type(item)](item)
 
-    def tick(self, now: float) -> None:
+    def tick(self, now: float, at: str | None = None) -> None:
         """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
-        self.now = now
+        self.now, self._session.at = now, at
         changed = False
         while self.question is None and self.camera.expire(now):
             changed = True  # what expired may let a waiting input act, and it more waits
@@ -362,7 +363,7 @@ class TableLoop:
             self.camera.drop_strays()
             self._start_round()
         try:
-            self.apply_or_raise(Bet(item.seat, item.amount, item.wager, item.player))
+            self.apply_or_raise(Bet(item.seat, item.amount, item.wager, item.player, "dealer"))
         except (RoundError, EventError) as error:
             self.alarm(AlarmKind.BET_REFUSED, str(error))
 
@@ -381,9 +382,9 @@ class TableLoop:
         if acting is not None and self.camera_trusted() and (item.seat, hand) > acting:
             # With a camera watching, a stand leaves no trace until the game moves on: a
             # decision touched for a later hand means every hand before it stood.
-            if not self.stand_until(CardTarget(item.seat, hand)):
+            if not self.stand_until(CardTarget(item.seat, hand), "dealer"):
                 return
-        self.apply(PlayerAction(item.seat, item.action, item.amount, item.hand))
+        self.apply(PlayerAction(item.seat, item.action, item.amount, item.hand, "dealer"))
 
     def _on_correct_card(self, item: CorrectCard) -> None:
         """A correction may answer what a question asks (a misread card made the next one fit
@@ -407,7 +408,7 @@ class TableLoop:
                        "insurance; not taken")
             return
         self.camera.infer_hidden_hole()
-        self.apply(Insurance(item.seat, item.amount))
+        self.apply(Insurance(item.seat, item.amount, "dealer"))
 
     def _on_close_insurance(self, item: CloseInsurance) -> None:
         """Only a peek the screen is keeping hidden is closed by a touch (a game whose hole card
@@ -521,15 +522,20 @@ class TableLoop:
             return False
         return True
 
-    def stand_until(self, landing: CardTarget | None) -> bool:
-        """Stand every hand in play before ``landing`` (None: before the dealer)."""
-        return placing.stand_until(self, landing)
+    def stand_until(self, landing: CardTarget | None, by: str) -> bool:
+        """Stand every hand in play before ``landing`` (None: before the dealer), as ``by``
+        showed."""
+        return placing.stand_until(self, landing, by)
 
     def commit_shoe_card(
         self, shoe: ShoeCard, landing: CardTarget | None = None, sideways: bool = False
     ) -> None:
-        """Record a card the shoe dealt, with the shoe's numbering of it."""
-        self.commit(shoe.card, landing, sideways, origin=shoe.origin)
+        """Record a card the shoe dealt, with the shoe's numbering of it, at its arrival."""
+        handed, self._session.at = self._session.at, shoe.at or self._session.at
+        try:
+            self.commit(shoe.card, landing, sideways, origin=shoe.origin)
+        finally:
+            self._session.at = handed
 
     def commit(
         self, card: Card | None, landing: CardTarget | None, sideways: bool,
@@ -539,9 +545,9 @@ class TableLoop:
         the dealer is asked)."""
         return placing.commit(self, HeldCard(card, landing, sideways, face_down, origin, keyed))
 
-    def take(self, reading: Reading) -> bool:
-        """Apply a reading's decisions, in play order."""
-        return placing.take(self, reading)
+    def take(self, reading: Reading, by: str) -> bool:
+        """Apply a reading's decisions, in play order, as ``by`` showed."""
+        return placing.take(self, reading, by)
 
     def deal(self, card: Card | None, landing: CardTarget | None, face_down: bool,
              origin: ShoeOrigin | None, keyed: bool) -> CardTarget | None:

@@ -52,9 +52,9 @@ def hole_card_due(fold: RoundFold | None) -> bool:
     return target is not None and target.is_dealer and len(engine.dealer_cards()) == 1
 
 
-def stand_until(table: PlacingTable, landing: CardTarget | None) -> bool:
-    """Stand every hand in play before ``landing`` (None: before the dealer); False (with its
-    alarm) where a hand before it is still owed a card, or a stand is refused."""
+def stand_until(table: PlacingTable, landing: CardTarget | None, by: str) -> bool:
+    """Stand every hand in play before ``landing`` (None: before the dealer), as ``by`` showed;
+    False (with its alarm) where a hand before it is still owed a card, or a stand is refused."""
     assert table.fold is not None
     engine = table.fold.engine
     while True:
@@ -64,11 +64,11 @@ def stand_until(table: PlacingTable, landing: CardTarget | None) -> bool:
         if engine.next_card_target() is not None:
             table.alarm(
                 AlarmKind.ILLEGAL_ACTION,
-                f"seat {acting[0]} hand {acting[1]} is still owed a card, but the game "
+                f"seat {acting[0]} hand {acting[1] + 1} is still owed a card, but the game "
                 f"moved on to {place_words(landing) if landing else 'the dealer'}",
             )
             return False
-        if not table.apply(PlayerAction(acting[0], Action.STAND, hand=acting[1])):
+        if not table.apply(PlayerAction(acting[0], Action.STAND, hand=acting[1], by=by)):
             return False
 
 
@@ -106,7 +106,8 @@ def _place(table: PlacingTable, held: HeldCard) -> bool:
                               Evidence(landing, held.sideways))
     reading = settled_reading(left)
     if reading is not None:
-        return take(table, reading)
+        return take(table, reading, "dealer" if held.keyed else
+                    "camera" if landing is not None else "shoe")
     readings = left or card_readings(table.fold.engine)
     if not readings:
         table.alarm(AlarmKind.ILLEGAL_ACTION, (
@@ -117,10 +118,11 @@ def _place(table: PlacingTable, held: HeldCard) -> bool:
     return False
 
 
-def take(table: PlacingTable, reading: Reading) -> bool:
-    """Apply a reading's decisions, in play order."""
+def take(table: PlacingTable, reading: Reading, by: str) -> bool:
+    """Apply a reading's decisions, in play order, as ``by`` showed."""
     for decision in reading.decisions:
-        if not table.apply(PlayerAction(decision.seat, decision.action, hand=decision.hand)):
+        if not table.apply(PlayerAction(decision.seat, decision.action, hand=decision.hand,
+                                        by=by)):
             return False
     return True
 

@@ -1,7 +1,9 @@
 """The runner: the one thread that owns the table loop, fed by the device sources' threads.
 
 Sources and the screen's touch handler :meth:`TableRunner.submit` inputs from any thread; the
-runner thread takes them in arrival order, stamps them with the monotonic clock, folds them
+runner thread takes them in arrival order, stamps them with the monotonic clock (for the waits)
+and with the UTC time :meth:`TableRunner.submit` was called (``utc_clock``: the table's clock;
+the ``at`` of every round-log event the input causes), folds them
 through the :class:`~dealer_assist.table.loop.TableLoop`, lets waits expire every ``tick_s``, and
 publishes the screen's view to subscribers after every change.
 
@@ -20,13 +22,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
+from dealer_assist.roundlog import format_at
 from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
 from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
 from dealer_assist.table.sources import (
     NewShoe,
     RecordingFailed,
+    ShoeCard,
     ShoeDelivery,
     Source,
     TableInput,
@@ -58,11 +63,13 @@ class TableRunner:
         journal_config: dict[str, Any] | None = None,
         recording_pending: Callable[[], bool] = lambda: False,
         shoe_position: tuple[int, int] | None = None,
+        utc_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         self.loop = loop
         self.sources = list(sources or [])
         self.tick_s = tick_s
         self.clock = clock
+        self.utc_clock = utc_clock
         self.errors: list[str] = []
         self.journal = journal
         self.journal_config = journal_config or {}
@@ -70,8 +77,8 @@ class TableRunner:
         self._journal_failing = False
         self._journal_alarm: str | None = None  # the first failure of a run, for its alarm
         self._shoe_durable = shoe_position  # the shoe's last event journaled
-        self._queue: queue.Queue[tuple[TableInput | ShoeDelivery, threading.Event] | None] = (
-            queue.Queue())
+        self._queue: queue.Queue[
+            tuple[TableInput | ShoeDelivery, threading.Event, str] | None] = queue.Queue()
         self._listeners: list[ViewListener] = []
         self._changed = threading.Condition()
         self._view: dict[str, Any] = loop.view()
@@ -87,10 +94,11 @@ class TableRunner:
         self._listeners.append(listener)
 
     def submit(self, item: TableInput | ShoeDelivery) -> threading.Event:
-        """Queue one input (from any thread); the event returned is set once it is durable
-        (journaled, or without a journal, handed to the loop)."""
+        """Queue one input (from any thread), stamped with the UTC time it was handed over; the
+        event returned is set once it is durable (journaled, or without a journal, handed to the
+        loop)."""
         durable = threading.Event()
-        self._queue.put((item, durable))
+        self._queue.put((item, durable, format_at(self.utc_clock())))
         return durable
 
     def view(self) -> dict[str, Any]:
@@ -149,24 +157,26 @@ class TableRunner:
             now = self.clock()
             inputs: tuple[TableInput, ...] = ()
             if queued is not None:
-                item, durable = queued
-                inputs = self._make_durable(_on_clock(item, now), durable, now)
+                item, durable, at = queued
+                inputs = self._make_durable(_on_clock(item, now), durable, now, at)
+            else:
+                at = format_at(self.utc_clock())  # a wait that expires now
             # Waiters see the loop only between inputs, never half-way through one.
             with self._changed:
                 for one in inputs:
                     try:
-                        loop.handle(one, now)
+                        loop.handle(one, now, at)
                     except Exception as error:  # a bug must not stop the table: show it
                         logger.exception("the table loop raised on %r", one)
                         self.errors.append(f"{type(error).__name__}: {error} (input {one!r})")
                         del self.errors[:-ERRORS_KEPT]
                         loop.updates += 1
                 before = loop.updates
-                loop.tick(now)
+                loop.tick(now, at)
                 if not inputs and loop.updates != before and self.journal is not None:
-                    self._append(JournalEntry(now, tick=True))  # a wait expired: replay it
+                    self._append(JournalEntry(now, tick=True, at=at))  # a wait expired: replay it
                     if self._journal_alarm is not None:
-                        loop.handle(RecordingFailed(self._journal_alarm), now)
+                        loop.handle(RecordingFailed(self._journal_alarm), now, at)
                         self._journal_alarm = None
                 if inputs and self.journal is not None:
                     self._checkpoint_at_rest(now)
@@ -185,13 +195,14 @@ class TableRunner:
                     listener(view)
 
     def _make_durable(self, item: TableInput | ShoeDelivery, durable: threading.Event,
-                      now: float) -> tuple[TableInput, ...]:
+                      now: float, at: str) -> tuple[TableInput, ...]:
         """Journal what ``item`` stands for, then acknowledge it (the shoe's event, the touch's
         answer); returns the inputs for the loop. A journal that cannot be written is an alarm,
         and nothing more is acknowledged until it takes every record kept."""
         delivery = item if isinstance(item, ShoeDelivery) else None
-        inputs: tuple[TableInput, ...] = (
-            item.inputs if isinstance(item, ShoeDelivery) else (item,))
+        inputs: tuple[TableInput, ...] = tuple(
+            replace(one, at=at) if isinstance(one, ShoeCard) else one
+            for one in (item.inputs if isinstance(item, ShoeDelivery) else (item,)))
         if (self.loop.resumed is not None and self.loop.round_open
                 and any(isinstance(one, NewShoe) for one in inputs)):
             # the shoe was reshuffled while the table was down: the round cannot go on
@@ -201,7 +212,7 @@ class TableRunner:
             written = True
         else:
             shoe = None if delivery is None else (delivery.session, delivery.seq)
-            written = self._append(JournalEntry(now, inputs, shoe))
+            written = self._append(JournalEntry(now, inputs, shoe, at=at))
         if written:
             if delivery is not None:
                 self._shoe_durable = (delivery.session, delivery.seq)

@@ -4,7 +4,6 @@ PAY/TAKE line per bet, and (:func:`for_screen`) each payout's chips and the game
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import deque
@@ -249,15 +248,6 @@ def settlement_view(settlement: Settlement) -> dict[str, Any]:
     }
 
 
-_HAND_NUMBER = re.compile(r"\bhand (\d+)\b")
-
-
-def hands_from_one(text: str) -> str:
-    """The engine's words for its state, with hands numbered from 1 as people count them (the
-    engine and the round log number them from 0)."""
-    return _HAND_NUMBER.sub(lambda m: f"hand {int(m.group(1)) + 1}", text)
-
-
 class PaceMeter:
     """The game's pace: rounds settled in the last hour, or, in the first hour it watched, the
     rounds so far scaled to an hour (none before a minute has passed). Thread-safe."""
@@ -290,11 +280,9 @@ class PaceMeter:
 
 def for_screen(view: dict[str, Any], chips: ChipSet, pace: int | None) -> dict[str, Any]:
     """The table's view as the page shows it: each payout with its chips (what the table's chips
-    cannot make, in cash), the round's state with hands numbered from 1, and the game's pace
-    (rounds per hour, None: too soon). ``view`` is not changed."""
+    cannot make, in cash), and the game's pace (rounds per hour, None: too soon). ``view`` is
+    not changed."""
     shown = dict(view, pace_per_hour=pace, chips=[format_money(v) for v in chips.values])
-    if view.get("round") is not None:
-        shown["round"] = dict(view["round"], state=hands_from_one(view["round"]["state"]))
     settlement = view.get("settlement")
     if settlement is not None:
         seats = []

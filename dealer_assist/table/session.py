@@ -3,10 +3,15 @@ after another. What the session holds always settles, read back as a log, as the
 
 The session tells its :class:`Recorder` each line as it is added (the round's start, each event,
 its end and settlement, a void, a round rewritten by a correction), so the recording store holds
-the round as it is played, not only once it ends."""
+the round as it is played, not only once it ends.
+
+Each line it writes carries ``at`` (round-log extension): the UTC time the input that caused it
+was handed to the table, as the loop set :attr:`RoundSession.at` for that input (journaled with
+it, so a replay writes the same time); none while it is None."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -47,7 +52,8 @@ class RoundSession:
     """A table's rounds, one at a time: ``fold`` (None before the first), its ``lines``; round
     ids ``<prefix>-NNNNN`` go on from ``number`` (the last round's). ``fields`` are carried on
     every round line (``"models"``: what reads the cards). ``tell``: how each line, settlement
-    and void reaches the recorder (default: nowhere)."""
+    and void reaches the recorder (default: nowhere). ``at``: the round-log time
+    (``format_at``) of the input being handled, written on each new line."""
 
     def __init__(self, rules_spec: Any, table_id: str, prefix: str, number: int = 0,
                  fields: dict[str, Any] | None = None, tell: Tell = _untold):
@@ -59,6 +65,7 @@ class RoundSession:
         self.number = number
         self.fold: RoundFold | None = None
         self.lines: list[str] = []
+        self.at: str | None = None
 
     @property
     def round_id(self) -> str | None:
@@ -76,6 +83,8 @@ class RoundSession:
         carried: dict[str, Any] = {"table": self.table_id, **self.fields}
         if dealer_id is not None:
             carried["dealer_id"] = dealer_id
+        if self.at is not None:
+            carried["at"] = self.at
         start = RoundStart(round_id, self.rules_spec, carried)
         self.fold = RoundFold(start)
         self.lines = [line := dumps_event(start)]
@@ -87,6 +96,8 @@ class RoundSession:
         as the round was played: what a log reader refuses (a hit given an amount) is refused
         here too (EventError); a refused event (RoundError, EventError) changes nothing."""
         assert self.fold is not None
+        if self.at is not None and not isinstance(event, RoundStart) and event.at is None:
+            event = dataclasses.replace(event, at=self.at)
         line = dumps_event(event)
         target = self.fold.apply(parse_event(json.loads(line)))
         self.lines.append(line)

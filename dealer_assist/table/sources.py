@@ -24,11 +24,11 @@ DEALER_SPOT = DEALER
 
 
 def place_words(place: CardTarget) -> str:
-    """A place as the dealer's screen names it: "the dealer", "seat 2", "seat 2 hand 1" (a
-    split's later hand, 0-based as the round log numbers hands)."""
+    """A place as the dealer's screen names it: "the dealer", "seat 2", "seat 2 hand 2" (a
+    split's later hand, numbered from 1 as people count them: the round log's hand 1)."""
     if place.seat is None:
         return "the dealer"
-    return f"seat {place.seat}" + (f" hand {place.hand}" if place.hand else "")
+    return f"seat {place.seat}" + (f" hand {place.hand + 1}" if place.hand else "")
 
 
 def play_order(place: CardTarget | tuple[int, int] | None) -> tuple[float, int]:
@@ -47,10 +47,13 @@ def play_order(place: CardTarget | tuple[int, int] | None) -> tuple[float, int]:
 @dataclass(frozen=True, slots=True)
 class ShoeCard:
     """A card left the shoe for play; ``origin``: the shoe's own numbering of it (link session,
-    sequence number, position in the shoe), when a numbering shoe dealt it."""
+    sequence number, position in the shoe), when a numbering shoe dealt it; ``at``: when it was
+    handed to the table (UTC, round-log ``at`` text; the runner stamps it), the time its events
+    carry however long it waits to be placed."""
 
     card: Card
     origin: ShoeOrigin | None = None
+    at: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
@@ -15,9 +16,12 @@ from dealer_assist.roundlog import (
     PlayerAction,
     Reveal,
     ShoeOrigin,
+    check_at,
     dumps_event,
+    format_at,
     parse_event,
     read_events,
+    settle_log,
 )
 from dealer_assist.roundlog import events as events_module
 from dealer_assist.rules import Action, Card, CardTarget
@@ -41,6 +45,8 @@ SPEC_LINES = """\
 {"type": "reveal", "card": "QS", "keyed": true}
 {"type": "card", "card": "7H", "corrected": "8h"}
 {"type": "reveal", "card": "KD", "keyed": true, "corrected": "KC"}
+{"type": "action", "seat": 1, "action": "stand", "by": "camera", "at": "2026-12-02T04:32:14.001Z"}
+{"type": "card", "card": "5S", "at": "2026-12-02T04:32:14Z"}
 """
 
 
@@ -105,6 +111,14 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "card", "card": "7S", "shoe": {"seq": 4}}', "'shoe' must be"),
         ('{"type": "card", "card": "7S", "shoe": {"session": 1, "seq": -4, "index": 2}}',
          "'shoe' numbers must be whole numbers"),
+        ('{"type": "bet", "seat": 1, "amount": "5", "by": "player"}', "'by' must be one of"),
+        ('{"type": "action", "seat": 1, "action": "hit", "by": 1}', "'by' must be one of"),
+        ('{"type": "end", "at": "2026-12-02 04:32:14"}', "'at' must be a UTC time"),
+        ('{"type": "card", "card": "7S", "at": "2026-12-02T04:32:14.001+01:00"}',
+         "'at' must be a UTC time"),
+        ('{"type": "round", "rules": "s17-6", "at": "2026-13-02T04:32:14.001Z"}',
+         "'at' must be a UTC time"),
+        ('{"type": "bet", "seat": 1, "amount": "5", "at": 1764649934}', "'at' must be a UTC"),
         ('{"type": "shuffle"}', "unknown event type"),
         ("[1, 2]", "must be a JSON object"),
     ],
@@ -149,3 +163,38 @@ def test_a_question_reads_back_as_written_and_a_bad_one_is_refused():
                             ("by", "floor", "'by' must be")):
         with pytest.raises(EventError, match=why):
             parse_event({**raw, key: value})
+
+
+def test_when_and_by_whom_are_kept_and_the_adjudicator_ignores_them() -> None:
+    """``at`` (any event; on the round line carried into the settlement, like every extra field)
+    and ``by`` (bets, insurance, decisions) read back as written, and a round settles the same
+    with or without them."""
+    plain = [
+        {"type": "round", "id": "r-1", "rules": "s17-6"},
+        {"type": "bet", "seat": 1, "amount": "10.00"},
+        {"type": "card", "card": "9S"}, {"type": "card", "card": "AH"},
+        {"type": "card", "card": "7D"}, {"type": "card", "card": None, "face_down": True},
+        {"type": "insurance", "seat": 1, "amount": "5.00"},
+        {"type": "action", "seat": 1, "action": "stand"},
+        {"type": "reveal", "card": "9C"},
+        {"type": "end"},
+    ]
+    who = {"bet": "dealer", "insurance": "dealer", "action": "camera"}
+    stamped = [{**e, **({"by": who[e["type"]]} if e["type"] in who else {}),
+                "at": f"2026-12-02T04:32:{i:02d}.{i * 7:03d}Z"} for i, e in enumerate(plain)]
+    for line, event in zip(stamped, (parse_event(e) for e in stamped), strict=True):
+        assert dumps_event(event) == json.dumps(line, separators=(", ", ": "))  # by, at last
+    lines = [json.dumps(e) for e in stamped]
+    with_them, without = settle_log(lines).to_json(), settle_log(
+        [json.dumps(e) for e in plain]).to_json()
+    assert with_them.pop("at") == "2026-12-02T04:32:00.000Z"  # the round line's, carried
+    assert with_them == without
+    assert parse_event(stamped[7]) == parse_event(plain[7])  # who and when are not the play
+
+
+def test_format_at_is_utc_to_the_millisecond() -> None:
+    moment = datetime(2026, 12, 2, 5, 32, 14, 1999, tzinfo=timezone(timedelta(hours=1)))
+    assert format_at(moment) == "2026-12-02T04:32:14.001Z"
+    assert check_at(format_at(moment)) == "2026-12-02T04:32:14.001Z"
+    with pytest.raises(ValueError, match="time zone"):
+        format_at(datetime(2026, 12, 2))

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -274,10 +275,18 @@ def store_lines(recording: Path, round_id: str) -> list[str]:
 
 
 def unshod(line: str) -> dict:
-    """A round-log line less the shoe's position of a card (the truth has no shoe session)."""
+    """A round-log line less the shoe's position of a card and the time it happened (the truth
+    has no shoe session and no clock)."""
     event = json.loads(line)
     event.pop("shoe", None)
+    event.pop("at", None)
     return event
+
+
+def happened(lines: list[str]) -> list[datetime]:
+    """Each line's ``at``: every one carries it."""
+    return [datetime.fromisoformat(json.loads(line)["at"].replace("Z", "+00:00"))
+            for line in lines]
 
 
 def named(lines: list[dict]) -> tuple[list, list]:
@@ -360,6 +369,7 @@ def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_rec
         table = Table(table_config(tmp_path, link.url))
         sign_in(table.screen)
         assert simulator.wait_all_acked(10)
+        before = datetime.now(UTC).replace(microsecond=0)  # "at" is to the millisecond
         post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
         post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
         for code in ("9S", "KD", "6D", "8H"):
@@ -371,6 +381,7 @@ def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_rec
                 time.monotonic() < deadline:
             time.sleep(0.01)
         table.kill()
+        killed = datetime.now(UTC)
         held = store_lines(recording, round_id)  # what survived the kill, read from the store
         assert [unshod(line) for line in held[1:]] == [
             unshod(line) for line in truth.round_lines()[1:]]
@@ -394,6 +405,8 @@ def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_rec
         deadline = time.monotonic() + 15
         while not path.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
+        after = datetime.now(UTC)
+        view = get_view(table.screen)
         table.stop()
     finally:
         simulator.stop()
@@ -402,6 +415,15 @@ def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_rec
     lines = path.read_text().splitlines()
     assert lines == store_lines(recording, round_id)
     assert lines[:len(held)] == held  # what the store held before the kill, unchanged, first
+    # the replay wrote each event with the time its input came before the kill (the store
+    # found nothing to disagree with), and every event after it carries its own, in order
+    assert not any(a["kind"] == "recording_failed" for a in view["alarms"])
+    times = happened(lines)
+    assert times == sorted(times) and before <= times[0]
+    assert times[len(held) - 1] <= killed < times[len(held)] and times[-1] <= after
+    assert [(e["type"], e.get("by")) for e in map(json.loads, lines)
+            if e["type"] in ("bet", "action")] == [
+        ("bet", "dealer"), ("bet", "dealer"), ("action", "dealer"), ("action", "dealer")]
     assert files_equal_store(recording) == [round_id]
     settled = settle_log(lines)
     assert truth.last_settlement is not None

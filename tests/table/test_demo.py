@@ -388,7 +388,7 @@ def test_a_round_the_table_cannot_complete_is_voided_and_the_demo_deals_on(tmp_p
                             rounds=3)
     demo_module.run_demo(shoe_only, printed.append)
     assert any(line.startswith("round 2 did not settle: round ") and "voided: the table could "
-               "not complete the round as dealt (dealing (next card to seat 1 hand 0))" in line
+               "not complete the round as dealt (dealing (next card to seat 1 hand 1))" in line
                for line in printed), printed
     assert len(list((tmp_path / "rounds").glob("*.jsonl"))) == 2  # rounds 1 and 3
     [void] = (tmp_path / "void").glob("*.jsonl")

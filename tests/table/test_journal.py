@@ -9,6 +9,7 @@ import logging
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -544,3 +545,92 @@ def test_a_store_holding_the_round_otherwise_than_the_journal_is_an_alarm_and_is
     path = tmp_path / "rounds" / f"{round_id}.jsonl"
     assert path.read_text().splitlines() == [r.body_text for r in second.events]
     assert "recording_failed" in (tmp_path / "alarms.jsonl").read_text()
+
+
+def test_an_entry_keeps_the_utc_time_of_its_input_and_an_old_one_without_it_reads():
+    stamped = JournalEntry(2.0, (PlaceBet(1, Decimal("10")),), at="2026-12-02T04:32:14.001Z")
+    assert JournalEntry.from_json(json.loads(json.dumps(stamped.to_json()))) == stamped
+    tick = JournalEntry(2.5, tick=True, at="2026-12-02T04:32:14.501Z")
+    assert JournalEntry.from_json(tick.to_json()) == tick
+    old = JournalEntry.from_json({"t": 2.0, "in": [encode_input(ShoeLink(True))]})
+    assert old.at is None and old.inputs == (ShoeLink(True),)
+    with pytest.raises(CodecError, match="'at' must be a UTC time"):
+        JournalEntry.from_json({"t": 2.0, "in": [], "at": "noon"})
+
+
+def test_events_carry_when_their_input_was_handed_over_and_a_restart_writes_them_again(
+        tmp_path):
+    """Through the real runner, each event carries the UTC time its input was submitted, to the
+    millisecond, in order, between the test's own readings of the clock; rebuilt from the
+    journal, the table writes the same lines (the store finds nothing that differs)."""
+    steps = world_steps(seed=5, rounds=2, camera=True)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 5  # cards out
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=time.monotonic())
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config)
+    before = datetime.now(UTC).replace(microsecond=0)  # "at" is cut to the millisecond
+    with runner:
+        for item in steps[:cut]:
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+    after = datetime.now(UTC)
+    assert table.loop.round_open and table.loop.rounds_played == 1
+    live = table.loop.round_lines()
+    setup.recorded()
+    table.journal.close()
+    setup.close()
+    events = [json.loads(line) for line in live]
+    times = [datetime.fromisoformat(e["at"].replace("Z", "+00:00")) for e in events]
+    assert all(len(e["at"]) == len("2026-12-02T04:32:14.001Z") for e in events)
+    assert times == sorted(times) and before <= times[0] and times[-1] <= after
+
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0)  # a new process's monotonic clock reads anything
+    assert rebuilt.resumed == table.loop.round_id
+    assert rebuilt.loop.round_lines() == live
+    assert AlarmKind.RECORDING_FAILED not in [a.kind for a in rebuilt.loop.alarms]
+    again.recorded()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:
+        for key in store.round_keys(table.loop.round_id):  # one copy, as the table wrote it
+            record = load_round(store, key)
+            assert record is not None
+            assert [json.loads(r.body_text) for r in record.events] == events
+        first_id = f"{table.loop.round_prefix}-{table.loop.round_number - 1:05d}"
+        first = load_round(store, store.round_keys(first_id)[-1])
+        assert first is not None and first.status == "settled"
+        first_times = [json.loads(r.body_text)["at"] for r in first.events]
+        assert first_times == sorted(first_times) and first_times[-1] <= events[0]["at"]
+    finally:
+        store.close()
+
+
+def test_a_shoe_card_that_waits_for_its_landing_keeps_the_time_it_left_the_shoe(tmp_path):
+    """Shoe + camera: the card is recorded when the camera sees it land, with the time the shoe
+    handed it over (``utc_clock``, set here, is the table's clock); rebuilt, the same."""
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=time.monotonic())
+    clock = [datetime(2026, 12, 2, 4, 0, 0, 1000, tzinfo=UTC)]
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config,
+                         utc_clock=lambda: clock[0])
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))):
+            assert runner.submit(item).wait(5)
+        clock[0] = datetime(2026, 12, 2, 4, 0, 3, 250_000, tzinfo=UTC)
+        assert runner.submit(ShoeCard(Card.parse("9S"))).wait(5)
+        assert runner.wait_idle(5)
+        clock[0] = datetime(2026, 12, 2, 4, 0, 4, 999_999, tzinfo=UTC)
+        assert runner.submit(FeltCard(Card.parse("9S"), CardTarget(1, 0))).wait(5)
+        assert runner.wait_idle(5)
+    live = table.loop.round_lines()
+    setup.recorded()
+    table.journal.close()
+    setup.close()
+    assert [(e["type"], e["at"]) for e in map(json.loads, live)] == [
+        ("round", "2026-12-02T04:00:00.001Z"), ("bet", "2026-12-02T04:00:00.001Z"),
+        ("card", "2026-12-02T04:00:03.250Z")]
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0)
+    assert rebuilt.loop.round_lines() == live
+    again.close()

@@ -224,7 +224,7 @@ def test_card_landing_at_the_next_seat_means_the_seat_before_stood():
         ["5D", "4C", "2C", "JH"],
     ]
     lines = table.recorded_lines()
-    assert '{"type": "action", "seat": 2, "action": "stand", "hand": 0}' in lines
+    assert '{"type": "action", "seat": 2, "action": "stand", "hand": 0, "by": "camera"}' in lines
     assert '{"type": "card", "card": "2C", "to": {"seat": 3, "hand": 0}}' in lines
     assert table.loop.alarms == []
 
@@ -632,7 +632,7 @@ def test_a_correction_names_the_card_the_screen_showed_and_is_refused_if_it_chan
     table.send(FeltCard(C("3C"), CardTarget(1, 0)), FeltCard(C("5H"), CardTarget(1, 1)))
     lines = table.loop.round_lines()
     table.send(CorrectCard(C("4C"), CardTarget(1, 0), index=1, was=C("5H")))
-    assert "correction of 5H at seat 1 hand 0, but that card there is now 3C" in (
+    assert "correction of 5H at seat 1 hand 1, but that card there is now 3C" in (
         table.loop.alarms[-1].text)
     assert table.loop.round_lines() == lines
     table.send(CorrectCard(C("6H"), CardTarget(1), index=3, was=C("5H")))  # hand 1's 2nd card
@@ -782,7 +782,7 @@ def test_after_a_split_a_correction_finds_the_card_in_the_hand_it_lies_in():
     table.send(CorrectCard(C("2C"), CardTarget(1, 0)), CorrectCard(C("8S"), CardTarget(1, 1)))
     assert table.seat_cards()[0] == [["8D", "2C"], ["8S"]]
     assert table.kinds() == [AlarmKind.CORRECTED_CARD] * 2
-    assert "corrected 8H at seat 1 hand 1 to 8S" in table.loop.alarms[-1].text
+    assert "corrected 8H at seat 1 hand 2 to 8S" in table.loop.alarms[-1].text
 
 
 def test_a_misread_blackjack_is_corrected_after_the_next_seat_acted():
@@ -904,7 +904,7 @@ def test_after_a_split_touched_with_the_camera_lost_a_correction_finds_the_split
     table.send(CorrectCard(C("8S"), CardTarget(2, 1)))  # the 8H in hand 1 was an 8S
     assert table.seat_cards()[1] == [["8D"], ["8S"]]
     table.send(CorrectCard(C("3H"), CardTarget(1, 1)))  # seat 1 has no hand 1
-    assert "seat 1 hand 1 holds no card" in table.loop.alarms[-1].text
+    assert "seat 1 hand 2 holds no card" in table.loop.alarms[-1].text
 
 
 def test_keyed_cards_refused_leave_the_pack_count_as_it_was():
@@ -1394,3 +1394,41 @@ def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
     table.wait(1.5)
     assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "KC" in table.loop.alarms[0].text
     assert table.loop.cards_committed == 1
+
+
+def decisions_by(lines: list[str]) -> list[tuple]:
+    return [(e["type"], e["seat"], e.get("action"), e.get("hand"), e.get("by"))
+            for e in map(json.loads, lines) if e["type"] in ("bet", "insurance", "action")]
+
+
+def test_each_bet_and_decision_says_who_the_table_took_it_from():
+    """``by``: the dealer's touches (bets, decisions, answers), the camera's evidence (a split
+    seen, a card landing at the acting hand or sideways, or at a later seat: those before it
+    stood)."""
+    table = Table()
+    deal(table, {1: ("8S", "8H"), 2: ("6S", "5H")}, up="6C", hole="KD")
+    table.send(FeltStacks(1, 2, from_stack=0))
+    table.card("3C", seat=1, stack=0)
+    table.card("QH", seat=1, stack=0, sideways=True)
+    table.card("9D", seat=1, stack=1)
+    table.card("2C", seat=2)  # seat 1's second hand stood at 17; seat 2 hits
+    table.send(Decide(2, Action.STAND))
+    table.send(HoleCardShown(C("KD")))
+    table.card("9C", seat=None)
+    assert table.loop.rounds_played == 1
+    assert decisions_by(table.recorded_lines()) == [
+        ("bet", 1, None, None, "dealer"), ("bet", 2, None, None, "dealer"),
+        ("action", 1, "split", 0, "camera"), ("action", 1, "double", 0, "camera"),
+        ("action", 1, "stand", 1, "camera"), ("action", 2, "hit", 0, "camera"),
+        ("action", 2, "stand", None, "dealer")]
+
+    asked = Table(camera=False)
+    deal(asked, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    asked.send(Decide(1, Action.STAND))
+    asked.send(Decide(2, Action.DOUBLE))
+    asked.card("9C")
+    asked.card("8H")  # a redouble's card, or the dealer's? The dealer answers.
+    asked.answer("STAND seat 2, to the DEALER")
+    assert decisions_by(asked.recorded_lines())[2:] == [
+        ("action", 1, "stand", None, "dealer"), ("action", 2, "double", None, "dealer"),
+        ("action", 2, "stand", 0, "dealer")]

@@ -104,7 +104,7 @@ def test_a_sighting_that_comes_after_the_answer_is_checked_against_the_cards_pla
     table.answer("HIT seat 2")
     table.send(FeltCard(C("JH"), CardTarget(3, 0)))  # the camera says it went to seat 3
     assert table.loop.alarms[-1].kind is AlarmKind.MISPLACED
-    assert "recorded at seat 2 hand 0" in table.loop.alarms[-1].text
+    assert "recorded at seat 2 hand 1" in table.loop.alarms[-1].text
     assert table.hands() == [["5H", "6D", "JH"], ["9C", "8C"]]  # not recorded twice
 
 

@@ -3,14 +3,18 @@ settlement, each payout's chips, hands numbered from 1 in the round's state, and
 
 from __future__ import annotations
 
-from dealer_assist.rules import format_money
+from decimal import Decimal
+
+from dealer_assist.rules import Card, format_money
 from dealer_assist.table.chips import ChipSet
+from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.screen_view import (
     PaceMeter,
     for_screen,
-    hands_from_one,
     settlement_view,
 )
+from dealer_assist.table.sources import PlaceBet, ShoeCard, ShoeLink
 from tests.table.worst_rounds import played
 
 
@@ -50,9 +54,18 @@ def test_the_screen_gets_each_payouts_chips_and_nothing_for_what_is_taken():
 
 
 def test_hands_are_numbered_from_one_in_the_rounds_state():
-    assert hands_from_one("playing (seat 2 hand 0: 8H 8S = 16, owed a card)") == \
-        "playing (seat 2 hand 1: 8H 8S = 16, owed a card)"
-    assert hands_from_one("a hand 2C AD") == "a hand 2C AD"  # a hand of cards, no number
+    """The engine says it so (the screen shifts nothing: no hand is numbered twice)."""
+    loop = TableLoop("s17-6", MemoryRecorder(), has_camera=False)
+    loop.dealer = "D1"
+    loop.handle(ShoeLink(True), 0.0)
+    loop.handle(PlaceBet(2, Decimal("10")), 0.1)
+    for code in ("8H", "9C", "8S"):
+        loop.handle(ShoeCard(Card.parse(code)), 0.2)
+    shown = for_screen(loop.view(), ChipSet.parse(["1"]), None)
+    assert shown["round"]["state"] == "dealing (next card to dealer)"
+    loop.handle(ShoeCard(Card.parse("7D")), 0.3)
+    shown = for_screen(loop.view(), ChipSet.parse(["1"]), None)
+    assert shown["round"]["state"] == "playing (seat 2 hand 1: 8H 8S = 16 to act)"
 
 
 class Clock:
