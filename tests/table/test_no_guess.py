@@ -338,7 +338,7 @@ def test_a_sighting_11_s_late_is_checked_not_taken_as_a_new_card():
     table.send(FeltCard(C("JH"), CardTarget(2, 0), seen_at=drawn + 0.01))
     table.wait(WAIT + 0.1)
     assert table.kinds()[-2:] == [AlarmKind.CAMERA_BEHIND, AlarmKind.MISPLACED]
-    assert "recorded at seat 3 hand 0" in table.loop.alarms[-1].text
+    assert "recorded at seat 3 hand 1" in table.loop.alarms[-1].text
     assert table.hands() == [["9H", "8D"], ["5C", "4C", "JH"]]
 
 
