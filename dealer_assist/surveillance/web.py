@@ -60,6 +60,8 @@ from dealer_assist.surveillance.passwords import Passwords
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
+    floor_frame_path,
+    floor_round,
     floor_round_view,
     frame_file,
     mark_key_frame,
@@ -70,7 +72,7 @@ from dealer_assist.surveillance.query import (
     storage_report,
     table_statistics,
 )
-from dealer_assist.surveillance.replay import load_round, replay_round
+from dealer_assist.surveillance.replay import RoundData, load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
 from dealer_assist.surveillance.report_pdf import PdfUnavailable, incident_report_pdf
 from dealer_assist.surveillance.store import (
@@ -128,6 +130,9 @@ class Session:
     csrf: str
     #: the frames named by this session's recorded round views: the only ones it is served
     frames: set[int] = field(default_factory=set)
+    #: the same for the floor's round views: (box, chain, seq) -> the frame's file, media type
+    #: and recorded SHA-256 as the room's record holds them
+    floor_frames: dict[tuple[str, str, int], tuple[str, str, str]] = field(default_factory=dict)
 
 
 class Login(BaseModel):
@@ -181,7 +186,11 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         def open_store() -> RecordStore:
             return RecordingStore(directory)
 
-    open_store().close()  # fail now, and upgrade an old schema once, up front
+    first = open_store()  # fail now, and upgrade an old schema once, up front
+    #: the room's store (the floor's tables) rather than one table's recording: the page
+    #: searches and opens the floor's rounds (``floor`` in /api/me and the login's answer)
+    floor = callable(getattr(first, "find_floor_rounds", None))
+    first.close()
     sessions: dict[str, Session] = {}
     lock = threading.Lock()
     limiter = LoginLimiter(settings.login_limits)
@@ -294,7 +303,7 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         return (_STATIC / "index.html").read_text(encoding="utf-8")
 
     @app.post("/api/login", dependencies=[Depends(_unique_keys)])
-    def login(body: Login, request: Request, response: Response) -> dict[str, str]:
+    def login(body: Login, request: Request, response: Response) -> dict[str, Any]:
         who = check_login(body, request.client.host if request.client else "(unknown)")
         token = secrets.token_urlsafe(32)
         now = time.time()
@@ -305,7 +314,7 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             sessions[token] = opened
         response.set_cookie(SESSION_COOKIE, token, max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict", secure=settings.tls)
-        return {"name": who.name, "role": who.role, "csrf": opened.csrf}
+        return {"name": who.name, "role": who.role, "csrf": opened.csrf, "floor": floor}
 
     @app.post("/api/logout")
     def logout(request: Request, response: Response, this: This) -> dict[str, bool]:
@@ -316,8 +325,11 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         return {"ok": True}
 
     @app.get("/api/me")
-    def me(this: This) -> dict[str, str]:
-        return {"name": this.operator.name, "role": this.operator.role, "csrf": this.csrf}
+    def me(this: This) -> dict[str, Any]:
+        """Who is logged in, the session's CSRF token, and whether this page serves the floor's
+        room (its search and round views are then the floor's)."""
+        return {"name": this.operator.name, "role": this.operator.role, "csrf": this.csrf,
+                "floor": floor}
 
     @app.get("/api/rounds")
     def rounds(request: Request, who: Who) -> dict[str, Any]:
@@ -352,22 +364,65 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             tables, alarm_kinds = opened.floor_choices()  # type: ignore[attr-defined]
         return {"rounds": found, "tables": tables, "alarm_kinds": alarm_kinds}
 
-    @app.get("/api/floor/rounds/{box}/{chain}/{key}")
-    def floor_round(box: str, chain: str, key: RoundKey, who: Who) -> dict[str, Any]:
-        """One round of a table the room holds (from the floor search's box, chain and key)."""
+    def floor_data(opened: RecordStore, box: str, chain: str, key: int) -> RoundData:
+        """A floor round's records as the room holds them (404: no such table, chain or round,
+        or a store that holds no floor)."""
+        if not floor:
+            raise HTTPException(404, "this recording holds no floor")
         if not _FLOOR_BOX.fullmatch(box) or not _FLOOR_CHAIN.fullmatch(chain):
             raise HTTPException(404, "no such table or chain")
+        data = floor_round(opened, box, chain, key)
+        if data is None:
+            raise HTTPException(404, f"no round #{key} of {box}")
+        return data
+
+    @app.get("/api/floor/rounds/{box}/{chain}/{key}")
+    def floor_one_round(box: str, chain: str, key: RoundKey, this: This) -> dict[str, Any]:
+        """One round of a table the room holds (from the floor search's box, chain and key),
+        recorded with the room's frames it lets this session fetch."""
         with store() as opened:
-            if search_floor(opened, RoundQuery(limit=1)) is None:
-                raise HTTPException(404, "this recording holds no floor")
-            try:
-                view = floor_round_view(opened, box, chain, key)
-            except RecordingError:
-                raise HTTPException(404, f"no round #{key} of {box}") from None
-            log_access(opened, who.name, "floor-view", {"box": box, "chain": chain,
-                                                        "round_key": key,
-                                                        "round": view["round"]})
+            view = floor_round_view(opened, floor_data(opened, box, chain, key), box, chain)
+            shown = {(box, chain, f["seq"]): (str(f["file"]), str(f["media_type"] or ""),
+                                              str(f["sha256"] or ""))
+                     for f in view["frames"] if f["in_room"]}
+            log_access(opened, this.operator.name, "floor-view", {
+                "box": box, "chain": chain, "round_key": key, "round": view["round"],
+                "frames": sorted(seq for _, _, seq in shown)})
+        with lock:
+            this.floor_frames.update(shown)
         return view
+
+    @app.get("/api/floor/rounds/{box}/{chain}/{key}/replay")
+    def floor_replay(box: str, chain: str, key: RoundKey, who: Who) -> dict[str, Any]:
+        """A floor round replayed through today's engine against its recorded settlement."""
+        with store() as opened:
+            data = floor_data(opened, box, chain, key)
+            result = replay_round(data)
+            log_access(opened, who.name, "floor-replay", {
+                "box": box, "chain": chain, "round_key": key, "round": data.round_id,
+                "discrepancies": len(result.discrepancies)})
+        return {**result.to_json(), "texts": [d.text() for d in result.discrepancies],
+                "replayed": result.replayed}
+
+    @app.get("/api/floor/frames/{box}/{chain}/{seq}")
+    def floor_frame(box: str, chain: str, seq: FrameSeq, this: This) -> Response:
+        """A key frame the room holds, named by a floor round view this session opened, served
+        as :func:`frame` serves one (``X-Frame-SHA256``, ``X-Frame-Intact``)."""
+        with lock:
+            named = this.floor_frames.get((box, chain, seq))
+        if named is None:
+            raise HTTPException(403, f"frame record {seq} of {box} is served only with its round:"
+                                     " open the round first (its view is recorded with its"
+                                     " frames)")
+        file, media_type, recorded = named
+        with store() as opened:
+            path = floor_frame_path(opened, box, chain, file)
+        if path is None or not path.is_file():
+            raise HTTPException(404, f"frame {seq} of {box} is not in the room")
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        return Response(data, media_type=media_type or "application/octet-stream", headers={
+            "X-Frame-SHA256": digest, "X-Frame-Intact": "yes" if digest == recorded else "no"})
 
     @app.get("/api/rounds/{key}")
     def one_round(key: RoundKey, this: This) -> dict[str, Any]:
