@@ -382,6 +382,7 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         recorded with the room's frames it lets this session fetch."""
         with store() as opened:
             view = floor_round_view(opened, floor_data(opened, box, chain, key), box, chain)
+            _floor_retention(opened, view)
             shown = {(box, chain, f["seq"]): (str(f["file"]), str(f["media_type"] or ""),
                                               str(f["sha256"] or ""))
                      for f in view["frames"] if f["in_room"]}
@@ -598,6 +599,20 @@ def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, 
         except RecordingError:
             continue
     return images
+
+
+def _floor_retention(store: Any, view: dict[str, Any]) -> None:
+    """A floor round view's legal hold (``hold``: who put it on, when and why; None) and the
+    frames the room's retention pruned (``pruned``)."""
+    from dealer_assist.floor import retention
+
+    where = (view["box"], view["chain"], view["key"])
+    hold = retention.holds(store).get(where)
+    view["hold"] = None if hold is None else hold.to_json()
+    gone = retention.pruned_frames(store)
+    for frame in view["frames"]:
+        if (view["box"], view["chain"], frame["seq"]) in gone:
+            frame.update(pruned=True, file_state="pruned")
 
 
 def _view(store: RecordStore, key: int, trusted: TrustedKeys | None) -> dict[str, Any]:

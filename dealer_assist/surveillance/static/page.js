@@ -135,6 +135,8 @@ async function openRound(ref) {
   const where = current.box ? `, box ${current.box}, chain ${current.chain}` : "";
   $("round-title").textContent = `Round ${current.round} on ${current.table} (#${current.key}${where}, ${current.status})`;
   $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
+  const hold = current.hold;
+  $("round-hold").textContent = hold ? `ON LEGAL HOLD since ${hold.at} (${hold.user}): ${hold.why}` : "";
   $("replay-result").textContent = "";
   // an incident report is exported from the table's own recording (its chain head and keys)
   $("export-link").hidden = $("export-pdf-link").hidden = typeof ref === "object";
@@ -173,6 +175,7 @@ async function openRound(ref) {
 }
 
 function fileText(frame) {
+  if (frame.pruned) return "pruned by retention";
   if (frame.in_room === false) return "kept on the table box (the room holds key frames only)";
   if (frame.file_state === "altered") return `ALTERED: SHA-256 now ${frame.sha256_now.slice(0, 16)}…, recorded ${frame.sha256.slice(0, 16)}…`;
   if (frame.file_state === "missing") return "MISSING: no prune record accounts for it";
