@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from dealer_assist.surveillance.interface import FloorRound, RoundQuery
-from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, floor_frame_path
+from dealer_assist.surveillance.interface import RoundQuery
+from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, floor_frame_path, floor_round
 from dealer_assist.surveillance.store import RecordingError, format_time
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ logger = logging.getLogger(__name__)
 HOLD, RELEASE, PRUNE = "floor-hold", "floor-release", "floor-prune"
 #: the longest reason a hold or its release takes (it goes into the chain)
 MAX_WHY = 2000
-__all__ = ["MAX_PRUNE_HOURS", "Hold", "find_round", "holds", "lift_hold", "prune_room",
-           "pruned_frames", "put_hold"]
+__all__ = ["MAX_PRUNE_HOURS", "FloorRoundRef", "Hold", "find_round", "holds", "lift_hold",
+           "prune_room", "pruned_frames", "put_hold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,25 +52,36 @@ class Hold:
                 "why": self.why}
 
 
-def find_round(store: PostgresStore, table: str, round_text: str) -> FloorRound:
+@dataclass(frozen=True, slots=True)
+class FloorRoundRef:
+    """A round of a table's chain in the room: box, chain, the chain's round key, round id."""
+
+    box: str
+    chain: str
+    round_key: int
+    round: str | None
+
+
+def find_round(store: PostgresStore, table: str, round_text: str) -> FloorRoundRef:
     """The floor round of ``table`` that ``round_text`` names: the round id as the table wrote
     it, or ``CHAIN/KEY`` where that id names more than one (a table's chain restarted)."""
     chain, slash, key_text = round_text.partition("/")
     if slash:
-        if not key_text.isascii() or not key_text.isdigit():
+        if not key_text.isascii() or not key_text.isdigit() or len(key_text) > 18:
             raise ValueError(f"round {round_text!r}: CHAIN/KEY takes a whole number as KEY")
-        matches = [found for found in store.find_floor_rounds(RoundQuery(table=table, limit=5000))
-                   if found.chain == chain and found.round.round_key == int(key_text)]
-    else:
-        matches = store.find_floor_rounds(RoundQuery(table=table, round_id=round_text,
-                                                     limit=5000))
+        data = floor_round(store, table, chain, int(key_text))
+        if data is None:
+            raise ValueError(f"the room holds no round {round_text!r} of table {table!r}")
+        return FloorRoundRef(table, chain, data.key, data.round_id)
+    matches = store.find_floor_rounds(RoundQuery(table=table, round_id=round_text, limit=5000))
     if not matches:
         raise ValueError(f"the room holds no round {round_text!r} of table {table!r}")
     if len(matches) > 1:
         named = ", ".join(f"{m.chain}/{m.round.round_key}" for m in matches[:10])
         raise ValueError(f"round {round_text!r} of table {table!r} is in more than one chain:"
                          f" name it as CHAIN/KEY, one of {named}")
-    return matches[0]
+    found = matches[0]
+    return FloorRoundRef(found.box, found.chain, found.round.round_key, found.round.round_id)
 
 
 def holds(store: PostgresStore) -> dict[tuple[str, str, int], Hold]:
@@ -101,31 +112,31 @@ def _why(why: str) -> str:
     return text
 
 
-def put_hold(store: PostgresStore, found: FloorRound, why: str, user: str) -> Hold:
+def put_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) -> Hold:
     """Put ``found`` on hold (recorded); a round already on hold is refused, naming its hold."""
     reason = _why(why)
-    where = (found.box, found.chain, found.round.round_key)
+    where = (found.box, found.chain, found.round_key)
     already = holds(store).get(where)
     if already is not None:
-        raise ValueError(f"round {found.round.round_id} of {found.box} is already on hold since"
+        raise ValueError(f"round {found.round} of {found.box} is already on hold since"
                          f" {already.at} ({already.user}: {already.why})")
     store.append(HOLD, {"user": user, "why": reason, "box": found.box, "chain": found.chain,
-                        "round_key": found.round.round_key, "round": found.round.round_id})
-    logger.info("round %s of %s put on hold by %s", found.round.round_id, found.box, user)
+                        "round_key": found.round_key, "round": found.round})
+    logger.info("round %s of %s put on hold by %s", found.round, found.box, user)
     return holds(store)[where]
 
 
-def lift_hold(store: PostgresStore, found: FloorRound, why: str, user: str) -> Hold:
+def lift_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) -> Hold:
     """Lift the hold on ``found`` (recorded); the hold it lifts is returned."""
     reason = _why(why)
-    where = (found.box, found.chain, found.round.round_key)
+    where = (found.box, found.chain, found.round_key)
     lifted = holds(store).get(where)
     if lifted is None:
-        raise ValueError(f"round {found.round.round_id} of {found.box} is not on hold")
+        raise ValueError(f"round {found.round} of {found.box} is not on hold")
     store.append(RELEASE, {"user": user, "why": reason, "box": found.box, "chain": found.chain,
-                           "round_key": found.round.round_key, "round": found.round.round_id,
+                           "round_key": found.round_key, "round": found.round,
                            "hold": lifted.seq})
-    logger.info("hold on round %s of %s lifted by %s", found.round.round_id, found.box, user)
+    logger.info("hold on round %s of %s lifted by %s", found.round, found.box, user)
     return lifted
 
 

@@ -93,9 +93,11 @@ def _retention(config: object, args: argparse.Namespace) -> int:
                       f" {hold.at} by {hold.user}: {hold.why}")
             return 0
         if args.action == "prune":
-            result = retention.prune_room(store, timedelta(hours=args.older_than_hours)
-                                          if 0 < args.older_than_hours <= retention.MAX_PRUNE_HOURS
-                                          else timedelta(0), os_account())
+            if not 0 < args.older_than_hours <= retention.MAX_PRUNE_HOURS:  # NaN too
+                raise ValueError(f"--older-than-hours must be above 0 and at most"
+                                 f" {retention.MAX_PRUNE_HOURS} (100 years)")
+            result = retention.prune_room(store, timedelta(hours=args.older_than_hours),
+                                          os_account())
             print(f"pruned {result['pruned']} frames ({result['bytes']} bytes) recorded before"
                   f" {result['cutoff']}; kept {len(result['held'])} round(s) on hold")
             return 0
@@ -108,7 +110,7 @@ def _retention(config: object, args: argparse.Namespace) -> int:
             print(f"hold on round {lifted.round} of {lifted.box} lifted (it was put on"
                   f" {lifted.at} by {lifted.user})")
         return 0
-    except (RecordingError, ValueError, OverflowError) as error:
+    except (RecordingError, ValueError) as error:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
     finally:

@@ -75,6 +75,14 @@ def test_the_page_finds_rounds_across_the_floors_tables(tmp_path: Path, broker: 
         assert key_frame["file_state"] == "intact"
         served = client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}")
         assert served.status_code == 200 and served.headers["X-Frame-Intact"] == "yes"
+        # the room's copy altered: the view and the frame say so
+        copy = backend.directory / "floor" / "T1" / card["chain"] / key_frame["file"]
+        copy.write_bytes(copy.read_bytes() + b"x")
+        again = client.get(f"/api/floor/rounds/T1/{card['chain']}/{card['key']}").json()
+        assert next(f for f in again["frames"] if f["seq"] == key_frame["seq"]
+                    )["file_state"] == "altered"
+        assert client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}"
+                          ).headers["X-Frame-Intact"] == "no"
         # a frame of a round this session did not open is not served
         other = found(table="T2")[0]
         other_view = TestClient(create_app(backend.open, page_settings()), headers=PAGE_HEADERS)

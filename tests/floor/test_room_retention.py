@@ -66,6 +66,9 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     assert "say why" in capsys.readouterr().err
     assert main(["room", "hold", "--config", config, "T1", "nope", "--why", "x"]) == 2
     assert "holds no round 'nope' of table 'T1'" in capsys.readouterr().err
+    assert main(["room", "hold", "--config", config, "T1", f"{boxes[0].chain}/99", "--why",
+                 "x"]) == 2
+    assert "holds no round" in capsys.readouterr().err
     assert main(["room", "hold", "--config", config, "T1", "bj-3",
                  "--why", "dispute 4411: seat 2 says the 9S was paid short"]) == 0
     assert "round bj-3 of T1 on hold" in capsys.readouterr().out
@@ -75,8 +78,9 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     assert "dispute 4411" in capsys.readouterr().out
 
     # a policy out of range is refused; the prune skips the held round only
-    assert main(["room", "prune", "--config", config, "--older-than-hours", "0"]) == 2
-    assert "above 0" in capsys.readouterr().err
+    for hours in ("0", "nan", "1e300"):
+        assert main(["room", "prune", "--config", config, "--older-than-hours", hours]) == 2
+        assert "above 0" in capsys.readouterr().err
     assert main(["room", "prune", "--config", config, "--older-than-hours", "1"]) == 0
     out = capsys.readouterr().out
     assert "kept 1 round(s) on hold" in out
@@ -96,11 +100,12 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     assert views["T1"]["hold"]["user"] == os_account() and views["T1"]["hold"]["at"]
     assert all(f["file_state"] == "intact" for f in views["T1"]["frames"])
     assert views["T2"]["hold"] is None
+    hold_key = views["T1"]["key"]
     assert views["T2"]["frames"] and all(f["pruned"] for f in views["T2"]["frames"])
 
     # lifting is recorded too; the next prune then takes the round's frames
-    assert main(["room", "release", "--config", config, "T1", "bj-3",
-                 "--why", "dispute 4411 settled"]) == 0
+    assert main(["room", "release", "--config", config, "T1",  # named by chain and key too
+                 f"{boxes[0].chain}/{hold_key}", "--why", "dispute 4411 settled"]) == 0
     assert main(["room", "release", "--config", config, "T1", "bj-3", "--why", "x"]) == 2
     assert "not on hold" in capsys.readouterr().err
     assert main(["room", "prune", "--config", config, "--older-than-hours", "1"]) == 0
