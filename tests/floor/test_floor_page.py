@@ -44,6 +44,9 @@ def test_the_page_finds_rounds_across_the_floors_tables(tmp_path: Path, broker: 
             store.close()
         client = TestClient(create_app(backend.open, page_settings()), headers=PAGE_HEADERS)
         assert client.get("/api/floor/rounds").status_code == 401  # logged in only
+        for path in ("/api/floor/rounds/T1/c/1", "/api/floor/rounds/T1/c/1/replay",
+                     "/api/floor/frames/T1/c/1"):
+            assert client.get(path).status_code == 401, path
         assert login(client)["floor"] is True
         assert client.get("/api/me").json()["floor"] is True  # the page searches the floor
 
@@ -83,6 +86,9 @@ def test_the_page_finds_rounds_across_the_floors_tables(tmp_path: Path, broker: 
                     )["file_state"] == "altered"
         assert client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}"
                           ).headers["X-Frame-Intact"] == "no"
+        # another site's page is refused, logged in or not
+        assert client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}",
+                          headers={"Origin": "http://evil.example"}).status_code == 403
         # a frame of a round this session did not open is not served
         other = found(table="T2")[0]
         other_view = TestClient(create_app(backend.open, page_settings()), headers=PAGE_HEADERS)
