@@ -144,6 +144,10 @@ class PruneRequest(BaseModel):
     older_than_hours: float
 
 
+class HoldRequest(BaseModel):
+    why: str = Field(max_length=2000)  # retention.MAX_WHY
+
+
 def _round_key(key: int) -> int:
     """A round key from the path: one SQLite cannot hold is no round, as -1 is."""
     if not _SQLITE_MIN <= key <= _SQLITE_MAX:
@@ -404,6 +408,34 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
                 "discrepancies": len(result.discrepancies)})
         return {**result.to_json(), "texts": [d.text() for d in result.discrepancies],
                 "replayed": result.replayed}
+
+    def floor_hold(box: str, chain: str, key: int, body: HoldRequest, who: Operator,
+                   lift: bool) -> dict[str, Any]:
+        from dealer_assist.floor import retention
+
+        with store() as opened:
+            data = floor_data(opened, box, chain, key)
+            ref = retention.FloorRoundRef(box, chain, key, data.round_id)
+            try:
+                change = retention.lift_hold if lift else retention.put_hold
+                hold = change(opened, ref, body.why, who.name)  # type: ignore[arg-type]
+            except ValueError as error:
+                raise HTTPException(409, str(error)) from None
+        return hold.to_json()
+
+    @app.post("/api/floor/rounds/{box}/{chain}/{key}/hold", dependencies=[Depends(_unique_keys)])
+    def put_hold(box: str, chain: str, key: RoundKey, body: HoldRequest,
+                 who: FullOperator) -> dict[str, Any]:
+        """Put a floor round on legal hold: its frames outlive the room's retention (recorded
+        in the room's chain: who, why, when)."""
+        return floor_hold(box, chain, key, body, who, lift=False)
+
+    @app.post("/api/floor/rounds/{box}/{chain}/{key}/release",
+              dependencies=[Depends(_unique_keys)])
+    def lift_hold(box: str, chain: str, key: RoundKey, body: HoldRequest,
+                  who: FullOperator) -> dict[str, Any]:
+        """Lift a floor round's legal hold (recorded: who, why, when); the hold lifted."""
+        return floor_hold(box, chain, key, body, who, lift=True)
 
     @app.get("/api/floor/frames/{box}/{chain}/{seq}")
     def floor_frame(box: str, chain: str, seq: FrameSeq, this: This) -> Response:

@@ -1,6 +1,7 @@
 """The room's page in headless Chromium: it knows it serves the floor, finds a round by card and
 seat across the floor's tables, narrows to one table, and opens the round with its events,
-settlement, key frame (the room's copy, with its detections drawn) and replay; over a real
+settlement, key frame (the room's copy, with its detections drawn) and replay, and puts it on
+legal hold and lifts the hold; over a real
 JetStream and a real PostgreSQL room store.
 
 Needs Debian's chromium at /usr/bin/chromium, as tests/surveillance/test_browser.py does
@@ -133,11 +134,24 @@ def test_the_floor_page_finds_a_round_by_card_and_seat_across_tables_and_opens_i
         page.click("#replay-button")
         expect(page.locator("#replay-result")).to_have_text(
             "Replay matches the recorded settlement.")
+        # an operator puts the round on legal hold, saying why; the view shows it, then lifts it
+        page.click("#hold-put")
+        expect(page.locator("#hold-result")).to_contain_text("say why")
+        page.fill("#hold-why", "dispute 4411")
+        page.click("#hold-put")
+        expect(page.locator("#round-hold")).to_contain_text("ON LEGAL HOLD since")
+        expect(page.locator("#round-hold")).to_contain_text("(olga): dispute 4411")
+        expect(page.locator("#hold-put")).to_be_hidden()
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "floor-round.png"), full_page=True)
 
         # the round view was recorded (with its frames) in the room's access log
         page.click("button[data-tab=access-tab]")
         expect(page.locator("#access")).to_contain_text("floor-view")
+        page.click("button[data-tab=search-tab]")
+        page.fill("#hold-why", "dispute 4411 settled")
+        page.click("#hold-lift")
+        expect(page.locator("#round-hold")).to_have_text("")
+        expect(page.locator("#hold-put")).to_be_visible()
         browser.close()
     assert errors == []

@@ -54,6 +54,7 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
                     room.write_file(f"floor/{box.table}/{box.chain}/{record.file}",
                                     (box.directory / record.file).read_bytes())
         add_operator(room, "olga", PASSWORD, "operator", passwords=CHEAP)
+        add_operator(room, "audrey", PASSWORD, "auditor", passwords=CHEAP)
     finally:
         room.close()
     config = str(room_toml(tmp_path, server_url(), schema, boxes))
@@ -100,6 +101,20 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     assert views["T1"]["hold"]["user"] == os_account() and views["T1"]["hold"]["at"]
     assert all(f["file_state"] == "intact" for f in views["T1"]["frames"])
     assert views["T2"]["hold"] is None
+    # from the page: an auditor may not hold; an operator may, once, and without a CSRF token not
+    t2 = next(r for r in found if r["box"] == "T2")
+    on_t2 = f"/api/floor/rounds/T2/{t2['chain']}/{t2['key']}"
+    auditor = TestClient(client.app, headers=PAGE_HEADERS)
+    login(auditor, "audrey")
+    assert auditor.post(f"{on_t2}/hold", json={"why": "x"}).status_code == 403
+    assert client.post(f"{on_t2}/hold", json={"why": "x"},
+                       headers={"X-CSRF-Token": "forged"}).status_code == 403
+    assert client.post(f"{on_t2}/hold", json={"why": "x" * 2001}).status_code == 422
+    put = client.post(f"{on_t2}/hold", json={"why": "complaint at T2"})
+    assert put.status_code == 200 and put.json()["user"] == "olga"
+    assert client.post(f"{on_t2}/hold", json={"why": "again"}).status_code == 409
+    assert client.post(f"{on_t2}/release", json={"why": "no case"}).status_code == 200
+    assert client.post(f"{on_t2}/release", json={"why": "no case"}).status_code == 409
     hold_key = views["T1"]["key"]
     assert views["T2"]["frames"] and all(f["pruned"] for f in views["T2"]["frames"])
 
@@ -116,9 +131,9 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
         chain = [r for r in room.records() if r.kind.startswith("floor-")]
     finally:
         room.close()
-    assert [r.kind for r in chain] == ["floor-hold", "floor-prune", "floor-release",
-                                       "floor-prune"]
-    hold, first_prune, release, _ = (r.body for r in chain)
+    assert [r.kind for r in chain] == ["floor-hold", "floor-prune", "floor-hold",
+                                       "floor-release", "floor-release", "floor-prune"]
+    hold, first_prune, _, _, release, _ = (r.body for r in chain)
     assert (hold["user"], hold["box"], hold["round"]) == (os_account(), "T1", "bj-3")
     assert release["why"] == "dispute 4411 settled" and release["hold"] == chain[0].seq
     assert first_prune["held"] == [["T1", boxes[0].chain, hold["round_key"]]]

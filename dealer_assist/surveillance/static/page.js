@@ -137,6 +137,9 @@ async function openRound(ref) {
   $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
   const hold = current.hold;
   $("round-hold").textContent = hold ? `ON LEGAL HOLD since ${hold.at} (${hold.user}): ${hold.why}` : "";
+  // a floor round's hold is put on and lifted by an operator (each recorded in the room's chain)
+  $("hold-form").hidden = typeof ref !== "object" || !(me && me.role === "operator");
+  $("hold-put").hidden = Boolean(hold); $("hold-lift").hidden = !hold;
   $("replay-result").textContent = "";
   // an incident report is exported from the table's own recording (its chain head and keys)
   $("export-link").hidden = $("export-pdf-link").hidden = typeof ref === "object";
@@ -308,6 +311,18 @@ function overlay(frame) {
   }
   return svg;
 }
+
+async function changeHold(action) {
+  const out = $("hold-result");
+  try {
+    await api(`${roundPath(opened)}/${action}`, { method: "POST",
+      body: JSON.stringify({ why: $("hold-why").value }) });
+    $("hold-why").value = ""; out.className = "ok"; out.textContent = "";
+    await openRound(opened);
+  } catch (err) { out.className = "error"; out.textContent = err.message; }
+}
+$("hold-put").addEventListener("click", () => changeHold("hold"));
+$("hold-lift").addEventListener("click", () => changeHold("release"));
 
 $("step-first").addEventListener("click", () => show(0));
 $("step-prev").addEventListener("click", () => show(step - 1));
