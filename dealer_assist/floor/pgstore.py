@@ -666,6 +666,17 @@ class PostgresStore:
             " AND at < %s ORDER BY seq", (cutoff,))]
 
     @_reported
+    def floor_frames_before(self, cutoff: str) -> list[tuple[str, str, int, int | None, str]]:
+        """The frames of ingested chains recorded before ``cutoff``: (box, chain, seq, round
+        key, file), in order (those pruned already among them: the room's prune records say
+        which)."""
+        return [(row[0], row[1], int(row[2]), _optional_int(row[3]), row[4])
+                for row in self.conn.execute(
+                    "SELECT c.table_key, c.chain, f.seq, f.round_key, f.file FROM frames f JOIN"
+                    " chain_state c ON c.chain_no = f.chain_no WHERE f.chain_no > 0 AND"
+                    " f.at < %s ORDER BY c.table_key, c.chain, f.seq", (cutoff,))]
+
+    @_reported
     def key_frame_files(self) -> set[str]:
         return {row[0] for row in self.conn.execute(
             "SELECT file FROM frames WHERE chain_no = 0 AND key")}

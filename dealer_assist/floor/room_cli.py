@@ -27,6 +27,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="alarm a table that sends nothing this long (default 120)")
     serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
     verify_cli.add_parser(commands)
+    for action, text in (("hold", "put a round on legal hold: its frames are kept in the room"
+                                  " past the retention policy (recorded: who, why, when)"),
+                         ("release", "lift a round's legal hold (recorded: who, why, when)")):
+        hold = commands.add_parser(action, help=text)
+        hold.add_argument("--config", required=True, metavar="ROOM_TOML")
+        hold.add_argument("table", metavar="TABLE", help="the table as its records name it")
+        hold.add_argument("round", metavar="ROUND",
+                          help="the round id, or CHAIN/KEY where the id is in several chains")
+        hold.add_argument("--why", required=True, help="the reason, recorded with it")
+    commands.add_parser("holds", help="list the rounds on hold").add_argument(
+        "--config", required=True, metavar="ROOM_TOML")
+    prune = commands.add_parser(
+        "prune", help="delete the room's frames older than a policy, but those of rounds on hold")
+    prune.add_argument("--config", required=True, metavar="ROOM_TOML")
+    prune.add_argument("--older-than-hours", type=float, required=True, metavar="HOURS")
     operator = commands.add_parser(
         "operator", help="add, remove, list or unlock the room page's logins (as "
         "'surveillance operator' does for a recording)")
@@ -50,7 +65,56 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.action == "operator":
         return _operator(config, args)
+    if args.action in ("hold", "release", "holds", "prune"):
+        return _retention(config, args)
     return _serve(config, args)
+
+
+def _retention(config: object, args: argparse.Namespace) -> int:
+    """``room hold|release|holds|prune``: legal holds and retention, recorded in the room's
+    chain by the account this runs as."""
+    from datetime import timedelta
+
+    from dealer_assist.floor import retention
+    from dealer_assist.floor.config import RoomConfig, open_room_store
+    from dealer_assist.surveillance.access import os_account
+    from dealer_assist.surveillance.store import RecordingError
+
+    assert isinstance(config, RoomConfig)
+    try:
+        store = open_room_store(config)
+    except RecordingError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    try:
+        if args.action == "holds":
+            for hold in retention.holds(store).values():
+                print(f"{hold.box} {hold.round} ({hold.chain}/{hold.round_key}): on hold since"
+                      f" {hold.at} by {hold.user}: {hold.why}")
+            return 0
+        if args.action == "prune":
+            if not 0 < args.older_than_hours <= retention.MAX_PRUNE_HOURS:  # NaN too
+                raise ValueError(f"--older-than-hours must be above 0 and at most"
+                                 f" {retention.MAX_PRUNE_HOURS} (100 years)")
+            result = retention.prune_room(store, timedelta(hours=args.older_than_hours),
+                                          os_account())
+            print(f"pruned {result['pruned']} frames ({result['bytes']} bytes) recorded before"
+                  f" {result['cutoff']}; kept {len(result['held'])} round(s) on hold")
+            return 0
+        found = retention.find_round(store, args.table, args.round)
+        if args.action == "hold":
+            hold = retention.put_hold(store, found, args.why, os_account())
+            print(f"round {hold.round} of {hold.box} on hold (record {hold.seq}, {hold.at})")
+        else:
+            lifted = retention.lift_hold(store, found, args.why, os_account())
+            print(f"hold on round {lifted.round} of {lifted.box} lifted (it was put on"
+                  f" {lifted.at} by {lifted.user})")
+        return 0
+    except (RecordingError, ValueError) as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
 
 
 def _operator(config: object, args: argparse.Namespace) -> int:

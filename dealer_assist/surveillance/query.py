@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import defaultdict
 from datetime import datetime, timedelta
 from decimal import Decimal
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from dealer_assist.rules.money import format_money
@@ -83,22 +84,42 @@ def round_view(store: RecordStore, key: int,
     return _round_view(data, pruned, check, linked, list(store.head()))
 
 
-def floor_round_view(store: RecordStore, box: str, chain: str, key: int) -> dict[str, Any]:
-    """One round of table ``box``'s chain ``chain`` (its own round key ``key``) as the room
-    holds it, shown as :func:`round_view` shows a round; its key frames are the room's copies
-    (``in_room``: the file is there), its other frames on the box. Its settlement is re-settled
-    here; its chain and signatures are the room's to check as they arrive (``room verify``)."""
-    data = assemble_round(key, list(store.chain_records(box, chain, round_key=key)))
-    if data is None:
-        raise RecordingError(f"the room holds no round #{key} of table {box} chain {chain}",
-                             store.directory)
+def floor_round(store: RecordStore, box: str, chain: str, key: int) -> RoundData | None:
+    """The records of round ``key`` of table ``box``'s chain ``chain`` as the room holds them;
+    None where it holds no such round."""
+    return assemble_round(key, list(store.chain_records(box, chain, round_key=key)))
+
+
+def floor_frame_path(store: RecordStore, box: str, chain: str, file: str) -> Path | None:
+    """Where the room keeps its copy of a table's frame file (None: a name that would lead out
+    of that table chain's folder)."""
+    parts = PurePosixPath(file).parts
+    if not parts or ".." in parts or PurePosixPath(file).is_absolute():
+        return None
+    return store.directory / "floor" / box / chain / file
+
+
+def floor_round_view(store: RecordStore, data: RoundData, box: str, chain: str
+                     ) -> dict[str, Any]:
+    """A round of table ``box``'s chain ``chain`` (:func:`floor_round`) shown as
+    :func:`round_view` shows a round; its key frames are the room's copies (``in_room``: the
+    file is there; ``file_state`` as its SHA-256 now compares with the record's: intact,
+    altered, or missing for a key frame the room lacks), its other frames on the box. Its
+    settlement is re-settled here; its chain and signatures are the room's to check as they
+    arrive (``room verify``)."""
     check = check_settlement(data, "records, links and signatures are checked by the room as "
                                    "they arrive and by 'room verify'")
     view = _round_view(data, set(), check, [], None)
     view.update(box=box, chain=chain)
     for frame in view["frames"]:
-        frame["in_room"] = bool(frame["file"]) and (
-            store.directory / "floor" / box / chain / str(frame["file"])).is_file()
+        path = floor_frame_path(store, box, chain, str(frame["file"] or ""))
+        frame["in_room"] = bool(frame["file"]) and path is not None and path.is_file()
+        if frame["in_room"]:
+            assert path is not None
+            frame["sha256_now"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            frame["file_state"] = "intact" if frame["sha256_now"] == frame["sha256"] else "altered"
+        elif frame["key"] and frame["file"]:
+            frame["file_state"] = "missing"  # the table sends each key frame to the room
     return view
 
 

@@ -60,6 +60,8 @@ from dealer_assist.surveillance.passwords import Passwords
 from dealer_assist.surveillance.query import (
     MAX_PRUNE_HOURS,
     RoundQuery,
+    floor_frame_path,
+    floor_round,
     floor_round_view,
     frame_file,
     mark_key_frame,
@@ -70,7 +72,7 @@ from dealer_assist.surveillance.query import (
     storage_report,
     table_statistics,
 )
-from dealer_assist.surveillance.replay import load_round, replay_round
+from dealer_assist.surveillance.replay import RoundData, load_round, replay_round
 from dealer_assist.surveillance.report import incident_report_html
 from dealer_assist.surveillance.report_pdf import PdfUnavailable, incident_report_pdf
 from dealer_assist.surveillance.store import (
@@ -128,6 +130,9 @@ class Session:
     csrf: str
     #: the frames named by this session's recorded round views: the only ones it is served
     frames: set[int] = field(default_factory=set)
+    #: the same for the floor's round views: (box, chain, seq) -> the frame's file, media type
+    #: and recorded SHA-256 as the room's record holds them
+    floor_frames: dict[tuple[str, str, int], tuple[str, str, str]] = field(default_factory=dict)
 
 
 class Login(BaseModel):
@@ -137,6 +142,10 @@ class Login(BaseModel):
 
 class PruneRequest(BaseModel):
     older_than_hours: float
+
+
+class HoldRequest(BaseModel):
+    why: str = Field(max_length=2000)  # retention.MAX_WHY
 
 
 def _round_key(key: int) -> int:
@@ -181,7 +190,11 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         def open_store() -> RecordStore:
             return RecordingStore(directory)
 
-    open_store().close()  # fail now, and upgrade an old schema once, up front
+    first = open_store()  # fail now, and upgrade an old schema once, up front
+    #: the room's store (the floor's tables) rather than one table's recording: the page
+    #: searches and opens the floor's rounds (``floor`` in /api/me and the login's answer)
+    floor = callable(getattr(first, "find_floor_rounds", None))
+    first.close()
     sessions: dict[str, Session] = {}
     lock = threading.Lock()
     limiter = LoginLimiter(settings.login_limits)
@@ -294,7 +307,7 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         return (_STATIC / "index.html").read_text(encoding="utf-8")
 
     @app.post("/api/login", dependencies=[Depends(_unique_keys)])
-    def login(body: Login, request: Request, response: Response) -> dict[str, str]:
+    def login(body: Login, request: Request, response: Response) -> dict[str, Any]:
         who = check_login(body, request.client.host if request.client else "(unknown)")
         token = secrets.token_urlsafe(32)
         now = time.time()
@@ -305,7 +318,7 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             sessions[token] = opened
         response.set_cookie(SESSION_COOKIE, token, max_age=SESSION_SECONDS, httponly=True,
                             samesite="strict", secure=settings.tls)
-        return {"name": who.name, "role": who.role, "csrf": opened.csrf}
+        return {"name": who.name, "role": who.role, "csrf": opened.csrf, "floor": floor}
 
     @app.post("/api/logout")
     def logout(request: Request, response: Response, this: This) -> dict[str, bool]:
@@ -316,8 +329,11 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         return {"ok": True}
 
     @app.get("/api/me")
-    def me(this: This) -> dict[str, str]:
-        return {"name": this.operator.name, "role": this.operator.role, "csrf": this.csrf}
+    def me(this: This) -> dict[str, Any]:
+        """Who is logged in, the session's CSRF token, and whether this page serves the floor's
+        room (its search and round views are then the floor's)."""
+        return {"name": this.operator.name, "role": this.operator.role, "csrf": this.csrf,
+                "floor": floor}
 
     @app.get("/api/rounds")
     def rounds(request: Request, who: Who) -> dict[str, Any]:
@@ -352,22 +368,94 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             tables, alarm_kinds = opened.floor_choices()  # type: ignore[attr-defined]
         return {"rounds": found, "tables": tables, "alarm_kinds": alarm_kinds}
 
-    @app.get("/api/floor/rounds/{box}/{chain}/{key}")
-    def floor_round(box: str, chain: str, key: RoundKey, who: Who) -> dict[str, Any]:
-        """One round of a table the room holds (from the floor search's box, chain and key)."""
+    def floor_data(opened: RecordStore, box: str, chain: str, key: int) -> RoundData:
+        """A floor round's records as the room holds them (404: no such table, chain or round,
+        or a store that holds no floor)."""
+        if not floor:
+            raise HTTPException(404, "this recording holds no floor")
         if not _FLOOR_BOX.fullmatch(box) or not _FLOOR_CHAIN.fullmatch(chain):
             raise HTTPException(404, "no such table or chain")
+        data = floor_round(opened, box, chain, key)
+        if data is None:
+            raise HTTPException(404, f"no round #{key} of {box}")
+        return data
+
+    @app.get("/api/floor/rounds/{box}/{chain}/{key}")
+    def floor_one_round(box: str, chain: str, key: RoundKey, this: This) -> dict[str, Any]:
+        """One round of a table the room holds (from the floor search's box, chain and key),
+        recorded with the room's frames it lets this session fetch."""
         with store() as opened:
-            if search_floor(opened, RoundQuery(limit=1)) is None:
-                raise HTTPException(404, "this recording holds no floor")
-            try:
-                view = floor_round_view(opened, box, chain, key)
-            except RecordingError:
-                raise HTTPException(404, f"no round #{key} of {box}") from None
-            log_access(opened, who.name, "floor-view", {"box": box, "chain": chain,
-                                                        "round_key": key,
-                                                        "round": view["round"]})
+            view = floor_round_view(opened, floor_data(opened, box, chain, key), box, chain)
+            _floor_retention(opened, view)
+            shown = {(box, chain, f["seq"]): (str(f["file"]), str(f["media_type"] or ""),
+                                              str(f["sha256"] or ""))
+                     for f in view["frames"] if f["in_room"]}
+            log_access(opened, this.operator.name, "floor-view", {
+                "box": box, "chain": chain, "round_key": key, "round": view["round"],
+                "frames": sorted(seq for _, _, seq in shown)})
+        with lock:
+            this.floor_frames.update(shown)
         return view
+
+    @app.get("/api/floor/rounds/{box}/{chain}/{key}/replay")
+    def floor_replay(box: str, chain: str, key: RoundKey, who: Who) -> dict[str, Any]:
+        """A floor round replayed through today's engine against its recorded settlement."""
+        with store() as opened:
+            data = floor_data(opened, box, chain, key)
+            result = replay_round(data)
+            log_access(opened, who.name, "floor-replay", {
+                "box": box, "chain": chain, "round_key": key, "round": data.round_id,
+                "discrepancies": len(result.discrepancies)})
+        return {**result.to_json(), "texts": [d.text() for d in result.discrepancies],
+                "replayed": result.replayed}
+
+    def floor_hold(box: str, chain: str, key: int, body: HoldRequest, who: Operator,
+                   lift: bool) -> dict[str, Any]:
+        from dealer_assist.floor import retention
+
+        with store() as opened:
+            data = floor_data(opened, box, chain, key)
+            ref = retention.FloorRoundRef(box, chain, key, data.round_id)
+            try:
+                change = retention.lift_hold if lift else retention.put_hold
+                hold = change(opened, ref, body.why, who.name)  # type: ignore[arg-type]
+            except ValueError as error:
+                raise HTTPException(409, str(error)) from None
+        return hold.to_json()
+
+    @app.post("/api/floor/rounds/{box}/{chain}/{key}/hold", dependencies=[Depends(_unique_keys)])
+    def put_hold(box: str, chain: str, key: RoundKey, body: HoldRequest,
+                 who: FullOperator) -> dict[str, Any]:
+        """Put a floor round on legal hold: its frames outlive the room's retention (recorded
+        in the room's chain: who, why, when)."""
+        return floor_hold(box, chain, key, body, who, lift=False)
+
+    @app.post("/api/floor/rounds/{box}/{chain}/{key}/release",
+              dependencies=[Depends(_unique_keys)])
+    def lift_hold(box: str, chain: str, key: RoundKey, body: HoldRequest,
+                  who: FullOperator) -> dict[str, Any]:
+        """Lift a floor round's legal hold (recorded: who, why, when); the hold lifted."""
+        return floor_hold(box, chain, key, body, who, lift=True)
+
+    @app.get("/api/floor/frames/{box}/{chain}/{seq}")
+    def floor_frame(box: str, chain: str, seq: FrameSeq, this: This) -> Response:
+        """A key frame the room holds, named by a floor round view this session opened, served
+        as :func:`frame` serves one (``X-Frame-SHA256``, ``X-Frame-Intact``)."""
+        with lock:
+            named = this.floor_frames.get((box, chain, seq))
+        if named is None:
+            raise HTTPException(403, f"frame record {seq} of {box} is served only with its round:"
+                                     " open the round first (its view is recorded with its"
+                                     " frames)")
+        file, media_type, recorded = named
+        with store() as opened:
+            path = floor_frame_path(opened, box, chain, file)
+        if path is None or not path.is_file():
+            raise HTTPException(404, f"frame {seq} of {box} is not in the room")
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        return Response(data, media_type=media_type or "application/octet-stream", headers={
+            "X-Frame-SHA256": digest, "X-Frame-Intact": "yes" if digest == recorded else "no"})
 
     @app.get("/api/rounds/{key}")
     def one_round(key: RoundKey, this: This) -> dict[str, Any]:
@@ -543,6 +631,20 @@ def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, 
         except RecordingError:
             continue
     return images
+
+
+def _floor_retention(store: Any, view: dict[str, Any]) -> None:
+    """A floor round view's legal hold (``hold``: who put it on, when and why; None) and the
+    frames the room's retention pruned (``pruned``)."""
+    from dealer_assist.floor import retention
+
+    where = (view["box"], view["chain"], view["key"])
+    hold = retention.holds(store).get(where)
+    view["hold"] = None if hold is None else hold.to_json()
+    gone = retention.pruned_frames(store)
+    for frame in view["frames"]:
+        if (view["box"], view["chain"], frame["seq"]) in gone:
+            frame.update(pruned=True, file_state="pruned")
 
 
 def _view(store: RecordStore, key: int, trusted: TrustedKeys | None) -> dict[str, Any]:

@@ -44,7 +44,11 @@ def test_the_page_finds_rounds_across_the_floors_tables(tmp_path: Path, broker: 
             store.close()
         client = TestClient(create_app(backend.open, page_settings()), headers=PAGE_HEADERS)
         assert client.get("/api/floor/rounds").status_code == 401  # logged in only
-        login(client)
+        for path in ("/api/floor/rounds/T1/c/1", "/api/floor/rounds/T1/c/1/replay",
+                     "/api/floor/frames/T1/c/1"):
+            assert client.get(path).status_code == 401, path
+        assert login(client)["floor"] is True
+        assert client.get("/api/me").json()["floor"] is True  # the page searches the floor
 
         def found(**query: str) -> list[dict[str, object]]:
             answer = client.get("/api/floor/rounds", params=query)
@@ -70,6 +74,29 @@ def test_the_page_finds_rounds_across_the_floors_tables(tmp_path: Path, broker: 
         assert shown["box"] == "T1" and shown["round"] == card["round"]
         assert shown["settlement"] is not None and shown["events"]
         assert shown["frames"] and all(f["in_room"] for f in shown["frames"] if f["key"])
+        key_frame = next(f for f in shown["frames"] if f["key"])
+        assert key_frame["file_state"] == "intact"
+        served = client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}")
+        assert served.status_code == 200 and served.headers["X-Frame-Intact"] == "yes"
+        # the room's copy altered: the view and the frame say so
+        copy = backend.directory / "floor" / "T1" / card["chain"] / key_frame["file"]
+        copy.write_bytes(copy.read_bytes() + b"x")
+        again = client.get(f"/api/floor/rounds/T1/{card['chain']}/{card['key']}").json()
+        assert next(f for f in again["frames"] if f["seq"] == key_frame["seq"]
+                    )["file_state"] == "altered"
+        assert client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}"
+                          ).headers["X-Frame-Intact"] == "no"
+        # another site's page is refused, logged in or not
+        assert client.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}",
+                          headers={"Origin": "http://evil.example"}).status_code == 403
+        # a frame of a round this session did not open is not served
+        other = found(table="T2")[0]
+        other_view = TestClient(create_app(backend.open, page_settings()), headers=PAGE_HEADERS)
+        login(other_view)
+        assert other_view.get(f"/api/floor/frames/T1/{card['chain']}/{key_frame['seq']}"
+                              ).status_code == 403
+        replayed = client.get(f"/api/floor/rounds/T2/{other['chain']}/{other['key']}/replay")
+        assert replayed.status_code == 200 and replayed.json()["texts"] == []
         assert client.get(f"/api/floor/rounds/T1/{card['chain']}/999").status_code == 404
         assert client.get(f"/api/floor/rounds/T..1/{card['chain']}/1").status_code == 404
         assert client.get("/api/floor/rounds", params={"card": "ZZ"}).status_code == 422

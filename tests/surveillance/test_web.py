@@ -320,7 +320,8 @@ def test_the_auditor_is_read_only(client: TestClient) -> None:
 def test_logout_ends_the_session(client: TestClient) -> None:
     _login(client)
     assert client.get("/api/me").json() == {"name": "olga", "role": "operator",
-                                            "csrf": client.headers["X-CSRF-Token"]}
+                                            "csrf": client.headers["X-CSRF-Token"],
+                                            "floor": False}
     client.post("/api/logout")
     assert client.get("/api/me").status_code == 401
 

@@ -1,4 +1,6 @@
 // The surveillance page: login, search, step through a round, replay, export. No dependencies.
+// Served by the floor's room (me.floor), its search and round views are the whole floor's: a
+// round is named by its table box, chain and key there, by its key alone in one recording.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -6,6 +8,7 @@ const SVG = "http://www.w3.org/2000/svg";
 let current = null;   // the round view being shown
 let step = 0;         // the event index shown
 let me = null;        // who is logged in, with the session's CSRF token
+let opened = null;    // the round shown: its key, or {box, chain, key} on the floor
 
 // Every call that changes something carries the session's CSRF token and a JSON content type
 // (the server refuses it otherwise); the browser adds the page's own Origin.
@@ -35,6 +38,8 @@ function showLogin() { me = null; $("login-view").hidden = false; $("app-view").
 
 function showApp(who) {
   me = who;
+  document.body.classList.toggle("floor", Boolean(me.floor));
+  $("mode").textContent = me.floor ? "the floor: every table's rounds the room holds" : "";
   $("login-view").hidden = true; $("app-view").hidden = false; $("logout").hidden = false;
   $("who").textContent = `${me.name} (${me.role})`;
   search();
@@ -73,8 +78,8 @@ async function search() {
     params.set(name, name === "since" || name === "until" ? isoFromLocal(value) : value);
   }
   let body;
-  try { body = await api("/api/rounds?" + params.toString()); }
-  catch (err) { $("search-count").textContent = err.message; return; }
+  try { body = await api((me && me.floor ? "/api/floor/rounds?" : "/api/rounds?") + params.toString()); }
+  catch (err) { $("search-count").textContent = err.message; $("search-count").className = "error"; return; }
   fillSelect($("f-table"), body.tables);
   fillSelect($("f-alarm"), body.alarm_kinds);
   $("search-count").textContent = `${body.rounds.length} round(s)` + (body.partial ? `; ${body.damaged}` : "");
@@ -85,11 +90,13 @@ async function search() {
     const row = tbody.insertRow();
     row.dataset.key = r.key;
     row.className = "result";
-    [r.table, r.round, r.started_at, r.dealer, r.status, r.net, r.max_payout, r.frames, r.alarms]
+    const table = r.box && r.box !== r.table ? `${r.table} (box ${r.box})` : r.table;
+    [table, r.round, r.started_at, r.dealer, r.status, r.net, r.max_payout, r.frames, r.alarms]
       .forEach((v, i) => cell(row, v, i >= 5 ? "num" : ""));
-    row.addEventListener("click", () => openRound(r.key));
+    const ref = r.box ? { box: r.box, chain: r.chain, key: r.key } : r.key;
+    row.addEventListener("click", () => openRound(ref));
   }
-  for (const key of body.unsearchable) {  // damaged in the search index: opened from the records
+  for (const key of body.unsearchable || []) {  // damaged in the search index: opened from the records
     const row = tbody.insertRow();
     row.dataset.key = key;
     row.className = "result";
@@ -109,20 +116,35 @@ function fillSelect(select, values) {
 
 $("search-form").addEventListener("submit", (e) => { e.preventDefault(); search(); });
 
-async function openRound(key) {
-  try { current = await api(`/api/rounds/${key}`); }
+// The API path of a round: one recording's key, or a floor round's box, chain and key.
+function roundPath(ref) {
+  if (typeof ref !== "object") return `/api/rounds/${ref}`;
+  return `/api/floor/rounds/${encodeURIComponent(ref.box)}/${encodeURIComponent(ref.chain)}/${ref.key}`;
+}
+
+async function openRound(ref) {
+  try { current = await api(roundPath(ref)); }
   catch (err) {  // e.g. a round with records the damaged database cannot read
     $("round-view").hidden = true;
     $("search-count").textContent = err.message;
     $("search-count").className = "error";
     return;
   }
+  opened = ref;
   $("round-view").hidden = false;
-  $("round-title").textContent = `Round ${current.round} on ${current.table} (#${current.key}, ${current.status})`;
+  const where = current.box ? `, box ${current.box}, chain ${current.chain}` : "";
+  $("round-title").textContent = `Round ${current.round} on ${current.table} (#${current.key}${where}, ${current.status})`;
   $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
+  const hold = current.hold;
+  $("round-hold").textContent = hold ? `ON LEGAL HOLD since ${hold.at} (${hold.user}): ${hold.why}` : "";
+  // a floor round's hold is put on and lifted by an operator (each recorded in the room's chain)
+  $("hold-form").hidden = typeof ref !== "object" || !(me && me.role === "operator");
+  $("hold-put").hidden = Boolean(hold); $("hold-lift").hidden = !hold;
   $("replay-result").textContent = "";
-  $("export-link").href = `/api/rounds/${key}/export`;
-  $("export-pdf-link").href = `/api/rounds/${key}/export.pdf`;
+  // an incident report is exported from the table's own recording (its chain head and keys)
+  $("export-link").hidden = $("export-pdf-link").hidden = typeof ref === "object";
+  $("export-link").href = `${roundPath(ref)}/export`;
+  $("export-pdf-link").href = `${roundPath(ref)}/export.pdf`;
   fillIntegrity(current.integrity);
   const framed = new Set(current.frames.map((f) => f.event_index));
   const log = $("event-log").tBodies[0];
@@ -156,6 +178,8 @@ async function openRound(key) {
 }
 
 function fileText(frame) {
+  if (frame.pruned) return "pruned by retention";
+  if (frame.in_room === false) return "kept on the table box (the room holds key frames only)";
   if (frame.file_state === "altered") return `ALTERED: SHA-256 now ${frame.sha256_now.slice(0, 16)}…, recorded ${frame.sha256.slice(0, 16)}…`;
   if (frame.file_state === "missing") return "MISSING: no prune record accounts for it";
   if (frame.file_state === "pruned") return "pruned by retention";
@@ -231,9 +255,15 @@ function show(index) {
   } else if (frame.pruned) {
     const p = document.createElement("p"); p.id = "frame-empty"; p.textContent = "Frame pruned by retention.";
     box.appendChild(p);
+  } else if (frame.in_room === false) {
+    const p = document.createElement("p"); p.id = "frame-empty";
+    p.textContent = `Frame record ${frame.seq} is kept on the table box, not in the room.`;
+    box.appendChild(p); $("frame-caption").textContent = "";
   } else {
     const img = document.createElement("img");
-    img.src = `/api/frames/${frame.seq}`; img.alt = `frame ${frame.seq}`; img.className = "frame-image";
+    img.src = typeof opened === "object"
+      ? `/api/floor/frames/${encodeURIComponent(opened.box)}/${encodeURIComponent(opened.chain)}/${frame.seq}`
+      : `/api/frames/${frame.seq}`; img.alt = `frame ${frame.seq}`; img.className = "frame-image";
     box.appendChild(img);
     box.appendChild(overlay(frame));
     box.classList.toggle("altered", frame.file_state !== "intact");
@@ -282,6 +312,18 @@ function overlay(frame) {
   return svg;
 }
 
+async function changeHold(action) {
+  const out = $("hold-result");
+  try {
+    await api(`${roundPath(opened)}/${action}`, { method: "POST",
+      body: JSON.stringify({ why: $("hold-why").value }) });
+    $("hold-why").value = ""; out.className = "ok"; out.textContent = "";
+    await openRound(opened);
+  } catch (err) { out.className = "error"; out.textContent = err.message; }
+}
+$("hold-put").addEventListener("click", () => changeHold("hold"));
+$("hold-lift").addEventListener("click", () => changeHold("release"));
+
 $("step-first").addEventListener("click", () => show(0));
 $("step-prev").addEventListener("click", () => show(step - 1));
 $("step-next").addEventListener("click", () => show(step + 1));
@@ -289,7 +331,7 @@ $("step-last").addEventListener("click", () => show(current.events.length - 1));
 $("step-slider").addEventListener("input", (e) => show(Number(e.target.value)));
 
 $("replay-button").addEventListener("click", async () => {
-  const result = await api(`/api/rounds/${current.key}/replay`);
+  const result = await api(`${roundPath(opened)}/replay`);
   const out = $("replay-result");
   if (result.texts.length) { out.className = "error"; out.textContent = result.texts.join("\n"); }
   else if (!current.integrity.intact) { out.className = "error"; out.textContent = "Replay matches the recorded settlement, but this round's integrity FAILED: see the red box above."; }

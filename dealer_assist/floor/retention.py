@@ -1,0 +1,186 @@
+"""The room's retention and legal holds, as records of the room's own chain.
+
+A hold (``floor-hold``: who, why, which round of which table's chain; the record's time is
+when) keeps that round's frames in the room past the retention policy until it is lifted
+(``floor-release``, with who and why too). A prune (``floor-prune``) deletes the room's copies
+of the frames of ingested chains recorded before ``now - older_than``, skipping every round on
+hold, and lists the frames it deleted and the holds it kept, so verification knows those files
+are gone on purpose. The records themselves are kept: the room's copy is the floor's external
+anchor (``room verify`` checks each chain whole).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from dealer_assist.surveillance.interface import RoundQuery
+from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, floor_frame_path, floor_round
+from dealer_assist.surveillance.store import RecordingError, format_time
+
+if TYPE_CHECKING:
+    from dealer_assist.floor.pgstore import PostgresStore
+
+logger = logging.getLogger(__name__)
+
+HOLD, RELEASE, PRUNE = "floor-hold", "floor-release", "floor-prune"
+#: the longest reason a hold or its release takes (it goes into the chain)
+MAX_WHY = 2000
+__all__ = ["MAX_PRUNE_HOURS", "FloorRoundRef", "Hold", "find_round", "holds", "lift_hold",
+           "prune_room", "pruned_frames", "put_hold"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A round on hold: table box, chain and the chain's own round key, the round id, and the
+    ``floor-hold`` record that put it on hold (its seq, time, who and why)."""
+
+    box: str
+    chain: str
+    round_key: int
+    round: str | None
+    seq: int
+    at: str
+    user: str
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"box": self.box, "chain": self.chain, "round_key": self.round_key,
+                "round": self.round, "seq": self.seq, "at": self.at, "user": self.user,
+                "why": self.why}
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRoundRef:
+    """A round of a table's chain in the room: box, chain, the chain's round key, round id."""
+
+    box: str
+    chain: str
+    round_key: int
+    round: str | None
+
+
+def find_round(store: PostgresStore, table: str, round_text: str) -> FloorRoundRef:
+    """The floor round of ``table`` that ``round_text`` names: the round id as the table wrote
+    it, or ``CHAIN/KEY`` where that id names more than one (a table's chain restarted)."""
+    chain, slash, key_text = round_text.partition("/")
+    if slash:
+        if not key_text.isascii() or not key_text.isdigit() or len(key_text) > 18:
+            raise ValueError(f"round {round_text!r}: CHAIN/KEY takes a whole number as KEY")
+        data = floor_round(store, table, chain, int(key_text))
+        if data is None:
+            raise ValueError(f"the room holds no round {round_text!r} of table {table!r}")
+        return FloorRoundRef(table, chain, data.key, data.round_id)
+    matches = store.find_floor_rounds(RoundQuery(table=table, round_id=round_text, limit=5000))
+    if not matches:
+        raise ValueError(f"the room holds no round {round_text!r} of table {table!r}")
+    if len(matches) > 1:
+        named = ", ".join(f"{m.chain}/{m.round.round_key}" for m in matches[:10])
+        raise ValueError(f"round {round_text!r} of table {table!r} is in more than one chain:"
+                         f" name it as CHAIN/KEY, one of {named}")
+    found = matches[0]
+    return FloorRoundRef(found.box, found.chain, found.round.round_key, found.round.round_id)
+
+
+def holds(store: PostgresStore) -> dict[tuple[str, str, int], Hold]:
+    """The rounds on hold now, by (box, chain, round key), from the room's chain."""
+    held: dict[tuple[str, str, int], Hold] = {}
+    for record in store.records(kinds=(HOLD, RELEASE)):
+        body = record.body if isinstance(record.body, dict) else {}
+        try:
+            where = (str(body["box"]), str(body["chain"]), int(body["round_key"]))
+        except (KeyError, TypeError, ValueError):
+            raise RecordingError(f"{record.describe()} does not say which round it holds"
+                                 " (altered?): run 'dealer-assist room verify'",
+                                 store.location) from None
+        if record.kind == HOLD:
+            held[where] = Hold(*where, body.get("round"), record.seq, record.at,
+                               str(body.get("user", "")), str(body.get("why", "")))
+        else:
+            held.pop(where, None)
+    return held
+
+
+def _why(why: str) -> str:
+    text = why.strip()
+    if not text:
+        raise ValueError("say why (--why): the reason is recorded with the hold")
+    if len(text) > MAX_WHY:
+        raise ValueError(f"--why is over {MAX_WHY} characters")
+    return text
+
+
+def put_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) -> Hold:
+    """Put ``found`` on hold (recorded); a round already on hold is refused, naming its hold."""
+    reason = _why(why)
+    where = (found.box, found.chain, found.round_key)
+    already = holds(store).get(where)
+    if already is not None:
+        raise ValueError(f"round {found.round} of {found.box} is already on hold since"
+                         f" {already.at} ({already.user}: {already.why})")
+    store.append(HOLD, {"user": user, "why": reason, "box": found.box, "chain": found.chain,
+                        "round_key": found.round_key, "round": found.round})
+    logger.info("round %s of %s put on hold by %s", found.round, found.box, user)
+    return holds(store)[where]
+
+
+def lift_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) -> Hold:
+    """Lift the hold on ``found`` (recorded); the hold it lifts is returned."""
+    reason = _why(why)
+    where = (found.box, found.chain, found.round_key)
+    lifted = holds(store).get(where)
+    if lifted is None:
+        raise ValueError(f"round {found.round} of {found.box} is not on hold")
+    store.append(RELEASE, {"user": user, "why": reason, "box": found.box, "chain": found.chain,
+                           "round_key": found.round_key, "round": found.round,
+                           "hold": lifted.seq})
+    logger.info("hold on round %s of %s lifted by %s", found.round, found.box, user)
+    return lifted
+
+
+def pruned_frames(store: PostgresStore) -> set[tuple[str, str, int]]:
+    """The frames (box, chain, seq) the room's prunes deleted."""
+    gone: set[tuple[str, str, int]] = set()
+    for record in store.records(kinds=(PRUNE,)):
+        body = record.body if isinstance(record.body, dict) else {}
+        for item in body.get("frames", []):
+            if isinstance(item, list) and len(item) == 3 and isinstance(item[2], int):
+                gone.add((str(item[0]), str(item[1]), item[2]))
+    return gone
+
+
+def prune_room(store: PostgresStore, older_than: timedelta, user: str,
+               now: datetime | None = None) -> dict[str, Any]:
+    """Delete the room's frame copies recorded before ``now - older_than``, but those of rounds
+    on hold; recorded as one ``floor-prune`` record (nothing deleted: nothing recorded)."""
+    if not 0 < older_than.total_seconds() <= MAX_PRUNE_HOURS * 3600:
+        raise ValueError(f"--older-than-hours must be above 0 and at most {MAX_PRUNE_HOURS}"
+                         " (100 years)")
+    store.check()
+    cutoff = format_time((now or store.clock()) - older_than)
+    held = holds(store)
+    gone = pruned_frames(store)
+    doomed, kept = [], set()
+    for box, chain, seq, round_key, file in store.floor_frames_before(cutoff):
+        if (box, chain, seq) in gone:
+            continue
+        if round_key is not None and (box, chain, round_key) in held:
+            kept.add((box, chain, round_key))
+            continue
+        path = floor_frame_path(store, box, chain, file)
+        if path is not None and path.is_file():
+            doomed.append((box, chain, seq, path))
+    answer: dict[str, Any] = {"pruned": len(doomed), "bytes": 0, "cutoff": cutoff,
+                              "held": [list(where) for where in sorted(kept)]}
+    if not doomed:
+        return answer
+    store.append(PRUNE, {"user": user, "cutoff": cutoff,
+                         "policy_seconds": int(older_than.total_seconds()),
+                         "frames": [[box, chain, seq] for box, chain, seq, _ in doomed],
+                         "held": answer["held"]})
+    for *_, path in doomed:  # recorded first: a file gone unrecorded would read as tampering
+        answer["bytes"] += path.stat().st_size
+        path.unlink()
+    return answer
