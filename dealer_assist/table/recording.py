@@ -260,6 +260,7 @@ class StoreRecorder:
         # the screen's latest round state by round, and the decision events awaiting it
         self._screens: dict[str, dict[str, Any]] = {}
         self._screen_due: list[tuple[int, dict[str, Any]]] = []
+        self._screens_handed = False  # a view listener hands screens over (keep_screen)
         self._open_id: str | None = None
         self._events: list[Any] = []
         self._opened = threading.Event()
@@ -393,7 +394,7 @@ class StoreRecorder:
         try:
             ahead: list[tuple[str, Any] | None] = []
             while (item := ahead.pop() if ahead else self._queue.get()) is not None:
-                if item[0] in ("end", "void"):
+                if item[0] in ("end", "void") and self._screens_handed:
                     ahead = self._settled_view(recorder, item[1][0])
                 self._handle(recorder, item)
         finally:
@@ -403,10 +404,10 @@ class StoreRecorder:
                 self._keep(f"close: {error}")
 
     def _settled_view(self, recorder: Any, round_id: str) -> list[tuple[str, Any] | None]:
-        """Before a round ends in the store: the card frames and screen of the view that shows
-        it ended (the runner hands them over right after the end; up to ``SETTLED_VIEW_WAIT_S``
-        is waited for them), written while the round is still open. Returns the next item if
-        one other than those was taken."""
+        """Before a round ends in the store, where screens are handed over: the card frames and
+        screen of the view that shows it ended (the runner hands them over right after the end;
+        up to ``SETTLED_VIEW_WAIT_S`` is waited for them), written while the round is open.
+        Returns the next item if one other than those was taken."""
         while True:
             try:
                 item = self._queue.get(timeout=SETTLED_VIEW_WAIT_S)
@@ -452,6 +453,7 @@ class StoreRecorder:
                 del self._card_frames[next(iter(self._card_frames))]
         elif kind == "screen":
             round_id, shown = payload
+            self._screens_handed = True
             self._screens.pop(round_id, None)  # the latest last, so the oldest goes first
             self._screens[round_id] = shown
             while len(self._screens) > FRAME_ROUNDS_KEPT:
