@@ -18,6 +18,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.question_frames import QuestionFrames, Snapshots
 from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_recording
+from dealer_assist.table.round_evidence import RoundEvidence
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
 from dealer_assist.table.screen_access import ScreenAccess
@@ -171,9 +172,11 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         runner.submit(RecordingFailed(detail))
 
     store.on_failure = report
-    for camera in sources:
-        if isinstance(camera, Snapshots):
-            runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
+    cameras = [camera for camera in sources if isinstance(camera, Snapshots)]
+    for camera in cameras:
+        runner.subscribe(QuestionFrames(camera, store.keep_question_frame))
+    runner.subscribe(RoundEvidence(cameras[0] if cameras else None, store.keep_card_frame,
+                                   store.keep_screen))
     screen = ScreenServer(runner, setup.host, setup.port, staff, access=setup.access,
                           name=setup.screen_name, tls=setup.tls, chips=setup.chips)
     return Table(setup, recording, opened, runner, screen)

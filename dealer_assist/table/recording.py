@@ -35,6 +35,7 @@ from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.camera_source import Snapshot
 from dealer_assist.table.loop import ERRORS_KEPT
+from dealer_assist.table.screen_view import settlement_view
 
 if TYPE_CHECKING:
     from dealer_assist.surveillance.signed_chain import Evidence
@@ -213,8 +214,15 @@ class MemoryRecorder:
         return out
 
 
-#: Rounds whose questions' frames the store holds until the round is recorded.
+#: Rounds whose questions' and cards' frames the store holds until the round is recorded.
 FRAME_ROUNDS_KEPT = 8
+#: Card frames held per round (JPEG bytes, encoded as they arrive); later cards get none.
+CARD_FRAMES_KEPT = 64
+#: Seconds a round's end waits for the view that shows it ended (its last card's frame, the
+#: screen at settlement), handed over by the table's runner right after the end.
+SETTLED_VIEW_WAIT_S = 0.5
+#: Round-log events after which the store records what the dealer's screen showed.
+DECISION_EVENTS = ("action", "insurance")
 
 
 class StoreRecorder:
@@ -248,6 +256,11 @@ class StoreRecorder:
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         # on the thread: frames held by round, the round open in the store and its events
         self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}
+        self._card_frames: dict[str, dict[int, tuple[bytes, datetime]]] = {}
+        # the screen's latest round state by round, and the decision events awaiting it
+        self._screens: dict[str, dict[str, Any]] = {}
+        self._screen_due: list[tuple[int, dict[str, Any]]] = []
+        self._screens_handed = False  # a view listener hands screens over (keep_screen)
         self._open_id: str | None = None
         self._events: list[Any] = []
         self._opened = threading.Event()
@@ -301,9 +314,20 @@ class StoreRecorder:
         """The camera's frame when ``question`` was asked in ``round_id``: written as a key
         frame of the round, tied to the question's event, when the round ends (encoded on the
         store's thread). Frames of the latest ``FRAME_ROUNDS_KEPT`` rounds are held."""
-        # the grab's UTC time by the table's clock (the snapshot keeps the monotonic one)
-        grabbed = datetime.now(UTC) - timedelta(seconds=time.monotonic() - snapshot.grabbed_at)
-        self._queue.put(("frame", (round_id, question, snapshot, grabbed)))
+        self._queue.put(("frame", (round_id, question, snapshot, _grabbed(snapshot))))
+
+    def keep_card_frame(self, round_id: str, ordinal: int, snapshot: Snapshot) -> None:
+        """The camera's frame when the round's card number ``ordinal`` (0: its first) was on
+        the screen: written as a key frame of the round, tied to its ``ordinal``-th ``card``
+        event, when the round ends (encoded on the store's thread as it arrives). Up to
+        ``CARD_FRAMES_KEPT`` per round, of the latest ``FRAME_ROUNDS_KEPT`` rounds, are held."""
+        self._queue.put(("card frame", (round_id, ordinal, snapshot, _grabbed(snapshot))))
+
+    def keep_screen(self, round_id: str, shown: dict[str, Any]) -> None:
+        """What the dealer's screen shows of ``round_id`` now: recorded (``Recorder.screen``)
+        after each decision (an action, insurance, a question answered) and, with the
+        settlement's PAY/TAKE lines, at settlement."""
+        self._queue.put(("screen", (round_id, shown)))
 
     def reconcile(self, rounds: list[ReplayedRound]) -> list[str]:
         """Bring the store to the rounds a restarted table's journal replays (before anything
@@ -368,25 +392,48 @@ class StoreRecorder:
         finally:
             self._opened.set()
         try:
-            while (item := self._queue.get()) is not None:
-                try:
-                    self._write(recorder, *item)
-                except Exception as error:  # whatever the store raises, the next record is tried
-                    if item[0] not in ("alarm", "frame"):
-                        self.complete = False  # a round the store lacks: the journal keeps it
-                    if not self._failing:  # the first of a run with its trace; the rest counted
-                        logger.exception("recording store %s: a %s record was not written",
-                                         self.directory, item[0])
-                    self._failed(f"{item[0]}: {type(error).__name__}: {error}")
-                else:
-                    self._failing = False
-                finally:
-                    self._queue.task_done()
+            ahead: list[tuple[str, Any] | None] = []
+            while (item := ahead.pop() if ahead else self._queue.get()) is not None:
+                if item[0] in ("end", "void") and self._screens_handed:
+                    ahead = self._settled_view(recorder, item[1][0])
+                self._handle(recorder, item)
         finally:
             try:
                 recorder.close()
             except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
                 self._keep(f"close: {error}")
+
+    def _settled_view(self, recorder: Any, round_id: str) -> list[tuple[str, Any] | None]:
+        """Before a round ends in the store, where screens are handed over: the card frames and
+        screen of the view that shows it ended (the runner hands them over right after the end;
+        up to ``SETTLED_VIEW_WAIT_S`` is waited for them), written while the round is open.
+        Returns the next item if one other than those was taken."""
+        while True:
+            try:
+                item = self._queue.get(timeout=SETTLED_VIEW_WAIT_S)
+            except queue.Empty:
+                return []
+            if item is None or item[0] not in ("card frame", "screen") or item[1][0] != round_id:
+                return [item]
+            self._handle(recorder, item)
+            if item[0] == "screen":
+                return []
+
+    def _handle(self, recorder: Any, item: tuple[str, Any]) -> None:
+        """Write one queued item; a failure is kept and reported, and the next is tried."""
+        try:
+            self._write(recorder, *item)
+        except Exception as error:  # whatever the store raises, the next record is tried
+            if item[0] not in ("alarm", "frame", "card frame", "screen"):
+                self.complete = False  # a round the store lacks: the journal keeps it
+            if not self._failing:  # the first of a run with its trace; the rest counted
+                logger.exception("recording store %s: a %s record was not written",
+                                 self.directory, item[0])
+            self._failed(f"{item[0]}: {type(error).__name__}: {error}")
+        else:
+            self._failing = False
+        finally:
+            self._queue.task_done()
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
@@ -397,6 +444,22 @@ class StoreRecorder:
             self._frames.setdefault(round_id, []).append((question, snapshot, grabbed))
             while len(self._frames) > FRAME_ROUNDS_KEPT:
                 del self._frames[next(iter(self._frames))]
+        elif kind == "card frame":
+            round_id, ordinal, snapshot, grabbed = payload
+            held = self._card_frames.setdefault(round_id, {})
+            if ordinal not in held and len(held) < CARD_FRAMES_KEPT:
+                held[ordinal] = (snapshot.picture(), grabbed)
+            while len(self._card_frames) > FRAME_ROUNDS_KEPT:
+                del self._card_frames[next(iter(self._card_frames))]
+        elif kind == "screen":
+            round_id, shown = payload
+            self._screens_handed = True
+            self._screens.pop(round_id, None)  # the latest last, so the oldest goes first
+            self._screens[round_id] = shown
+            while len(self._screens) > FRAME_ROUNDS_KEPT:
+                del self._screens[next(iter(self._screens))]
+            if round_id == self._open_id and recorder.round_key is not None:
+                self._write_due_screens(recorder, shown)
         elif kind == "begin":
             round_id, line = payload
             if recorder.round_key is not None:
@@ -418,6 +481,9 @@ class StoreRecorder:
                 body = json.loads(payload[1])
                 recorder.event(body)
                 self._events.append(body)
+                if body.get("type") in DECISION_EVENTS or (
+                        body.get("type") == "question" and body.get("answer") is not None):
+                    self._screen_due.append((len(self._events) - 1, body))
             elif kind == "rewrite":
                 recorder.abandon_round("a correction replayed the round: recorded again whole "
                                        "in the next round record")
@@ -427,7 +493,7 @@ class StoreRecorder:
                           payload[1] if kind == "void" else None)
 
     def _begin(self, recorder: Any, round_id: str, lines: Sequence[str]) -> None:
-        self._open_id = None
+        self._open_id, self._screen_due = None, []
         bodies = [json.loads(line) for line in lines]
         recorder.begin_round(bodies[0])
         self._open_id, self._events = round_id, bodies[:1]
@@ -441,8 +507,16 @@ class StoreRecorder:
         from dealer_assist.surveillance.export import latest_round, round_file, write_round_file
 
         self._write_frames(recorder, self._events, self._frames.pop(round_id, []))
+        self._write_card_frames(recorder, self._events, self._card_frames.pop(round_id, {}))
+        shown = self._screens.pop(round_id, None)
+        if shown is not None:
+            self._write_due_screens(recorder, shown)
+        self._screen_due = []
         self._open_id = None
         if settlement is not None:
+            recorder.screen({"at": "settlement", "phase": "settled",
+                             "round": None if shown is None else shown["round"],
+                             "settlement": settlement_view(settlement)})
             recorder.end_round(settlement)
         else:
             recorder.void_round(void or "voided")
@@ -524,6 +598,23 @@ class StoreRecorder:
             recorder.frame(snapshot.picture(), {"question": question}, index, key=True,
                            captured=grabbed)
 
+    @staticmethod
+    def _write_card_frames(recorder: Any, events: list[Any],
+                           frames: dict[int, tuple[bytes, datetime]]) -> None:
+        """Each card's frame, tied to the round's ``card`` event of its place (none: a card a
+        correction took back, tied to no event)."""
+        cards = [index for index, event in enumerate(events) if event.get("type") == "card"]
+        for ordinal, (picture, grabbed) in sorted(frames.items()):
+            index = cards[ordinal] if ordinal < len(cards) else None
+            recorder.frame(picture, {"card": None if index is None else events[index].get("card")},
+                           index, key=True, captured=grabbed)
+
+    def _write_due_screens(self, recorder: Any, shown: dict[str, Any]) -> None:
+        """What the screen shows now, recorded for each decision written since the last."""
+        for index, body in self._screen_due:
+            recorder.screen({"at": body["type"], "event_index": index, **shown})
+        self._screen_due = []
+
     def _died(self, error: str) -> None:
         """The writing thread ended on an exception (logged): what is queued now is not written."""
         self._failing, self.complete = True, False
@@ -550,6 +641,12 @@ class StoreRecorder:
                 self._unreported = alarm
                 return
         report(alarm)
+
+
+def _grabbed(snapshot: Snapshot) -> datetime:
+    """The UTC time, by the table's clock, the camera grabbed ``snapshot`` (it keeps the
+    monotonic one)."""
+    return datetime.now(UTC) - timedelta(seconds=time.monotonic() - snapshot.grabbed_at)
 
 
 class TableRecorder:
