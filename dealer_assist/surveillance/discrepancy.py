@@ -32,7 +32,7 @@ class Discrepancy:
         if self.seat is not None:
             parts.append(f"seat {self.seat}")
         if self.hand is not None:
-            parts.append(f"hand {self.hand}")
+            parts.append(f"hand {self.hand + 1}")  # people count hands from 1; JSON from 0
         where = ", ".join(parts)
         return f"{self.kind}: {where + ': ' if where else ''}{self.what}"
 
