@@ -5,7 +5,8 @@ One PostgreSQL schema holds one store (``room`` by default)::
 
     records      every chain's records, verbatim, keyed by (chain_no, seq); chain 0 is the
                  store's own (what append writes: the room's access records)
-    chain_state  each ingested chain: its number, table, chain id, records held, next needed
+    chain_state  each ingested chain: its number, table, chain id, records held, next needed,
+                 its retention cut (records below it not held were pruned) and records pruned
     chain_forks  records offered at a key held by another record
     rounds, round_seats, payout_lines, round_amounts, round_cards, frames, alarms
                  the search index, a projection of the records (rebuild_index makes it again):
@@ -15,10 +16,11 @@ One PostgreSQL schema holds one store (``room`` by default)::
                  also when that round is recorded after it
     operators, schema_version
 
-An ingested chain is projected into the search index in chain order up to its first gap; records
-past a gap are projected when it fills. The record format (hashing, times, money) is
+An ingested chain is projected into the search index in chain order up to its first gap (holes
+a retention cut left below it are passed over: :mod:`.pgprune` keeps the index as a projection
+of what is left); records past a gap are projected when it fills. The record format (hashing, times, money) is
 :mod:`dealer_assist.surveillance.store`'s; this module is the only code that speaks SQL to
-PostgreSQL. Each write is one transaction, committed (durable, with PostgreSQL's default
+PostgreSQL (with :mod:`.pgprune`). Each write is one transaction, committed (durable, with PostgreSQL's default
 ``synchronous_commit``) before the method returns. One store (one connection) per thread.
 """
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -37,6 +39,7 @@ from urllib.parse import urlsplit
 import psycopg
 from psycopg import errors, sql
 
+from dealer_assist.floor.pgprune import ChainCut, cut_chains
 from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.interface import (
     ChainState,
@@ -53,6 +56,7 @@ from dealer_assist.surveillance.interface import (
     RoundQuery,
     StoredOperator,
 )
+from dealer_assist.surveillance.signed_chain import KEY_KIND
 from dealer_assist.surveillance.store import (
     GENESIS_HASH,
     HASH_FORMAT,
@@ -76,7 +80,7 @@ from dealer_assist.surveillance.store import (
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_SCHEMA = "room"
 OWN_CHAIN = 0  # the chain number of the store's own records
 PAGE = 5000  # records read per query while walking a chain
@@ -100,7 +104,8 @@ CREATE INDEX records_kind ON records (chain_no, kind, seq);
 CREATE TABLE chain_state (
     chain_no serial PRIMARY KEY, table_key text NOT NULL, chain text NOT NULL,
     held bigint NOT NULL DEFAULT 0, last_seq bigint NOT NULL DEFAULT 0,
-    next_seq bigint NOT NULL DEFAULT 1, UNIQUE (table_key, chain));
+    next_seq bigint NOT NULL DEFAULT 1, pruned_below bigint NOT NULL DEFAULT 1,
+    pruned bigint NOT NULL DEFAULT 0, UNIQUE (table_key, chain));
 CREATE TABLE chain_forks (
     chain_no integer NOT NULL, seen_at text NOT NULL, seq bigint NOT NULL, at text NOT NULL,
     table_id text, round_key bigint, round_id text, kind text NOT NULL, body text NOT NULL,
@@ -155,7 +160,7 @@ CREATE TABLE operators (
     name text PRIMARY KEY, role text NOT NULL, password text NOT NULL, created_at text NOT NULL);
 """
 
-#: each schema's changes from the one before (the index is then projected again)
+#: each schema's changes from the one before
 _UPGRADES = {2: """
 ALTER TABLE alarms ADD COLUMN round_id text;
 CREATE INDEX alarms_waiting ON alarms (chain_no, round_id) WHERE round_key IS NULL;
@@ -163,7 +168,12 @@ CREATE TABLE round_amounts (
     chain_no integer NOT NULL, round_key bigint NOT NULL, amount_cents bigint NOT NULL,
     PRIMARY KEY (chain_no, round_key, amount_cents));
 CREATE INDEX round_amounts_amount ON round_amounts (amount_cents, chain_no, round_key);
+""", 3: """
+ALTER TABLE chain_state ADD COLUMN pruned_below bigint NOT NULL DEFAULT 1,
+    ADD COLUMN pruned bigint NOT NULL DEFAULT 0;
 """}
+#: the upgrades after which the index is projected again (the others leave it as it is)
+_REPROJECTED = {2}
 
 #: the search index's tables, with the columns that name a row of each
 INDEX_TABLES = {"rounds": ("chain_no", "round_key"),
@@ -262,8 +272,8 @@ class PostgresStore:
         self.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
 
     def _upgrade(self, version: int) -> None:
-        """Bring the store from schema ``version`` to this one and project its index again,
-        in one transaction (the records are never touched)."""
+        """Bring the store from schema ``version`` to this one, in one transaction, projecting
+        its index again where an upgrade needs it (the records are never touched)."""
         with self.conn.transaction(), self.conn.cursor() as cur:
             cur.execute(sql.SQL("SET LOCAL search_path TO {}").format(
                 sql.Identifier(self.schema)))
@@ -272,7 +282,8 @@ class PostgresStore:
                     cur.execute(statement)  # type: ignore[call-overload]
                 cur.execute("INSERT INTO schema_version VALUES (%s, %s, %s)",
                             (step, format_time(self.clock()), f"upgraded from schema {step - 1}"))
-            self._rebuild(cur)
+            if _REPROJECTED & set(range(version + 1, SCHEMA_VERSION + 1)):
+                self._rebuild(cur)
         logger.info("%s: upgraded from store schema %s to %s", self._where, version,
                     SCHEMA_VERSION)
 
@@ -310,21 +321,49 @@ class PostgresStore:
     def append(self, kind: str, body: Any, *, table: str | None = None,
                round_key: int | None = None, round_id: str | None = None,
                file: str | None = None, sha256: str | None = None) -> Record:
-        body_text = canonical_json(body)
         with self.conn.transaction(), self.conn.cursor() as cur:
             cur.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")
-            seq, prev_hash = self._head(cur)
-            if kind == "round":
-                cur.execute("SELECT MAX(round_key) FROM records WHERE chain_no = 0")
-                round_key = int((cur.fetchone() or (0,))[0] or 0) + 1
-            partial = Record(seq + 1, format_time(self.clock()), table, round_key, round_id,
-                             kind, body_text, file, sha256, HASH_FORMAT, prev_hash, "")
-            record = _with_hash(partial)
-            if self.signer is not None:
-                record = _signed(record, self.signer.sign(record.hash))
-            _copy(cur, "records", ("chain_no", *_COLUMNS), [(OWN_CHAIN, *_values(record))])
-            Projection(cur, OWN_CHAIN).project([record])
+            return self._append(cur, kind, body, table=table, round_key=round_key,
+                                round_id=round_id, file=file, sha256=sha256)
+
+    def _append(self, cur: psycopg.Cursor[Any], kind: str, body: Any, *,
+                table: str | None = None, round_key: int | None = None,
+                round_id: str | None = None, file: str | None = None,
+                sha256: str | None = None) -> Record:
+        """Append to the store's own chain in the caller's transaction (records locked)."""
+        body_text = canonical_json(body)
+        seq, prev_hash = self._head(cur)
+        if kind == "round":
+            cur.execute("SELECT MAX(round_key) FROM records WHERE chain_no = 0")
+            round_key = int((cur.fetchone() or (0,))[0] or 0) + 1
+        partial = Record(seq + 1, format_time(self.clock()), table, round_key, round_id,
+                         kind, body_text, file, sha256, HASH_FORMAT, prev_hash, "")
+        record = _with_hash(partial)
+        if self.signer is not None:
+            record = _signed(record, self.signer.sign(record.hash))
+        _copy(cur, "records", ("chain_no", *_COLUMNS), [(OWN_CHAIN, *_values(record))])
+        Projection(cur, OWN_CHAIN).project([record])
         return record
+
+    @_reported
+    def prune_records(self, cutoff: str, held: Mapping[tuple[str, str], Collection[int]],
+                      kind: str, body: dict[str, Any]
+                      ) -> tuple[Record | None, list[ChainCut], list[str]]:
+        """Delete the ingested chains' records recorded before ``cutoff`` but those kept
+        (:mod:`.pgprune`; ``held``: the round keys on hold by box and chain) and record what
+        was deleted, ``body`` with ``chains`` (each cut), as one ``kind`` record of the store's
+        own chain, in one transaction: the record and the deletions commit together or not at
+        all. Nothing deleted: nothing recorded. Also gives why a chain was not cut."""
+        with self.conn.transaction(), self.conn.cursor() as cur:
+            cuts, refused = cut_chains(cur, cutoff, held, KEY_KIND)
+            if not cuts:
+                return None, [], refused
+            record = self._append(cur, kind, {**body,
+                                              "chains": [cut.to_json() for cut in cuts]})
+        for cut in cuts:
+            logger.info("%s: pruned %s records of table %s chain %s below %s", self._where,
+                        cut.deleted, cut.box, cut.chain, cut.below)
+        return record, cuts, refused
 
     def write_file(self, relative: str, data: bytes) -> None:
         write_frame_file(self.directory, relative, data)
@@ -709,15 +748,15 @@ class PostgresStore:
             return []
         outcomes: list[Ingested] = []
         with self.conn.transaction(), self.conn.cursor() as cur:
-            state = ("SELECT chain_no, held, last_seq, next_seq FROM chain_state WHERE"
-                     " table_key = %s AND chain = %s FOR UPDATE")
+            state = ("SELECT chain_no, held, last_seq, next_seq, pruned_below FROM chain_state"
+                     " WHERE table_key = %s AND chain = %s FOR UPDATE")
             row = cur.execute(state, (table, chain)).fetchone()
             if row is None:  # a chain first seen (inserted only then: each try takes a number)
                 cur.execute("INSERT INTO chain_state (table_key, chain) VALUES (%s, %s)"
                             " ON CONFLICT DO NOTHING", (table, chain))
                 row = cur.execute(state, (table, chain)).fetchone()
                 assert row is not None
-            chain_no, held, last_seq, next_seq = (int(value) for value in row)
+            chain_no, held, last_seq, next_seq, pruned_below = (int(value) for value in row)
             first_needed = next_seq
             offered = sorted({record.seq for record in records})
             before = {int(row[0]): Record(*row) for row in cur.execute(
@@ -730,7 +769,9 @@ class PostgresStore:
             forks: list[Record] = []
             for record in records:
                 held_one = before.get(record.seq)
-                if held_one is None:
+                if held_one is None and record.seq < pruned_below:  # sent again from an old
+                    outcomes.append(Ingested(Ingest.PRUNED, record, next_seq))  # cursor
+                elif held_one is None:
                     before[record.seq] = record
                     new.append(record)
                     held, last_seq = held + 1, max(last_seq, record.seq)

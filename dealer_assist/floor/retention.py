@@ -1,12 +1,12 @@
 """The room's retention and legal holds, as records of the room's own chain.
 
 A hold (``floor-hold``: who, why, which round of which table's chain; the record's time is
-when) keeps that round's frames in the room past the retention policy until it is lifted
-(``floor-release``, with who and why too). A prune (``floor-prune``) deletes the room's copies
-of the frames of ingested chains recorded before ``now - older_than``, skipping every round on
-hold, and lists the frames it deleted and the holds it kept, so verification knows those files
-are gone on purpose. The records themselves are kept: the room's copy is the floor's external
-anchor (``room verify`` checks each chain whole).
+when) keeps that round's records and frames in the room past the retention policies until it is
+lifted (``floor-release``, with who and why too). A prune (``floor-prune``) applies a policy:
+the frames policy deletes the room's copies of the frames of ingested chains recorded before
+``now - older_than`` and lists the frames it deleted; the records policy cuts each ingested
+chain (:mod:`.pgprune`) and lists each cut, so verification (:mod:`.cuts`) knows those records
+are gone on purpose. Both skip every round on hold and list the holds they kept.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ HOLD, RELEASE, PRUNE = "floor-hold", "floor-release", "floor-prune"
 #: the longest reason a hold or its release takes (it goes into the chain)
 MAX_WHY = 2000
 __all__ = ["MAX_PRUNE_HOURS", "FloorRoundRef", "Hold", "find_round", "holds", "lift_hold",
-           "prune_room", "pruned_frames", "put_hold"]
+           "prune_records", "prune_room", "pruned_frames", "put_hold"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,16 +151,31 @@ def pruned_frames(store: PostgresStore) -> set[tuple[str, str, int]]:
     return gone
 
 
-def prune_room(store: PostgresStore, older_than: timedelta, user: str,
-               now: datetime | None = None) -> dict[str, Any]:
-    """Delete the room's frame copies recorded before ``now - older_than``, but those of rounds
-    on hold; recorded as one ``floor-prune`` record (nothing deleted: nothing recorded)."""
-    if not 0 < older_than.total_seconds() <= MAX_PRUNE_HOURS * 3600:
-        raise ValueError(f"--older-than-hours must be above 0 and at most {MAX_PRUNE_HOURS}"
-                         " (100 years)")
+def prune_room(store: PostgresStore, older_than: timedelta | None, user: str,
+               now: datetime | None = None, *,
+               records_older_than: timedelta | None = None) -> dict[str, Any]:
+    """Apply the room's retention: the records policy first (``records_older_than``:
+    :func:`prune_records`), then the frames policy (``older_than``: the room's frame copies
+    recorded before ``now - older_than`` deleted, but those of rounds on hold; recorded as one
+    ``floor-prune`` record; nothing deleted: nothing recorded)."""
+    if older_than is None and records_older_than is None:
+        raise ValueError("say what to prune: --older-than-hours (frames) and/or"
+                         " --records-older-than-hours (records)")
+    for policy, option in ((older_than, "--older-than-hours"),
+                           (records_older_than, "--records-older-than-hours")):
+        if policy is not None and not 0 < policy.total_seconds() <= MAX_PRUNE_HOURS * 3600:
+            raise ValueError(f"{option} must be above 0 and at most {MAX_PRUNE_HOURS}"
+                             " (100 years)")
     store.check()
-    cutoff = format_time((now or store.clock()) - older_than)
+    now = now or store.clock()
     held = holds(store)
+    answer: dict[str, Any] = {"pruned": 0, "bytes": 0, "cutoff": None, "held": [],
+                              "records": 0, "records_cutoff": None, "refused": []}
+    if records_older_than is not None:
+        answer.update(prune_records(store, records_older_than, user, now, held))
+    if older_than is None:
+        return answer
+    cutoff = format_time(now - older_than)
     gone = pruned_frames(store)
     doomed, kept = [], set()
     for box, chain, seq, round_key, file in store.floor_frames_before(cutoff):
@@ -172,8 +187,8 @@ def prune_room(store: PostgresStore, older_than: timedelta, user: str,
         path = floor_frame_path(store, box, chain, file)
         if path is not None and path.is_file():
             doomed.append((box, chain, seq, path))
-    answer: dict[str, Any] = {"pruned": len(doomed), "bytes": 0, "cutoff": cutoff,
-                              "held": [list(where) for where in sorted(kept)]}
+    answer.update(pruned=len(doomed), cutoff=cutoff,
+                  held=[list(where) for where in sorted(kept)])
     if not doomed:
         return answer
     store.append(PRUNE, {"user": user, "cutoff": cutoff,
@@ -184,3 +199,29 @@ def prune_room(store: PostgresStore, older_than: timedelta, user: str,
         answer["bytes"] += path.stat().st_size
         path.unlink()
     return answer
+
+
+def prune_records(store: PostgresStore, older_than: timedelta, user: str, now: datetime,
+                  held: dict[tuple[str, str, int], Hold]) -> dict[str, Any]:
+    """Delete the ingested chains' records recorded before ``now - older_than`` but those
+    kept (:mod:`.pgprune`: the chains' keys, every round on hold), recorded first as one
+    ``floor-prune`` record with each chain's cut (:mod:`.cuts`), committed with the deletions;
+    then the deleted records' frame copies (a file left by a crash here is harmless)."""
+    cutoff = format_time(now - older_than)
+    keys: dict[tuple[str, str], set[int]] = {}
+    for box, chain, round_key in held:
+        keys.setdefault((box, chain), set()).add(round_key)
+    _, cuts, refused = store.prune_records(cutoff, keys, PRUNE, {
+        "user": user, "cutoff": cutoff, "policy_seconds": int(older_than.total_seconds()),
+        "held": [list(where) for where in sorted(held)]})
+    for why in refused:
+        logger.warning("retention: %s", why)
+    removed = 0
+    for cut in cuts:
+        for file in cut.files:
+            path = floor_frame_path(store, cut.box, cut.chain, file)
+            if path is not None and path.is_file():
+                removed += path.stat().st_size
+                path.unlink()
+    return {"records": sum(cut.deleted for cut in cuts), "records_cutoff": cutoff,
+            "refused": refused, "bytes": removed}

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dealer_assist.floor.config import NatsConfig, TableKeys
+from dealer_assist.floor.cuts import PRUNE, RecordedCuts, recorded_cuts
 from dealer_assist.floor.wire import (
     MAX_MESSAGE,
     RECORDS,
@@ -87,6 +88,10 @@ class ChainCheck:
     last_hash: str = GENESIS_HASH
     key: PublicKey | None = None
     gaps_alarmed: set[int] = field(default_factory=set)
+
+    def cross(self, after: int, link: str) -> None:
+        """Go on past a recorded cut: record ``after`` comes next and links to ``link``."""
+        self.verified, self.last_hash = after - 1, link
 
     def check(self, record: Record) -> list[tuple[str, str]]:
         """Verify the next record of the run (``verified + 1``); (kind, why) for each
@@ -156,6 +161,7 @@ class Room:
         self.ingested = 0  # records held new in this run
         self.alarms: list[FloorAlarm] = []  # raised in this run (each is in the store too)
         self._checks: dict[tuple[str, str], ChainCheck] = {}
+        self._cuts: RecordedCuts | None = None  # the retention cuts recorded, as last read
         self._heard: dict[str, float] = {}
         self._silent: set[str] = set()
         self._stop = asyncio.Event()
@@ -314,6 +320,10 @@ class Room:
             self.ingested += 1
             if self.on_record is not None:
                 self.on_record(item, outcome)
+        if outcome.outcome is Ingest.PRUNED:
+            logger.info("%s of table %s came again, but the room's retention pruned it:"
+                        " ignored", record.describe(), table)
+            return
         if outcome.outcome is Ingest.FORK:
             self._alarm(FloorAlarm("fork", table, (
                 f"{record.describe()} differs from the copy the room holds (held hash "
@@ -347,7 +357,7 @@ class Room:
         """Verify the records held past the verified run, as far as it is unbroken."""
         assert self.store is not None
         for record in self.store.chain_records(check.table, check.chain, after=check.verified):
-            if record.seq != check.verified + 1:
+            if record.seq != check.verified + 1 and not self._across(check, record.seq):
                 return  # a gap: verification waits for the records missing
             for kind, why in check.check(record):
                 self._alarm(FloorAlarm(kind, check.table, why, check.chain, record.seq))
@@ -364,12 +374,27 @@ class Room:
             check = self._checks[(state.table, state.chain)] = ChainCheck(
                 state.table, state.chain, None if trusted is None else trusted.keys)
             for record in self.store.chain_records(state.table, state.chain):
-                if record.seq != check.verified + 1:
+                if record.seq != check.verified + 1 and not self._across(check, record.seq):
                     break
                 for kind, why in check.check(record):
                     if (state.table, state.chain, record.seq, kind) not in alarmed:
                         self._alarm(FloorAlarm(kind, state.table, why, state.chain,
                                                record.seq))
+            if check.verified + 1 < state.next_seq:  # a cut up to the chain's end, maybe
+                self._across(check, state.next_seq)
+
+    def _across(self, check: ChainCheck, after: int) -> bool:
+        """Take ``check`` across the hole before record ``after`` where the room's retention
+        recorded it as a cut (reading the room's prune records again when a newer is there)."""
+        assert self.store is not None
+        newest = self.store.latest_records(PRUNE, 1)
+        if self._cuts is None or self._cuts.newest != (newest[0].seq if newest else 0):
+            self._cuts = recorded_cuts(self.store)
+        link = self._cuts.across(check.table, check.chain, check.verified + 1, after)
+        if link is None:
+            return False
+        check.cross(after, link)
+        return True
 
     def _check_silence(self) -> None:
         if self.store is None:

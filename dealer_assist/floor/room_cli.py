@@ -39,9 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     commands.add_parser("holds", help="list the rounds on hold").add_argument(
         "--config", required=True, metavar="ROOM_TOML")
     prune = commands.add_parser(
-        "prune", help="delete the room's frames older than a policy, but those of rounds on hold")
+        "prune", help="delete the room's frames and/or the tables' records older than a "
+        "policy, but those of rounds on hold (recorded)")
     prune.add_argument("--config", required=True, metavar="ROOM_TOML")
-    prune.add_argument("--older-than-hours", type=float, required=True, metavar="HOURS")
+    prune.add_argument("--older-than-hours", type=float, metavar="HOURS",
+                       help="the frames policy: the room's frame copies older than this")
+    prune.add_argument("--records-older-than-hours", type=float, metavar="HOURS",
+                       help="the records policy: each table chain's records older than this "
+                       "(its keys and rounds on hold kept; the cut recorded for 'room verify')")
     operator = commands.add_parser(
         "operator", help="add, remove, list or unlock the room page's logins (as "
         "'surveillance operator' does for a recording)")
@@ -93,13 +98,25 @@ def _retention(config: object, args: argparse.Namespace) -> int:
                       f" {hold.at} by {hold.user}: {hold.why}")
             return 0
         if args.action == "prune":
-            if not 0 < args.older_than_hours <= retention.MAX_PRUNE_HOURS:  # NaN too
-                raise ValueError(f"--older-than-hours must be above 0 and at most"
-                                 f" {retention.MAX_PRUNE_HOURS} (100 years)")
-            result = retention.prune_room(store, timedelta(hours=args.older_than_hours),
-                                          os_account())
-            print(f"pruned {result['pruned']} frames ({result['bytes']} bytes) recorded before"
-                  f" {result['cutoff']}; kept {len(result['held'])} round(s) on hold")
+            policies = {}
+            for name, hours in (("frames", args.older_than_hours),
+                                ("records", args.records_older_than_hours)):
+                if hours is not None and not 0 < hours <= retention.MAX_PRUNE_HOURS:  # NaN too
+                    raise ValueError(f"--{'records-' if name == 'records' else ''}older-than-"
+                                     f"hours must be above 0 and at most"
+                                     f" {retention.MAX_PRUNE_HOURS} (100 years)")
+                policies[name] = None if hours is None else timedelta(hours=hours)
+            result = retention.prune_room(store, policies["frames"], os_account(),
+                                          records_older_than=policies["records"])
+            if result["records_cutoff"] is not None:
+                print(f"pruned {result['records']} records recorded before"
+                      f" {result['records_cutoff']}")
+                for why in result["refused"]:
+                    print(f"not pruned: {why}")
+            if result["cutoff"] is not None:
+                print(f"pruned {result['pruned']} frames recorded before {result['cutoff']};"
+                      f" kept {len(result['held'])} round(s) on hold")
+            print(f"{result['bytes']} bytes of frame files deleted")
             return 0
         found = retention.find_round(store, args.table, args.round)
         if args.action == "hold":

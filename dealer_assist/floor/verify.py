@@ -3,8 +3,10 @@
 Per chain: each record's number, link and hash (:class:`~.replay.ChainLinks`), each record's
 signature by the chain's keys, the first of which must be one of the table's configured keys
 (:class:`~.evidence_check.SignatureWalk`), the table each record names, every settled round
-re-settled by today's engine (:func:`~.replay.replay_round`), records missing (a gap), and the
-forks the store caught (a record offered unlike the one held). Nothing here writes.
+re-settled by today's engine (:func:`~.replay.replay_round`), records missing (a gap, unless
+the room's own chain records it as a retention cut and the record after it links to what that
+record says: :mod:`.cuts`), and the forks the store caught (a record offered unlike the one
+held). Nothing here writes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dealer_assist.floor.config import RoomConfig
+from dealer_assist.floor.cuts import RecordedCuts, recorded_cuts
 from dealer_assist.surveillance.discrepancy import Discrepancy
 from dealer_assist.surveillance.evidence_check import SignatureWalk, TrustedKeys
 from dealer_assist.surveillance.interface import ChainState, RecordStore
@@ -49,25 +52,30 @@ class RoomReport:
 
     chains: list[ChainReport]
     silent: list[str]  # tables configured of which the room holds nothing
+    room: list[Discrepancy] = field(default_factory=list)  # the room's own prune records
 
     @property
     def discrepancies(self) -> list[Discrepancy]:
-        return [d for chain in self.chains for d in chain.discrepancies]
+        return [*self.room, *(d for chain in self.chains for d in chain.discrepancies)]
 
     def to_json(self) -> dict[str, Any]:
         return {"clean": not self.discrepancies, "chains": [c.to_json() for c in self.chains],
-                "tables_without_records": self.silent}
+                "tables_without_records": self.silent,
+                "room": [d.to_json() for d in self.room]}
 
 
 def verify_room(store: RecordStore, config: RoomConfig) -> RoomReport:
     """Verify every chain ``store`` holds against ``config``'s table keys."""
-    reports = [verify_chain_held(store, state, config) for state in store.chains()]
+    cuts = recorded_cuts(store)
+    reports = [verify_chain_held(store, state, config, cuts) for state in store.chains()]
     held = {state.table for state in store.chains()}
-    return RoomReport(reports, sorted(set(config.tables) - held))
+    return RoomReport(reports, sorted(set(config.tables) - held),
+                      [Discrepancy("chain", why) for why in cuts.problems])
 
 
-def verify_chain_held(store: RecordStore, state: ChainState, config: RoomConfig) -> ChainReport:
-    """Verify one ingested chain (see the module)."""
+def verify_chain_held(store: RecordStore, state: ChainState, config: RoomConfig,
+                      cuts: RecordedCuts | None = None) -> ChainReport:
+    """Verify one ingested chain (see the module; ``cuts``: the room's recorded cuts)."""
     report = ChainReport(state.table, state.chain, state.held, state.last_seq, state.next_seq)
     table = state.table
     keys = config.tables.get(state.table)
@@ -81,7 +89,12 @@ def verify_chain_held(store: RecordStore, state: ChainState, config: RoomConfig)
     signatures = SignatureWalk(trusted)
     rounds: dict[int, list[Record]] = {}
     closed: set[int] = set()  # rounds re-settled already (their later records: frames, notes)
+    cuts = cuts or RecordedCuts()
     for record in store.chain_records(state.table, state.chain):
+        link = cuts.across(state.table, state.chain, links.expected_seq, record.seq)
+        if link is not None:  # a recorded cut: the record after it links to what it says
+            links.expected_seq, links.prev_hash = record.seq, link
+            signatures.cut()
         links.see(record)
         signatures.see(record)
         if record.table not in (None, state.table):
@@ -95,6 +108,11 @@ def verify_chain_held(store: RecordStore, state: ChainState, config: RoomConfig)
                 _resettle(report, record.round_key, rounds.pop(record.round_key))
     for key, records in rounds.items():
         _resettle(report, key, records)
+    if links.expected_seq <= state.last_seq and cuts.across(
+            state.table, state.chain, links.expected_seq, state.last_seq + 1) is None:
+        report.discrepancies.append(Discrepancy(
+            "chain", f"chain {state.chain}: records {links.expected_seq} to {state.last_seq} "
+            "are missing (held once, gone now)", seq=links.expected_seq, table=table))
     report.discrepancies.extend(_in_chain(links.problems, state))
     found = signatures.finish()
     if signatures.incomplete:  # a signature failed: every record's, to name each that fails

@@ -61,8 +61,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _print_text(report: Any) -> None:
     for chain in report.chains:
-        gap = (f", records from {chain.next_seq} incomplete ({chain.last_seq - chain.held} "
-               "missing)" if chain.next_seq <= chain.last_seq else "")
+        gap = (f", records from {chain.next_seq} not all received" if
+               chain.next_seq <= chain.last_seq else "")
         verdict = "CLEAN" if not chain.discrepancies else \
             f"{len(chain.discrepancies)} DISCREPANCIES"
         print(f"table {chain.table} chain {chain.chain}: {verdict}: {chain.held} records held "
@@ -72,6 +72,8 @@ def _print_text(report: Any) -> None:
             print(f"  {discrepancy.text()}")
         for notice in chain.notices:
             print(f"  note: {notice}")
+    for discrepancy in report.room:
+        print(f"room: {discrepancy.text()}")
     for table in report.silent:
         print(f"table {table}: no records held")
     total = len(report.discrepancies)

@@ -108,6 +108,12 @@ class SignatureWalk:
             self._unverified = None if self.every else record
             self.last_signed = record.seq
 
+    def cut(self) -> None:
+        """Records are missing before the next one seen, on purpose (a recorded cut): no later
+        signature vouches across it, so the one left to vouch for the records before it is
+        verified now."""
+        self._settle()
+
     def _settle(self) -> None:
         """Verify the signature left to vouch for the records before it."""
         record, self._unverified = self._unverified, None

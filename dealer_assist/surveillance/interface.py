@@ -175,6 +175,9 @@ class Ingest(Enum):
     NEW = "new"  #: held now (durably, when ingest returns)
     DUPLICATE = "duplicate"  #: the very same record was held already: ignored
     FORK = "fork"  #: another record is held at its key: kept, never overwritten; both noted
+    #: below the room's recorded retention cut and not held: pruned on purpose, ignored (the
+    #: PostgreSQL room store's; a store without retention never says it)
+    PRUNED = "pruned"
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,10 +381,11 @@ class RecordStore(Protocol):
         times, hashes and signatures), in one durable write before returning; an outcome per
         record, in order. Idempotent: a record held already is a DUPLICATE and changes nothing;
         a different record at a key held is a FORK: the held one stays, the offered one is kept
-        aside (:meth:`forks`). Records may arrive out of order or with gaps (``next_seq`` says
-        which is needed next). Nothing here verifies hashes or signatures: that is the
-        verifier's (the room). RecordingError for a key that cannot be one (empty table or
-        chain, seq below 1)."""
+        aside (:meth:`forks`); a record the room's retention pruned (below the chain's recorded
+        cut, not held) is PRUNED and changes nothing. Records may arrive out of order or with
+        gaps (``next_seq`` says which is needed next). Nothing here verifies hashes or
+        signatures: that is the verifier's (the room). RecordingError for a key that cannot
+        be one (empty table or chain, seq below 1)."""
         ...
 
     def chains(self) -> list[ChainState]:

@@ -16,7 +16,7 @@ import pytest
 from psycopg import sql
 
 from dealer_assist.floor.pgstore import PostgresStore
-from dealer_assist.surveillance.interface import RoundQuery
+from dealer_assist.surveillance.interface import Ingest, RoundQuery
 from dealer_assist.surveillance.signed_chain import Evidence, begin_signing
 from dealer_assist.surveillance.signing import Signer
 from dealer_assist.surveillance.store import Record, RecordingStore
@@ -201,15 +201,39 @@ def test_a_store_of_schema_1_is_upgraded_on_opening_and_its_index_projected_agai
     room.ingest("T1", chain, records)
     with psycopg.connect(server_url(), autocommit=True) as conn:  # as schema 1 made it
         for statement in ("ALTER TABLE {}.alarms DROP COLUMN round_id",
-                          "DROP TABLE {}.round_amounts",
+                          "DROP TABLE {}.round_amounts", *SCHEMA_2,
                           "UPDATE {}.schema_version SET version = 1",
                           "UPDATE {}.round_cards SET card = '10D' WHERE card = 'TD'"):
             conn.execute(sql.SQL(statement).format(sql.Identifier(room.schema)))
     reopened = PostgresStore(server_url(), tmp_path / "frames", schema=room.schema)
     try:
-        assert reopened.schema_version() == 2
+        assert reopened.schema_version() == 3
         assert found(reopened, card="TD") == ["T1:T1-2"]
         assert found(reopened, amount=Decimal("15")) == ["T1:T1-1"]
         assert reopened.index_mismatches() == []
+    finally:
+        reopened.close()
+
+
+#: what schema 3 added to schema 2 (the retention cut of each chain), undone
+SCHEMA_2 = ("ALTER TABLE {}.chain_state DROP COLUMN pruned_below, DROP COLUMN pruned",)
+
+
+def test_a_store_of_schema_2_gains_the_retention_cut_without_projecting_its_index_again(
+        room: PostgresStore, tmp_path: Path) -> None:
+    chain, records = table_chain(tmp_path / "t1", "T1", T1, NINE)
+    room.ingest("T1", chain, records[:5])
+    with psycopg.connect(server_url(), autocommit=True) as conn:  # as schema 2 made it, with
+        for statement in (*SCHEMA_2, "UPDATE {}.schema_version SET version = 2",  # a mark
+                          "UPDATE {}.rounds SET note = 'kept as it was'"):  # in its index
+            conn.execute(sql.SQL(statement).format(sql.Identifier(room.schema)))
+    reopened = PostgresStore(server_url(), tmp_path / "frames", schema=room.schema)
+    try:
+        assert reopened.schema_version() == 3
+        assert {r.round.note for r in reopened.find_floor_rounds(RoundQuery())} == {
+            "kept as it was"}  # the index was not projected again
+        outcomes = reopened.ingest("T1", chain, records)
+        assert [o.outcome for o in outcomes] == [Ingest.DUPLICATE] * 5 + [Ingest.NEW] * (
+            len(records) - 5)
     finally:
         reopened.close()

@@ -1,0 +1,136 @@
+"""The cuts the room's retention recorded: which records of each ingested chain its
+``floor-prune`` records say were deleted on purpose, and what the record after each hole must
+link to. Verification (the live room, ``room verify``) walks a chain across a hole only where
+these explain it; a prune record altered (its hash, or its links in the room's chain, do not
+hold) explains nothing, so its holes are gaps again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dealer_assist.surveillance.interface import RecordStore
+from dealer_assist.surveillance.store import (
+    GENESIS_HASH,
+    Record,
+    RecordingError,
+    canonical_bytes,
+    chain_hash,
+)
+
+PRUNE = "floor-prune"
+
+
+@dataclass
+class ChainCuts:
+    """One chain's recorded cuts: the records deleted (merged runs, first to last) and, for
+    the first record after each hole, the hash of the record before it."""
+
+    deleted: list[tuple[int, int]] = field(default_factory=list)
+    links: dict[int, str] = field(default_factory=dict)
+
+    def add(self, below: int, kept: list[tuple[int, int]]) -> None:
+        """Records 1 to ``below`` - 1 deleted but the ``kept`` runs."""
+        start = 1
+        for first, last in sorted(kept):
+            if first > start:
+                self.deleted.append((start, min(first, below) - 1))
+            start = max(start, last + 1)
+        if start < below:
+            self.deleted.append((start, below - 1))
+
+    def merge(self) -> None:
+        runs: list[tuple[int, int]] = []
+        for first, last in sorted(self.deleted):
+            if runs and first <= runs[-1][1] + 1:
+                runs[-1] = (runs[-1][0], max(runs[-1][1], last))
+            else:
+                runs.append((first, last))
+        self.deleted = runs
+
+    def explains(self, first: int, last: int) -> bool:
+        """Whether records ``first`` to ``last`` were all deleted by recorded cuts."""
+        at = bisect.bisect_right(self.deleted, (first, float("inf"))) - 1
+        return at >= 0 and self.deleted[at][0] <= first and last <= self.deleted[at][1]
+
+
+@dataclass
+class RecordedCuts:
+    """Every chain's recorded cuts, by (box, chain); ``problems``: the prune records that
+    explain nothing (altered); ``newest``: the newest prune record read (its seq)."""
+
+    chains: dict[tuple[str, str], ChainCuts] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    newest: int = 0
+
+    def across(self, box: str, chain: str, first: int, after: int) -> str | None:
+        """The hash record ``after`` must link to when records ``first`` to ``after`` - 1 of
+        the chain are a recorded cut; None when they are not (a gap)."""
+        cuts = self.chains.get((box, chain))
+        if cuts is None or first >= after or not cuts.explains(first, after - 1):
+            return None
+        return cuts.links.get(after)
+
+
+def recorded_cuts(store: RecordStore) -> RecordedCuts:
+    """The cuts the room's own chain records (its ``floor-prune`` records that cut records;
+    those that pruned frames only cut none)."""
+    found = RecordedCuts()
+    for record in store.records(kinds=(PRUNE,)):
+        found.newest = record.seq
+        body = _body(record)
+        if not isinstance(body, dict) or "chains" not in body:
+            continue
+        why = _untrusted(store, record)
+        if why is None:
+            try:
+                for item in body["chains"]:
+                    cuts = found.chains.setdefault((str(item["box"]), str(item["chain"])),
+                                                   ChainCuts())
+                    cuts.add(_number(item["below"]),
+                             [(_number(a), _number(b)) for a, b in item["kept"]])
+                    cuts.links.update({_number(int(seq)): str(value)
+                                       for seq, value in item["links"].items()})
+            except (KeyError, TypeError, ValueError, AttributeError):
+                why = "does not say what it cut"
+        if why is not None:
+            found.problems.append(f"the room's {record.describe()} {why}: the holes it "
+                                  "would explain are gaps")
+    for cuts in found.chains.values():
+        cuts.merge()
+    return found
+
+
+def _body(record: Record) -> Any:
+    try:
+        return json.loads(record.body_text)
+    except ValueError:
+        return None
+
+
+def _number(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"not a record number: {value!r}")
+    return value
+
+
+def _untrusted(store: RecordStore, record: Record) -> str | None:
+    """Why a prune record cannot be trusted (its hash, or the room's chain around it, does not
+    hold), or None."""
+    try:
+        actual = chain_hash(record.prev_hash, canonical_bytes(record))
+    except (ValueError, RecordingError):
+        actual = ""
+    if actual != record.hash:
+        return "was altered (its content does not match its hash)"
+    before = store.record(record.seq - 1) if record.seq > 1 else None
+    if (before.hash if before is not None else GENESIS_HASH if record.seq == 1 else None) \
+            != record.prev_hash:
+        return "does not link to the record before it in the room's chain"
+    after = store.record(record.seq + 1)
+    if after is not None and after.prev_hash != record.hash:
+        return "is not the record the next one in the room's chain links to"
+    return None
