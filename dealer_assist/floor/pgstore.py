@@ -18,10 +18,11 @@ One PostgreSQL schema holds one store (``room`` by default)::
 
 An ingested chain is projected into the search index in chain order up to its first gap (holes
 a retention cut left below it are passed over: :mod:`.pgprune` keeps the index as a projection
-of what is left); records past a gap are projected when it fills. The record format (hashing, times, money) is
-:mod:`dealer_assist.surveillance.store`'s; this module is the only code that speaks SQL to
-PostgreSQL (with :mod:`.pgprune`). Each write is one transaction, committed (durable, with PostgreSQL's default
-``synchronous_commit``) before the method returns. One store (one connection) per thread.
+of what is left); records past a gap are projected when it fills. The record format (hashing,
+times, money) is :mod:`dealer_assist.surveillance.store`'s; this module (with :mod:`.pgprune`)
+is the only code that speaks SQL to PostgreSQL. Each write is one transaction, committed
+(durable, with PostgreSQL's default ``synchronous_commit``) before the method returns. One
+store (one connection) per thread.
 """
 
 from __future__ import annotations
