@@ -8,7 +8,8 @@ the broker acknowledged with a PubAck; it moves only after that acknowledgement,
 broker outage or a network cut the table keeps recording locally and catches up afterwards, in
 order, from where the broker last said it held. A key frame travels in its record's message;
 other frames stay on the box and the room asks for them on ``floor.frames.<TABLE>``
-(request/reply).
+(request/reply). The room's legal holds come on ``floor.holds.<TABLE>``: the box marks the held
+round's frames so its own retention keeps them (:mod:`.box_hold`), signed with the table's key.
 
 :class:`ForwarderHost` runs forwarders in one thread with one event loop (one on a table box,
 hundreds in ``dealer-assist floor simulate``). :class:`FloorStatus` is what the dealer's screen
@@ -30,11 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from dealer_assist.durable import fsync_dir
+from dealer_assist.floor.box_hold import HoldRefused, keep_held_round
 from dealer_assist.floor.wire import (
     MAX_MESSAGE,
     STREAM,
+    WireError,
+    decode_hold_request,
     encode_record,
     frame_subject,
+    hold_subject,
     message_id,
     record_subject,
 )
@@ -43,6 +48,7 @@ from dealer_assist.surveillance.store import (
     Record,
     RecordingError,
     RecordingStore,
+    RecordSigner,
     parse_time,
     utc_now,
 )
@@ -158,14 +164,17 @@ class Cursor:
 class Forwarder:
     """Forwards one table's recording (``directory``: its recording directory, holding
     ``index.sqlite``) to the floor; ``on_status`` hears each change of its
-    :class:`FloorStatus` (from the forwarder's thread)."""
+    :class:`FloorStatus` (from the forwarder's thread); ``signer``: the table's key, which signs
+    the marks a room's hold writes (None: holds are refused)."""
 
     def __init__(self, directory: Path, table: str, link: FloorLink, *,
                  on_status: Callable[[FloorStatus], None] | None = None,
-                 poll_s: float = 0.2, ack_timeout_s: float = 5.0):
+                 poll_s: float = 0.2, ack_timeout_s: float = 5.0,
+                 signer: RecordSigner | None = None):
         self.directory = Path(directory)
         self.table = table
         self.link = link
+        self.signer = signer
         self.on_status = on_status
         self.poll_s = poll_s
         self.ack_timeout_s = ack_timeout_s
@@ -219,6 +228,7 @@ class Forwarder:
     async def _forward(self, nc: Any) -> None:
         js = nc.jetstream()
         await nc.subscribe(frame_subject(self.table), cb=self._frame_request(nc))
+        await nc.subscribe(hold_subject(self.table), cb=self._hold_request(nc))
         while not self._stop_set():
             try:
                 sent = await self._publish_some(js, nc)
@@ -261,7 +271,7 @@ class Forwarder:
         if self._store is None:
             if not (self.directory / "index.sqlite").is_file():
                 return None
-            self._store = RecordingStore(self.directory)
+            self._store = RecordingStore(self.directory, signer=self.signer)
         if self._chain is None:
             self._chain = chain_id(self._store)
             if self._chain is None:
@@ -332,6 +342,31 @@ class Forwarder:
 
         return answer
 
+    def _hold_request(self, nc: Any) -> Callable[[Any], Any]:
+        async def answer(msg: Any) -> None:
+            data, error = self._keep_held(msg.data)
+            if msg.reply:
+                headers = {"Floor-Error": error} if error else None
+                await nc.publish(msg.reply, data, headers=headers)
+
+        return answer
+
+    def _keep_held(self, request: bytes) -> tuple[bytes, str]:
+        """The answer to the room's hold request: the kept round as JSON (b"" and why not)."""
+        try:
+            hold = decode_hold_request(request)
+            store = self._open()
+            if store is None:
+                return b"", f"{self.table} has no signed recording yet"
+            kept = keep_held_round(store, self.table, hold)
+        except (WireError, HoldRefused) as error:
+            logger.warning("%s refuses a hold request: %s", self.table, error)
+            return b"", _header_text(str(error))
+        except RecordingError as error:
+            logger.error("%s cannot keep a held round: %s", self.table, error)
+            return b"", _header_text(f"{self.table} cannot write its recording: {error}")
+        return json.dumps(kept.to_json()).encode(), ""
+
     def _frame_bytes(self, request: bytes) -> tuple[bytes, str]:
         """A frame's bytes for the room's request ``{"seq": N}`` (b"" and why not)."""
         try:
@@ -379,6 +414,11 @@ class Forwarder:
                 self.on_status(status)
             except Exception:  # a listener's bug must not stop forwarding
                 logger.exception("the floor status listener raised")
+
+
+def _header_text(text: str) -> str:
+    """``text`` as one header line of at most 500 characters."""
+    return " ".join(text.split())[:500]
 
 
 class ForwarderHost:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from dealer_assist.floor.wire import MAX_WHY
 from dealer_assist.surveillance.interface import RoundQuery
 from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, floor_frame_path, floor_round
 from dealer_assist.surveillance.store import RecordingError, format_time
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 HOLD, RELEASE, PRUNE = "floor-hold", "floor-release", "floor-prune"
-#: the longest reason a hold or its release takes (it goes into the chain)
-MAX_WHY = 2000
 __all__ = ["MAX_PRUNE_HOURS", "FloorRoundRef", "Hold", "find_round", "holds", "lift_hold",
            "prune_records", "prune_room", "pruned_frames", "put_hold"]
 

@@ -11,7 +11,8 @@ for that table. What fails is a floor alarm, appended to the room's own chain (k
 ``floor-alarm``): a gap, a fork (a record differing from the copy the room holds: a rewrite on
 the box, caught against the room's copy), a table silent past a bound, a key failure (a
 signature that does not verify, a chain that does not link, a table the room does not trust), a
-message that is no record.
+message that is no record. The room's legal holds are sent to the table boxes as they are put
+on and, while one has not reached its box, every ``hold_retry_s`` (:mod:`.hold_delivery`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 from dealer_assist.floor.config import NatsConfig, TableKeys
 from dealer_assist.floor.cuts import PRUNE, RecordedCuts, recorded_cuts
+from dealer_assist.floor.hold_delivery import RETRY_S, deliver_due
 from dealer_assist.floor.wire import (
     MAX_MESSAGE,
     RECORDS,
@@ -143,12 +145,14 @@ class Room:
     """Consumes every table's records into the store ``open_store`` opens (in the room's own
     thread), verifying and alarming as they arrive. ``tables``: the tables the room trusts and
     their keys; ``silent_after_s``: a trusted table with nothing new this long is alarmed;
-    ``on_record``: hears each record ingested (for the benchmark's lag)."""
+    ``on_record``: hears each record ingested (for the benchmark's lag); ``hold_retry_s``: how
+    often the holds that have not reached their box are sent again."""
 
     def __init__(self, open_store: Callable[[], RecordStore], nats: NatsConfig,
                  tables: dict[str, TableKeys], *, silent_after_s: float = 120.0,
                  batch: int = 256, durable: str = DURABLE, replicas: int = 1,
-                 on_record: Callable[[Forwarded, Ingested], None] | None = None):
+                 on_record: Callable[[Forwarded, Ingested], None] | None = None,
+                 hold_retry_s: float = RETRY_S):
         self.open_store = open_store
         self.nats = nats
         self.tables = tables
@@ -157,6 +161,7 @@ class Room:
         self.durable = durable
         self.replicas = replicas
         self.on_record = on_record
+        self.hold_retry_s = hold_retry_s
         self.store: RecordStore | None = None
         self.ingested = 0  # records held new in this run
         self.alarms: list[FloorAlarm] = []  # raised in this run (each is in the store too)
@@ -165,10 +170,16 @@ class Room:
         self._heard: dict[str, float] = {}
         self._silent: set[str] = set()
         self._stop = asyncio.Event()
+        self._holds_due = asyncio.Event()
+        self._holds_told: dict[int, str] = {}
         self._nc: Any = None
 
     def stop(self) -> None:
         self._stop.set()
+
+    def send_holds(self) -> None:
+        """Send the holds that have not reached their box now (from the room's loop)."""
+        self._holds_due.set()
 
     async def run(self) -> None:
         """Consume until :meth:`stop`, reconnecting while the broker is away."""
@@ -199,11 +210,7 @@ class Room:
             self.store.close()
 
     def _connect_options(self) -> dict[str, Any]:
-        from dealer_assist.floor.forwarder import FloorLink
-
-        link = FloorLink(self.nats.url, self.nats.credentials, self.nats.tls_ca,
-                         self.nats.tls_cert, self.nats.tls_key)
-        return link.connect_options("surveillance-room", "room")
+        return room_connect_options(self.nats)
 
     async def _sleep(self, seconds: float) -> None:
         try:
@@ -226,6 +233,31 @@ class Room:
             f"{RECORDS}.>", durable=self.durable, stream=STREAM,
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60,
                                   max_ack_pending=self.batch * 8))
+
+        courier = asyncio.ensure_future(self._deliver_holds(nc))
+        try:
+            await self._fetch_until_stopped(nc, subscription)
+        finally:
+            courier.cancel()
+
+    async def _deliver_holds(self, nc: Any) -> None:
+        """Send the holds that have not reached their box, now and every ``hold_retry_s`` (or
+        when :meth:`send_holds` asks), while connected."""
+        assert self.store is not None
+        while not self._stop.is_set():
+            self._holds_due.clear()
+            try:
+                await deliver_due(nc, self.store, self._holds_told)
+            except RecordingError as error:  # the store away: the next round tries again
+                logger.error("the room cannot send its holds: %s", error)
+            except Exception:  # a bug: logged with its trace, the room consumes on
+                logger.exception("sending the room's holds failed")
+            try:
+                await asyncio.wait_for(self._holds_due.wait(), self.hold_retry_s)
+            except TimeoutError:
+                pass
+
+    async def _fetch_until_stopped(self, nc: Any, subscription: Any) -> None:
         import nats.errors
 
         while not self._stop.is_set():
@@ -433,6 +465,14 @@ class Room:
 
 
 
+def room_connect_options(nats: NatsConfig) -> dict[str, Any]:
+    """nats-py's connect options for the room (replies on ``_INBOX.room``)."""
+    from dealer_assist.floor.forwarder import FloorLink
+
+    link = FloorLink(nats.url, nats.credentials, nats.tls_ca, nats.tls_cert, nats.tls_key)
+    return link.connect_options("surveillance-room", "room")
+
+
 class RoomThread:
     """Runs a :class:`Room` in a thread of its own with its own event loop."""
 
@@ -458,6 +498,11 @@ class RoomThread:
     def call(self, coroutine: Any, timeout: float = 10.0) -> Any:
         """Run ``coroutine`` in the room's loop (e.g. :meth:`Room.fetch_frame`)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout)
+
+    def send_holds(self) -> None:
+        """Have the room send its holds that have not reached their box now (any thread)."""
+        if self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self.room.send_holds)
 
     def join(self) -> None:
         """Wait until the room's consumer ends."""

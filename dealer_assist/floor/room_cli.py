@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
     verify_cli.add_parser(commands)
     for action, text in (("hold", "put a round on legal hold: its frames are kept in the room"
-                                  " past the retention policy (recorded: who, why, when)"),
+                                  " and on the table's box past the retention policy"
+                                  " (recorded: who, why, when)"),
                          ("release", "lift a round's legal hold (recorded: who, why, when)")):
         hold = commands.add_parser(action, help=text)
         hold.add_argument("--config", required=True, metavar="ROOM_TOML")
@@ -36,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         hold.add_argument("round", metavar="ROUND",
                           help="the round id, or CHAIN/KEY where the id is in several chains")
         hold.add_argument("--why", required=True, help="the reason, recorded with it")
-    commands.add_parser("holds", help="list the rounds on hold").add_argument(
+    commands.add_parser("holds", help="list the rounds on hold and whether each reached its "
+                        "table's box").add_argument(
         "--config", required=True, metavar="ROOM_TOML")
     prune = commands.add_parser(
         "prune", help="delete the room's frames and/or the tables' records older than a "
@@ -80,7 +82,7 @@ def _retention(config: object, args: argparse.Namespace) -> int:
     chain by the account this runs as."""
     from datetime import timedelta
 
-    from dealer_assist.floor import retention
+    from dealer_assist.floor import hold_delivery, retention
     from dealer_assist.floor.config import RoomConfig, open_room_store
     from dealer_assist.surveillance.access import os_account
     from dealer_assist.surveillance.store import RecordingError
@@ -93,9 +95,11 @@ def _retention(config: object, args: argparse.Namespace) -> int:
         return 2
     try:
         if args.action == "holds":
+            delivered = hold_delivery.reached(store)
             for hold in retention.holds(store).values():
                 print(f"{hold.box} {hold.round} ({hold.chain}/{hold.round_key}): on hold since"
-                      f" {hold.at} by {hold.user}: {hold.why}")
+                      f" {hold.at} by {hold.user}: {hold.why};"
+                      f" {_reach_text(delivered.get(hold.seq))}")
             return 0
         if args.action == "prune":
             policies = {}
@@ -122,6 +126,13 @@ def _retention(config: object, args: argparse.Namespace) -> int:
         if args.action == "hold":
             hold = retention.put_hold(store, found, args.why, os_account())
             print(f"round {hold.round} of {hold.box} on hold (record {hold.seq}, {hold.at})")
+            try:
+                reached = hold_delivery.deliver_now(config.nats, store, hold)
+            except hold_delivery.HoldNotReached as error:
+                print(f"not on the table's box yet: {error}; 'room serve' sends it again every"
+                      f" {hold_delivery.RETRY_S:.0f} s until the box takes it")
+            else:
+                print(_reach_text(reached))
         else:
             lifted = retention.lift_hold(store, found, args.why, os_account())
             print(f"hold on round {lifted.round} of {lifted.box} lifted (it was put on"
@@ -132,6 +143,16 @@ def _retention(config: object, args: argparse.Namespace) -> int:
         return 2
     finally:
         store.close()
+
+
+def _reach_text(reached: object) -> str:
+    """Whether a hold reached its table's box (a :class:`~.hold_delivery.Reached` or None)."""
+    from dealer_assist.floor.hold_delivery import Reached
+
+    if not isinstance(reached, Reached):
+        return "not on the table's box yet"
+    return (f"on the table's box since {reached.at} ({len(reached.kept)} frames kept there,"
+            f" {len(reached.pruned)} pruned before the hold reached it)")
 
 
 def _operator(config: object, args: argparse.Namespace) -> int:
@@ -195,7 +216,7 @@ def _serve(config: object, args: argparse.Namespace) -> int:
         listener = socket.create_server((config.page_host, config.page_port))
         port = listener.getsockname()[1]
         site = page_site(config.page_host, port, [], False)
-        app = create_app(open_store, PageSettings(site=site))
+        app = create_app(open_store, PageSettings(site=site, on_floor_hold=room.send_holds))
         print(f"surveillance page on {site.scheme}://{config.page_host}:{port}/",
               file=sys.stderr, flush=True)
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

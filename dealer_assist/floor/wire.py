@@ -17,12 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from dealer_assist.roundlog.fold import StrictJSONError, load_strict
 from dealer_assist.surveillance.store import Record
 
 #: the stream that holds every table's records (the room creates it, R3 on a cluster)
 STREAM = "FLOOR"
 RECORDS = "floor.records"  #: ``floor.records.<TABLE>``: one subject per table
 FRAMES = "floor.frames"  #: ``floor.frames.<TABLE>``: the room asks a box for a frame
+HOLDS = "floor.holds"  #: ``floor.holds.<TABLE>``: the room asks a box to keep a held round
 #: a record's JSON is at most this long; a message at most MAX_MESSAGE (a key frame with it)
 MAX_RECORD = 256 * 1024
 MAX_MESSAGE = 8 * 1024 * 1024
@@ -43,6 +45,10 @@ def record_subject(table: str) -> str:
 
 def frame_subject(table: str) -> str:
     return f"{FRAMES}.{table}"
+
+
+def hold_subject(table: str) -> str:
+    return f"{HOLDS}.{table}"
 
 
 def message_id(table: str, chain: str, record: Record) -> str:
@@ -118,3 +124,57 @@ def decode_record(subject: str, data: bytes) -> Forwarded:
         raise WireError(f"{record.describe()} from {table}: the frame's bytes do not match its "
                         "sha256")
     return Forwarded(table, chain, record, frame)
+
+
+#: a hold request is at most this long (its reason, at most MAX_WHY characters, as JSON)
+MAX_HOLD_REQUEST = 32 * 1024
+#: the longest reason a hold or its release takes (it goes into the room's and the box's chains)
+MAX_WHY = 2000
+MAX_USER = 200
+_HOLD_FIELDS = {"v", "hold", "chain", "round_key", "user", "why"}
+
+
+@dataclass(frozen=True, slots=True)
+class HoldRequest:
+    """The room's request to a box: keep every frame of round ``round_key`` of ``chain``, for
+    the room's hold record ``hold`` (its seq in the room's chain), put on by ``user`` for
+    ``why``."""
+
+    hold: int
+    chain: str
+    round_key: int
+    user: str
+    why: str
+
+    def encode(self) -> bytes:
+        return json.dumps({"v": 1, "hold": self.hold, "chain": self.chain,
+                           "round_key": self.round_key, "user": self.user, "why": self.why},
+                          sort_keys=True).encode()
+
+
+def decode_hold_request(data: bytes) -> HoldRequest:
+    """The hold request ``data`` carries; WireError says what is wrong with anything
+    :meth:`HoldRequest.encode` would not have written (or one over :data:`MAX_HOLD_REQUEST`)."""
+    if len(data) > MAX_HOLD_REQUEST:
+        raise WireError(f"hold request of {len(data)} bytes is over {MAX_HOLD_REQUEST}")
+    try:
+        raw = load_strict(data)
+    except StrictJSONError as error:
+        raise WireError(f"hold request: {error}") from None
+    if not isinstance(raw, dict) or raw.get("v") != 1 or set(raw) != _HOLD_FIELDS:
+        raise WireError("hold request: not a version-1 request with exactly the fields "
+                        f"{sorted(_HOLD_FIELDS)}")
+    for name in ("hold", "round_key"):
+        value = raw[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+            raise WireError(f"hold request: {name} must be a whole number, got {value!r:.40}")
+    if raw["hold"] < 1:
+        raise WireError("hold request: hold must be 1 or more")
+    chain = raw["chain"]
+    if not isinstance(chain, str) or not CHAIN_TOKEN.fullmatch(chain):
+        raise WireError(f"hold request names no valid chain: {chain!r:.80}")
+    for name, most in (("user", MAX_USER), ("why", MAX_WHY)):
+        value = raw[name]
+        if not isinstance(value, str) or not value.strip() or len(value) > most:
+            raise WireError(f"hold request: {name} must be text of 1 to {most} characters")
+    return HoldRequest(raw["hold"], chain, raw["round_key"], raw["user"], raw["why"])

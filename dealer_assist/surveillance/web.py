@@ -117,6 +117,8 @@ class PageSettings:
     passwords: Passwords | None = None
     login_limits: LoginLimits | None = None
     trusted_keys: TrustedKeys | None = None
+    #: called after a floor round is put on hold (``room serve``: send it to the table's box)
+    on_floor_hold: Callable[[], None] | None = None
 
     @property
     def tls(self) -> bool:
@@ -421,6 +423,8 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
                 hold = change(opened, ref, body.why, who.name)  # type: ignore[arg-type]
             except ValueError as error:
                 raise HTTPException(409, str(error)) from None
+        if not lift and settings.on_floor_hold is not None:
+            settings.on_floor_hold()
         return hold.to_json()
 
     @app.post("/api/floor/rounds/{box}/{chain}/{key}/hold", dependencies=[Depends(_unique_keys)])
@@ -634,13 +638,17 @@ def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, 
 
 
 def _floor_retention(store: Any, view: dict[str, Any]) -> None:
-    """A floor round view's legal hold (``hold``: who put it on, when and why; None) and the
-    frames the room's retention pruned (``pruned``)."""
-    from dealer_assist.floor import retention
+    """A floor round view's legal hold (``hold``: who put it on, when and why, and whether it
+    reached the table's box, ``reached``; None) and the frames the room's retention pruned
+    (``pruned``)."""
+    from dealer_assist.floor import hold_delivery, retention
 
     where = (view["box"], view["chain"], view["key"])
     hold = retention.holds(store).get(where)
     view["hold"] = None if hold is None else hold.to_json()
+    if hold is not None:
+        reached = hold_delivery.reached(store).get(hold.seq)
+        view["hold"]["reached"] = None if reached is None else reached.to_json()
     gone = retention.pruned_frames(store)
     for frame in view["frames"]:
         if (view["box"], view["chain"], frame["seq"]) in gone:

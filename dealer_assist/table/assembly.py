@@ -12,6 +12,7 @@ from typing import Any
 
 import dealer_assist
 from dealer_assist.floor.forwarder import FloorLink, Forwarder, ForwarderHost, ScreenReport
+from dealer_assist.surveillance.signing import load_signer
 from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
@@ -103,14 +104,16 @@ class Table:
 
     def start_forwarding(self, host: ForwarderHost | None = None) -> None:
         """Forward the recording to the floor (with ``setup.floor``), in ``host`` or in a
-        thread of its own; its lag goes to the dealer's screen."""
+        thread of its own; its lag goes to the dealer's screen; the room's legal holds are
+        marked in the recording with the table's key."""
         if self.setup.floor is None:
             return
         if host is None:
             host = self._floor_host = ForwarderHost(f"floor-{self.setup.table_id}").start()
+        signer = None if self.setup.evidence is None else load_signer(self.setup.evidence.key)
         self.forwarder = host.add(Forwarder(
             self.recording.directory, self.setup.table_id, self.setup.floor,
-            on_status=ScreenReport(self.runner.submit)))
+            on_status=ScreenReport(self.runner.submit), signer=signer))
 
     def stop(self, screen: bool = True) -> None:
         if screen:

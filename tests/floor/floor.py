@@ -63,8 +63,8 @@ class BoxTable:
 
 def forward(tables: list[BoxTable], url: str) -> tuple[ForwarderHost, list[Forwarder]]:
     host = ForwarderHost().start()
-    return host, [host.add(Forwarder(t.directory, t.name, FloorLink(url), poll_s=0.05))
-                  for t in tables]
+    return host, [host.add(Forwarder(t.directory, t.name, FloorLink(url), poll_s=0.05,
+                                     signer=t.signer)) for t in tables]
 
 
 class RoomBackend:

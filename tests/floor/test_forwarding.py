@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from dealer_assist.floor import retention
 from dealer_assist.floor.config import NatsConfig
 from dealer_assist.floor.forwarder import CURSOR_NAME
+from dealer_assist.floor.hold_delivery import reached
 from dealer_assist.floor.room import Room, RoomThread
 from dealer_assist.surveillance.store import (
     RecordingError,
@@ -225,7 +227,8 @@ def test_key_frames_travel_and_other_frames_are_fetched_from_the_box(
 def test_the_sample_permissions_let_a_table_publish_only_to_its_own_subject(
         backend: RoomBackend, tmp_path: Path):
     """examples/floor/nats-server.conf: T1 forwards to the room; a record T1 publishes on T2's
-    subject is refused by the broker and never reaches the room."""
+    subject is refused by the broker and never reaches the room. The room's hold reaches T1;
+    T1 may neither listen to T2's holds nor send one."""
     import nats
 
     conf = Path(__file__).resolve().parents[2] / "examples" / "floor" / "nats-server.conf"
@@ -247,16 +250,45 @@ def test_the_sample_permissions_let_a_table_publish_only_to_its_own_subject(
                                     inbox_prefix="_INBOX.T1", error_cb=error_cb)
             with pytest.raises(Exception):  # noqa: B017 (refused: no PubAck ever comes)
                 await nc.jetstream().publish("floor.records.T2", b"{}", timeout=2)
+            await nc.subscribe("floor.holds.T2")
+            await nc.publish("floor.holds.T2", b"{}")
+            for _ in range(200):  # the broker's -ERRs for those two, however slow they come
+                if sum("floor.holds.t2" in error.lower() for error in errors) >= 2:
+                    break
+                await asyncio.sleep(0.05)
             await nc.close()
             return errors
 
-        errors = asyncio.run(forge())
-        assert any("permissions violation" in error.lower() for error in errors)
+        errors = [error.lower() for error in asyncio.run(forge())]
+        assert any("permissions violation for publish to \"floor.records.t2\"" in error
+                   for error in errors), errors
+        assert any("subscription to \"floor.holds.t2\"" in error for error in errors), errors
+        assert any("publish to \"floor.holds.t2\"" in error for error in errors), errors
         assert [c.table for c in chains(backend)] == ["T1"]
+
+        # the room's hold reaches T1 through the same permissions
+        store = backend.open()
+        try:
+            start = next(r for r in t1.records() if r.kind == "round")
+            assert start.round_key is not None
+            found = retention.FloorRoundRef("T1", t1.chain, start.round_key, start.round_id)
+            retention.put_hold(store, found, "dispute", "olga")  # type: ignore[arg-type]
+        finally:
+            store.close()
+        room.send_holds()
+        assert wait_for(lambda: hold_reached(backend))  # the box's answer, recorded
     finally:
         host.stop()
         room.stop()
         broker.stop()
+
+
+def hold_reached(backend: RoomBackend) -> bool:
+    store = backend.open()
+    try:
+        return bool(reached(store))
+    finally:
+        store.close()
 
 
 class QuickStore(RecordingStore):

@@ -91,14 +91,17 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     assert not any(path.exists() for paths in t2.values() for path in paths)  # bj-3 of T2 too
 
     # the page's floor view says so: the hold (who, why, when) and the pruned frames
+    sent: list[str] = []  # room serve sends a hold put from the page to the table's box
     client = TestClient(create_app(lambda: open_room(server_url(), schema, tmp_path),
-                                   page_settings()), headers=PAGE_HEADERS)
+                                   page_settings(on_floor_hold=lambda: sent.append("hold"))),
+                        headers=PAGE_HEADERS)
     login(client)
     found = client.get("/api/floor/rounds", params={"round": "bj-3"}).json()["rounds"]
     views = {r["box"]: client.get(f"/api/floor/rounds/{r['box']}/{r['chain']}/{r['key']}").json()
              for r in found}
     assert views["T1"]["hold"]["why"] == "dispute 4411: seat 2 says the 9S was paid short"
     assert views["T1"]["hold"]["user"] == os_account() and views["T1"]["hold"]["at"]
+    assert views["T1"]["hold"]["reached"] is None  # no box answers in this test
     assert all(f["file_state"] == "intact" for f in views["T1"]["frames"])
     assert views["T2"]["hold"] is None
     # from the page: an auditor may not hold; an operator may, once, and without a CSRF token not
@@ -115,6 +118,7 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     assert client.post(f"{on_t2}/hold", json={"why": "again"}).status_code == 409
     assert client.post(f"{on_t2}/release", json={"why": "no case"}).status_code == 200
     assert client.post(f"{on_t2}/release", json={"why": "no case"}).status_code == 409
+    assert sent == ["hold"]  # the hold put, not the refused ones nor the release
     hold_key = views["T1"]["key"]
     assert views["T2"]["frames"] and all(f["pruned"] for f in views["T2"]["frames"])
 

@@ -136,7 +136,9 @@ async function openRound(ref) {
   $("round-title").textContent = `Round ${current.round} on ${current.table} (#${current.key}${where}, ${current.status})`;
   $("round-notes").textContent = current.notes.map((n) => n.reason).join("; ");
   const hold = current.hold;
-  $("round-hold").textContent = hold ? `ON LEGAL HOLD since ${hold.at} (${hold.user}): ${hold.why}` : "";
+  $("round-hold").textContent = hold ? `ON LEGAL HOLD since ${hold.at} (${hold.user}): ${hold.why}; ` +
+    (hold.reached ? `on the table's box since ${hold.reached.at} (${hold.reached.kept.length} frames kept there, ${hold.reached.pruned.length} pruned before)`
+      : "not on the table's box yet (the room sends it until the box takes it)") : "";
   // a floor round's hold is put on and lifted by an operator (each recorded in the room's chain)
   $("hold-form").hidden = typeof ref !== "object" || !(me && me.role === "operator");
   $("hold-put").hidden = Boolean(hold); $("hold-lift").hidden = !hold;
