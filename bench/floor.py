@@ -1,14 +1,24 @@
 """Benchmark of the floor: many simulated tables forwarding to one room over JetStream.
 
     python bench/floor.py [--tables 200] [--every 30] [--minutes 10] [--outage 60]
+        [--store postgres|sqlite] [--url postgresql://postgres@127.0.0.1:5432/test] [--keep]
 
 Starts its own ``nats-server -js`` on a free port, the room's consumer in a process of its own
-(into a SQLite store, or PostgreSQL where the build has it; the room's CPU and memory are read
-from /proc), and ``--tables`` simulated table boxes in this process, each dealing one round every
-``--every`` seconds through the real table loop, recorder and forwarder, for ``--minutes``.
-Quotes the ingest lag (a record's time on the box to its ingest in the room) p50/p99 (goal p99 <
-2 s), records/s, the room's CPU and memory; then stops the broker for ``--outage`` seconds while
-the tables deal on, restarts it and measures how fast the room catches up. Not run in CI.
+(into the room's PostgreSQL store, a fresh schema dropped at the end unless ``--keep``; or
+``--store sqlite``), and ``--tables`` simulated table boxes in this process, each dealing one
+round every ``--every`` seconds through the real table loop, recorder and forwarder. The tables
+deal ``--minutes`` with the broker up; halfway through, the broker is stopped for ``--outage``
+seconds while the tables deal on (their stores and cursors keep what the broker cannot take),
+then restarted, and the room catches up.
+
+Quotes records/s; the ingest lag (a record's time on the box to its ingest in the room)
+p50/p99/max (goal p99 < 2 s) apart for the steady phase and for the records the outage held up
+(recorded from the broker's stop until the room caught up, or in flight when it stopped); the
+records the room lacked when the broker came back, how long it took to hold them and the
+records/s meanwhile; the room's CPU and memory and the PostgreSQL server's CPU (read from /proc:
+utime + stime of every process named ``postgres`` on this machine, plus what the server's exited
+backends left in its cutime + cstime, before and after: other clients' work on that server
+counts too). Not run in CI.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +48,11 @@ from bench.machine import cpu_model  # noqa: E402
 from dealer_assist.floor.config import NatsConfig, TableKeys  # noqa: E402
 from dealer_assist.floor.forwarder import FloorLink  # noqa: E402
 from dealer_assist.floor.simulate import SimOptions, run_floor  # noqa: E402
+from dealer_assist.surveillance.interface import RecordStore  # noqa: E402
 from dealer_assist.surveillance.signing import read_public_keys  # noqa: E402
 from dealer_assist.surveillance.store import RecordingStore, parse_time, utc_now  # noqa: E402
+
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:
@@ -74,7 +89,54 @@ class Broker:
             self.process = None
 
 
-def room_process(url: str, directory: str, keys: dict[str, str], out: str,
+@dataclass(frozen=True)
+class RoomStore:
+    """Where the room keeps what it ingests: a SQLite store in ``directory``, or the PostgreSQL
+    schema ``schema`` at ``url`` (its frame files in ``directory``)."""
+
+    kind: str  # "postgres" or "sqlite"
+    directory: str
+    url: str = ""
+    schema: str = ""
+
+    def open(self, create: bool = False) -> RecordStore:
+        if self.kind == "sqlite":
+            return RecordingStore(self.directory, create=create)
+        from dealer_assist.floor.pgstore import PostgresStore
+
+        return PostgresStore(self.url, self.directory, schema=self.schema, create=create)
+
+    def describe(self) -> str:
+        if self.kind == "sqlite":
+            return "SQLite (a file of the bench's scratch folder)"
+        from dealer_assist.floor.pgstore import describe_url
+
+        return f"PostgreSQL {describe_url(self.url)} (schema {self.schema})"
+
+    def held(self) -> int:
+        """Records of other tables' chains the room holds (0 while it cannot be read)."""
+        try:
+            store = self.open()
+        except Exception:
+            return 0
+        try:
+            return sum(chain.held for chain in store.chains())
+        finally:
+            store.close()
+
+    def drop(self) -> None:
+        """Drop the PostgreSQL schema (nothing for SQLite: the scratch folder goes)."""
+        if self.kind != "postgres":
+            return
+        import psycopg
+        from psycopg import sql
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(self.schema)))
+
+
+def room_process(url: str, where: RoomStore, keys: dict[str, str], out: str,
                  stop: Any) -> None:
     """The room in a process of its own: consumes until ``stop`` is set, then writes the ingest
     lags (seconds, with each record's time on the box) to ``out``."""
@@ -88,16 +150,40 @@ def room_process(url: str, directory: str, keys: dict[str, str], out: str,
 
     tables = {name: TableKeys(name, Path(path), tuple(read_public_keys(Path(path))))
               for name, path in keys.items()}
-    room = RoomThread(Room(lambda: RecordingStore(directory, create=True), NatsConfig(url),
-                           tables, on_record=heard, silent_after_s=3600)).start()
+    room = RoomThread(Room(where.open, NatsConfig(url), tables, on_record=heard,
+                           silent_after_s=3600)).start()
     stop.wait()
     room.stop(60)
     Path(out).write_text(json.dumps(lags))
 
 
+def _stat_fields(pid: int | str) -> tuple[str, list[str]]:
+    """A process's name and its /proc stat fields from the state on."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+
+
 def proc_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fields = _stat_fields(pid)[1]
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+
+
+def postgres_cpu_s() -> float | None:
+    """CPU seconds of the PostgreSQL server on this machine so far: utime + stime of every
+    process named ``postgres``, plus cutime + cstime (the backends that ended, reaped by the
+    postmaster); None where no such process can be read (a server elsewhere)."""
+    total, found = 0, False
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name, fields = _stat_fields(entry.name)
+        except (OSError, ValueError):
+            continue  # ended meanwhile
+        if name == "postgres":
+            found = True
+            total += sum(int(value) for value in fields[11:15])
+    return total / CLOCK_TICK if found else None
 
 
 def proc_memory_mib(pid: int) -> tuple[float, float]:
@@ -106,17 +192,6 @@ def proc_memory_mib(pid: int) -> tuple[float, float]:
         if line.startswith(("VmRSS", "VmHWM")):
             values[line.split(":")[0]] = int(line.split()[1]) / 1024
     return values.get("VmRSS", 0.0), values.get("VmHWM", 0.0)
-
-
-def held(directory: Path) -> int:
-    try:
-        store = RecordingStore(directory)
-    except Exception:
-        return 0
-    try:
-        return sum(chain.held for chain in store.chains())
-    finally:
-        store.close()
 
 
 def make_stream(url: str) -> None:
@@ -140,16 +215,110 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def lag_line(what: str, lags: list[float]) -> str:
+    if not lags:
+        return f"ingest lag, {what}: no records"
+    return (f"ingest lag, {what}: p50 {statistics.median(lags):.3f} s, p99 "
+            f"{quantile(lags, 0.99):.3f} s, max {max(lags):.3f} s over {len(lags)} records")
+
+
+class CpuSamples:
+    """The room's and the PostgreSQL server's CPU seconds, sampled each second by wall time."""
+
+    def __init__(self, room_pid: int):
+        self.room_pid = room_pid
+        self.samples: list[tuple[float, float, float | None]] = []
+        self._stop = threading.Event()
+
+    def sample(self) -> None:
+        self.samples.append((time.time(), proc_cpu_s(self.room_pid), postgres_cpu_s()))
+
+    def start(self) -> CpuSamples:
+        def watch() -> None:
+            while not self._stop.wait(1.0):
+                try:
+                    self.sample()
+                except OSError:  # the room ended
+                    return
+
+        self.sample()
+        threading.Thread(target=watch, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.sample()
+
+    def spent(self, since: float, until: float) -> tuple[float, float | None]:
+        """CPU seconds of the room and of PostgreSQL between the samples nearest two moments."""
+        def at(moment: float) -> tuple[float, float, float | None]:
+            return min(self.samples, key=lambda sample: abs(sample[0] - moment))
+
+        first, last = at(since), at(until)
+        postgres = None if first[2] is None or last[2] is None else last[2] - first[2]
+        return last[1] - first[1], postgres
+
+
+def cpu_line(who: str, seconds: float | None, over: float) -> str:
+    if seconds is None:
+        return f"{who}: no process of it on this machine to read"
+    return f"{who} {seconds:.1f} s over {over:.0f} s ({100 * seconds / over:.0f}% of one core)"
+
+
+def report_outage(lags: list[tuple[float, float]], outage: dict[str, float], began: float,
+                  cpu: CpuSamples, postgres: bool) -> tuple[set[int], list[str]]:
+    """The indexes (into ``lags``) of the records the outage held up, and its figures."""
+    stopped, back = outage["from"], outage["to"]
+    lacked = [at + lag for at, lag in lags if at <= back < at + lag]
+    done = max(lacked, default=back)
+    spent = max(1e-3, done - back)
+    held_up = {n for n, (at, lag) in enumerate(lags)
+               if at >= began and at + lag >= stopped and at <= done}
+    meanwhile = sum(1 for at, lag in lags if back < at + lag <= done)
+    dealt = sum(1 for at, _ in lags if stopped <= at <= back)
+    lines = [
+        f"broker outage {back - stopped:.0f} s, the tables dealing on: {dealt} records recorded "
+        f"meanwhile; the room lacked {len(lacked)} records when the broker came back and held "
+        f"them all {spent:.1f} s later ({meanwhile / spent:.0f} records/s ingested while catching"
+        " up, the tables' new records included)",
+        lag_line("the records the outage held up (recorded from the broker's stop until the room "
+                 "caught up, or in flight at the stop)", [lags[n][1] for n in sorted(held_up)])]
+    room, server = cpu.spent(back, done)
+    lines.append(f"while catching up: {cpu_line('room CPU', room, spent)}"
+                 + (f"; {cpu_line('PostgreSQL server CPU', server, spent)}" if postgres else ""))
+    return held_up, lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=200)
     parser.add_argument("--every", type=float, default=30.0)
-    parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument("--minutes", type=float, default=10.0,
+                        help="minutes the tables deal with the broker up")
     parser.add_argument("--outage", type=float, default=60.0, help="seconds (0: none)")
+    parser.add_argument("--store", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL schema")
     args = parser.parse_args()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
     scratch = Path(tempfile.mkdtemp(prefix="bench-floor-"))
+    where = RoomStore(args.store, str(scratch / "room"), args.url,
+                      f"bench_floor_{uuid.uuid4().hex[:8]}")
+    where.open(create=True).close()
+    print(f"room store: {where.describe()}")
     broker = Broker(scratch / "jetstream")
+    try:
+        run(args, scratch, where, broker)
+    finally:
+        broker.stop()
+        if args.keep and args.store == "postgres":
+            print(f"kept schema {where.schema}")
+        else:
+            where.drop()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, scratch: Path, where: RoomStore, broker: Broker) -> None:
     broker.start()
     make_stream(broker.url)
     link = FloorLink(broker.url)
@@ -160,71 +329,60 @@ def main() -> None:
     context = multiprocessing.get_context("spawn")
     stop = context.Event()
     lags_file = scratch / "lags.json"
-    room_dir = scratch / "room"
-    room = context.Process(target=room_process, args=(broker.url, str(room_dir), keys,
-                                                      str(lags_file), stop))
+    room = context.Process(target=room_process, args=(broker.url, where, keys, str(lags_file),
+                                                      stop))
     room.start()
     assert room.pid is not None
-    rounds = max(1, int(args.minutes * 60 / args.every))
+    rounds = max(1, int((args.minutes * 60 + args.outage) / args.every))
     outage: dict[str, float] = {}
-    samples: list[tuple[float, float]] = []
-
-    def watch() -> None:
-        while room.is_alive() and not stop.is_set():
-            samples.append((proc_cpu_s(room.pid), time.monotonic()))  # type: ignore[arg-type]
-            time.sleep(1.0)
-
-    threading.Thread(target=watch, daemon=True).start()
 
     def cut() -> None:
         time.sleep(args.minutes * 60 * 0.5)
         broker.stop()
         outage["from"] = time.time()
         time.sleep(args.outage)
-        before = held(room_dir)
         broker.start()
-        outage["to"], outage["held_before"] = time.time(), before
+        outage["to"] = time.time()
 
+    cutter = threading.Thread(target=cut, daemon=True)
+    cpu = CpuSamples(room.pid).start()
+    began, wall_began = time.monotonic(), time.time()
     if args.outage:
-        threading.Thread(target=cut, daemon=True).start()
-    began, cpu_began, wall_began = time.monotonic(), proc_cpu_s(room.pid), time.time()
+        cutter.start()
     summary = run_floor(SimOptions(sim, link, args.tables, rounds, every_s=args.every),
-                        until_forwarded_s=600)
+                        until_forwarded_s=600 + args.outage)
     dealt = time.monotonic() - began
     total = summary["records"]  # every record in the tables' stores, set-up ones too
     deadline = time.monotonic() + 600
-    while held(room_dir) < total and time.monotonic() < deadline:
+    while where.held() < total and time.monotonic() < deadline:
         time.sleep(0.5)
-    finished = time.monotonic()
-    cpu = proc_cpu_s(room.pid) - cpu_began
+    finished, wall_finished = time.monotonic(), time.time()
+    cpu.stop()
     rss, peak = proc_memory_mib(room.pid)
     stop.set()
     room.join(120)
-    broker.stop()
-    lags = json.loads(lags_file.read_text())
-    # the set-up records wait for the room to start, and the outage's for the broker: left out
-    steady = [lag for at, lag in lags if at >= wall_began
-              and (not outage or not outage["from"] - 5 <= at <= outage["to"] + 60)]
-    print(f"tables {args.tables}, one round every {args.every:g} s each, {args.minutes:g} min: "
-          f"{summary['rounds']} rounds ({summary['voided']} voided), {total} records "
+    if args.outage:
+        cutter.join()
+    lags = [(float(at), float(lag)) for at, lag in json.loads(lags_file.read_text())]
+    print(f"tables {args.tables}, one round every {args.every:g} s each, {dealt:.0f} s of "
+          f"dealing: {summary['rounds']} rounds ({summary['voided']} voided), {total} records "
           f"({summary['failures'] and 'FAILURES ' + str(summary['failures']) or 'no failures'})")
-    print(f"room held {held(room_dir)} of {total} records; "
+    print(f"room held {where.held()} of {total} records; "
           f"{total / (finished - began):.0f} records/s over the run")
-    print(f"ingest lag (box record time to room ingest), outside the outage: p50 "
-          f"{statistics.median(steady):.3f} s, p99 {quantile(steady, 0.99):.3f} s, max "
-          f"{max(steady):.3f} s over {len(steady)} records")
-    share = 100 * cpu / (finished - began)
-    print(f"room CPU {cpu:.1f} s over {finished - began:.0f} s ({share:.0f}% of one core); "
-          f"memory RSS {rss:.0f} MiB, peak {peak:.0f} MiB")
-    if outage:
-        backlog = [(at, at + lag) for at, lag in lags if outage["from"] <= at <= outage["to"]]
-        done = max((ingested for _, ingested in backlog), default=outage["to"])
-        spent = max(1e-3, done - outage["to"])
-        print(f"broker outage {args.outage:g} s: {len(backlog)} records recorded meanwhile, all "
-              f"ingested {spent:.1f} s after the broker was back ({len(backlog) / spent:.0f} "
-              f"records/s catching up, the tables dealing on)")
-    print(f"the tables dealt for {dealt:.0f} s")
-    shutil.rmtree(scratch, ignore_errors=True)
+    held_up, outage_lines = (report_outage(lags, outage, wall_began, cpu,
+                                           where.kind == "postgres") if outage else (set(), []))
+    # the set-up records wait for the room to start: left out
+    steady = [lag for n, (at, lag) in enumerate(lags) if at >= wall_began and n not in held_up]
+    print(lag_line("steady (box record time to room ingest)", steady))
+    room_cpu, postgres_cpu = cpu.spent(wall_began, wall_finished)
+    print(f"{cpu_line('room CPU', room_cpu, finished - began)}; memory RSS {rss:.0f} MiB, "
+          f"peak {peak:.0f} MiB")
+    if where.kind == "postgres":
+        print(f"{cpu_line('PostgreSQL server CPU', postgres_cpu, finished - began)} (every "
+              "'postgres' process on this machine, /proc utime+stime+cutime+cstime before and "
+              "after: other clients' work counts too)")
+    for line in outage_lines:
+        print(line)
 
 
 if __name__ == "__main__":

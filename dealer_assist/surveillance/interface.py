@@ -107,6 +107,25 @@ class FloorRound:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundTally:
+    """What the floor's indexed rounds of one ``table`` (as the records name it), clock hour
+    (``hour``: ``2026-11-29T13``) and dealer add up to, for the room's statistics: rounds and
+    partial rounds, hands dealt per seat, cents paid to seats (net above 0) and taken from them,
+    settlement line amounts by kind (cents), and the alarms linked to those rounds by kind."""
+
+    table: str
+    hour: str
+    dealer: str | None
+    rounds: int
+    partial_rounds: int
+    hands_per_seat: dict[int, int]
+    paid_cents: int
+    taken_cents: int
+    payouts: dict[str, int]
+    alarms: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class IndexedSeat:
     """One seat of a settled round in the search index."""
 

@@ -1,4 +1,5 @@
-"""Searching rounds, reading one round for the page, retention, and table statistics."""
+"""Searching rounds, reading one round for the page, retention, and table statistics (one
+recording's, or the whole floor's in the room's store)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import hashlib
 import json
 import os
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.evidence_check import TrustedKeys
 from dealer_assist.surveillance.interface import (
+    HourVolume,
     IndexedFrame,
     IndexedRound,
     RecordStore,
@@ -204,18 +206,35 @@ MAX_PRUNE_HOURS = 876_000
 
 def storage_report(store: RecordStore) -> dict[str, Any]:
     """Bytes stored per table and clock hour of play, and the average per hour of play."""
+    return _storage(store.record_volume(), store.frame_volume(), _disk_bytes(store))
+
+
+def floor_storage_report(store: Any) -> dict[str, Any]:
+    """:func:`storage_report` for the whole floor in the room's PostgreSQL store: the records of
+    every table's chain and the key frames the room holds (less those its retention deleted),
+    per table box and clock hour; on disk: the store's schema and the room's frame files."""
+    from dealer_assist.floor.retention import pruned_frames
+
+    in_database, frame_files = store.database_bytes(), _disk_bytes(store)
+    report = _storage(store.floor_record_volume(),
+                      store.floor_key_frame_volume(pruned_frames(store)),
+                      in_database + frame_files)
+    return {**report, "bytes_in_database": in_database, "bytes_of_frame_files": frame_files}
+
+
+def _storage(records: list[HourVolume], frames: list[HourVolume], on_disk: int
+             ) -> dict[str, Any]:
     hours: dict[tuple[str, str], dict[str, int]] = defaultdict(
         lambda: {"rounds": 0, "records": 0, "record_bytes": 0, "frame_bytes": 0, "frames": 0})
-    for volume in store.record_volume():
+    for volume in records:
         bucket = hours[(volume.table or "", volume.hour)]  # hour "": a record with no time
         bucket["records"], bucket["record_bytes"] = volume.count, volume.size
         bucket["rounds"] = volume.rounds
-    for volume in store.frame_volume():
+    for volume in frames:
         bucket = hours[(volume.table or "", volume.hour)]
         bucket["frames"], bucket["frame_bytes"] = volume.count, volume.size
     played = [h for h in hours.values() if h["rounds"] > 0]
     total = sum(h["record_bytes"] + h["frame_bytes"] for h in hours.values())
-    on_disk = _disk_bytes(store)
     return {
         "hours": [
             {"table": table, "hour": hour + ":00Z" if hour else "(no time recorded)", **values}
@@ -358,9 +377,7 @@ def table_statistics(store: RecordStore, *, by: tuple[str, ...] = ("table", "shi
     ``by`` picks the grouping among ``table``, ``shift`` and ``dealer``. Rounds per hour counts
     the clock hours in which the group dealt at least one round.
     """
-    for name in by:
-        if name not in ("table", "shift", "dealer"):
-            raise ValueError(f"cannot group statistics by {name!r} (table, shift or dealer)")
+    _check_grouping(by)
     groups: dict[tuple[str, ...], dict[str, Any]] = {}
     group_of: dict[int, tuple[str, ...]] = {}
     for row in store.indexed_rounds():
@@ -369,11 +386,7 @@ def table_statistics(store: RecordStore, *, by: tuple[str, ...] = ("table", "shi
                   "dealer": row.dealer or "(unknown)"}
         group = tuple(values[name] for name in by)
         group_of[row.round_key] = group
-        stats = groups.setdefault(group, {
-            **{name: values[name] for name in by}, "rounds": 0, "partial_rounds": 0,
-            "hours": set(), "hands_per_seat": defaultdict(int), "payouts": defaultdict(int),
-            "alarms": defaultdict(int), "paid_cents": 0, "taken_cents": 0,
-        })
+        stats = groups.setdefault(group, _new_group(values, by))
         stats["rounds"] += 1
         stats["partial_rounds"] += row.status == "partial"
         stats["hours"].add(row.started_at[:13])
@@ -399,6 +412,57 @@ def table_statistics(store: RecordStore, *, by: tuple[str, ...] = ("table", "shi
     for alarm in store.indexed_alarms():
         if alarm.round_key in group_of:
             groups[group_of[alarm.round_key]]["alarms"][alarm.kind] += 1
+    return _statistics_rows(groups, by)
+
+
+def floor_statistics(store: Any, *, by: tuple[str, ...] = ("table", "shift", "dealer"),
+                     shifts: tuple[tuple[str, int], ...] = DEFAULT_SHIFTS,
+                     table: str | None = None) -> list[dict[str, Any]]:
+    """:func:`table_statistics` over every table's rounds the room's PostgreSQL store holds
+    (only ``table``'s where given), summed there per table, hour and dealer."""
+    _check_grouping(by)
+    groups: dict[tuple[str, ...], dict[str, Any]] = {}
+    for tally in store.floor_round_tallies(table):
+        values = {"table": tally.table, "shift": _shift_of_hour(tally.hour, shifts),
+                  "dealer": tally.dealer or "(unknown)"}
+        stats = groups.setdefault(tuple(values[name] for name in by), _new_group(values, by))
+        stats["rounds"] += tally.rounds
+        stats["partial_rounds"] += tally.partial_rounds
+        stats["hours"].add(tally.hour)
+        stats["paid_cents"] += tally.paid_cents
+        stats["taken_cents"] += tally.taken_cents
+        for seat, hands in tally.hands_per_seat.items():
+            stats["hands_per_seat"][seat] += hands
+        for kind, amount in tally.payouts.items():
+            stats["payouts"][kind] += amount
+        for kind, count in tally.alarms.items():
+            stats["alarms"][kind] += count
+    return _statistics_rows(groups, by)
+
+
+def _check_grouping(by: tuple[str, ...]) -> None:
+    for name in by:
+        if name not in ("table", "shift", "dealer"):
+            raise ValueError(f"cannot group statistics by {name!r} (table, shift or dealer)")
+
+
+def _shift_of_hour(hour: str, shifts: tuple[tuple[str, int], ...]) -> str:
+    """The shift of a clock hour as the index keeps it (``2026-11-29T13``, UTC)."""
+    try:
+        return shift_of(datetime.strptime(hour, "%Y-%m-%dT%H").replace(tzinfo=UTC), shifts)
+    except ValueError:  # an altered time: verification names its record
+        return "(unknown)"
+
+
+def _new_group(values: dict[str, str], by: tuple[str, ...]) -> dict[str, Any]:
+    return {**{name: values[name] for name in by}, "rounds": 0, "partial_rounds": 0,
+            "hours": set(), "hands_per_seat": defaultdict(int), "payouts": defaultdict(int),
+            "alarms": defaultdict(int), "paid_cents": 0, "taken_cents": 0}
+
+
+def _statistics_rows(groups: dict[tuple[str, ...], dict[str, Any]], by: tuple[str, ...]
+                     ) -> list[dict[str, Any]]:
+    """The statistics' groups as the page shows them, in the order of their names."""
     result = []
     for stats in groups.values():
         hours = len(stats["hours"])

@@ -63,6 +63,8 @@ from dealer_assist.surveillance.query import (
     floor_frame_path,
     floor_round,
     floor_round_view,
+    floor_statistics,
+    floor_storage_report,
     frame_file,
     mark_key_frame,
     prune_frames,
@@ -548,21 +550,33 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             "X-Frame-SHA256": digest, "X-Frame-Intact": "yes" if intact else "no"})
 
     @app.get("/api/stats")
-    def stats(who: Who, by: str = "table,shift,dealer") -> Any:
+    def stats(who: Who, by: str = "table,shift,dealer", table: str = "") -> Any:
+        """Statistics per group of rounds; in the room, of every table's rounds it holds
+        (``table``: only that table's; ``tables``: the tables there are)."""
+        if len(table) > MAX_SEARCH_TEXT:
+            raise HTTPException(422, f"table: over {MAX_SEARCH_TEXT} characters")
+        if table and not floor:
+            raise HTTPException(400, "a table's own recording holds one table: no table filter")
+        grouping = tuple(p for p in by.split(",") if p)
         with store() as opened:
             try:
-                rows = table_statistics(opened, by=tuple(p for p in by.split(",") if p))
+                rows = floor_statistics(opened, by=grouping, table=table or None) if floor \
+                    else table_statistics(opened, by=grouping)
             except DamagedRecordingError:
                 raise
             except ValueError as error:
                 raise HTTPException(422, str(error)) from None
-            log_access(opened, who.name, "statistics", {"by": by})
-        return {"groups": rows}
+            log_access(opened, who.name, "statistics", {"by": by, **(
+                {"table": table} if table else {})})
+            if not floor:
+                return {"groups": rows}
+            return {"groups": rows, "tables": opened.floor_choices()[0]}  # type: ignore[attr-defined]
 
     @app.get("/api/storage")
     def storage(who: Who) -> Any:
+        """Bytes stored per table and hour: in the room, the whole floor's."""
         with store() as opened:
-            report = storage_report(opened)
+            report = floor_storage_report(opened) if floor else storage_report(opened)
             log_access(opened, who.name, "storage", {})
         return report
 

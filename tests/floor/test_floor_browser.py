@@ -155,3 +155,44 @@ def test_the_floor_page_finds_a_round_by_card_and_seat_across_tables_and_opens_i
         expect(page.locator("#hold-put")).to_be_visible()
         browser.close()
     assert errors == []
+
+
+def test_the_floor_pages_statistics_and_storage_list_every_table(room_page: str) -> None:
+    assert CHROMIUM.exists(), "install Debian's chromium: apt-get install -y chromium"
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(room_page)
+        page.fill("#login-name", "olga")
+        page.fill("#login-password", PASSWORD)
+        page.click("#login-submit")
+        expect(page.locator("#mode")).to_contain_text("the floor")
+
+        # Statistics: a row per table of the floor (T1 dealt 2 rounds, T2 3)
+        page.click("button[data-tab=stats-tab]")
+        expect(page.locator("#stats-table-label")).to_be_visible()
+        page.select_option("#stats-by", "table")
+        rows = page.locator("#stats tbody tr")
+        expect(rows).to_have_count(2)
+        assert [(rows.nth(i).locator("td").nth(0).inner_text(),
+                 rows.nth(i).locator("td").nth(1).inner_text()) for i in range(2)] == [
+            ("T1", "2"), ("T2", "3")]
+        # narrowed to one table by the filter the floor's tables fill
+        page.select_option("#stats-table", "T2")
+        expect(rows).to_have_count(1)
+        expect(rows.first.locator("td").first).to_have_text("T2")
+
+        # Storage: the floor's records per table and hour, the prune form (a table's) hidden
+        page.click("button[data-tab=storage-tab]")
+        expect(page.locator("#storage-summary")).to_contain_text("in the database")
+        expect(page.locator("#prune-form")).to_be_hidden()
+        tables = page.locator("#storage tbody tr td:first-child")
+        expect(tables.first).to_be_visible()
+        assert set(tables.all_inner_texts()) == {"T1", "T2"}
+        browser.close()
+    assert errors == []

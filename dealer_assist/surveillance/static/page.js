@@ -341,7 +341,13 @@ $("replay-button").addEventListener("click", async () => {
 });
 
 async function loadStats() {
-  const body = await api("/api/stats?by=" + encodeURIComponent($("stats-by").value));
+  // in the room: the whole floor's rounds, narrowed to one table where chosen
+  const floor = Boolean(me && me.floor);
+  $("stats-table-label").hidden = !floor;
+  const params = new URLSearchParams({ by: $("stats-by").value });
+  if (floor && $("stats-table").value) params.set("table", $("stats-table").value);
+  const body = await api("/api/stats?" + params.toString());
+  if (floor) fillSelect($("stats-table"), body.tables);
   const tbody = $("stats").tBodies[0];
   tbody.replaceChildren();
   const by = $("stats-by").value.split(",");
@@ -355,6 +361,7 @@ async function loadStats() {
   }
 }
 $("stats-by").addEventListener("change", loadStats);
+$("stats-table").addEventListener("change", loadStats);
 
 $("prune-form").addEventListener("submit", async (e) => {
   e.preventDefault();
@@ -369,9 +376,12 @@ $("prune-form").addEventListener("submit", async (e) => {
 });
 
 async function loadStorage() {
-  $("prune-form").hidden = !(me && me.role === "operator");
+  // the room prunes its frame copies with 'dealer-assist room prune', not from this form
+  $("prune-form").hidden = !(me && me.role === "operator") || Boolean(me.floor);
   const body = await api("/api/storage");
-  $("storage-summary").textContent = `${body.bytes_on_disk} bytes on disk; ${body.hours_of_play} hour(s) of play; ${body.bytes_per_hour_of_play} bytes per hour of play`;
+  const where = body.bytes_in_database === undefined ? ""
+    : ` (the whole floor: ${body.bytes_in_database} in the database, ${body.bytes_of_frame_files} in frame files)`;
+  $("storage-summary").textContent = `${body.bytes_on_disk} bytes on disk${where}; ${body.hours_of_play} hour(s) of play; ${body.bytes_per_hour_of_play} bytes per hour of play`;
   const tbody = $("storage").tBodies[0];
   tbody.replaceChildren();
   for (const h of body.hours) {
