@@ -5,16 +5,12 @@ the shipped models."""
 
 from __future__ import annotations
 
-import threading
-import time
 from decimal import Decimal
-
-import pytest
 
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.journal_codec import decode_input, encode_input
-from dealer_assist.table.pairing import CardsInFlight, MatchKind
+from dealer_assist.table.pairing import CardsInFlight
 from dealer_assist.table.sources import (
     DEALER_SPOT,
     CameraLink,
