@@ -5,7 +5,12 @@ the shipped models."""
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import replace
 from decimal import Decimal
+
+import pytest
 
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.alarms import AlarmKind
@@ -108,3 +113,74 @@ def test_a_table_restarted_from_its_journal_replays_the_verdicts(tmp_path):
     assert table.loop.cards_out == live.cards_out
     table.loop.handle(ConfirmFelt(), 50.0)
     after.close()
+
+
+# ------------------------------------------------------------- rendered frames, shipped models
+
+artwork = pytest.importorskip("dealer_assist.vision.artwork")
+
+
+def camera_landings(design_name: str, shown: str, shoe: str, seed: int,
+                    frames: int = 3) -> list[FeltCard]:
+    """The landings the table's camera reports for ``shown`` dealt to seat 1 of the demo's felt,
+    rendered ``frames`` times, while the shoe says ``shoe`` is in flight."""
+    from dealer_assist.table.camera_source import CameraSource, CameraStages
+    from dealer_assist.table.felt import FeltTracker
+    from dealer_assist.table.simulation.synthetic_camera import (
+        PLAYED_SEATS,
+        SyntheticFelt,
+        VirtualTable,
+    )
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    if design_name not in artwork.installed_designs():
+        pytest.skip("card artwork not installed (scripts/install-card-art.sh)")
+    felt = SyntheticFelt(artwork.load_designs([design_name])[0],
+                         VirtualTable(PLAYED_SEATS), seed=seed)
+    felt.show(FeltCard(C(shown), CardTarget(PLAYED_SEATS[0], 0)))
+    rendered = [felt.render().image for _ in range(frames)]
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
+                      CardTracker(stable_frames=2, grace_frames=6))
+    stages = CameraStages(grab=lambda: rendered.pop(0) if rendered else None, detect=check.read,
+                          track=check.track, to_table=lambda x, y: (x, y), expect=check.expect)
+    got: list[FeltCard] = []
+    done = threading.Event()
+
+    def sink(item: object) -> None:
+        if isinstance(item, FeltCard):
+            got.append(item)
+        if not rendered:
+            done.set()
+
+    source = CameraSource(stages, FeltTracker(felt.table.zone_of), lost_after_s=60)
+    source.expect((shoe,))
+    source.start(sink)
+    done.wait(60)
+    while source.frames_processed < frames and source._thread and source._thread.is_alive():
+        time.sleep(0.05)
+    source.stop()
+    return got
+
+
+def test_a_shoe_card_the_namer_misreads_is_placed_by_verification_without_a_question():
+    # kennard (a deck the models never saw), seed 1: the namer reads QC in one frame of three
+    # only, so the naming tracker never reports it; checked against the shoe's QC it matches
+    landings = camera_landings("kennard", "QC", "QC", seed=1)
+    assert [(f.card, f.verdict, f.checked) for f in landings] == [(C("QC"), "match", C("QC"))]
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeCard(C("QC")))
+    table.send(replace(landings[0], seen_at=None))
+    assert table.seat_cards()[0][0] == ["QC"]
+    assert table.loop.question is None and table.loop.alarms == []
+
+
+def test_a_camera_that_sees_another_card_than_the_shoe_says_raises_the_alarm():
+    landings = camera_landings("anglo", "KH", "4C", seed=0)
+    assert [(f.card, f.verdict, f.checked) for f in landings] == [(C("KH"), "mismatch", C("4C"))]
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeCard(C("4C")))
+    table.send(replace(landings[0], seen_at=None))
+    assert table.kinds() == [AlarmKind.SWITCHED_CARD]
+    assert "4C" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
