@@ -74,6 +74,8 @@ class TrackedEvent(Protocol):
     @property
     def kind(self) -> Any: ...
 
+    # and, where the stages check cards against the shoe, ``verdict`` and ``checked``
+
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +83,7 @@ logger = logging.getLogger(__name__)
 #: 2 cores, 41 frames/s against 20 for one frame at a time on both (``bench/detect.py``).
 DETECTION_WORKERS = 2
 #: A frame handed to the detection pool: its number, when it was grabbed, its detection.
-_InFlight = tuple[int, float, "Future[Sequence[Observation]]"]
+_InFlight = tuple[int, float, "Future[Any]"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +102,19 @@ class CameraStages:
     named), ``detect(frame)`` the cards,
     ``track(frame_number, observations)`` into events, ``to_table(x, y)`` pixel -> mm,
     ``check_view(frame)`` whether the camera moved or went soft, every few seconds,
-    ``picture(frame)`` the frame as an image file's bytes (JPEG), for the record."""
+    ``picture(frame)`` the frame as an image file's bytes (JPEG), for the record,
+    ``expect(codes)`` the shoe's codes in flight, for the stages to check new cards against
+    (:class:`~dealer_assist.vision.shoe_check.ShoeCheck`; None: the stages name cards)."""
 
     grab: Callable[[], Any]
-    detect: Callable[[Any], Sequence[Observation]]
+    #: the cards (a sequence of :class:`Observation`), or what else ``track`` takes
+    detect: Callable[[Any], Any]
     track: Callable[[int, Any], Sequence[TrackedEvent]]  # given what detect returned
     to_table: Callable[[float, float], tuple[float, float]]
     check_view: Callable[[Any], ViewCheck] | None = None
     close: Callable[[], None] | None = None
     picture: Callable[[Any], bytes] | None = None
+    expect: Callable[[tuple[str, ...]], None] | None = None
 
 
 def jpeg(image: Any) -> bytes:
@@ -184,6 +190,12 @@ class CameraSource:
     def snapshot(self) -> Snapshot | None:
         """The latest frame grabbed (None before the first, or with no ``picture`` stage)."""
         return self._latest
+
+    def expect(self, codes: tuple[str, ...]) -> None:
+        """The shoe's cards drawn and not yet landed, oldest first: a card that appears is
+        checked against them (where the stages can). Any thread; never blocks."""
+        if self.stages.expect is not None:
+            self.stages.expect(codes)
 
     def new_round(self) -> None:
         """A round has opened (its first bet): forget the last round's felt before the next
@@ -302,7 +314,7 @@ class CameraSource:
         self._track(sink, number, observations, grabbed)
         return True
 
-    def _track(self, sink: Sink, frame_number: int, observations: Sequence[Observation],
+    def _track(self, sink: Sink, frame_number: int, observations: Any,
                grabbed: float) -> None:
         for event in self.stages.track(frame_number, observations):
             for item in self._to_inputs(event):
@@ -320,5 +332,8 @@ class CameraSource:
             return []
         kind = SightingKind(getattr(event.kind, "value", event.kind))
         x_mm, y_mm = self.stages.to_table(event.x, event.y)
-        return list(self.felt.feed(Sighting(kind, card, x_mm, y_mm, event.track,
-                                            event.sideways)))
+        checked = getattr(event, "checked", None)
+        return list(self.felt.feed(Sighting(
+            kind, card, x_mm, y_mm, event.track, event.sideways,
+            verdict=getattr(event, "verdict", None),
+            checked=None if checked is None else Card.parse(checked))))

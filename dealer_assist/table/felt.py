@@ -51,6 +51,13 @@ class Sighting:
     y: float
     track: int
     sideways: bool = False
+    verdict: str | None = None  #: as :class:`~dealer_assist.table.sources.FeltCard` says
+    checked: Card | None = None
+
+    def landing(self, spot: CardTarget) -> FeltCard:
+        """This card's landing at ``spot``, carrying its check against the shoe."""
+        return FeltCard(self.card, spot, self.sideways, verdict=self.verdict,
+                        checked=self.checked)
 
 
 @dataclass(slots=True)
@@ -138,12 +145,12 @@ class FeltTracker:
             self._dealer_seen += 1
             if self._dealer_seen == 2:
                 return [HoleCardShown(sighting.card)]
-            return [FeltCard(sighting.card, DEALER_SPOT, sighting.sideways)]
+            return [sighting.landing(DEALER_SPOT)]
         seat_number = zone[1]
         assert seat_number is not None
-        return self._at_seat(seat_number, placed, sighting.sideways)
+        return self._at_seat(seat_number, placed, sighting)
 
-    def _at_seat(self, number: int, placed: _Placed, sideways: bool) -> list[CameraInput]:
+    def _at_seat(self, number: int, placed: _Placed, sighting: Sighting) -> list[CameraInput]:
         seat = self._seats.setdefault(number, _Seat())
         # how far the card lies from each stack's nearest card
         gaps = {index: min(math.hypot(c.x - placed.x, c.y - placed.y) for c in stack)
@@ -161,7 +168,7 @@ class FeltTracker:
             return []
         if nearest is not None and gaps[nearest] <= self.stack_radius_mm:
             seat.stacks[nearest].append(placed)
-            return [FeltCard(placed.card, CardTarget(number, nearest), sideways)]
+            return [sighting.landing(CardTarget(number, nearest))]
         source = self._split_source(seat, placed)
         if source is not None:
             # One card of a pair moved to a new stack beside it: a split, not a new card.
@@ -174,15 +181,15 @@ class FeltTracker:
             # the new hand's first card lands before the one moved there is read again
             target = seat.moving[0]
             seat.stacks[target].append(placed)
-            return [FeltCard(placed.card, CardTarget(number, target), sideways)]
+            return [sighting.landing(CardTarget(number, target))]
         if nearest is not None:
             # Only a split starts a second stack. A card further from the stacks than a fan
             # reaches (a doubled card laid sideways, or a card whose point is a corner because
             # one index is covered) belongs to the nearest one.
             seat.stacks[nearest].append(placed)
-            return [FeltCard(placed.card, CardTarget(number, nearest), sideways)]
+            return [sighting.landing(CardTarget(number, nearest))]
         seat.stacks.append([placed])
-        return [FeltCard(placed.card, CardTarget(number, len(seat.stacks) - 1), sideways)]
+        return [sighting.landing(CardTarget(number, len(seat.stacks) - 1))]
 
     @staticmethod
     def _seen_again(seat: _Seat, placed: _Placed) -> bool:

@@ -1,6 +1,7 @@
 """The table's real overhead camera: OpenCV capture, the card detector, the frame tracker, the
 table calibration (pixel -> table mm, the layout's card zones) and its drift and focus checks,
-assembled into a :class:`~dealer_assist.table.camera_source.CameraSource`.
+assembled into a :class:`~dealer_assist.table.camera_source.CameraSource` whose new cards are
+checked against the shoe's cards in flight (:mod:`dealer_assist.vision.shoe_check`).
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ def open_live_camera(config: CameraConfig,
         detect_markers,
     )
     from dealer_assist.table.config import VisionConfig
+    from dealer_assist.vision.shoe_check import ShoeCheck
     from dealer_assist.vision.startup import start_detector
     from dealer_assist.vision.tracker import CardTracker
 
@@ -141,10 +143,12 @@ def open_live_camera(config: CameraConfig,
             calibration.camera.check_frame(frame, f"camera {config.source}")
         return frame
 
+    check = ShoeCheck(detector, CardTracker())
     stages = CameraStages(
         grab=grab,
-        detect=detector.detect,
-        track=CardTracker().update,
+        detect=check.read,
+        track=check.track,
+        expect=check.expect,
         to_table=calibration.image_to_table,
         check_view=check_view,
         close=capture.close,

@@ -1,7 +1,9 @@
 """Shoe/camera pairing: the shoe cards out waiting for the camera to see where they land, the
 landings waiting for their shoe card, and the cards placed this round with no landing (whose
 sightings may still come). It decides which sighting is which card's landing, and only where it
-is surely that card's; the loop places the cards.
+is surely that card's; the loop places the cards. Where the camera checked a new card against
+the shoe's cards in flight, its verdict decides: a match is that card's landing, a mismatch its
+switched landing, an unsure one decides nothing and raises no alarm.
 
 A sighting that came late (its frame older than the camera's wait when it arrived) is evidence
 of no decision: it is never a landing, only checked against where its card went."""
@@ -19,6 +21,9 @@ from dealer_assist.table.sources import FeltCard, ShoeCard
 #: How long a shoe card waits for the camera to see it land (seconds) before it is placed by
 #: the rules or asked about; a sighting from a frame older than this shows no decision.
 CAMERA_WAIT_S = 1.5
+#: A landing's verdict, checked against the shoe's cards in flight
+#: (:class:`~dealer_assist.table.sources.FeltCard`): surely another card, or neither way.
+MISMATCH, UNSURE = "mismatch", "unsure"
 #: Past this lag (seconds from a frame's grab to its sighting reaching the table) the camera is
 #: behind: a sighting is a landing only of its very code's shoe card, and answers no question.
 MAX_CAMERA_LAG_S = 0.5
@@ -96,6 +101,11 @@ class CardsInFlight:
         """A new round: the last one's cards placed unseen are no longer checked."""
         self.placed_unseen.clear()
 
+    def codes(self) -> tuple[str, ...]:
+        """The codes of the shoe cards waiting for their landing, oldest first (for the camera
+        to check new cards against)."""
+        return tuple(p.shoe.card.code for p in self.shoe if p.shoe is not None and not p.rejected)
+
     def in_flight(self, drawn: int) -> bool:
         """Whether a shoe card among numbers 1 to ``drawn`` waits for its landing."""
         return any(p.serial <= drawn for p in self.shoe if not p.rejected)
@@ -146,7 +156,10 @@ class CardsInFlight:
         ``behind``, only its own). A sighting is its landing only where surely its: not one
         whose code two cards out share, nor an unreadable one unless it is the ``sole`` card
         out with no landing, nor a ``late`` one (LATE: placed as unseen, the landing to check);
-        a landing of a later shoe card places it first, as unseen."""
+        a landing of a later shoe card places it first, as unseen. A landing the camera checked
+        against this card's code is its landing where it matched (it then reads as its code), is
+        taken at once as switched where surely another card (a mismatch), and never switched
+        where unsure (placed as unseen, no alarm)."""
         if not (self.shoe and self.felt and placeable(self.shoe[0])):
             return None
         head = self.shoe[0]
@@ -169,6 +182,12 @@ class CardsInFlight:
             return Match(MatchKind.DROPPED if head.rejected else MatchKind.UNSEEN, shoe)
         if index is None and behind:
             return None  # the shoe card waits for its own landing, or is asked about
+        if index is None:
+            # a landing the camera checked against this very card and found surely another:
+            # its landing, switched; no wait for another
+            index = next((i for i, p in enumerate(self.felt)
+                          if p.felt and p.felt.verdict == MISMATCH and p.felt.checked == shoe.card
+                          and not (p.stray or p.late)), None)
         sure = True
         if index is None:
             index = next((i for i, p in enumerate(self.felt)
@@ -192,5 +211,7 @@ class CardsInFlight:
         if not sure:  # an unreadable landing that may be another card's
             return Match(MatchKind.UNSEEN, shoe, felt)
         if felt.card is not None and felt.card != shoe.card:
+            if felt.verdict == UNSURE:  # checked, neither its code nor surely another: no alarm
+                return Match(MatchKind.UNSEEN, shoe, felt)
             return Match(MatchKind.SWITCHED, shoe, felt)
         return Match(MatchKind.LANDED, shoe, felt)

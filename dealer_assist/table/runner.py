@@ -84,6 +84,7 @@ class TableRunner:
         self._view: dict[str, Any] = loop.view()
         self._seen_updates = -1
         self._round_seen: str | None = None
+        self._in_flight: tuple[str, ...] = ()  # the shoe codes the camera was last told
         self._thread = threading.Thread(target=self._run, name="table-loop", daemon=True)
         self._stopping = False
 
@@ -183,11 +184,18 @@ class TableRunner:
                 view = self._publish() if loop.updates != self._seen_updates else None
                 new_round = loop.round_id != self._round_seen
                 self._round_seen = loop.round_id
+                in_flight = loop.camera.flight.codes()
             if new_round and loop.round_id is not None:
                 for source in self.sources:
                     starting = getattr(source, "new_round", None)
                     if starting is not None:
                         starting()  # e.g. the camera forgets the last round's felt
+            if in_flight != self._in_flight:
+                self._in_flight = in_flight
+                for source in self.sources:
+                    expecting = getattr(source, "expect", None)
+                    if expecting is not None:
+                        expecting(in_flight)  # the camera checks new cards against them
             if got:
                 self._queue.task_done()
             if view is not None:

@@ -99,13 +99,19 @@ class FeltCard:
     """The camera saw a new card come to rest at ``spot``.
 
     ``card`` is None when the camera cannot read it (a face-down hole card, or an unreadable
-    index). ``sideways`` is a card placed crosswise: a double down.
+    index). ``sideways`` is a card placed crosswise: a double down. Where shoe cards were in
+    flight when it appeared, its index was checked against them: ``verdict`` "match" (``card``
+    is then the shoe's code ``checked``, verified), "mismatch" (surely none of them: ``card``
+    as read, ``checked`` the first in flight) or "unsure" (neither: decides nothing); None:
+    named, not checked.
     """
 
     card: Card | None
     spot: CardTarget
     sideways: bool = False
     seen_at: float | None = None  #: when the frame showing it was grabbed (monotonic seconds)
+    verdict: str | None = None
+    checked: Card | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,9 @@ class CardObservation:
     ``x, y``: a point on the card in frame pixels (its centre when both indices are seen, else
     the centre of the visible index). ``sideways``: the card's long side runs nearer the frame's
     horizontal than its vertical (a doubled card, for a seat facing the camera's vertical).
-    ``index_boxes``: the corner-index boxes it was built from.
+    ``index_boxes``: the corner-index boxes it was built from. ``verdict``: where it was checked
+    against the shoe's cards in flight (:mod:`.shoe_check`), "match", "mismatch" or "unsure",
+    and ``checked`` the shoe's code it was checked against (None: named, not checked).
     """
 
     card: str
@@ -109,6 +111,8 @@ class CardObservation:
     confidence: float
     sideways: bool
     index_boxes: tuple[tuple[float, float, float, float], ...] = field(compare=False)
+    verdict: str | None = field(default=None, compare=False)
+    checked: str | None = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, object]:
         """The issue's wire form: ``{"card", "x", "y", "confidence", "sideways"}``."""

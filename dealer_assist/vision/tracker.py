@@ -57,6 +57,10 @@ class CardEvent:
     track: int
     previous: str | None = None
     sideways: bool = False  #: the card lies crosswise (a double's card), as last read
+    #: checked against the shoe's cards in flight when it appeared: "match", "mismatch" or
+    #: "unsure", against ``checked`` (None: named, not checked)
+    verdict: str | None = None
+    checked: str | None = None
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"event": self.kind.value, "card": self.card,
@@ -66,6 +70,8 @@ class CardEvent:
             out["sideways"] = True
         if self.previous is not None:
             out["previous"] = self.previous
+        if self.verdict is not None:
+            out["verdict"], out["checked"] = self.verdict, self.checked
         return out
 
 
@@ -82,11 +88,15 @@ class _Track:
     rival_hits: int = 0
     corners: list[Box] = field(default_factory=list)
     sideways: bool = False
+    verdict: str | None = None
+    checked: str | None = None
 
     def shares_corner(self, obs: CardObservation) -> bool:
         return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
 
     def remember(self, obs: CardObservation) -> None:
+        if not self.confirmed:  # the check its appearance carries: the latest before it
+            self.verdict, self.checked = obs.verdict, obs.checked
         fresh = list(obs.index_boxes)
         kept = [c for c in self.corners if not any(same_place(c, b) for b in fresh)]
         self.corners = (kept + fresh)[-_CORNERS_KEPT:]
@@ -118,6 +128,14 @@ class CardTracker:
     def confirmed(self) -> list[tuple[int, str, float, float]]:
         """The cards now on the table: ``(track, card, x, y)``."""
         return [(t.track_id, t.card, t.x, t.y) for t in self._tracks if t.confirmed]
+
+    def confirmed_at(self, box: Box) -> tuple[str, str | None] | None:
+        """The confirmed card one of whose corners lies at ``box``: its code and the verdict it
+        appeared with; None if none does."""
+        for track in self._tracks:
+            if track.confirmed and any(same_place(box, corner) for corner in track.corners):
+                return track.card, track.verdict
+        return None
 
     def update(self, frame: int, observations: list[CardObservation]) -> list[CardEvent]:
         """Advance to ``frame`` (strictly increasing) with what the detector saw in it."""
@@ -184,7 +202,7 @@ class CardTracker:
             return []
         track.confirmed = True
         return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id,
-                          sideways=track.sideways)]
+                          sideways=track.sideways, verdict=track.verdict, checked=track.checked)]
 
     def _expire(self, frame: int) -> list[CardEvent]:
         events, kept = [], []

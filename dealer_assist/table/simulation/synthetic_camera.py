@@ -193,6 +193,9 @@ class SyntheticCamera:
     def new_round(self) -> None:
         self.source.new_round()
 
+    def expect(self, codes: tuple[str, ...]) -> None:
+        self.source.expect(codes)
+
     def snapshot(self) -> Snapshot | None:
         return self.source.snapshot()
 
@@ -244,24 +247,28 @@ def truth_camera(design: Any, seed: int = 0,
 
 def demo_camera(
     model: Path | None = None, design_name: str = HOUSE_DECK, seed: int = 0, fps: float = 8.0,
-    seats: tuple[int, ...] = PLAYED_SEATS,
+    seats: tuple[int, ...] = PLAYED_SEATS, check_shoe: bool = True,
 ) -> SyntheticCamera:
-    """The synthetic camera read by the real detector and tracker; raises ``ValueError`` subclasses
-    naming what is missing (the model file, the card artwork)."""
+    """The synthetic camera read by the real detector and tracker, each new card checked against
+    the shoe's cards in flight (``check_shoe`` False: named, as a hand-held game's are); raises
+    ``ValueError`` subclasses naming what is missing (the model file, the card artwork)."""
     from dealer_assist.vision.artwork import load_designs
     from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
     from dealer_assist.vision.tracker import CardTracker
 
     detector = CardDetector(model or DEFAULT_MODEL, threads=1)
     design = load_designs([design_name])[0]
     felt = SyntheticFelt(design, VirtualTable(seats), seed=seed)
     tracker = CardTracker(stable_frames=2, grace_frames=6)
+    check = ShoeCheck(detector, tracker)
     stages = CameraStages(
         grab=lambda: felt.render().image,
-        detect=detector.detect,
-        track=tracker.update,
+        detect=check.read if check_shoe else detector.detect,
+        track=check.track if check_shoe else tracker.update,
         to_table=lambda x, y: (x, y),
         picture=jpeg,
+        expect=check.expect if check_shoe else None,
     )
     source = CameraSource(
         stages, FeltTracker(felt.table.zone_of), description="synthetic camera", max_fps=fps,

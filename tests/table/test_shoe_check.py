@@ -1,0 +1,186 @@
+"""The table checks the shoe's cards by camera: a new card's index checked against the shoe's codes
+in flight (match: that card's landing; mismatch: a switched card; unsure: decides nothing, no
+alarm), on the verdicts as the loop gets them, through the journal, and on rendered frames read by
+the shipped models."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+
+from dealer_assist.rules import Card, CardTarget
+from dealer_assist.table.alarms import AlarmKind
+from dealer_assist.table.journal_codec import decode_input, encode_input
+from dealer_assist.table.pairing import CardsInFlight
+from dealer_assist.table.sources import (
+    DEALER_SPOT,
+    CameraLink,
+    ConfirmFelt,
+    FeltCard,
+    PlaceBet,
+    ShoeCard,
+    ShoeLink,
+    SignIn,
+)
+from tests.table.test_journal import Setup, run_inputs
+from tests.table.test_loop import Table
+
+C = Card.parse
+
+
+def test_the_loop_hands_the_camera_the_shoe_codes_in_flight_oldest_first():
+    cards = CardsInFlight()
+    cards.add_shoe(ShoeCard(C("7H")), 0.0, rejected=False)
+    cards.add_shoe(ShoeCard(C("TD")), 0.0, rejected=True)  # refused on sight: no landing due
+    cards.add_shoe(ShoeCard(C("2C")), 0.0, rejected=False)
+    assert cards.codes() == ("7H", "2C")
+
+
+def test_a_verified_mismatch_is_a_switched_card_at_once():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeCard(C("9S")))
+    table.send(FeltCard(C("KH"), CardTarget(1, 0), verdict="mismatch", checked=C("9S")))
+    # no wait for a matching reading: the camera checked it against 9S and it is surely another
+    assert table.kinds() == [AlarmKind.SWITCHED_CARD]
+    assert "9S" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
+    assert table.seat_cards()[0][0] == ["9S"]
+
+
+def test_an_unsure_landing_of_another_code_decides_nothing_and_raises_no_alarm():
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeCard(C("9S")))
+    table.send(FeltCard(C("9C"), CardTarget(1, 0), verdict="unsure", checked=C("9S")))
+    assert table.loop.cards_committed == 0
+    table.wait(0.6)
+    # placed by the rules (the deal's first card goes to seat 1), with no switched-card alarm
+    assert table.seat_cards()[0][0] == ["9S"]
+    assert AlarmKind.SWITCHED_CARD not in table.kinds()
+
+
+def test_an_unsure_landing_asks_the_dealer_where_the_rules_leave_a_choice():
+    table = Table()
+    for seat in (1, 2):
+        table.send(PlaceBet(seat, Decimal("10")))
+    table.card("9S", seat=1)
+    table.card("5D", seat=2)
+    table.card("6S", seat=None)
+    table.card("8H", seat=1)
+    table.card("4C", seat=2)
+    table.send(ShoeCard(C("QD")))  # the hole card, face down
+    table.send(ShoeCard(C("3H")))  # a hit for seat 1, or seat 1 stood and it is seat 2's
+    table.send(FeltCard(C("8H"), CardTarget(2, 0), verdict="unsure", checked=C("3H")))
+    table.wait(0.6)
+    assert table.loop.question is not None  # its place taken from no unsure reading
+    assert AlarmKind.SWITCHED_CARD not in table.kinds()
+
+
+def test_a_felt_card_with_its_verdict_reads_back_and_an_older_record_without_one_too():
+    item = FeltCard(C("7H"), CardTarget(2, 1), True, 3.5, verdict="match", checked=C("7H"))
+    assert decode_input(encode_input(item)) == item
+    older = {"type": "FeltCard", "card": "7H", "spot": {"seat": 2, "hand": 0},
+             "sideways": False, "seen_at": None}
+    assert decode_input(older) == FeltCard(C("7H"), CardTarget(2, 0))
+
+
+def test_a_table_restarted_from_its_journal_replays_the_verdicts(tmp_path):
+    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")),
+             PlaceBet(2, Decimal("10")),
+             ShoeCard(C("9S")), FeltCard(C("9S"), CardTarget(1, 0), verdict="match",
+                                         checked=C("9S")),
+             ShoeCard(C("5D")), FeltCard(C("KH"), CardTarget(2, 0), verdict="mismatch",
+                                         checked=C("5D")),
+             ShoeCard(C("6S")), FeltCard(C("6C"), DEALER_SPOT, verdict="unsure",
+                                         checked=C("6S"))]
+    before = Setup(tmp_path, has_camera=True)
+    first = before.open(now=10.0)
+    live = first.loop
+    run_inputs(live, first.journal, steps)
+    switched = [(a.kind, a.text) for a in live.alarms if a.kind is AlarmKind.SWITCHED_CARD]
+    assert len(switched) == 1 and "5D" in switched[0][1] and "KH" in switched[0][1]
+    first.journal.close()
+    before.close()
+
+    after = Setup(tmp_path, has_camera=True)
+    table = after.open(now=3.0)
+    assert table.resumed == live.round_id
+    assert table.loop.view()["round"] == live.view()["round"]
+    assert [(a.kind, a.text) for a in table.loop.alarms
+            if a.kind is AlarmKind.SWITCHED_CARD] == switched
+    assert table.loop.cards_out == live.cards_out
+    table.loop.handle(ConfirmFelt(), 50.0)
+    after.close()
+
+
+# ------------------------------------------------------------- rendered frames, shipped models
+
+artwork = pytest.importorskip("dealer_assist.vision.artwork")
+
+
+def camera_landings(design_name: str, shown: str, shoe: str, seed: int,
+                    frames: int = 3) -> list[FeltCard]:
+    """The landings the table's camera reports for ``shown`` dealt to seat 1 of the demo's felt,
+    rendered ``frames`` times, while the shoe says ``shoe`` is in flight."""
+    from dealer_assist.table.camera_source import CameraSource, CameraStages
+    from dealer_assist.table.felt import FeltTracker
+    from dealer_assist.table.simulation.synthetic_camera import (
+        PLAYED_SEATS,
+        SyntheticFelt,
+        VirtualTable,
+    )
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    if design_name not in artwork.installed_designs():
+        pytest.skip("card artwork not installed (scripts/install-card-art.sh)")
+    felt = SyntheticFelt(artwork.load_designs([design_name])[0],
+                         VirtualTable(PLAYED_SEATS), seed=seed)
+    felt.show(FeltCard(C(shown), CardTarget(PLAYED_SEATS[0], 0)))
+    rendered = [felt.render().image for _ in range(frames)]
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
+                      CardTracker(stable_frames=2, grace_frames=6))
+    stages = CameraStages(grab=lambda: rendered.pop(0) if rendered else None, detect=check.read,
+                          track=check.track, to_table=lambda x, y: (x, y), expect=check.expect)
+    got: list[FeltCard] = []
+    done = threading.Event()
+
+    def sink(item: object) -> None:
+        if isinstance(item, FeltCard):
+            got.append(item)
+        if not rendered:
+            done.set()
+
+    source = CameraSource(stages, FeltTracker(felt.table.zone_of), lost_after_s=60)
+    source.expect((shoe,))
+    source.start(sink)
+    done.wait(60)
+    while source.frames_processed < frames and source._thread and source._thread.is_alive():
+        time.sleep(0.05)
+    source.stop()
+    return got
+
+
+def test_a_shoe_card_the_namer_misreads_is_placed_by_verification_without_a_question():
+    # kennard (a deck the models never saw), seed 1: the namer reads QC in one frame of three
+    # only, so the naming tracker never reports it; checked against the shoe's QC it matches
+    landings = camera_landings("kennard", "QC", "QC", seed=1)
+    assert [(f.card, f.verdict, f.checked) for f in landings] == [(C("QC"), "match", C("QC"))]
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeCard(C("QC")))
+    table.send(replace(landings[0], seen_at=None))
+    assert table.seat_cards()[0][0] == ["QC"]
+    assert table.loop.question is None and table.loop.alarms == []
+
+
+def test_a_camera_that_sees_another_card_than_the_shoe_says_raises_the_alarm():
+    landings = camera_landings("anglo", "KH", "4C", seed=0)
+    assert [(f.card, f.verdict, f.checked) for f in landings] == [(C("KH"), "mismatch", C("4C"))]
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeCard(C("4C")))
+    table.send(replace(landings[0], seen_at=None))
+    assert table.kinds() == [AlarmKind.SWITCHED_CARD]
+    assert "4C" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
