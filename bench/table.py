@@ -12,13 +12,14 @@
 4. Camera frames per second in the live loop: the demo table with its synthetic camera (frames
    rendered by the scene generator, read by the trackers), once with the renderer's ground truth
    as detector (the pipeline's own cost) and once with the shipped detector models (their speed,
-   how many rounds are settled exactly as dealt, and the alarms raised, by kind), for each deck
-   of ``--camera-design`` (default: the demo's house deck and kennard, never trained on); with
-   ``--hand-held`` also with no shoe, the camera alone (each card it cannot read keyed by the
-   dealer: "card keyed by the dealer" alarms). For each: rounds settled exactly as dealt (dealer
-   and every seat), and the dealer's questions per round (the demo's dealer answers each from
-   what truly happened). The house deck is dealt once more with one core kept busy by another
-   process (skip with ``--no-loaded``).
+   how many rounds are settled exactly as dealt, and the alarms raised, by kind), each new card
+   verified against the shoe's cards in flight and, side by side, named as without a shoe, for
+   each deck of ``--camera-design`` (default: the demo's house deck and kennard, never trained
+   on); with ``--hand-held`` also with no shoe, the camera alone (each card it cannot read keyed
+   by the dealer: "card keyed by the dealer" alarms). For each: rounds settled exactly as dealt
+   (dealer and every seat), and the dealer's questions per round (the demo's dealer answers each
+   from what truly happened). The house deck is dealt once more with one core kept busy by
+   another process (skip with ``--no-loaded``).
 
 A shoe frame's way to disk and back to the shoe (durable, then acknowledged) is measured by
 ``bench/journal.py``.
@@ -208,6 +209,9 @@ def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = F
         return
     _camera_rounds(demo_camera(design_name=design_name, seed=3),
                    f"render + shipped ONNX detector + trackers, deck {design_name}", rounds)
+    _camera_rounds(demo_camera(design_name=design_name, seed=3, check_shoe=False),
+                   f"the same, each card named rather than verified against the shoe, deck "
+                   f"{design_name}", rounds)
     if loaded:
         busy = multiprocessing.Process(target=_spin, daemon=True)
         busy.start()
