@@ -76,7 +76,6 @@ from __future__ import annotations
 import os
 import re
 import ssl
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +90,7 @@ from dealer_assist.table.chips import ChipError, ChipSet
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
+from dealer_assist.toml_files import TomlFileError, read_toml
 from dealer_assist.vision.model_control import parse_pins
 from dealer_assist.vision.runtime import AUTO, RUNTIME_CHOICES
 
@@ -514,21 +514,8 @@ def _logging(path: str, base: Path, section: dict[str, Any]) -> tuple[str, Path 
 
 def load_config(path: str | Path) -> TableConfig:
     """Read and validate ``table.toml``; errors name the file, the key (or line) and why."""
-    shown = str(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as error:
-        raise ConfigError(shown, "(file)", f"cannot read: {error.strerror or error}") from None
-    try:
-        # a byte-order mark (as some Windows editors save UTF-8) is read past
-        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError(shown, "(file)", f"not UTF-8 text (byte 0x{raw[error.start]:02x} at "
-                                           f"offset {error.start}): save it as UTF-8") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(shown, "(syntax)", str(error)) from None
-    except RecursionError:
-        raise ConfigError(shown, "(syntax)", "arrays or tables nested too deeply to read") from None
-    return parse_config(data, shown, Path(path).resolve().parent)
+        data = read_toml(path)
+    except TomlFileError as error:
+        raise ConfigError(error.path, error.where, error.why) from None
+    return parse_config(data, str(path), Path(path).resolve().parent)
