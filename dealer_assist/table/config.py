@@ -55,6 +55,8 @@ port = 8021
 # plain_http_on_network = false
 chips = ["0.50", "1", "2.50", "5", "25", "100", "500"]  # the tray's chips: each payout is
                              # shown as these (what they cannot make, as cash); this is the default
+# bet_chips = ["1", "5", "25", "100", "500"]  # the bet row's chip buttons: up to 5 of the chips
+                             # (default: the 5 largest)
 
 [floor]                      # omit for a table on its own: forward the recording to the room
 url = "tls://floor.casino.lan:4222"  # the floor's NATS JetStream
@@ -167,7 +169,7 @@ _SECTION_KEYS = {
     "vision": {"runtime", "detector_sha256", "reader_sha256", "acceptance"},
     "recording": {"dir", "surveillance", "key", "anchor_log"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
-               "plain_http_on_network", "chips"},
+               "plain_http_on_network", "chips", "bet_chips"},
     "logging": {"level", "file"},
     "floor": {"url", "credentials", "tls_ca", "tls_cert", "tls_key", "alarm_after_s",
               "alarm_after_records"},
@@ -399,6 +401,10 @@ def parse_config(
         chips = ChipSet.parse(screen["chips"]) if "chips" in screen else ChipSet.default()
     except ChipError as error:
         raise ConfigError(path, "screen.chips", str(error)) from None
+    try:
+        chips = chips.offering(screen["bet_chips"]) if "bet_chips" in screen else chips
+    except ChipError as error:
+        raise ConfigError(path, "screen.bet_chips", str(error)) from None
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
     floor = _floor(path, base, _section(path, data, "floor"), recording_dir)
