@@ -43,6 +43,7 @@ key = "T1.key"               # the store's signing key (default TABLE_ID.key bes
                              # created at first start, mode 0600; its public key in T1.pub)
 anchor_log = "anchors.jsonl" # chain heads, appended at every round end (default: beside this
                              # file); both outside the recording directory
+# frame_quality = 65         # JPEG quality (50-100) of the camera frames a round records
 
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
@@ -88,6 +89,7 @@ from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
+from dealer_assist.table.camera_source import FRAME_QUALITIES, FRAME_QUALITY
 from dealer_assist.table.chips import ChipError, ChipSet
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.screen_access import SecretError, read_secret
@@ -158,6 +160,7 @@ class TableConfig:
     tls: TlsFiles | None = None
     plain_http_on_network: bool = False
     chips: ChipSet = field(default_factory=ChipSet.default)
+    frame_quality: int = FRAME_QUALITY  # JPEG quality of the recorded camera frames
     floor: FloorLink | None = None  # forwarding to the floor's room (None: a table alone)
 
 
@@ -167,7 +170,7 @@ _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader", "wait_s", "max_lag_s"},
     "vision": {"runtime", "detector_sha256", "reader_sha256", "acceptance"},
-    "recording": {"dir", "surveillance", "key", "anchor_log"},
+    "recording": {"dir", "surveillance", "key", "anchor_log", "frame_quality"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
                "plain_http_on_network", "chips", "bet_chips"},
     "logging": {"level", "file"},
@@ -381,6 +384,11 @@ def parse_config(
                         recording.get("key", f"{table_id}.key"))
     anchor_log = _outside(path, base, recording_dir, "recording.anchor_log",
                           recording.get("anchor_log", "anchors.jsonl"))
+    frame_quality = recording.get("frame_quality", FRAME_QUALITY)
+    if not isinstance(frame_quality, int) or isinstance(frame_quality, bool) or \
+            frame_quality not in FRAME_QUALITIES:
+        raise ConfigError(path, "recording.frame_quality", "must be a JPEG quality from "
+                          f"{FRAME_QUALITIES[0]} to {FRAME_QUALITIES[-1]}, got {frame_quality!r}")
 
     screen = _section(path, data, "screen") or {}
     host = _text(path, "screen.host", screen.get("host", "127.0.0.1"))
@@ -418,7 +426,7 @@ def parse_config(
         path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port,
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
         screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
-        chips=chips,
+        chips=chips, frame_quality=frame_quality,
         floor=floor,
     )
 

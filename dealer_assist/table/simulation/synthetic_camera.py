@@ -12,6 +12,7 @@ calibration of a real table is not involved.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 from dealer_assist.table.camera_source import (
     DETECTION_WORKERS,
+    FRAME_QUALITY,
     CameraSource,
     CameraStages,
     Snapshot,
@@ -244,7 +246,7 @@ def truth_camera(design: Any, seed: int = 0,
 
 def demo_camera(
     model: Path | None = None, design_name: str = HOUSE_DECK, seed: int = 0, fps: float = 8.0,
-    seats: tuple[int, ...] = PLAYED_SEATS,
+    seats: tuple[int, ...] = PLAYED_SEATS, frame_quality: int = FRAME_QUALITY,
 ) -> SyntheticCamera:
     """The synthetic camera read by the real detector and tracker; raises ``ValueError`` subclasses
     naming what is missing (the model file, the card artwork)."""
@@ -261,7 +263,7 @@ def demo_camera(
         detect=detector.detect,
         track=tracker.update,
         to_table=lambda x, y: (x, y),
-        picture=jpeg,
+        picture=functools.partial(jpeg, quality=frame_quality),
     )
     source = CameraSource(
         stages, FeltTracker(felt.table.zone_of), description="synthetic camera", max_fps=fps,
