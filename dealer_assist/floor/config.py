@@ -29,12 +29,12 @@ Relative paths are taken from the folder of ``room.toml``.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dealer_assist.surveillance.signing import KeyFileError, PublicKey, read_public_keys
+from dealer_assist.toml_files import TomlFileError, read_toml
 
 if TYPE_CHECKING:
     from dealer_assist.floor.pgstore import PostgresStore
@@ -190,24 +190,8 @@ def open_room_store(config: RoomConfig, *, create: bool = False) -> PostgresStor
 
 def load_room_config(path: str | Path) -> RoomConfig:
     """Read and validate ``room.toml``; errors name the file, the key (or line) and why."""
-    shown = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_CONFIG_BYTES + 1)
-    except OSError as error:
-        raise RoomConfigError(shown, "(file)", f"cannot read: {error.strerror or error}"
-                              ) from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise RoomConfigError(shown, "(file)", f"over {MAX_CONFIG_BYTES} bytes: not a room.toml")
-    try:
-        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise RoomConfigError(shown, "(file)", f"not UTF-8 text (byte 0x{raw[error.start]:02x}"
-                              f" at offset {error.start}): save it as UTF-8") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise RoomConfigError(shown, "(syntax)", str(error)) from None
-    except RecursionError:
-        raise RoomConfigError(shown, "(syntax)", "nested too deeply to read") from None
-    return parse_room_config(data, shown, Path(path).resolve().parent)
+        data = read_toml(path, MAX_CONFIG_BYTES)
+    except TomlFileError as error:
+        raise RoomConfigError(error.path, error.where, error.why) from None
+    return parse_room_config(data, str(path), Path(path).resolve().parent)

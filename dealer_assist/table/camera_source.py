@@ -117,11 +117,18 @@ class CameraStages:
     expect: Callable[[tuple[str, ...]], None] | None = None
 
 
-def jpeg(image: Any) -> bytes:
-    """An image (a BGR array, as OpenCV grabs) as JPEG bytes, for the record."""
+#: The JPEG quality of the frames a round records (table.toml ``[recording] frame_quality``);
+#: docs/table.md gives the bytes per round it costs and what the card reader still reads.
+FRAME_QUALITY = 85
+#: The qualities a table may set: below 50 the card indices blur into the JPEG's blocks.
+FRAME_QUALITIES = range(50, 101)
+
+
+def jpeg(image: Any, quality: int = FRAME_QUALITY) -> bytes:
+    """An image (a BGR array, as OpenCV grabs) as JPEG bytes at ``quality``, for the record."""
     import cv2
 
-    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise ValueError("the frame could not be encoded as JPEG")
     return bytes(encoded.tobytes())

@@ -20,6 +20,9 @@ from dealer_assist.rules import MoneyError, format_money, parse_money
 DEFAULT_CHIPS = ("0.50", "1", "2.50", "5", "25", "100", "500")
 #: More denominations than any chip tray holds: each is a button-sized item on the screen.
 MOST_CHIPS = 12
+#: The most chip buttons the screen's bet row offers: with the seven seat buttons, Place and
+#: Clear, five keep the row on one line at 800 px wide (tests/table/test_bet_chips.py).
+MOST_BET_CHIPS = 5
 #: The most the largest chip may be worth in the chips' common unit (the largest amount each
 #: chip is a whole number of): a set's table of remainders has that many entries.
 _MOST_UNITS = 100_000
@@ -62,9 +65,12 @@ class Breakdown:
 
 @dataclass(frozen=True)
 class ChipSet:
-    """The denominations of a table's chips, smallest first (distinct, positive, whole cents)."""
+    """The denominations of a table's chips, smallest first (distinct, positive, whole cents),
+    and the ones the screen's bet row offers (``offered``, some of them, smallest first; empty:
+    the :data:`MOST_BET_CHIPS` largest)."""
 
     values: tuple[Decimal, ...]
+    offered: tuple[Decimal, ...] = ()
     _unit: int = field(init=False, repr=False, compare=False)
     _least: list[tuple[int, int]] = field(init=False, repr=False, compare=False)
     _last: list[int] = field(init=False, repr=False, compare=False)
@@ -82,6 +88,15 @@ class ChipSet:
         if any(v != v.quantize(Decimal("0.01")) for v in self.values):
             raise ChipError("a chip must be worth whole cents, got "
                             + ", ".join(str(v) for v in self.values))
+        if len(self.offered) > MOST_BET_CHIPS:
+            raise ChipError(f"the bet row offers at most {MOST_BET_CHIPS} chips (its buttons "
+                            f"fit one line of the screen), got {len(self.offered)}")
+        if list(self.offered) != sorted(set(self.offered)):
+            raise ChipError("the bet row's chips must be distinct and listed smallest first")
+        strangers = [format_money(v) for v in self.offered if v not in self.values]
+        if strangers:
+            raise ChipError(f"{', '.join(strangers)} is not one of the table's chips ("
+                            + ", ".join(format_money(v) for v in self.values) + ")")
         cents = [int(v * 100) for v in self.values]
         unit = math.gcd(*cents)
         if cents[-1] // unit > _MOST_UNITS:
@@ -96,17 +111,20 @@ class ChipSet:
     @classmethod
     def parse(cls, raw: object) -> ChipSet:
         """A chip list as table.toml gives it: strings (or numbers) of money, any order."""
-        if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
-            raise ChipError(f"must be a list of amounts such as [\"1\", \"5\"], got {raw!r}")
-        values = []
-        for index, item in enumerate(raw):
-            try:
-                values.append(parse_money(item, f"chip {index + 1}"))
-            except MoneyError as error:
-                raise ChipError(str(error)) from None
-        if len(set(values)) != len(values):
-            raise ChipError("a chip is listed twice: " + ", ".join(map(format_money, values)))
-        return cls(tuple(sorted(values)))
+        return cls(_amounts(raw))
+
+    def offering(self, raw: object) -> ChipSet:
+        """These chips, the bet row offering those of ``raw`` (a chip list as :meth:`parse`
+        takes; each one of these chips)."""
+        offered = _amounts(raw)
+        if not offered:
+            raise ChipError("must name at least one of the table's chips")
+        return ChipSet(self.values, offered)
+
+    @property
+    def bet_row(self) -> tuple[Decimal, ...]:
+        """The chips the screen's bet row offers, smallest first."""
+        return self.offered or self.values[-MOST_BET_CHIPS:]
 
     @classmethod
     def default(cls) -> ChipSet:
@@ -135,6 +153,21 @@ class ChipSet:
                       if counts[i])
         cash = Decimal((units - made) * self._unit + odd_cents) / 100
         return Breakdown(chips, cash.quantize(Decimal("0.01")))
+
+
+def _amounts(raw: object) -> tuple[Decimal, ...]:
+    """A list of distinct amounts of money, sorted."""
+    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
+        raise ChipError(f"must be a list of amounts such as [\"1\", \"5\"], got {raw!r}")
+    values = []
+    for index, item in enumerate(raw):
+        try:
+            values.append(parse_money(item, f"chip {index + 1}"))
+        except MoneyError as error:
+            raise ChipError(str(error)) from None
+    if len(set(values)) != len(values):
+        raise ChipError("a chip is listed twice: " + ", ".join(map(format_money, values)))
+    return tuple(sorted(values))
 
 
 @functools.cache

@@ -132,6 +132,7 @@ def _run_table(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 ),
                 where=config.path,
+                frame_quality=config.frame_quality,
             )
         except (PinError, RuntimeUnavailable) as error:  # models it may not run: no start
             print(f"dealer-assist table: {config.path}: vision: {error}", file=sys.stderr)

@@ -43,6 +43,7 @@ key = "T1.key"               # the store's signing key (default TABLE_ID.key bes
                              # created at first start, mode 0600; its public key in T1.pub)
 anchor_log = "anchors.jsonl" # chain heads, appended at every round end (default: beside this
                              # file); both outside the recording directory
+# frame_quality = 85         # JPEG quality (50-100) of the camera frames a round records
 
 [screen]
 host = "127.0.0.1"           # loopback by default: the screen is for the dealer's box only
@@ -55,6 +56,8 @@ port = 8021
 # plain_http_on_network = false
 chips = ["0.50", "1", "2.50", "5", "25", "100", "500"]  # the tray's chips: each payout is
                              # shown as these (what they cannot make, as cash); this is the default
+# bet_chips = ["1", "5", "25", "100", "500"]  # the bet row's chip buttons: up to 5 of the chips
+                             # (default: the 5 largest)
 
 [floor]                      # omit for a table on its own: forward the recording to the room
 url = "tls://floor.casino.lan:4222"  # the floor's NATS JetStream
@@ -76,7 +79,6 @@ from __future__ import annotations
 import os
 import re
 import ssl
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -87,10 +89,12 @@ from dealer_assist.rules import RuleSet
 from dealer_assist.shoe.reader import check_port_url
 from dealer_assist.surveillance.recorder import TABLE_NAME
 from dealer_assist.surveillance.store import INDEX_NAME
+from dealer_assist.table.camera_source import FRAME_QUALITIES, FRAME_QUALITY
 from dealer_assist.table.chips import ChipError, ChipSet
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.screen_access import SecretError, read_secret
 from dealer_assist.table.screen_site import TlsFiles, exposure_problem
+from dealer_assist.toml_files import TomlFileError, read_toml
 from dealer_assist.vision.model_control import parse_pins
 from dealer_assist.vision.runtime import AUTO, RUNTIME_CHOICES
 
@@ -156,6 +160,7 @@ class TableConfig:
     tls: TlsFiles | None = None
     plain_http_on_network: bool = False
     chips: ChipSet = field(default_factory=ChipSet.default)
+    frame_quality: int = FRAME_QUALITY  # JPEG quality of the recorded camera frames
     floor: FloorLink | None = None  # forwarding to the floor's room (None: a table alone)
 
 
@@ -165,9 +170,9 @@ _SECTION_KEYS = {
     "shoe": {"url", "protocol", "decks"},
     "camera": {"source", "calibration", "model", "reader", "wait_s", "max_lag_s"},
     "vision": {"runtime", "detector_sha256", "reader_sha256", "acceptance"},
-    "recording": {"dir", "surveillance", "key", "anchor_log"},
+    "recording": {"dir", "surveillance", "key", "anchor_log", "frame_quality"},
     "screen": {"host", "port", "name", "secret", "certfile", "keyfile",
-               "plain_http_on_network", "chips"},
+               "plain_http_on_network", "chips", "bet_chips"},
     "logging": {"level", "file"},
     "floor": {"url", "credentials", "tls_ca", "tls_cert", "tls_key", "alarm_after_s",
               "alarm_after_records"},
@@ -379,6 +384,11 @@ def parse_config(
                         recording.get("key", f"{table_id}.key"))
     anchor_log = _outside(path, base, recording_dir, "recording.anchor_log",
                           recording.get("anchor_log", "anchors.jsonl"))
+    frame_quality = recording.get("frame_quality", FRAME_QUALITY)
+    if not isinstance(frame_quality, int) or isinstance(frame_quality, bool) or \
+            frame_quality not in FRAME_QUALITIES:
+        raise ConfigError(path, "recording.frame_quality", "must be a JPEG quality from "
+                          f"{FRAME_QUALITIES[0]} to {FRAME_QUALITIES[-1]}, got {frame_quality!r}")
 
     screen = _section(path, data, "screen") or {}
     host = _text(path, "screen.host", screen.get("host", "127.0.0.1"))
@@ -399,6 +409,10 @@ def parse_config(
         chips = ChipSet.parse(screen["chips"]) if "chips" in screen else ChipSet.default()
     except ChipError as error:
         raise ConfigError(path, "screen.chips", str(error)) from None
+    try:
+        chips = chips.offering(screen["bet_chips"]) if "bet_chips" in screen else chips
+    except ChipError as error:
+        raise ConfigError(path, "screen.bet_chips", str(error)) from None
 
     log_level, log_file = _logging(path, base, _section(path, data, "logging") or {})
     floor = _floor(path, base, _section(path, data, "floor"), recording_dir)
@@ -412,7 +426,7 @@ def parse_config(
         path, table_id, rules_spec, rules, shoe, camera, recording_dir, host, port,
         log_level=log_level, log_file=log_file, key=key_file, anchor_log=anchor_log,
         screen_secret=secret, screen_name=screen_name, tls=tls, plain_http_on_network=plain,
-        chips=chips,
+        chips=chips, frame_quality=frame_quality,
         floor=floor,
     )
 
@@ -514,21 +528,8 @@ def _logging(path: str, base: Path, section: dict[str, Any]) -> tuple[str, Path 
 
 def load_config(path: str | Path) -> TableConfig:
     """Read and validate ``table.toml``; errors name the file, the key (or line) and why."""
-    shown = str(path)
     try:
-        raw = Path(path).read_bytes()
-    except OSError as error:
-        raise ConfigError(shown, "(file)", f"cannot read: {error.strerror or error}") from None
-    try:
-        # a byte-order mark (as some Windows editors save UTF-8) is read past
-        text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ConfigError(shown, "(file)", f"not UTF-8 text (byte 0x{raw[error.start]:02x} at "
-                                           f"offset {error.start}): save it as UTF-8") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(shown, "(syntax)", str(error)) from None
-    except RecursionError:
-        raise ConfigError(shown, "(syntax)", "arrays or tables nested too deeply to read") from None
-    return parse_config(data, shown, Path(path).resolve().parent)
+        data = read_toml(path)
+    except TomlFileError as error:
+        raise ConfigError(error.path, error.where, error.why) from None
+    return parse_config(data, str(path), Path(path).resolve().parent)

@@ -6,6 +6,7 @@ checked against the shoe's cards in flight (:mod:`dealer_assist.vision.shoe_chec
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from dealer_assist.table.camera_source import (
     DETECTION_WORKERS,
+    FRAME_QUALITY,
     CameraSource,
     CameraStages,
     ViewCheck,
@@ -85,7 +87,8 @@ class Capture:
 
 def open_live_camera(config: CameraConfig,
                      warn: Callable[[str], None] = lambda message: None,
-                     where: str = "table.toml") -> CameraSource:
+                     where: str = "table.toml",
+                     frame_quality: int = FRAME_QUALITY) -> CameraSource:
     """The camera pipeline for ``[camera]`` and ``[vision]`` (``where``: the config, for
     messages); raises ``ValueError`` subclasses naming what is missing or wrong (the model file,
     the calibration file and its key; a model not pinned or not accepted:
@@ -152,7 +155,7 @@ def open_live_camera(config: CameraConfig,
         to_table=calibration.image_to_table,
         check_view=check_view,
         close=capture.close,
-        picture=jpeg,
+        picture=functools.partial(jpeg, quality=frame_quality),
     )
     return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
                         workers=DETECTION_WORKERS, models=started.to_json())

@@ -263,7 +263,8 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     """The screen's web app, showing ``runner``'s table to the screen ``access`` pairs and
     feeding its touches in, behind a :class:`~dealer_assist.webguard.RequestGuard` for
     ``site()``; ``staff`` checks the PINs touches carry (None: every such touch is refused);
-    ``chips``: the table's chips, each payout is broken down into (default: DEFAULT_CHIPS)."""
+    ``chips``: the table's chips, each payout is broken down into, and the bet row's buttons
+    (default: DEFAULT_CHIPS)."""
     app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()

@@ -280,9 +280,10 @@ class PaceMeter:
 
 def for_screen(view: dict[str, Any], chips: ChipSet, pace: int | None) -> dict[str, Any]:
     """The table's view as the page shows it: each payout with its chips (what the table's chips
-    cannot make, in cash), and the game's pace (rounds per hour, None: too soon). ``view`` is
-    not changed."""
-    shown = dict(view, pace_per_hour=pace, chips=[format_money(v) for v in chips.values])
+    cannot make, in cash), the chips the bet row offers, and the game's pace (rounds per hour,
+    None: too soon). ``view`` is not changed."""
+    shown = dict(view, pace_per_hour=pace, chips=[format_money(v) for v in chips.values],
+                 bet_chips=[format_money(v) for v in chips.bet_row])
     settlement = view.get("settlement")
     if settlement is not None:
         seats = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dealer_assist.table.camera_source import FRAME_QUALITY
 from dealer_assist.table.config import ConfigError, load_config
 from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 
@@ -51,6 +52,24 @@ def test_defaults_are_loopback_and_a_preset(tmp_path):
 def test_the_screen_takes_the_tables_chips_in_any_order(tmp_path):
     config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n[screen]\nchips = ["25", 1, "5"]'))
     assert [str(v) for v in config.chips.values] == ["1.00", "5.00", "25.00"]
+
+
+def test_the_recorded_frames_quality_is_read_and_defaults_to_the_tables(tmp_path):
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n'))
+    assert config.frame_quality == FRAME_QUALITY
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n[recording]\nframe_quality = 90\n'))
+    assert config.frame_quality == 90
+
+
+def test_the_bet_row_offers_the_five_largest_chips_or_those_named(tmp_path):
+    """Seven chips by default: the bet row's five are the largest; bet_chips names others."""
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n'))
+    assert [str(v) for v in config.chips.bet_row] == ["2.50", "5.00", "25.00", "100.00", "500.00"]
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n[screen]\nchips = ["25", 1, "5"]'))
+    assert [str(v) for v in config.chips.bet_row] == ["1.00", "5.00", "25.00"]
+    config = load_config(write(tmp_path, '[shoe]\nurl = "u"\n[screen]\n'
+                                         'bet_chips = ["500", "1", "0.50"]'))
+    assert [str(v) for v in config.chips.bet_row] == ["0.50", "1.00", "500.00"]
 
 
 @pytest.mark.parametrize(
@@ -104,6 +123,15 @@ def test_the_screen_takes_the_tables_chips_in_any_order(tmp_path):
         ('[shoe]\nurl = "u"\n[screen]\nchips = ["0.005"]', "screen.chips"),
         ('[shoe]\nurl = "u"\n[screen]\nchips = ["lots"]', "screen.chips"),
         ('[shoe]\nurl = "u"\n[screen]\nchips = ["0.01", "100000"]', "screen.chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nbet_chips = ["5", "10"]', "screen.bet_chips"),  # no $10
+        ('[shoe]\nurl = "u"\n[screen]\nbet_chips = []', "screen.bet_chips"),
+        ('[shoe]\nurl = "u"\n[screen]\nbet_chips = ["0.50", "1", "2.50", "5", "25", "100"]',
+         "screen.bet_chips"),  # six: more than the row holds
+        ('[shoe]\nurl = "u"\n[screen]\nbet_chips = ["5", "5.00"]', "screen.bet_chips"),
+        ('[shoe]\nurl = "u"\n[recording]\nframe_quality = 49', "recording.frame_quality"),
+        ('[shoe]\nurl = "u"\n[recording]\nframe_quality = 101', "recording.frame_quality"),
+        ('[shoe]\nurl = "u"\n[recording]\nframe_quality = 75.0', "recording.frame_quality"),
+        ('[shoe]\nurl = "u"\n[recording]\nframe_quality = true', "recording.frame_quality"),
     ],
 )
 def test_mistakes_name_the_key(tmp_path, text, key):

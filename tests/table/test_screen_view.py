@@ -43,8 +43,9 @@ def test_every_bet_of_every_seat_is_its_own_line_with_its_bet_and_reason():
 def test_the_screen_gets_each_payouts_chips_and_nothing_for_what_is_taken():
     loop = played("ace-up")
     view = loop.view()
-    shown = for_screen(view, ChipSet.parse(["1", "5", "25"]), 42)
+    shown = for_screen(view, ChipSet.parse(["1", "5", "25"]).offering(["25", "5"]), 42)
     assert shown["pace_per_hour"] == 42 and shown["chips"] == ["1.00", "5.00", "25.00"]
+    assert shown["bet_chips"] == ["5.00", "25.00"]
     blackjack = shown["settlement"]["seats"][4]["lines"][0]  # seat 5: 3:2 on $25
     assert blackjack["amount"] == "37.50"
     assert blackjack["chips"]["text"] == "1\u00d7$25 + 2\u00d7$5 + 2\u00d7$1 + $0.50 cash"

@@ -31,6 +31,7 @@ from dealer_assist.roundlog.report import settlement_text
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, HandState, RuleSet, Settlement
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
+from dealer_assist.table.camera_source import FRAME_QUALITY
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.recording import EvidenceFiles
@@ -93,6 +94,7 @@ class DemoOptions:
     card_timeout_s: float = 5.0
     camera: str = "auto"  # "on": the synthetic camera or fail; "auto": on if it can run; "off"
     camera_deck: str = HOUSE_DECK  # the synthetic camera's card design
+    frame_quality: int = FRAME_QUALITY  # JPEG quality of the camera frames recorded
     shoe: bool = True  # False: a hand-held game, read by the camera alone (cards it misses keyed)
 
 
@@ -571,7 +573,8 @@ def open_demo_camera(options: DemoOptions) -> tuple[FeltCamera | None, str]:
     from dealer_assist.table.simulation.synthetic_camera import demo_camera
 
     try:
-        return demo_camera(design_name=options.camera_deck, seed=options.seed), ""
+        return demo_camera(design_name=options.camera_deck, seed=options.seed,
+                           frame_quality=options.frame_quality), ""
     except ValueError as error:  # the detector's ModelError, the artwork's ArtworkError
         if options.camera == "on":
             raise DemoError(f"--camera on: {error}") from None

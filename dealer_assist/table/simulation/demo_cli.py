@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from dealer_assist.cli import number_in, rng_seed, tcp_port
+from dealer_assist.table.camera_source import FRAME_QUALITIES, FRAME_QUALITY
 from dealer_assist.table.simulation.synthetic_camera import HOUSE_DECK
 
 
@@ -71,6 +72,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DESIGN",
         help=f"the camera's card design (default {HOUSE_DECK}, one the models were trained on, "
         "as a casino's enrolled deck; kennard, tigullio and plastic were never trained on)",
+    )
+    parser.add_argument(
+        "--frame-quality", type=number_in(int, FRAME_QUALITIES[0], FRAME_QUALITIES[-1],
+                                          "a JPEG quality"),
+        default=FRAME_QUALITY, metavar="Q",
+        help=f"JPEG quality of the camera frames recorded, {FRAME_QUALITIES[0]} to "
+        f"{FRAME_QUALITIES[-1]} (default {FRAME_QUALITY}, as table.toml's "
+        "[recording] frame_quality)",
     )
     parser.add_argument(
         "--shoe",
@@ -130,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
             pause_after_round_s=0.0 if args.headless else 4.0,
             camera=args.camera,
             camera_deck=args.camera_deck,
+            frame_quality=args.frame_quality,
             shoe=args.shoe == "on",
         )
         run_demo(options, out=lambda line: print(line, flush=True))

@@ -12,6 +12,7 @@ calibration of a real table is not involved.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 
 from dealer_assist.table.camera_source import (
     DETECTION_WORKERS,
+    FRAME_QUALITY,
     CameraSource,
     CameraStages,
     Snapshot,
@@ -248,6 +250,7 @@ def truth_camera(design: Any, seed: int = 0,
 def demo_camera(
     model: Path | None = None, design_name: str = HOUSE_DECK, seed: int = 0, fps: float = 8.0,
     seats: tuple[int, ...] = PLAYED_SEATS, check_shoe: bool = True,
+    frame_quality: int = FRAME_QUALITY,
 ) -> SyntheticCamera:
     """The synthetic camera read by the real detector and tracker, each new card checked against
     the shoe's cards in flight (``check_shoe`` False: named, as a hand-held game's are); raises
@@ -267,7 +270,7 @@ def demo_camera(
         detect=check.read if check_shoe else detector.detect,
         track=check.track if check_shoe else tracker.update,
         to_table=lambda x, y: (x, y),
-        picture=jpeg,
+        picture=functools.partial(jpeg, quality=frame_quality),
         expect=check.expect if check_shoe else None,
     )
     source = CameraSource(

@@ -4,8 +4,8 @@
 "use strict";
 
 const SEATS = 7;
-const CHIPS = ["5", "10", "25", "100", "500"];
-const state = { view: null, seat: null, amount: 0, socket: null, approving: null,
+// The bet being built, in whole cents (never a float of dollars: $0.10 + $0.20 is exact).
+const state = { view: null, seat: null, cents: 0, socket: null, approving: null,
   payRound: null, payPage: 0, pages: [], alarmsFolded: false, alarmsOpen: false,
   key: { rank: "", suit: "", to: "next", which: "last" } };
 // Ranks and suits a dealer can key (a Spanish deck has no tens).
@@ -28,6 +28,25 @@ function keyTargets(view) {
 }
 
 function $(id) { return document.getElementById(id); }
+
+// "2.50" (the view's money) -> 250 cents, exactly.
+function centsOf(money) {
+  const [whole, fraction = ""] = money.split(".");
+  return Number(whole) * 100 + Number((fraction + "00").slice(0, 2));
+}
+
+// 250 -> "2.50", as the table takes an amount.
+function moneyOf(cents) {
+  return Math.floor(cents / 100) + "." + String(cents % 100).padStart(2, "0");
+}
+
+// 250 -> "$2.50", 2500 -> "$25", 125000 -> "$1,250": as a bet is named at the table (a chip's
+// label, as narrow as it can be, leaves out the thousands' commas: "$1000").
+function moneyText(cents, commas = true) {
+  const whole = Math.floor(cents / 100);
+  const dollars = commas ? whole.toLocaleString("en-US") : String(whole);
+  return "$" + dollars + (cents % 100 ? "." + String(cents % 100).padStart(2, "0") : "");
+}
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -352,14 +371,20 @@ function renderTouch() {
     button.addEventListener("click", () => { state.seat = number; renderTouch(); });
     seats.append(button);
   }
+  // The table's own chips (table.toml [screen] bet_chips), as the view names them.
   const chips = $("chip-buttons");
-  if (!chips.childElementCount) {
-    for (const chip of CHIPS) {
-      const button = el("button", "chip", "$" + chip);
-      button.id = "chip-" + chip;
-      button.addEventListener("click", () => { state.amount += Number(chip); renderTouch(); });
-      chips.append(button);
-    }
+  const offered = view && view.bet_chips ? view.bet_chips.join(" ") : "";
+  if (chips.dataset.offered !== offered) {
+    chips.dataset.offered = offered;
+    chips.replaceChildren(...(view && view.bet_chips ? view.bet_chips : []).map((money) => {
+      const cents = centsOf(money);
+      const label = moneyText(cents, false);
+      const button = el("button", "chip", label);
+      button.id = "chip-" + label.slice(1).replace(".", "_");  // chip-5, chip-2_50, chip-1000
+      button.dataset.cents = String(cents);
+      button.addEventListener("click", () => { state.cents += cents; renderTouch(); });
+      return button;
+    }));
   }
   // Only the touches that make sense now are live: bets between rounds and while betting,
   // chips also for a double-for-less, seats also to insure, Finish round once the payouts are
@@ -370,11 +395,11 @@ function renderTouch() {
   const deciding = Boolean(view && view.round && view.round.acting);
   for (const button of seats.children) button.disabled = !(betting || phase === "insurance");
   for (const button of chips.children) button.disabled = !(betting || deciding);
-  $("clear-bet").disabled = state.amount === 0;
+  $("clear-bet").disabled = state.cents === 0;
   $("wager-kind").disabled = !betting;
   $("wager-kind").hidden = Boolean(view) && view.match_offered === false;
-  $("bet-amount").textContent = "$" + state.amount;
-  $("place-bet").disabled = !betting || state.seat === null || state.amount === 0;
+  $("bet-amount").textContent = moneyText(state.cents);
+  $("place-bet").disabled = !betting || state.seat === null || state.cents === 0;
   const decisions = $("decision-buttons");
   decisions.replaceChildren();
   const round = view && view.round;
@@ -387,8 +412,8 @@ function renderTouch() {
       button.addEventListener("click", () => {
         const message = { type: "decide", seat: acting[0], hand: acting[1], action };
         // On double-for-less tables the chips entered are the double's amount.
-        if (action === "double" && state.amount > 0) message.amount = String(state.amount);
-        state.amount = 0;
+        if (action === "double" && state.cents > 0) message.amount = moneyOf(state.cents);
+        state.cents = 0;
         send(message);
       });
       decisions.append(button);
@@ -605,11 +630,11 @@ async function connect() {
 
 $("place-bet").addEventListener("click", () => {
   const kind = $("wager-kind").dataset.kind;
-  send({ type: "bet", seat: state.seat, amount: String(state.amount), wager: kind });
-  state.amount = 0;
+  send({ type: "bet", seat: state.seat, amount: moneyOf(state.cents), wager: kind });
+  state.cents = 0;
   renderTouch();
 });
-$("clear-bet").addEventListener("click", () => { state.amount = 0; renderTouch(); });
+$("clear-bet").addEventListener("click", () => { state.cents = 0; renderTouch(); });
 $("wager-kind").addEventListener("click", () => {
   const button = $("wager-kind");
   button.dataset.kind = button.dataset.kind === "main" ? "match" : "main";
