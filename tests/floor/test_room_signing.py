@@ -244,3 +244,10 @@ def test_room_keygen_makes_a_private_key_and_serve_refuses_without_one(
     config.write_text(config.read_text().replace("keys/room.key", "keys/link.key"))
     assert main(["room", "serve", "--config", str(config), "--no-page"]) == 2
     assert "is a link" in capsys.readouterr().err
+
+    # a retention policy is the PostgreSQL store's: refused with a room kept in SQLite
+    config.write_text(config.read_text().replace("keys/link.key", "keys/room.key")
+                      + "[retention]\nrecords_hours = 24\n")
+    assert main(["room", "serve", "--config", str(config), "--no-page", "--sqlite",
+                 str(tmp_path / "room")]) == 2
+    assert "[retention] is applied to a PostgreSQL store only" in capsys.readouterr().err
