@@ -67,7 +67,11 @@ fi
   for n in $(seq -f "%03g" 1 "$TABLES"); do
     echo "SIM$n = \"tables/SIM$n.evidence/table.pub\""
   done
+  echo "[signing]"
+  echo "key = \"room-signing.key\""
 } >"$DIR/room.toml"
+# the room's own signing key (made once, kept on later runs): it signs the room's chain
+"$DA" room keygen --config "$DIR/room.toml" >/dev/null
 
 "$DA" room serve --config "$DIR/room.toml" "${STORE[@]}" >"$DIR/room.log" 2>&1 &
 PIDS+=($!)

@@ -21,6 +21,14 @@ port = 8443
 [tables]                           # table id -> its public key file (dealer-assist writes
 T1 = "keys/T1.pub"                 # TABLE.pub beside the table's key); a table not named here
 T2 = "keys/T2.pub"                 # is not trusted
+
+[signing]                          # the room's own key: it signs the room's chain (alarms,
+key = "room-signing.key"           # holds, prunes, page access); 'room keygen' makes it
+# public = "room-signing.pub"      # (mode 0600) and its public key file (default: beside it)
+
+[retention]                        # optional: what 'room serve' prunes by itself, hourly
+# frames_hours = 720               # the room's frame copies older than this
+# records_hours = 8760             # the tables' records older than this (holds kept)
 ```
 
 Relative paths are taken from the folder of ``room.toml``.
@@ -28,12 +36,15 @@ Relative paths are taken from the folder of ``room.toml``.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dealer_assist.surveillance.signing import KeyFileError, PublicKey, read_public_keys
+from dealer_assist.surveillance.query import MAX_PRUNE_HOURS
+from dealer_assist.surveillance.signing import KeyFileError, PublicKey, Signer, read_public_keys
 from dealer_assist.toml_files import TomlFileError, read_toml
 
 if TYPE_CHECKING:
@@ -48,7 +59,10 @@ _SECTIONS: dict[str, set[str] | None] = {
     "nats": {"url", "credentials", "tls_ca", "tls_cert", "tls_key"},
     "page": {"host", "port"},
     "tables": None,  # any table id
+    "signing": {"key", "public"},
+    "retention": {"frames_hours", "records_hours"},
 }
+DEFAULT_ROOM_KEY = "room-signing.key"
 
 
 class RoomConfigError(ValueError):
@@ -78,8 +92,21 @@ class TableKeys:
 
 
 @dataclass(frozen=True, slots=True)
+class RetentionPolicy:
+    """What ``room serve`` prunes by itself: frames and/or records older than these (None:
+    not that kind; both None: no policy)."""
+
+    frames: timedelta | None = None
+    records: timedelta | None = None
+
+    def __bool__(self) -> bool:
+        return self.frames is not None or self.records is not None
+
+
+@dataclass(frozen=True, slots=True)
 class RoomConfig:
-    """A validated ``room.toml``."""
+    """A validated ``room.toml``. ``signing_key``: the room's private key (read when the room
+    writes); ``signing_public``: the public key file that vouches for the room's chain."""
 
     path: str
     postgres_url: str
@@ -89,6 +116,9 @@ class RoomConfig:
     page_host: str
     page_port: int
     tables: dict[str, TableKeys]
+    signing_key: Path
+    signing_public: Path
+    retention: RetentionPolicy = RetentionPolicy()
 
 
 def _text(path: str, key: str, value: object) -> str:
@@ -100,8 +130,7 @@ def _text(path: str, key: str, value: object) -> str:
 
 
 def _file(path: str, base: Path, key: str, value: object) -> Path:
-    name = Path(_text(path, key, value))
-    resolved = name if name.is_absolute() else base / name
+    resolved = _path(path, base, key, value)
     if not resolved.is_file():
         raise RoomConfigError(path, key, f"no such file: {resolved}")
     return resolved
@@ -177,15 +206,45 @@ def parse_room_config(data: dict[str, Any], path: str = "room.toml",
         tables[table] = TableKeys(table, file, keys)
     if not tables:
         raise RoomConfigError(path, "tables", "names no table: the room would trust none")
-    return RoomConfig(path, postgres_url, schema, frames, nats, host, port, tables)
+
+    signing = _section(path, data, "signing", False)
+    room_key = _path(path, base, "signing.key", signing.get("key", DEFAULT_ROOM_KEY))
+    public = (_path(path, base, "signing.public", signing["public"]) if "public" in signing
+              else room_key.with_suffix(".pub"))
+    if room_key in (nats.tls_key, nats.credentials) or public == room_key:
+        raise RoomConfigError(path, "signing.key", f"{room_key} is another file's name here: "
+                              "the room's signing key is a file of its own")
+    raw_retention = _section(path, data, "retention", False)
+    retention = RetentionPolicy(*(_hours(path, f"retention.{name}", raw_retention.get(name))
+                                  for name in ("frames_hours", "records_hours")))
+    return RoomConfig(path, postgres_url, schema, frames, nats, host, port, tables, room_key,
+                      public, retention)
 
 
-def open_room_store(config: RoomConfig, *, create: bool = False) -> PostgresStore:
-    """The room's store as ``config`` names it (RecordingError when it cannot be opened)."""
+def _path(path: str, base: Path, key: str, value: object) -> Path:
+    name = Path(_text(path, key, value))
+    return name if name.is_absolute() else base / name
+
+
+def _hours(path: str, key: str, value: object) -> timedelta | None:
+    """A retention policy in hours (as ``room prune`` bounds it), or None where not given."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value) \
+            or not 0 < value <= MAX_PRUNE_HOURS:
+        raise RoomConfigError(path, key, f"must be a number of hours above 0 and at most "
+                              f"{MAX_PRUNE_HOURS} (100 years), got {value!r}")
+    return timedelta(hours=value)
+
+
+def open_room_store(config: RoomConfig, *, create: bool = False,
+                    signer: Signer | None = None) -> PostgresStore:
+    """The room's store as ``config`` names it (RecordingError when it cannot be opened);
+    ``signer``: the room's key, signing what is appended (see :mod:`.room_signing`)."""
     from dealer_assist.floor.pgstore import PostgresStore
 
     return PostgresStore(config.postgres_url, config.frames_dir, schema=config.postgres_schema,
-                         create=create)
+                         create=create, signer=signer)
 
 
 def load_room_config(path: str | Path) -> RoomConfig:

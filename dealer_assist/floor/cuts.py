@@ -1,18 +1,22 @@
 """The cuts the room's retention recorded: which records of each ingested chain its
 ``floor-prune`` records say were deleted on purpose, and what the record after each hole must
 link to. Verification (the live room, ``room verify``) walks a chain across a hole only where
-these explain it; a prune record altered (its hash, or its links in the room's chain, do not
-hold) explains nothing, so its holes are gaps again.
+these explain it; a prune record not signed by the room's key (:mod:`.room_signing`), or
+altered (its hash, or its links in the room's chain, do not hold), explains nothing, so its
+holes are gaps again.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dealer_assist.floor.room_signing import RoomSeal
 from dealer_assist.surveillance.interface import RecordStore
+from dealer_assist.surveillance.signing import PublicKey
 from dealer_assist.surveillance.store import (
     GENESIS_HASH,
     Record,
@@ -75,16 +79,19 @@ class RecordedCuts:
         return cuts.links.get(after)
 
 
-def recorded_cuts(store: RecordStore) -> RecordedCuts:
+def recorded_cuts(store: RecordStore, keys: Sequence[PublicKey] | None = None) -> RecordedCuts:
     """The cuts the room's own chain records (its ``floor-prune`` records that cut records;
-    those that pruned frames only cut none)."""
+    those that pruned frames only cut none), each trusted only signed by the room's key:
+    one of ``keys`` (None: the key ``store`` signs with)."""
     found = RecordedCuts()
+    seal: RoomSeal | None = None
     for record in store.records(kinds=(PRUNE,)):
         found.newest = record.seq
         body = _body(record)
         if not isinstance(body, dict) or "chains" not in body:
             continue
-        why = _untrusted(store, record)
+        seal = seal or RoomSeal.of(store, keys)
+        why = _untrusted(store, record) or seal.why_untrusted(record)
         if why is None:
             try:
                 for item in body["chains"]:

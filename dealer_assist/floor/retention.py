@@ -6,19 +6,24 @@ lifted (``floor-release``, with who and why too). A prune (``floor-prune``) appl
 the frames policy deletes the room's copies of the frames of ingested chains recorded before
 ``now - older_than`` and lists the frames it deleted; the records policy cuts each ingested
 chain (:mod:`.pgprune`) and lists each cut, so verification (:mod:`.cuts`) knows those records
-are gone on purpose. Both skip every round on hold and list the holds they kept.
+are gone on purpose. Both skip every round on hold and list the holds they kept. A hold or
+release counts only signed by the room's key (:mod:`.room_signing`): one that is not stops
+:func:`holds` (and so retention) until ``room verify`` has been looked at.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from dealer_assist.floor.room_signing import RoomSeal
 from dealer_assist.floor.wire import MAX_WHY
 from dealer_assist.surveillance.interface import RoundQuery
 from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, floor_frame_path, floor_round
+from dealer_assist.surveillance.signing import PublicKey
 from dealer_assist.surveillance.store import RecordingError, format_time
 
 if TYPE_CHECKING:
@@ -83,10 +88,20 @@ def find_round(store: PostgresStore, table: str, round_text: str) -> FloorRoundR
     return FloorRoundRef(found.box, found.chain, found.round.round_key, found.round.round_id)
 
 
-def holds(store: PostgresStore) -> dict[tuple[str, str, int], Hold]:
-    """The rounds on hold now, by (box, chain, round key), from the room's chain."""
+def holds(store: PostgresStore, keys: Sequence[PublicKey] | None = None
+          ) -> dict[tuple[str, str, int], Hold]:
+    """The rounds on hold now, by (box, chain, round key), from the room's chain: its holds
+    and releases signed by the room's key, one of ``keys`` (None: the key ``store`` signs
+    with); RecordingError naming a record that is not (no hold is certain then)."""
     held: dict[tuple[str, str, int], Hold] = {}
+    seal: RoomSeal | None = None
     for record in store.records(kinds=(HOLD, RELEASE)):
+        seal = seal or RoomSeal.of(store, keys)
+        why = seal.why_untrusted(record)
+        if why is not None:
+            raise RecordingError(f"the room's {record.describe()} {why}: no hold is certain "
+                                 "while it is in doubt (nothing is pruned); run 'dealer-assist"
+                                 " room verify'", store.location)
         body = record.body if isinstance(record.body, dict) else {}
         try:
             where = (str(body["box"]), str(body["chain"]), int(body["round_key"]))

@@ -12,7 +12,10 @@ for that table. What fails is a floor alarm, appended to the room's own chain (k
 the box, caught against the room's copy), a table silent past a bound, a key failure (a
 signature that does not verify, a chain that does not link, a table the room does not trust), a
 message that is no record. The room's legal holds are sent to the table boxes as they are put
-on and, while one has not reached its box, every ``hold_retry_s`` (:mod:`.hold_delivery`).
+on and, while one has not reached its box, every ``hold_retry_s`` (:mod:`.hold_delivery`). The
+room's retention policy (room.toml ``[retention]``) is applied at start and every
+``retention_every_s``, in a thread of its own with its own store, recorded as ``room prune``
+records it (by :data:`RETENTION_USER`); a failure is logged and tried again next time.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dealer_assist.floor.config import NatsConfig, TableKeys
+from dealer_assist.floor.config import NatsConfig, RetentionPolicy, TableKeys
 from dealer_assist.floor.cuts import PRUNE, RecordedCuts, recorded_cuts
 from dealer_assist.floor.hold_delivery import RETRY_S, deliver_due
 from dealer_assist.floor.wire import (
@@ -53,6 +56,8 @@ logger = logging.getLogger(__name__)
 
 ALARM_KIND = "floor-alarm"
 DURABLE = "room"
+RETENTION_USER = "room retention policy"
+RETENTION_EVERY_S = 3600.0
 #: the record kinds a table writes without its key (the page's, replay's), see evidence_check
 KEYLESS_KINDS = ("access", "prune", "keyframe")
 _SAFE_FILE = re.compile(r"[A-Za-z0-9_./-]{1,300}")
@@ -146,13 +151,15 @@ class Room:
     thread), verifying and alarming as they arrive. ``tables``: the tables the room trusts and
     their keys; ``silent_after_s``: a trusted table with nothing new this long is alarmed;
     ``on_record``: hears each record ingested (for the benchmark's lag); ``hold_retry_s``: how
-    often the holds that have not reached their box are sent again."""
+    often the holds that have not reached their box are sent again; ``retention``: the policy
+    applied at start and every ``retention_every_s`` (a PostgreSQL store's)."""
 
     def __init__(self, open_store: Callable[[], RecordStore], nats: NatsConfig,
                  tables: dict[str, TableKeys], *, silent_after_s: float = 120.0,
                  batch: int = 256, durable: str = DURABLE, replicas: int = 1,
                  on_record: Callable[[Forwarded, Ingested], None] | None = None,
-                 hold_retry_s: float = RETRY_S):
+                 hold_retry_s: float = RETRY_S, retention: RetentionPolicy | None = None,
+                 retention_every_s: float = RETENTION_EVERY_S):
         self.open_store = open_store
         self.nats = nats
         self.tables = tables
@@ -162,6 +169,9 @@ class Room:
         self.replicas = replicas
         self.on_record = on_record
         self.hold_retry_s = hold_retry_s
+        self.retention = retention or RetentionPolicy()
+        self.retention_every_s = retention_every_s
+        self.retention_runs = 0  # policy applications that finished (failed ones not counted)
         self.store: RecordStore | None = None
         self.ingested = 0  # records held new in this run
         self.alarms: list[FloorAlarm] = []  # raised in this run (each is in the store too)
@@ -186,6 +196,7 @@ class Room:
         import nats
 
         self.store = self.open_store()
+        keeper = asyncio.ensure_future(self._keep_retention()) if self.retention else None
         try:
             self._resume_checks()
             started = time.monotonic()
@@ -207,7 +218,40 @@ class Room:
                         logger.debug("closing the room's connection", exc_info=True)
                     self._nc = None
         finally:
+            if keeper is not None:  # a prune under way finishes (its thread cannot be cut)
+                self._stop.set()
+                await asyncio.gather(keeper, return_exceptions=True)
             self.store.close()
+
+    async def _keep_retention(self) -> None:
+        """Apply the retention policy now and every ``retention_every_s`` until stopped."""
+        while not self._stop.is_set():
+            await asyncio.to_thread(self._apply_retention)
+            await self._sleep(self.retention_every_s)
+
+    def _apply_retention(self) -> None:
+        """One application of the policy, in its own store (ingest goes on meanwhile);
+        failures logged, never raised: the next application tries again."""
+        from dealer_assist.floor import retention
+
+        try:
+            store = self.open_store()
+            try:
+                result = retention.prune_room(
+                    store, self.retention.frames, RETENTION_USER,  # type: ignore[arg-type]
+                    records_older_than=self.retention.records)
+            finally:
+                store.close()
+        except (RecordingError, ValueError) as error:
+            logger.error("the room's retention policy could not be applied (tried again in "
+                         "%.0f s): %s", self.retention_every_s, error)
+            return
+        except Exception:  # a bug: logged with its trace, ingest goes on
+            logger.exception("the room's retention policy failed")
+            return
+        self.retention_runs += 1
+        logger.info("retention policy applied: %s records and %s frames pruned (%s bytes of "
+                    "frame files)", result["records"], result["pruned"], result["bytes"])
 
     def _connect_options(self) -> dict[str, Any]:
         return room_connect_options(self.nats)

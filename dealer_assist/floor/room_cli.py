@@ -1,6 +1,8 @@
 """``dealer-assist room serve --config room.toml``: the surveillance room: the floor's consumer
 (every table's records into the room's store, PostgreSQL as ``room.toml`` names it, verified as
-they arrive) and the surveillance page over that store; ``room verify`` (:mod:`.verify_cli`)."""
+they arrive, its retention policy applied) and the surveillance page over that store; ``room
+verify`` (:mod:`.verify_cli`); ``room keygen`` makes the room's signing key. Every command that
+writes the room's chain signs it with that key (:mod:`.room_signing`) and refuses without it."""
 
 from __future__ import annotations
 
@@ -8,9 +10,15 @@ import argparse
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dealer_assist.cli import number_in
 from dealer_assist.floor import verify_cli
+from dealer_assist.floor.room import RETENTION_EVERY_S
+
+if TYPE_CHECKING:
+    from dealer_assist.floor.config import RoomConfig
+    from dealer_assist.floor.pgstore import PostgresStore
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        default=120.0, metavar="SECONDS",
                        help="alarm a table that sends nothing this long (default 120)")
     serve.add_argument("--no-page", action="store_true", help="consume only, serve no page")
+    serve.add_argument("--retention-every-s", type=number_in(float, 1, 86400,
+                                                             "--retention-every-s"),
+                       default=RETENTION_EVERY_S, metavar="SECONDS",
+                       help="apply room.toml's [retention] policy this often (default 3600;"
+                       " also once at start)")
+    commands.add_parser(
+        "keygen", help="make the room's signing key (room.toml [signing] key, mode 0600) and "
+        "its public key file, unless it is there already").add_argument(
+        "--config", required=True, metavar="ROOM_TOML")
     verify_cli.add_parser(commands)
     for action, text in (("hold", "put a round on legal hold: its frames are kept in the room"
                                   " and on the table's box past the retention policy"
@@ -70,11 +87,46 @@ def run(args: argparse.Namespace) -> int:
     except RoomConfigError as error:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
+    if args.action == "keygen":
+        return _keygen(config)
     if args.action == "operator":
         return _operator(config, args)
     if args.action in ("hold", "release", "holds", "prune"):
         return _retention(config, args)
     return _serve(config, args)
+
+
+def _keygen(config: object) -> int:
+    from dealer_assist.floor.config import RoomConfig
+    from dealer_assist.floor.room_signing import make_room_key
+    from dealer_assist.surveillance.signing import KeyFileError
+
+    assert isinstance(config, RoomConfig)
+    try:
+        signer, made = make_room_key(config)
+    except KeyFileError as error:
+        print(f"dealer-assist room keygen: {error}", file=sys.stderr)
+        return 2
+    print(f"{'made' if made else 'kept'} the room's signing key {config.signing_key} (key id "
+          f"{signer.public.key_id}); its public key is in {config.signing_public}: give that "
+          "file to whoever runs 'room verify'")
+    return 0
+
+
+def _signed_store(config: RoomConfig, create: bool = False) -> PostgresStore:
+    """The room's store, signing what is appended with the room's key (signing begun where the
+    chain was unsigned); KeyFileError or RecordingError when it cannot be."""
+    from dealer_assist.floor.config import open_room_store
+    from dealer_assist.floor.room_signing import begin_room_signing, load_room_key
+
+    signer = load_room_key(config)
+    store = open_room_store(config, create=create, signer=signer)
+    try:
+        begin_room_signing(store, signer)
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def _retention(config: object, args: argparse.Namespace) -> int:
@@ -84,19 +136,25 @@ def _retention(config: object, args: argparse.Namespace) -> int:
 
     from dealer_assist.floor import hold_delivery, retention
     from dealer_assist.floor.config import RoomConfig, open_room_store
+    from dealer_assist.floor.room_signing import room_public_keys
     from dealer_assist.surveillance.access import os_account
+    from dealer_assist.surveillance.signing import KeyFileError
     from dealer_assist.surveillance.store import RecordingError
 
     assert isinstance(config, RoomConfig)
     try:
-        store = open_room_store(config)
-    except RecordingError as error:
+        if args.action == "holds":  # a reader: the public key vouches for the holds
+            keys = room_public_keys(config)
+            store = open_room_store(config)
+        else:
+            store = _signed_store(config)
+    except (RecordingError, KeyFileError) as error:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
     try:
         if args.action == "holds":
             delivered = hold_delivery.reached(store)
-            for hold in retention.holds(store).values():
+            for hold in retention.holds(store, keys).values():
                 print(f"{hold.box} {hold.round} ({hold.chain}/{hold.round_key}): on hold since"
                       f" {hold.at} by {hold.user}: {hold.why};"
                       f" {_reach_text(delivered.get(hold.seq))}")
@@ -157,14 +215,15 @@ def _reach_text(reached: object) -> str:
 
 def _operator(config: object, args: argparse.Namespace) -> int:
     """The room's page logins, kept in the room's store (PostgreSQL as room.toml names it)."""
-    from dealer_assist.floor.config import RoomConfig, open_room_store
+    from dealer_assist.floor.config import RoomConfig
     from dealer_assist.surveillance.admin_cli import operator_command
+    from dealer_assist.surveillance.signing import KeyFileError
     from dealer_assist.surveillance.store import RecordingError
 
     assert isinstance(config, RoomConfig)
-    try:
-        store = open_room_store(config, create=True)
-    except RecordingError as error:
+    try:  # its changes are recorded in the room's chain: signed
+        store = _signed_store(config, create=True)
+    except (RecordingError, KeyFileError) as error:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
     try:
@@ -183,31 +242,47 @@ def _serve(config: object, args: argparse.Namespace) -> int:
 
     from dealer_assist.floor.config import RoomConfig, open_room_store
     from dealer_assist.floor.room import Room, RoomThread
+    from dealer_assist.floor.room_signing import begin_room_signing, load_room_key
     from dealer_assist.surveillance.interface import RecordStore
     from dealer_assist.surveillance.page_guard import page_site
+    from dealer_assist.surveillance.signing import KeyFileError
     from dealer_assist.surveillance.store import RecordingError, RecordingStore
     from dealer_assist.surveillance.web import PageSettings, create_app
 
     assert isinstance(config, RoomConfig)
+    try:
+        signer = load_room_key(config)
+    except KeyFileError as error:
+        print(f"dealer-assist room: {error}", file=sys.stderr)
+        return 2
     if args.sqlite is not None:
+        if config.retention:
+            print(f"dealer-assist room: {config.path}: [retention] is applied to a PostgreSQL "
+                  "store only: run without --sqlite, or without the policy", file=sys.stderr)
+            return 2
         directory = Path(args.sqlite)
 
         def open_store() -> RecordStore:
-            return RecordingStore(directory, create=True)
+            return RecordingStore(directory, create=True, signer=signer)
 
         where = str(directory)
     else:
         def open_store() -> RecordStore:
-            return open_room_store(config, create=True)
+            return open_room_store(config, create=True, signer=signer)
 
         where = "PostgreSQL"
-    try:
-        open_store().close()  # refused now (unreachable, damaged) rather than in the thread
+    try:  # refused now (unreachable, damaged, another key) rather than in the thread
+        first = open_store()
+        try:
+            begin_room_signing(first, signer)
+        finally:
+            first.close()
     except RecordingError as error:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
     room = RoomThread(Room(open_store, config.nats, config.tables,
-                           silent_after_s=args.silent_after)).start()
+                           silent_after_s=args.silent_after, retention=config.retention,
+                           retention_every_s=args.retention_every_s)).start()
     print(f"room: consuming the floor from {config.nats.url} into {where}", file=sys.stderr)
     try:
         if args.no_page:

@@ -17,6 +17,7 @@ from typing import Any
 
 from dealer_assist.floor.config import RoomConfig
 from dealer_assist.floor.cuts import RecordedCuts, recorded_cuts
+from dealer_assist.floor.room_signing import room_public_keys, verify_room_chain
 from dealer_assist.surveillance.discrepancy import Discrepancy
 from dealer_assist.surveillance.evidence_check import SignatureWalk, TrustedKeys
 from dealer_assist.surveillance.interface import ChainState, RecordStore
@@ -52,7 +53,8 @@ class RoomReport:
 
     chains: list[ChainReport]
     silent: list[str]  # tables configured of which the room holds nothing
-    room: list[Discrepancy] = field(default_factory=list)  # the room's own prune records
+    room: list[Discrepancy] = field(default_factory=list)  # the room's own chain
+    room_notices: list[str] = field(default_factory=list)
 
     @property
     def discrepancies(self) -> list[Discrepancy]:
@@ -61,16 +63,20 @@ class RoomReport:
     def to_json(self) -> dict[str, Any]:
         return {"clean": not self.discrepancies, "chains": [c.to_json() for c in self.chains],
                 "tables_without_records": self.silent,
-                "room": [d.to_json() for d in self.room]}
+                "room": [d.to_json() for d in self.room], "room_notices": self.room_notices}
 
 
 def verify_room(store: RecordStore, config: RoomConfig) -> RoomReport:
-    """Verify every chain ``store`` holds against ``config``'s table keys."""
-    cuts = recorded_cuts(store)
+    """Verify every chain ``store`` holds against ``config``'s table keys, and the room's own
+    against its public key file (KeyFileError when that cannot be read)."""
+    keys = room_public_keys(config)
+    own = verify_room_chain(store, TrustedKeys(keys, str(config.signing_public)))
+    cuts = recorded_cuts(store, keys)
     reports = [verify_chain_held(store, state, config, cuts) for state in store.chains()]
     held = {state.table for state in store.chains()}
     return RoomReport(reports, sorted(set(config.tables) - held),
-                      [Discrepancy("chain", why) for why in cuts.problems])
+                      [*own.problems, *(Discrepancy("chain", why) for why in cuts.problems)],
+                      own.notices)
 
 
 def verify_chain_held(store: RecordStore, state: ChainState, config: RoomConfig,

@@ -1,6 +1,7 @@
 """``dealer-assist room verify --config room.toml [--json]``: every table chain the room holds
-checked (:mod:`.verify`). Exit status: 0 clean, 1 discrepancies, 2 the configuration or the store
-cannot be read.
+checked (:mod:`.verify`), and the room's own chain against the room's public key. Exit status:
+0 clean, 1 discrepancies, 2 the configuration, the room's public key file or the store cannot be
+read.
 
 :func:`add_parser` adds ``verify`` to the ``room`` command's subcommands; :func:`add_arguments` and
 :func:`run` make it the whole ``room`` command where no other is there.
@@ -37,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from dealer_assist.floor.config import RoomConfigError, load_room_config, open_room_store
     from dealer_assist.floor.verify import verify_room
+    from dealer_assist.surveillance.signing import KeyFileError
     from dealer_assist.surveillance.store import RecordingError
 
     try:
@@ -47,7 +49,7 @@ def _verify(args: argparse.Namespace) -> int:
         return 2
     try:
         report = verify_room(store, config)
-    except RecordingError as error:
+    except (RecordingError, KeyFileError) as error:
         print(f"dealer-assist room verify: {error}", file=sys.stderr)
         return 2
     finally:
@@ -74,6 +76,8 @@ def _print_text(report: Any) -> None:
             print(f"  note: {notice}")
     for discrepancy in report.room:
         print(f"room: {discrepancy.text()}")
+    for notice in report.room_notices:
+        print(f"room: note: {notice}")
     for table in report.silent:
         print(f"table {table}: no records held")
     total = len(report.discrepancies)

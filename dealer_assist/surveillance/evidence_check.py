@@ -61,11 +61,16 @@ class SignatureWalk:
     Every record must carry a signature naming that key; the signatures themselves are verified
     all (``every``) or, by default, only the last one under each key: with the chain's hashes and
     links checked, it vouches for every record before it. When one of those fails,
-    :attr:`incomplete` is set: walk again with ``every`` to name each record that fails."""
+    :attr:`incomplete` is set: walk again with ``every`` to name each record that fails.
+    ``keyless``: the kinds that may be unsigned after signing began; ``owner``: whose key signs
+    (as the report names it)."""
 
-    def __init__(self, trusted: TrustedKeys | None, *, every: bool = False):
+    def __init__(self, trusted: TrustedKeys | None, *, every: bool = False,
+                 keyless: tuple[str, ...] = KEYLESS_KINDS, owner: str = "the table"):
         self.trusted = trusted
         self.every = every
+        self.keyless_kinds = keyless
+        self.owner = owner
         self.incomplete = False
         self._unverified: Record | None = None
         self.found = Findings()
@@ -89,21 +94,21 @@ class SignatureWalk:
         elif record.signature is None:
             if self.current is None:
                 self.before_signing += 1
-            elif record.kind in KEYLESS_KINDS:
+            elif record.kind in self.keyless_kinds:
                 self.keyless += 1
             else:
-                self._problem(record, "carries no signature: written without the table's key"
+                self._problem(record, f"carries no signature: written without {self.owner}'s key"
                               " (forged, or its signature removed)")
         elif self.current is None:
             self._problem(record, "is signed, but no key record before it introduces a key")
         elif signature_key_id(record.signature) != self.current.key_id:
             self._problem(record, f"is signed by key {signature_key_id(record.signature) or '?'}"
-                          f", not by the chain's key {self.current.key_id}: forged without the "
-                          "table's key")
+                          f", not by the chain's key {self.current.key_id}: forged without "
+                          f"{self.owner}'s key")
         elif self.every and not self.current.verifies(record.hash, record.signature):
             self._problem(record, f"has a signature that does not verify with key "
-                          f"{self.current.key_id}: altered, re-hashed or forged without the "
-                          "table's key")
+                          f"{self.current.key_id}: altered, re-hashed or forged without "
+                          f"{self.owner}'s key")
         else:
             self._unverified = None if self.every else record
             self.last_signed = record.seq
@@ -131,7 +136,7 @@ class SignatureWalk:
         if record.signature is None or not signer.verifies(record.hash, record.signature):
             by = "the key it introduces" if self.current is None else f"key {signer.key_id}"
             self._problem(record, f"introduces key {new.key_id} without a valid signature by"
-                          f" {by}: a key added without the table's key")
+                          f" {by}: a key added without {self.owner}'s key")
             return
         if self.current is None:
             body = key_body(record)

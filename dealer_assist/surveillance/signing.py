@@ -125,15 +125,16 @@ class Signer:
                             ) from None
 
 
-def load_signer(path: Path) -> Signer:
-    """The private key at ``path``; refused unless it is a private file (:func:`read_private`)."""
+def load_signer(path: Path, whose: str = "the table's") -> Signer:
+    """The private key at ``path``; refused unless it is a private file (:func:`read_private`).
+    ``whose``: whose key it is, as errors name it."""
     try:
         data = read_private(path)
         private = serialization.load_pem_private_key(data, password=None)
     except NotPrivateError as error:
-        raise KeyFileError(f"{error}; consider the table's key exposed") from None
+        raise KeyFileError(f"{error}; consider {whose} key exposed") from None
     except OSError as error:
-        raise KeyFileError(f"{path}: cannot read the table's key: {error.strerror or error}"
+        raise KeyFileError(f"{path}: cannot read {whose} key: {error.strerror or error}"
                         ) from None
     except (ValueError, TypeError) as error:
         raise KeyFileError(f"{path}: not a PEM private key: {error}") from None
@@ -157,16 +158,20 @@ def open_table_key(key_path: Path, public_path: Path) -> Signer:
     return signer
 
 
-def add_public_key(path: Path, key: PublicKey) -> None:
-    """Append ``key`` to the public key file at ``path`` unless it is there already."""
+TABLE_KEYS_HEADER = ("# dealer-assist table signing keys, oldest first: "
+                     "replay --verify --key THIS-FILE")
+
+
+def add_public_key(path: Path, key: PublicKey, header: str = TABLE_KEYS_HEADER) -> None:
+    """Append ``key`` to the public key file at ``path`` unless it is there already (a new
+    file begins with the comment line ``header``)."""
     known = read_public_keys(path) if path.exists() else []
     if key in known:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="ascii") as handle:
         if not known:
-            handle.write("# dealer-assist table signing keys, oldest first: "
-                         "replay --verify --key THIS-FILE\n")
+            handle.write(header + "\n")
         handle.write(key.text + "\n")
         handle.flush()
         os.fsync(handle.fileno())

@@ -7,13 +7,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dealer_assist.floor.config import NatsConfig, TableKeys
+from dealer_assist.floor.config import DEFAULT_ROOM_KEY, NatsConfig, TableKeys
 from dealer_assist.floor.forwarder import FloorLink, Forwarder, ForwarderHost
 from dealer_assist.floor.room import Room, RoomThread
+from dealer_assist.floor.room_signing import begin_room_signing
 from dealer_assist.surveillance.interface import ChainState, RecordStore
 from dealer_assist.surveillance.recorder import Recorder
 from dealer_assist.surveillance.signed_chain import Evidence, chain_id
-from dealer_assist.surveillance.signing import Signer
+from dealer_assist.surveillance.signing import Signer, add_public_key
 from dealer_assist.surveillance.store import Record, RecordingError, RecordingStore
 from tests.surveillance.factory import golden_logs, record_round
 
@@ -74,14 +75,29 @@ class RoomBackend:
     def __init__(self, directory: Path, postgres: tuple[str, str] | None = None):
         self.directory = directory
         self.postgres = postgres  # (url, schema)
+        self.signer = Signer.generate()  # the room's key: it signs the room's own chain
 
     def open(self, create: bool = False) -> RecordStore:
+        """The store, signing the room's chain with the room's key (as 'room serve' does)."""
+        store: RecordStore
         if self.postgres is None:
-            return RecordingStore(self.directory, create=create)
-        from dealer_assist.floor.pgstore import PostgresStore
+            store = RecordingStore(self.directory, create=create, signer=self.signer)
+        else:
+            from dealer_assist.floor.pgstore import PostgresStore
 
-        url, schema = self.postgres
-        return PostgresStore(url, self.directory, schema=schema, create=create)
+            url, schema = self.postgres
+            store = PostgresStore(url, self.directory, schema=schema, create=create,
+                                  signer=self.signer)
+        if create:
+            begin_room_signing(store, self.signer)
+        return store
+
+    def save_key(self, folder: Path) -> None:
+        """The room's key where a room.toml in ``folder`` looks for it by default (its public
+        key file beside it), for the room's commands."""
+        path = folder / DEFAULT_ROOM_KEY
+        self.signer.save(path)
+        add_public_key(path.with_suffix(".pub"), self.signer.public)
 
 
 def open_room(backend: RoomBackend, url: str, tables: list[BoxTable], **options: object

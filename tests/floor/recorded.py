@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from dealer_assist.floor.config import DEFAULT_ROOM_KEY
 from dealer_assist.floor.pgstore import PostgresStore
+from dealer_assist.floor.room_signing import WHOSE, begin_room_signing
 from dealer_assist.surveillance import Recorder
 from dealer_assist.surveillance.signed_chain import Evidence, chain_id
-from dealer_assist.surveillance.signing import Signer
+from dealer_assist.surveillance.signing import Signer, add_public_key, load_signer
 from dealer_assist.surveillance.store import Record, RecordingStore
 from tests.surveillance.factory import StepClock, golden_logs, record_round
 
@@ -42,8 +44,22 @@ def record_box(directory: Path, table: str, rounds: int, signer: Signer | None =
         store.close()
 
 
+def room_signer(folder: Path) -> Signer:
+    """The room's signing key in ``folder`` (room.toml's default name), made there the first
+    time with its public key file beside it, as 'room keygen' makes them."""
+    path = folder / DEFAULT_ROOM_KEY
+    if path.exists():
+        return load_signer(path, WHOSE)
+    signer = Signer.generate()
+    signer.save(path)
+    add_public_key(path.with_suffix(".pub"), signer.public)
+    return signer
+
+
 def room_toml(folder: Path, url: str, schema: str, boxes: list[Box]) -> Path:
-    """A room.toml trusting each box's key (its public key file beside it)."""
+    """A room.toml trusting each box's key (its public key file beside it), with the room's
+    signing key in ``folder``."""
+    room_signer(folder)
     lines = [f'[postgres]\nurl = "{url}"\nschema = "{schema}"\n',
              '[nats]\nurl = "nats://127.0.0.1:4222"\n', "[tables]"]
     for box in boxes:
@@ -56,4 +72,9 @@ def room_toml(folder: Path, url: str, schema: str, boxes: list[Box]) -> Path:
 
 
 def open_room(url: str, schema: str, folder: Path) -> PostgresStore:
-    return PostgresStore(url, folder / "room-frames", schema=schema, create=True)
+    """The room's store, signing with the room's key in ``folder`` (as the room's commands)."""
+    signer = room_signer(folder)
+    store = PostgresStore(url, folder / "room-frames", schema=schema, create=True,
+                          signer=signer)
+    begin_room_signing(store, signer)
+    return store

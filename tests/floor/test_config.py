@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from dealer_assist.floor.config import RoomConfigError, load_room_config
+from dealer_assist.floor.config import RetentionPolicy, RoomConfigError, load_room_config
 from dealer_assist.surveillance.signing import Signer
 
 GOOD = """
@@ -51,6 +52,19 @@ def test_a_room_config_gives_services_page_and_each_tables_keys(room: Path) -> N
     key = (room / "keys" / "T1.pub").read_text().strip()
     assert [k.text for k in config.tables["T1"].keys] == [key]
     assert config.tables["T1"].file == room / "keys" / "T1.pub"
+    # the room's own key by default beside room.toml (made by 'room keygen'); no retention
+    assert (config.signing_key, config.signing_public) == (
+        room / "room-signing.key", room / "room-signing.pub")
+    assert config.retention == RetentionPolicy() and not config.retention
+
+
+def test_the_rooms_key_and_retention_policy_are_read(room: Path) -> None:
+    config = load_room_config(write(room, GOOD + '[signing]\nkey = "secret/room.key"\n'
+                                    'public = "/etc/room.pub"\n[retention]\n'
+                                    "frames_hours = 720\nrecords_hours = 0.5\n"))
+    assert (config.signing_key, config.signing_public) == (
+        room / "secret" / "room.key", Path("/etc/room.pub"))
+    assert config.retention == RetentionPolicy(timedelta(hours=720), timedelta(minutes=30))
 
 
 def test_nats_credentials_and_tls_files_are_taken_from_beside_the_config(room: Path) -> None:
@@ -80,6 +94,15 @@ def test_nats_credentials_and_tls_files_are_taken_from_beside_the_config(room: P
     (lambda t: t.replace("[nats]", "[nats]\ntls_cert = \"keys/T1.pub\""), "nats.tls_key",
      "required"),
     (lambda t: t.replace("[page]", "[page"), "(syntax)", ""),
+    (lambda t: t + "[retention]\nframes_hours = 0\n", "retention.frames_hours", "above 0"),
+    (lambda t: t + "[retention]\nrecords_hours = 876001\n", "retention.records_hours",
+     "at most 876000"),
+    (lambda t: t + "[retention]\nrecords_hours = nan\n", "retention.records_hours", "hours"),
+    (lambda t: t + "[retention]\nrecords_hours = true\n", "retention.records_hours", "hours"),
+    (lambda t: t + "[retention]\ndays = 3\n", "retention.days", "unknown key"),
+    (lambda t: t + '[signing]\nkey = ""\n', "signing.key", "non-empty"),
+    (lambda t: t.replace("[nats]", '[nats]\ntls_cert = "keys/T1.pub"\ntls_key = "keys/T2.pub"')
+     + '[signing]\nkey = "keys/T2.pub"\n', "signing.key", "file of its own"),
 ])
 def test_a_mistake_is_named_by_file_and_key(room: Path, change: Callable[[str], str], key: str,
                                             why: str) -> None:

@@ -62,6 +62,7 @@ def video_table(root: Path, rounds: int = 2) -> BoxTable:
 def room_config(folder: Path, backend: RoomBackend, url: str, table: BoxTable) -> str:
     assert backend.postgres is not None
     (folder / "T1.pub").write_text(table.signer.public.text + "\n")
+    backend.save_key(folder)  # the room's commands sign with the running room's key
     config = folder / "room.toml"
     config.write_text(f'[postgres]\nurl = "{backend.postgres[0]}"\nschema = '
                       f'"{backend.postgres[1]}"\nframes = "frames"\n[nats]\nurl = "{url}"\n'

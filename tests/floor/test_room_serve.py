@@ -38,6 +38,10 @@ def test_room_serve_consumes_into_postgres_and_serves_the_page(tmp_path: Path, b
         config.write_text(f'[postgres]\nurl = "{server_url()}"\nschema = "{schema}"\n'
                           f'frames = "frames"\n[nats]\nurl = "{broker.url}"\n'
                           '[page]\nport = 0\n[tables]\nT1 = "T1.pub"\n')
+        made = subprocess.run(
+            [sys.executable, "-m", "dealer_assist", "room", "keygen", "--config", str(config)],
+            cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert made.returncode == 0, made.stderr
         added = subprocess.run(
             [sys.executable, "-m", "dealer_assist", "room", "operator", "--config", str(config),
              "add", "olga", "--role", "operator", "--password-stdin"], cwd=ROOT,
