@@ -28,7 +28,7 @@ from dealer_assist.vision.detector import (
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
 from dealer_assist.vision.tracker import CardEvent, CardTracker
-from dealer_assist.vision.verify import _NOT_AN_INDEX, INDEX, Verdict, judge
+from dealer_assist.vision.verify import INDEX, NOT_AN_INDEX, Verdict, judge
 
 #: How many of its latest frames an index's readings are pooled over.
 POOL_FRAMES = 8
@@ -83,7 +83,7 @@ class ShoeCheck:
             return FrameReading(boxes, np.zeros((0, len(RANK_CLASSES))),
                                 np.zeros((0, len(SUIT_CLASSES))))
         ranks, suits = self.detector.read_probabilities(frame, boxes)
-        keep = ranks[:, _NOT_AN_INDEX] < INDEX
+        keep = ranks[:, NOT_AN_INDEX] < INDEX
         return FrameReading(boxes[keep], ranks[keep], suits[keep])
 
     def track(self, frame_number: int, reading: FrameReading) -> list[CardEvent]:
@@ -123,7 +123,7 @@ class ShoeCheck:
         """(code, confidence, verdict, checked) for one index: the first code in flight its
         pooled readings match; else its name (a mismatch when surely none of them); ``""`` as
         the code: neither matched nor named."""
-        rank, suit = int(ranks[0, :_NOT_AN_INDEX].argmax()), int(suits[0].argmax())
+        rank, suit = int(ranks[0, :NOT_AN_INDEX].argmax()), int(suits[0].argmax())
         confidence = float(ranks[0, rank] * suits[0, suit])
         name = RANK_CLASSES[rank] + SUIT_CLASSES[suit] \
             if confidence >= self.detector.confidence else ""

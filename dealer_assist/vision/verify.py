@@ -68,7 +68,8 @@ REJECT = 0.02
 SURE_OTHER = 0.7
 #: A box is an index (a card is there) when the reader's "not an index" is below this.
 INDEX = 0.5
-_NOT_AN_INDEX = RANK_CLASSES.index("-")
+#: The reader's rank class for "not an index".
+NOT_AN_INDEX = RANK_CLASSES.index("-")
 _COLOUR_MATE = {"S": "C", "C": "S", "H": "D", "D": "H"}
 
 
@@ -111,12 +112,12 @@ def judge(ranks: np.ndarray, suits: np.ndarray, code: str) -> Verification:
     index and every index row gives ``code`` at most :data:`REJECT` and another code at
     :data:`SURE_OTHER` or more; else unsure."""
     rank, suit = _split(code)
-    is_index = ranks[:, _NOT_AN_INDEX] < INDEX
+    is_index = ranks[:, NOT_AN_INDEX] < INDEX
     if len(ranks) == 0 or not is_index.any():
         return Verification(code, 0.0, None, 0.0, Verdict.UNSURE)
     ranks, suits = ranks[is_index], suits[is_index]
     probability = ranks[:, rank] * suits[:, suit]
-    ranks_named = ranks[:, :_NOT_AN_INDEX]
+    ranks_named = ranks[:, :NOT_AN_INDEX]
     named = ranks_named.max(axis=1) * suits.max(axis=1)
     best = int(np.argmax(named))
     read = RANK_CLASSES[int(ranks_named[best].argmax())] + SUIT_CLASSES[int(suits[best].argmax())]
@@ -157,7 +158,7 @@ def landings(detector: CardDetector, frame: np.ndarray,
     if len(boxes) == 0:
         return boxes
     ranks, _ = detector.read_probabilities(frame, boxes)
-    return boxes[ranks[:, _NOT_AN_INDEX] < INDEX]
+    return boxes[ranks[:, NOT_AN_INDEX] < INDEX]
 
 
 @dataclass
@@ -250,7 +251,7 @@ def _count(tally: Tally, ranks: np.ndarray, suits: np.ndarray,
     """One card's readings into ``tally``: landed or not, the verdict on each code offered
     (its own, a random other, its colour mate)."""
     tally.cards += 1
-    tally.landed += bool((ranks[:, _NOT_AN_INDEX] < INDEX).any())
+    tally.landed += bool((ranks[:, NOT_AN_INDEX] < INDEX).any())
     for counter, code in zip((tally.true, tally.wrong, tally.mate), offered, strict=True):
         counter[judge(ranks, suits, code).verdict.value] += 1
 
