@@ -17,6 +17,11 @@ the machine weighs on all alike), then the frames per second with ``--workers`` 
 detected at once (one thread each), as the table's camera runs them. Then a summary table,
 and what the table's ``runtime = "auto"`` would pick here. ``--model``/``--reader`` measure
 those files instead of the shipped pairs (then ``--precisions`` is ignored).
+
+OpenVINO runs the card regions padded up to the fixed shapes it compiles at start (what the table
+runs, ``shapes=fixed``); ``--own-shapes`` adds it running each region at its own shape, as 0.10
+did (``shapes=own``), in the same run. ONNX Runtime runs regions at their own shapes (padded ones
+ran slower in it).
 """
 
 from __future__ import annotations
@@ -123,6 +128,8 @@ def main() -> None:
                         help="frames detected at once for the throughput figure (1: skip it)")
     parser.add_argument("--whole-frame", action="store_true",
                         help="run the network on the whole frame, not on card regions")
+    parser.add_argument("--own-shapes", action="store_true",
+                        help="also measure OpenVINO on each region's own shape (0.10's path)")
     parser.add_argument("--card-width", type=float, nargs=2, default=None,
                         metavar=("LEAST", "MOST"), help="cards' width in the frame, pixels")
     args = parser.parse_args()
@@ -145,7 +152,7 @@ def main() -> None:
     except ValueError as bad:
         parser.error(f"--sizes {bad}")
     print(f"cpu_count={os.cpu_count()} cpu={cpu_model()!r}")
-    summary: list[tuple[str, str, str, float, float, float]] = []
+    summary: list[tuple[str, str, str, str, float, float, float]] = []
     for size in sizes:
         widths = tuple(args.card_width) if args.card_width else CARD_WIDTHS.get(size, (58.0, 95.0))
         try:
@@ -158,18 +165,20 @@ def main() -> None:
         jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
                               [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
         label = f"{size[0]}x{size[1]}"
-        configs = [(precision, runtime) for precision in pairs for runtime in chosen]
-        detectors = {f"{runtime}/{precision}": CardDetector(
-            *pairs[precision], scale=args.scale, runtime=runtime, regions=not args.whole_frame)
-            for precision, runtime in configs}
+        configs = [(precision, runtime, shapes) for precision in pairs for runtime in chosen
+                   for shapes in _shapes(runtime, args.own_shapes)]
+        detectors = {f"{runtime}/{precision}/{shapes}": CardDetector(
+            *pairs[precision], scale=args.scale, runtime=runtime, regions=not args.whole_frame,
+            fixed_shapes=shapes == "fixed") for precision, runtime, shapes in configs}
         measured = one_at_a_time(detectors, jpegs, args.frames)
         detectors.clear()
-        for precision, runtime in configs:
+        for precision, runtime, shapes in configs:
             model, reader = pairs[precision]
-            stages = measured[f"{runtime}/{precision}"]
+            stages = measured[f"{runtime}/{precision}/{shapes}"]
             print(f"\nframe={label} cards={widths[0]:g}-{widths[1]:g}px runtime={runtime} "
                   f"precision={precision} model={model.name} reader={reader.name} "
-                  f"scale={args.scale} regions={not args.whole_frame} frames={args.frames}")
+                  f"scale={args.scale} regions={not args.whole_frame} shapes={shapes} "
+                  f"frames={args.frames}")
             for name, values in stages.items():
                 p95 = sorted(values)[int(0.95 * (len(values) - 1))]
                 print(f"  {name:<17} median {statistics.median(values):7.2f} ms   "
@@ -178,25 +187,34 @@ def main() -> None:
             fps, latency = float("nan"), float("nan")
             if args.workers > 1:
                 threaded = CardDetector(model, reader, scale=args.scale, runtime=runtime,
-                                        regions=not args.whole_frame, threads=1)
+                                        regions=not args.whole_frame, threads=1,
+                                        fixed_shapes=shapes == "fixed")
                 fps, latency = at_once(threaded, jpegs, 2 * args.frames, args.workers)
                 print(f"  {args.workers} frames at once, one thread each: {fps:.1f} frames/s, "
                       f"each frame {latency:.1f} ms from JPEG to cards (median)")
-            summary.append((label, runtime, precision, total, fps, latency))
+            summary.append((label, runtime, precision, shapes, total, fps, latency))
     print(f"\nsummary (cpu={cpu_model()!r}, {os.cpu_count()} cores; goal: 30 frames/s, "
           "33 ms a frame one at a time)")
-    print(f"  {'frame':<10} {'runtime':<12} {'models':<7} {'1 at a time':>12} "
+    print(f"  {'frame':<10} {'runtime':<12} {'models':<7} {'shapes':<6} {'1 at a time':>12} "
           f"{f'{args.workers} at once':>13} {'each':>9}")
-    for label, runtime, precision, total, fps, latency in summary:
-        print(f"  {label:<10} {runtime:<12} {precision:<7} {total:9.1f} ms "
+    for label, runtime, precision, shapes, total, fps, latency in summary:
+        print(f"  {label:<10} {runtime:<12} {precision:<7} {shapes:<6} {total:9.1f} ms "
               f"{fps:9.1f} f/s {latency:6.1f} ms")
     for label in dict.fromkeys(row[0] for row in summary):
-        rows = [row for row in summary if row[0] == label
+        rows = [row for row in summary if row[0] == label and row[3] == _shapes(row[1])[0]
                 and (args.model is not None or row[2] == _table_precision(row[1]))]
         if rows:
-            best = min(rows, key=lambda row: row[3])
+            best = min(rows, key=lambda row: row[4])
             print(f"  runtime = \"auto\" at {label} picks {best[1]} ({best[2]} models, "
-                  f"{best[3]:.1f} ms a frame)")
+                  f"{best[4]:.1f} ms a frame)")
+
+
+def _shapes(runtime: str, own_too: bool = False) -> list[str]:
+    """How ``runtime`` is measured: the table's way first (OpenVINO: regions padded to fixed
+    shapes), then OpenVINO on each region's own shape where ``own_too``."""
+    if runtime == runtimes.OPENVINO:
+        return ["fixed", "own"] if own_too else ["fixed"]
+    return ["own"]
 
 
 def _table_precision(runtime: str) -> str:

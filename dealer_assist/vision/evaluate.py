@@ -2,6 +2,10 @@
 
     python -m dealer_assist.vision.evaluate --set held-out --scenes 200
     python -m dealer_assist.vision.evaluate --set trained --scenes 200
+    python -m dealer_assist.vision.evaluate --runtime openvino [--own-shapes]
+
+``--runtime`` scores the files that runtime runs at the table (ONNX Runtime: INT8; OpenVINO:
+float, its card regions padded to fixed shapes unless ``--own-shapes``).
 
 A ground-truth card is one with at least one visible corner index. An observation is matched to
 a card through its index boxes (IoU >= 0.3 with one of that card's index boxes). It counts as
@@ -40,6 +44,7 @@ import cv2
 import numpy as np
 
 from dealer_assist.vision import options
+from dealer_assist.vision import runtime as runtimes
 from dealer_assist.vision.artwork import (
     CARD_CODES,
     HELD_OUT_DESIGNS,
@@ -50,8 +55,7 @@ from dealer_assist.vision.artwork import (
 )
 from dealer_assist.vision.detector import (
     DEFAULT_CONFIDENCE,
-    DEFAULT_MODEL,
-    DEFAULT_READER,
+    MODELS_DIR,
     CardDetector,
     CardObservation,
     Detections,
@@ -351,9 +355,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="override the design set: installed names or folders of faces")
     parser.add_argument("--scenes", type=options.SCENES, default=200)
     parser.add_argument("--seed", type=options.SEED, default=1000)
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--model", type=Path, default=None,
+                        help="detector file (default: the shipped one the runtime runs)")
     parser.add_argument("--scale", type=options.SCALE, default=1.0)
-    parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
+    parser.add_argument("--reader", type=Path, default=None,
+                        help="reader file (default: the shipped one the runtime runs)")
+    parser.add_argument("--runtime", choices=runtimes.RUNTIMES, default=runtimes.ONNXRUNTIME)
+    parser.add_argument("--own-shapes", action="store_true",
+                        help="run each card region at its own shape, not padded to the fixed "
+                             "shapes OpenVINO compiles (what 0.10 did)")
     parser.add_argument("--confidence", type=options.FRACTION, default=DEFAULT_CONFIDENCE)
     parser.add_argument("--presence", type=options.FRACTION, default=0.25,
                         help="least detector score for a place to count as an index")
@@ -398,9 +408,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{what} (installed: {', '.join(installed) or 'none'}; "
                      "scripts/install-card-art.sh)")
     try:
-        detector = CardDetector(args.model, args.reader, scale=args.scale,
-                                confidence=args.confidence, presence=args.presence,
-                                regions=not args.whole_frame)
+        shipped = runtimes.model_files(args.runtime, MODELS_DIR)
+        detector = CardDetector(args.model or shipped[0], args.reader or shipped[1],
+                                scale=args.scale, confidence=args.confidence,
+                                presence=args.presence, regions=not args.whole_frame,
+                                runtime=args.runtime, fixed_shapes=not args.own_shapes)
     except ModelError as error:
         parser.error(str(error))
     started = time.time()
@@ -418,7 +430,9 @@ def main(argv: list[str] | None = None) -> int:
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
         "size": list(size), "card_width": [least, most],
         "confidence": args.confidence, "presence": args.presence,
-        "regions": not args.whole_frame, "frames": args.frames,
+        "regions": not args.whole_frame, "frames": args.frames, "runtime": args.runtime,
+        "model": detector.path.name, "reader": detector.reader_path.name,
+        "fixed_shapes": not args.own_shapes,
         "seconds": round(time.time() - started)}
     json.dump(summary, sys.stdout)
     print()

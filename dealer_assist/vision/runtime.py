@@ -5,6 +5,11 @@ Each runtime runs the model file it is fastest with: ONNX Runtime the INT8 QDQ f
 slower than their float originals; NNCF quantisation for it is not done). OpenVINO runs at float32
 precision (``INFERENCE_PRECISION_HINT``): on a CPU with bfloat16 units it would otherwise
 compute in bfloat16, and its readings would drift from what the models were scored with.
+OpenVINO also runs a model whose input shape changes from call to call (the detector on card
+regions) about half as fast as the same model compiled for one fixed shape: a session can be given
+``static_shapes``, each compiled once at start, and a blob of one of them runs on that compiled
+model (the detector pads its regions up to them, :data:`.detector.REGION_SIDES`, and the reader's
+batches, :data:`.detector.READER_BATCH`).
 :func:`choose_runtime` measures both on the same warm-up frames and keeps the faster one.
 """
 
@@ -37,12 +42,14 @@ class RuntimeUnavailable(RuntimeError):
 
 class Session(Protocol):
     """One loaded model: how many inputs it takes, its first input's name and shape (``None``
-    or a str for a dynamic dim) and ``run(blob)``, its outputs in order. ``run`` is safe to call
+    or a str for a dynamic dim), the input shapes it runs fastest (``static_shapes``: empty when
+    every shape runs alike) and ``run(blob)``, its outputs in order. ``run`` is safe to call
     from several threads."""
 
     input_count: int
     input_name: str
     input_shape: tuple[int | str | None, ...]
+    static_shapes: frozenset[tuple[int, ...]]
 
     def run(self, blob: np.ndarray) -> list[np.ndarray]: ...
 
@@ -63,18 +70,22 @@ class OrtSession:
         self.input_count = len(inputs)
         self.input_name = inputs[0].name
         self.input_shape = tuple(inputs[0].shape)
+        self.static_shapes: frozenset[tuple[int, ...]] = frozenset()
 
     def run(self, blob: np.ndarray) -> list[np.ndarray]:
         return list(self._session.run(None, {self.input_name: blob}))
 
 
 class OpenVinoSession:
-    """A model in OpenVINO (CPU plugin, latency hint, float32), one infer request per thread."""
+    """A model in OpenVINO (CPU plugin, latency hint, float32), one infer request per thread and
+    compiled model. ``static_shapes``: input shapes each compiled on their own (once, here); a
+    blob of another shape runs on the model compiled for its dynamic shape."""
 
     _core: Any = None
     _core_lock = threading.Lock()
 
-    def __init__(self, path: Path, threads: int | None) -> None:
+    def __init__(self, path: Path, threads: int | None,
+                 static_shapes: Sequence[tuple[int, ...]] = ()) -> None:
         import openvino as ov
 
         with OpenVinoSession._core_lock:
@@ -90,20 +101,35 @@ class OpenVinoSession:
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32",
                   "INFERENCE_NUM_THREADS": threads or os.cpu_count() or 1}
         self._compiled = core.compile_model(model, "CPU", config)
+        self._static: dict[tuple[int, ...], Any] = {}
+        if not first.get_partial_shape().is_dynamic:
+            static_shapes = ()  # a model made for one shape runs only that one
+        for shape in dict.fromkeys(tuple(shape) for shape in static_shapes):
+            fixed = model.clone()
+            fixed.reshape({0: list(shape)})
+            self._static[shape] = core.compile_model(fixed, "CPU", config)
+        self.static_shapes = frozenset(self._static)
         self._local = threading.local()
 
     def run(self, blob: np.ndarray) -> list[np.ndarray]:
-        request = getattr(self._local, "request", None)
+        compiled = self._static.get(blob.shape, self._compiled)
+        requests = getattr(self._local, "requests", None)
+        if requests is None:
+            requests = self._local.requests = {}
+        request = requests.get(id(compiled))
         if request is None:
-            request = self._local.request = self._compiled.create_infer_request()
+            request = requests[id(compiled)] = compiled.create_infer_request()
         results = request.infer({0: blob})
         # copies: the request's buffers are reused by its next inference
-        return [np.array(results[out]) for out in self._compiled.outputs]
+        return [np.array(results[out]) for out in compiled.outputs]
 
 
-def open_session(path: Path, runtime: str, threads: int | None) -> OrtSession | OpenVinoSession:
+def open_session(path: Path, runtime: str, threads: int | None, *,
+                 static_shapes: Sequence[tuple[int, ...]] = ()) -> OrtSession | OpenVinoSession:
     """``path`` loaded in ``runtime``; raises :class:`RuntimeUnavailable` when its package is
-    missing, and the runtime's own exception for a bad file (the caller names the file)."""
+    missing, and the runtime's own exception for a bad file (the caller names the file).
+    ``static_shapes`` are compiled on their own where that runs faster (OpenVINO; ONNX Runtime
+    runs padded blobs slower than the blobs themselves, and ignores them)."""
     if runtime == ONNXRUNTIME:
         return OrtSession(path, threads)
     if runtime == OPENVINO:
@@ -113,7 +139,7 @@ def open_session(path: Path, runtime: str, threads: int | None) -> OrtSession | 
             raise RuntimeUnavailable(
                 "OpenVINO is not installed (pip install openvino; the table extra has it)"
             ) from None
-        return OpenVinoSession(path, threads)
+        return OpenVinoSession(path, threads, static_shapes)
     raise ValueError(f"unknown runtime {runtime!r} (known: {', '.join(RUNTIMES)})")
 
 

@@ -348,3 +348,20 @@ def test_a_folder_that_is_not_a_deck_is_named(tmp_path, capsys) -> None:
         main(["--scenes", "1", "--designs", str(tmp_path)])
     assert refused.value.code == 2
     assert f"error: face AS: no such image file: {tmp_path / 'AS.png'}" in capsys.readouterr().err
+
+
+def test_the_runtime_named_scores_the_files_it_runs_and_says_how(tmp_path, capsys) -> None:
+    """``--runtime openvino`` scores the float files (what OpenVINO runs at the table), its
+    regions padded to fixed shapes unless ``--own-shapes``; the summary names all three."""
+    from dealer_assist.vision.evaluate import main
+
+    folder = write_deck(tmp_path / "plain")
+    for extra, fixed in (([], True), (["--own-shapes"], False)):
+        assert main(["--scenes", "1", "--designs", str(folder), "--runtime", "openvino",
+                     *extra]) == 0
+        summary = json.loads(capsys.readouterr().out.splitlines()[0])
+        assert (summary["runtime"], summary["model"], summary["reader"],
+                summary["fixed_shapes"]) == ("openvino", "cards.onnx", "index-reader.onnx", fixed)
+    assert main(["--scenes", "1", "--designs", str(folder)]) == 0
+    summary = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert (summary["runtime"], summary["model"]) == ("onnxruntime", "cards.int8.onnx")
