@@ -1,7 +1,8 @@
 """Benchmark of the floor: many simulated tables forwarding to one room over JetStream.
 
     python bench/floor.py [--tables 200] [--every 30] [--minutes 10] [--outage 60]
-        [--store postgres|sqlite] [--url postgresql://postgres@127.0.0.1:5432/test] [--keep]
+        [--window 1,128] [--store postgres|sqlite]
+        [--url postgresql://postgres@127.0.0.1:5432/test] [--keep]
 
 Starts its own ``nats-server -js`` on a free port, the room's consumer in a process of its own
 (into the room's PostgreSQL store, a fresh schema dropped at the end unless ``--keep``; or
@@ -18,7 +19,10 @@ records the room lacked when the broker came back, how long it took to hold them
 records/s meanwhile; the room's CPU and memory and the PostgreSQL server's CPU (read from /proc:
 utime + stime of every process named ``postgres`` on this machine, plus what the server's exited
 backends left in its cutime + cstime, before and after: other clients' work on that server
-counts too). Not run in CI.
+counts too), and this process's (the simulated tables and their forwarders, all in one process
+as no real floor is) and its forwarders' thread's. ``--window`` runs the whole scenario once per
+value given (records in flight per table's forwarder), one after the other, each with a broker,
+a room and a store of its own, so that they compare side by side. Not run in CI.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.machine import cpu_model  # noqa: E402
 from dealer_assist.floor.config import NatsConfig, TableKeys  # noqa: E402
-from dealer_assist.floor.forwarder import FloorLink  # noqa: E402
+from dealer_assist.floor.forwarder import WINDOW, FloorLink  # noqa: E402
 from dealer_assist.floor.simulate import SimOptions, run_floor  # noqa: E402
 from dealer_assist.surveillance.interface import RecordStore  # noqa: E402
 from dealer_assist.surveillance.signing import read_public_keys  # noqa: E402
@@ -222,16 +226,53 @@ def lag_line(what: str, lags: list[float]) -> str:
             f"{quantile(lags, 0.99):.3f} s, max {max(lags):.3f} s over {len(lags)} records")
 
 
-class CpuSamples:
-    """The room's and the PostgreSQL server's CPU seconds, sampled each second by wall time."""
+def forwarders_cpu_s(seen: dict[int, float]) -> float:
+    """CPU seconds of this process's threads hosting forwarders: ``seen`` (thread id: seconds)
+    updated with those alive now, summed (one that ended counts as last seen)."""
+    for thread in threading.enumerate():
+        if thread.name == "floor-forwarder" and thread.native_id is not None:
+            try:
+                fields = _stat_fields(f"{os.getpid()}/task/{thread.native_id}")[1]
+            except (OSError, ValueError):
+                continue  # ended meanwhile
+            seen[thread.native_id] = (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+    return sum(seen.values())
 
-    def __init__(self, room_pid: int):
+
+@dataclass(frozen=True)
+class CpuSample:
+    at: float
+    room: float
+    postgres: float | None
+    tables: float  # this process: the simulated tables and their forwarders
+    forwarders: float  # its thread hosting the forwarders
+    broker: tuple[int, float] | None  # the nats-server's pid and CPU seconds (None: stopped)
+    stream: int | None  # the messages in the stream (None: the broker is away)
+
+
+class CpuSamples:
+    """CPU seconds of the room, the PostgreSQL server, the simulating process and its
+    forwarders' thread, sampled each second by wall time."""
+
+    def __init__(self, room_pid: int, broker: Broker):
         self.room_pid = room_pid
-        self.samples: list[tuple[float, float, float | None]] = []
+        self.broker = broker
+        self.samples: list[CpuSample] = []
+        self._forwarders: dict[int, float] = {}
         self._stop = threading.Event()
 
     def sample(self) -> None:
-        self.samples.append((time.time(), proc_cpu_s(self.room_pid), postgres_cpu_s()))
+        process = self.broker.process
+        broker = None
+        if process is not None:
+            try:
+                broker = (process.pid, proc_cpu_s(process.pid))
+            except OSError:  # stopping
+                broker = None
+        self.samples.append(CpuSample(time.time(), proc_cpu_s(self.room_pid), postgres_cpu_s(),
+                                      proc_cpu_s(os.getpid()),
+                                      forwarders_cpu_s(self._forwarders), broker,
+                                      stream_messages(self.broker.url)))
 
     def start(self) -> CpuSamples:
         def watch() -> None:
@@ -249,14 +290,49 @@ class CpuSamples:
         self._stop.set()
         self.sample()
 
-    def spent(self, since: float, until: float) -> tuple[float, float | None]:
-        """CPU seconds of the room and of PostgreSQL between the samples nearest two moments."""
-        def at(moment: float) -> tuple[float, float, float | None]:
-            return min(self.samples, key=lambda sample: abs(sample[0] - moment))
+    def spent(self, since: float, until: float
+              ) -> tuple[float, float | None, float, float, float | None]:
+        """CPU seconds of the room, of PostgreSQL, of this process, of its forwarders' thread
+        and of the broker (all of a broker started since) between the samples nearest two
+        moments."""
+        first, last = self.at(since), self.at(until)
+        postgres = None if first.postgres is None or last.postgres is None \
+            else last.postgres - first.postgres
+        broker = None if last.broker is None else last.broker[1] - (
+            first.broker[1] if first.broker and first.broker[0] == last.broker[0] else 0.0)
+        return (last.room - first.room, postgres, last.tables - first.tables,
+                last.forwarders - first.forwarders, broker)
 
-        first, last = at(since), at(until)
-        postgres = None if first[2] is None or last[2] is None else last[2] - first[2]
-        return last[1] - first[1], postgres
+    def at(self, moment: float) -> CpuSample:
+        return min(self.samples, key=lambda sample: abs(sample.at - moment))
+
+    def stream_reached(self, count: int, since: float) -> float | None:
+        """The first sample's time, from ``since``, at which the stream held ``count``."""
+        return next((sample.at for sample in self.samples if sample.at >= since
+                     and sample.stream is not None and sample.stream >= count), None)
+
+
+def stream_messages(url: str) -> int | None:
+    """The messages the floor's stream holds (None: the broker does not answer)."""
+    import nats
+
+    from dealer_assist.floor.wire import STREAM
+
+    async def quiet(error: Exception) -> None:
+        return None
+
+    async def count() -> int:
+        nc = await nats.connect(url, allow_reconnect=False, connect_timeout=0.5,
+                                error_cb=quiet)
+        try:
+            return int((await nc.jetstream().stream_info(STREAM)).state.messages)
+        finally:
+            await nc.close()
+
+    try:
+        return asyncio.run(asyncio.wait_for(count(), 1.0))
+    except Exception:  # the broker away or starting
+        return None
 
 
 def cpu_line(who: str, seconds: float | None, over: float) -> str:
@@ -283,9 +359,19 @@ def report_outage(lags: list[tuple[float, float]], outage: dict[str, float], beg
         " up, the tables' new records included)",
         lag_line("the records the outage held up (recorded from the broker's stop until the room "
                  "caught up, or in flight at the stop)", [lags[n][1] for n in sorted(held_up)])]
-    room, server = cpu.spent(back, done)
+    first = min((at + lag for at, lag in lags if at + lag > back), default=back)
+    owed = sum(1 for at, _ in lags if at <= back)  # every record recorded by then, set-up ones too
+    sent = cpu.stream_reached(owed, back)
+    lines.append(f"the room ingested its first record {first - back:.1f} s after the broker came"
+                 f" back; the stream held every record recorded by then " + (
+                     f"{sent - back:.1f} s after it (sampled each second)" if sent is not None
+                     else "at no sample"))
+    room, server, tables, forwarders, broker = cpu.spent(back, done)
     lines.append(f"while catching up: {cpu_line('room CPU', room, spent)}"
-                 + (f"; {cpu_line('PostgreSQL server CPU', server, spent)}" if postgres else ""))
+                 + (f"; {cpu_line('PostgreSQL server CPU', server, spent)}" if postgres else "")
+                 + f"; {cpu_line('nats-server CPU', broker, spent)}"
+                 + f"; {cpu_line('the simulated tables process CPU', tables, spent)}, of it "
+                 f"{cpu_line('its forwarders thread', forwarders, spent)}")
     return held_up, lines
 
 
@@ -296,11 +382,24 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10.0,
                         help="minutes the tables deal with the broker up")
     parser.add_argument("--outage", type=float, default=60.0, help="seconds (0: none)")
+    parser.add_argument("--window", default=str(WINDOW),
+                        help="records in flight per forwarder; several, comma-separated, run "
+                        "the scenario once each, one after the other")
     parser.add_argument("--store", choices=("postgres", "sqlite"), default="postgres")
     parser.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL schema")
     args = parser.parse_args()
+    windows = [int(value) for value in args.window.split(",")]
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
+    for window in windows:
+        if len(windows) > 1:
+            print(f"\n== window {window}: records in flight per forwarder ==")
+        scenario(args, window)
+
+
+def scenario(args: argparse.Namespace, window: int) -> None:
+    """The whole run with ``window`` records in flight per forwarder: its own broker, room and
+    store."""
     scratch = Path(tempfile.mkdtemp(prefix="bench-floor-"))
     where = RoomStore(args.store, str(scratch / "room"), args.url,
                       f"bench_floor_{uuid.uuid4().hex[:8]}")
@@ -308,7 +407,7 @@ def main() -> None:
     print(f"room store: {where.describe()}")
     broker = Broker(scratch / "jetstream")
     try:
-        run(args, scratch, where, broker)
+        run(args, scratch, where, broker, window)
     finally:
         broker.stop()
         if args.keep and args.store == "postgres":
@@ -318,10 +417,11 @@ def main() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def run(args: argparse.Namespace, scratch: Path, where: RoomStore, broker: Broker) -> None:
+def run(args: argparse.Namespace, scratch: Path, where: RoomStore, broker: Broker,
+        window: int) -> None:
     broker.start()
     make_stream(broker.url)
-    link = FloorLink(broker.url)
+    link = FloorLink(broker.url, window=window)
     sim = scratch / "tables"
     run_floor(SimOptions(sim, link, args.tables, 0))  # set the tables up: their keys
     keys = {f"SIM{n:03d}": str(sim / f"SIM{n:03d}.evidence" / "table.pub")
@@ -345,7 +445,7 @@ def run(args: argparse.Namespace, scratch: Path, where: RoomStore, broker: Broke
         outage["to"] = time.time()
 
     cutter = threading.Thread(target=cut, daemon=True)
-    cpu = CpuSamples(room.pid).start()
+    cpu = CpuSamples(room.pid, broker).start()
     began, wall_began = time.monotonic(), time.time()
     if args.outage:
         cutter.start()
@@ -374,7 +474,7 @@ def run(args: argparse.Namespace, scratch: Path, where: RoomStore, broker: Broke
     # the set-up records wait for the room to start: left out
     steady = [lag for n, (at, lag) in enumerate(lags) if at >= wall_began and n not in held_up]
     print(lag_line("steady (box record time to room ingest)", steady))
-    room_cpu, postgres_cpu = cpu.spent(wall_began, wall_finished)
+    room_cpu, postgres_cpu, _, _, _ = cpu.spent(wall_began, wall_finished)
     print(f"{cpu_line('room CPU', room_cpu, finished - began)}; memory RSS {rss:.0f} MiB, "
           f"peak {peak:.0f} MiB")
     if where.kind == "postgres":

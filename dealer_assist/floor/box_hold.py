@@ -4,7 +4,8 @@ The box answers the room's :class:`~.wire.HoldRequest` (``floor.holds.<TABLE>``)
 every video frame of the held round with a ``keyframe`` record of its own chain, as an operator
 marks a frame from the box's page, signed with the table's key; the box's ``prune_frames``
 then keeps those frames for ever (a mark is never taken back: keeping more is safe). A frame
-already key, already marked or already pruned gets no record, so a repeat of a request writes
+already key, already marked or already pruned (read in the mark's own write transaction, so a
+prune and a mark never both take one frame) gets no record, so a repeat of a request writes
 nothing new.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,17 +69,31 @@ def keep_held_round(store: RecordingStore, table: str, request: HoldRequest) -> 
         if record.seq in pruned:
             gone.append(record.seq)
             continue
-        kept.append(record.seq)
         if record.seq not in marked and _body(record).get("key") is False:
-            store.append("keyframe", {"user": f"room:{request.user}", "frame": record.seq,
-                                      "room_hold": request.hold, "why": request.why},
-                         table=record.table, round_key=record.round_key,
-                         round_id=record.round_id)
+            mark = store.append_checked(
+                "keyframe", _unless_pruned(store, record.seq, {
+                    "user": f"room:{request.user}", "frame": record.seq,
+                    "room_hold": request.hold, "why": request.why}),
+                table=record.table, round_key=record.round_key, round_id=record.round_id)
+            if mark is None:  # a prune listed it meanwhile
+                gone.append(record.seq)
+                continue
             fresh.append(record.seq)
+        kept.append(record.seq)
     if fresh:
         logger.info("%s keeps %d frames of round %d for the room's hold %d", table, len(fresh),
                     request.round_key, request.hold)
     return KeptRound(request.hold, chain, request.round_key, kept, fresh, gone)
+
+
+def _unless_pruned(store: RecordingStore, seq: int, body: dict[str, Any]
+                   ) -> Callable[[], dict[str, Any] | None]:
+    """The mark's body, unless frame ``seq`` is pruned (read in the mark's write transaction)."""
+    def decide() -> dict[str, Any] | None:
+        frame = store.frame(seq)
+        return None if frame is None or frame.pruned_at else body
+
+    return decide
 
 
 def _marked_and_pruned(store: RecordingStore) -> tuple[set[int], set[int]]:

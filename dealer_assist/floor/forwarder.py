@@ -3,13 +3,17 @@
 A :class:`Forwarder` reads the table's surveillance store (its own SQLite connection, in its own
 asyncio loop: the table never waits for the network) and publishes each record after the
 :class:`Cursor` to JetStream on the table's own subject, with the message id
-``TABLE.CHAIN.SEQ.HASH16`` (:mod:`.wire`). The cursor, fsync'd on the box, is the last record
-the broker acknowledged with a PubAck; it moves only after that acknowledgement, so through a
-broker outage or a network cut the table keeps recording locally and catches up afterwards, in
-order, from where the broker last said it held. A key frame travels in its record's message;
-other frames stay on the box and the room asks for them on ``floor.frames.<TABLE>``
-(request/reply). The room's legal holds come on ``floor.holds.<TABLE>``: the box marks the held
-round's frames so its own retention keeps them (:mod:`.box_hold`), signed with the table's key.
+``TABLE.CHAIN.SEQ.HASH16`` (:mod:`.wire`). Up to :attr:`FloorLink.window` records are in flight
+at once (published, their PubAck not yet back), in order on one connection. The cursor, fsync'd
+on the box, is the last record that the broker acknowledged with every record before it; it
+never passes a record without a PubAck, so through a broker outage or a network cut the table
+keeps recording locally and catches up afterwards, in order, from the first record the broker
+did not acknowledge. A connection that drops is never resumed with what it had buffered: a new
+one starts again from that record, alone until the broker acknowledges it. A key frame travels
+in its record's message; other frames stay on the box and the room asks for them on
+``floor.frames.<TABLE>`` (request/reply). The room's legal holds come on
+``floor.holds.<TABLE>``: the box marks the held round's frames so its own retention keeps them
+(:mod:`.box_hold`), signed with the table's key.
 
 :class:`ForwarderHost` runs forwarders in one thread with one event loop (one on a table box,
 hundreds in ``dealer-assist floor simulate``). :class:`FloorStatus` is what the dealer's screen
@@ -25,6 +29,7 @@ import os
 import ssl
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,14 +61,20 @@ from dealer_assist.surveillance.store import (
 logger = logging.getLogger(__name__)
 
 CURSOR_NAME = "floor.cursor"
-#: records published between two writes of the cursor (a crash resends at most these)
+#: records acknowledged between two writes of the cursor (a crash resends at most these and
+#: the window)
 CURSOR_EVERY = 200
+#: records in flight by default: published, their PubAck not yet back
+WINDOW = 128
+#: the most records a link may have in flight
+MAX_WINDOW = 1024
 
 
 @dataclass(frozen=True, slots=True)
 class FloorLink:
     """A table's ``[floor]`` section: the broker, the table's credentials and TLS files, and the
-    lag past which the dealer's screen raises an alarm."""
+    lag past which the dealer's screen raises an alarm; ``window``: the records in flight at once
+    (1 to :data:`MAX_WINDOW`; 1: each waits for its predecessor's PubAck)."""
 
     url: str
     credentials: Path | None = None
@@ -72,6 +83,12 @@ class FloorLink:
     tls_key: Path | None = None
     alarm_after_s: float = 300.0
     alarm_after_records: int = 2000
+    window: int = WINDOW
+
+    def __post_init__(self) -> None:
+        if isinstance(self.window, bool) or not isinstance(self.window, int) \
+                or not 1 <= self.window <= MAX_WINDOW:
+            raise ValueError(f"window must be 1 to {MAX_WINDOW} records, got {self.window!r}")
 
     def tls(self) -> ssl.SSLContext | None:
         """The TLS context for the broker (None: plain, as on a private loopback)."""
@@ -185,6 +202,7 @@ class Forwarder:
         self._store: RecordingStore | None = None
         self._chain: str | None = None
         self._acked = 0
+        self._in_flight: deque[tuple[int, asyncio.Future[Any] | None]] = deque()
         self._connected = False
 
     @property
@@ -202,7 +220,10 @@ class Forwarder:
 
         backoff = 0.5
         while not self._stop.is_set():
-            options = self.link.connect_options(f"table-{self.table}", self.table)
+            # no reconnecting: a connection resumed would send what it had buffered, after
+            # records lost with the broker; a new one starts from the first unacknowledged
+            options = {**self.link.connect_options(f"table-{self.table}", self.table),
+                       "allow_reconnect": False, "disconnected_cb": self._connection_lost}
             try:
                 nc = await self._until_stopped(nats.connect(**options))
                 if nc is None:
@@ -210,7 +231,7 @@ class Forwarder:
             except Exception as error:  # the broker away, refused, or TLS: try again
                 self._report(connected=False, detail=f"cannot reach the floor broker: {error}")
                 await self._sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                backoff = min(backoff * 2, 2.0)
                 continue
             backoff = 0.5
             try:
@@ -229,7 +250,7 @@ class Forwarder:
         js = nc.jetstream()
         await nc.subscribe(frame_subject(self.table), cb=self._frame_request(nc))
         await nc.subscribe(hold_subject(self.table), cb=self._hold_request(nc))
-        while not self._stop_set():
+        while not self._stop_set() and not nc.is_closed:  # closed: connect again
             try:
                 sent = await self._publish_some(js, nc)
             except RecordingError as error:
@@ -238,12 +259,17 @@ class Forwarder:
             except Exception as error:  # a PubAck that did not come: the broker away or full
                 self._report(connected=nc.is_connected,
                              detail=f"the floor broker did not acknowledge: {error}")
-                await self._sleep(1.0)
+                if not nc.is_closed:
+                    await self._sleep(1.0)
                 continue
-            if nc.is_closed:
-                return
             if not sent:
                 await self._sleep(self.poll_s)
+
+    async def _connection_lost(self) -> None:
+        """The connection is gone: what it had in flight will never be acknowledged."""
+        for _, pending in self._in_flight:
+            if pending is not None and not pending.done():
+                pending.set_exception(ConnectionError("the floor broker's connection was lost"))
 
     async def _until_stopped(self, connecting: Any, timeout: float = 10.0) -> Any:
         """The connection ``connecting`` makes (None: :meth:`stop` came first)."""
@@ -285,35 +311,57 @@ class Forwarder:
         return self._store
 
     async def _publish_some(self, js: Any, nc: Any) -> int:
-        """Publish the records after the cursor (up to :data:`CURSOR_EVERY`), each once its
-        predecessor is acknowledged; the cursor is saved after them. Returns how many."""
+        """Publish the records after the cursor up to the store's head, up to
+        ``link.window`` of them awaiting their PubAck at once (the first alone: a broker just
+        back may refuse a few); the cursor moves over each record acknowledged with all before
+        it and is saved every :data:`CURSOR_EVERY` and at the end. A PubAck refused or not
+        come ends the call with its error, the records after it unacknowledged: the next call
+        sends again from that one. Returns how many were acknowledged."""
         store = self._open()
         if store is None or self._chain is None:
             self._report(connected=nc.is_connected, detail="waiting for the signed recording")
             return 0
         head = store.last_seq()
-        sent = 0
+        window = self._in_flight = deque()
+        following, saved, limit, sent = self._acked + 1, self._acked, 1, 0
         try:
-            while self._acked < head and sent < CURSOR_EVERY and not self._stop_set():
-                record = store.record(self._acked + 1)
-                if record is None:  # a hole in the chain: the room raises the gap
-                    logger.error("%s: record %d is missing from the recording", self.table,
-                                 self._acked + 1)
-                    self._acked += 1
-                    continue
-                payload = encode_record(self.table, self._chain, record, self._key_frame(record))
-                await js.publish(
-                    record_subject(self.table), payload, timeout=self.ack_timeout_s,
-                    stream=STREAM,
-                    headers={"Nats-Msg-Id": message_id(self.table, self._chain, record)})
-                self._acked = record.seq
-                self.published += 1
-                sent += 1
+            while not self._stop_set():
+                while following <= head and len(window) < limit:
+                    window.append((following, await self._send(js, store, following)))
+                    following += 1
+                if not window:
+                    break
+                seq, pending = window[0]
+                if pending is not None:
+                    await asyncio.wait_for(pending, self.ack_timeout_s)
+                    self.published += 1
+                    sent += 1
+                window.popleft()
+                self._acked, limit = seq, self.link.window
+                if self._acked - saved >= CURSOR_EVERY:
+                    self.cursor.save(self._chain, self._acked)
+                    saved = self._acked
+                    self._report(connected=True, store=store)
         finally:
-            if sent:
+            _abandon(window)
+            if self._acked != saved:
                 self.cursor.save(self._chain, self._acked)
-        self._report(connected=True, detail="", head=head, store=store)
+        self._report(connected=True, detail="", store=store)
         return sent
+
+    async def _send(self, js: Any, store: RecordingStore, seq: int
+                    ) -> asyncio.Future[Any] | None:
+        """Publish record ``seq``; its PubAck to come (None: the record is missing)."""
+        assert self._chain is not None
+        record = store.record(seq)
+        if record is None:  # a hole in the chain: the room raises the gap
+            logger.error("%s: record %d is missing from the recording", self.table, seq)
+            return None
+        payload = encode_record(self.table, self._chain, record, self._key_frame(record))
+        future: asyncio.Future[Any] = await js.publish_async(
+            record_subject(self.table), payload, stream=STREAM,
+            headers={"Nats-Msg-Id": message_id(self.table, self._chain, record)})
+        return future
 
     def _key_frame(self, record: Record) -> bytes | None:
         """A key frame's bytes, to travel with its record (None: no key frame, or gone)."""
@@ -414,6 +462,20 @@ class Forwarder:
                 self.on_status(status)
             except Exception:  # a listener's bug must not stop forwarding
                 logger.exception("the floor status listener raised")
+
+
+def _abandon(window: deque[tuple[int, asyncio.Future[Any] | None]]) -> None:
+    """Give up the PubAcks still awaited (their records are sent again); a refusal already
+    come is taken as read."""
+    for _, pending in window:
+        if pending is None:
+            continue
+        if pending.done():
+            if not pending.cancelled():
+                pending.exception()
+        else:
+            pending.cancel()
+    window.clear()
 
 
 def _header_text(text: str) -> str:

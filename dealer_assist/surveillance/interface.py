@@ -26,13 +26,13 @@ that made it, ``chain`` its chain id (the ``chain`` of the chain's first ``key``
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from dealer_assist.surveillance.store import Clock, Record, RecordSigner, Unreadable
@@ -237,6 +237,19 @@ class Fork:
     held: Record
     offered: Record
     seen_at: str  # when it was offered (store time)
+
+
+@runtime_checkable
+class CheckedAppend(Protocol):
+    """A store that appends a record under a check it reads in the same write transaction."""
+
+    def append_checked(self, kind: str, decide: Callable[[], dict[str, Any] | None], *,
+                       table: str | None = None, round_key: int | None = None,
+                       round_id: str | None = None) -> Record | None:
+        """Chain a ``kind`` record with the body ``decide`` gives, ``decide`` reading this
+        store inside the same write transaction (no other writer between its reads and the
+        record); nothing is written when it gives None (returned), or raises."""
+        ...
 
 
 class RecordStore(Protocol):

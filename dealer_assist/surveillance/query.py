@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
@@ -15,6 +16,7 @@ from typing import Any
 from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.evidence_check import TrustedKeys
 from dealer_assist.surveillance.interface import (
+    CheckedAppend,
     HourVolume,
     IndexedFrame,
     IndexedRound,
@@ -267,12 +269,47 @@ def prune_frames(store: RecordStore, older_than: timedelta, user: str,
     not chained: each is deleted only if its chained record agrees (a frame record, its own hash
     intact and the next record linked to it, not key, never marked key, its file under
     ``frames/``). Those that do not are kept and listed in ``refused`` (``replay --verify`` says
-    what was altered). A damaged database is refused before anything is deleted.
+    what was altered). The marks are read in the write transaction of the ``prune`` record, so a
+    frame marked (an operator's mark, a room's hold) before that record is kept, and one listed
+    in it can no longer be marked. A damaged database is refused before anything is deleted.
     """
     store.check()
     moment = now or store.clock()
     cutoff = format_time(moment - older_than)
     rows = store.video_frames_before(cutoff)
+    candidates = [row for row in rows if _prunable(store, row)]
+    doomed: list[IndexedFrame] = []
+    disagree: set[int] = set()
+
+    def decide() -> dict[str, Any] | None:
+        marked = _marked_frames(store)
+        unmarked = {row.seq for row in store.video_frames_before(cutoff)}  # nor pruned since
+        doomed[:] = [row for row in candidates if row.seq in unmarked and row.seq not in marked]
+        disagree.clear()
+        disagree.update(row.seq for row in candidates
+                        if row.seq in unmarked and row.seq in marked)
+        if not doomed:
+            return None
+        return {"user": user, "cutoff": cutoff, "policy_seconds":
+                int(older_than.total_seconds()), "frames": [r.seq for r in doomed]}
+
+    _append_checked(store, "prune", decide)
+    refused = sorted({row.seq for row in rows} - {row.seq for row in candidates} | disagree)
+    if not doomed:
+        return {"pruned": 0, "bytes": 0, "cutoff": cutoff, "refused": refused}
+    kept = store.key_frame_files()
+    freed = 0
+    for row in doomed:
+        path = store.directory / row.file
+        if row.file not in kept and path.is_file():
+            freed += path.stat().st_size
+            path.unlink()
+    return {"pruned": len(doomed), "bytes": freed, "cutoff": cutoff, "refused": refused}
+
+
+def _marked_frames(store: RecordStore) -> set[int]:
+    """The frames the chain's ``keyframe`` records mark; RecordingError where one does not say
+    which (nothing can be pruned then)."""
     marked: set[int] = set()
     for record in store.records(kinds=("keyframe",)):
         frame = _object_body(record).get("frame")
@@ -282,20 +319,19 @@ def prune_frames(store: RecordStore, older_than: timedelta, user: str,
                 " pruned, since that frame cannot be told from the rest; run"
                 " 'dealer-assist replay --verify'", store.location)
         marked.add(frame)
-    doomed = [row for row in rows if row.seq not in marked and _prunable(store, row)]
-    refused = sorted({row.seq for row in rows} - {row.seq for row in doomed})
-    if not doomed:
-        return {"pruned": 0, "bytes": 0, "cutoff": cutoff, "refused": refused}
-    store.append("prune", {"user": user, "cutoff": cutoff, "policy_seconds":
-                           int(older_than.total_seconds()), "frames": [r.seq for r in doomed]})
-    kept = store.key_frame_files()
-    freed = 0
-    for row in doomed:
-        path = store.directory / row.file
-        if row.file not in kept and path.is_file():
-            freed += path.stat().st_size
-            path.unlink()
-    return {"pruned": len(doomed), "bytes": freed, "cutoff": cutoff, "refused": refused}
+    return marked
+
+
+def _append_checked(store: RecordStore, kind: str,
+                    decide: Callable[[], dict[str, Any] | None], *, table: str | None = None,
+                    round_key: int | None = None) -> Record | None:
+    """``store.append_checked`` (the check and the record in one write transaction); a store
+    without it (the room's PostgreSQL store, whose own chain records no video) checks, then
+    appends."""
+    if isinstance(store, CheckedAppend):
+        return store.append_checked(kind, decide, table=table, round_key=round_key)
+    body = decide()
+    return None if body is None else store.append(kind, body, table=table, round_key=round_key)
 
 
 def _object_body(record: Record) -> dict[str, Any]:
@@ -329,13 +365,17 @@ def _prunable(store: RecordStore, row: IndexedFrame) -> bool:
 
 def mark_key_frame(store: RecordStore, seq: int, user: str) -> None:
     """Flag a frame as key (kept by retention), e.g. because it is evidence in a dispute."""
-    frame = store.frame(seq)
-    if frame is None:
+    found = store.frame(seq)
+    if found is None:
         raise RecordingError(f"no frame record {seq}", store.directory)
-    if frame.pruned_at:
-        raise RecordingError(f"frame {seq} was already pruned", store.directory)
-    store.append("keyframe", {"user": user, "frame": seq}, table=frame.table,
-                 round_key=frame.round_key)
+
+    def decide() -> dict[str, Any]:
+        frame = store.frame(seq)  # read again in the mark's write transaction
+        if frame is None or frame.pruned_at:
+            raise RecordingError(f"frame {seq} was already pruned", store.directory)
+        return {"user": user, "frame": seq}
+
+    _append_checked(store, "keyframe", decide, table=found.table, round_key=found.round_key)
 
 
 # -- statistics ---------------------------------------------------------------------------------

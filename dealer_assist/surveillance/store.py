@@ -559,10 +559,34 @@ class RecordingStore:
         sha256: str | None = None,
     ) -> Record:
         """Chain one record after the last one and index it, in one durable transaction."""
-        body_text = canonical_json(body)
+        record = self._append_decided(kind, lambda: (body,), table, round_key, round_id, file,
+                                      sha256)
+        assert record is not None
+        return record
+
+    def append_checked(self, kind: str, decide: Callable[[], dict[str, Any] | None], *,
+                       table: str | None = None, round_key: int | None = None,
+                       round_id: str | None = None) -> Record | None:
+        """Chain a ``kind`` record with the body ``decide`` gives, ``decide`` reading this store
+        inside the same write transaction (no other connection writes between its reads and
+        the record); nothing is written when it gives None (returned), or raises."""
+        def decided() -> tuple[Any] | None:
+            body = decide()
+            return None if body is None else (body,)
+
+        return self._append_decided(kind, decided, table, round_key, round_id, None, None)
+
+    def _append_decided(self, kind: str, decide: Callable[[], tuple[Any] | None],
+                        table: str | None, round_key: int | None, round_id: str | None,
+                        file: str | None, sha256: str | None) -> Record | None:
         conn = self.conn
         try:
             conn.execute("BEGIN IMMEDIATE")
+            decided = decide()
+            if decided is None:
+                conn.execute("ROLLBACK")
+                return None
+            body_text = canonical_json(decided[0])
             seq, prev_hash = self._head()
             seq += 1
             if kind == "round":
