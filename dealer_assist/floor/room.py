@@ -356,7 +356,7 @@ class Room:
     def _take(self, messages: list[Any]) -> None:
         """Ingest a batch (durably, before any of it is acknowledged), then verify and alarm."""
         assert self.store is not None
-        groups: list[tuple[str, str, list[Forwarded]]] = []
+        groups: dict[tuple[str, str], list[Forwarded]] = {}  # each chain's in stream order
         for message in messages:
             try:
                 item = decode_record(message.subject, message.data)
@@ -366,11 +366,8 @@ class Room:
                 continue
             if item.frame is not None:
                 self._keep_frame(item)
-            if groups and groups[-1][:2] == (item.table, item.chain):
-                groups[-1][2].append(item)
-            else:
-                groups.append((item.table, item.chain, [item]))
-        for table, chain, items in groups:
+            groups.setdefault((item.table, item.chain), []).append(item)
+        for (table, chain), items in groups.items():
             outcomes = self.store.ingest(table, chain, [item.record for item in items])
             self._heard[table] = time.monotonic()
             if table in self._silent:
@@ -414,7 +411,12 @@ class Room:
                 self._alarm(FloorAlarm("gap", table, (
                     f"records {first} to {record.seq - 1} of {table} have not come before "
                     f"record {record.seq}"), chain, first))
-        self._verify_run(check)
+        if record.seq <= check.verified:
+            return  # verified when it first came
+        if record.seq == check.verified + 1 and outcome.next_seq == record.seq + 1:
+            self._verify_held(check, outcome.held)  # the run's next record: no query
+        else:
+            self._verify_run(check)
 
     def _check(self, table: str, chain: str) -> ChainCheck:
         key = (table, chain)
@@ -429,14 +431,18 @@ class Room:
                 table, chain, None if trusted is None else trusted.keys)
         return check
 
+    def _verify_held(self, check: ChainCheck, record: Record) -> None:
+        """Verify the record the store holds as the verified run's next one, and alarm."""
+        for kind, why in check.check(record):
+            self._alarm(FloorAlarm(kind, check.table, why, check.chain, record.seq))
+
     def _verify_run(self, check: ChainCheck) -> None:
         """Verify the records held past the verified run, as far as it is unbroken."""
         assert self.store is not None
         for record in self.store.chain_records(check.table, check.chain, after=check.verified):
             if record.seq != check.verified + 1 and not self._across(check, record.seq):
                 return  # a gap: verification waits for the records missing
-            for kind, why in check.check(record):
-                self._alarm(FloorAlarm(kind, check.table, why, check.chain, record.seq))
+            self._verify_held(check, record)
 
     def _resume_checks(self) -> None:
         """Verify what the store holds already (a room restarted), without alarming again for
