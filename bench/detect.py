@@ -4,7 +4,7 @@ by side, float and INT8 models, in one run.
     PYTHONPATH=. python bench/detect.py [--runtimes onnxruntime,openvino] [--precisions float,int8]
                                         [--sizes 1280x720,3072x1728] [--frames 40] [--workers 2]
                                         [--card-width LEAST MOST] [--scale 1.0] [--whole-frame]
-                                        [--model M --reader R]
+                                        [--model M --reader R] [--readings twice,four]
 
 Frames are rendered table scenes (held-out designs) stored as JPEG, as a camera or file would
 deliver them: 1280x720 with cards 58-95 px wide, 3072x1728 (a 3K camera over a whole 7-seat
@@ -22,6 +22,11 @@ OpenVINO runs the card regions padded up to the fixed shapes it compiles at star
 runs, ``shapes=fixed``); ``--own-shapes`` adds it running each region at its own shape, as 0.10
 did (``shapes=own``), in the same run. ONNX Runtime runs regions at their own shapes (padded ones
 ran slower in it).
+
+``--readings`` measures ways of reading the found indices side by side, each frame read by all
+in turn (``CardDetector(reading=...)``, reader.READINGS: "twice", the table's, reads each index
+as seen and half a turn, and at the quarter turns too only where unsure; "once" as seen first;
+"four" at four quarter turns always, as 0.11 did).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from dealer_assist.vision import runtime as runtimes
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, load_designs
 from dealer_assist.vision.detector import MODELS_DIR, CardDetector
 from dealer_assist.vision.options import SCALE
+from dealer_assist.vision.reader import DEFAULT_READING, READINGS
 from dealer_assist.vision.scenes import (
     SceneConfig,
     check_card_width,
@@ -130,6 +136,8 @@ def main() -> None:
                         help="run the network on the whole frame, not on card regions")
     parser.add_argument("--own-shapes", action="store_true",
                         help="also measure OpenVINO on each region's own shape (0.10's path)")
+    parser.add_argument("--readings", default=DEFAULT_READING,
+                        help="ways of reading the indices, comma-separated (twice, once, four)")
     parser.add_argument("--card-width", type=float, nargs=2, default=None,
                         metavar=("LEAST", "MOST"), help="cards' width in the frame, pixels")
     args = parser.parse_args()
@@ -145,6 +153,9 @@ def main() -> None:
         parser.error(f"--precisions: each one of {', '.join(PRECISION_FILES)}")
     if (args.model is None) != (args.reader is None):
         parser.error("--model and --reader go together")
+    readings = [r.strip() for r in args.readings.split(",") if r.strip()]
+    if not readings or any(r not in READINGS for r in readings):
+        parser.error(f"--readings: each one of {', '.join(READINGS)}")
     pairs = {p: (MODELS_DIR / PRECISION_FILES[p][0], MODELS_DIR / PRECISION_FILES[p][1])
              for p in precisions} if args.model is None else {"given": (args.model, args.reader)}
     try:
@@ -152,7 +163,7 @@ def main() -> None:
     except ValueError as bad:
         parser.error(f"--sizes {bad}")
     print(f"cpu_count={os.cpu_count()} cpu={cpu_model()!r}")
-    summary: list[tuple[str, str, str, str, float, float, float]] = []
+    summary: list[tuple[str, str, str, str, str, float, float, float]] = []
     for size in sizes:
         widths = tuple(args.card_width) if args.card_width else CARD_WIDTHS.get(size, (58.0, 95.0))
         try:
@@ -165,20 +176,22 @@ def main() -> None:
         jpegs = [cv2.imencode(".jpg", render_scene(rng, designs, config).image,
                               [cv2.IMWRITE_JPEG_QUALITY, 90])[1] for _ in range(8)]
         label = f"{size[0]}x{size[1]}"
-        configs = [(precision, runtime, shapes) for precision in pairs for runtime in chosen
-                   for shapes in _shapes(runtime, args.own_shapes)]
-        detectors = {f"{runtime}/{precision}/{shapes}": CardDetector(
+        configs = [(precision, runtime, shapes, reading) for precision in pairs
+                   for runtime in chosen for shapes in _shapes(runtime, args.own_shapes)
+                   for reading in readings]
+        detectors = {"/".join(config): CardDetector(
             *pairs[precision], scale=args.scale, runtime=runtime, regions=not args.whole_frame,
-            fixed_shapes=shapes == "fixed") for precision, runtime, shapes in configs}
+            fixed_shapes=shapes == "fixed", reading=reading)
+            for config in configs for precision, runtime, shapes, reading in [config]}
         measured = one_at_a_time(detectors, jpegs, args.frames)
         detectors.clear()
-        for precision, runtime, shapes in configs:
+        for precision, runtime, shapes, reading in configs:
             model, reader = pairs[precision]
-            stages = measured[f"{runtime}/{precision}/{shapes}"]
+            stages = measured["/".join((precision, runtime, shapes, reading))]
             print(f"\nframe={label} cards={widths[0]:g}-{widths[1]:g}px runtime={runtime} "
                   f"precision={precision} model={model.name} reader={reader.name} "
                   f"scale={args.scale} regions={not args.whole_frame} shapes={shapes} "
-                  f"frames={args.frames}")
+                  f"reading={reading} frames={args.frames}")
             for name, values in stages.items():
                 p95 = sorted(values)[int(0.95 * (len(values) - 1))]
                 print(f"  {name:<17} median {statistics.median(values):7.2f} ms   "
@@ -188,25 +201,26 @@ def main() -> None:
             if args.workers > 1:
                 threaded = CardDetector(model, reader, scale=args.scale, runtime=runtime,
                                         regions=not args.whole_frame, threads=1,
-                                        fixed_shapes=shapes == "fixed")
+                                        fixed_shapes=shapes == "fixed", reading=reading)
                 fps, latency = at_once(threaded, jpegs, 2 * args.frames, args.workers)
                 print(f"  {args.workers} frames at once, one thread each: {fps:.1f} frames/s, "
                       f"each frame {latency:.1f} ms from JPEG to cards (median)")
-            summary.append((label, runtime, precision, shapes, total, fps, latency))
+            summary.append((label, runtime, precision, shapes, reading, total, fps, latency))
     print(f"\nsummary (cpu={cpu_model()!r}, {os.cpu_count()} cores; goal: 30 frames/s, "
           "33 ms a frame one at a time)")
-    print(f"  {'frame':<10} {'runtime':<12} {'models':<7} {'shapes':<6} {'1 at a time':>12} "
-          f"{f'{args.workers} at once':>13} {'each':>9}")
-    for label, runtime, precision, shapes, total, fps, latency in summary:
-        print(f"  {label:<10} {runtime:<12} {precision:<7} {shapes:<6} {total:9.1f} ms "
-              f"{fps:9.1f} f/s {latency:6.1f} ms")
+    print(f"  {'frame':<10} {'runtime':<12} {'models':<7} {'shapes':<6} {'reading':<7} "
+          f"{'1 at a time':>12} {f'{args.workers} at once':>13} {'each':>9}")
+    for label, runtime, precision, shapes, reading, total, fps, latency in summary:
+        print(f"  {label:<10} {runtime:<12} {precision:<7} {shapes:<6} {reading:<7} "
+              f"{total:9.1f} ms {fps:9.1f} f/s {latency:6.1f} ms")
     for label in dict.fromkeys(row[0] for row in summary):
         rows = [row for row in summary if row[0] == label and row[3] == _shapes(row[1])[0]
+                and row[4] == readings[0]
                 and (args.model is not None or row[2] == _table_precision(row[1]))]
         if rows:
-            best = min(rows, key=lambda row: row[4])
+            best = min(rows, key=lambda row: row[5])
             print(f"  runtime = \"auto\" at {label} picks {best[1]} ({best[2]} models, "
-                  f"{best[4]:.1f} ms a frame)")
+                  f"{best[5]:.1f} ms a frame)")
 
 
 def _shapes(runtime: str, own_too: bool = False) -> list[str]:

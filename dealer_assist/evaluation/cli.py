@@ -31,6 +31,7 @@ _GROUP_ORDER = ("headline", "all", "place:", "sideways:", "width:", "design:", "
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``dealer-assist evaluate``."""
     from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER
+    from dealer_assist.vision.reader import DEFAULT_READING, READINGS
 
     parser.add_argument("--scenes", type=number_in(int, 1, 100_000, "--scenes"), default=40,
                         help="deals to render (default 40; the model card's run: 400)")
@@ -44,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="card width range drawn, px (default 60 95)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--reader", type=Path, default=DEFAULT_READER)
+    parser.add_argument("--reading", choices=READINGS, default=DEFAULT_READING,
+                        help="how each found index is read (default %(default)s, as the "
+                        "table: as seen and half a turn, the quarter turns too where unsure)")
     parser.add_argument("--workers", type=number_in(int, 1, 64, "--workers"),
                         default=min(2, os.cpu_count() or 1),
                         help="processes, each rendering and reading its own scenes with one "
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist evaluate: {error}", file=sys.stderr)
         return 2
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
-    setup = (str(args.model), str(args.reader), args.seed, args.frames,
+    setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
              tuple(args.card_width), {d: str(split.folder(d)) for d in installed})
     from dealer_assist.evaluation.score import Report
 
@@ -125,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         "scenes": args.scenes, "frames": args.frames, "seed": args.seed,
         "card_width": args.card_width, "designs": installed,
         "models": {str(p): _sha256(p) for p in (args.model, args.reader)},
+        "reading": args.reading,
         "per_card": {g: t.to_json() for g, t in _ordered(total.card)},
         "per_frame": {g: t.to_json() for g, t in _ordered(total.frame)},
         "confusions": {f"{a}>{b}": n for (a, b), n in
@@ -189,13 +194,14 @@ def _print_text(result: dict) -> None:  # type: ignore[type-arg]
 _STATE: dict[str, object] = {}
 
 
-def _start(model: str, reader: str, seed: int, frames: int, width: tuple[float, float],
-           folders: dict[str, str]) -> None:
+def _start(model: str, reader: str, reading: str, seed: int, frames: int,
+           width: tuple[float, float], folders: dict[str, str]) -> None:
     from dealer_assist.evaluation.artwork import felt_textures, load_deck
     from dealer_assist.vision.detector import CardDetector
 
     _STATE.update(
-        detector=CardDetector(model, reader, threads=1), seed=seed, frames=frames, width=width,
+        detector=CardDetector(model, reader, threads=1, reading=reading), seed=seed,
+        frames=frames, width=width,
         decks={name: load_deck(Path(folder)) for name, folder in folders.items()},
         textures=felt_textures())
 

@@ -24,12 +24,15 @@ from dealer_assist.vision.artwork import CARD_CODES
 from dealer_assist.vision.model_control import MODELS_DIR
 from dealer_assist.vision.reader import (
     CROP_SIZE,
+    DEFAULT_READING,
     RANK_CLASSES,
+    READINGS,
     SUIT_CLASSES,
     agree,
     crop_index,
     crops_to_blob,
-    reading_views,
+    settled,
+    views,
 )
 
 #: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
@@ -153,7 +156,10 @@ class CardDetector:
     trained for; 0.75 is faster but finds fewer indices). ``presence`` is the least detector
     score (its class scores summed; the shipped model has one class, "index") for a place to
     count as an index; ``confidence`` the least reading confidence (rank probability x suit
-    probability, each averaged over four readings of the index at quarter turns). ``regions``:
+    probability, each averaged over the index's readings). ``reading``: how each found index is
+    read (:data:`~.reader.READINGS`): "twice", as seen and half a turn, and at the quarter
+    turns too where those are unsure; "once", as seen first; or "four", always at four quarter
+    turns. ``regions``:
     run the network only on :func:`card_regions` (False: always the whole frame). ``threads``:
     the runtime's threads per inference (default: all cores; the table's camera uses one
     and detects frames at once). ``fixed_shapes``: pad each region up to one of the shapes made
@@ -176,9 +182,12 @@ class CardDetector:
         threads: int | None = None,
         runtime: str = runtimes.ONNXRUNTIME,
         fixed_shapes: bool = True,
+        reading: str = DEFAULT_READING,
     ) -> None:
         if not scale > 0:  # NaN too
             raise ValueError(f"scale must be above 0, got {scale}")
+        if reading not in READINGS:
+            raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
         path, reader = Path(model_path), Path(reader_path)
         shapes = [(1, 3, h, w) for h in REGION_SIDES for w in REGION_SIDES] \
             if fixed_shapes and regions else []
@@ -209,6 +218,7 @@ class CardDetector:
         self.confidence = confidence
         self.presence = presence
         self.iou = iou
+        self.reading = reading
         self.regions = regions and self._fixed_size is None
         self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -340,11 +350,21 @@ class CardDetector:
                            boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The reader's probabilities for the indices at ``boxes`` (``(N, 4)``, N >= 1): ranks
         ``(N, 14)`` over :data:`RANK_CLASSES` ("-": not an index) and suits ``(N, 4)`` over
-        :data:`SUIT_CLASSES`, each averaged over the four quarter-turn readings."""
+        :data:`SUIT_CLASSES`: the first readings of ``reading`` averaged where they are sure,
+        else the four quarter-turn readings averaged."""
         crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
-        # the reader was trained on every angle: each index is read at four quarter turns
-        ranks, suits = self._read_blob(crops_to_blob(reading_views(crops)))
-        return agree(ranks, len(crops)), agree(suits, len(crops))
+        # the reader was trained on every angle: sure first readings stand, unsure ones are
+        # averaged with the index's other quarter turns ("four" reads every turn at once)
+        first, rest = READINGS[self.reading]
+        ranks, suits = (agree(p, len(crops))
+                        for p in self._read_blob(crops_to_blob(views(crops, first))))
+        unsure = np.flatnonzero(~settled(ranks, suits)) if rest else np.zeros(0, np.int64)
+        if len(unsure):
+            more = self._read_blob(crops_to_blob(views([crops[i] for i in unsure], rest)))
+            for probs, extra in zip((ranks, suits), more, strict=True):
+                probs[unsure] = (len(first) * probs[unsure]
+                                 + len(rest) * agree(extra, len(unsure))) / 4
+        return ranks, suits
 
     def _read_blob(self, blob: np.ndarray) -> list[np.ndarray]:
         """The reader's outputs for ``blob``, run padded up to a fixed batch where the session

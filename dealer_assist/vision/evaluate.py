@@ -61,6 +61,7 @@ from dealer_assist.vision.detector import (
     Detections,
     ModelError,
 )
+from dealer_assist.vision.reader import DEFAULT_READING, READINGS
 from dealer_assist.vision.scenes import (
     Blur,
     Scene,
@@ -365,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="run each card region at its own shape, not padded to the fixed "
                              "shapes OpenVINO compiles (what 0.10 did)")
     parser.add_argument("--confidence", type=options.FRACTION, default=DEFAULT_CONFIDENCE)
+    parser.add_argument("--reading", choices=READINGS, default=DEFAULT_READING,
+                        help="how each found index is read (default %(default)s: as seen and half "
+                             "a turn, the quarter turns too where unsure; reader.READINGS)")
     parser.add_argument("--presence", type=options.FRACTION, default=0.25,
                         help="least detector score for a place to count as an index")
     parser.add_argument("--whole-frame", action="store_true",
@@ -412,7 +416,8 @@ def main(argv: list[str] | None = None) -> int:
         detector = CardDetector(args.model or shipped[0], args.reader or shipped[1],
                                 scale=args.scale, confidence=args.confidence,
                                 presence=args.presence, regions=not args.whole_frame,
-                                runtime=args.runtime, fixed_shapes=not args.own_shapes)
+                                runtime=args.runtime, fixed_shapes=not args.own_shapes,
+                                reading=args.reading)
     except ModelError as error:
         parser.error(str(error))
     started = time.time()
@@ -428,6 +433,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     summary = report(args.set, score) | {
         "designs": designs, "scenes": args.scenes, "seed": args.seed, "scale": args.scale,
+        "reading": args.reading,
         "size": list(size), "card_width": [least, most],
         "confidence": args.confidence, "presence": args.presence,
         "regions": not args.whole_frame, "frames": args.frames, "runtime": args.runtime,

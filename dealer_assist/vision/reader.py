@@ -17,7 +17,20 @@ RANK_CLASSES = "A23456789TJQK-"  # "-" = not an index (a pip, a court picture, a
 SUIT_CLASSES = "SHDC"
 CROP_SIZE = 32
 CROP_MARGIN = 1.3
-_TURNS = (cv2.ROTATE_90_CLOCKWISE, cv2.ROTATE_180, cv2.ROTATE_90_COUNTERCLOCKWISE)
+#: Quarter turns clockwise -> how OpenCV turns a crop so (0: as seen).
+_TURNS = {1: cv2.ROTATE_90_CLOCKWISE, 2: cv2.ROTATE_180, 3: cv2.ROTATE_90_COUNTERCLOCKWISE}
+#: How the detector reads each found index (``CardDetector(reading=...)``): the quarter turns
+#: read first, and the turns read as well where those readings, averaged, are not
+#: :data:`SETTLED` sure (:func:`settled`); an index's readings are averaged. "four": every turn
+#: always; "twice": as seen and half a turn, then the quarter turns; "once": as seen, then the
+#: other three.
+READINGS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "four": ((0, 1, 2, 3), ()), "twice": ((0, 2), (1, 3)), "once": ((0,), (1, 2, 3))}
+#: How the table reads.
+DEFAULT_READING = "twice"
+#: First readings this sure ("not an index", or rank x suit probability) need no others
+#: (models/README.md, "Fewer readings of each index").
+SETTLED = 0.99
 
 
 def crop_index(frame: np.ndarray, box: Sequence[float],
@@ -42,7 +55,22 @@ def crops_to_blob(crops: list[np.ndarray]) -> np.ndarray:
 def reading_views(crops: list[np.ndarray]) -> list[np.ndarray]:
     """Each crop as seen, then all of them turned a quarter, a half and three quarters of a turn
     (one block of ``len(crops)`` per view): how every index is read, and calibrated."""
-    return crops + [cv2.rotate(crop, turn) for turn in _TURNS for crop in crops]
+    return views(crops, (0, 1, 2, 3))
+
+
+def views(crops: list[np.ndarray], turns: Sequence[int]) -> list[np.ndarray]:
+    """The crops turned by each of ``turns`` quarter turns clockwise, one block of
+    ``len(crops)`` per turn."""
+    return [cv2.rotate(crop, _TURNS[turn]) if turn else crop for turn in turns for crop in crops]
+
+
+def settled(ranks: np.ndarray, suits: np.ndarray, sure: float = SETTLED) -> np.ndarray:
+    """Which rows of ``(N, 14)`` ranks and ``(N, 4)`` suits need no further reading: "not an
+    index" at least ``sure``, or an index whose rank x suit probability is at least ``sure``."""
+    not_an_index = RANK_CLASSES.index("-")
+    named = (ranks.argmax(axis=1) != not_an_index) & \
+        (ranks.max(axis=1) * suits.max(axis=1) >= sure)
+    return (ranks[:, not_an_index] >= sure) | named
 
 
 def agree(probs: np.ndarray, n: int) -> np.ndarray:

@@ -50,7 +50,12 @@ from dealer_assist.vision.evaluate import (
     score_scene,
     score_tracked,
 )
-from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+from dealer_assist.vision.reader import (
+    DEFAULT_READING,
+    RANK_CLASSES,
+    READINGS,
+    SUIT_CLASSES,
+)
 from dealer_assist.vision.scenes import (
     SceneConfig,
     check_card_width,
@@ -266,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=options.existing_file, default=DEFAULT_MODEL)
     parser.add_argument("--reader", type=options.existing_file, default=DEFAULT_READER)
     parser.add_argument("--runtime", choices=["onnxruntime", "openvino"], default="onnxruntime")
+    parser.add_argument("--reading", choices=READINGS, default=DEFAULT_READING,
+                        help="how each found index is read (default %(default)s: as seen and half "
+                             "a turn, the quarter turns too where unsure; reader.READINGS)")
     parser.add_argument("--size", default="1280x720", help="frame size WxH")
     parser.add_argument("--frames", type=options.FRAMES, default=1, metavar="K",
                         help="see each scene in K frames of a fixed camera and score each card "
@@ -289,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"designs not installed: {', '.join(missing) or 'none trained'} "
                      "(scripts/install-card-art.sh)")
     try:
-        detector = CardDetector(args.model, args.reader, runtime=args.runtime)
+        detector = CardDetector(args.model, args.reader, runtime=args.runtime,
+                                reading=args.reading)
     except ModelError as error:
         parser.error(str(error))
     started = time.time()
@@ -304,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
               | {"set": args.set, "scenes": args.scenes, "frames": args.frames,
                  "seed": args.seed, "size": list(size), "card_width": list(width),
                  "model": args.model.name, "reader": args.reader.name, "runtime": args.runtime,
+                 "reading": args.reading,
                  "seconds": round(time.time() - started)}, sys.stdout)
     print()
     for label, each in (("per frame", tally), (f"over {args.frames} frames", pooled)):

@@ -210,6 +210,7 @@ def test_the_shipped_models_on_one_independent_deal(capsys: pytest.CaptureFixtur
                  "--workers", "1", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["designs"] == ["dondorf"] and result["frames"] == 4
+    assert result["reading"] == "twice"  # as the table reads
     card, frame = result["per_card"]["all"], result["per_frame"]["all"]
     assert card["cards"] > 0 and frame["cards"] >= card["cards"]
     assert 0.0 <= card["recall"] <= card["landing"] <= 1.0
