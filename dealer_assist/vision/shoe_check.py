@@ -14,7 +14,7 @@ With no shoe card in flight (a hand-held game) it names cards exactly as the det
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,39 +24,60 @@ from dealer_assist.vision.detector import (
     CardObservation,
     Detections,
     group_indices,
-    same_place,
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
-from dealer_assist.vision.tracker import CardEvent, CardTracker
-from dealer_assist.vision.verify import INDEX, NOT_AN_INDEX, Verdict, judge
+from dealer_assist.vision.tracker import CardEvent, CardTracker, same_places
+from dealer_assist.vision.verify import (
+    INDEX,
+    NOT_AN_INDEX,
+    Verdict,
+    judge_codes,
+    mismatched_rows,
+)
 
 #: How many of its latest frames an index's readings are pooled over.
 POOL_FRAMES = 8
+_CODE_IDS = {code: i for i, code in enumerate(CARD_CODES)}
 
 
 @dataclass(frozen=True)
 class FrameReading:
     """A frame's index boxes ``(N, 4)`` that the reader takes for an index, with its rank
-    ``(N, 14)`` and suit ``(N, 4)`` probabilities."""
+    ``(N, 14)`` and suit ``(N, 4)`` probabilities, and what the detector would name each:
+    ``names`` (``""``: below its confidence) at ``confidences`` ``(N,)``."""
 
     boxes: np.ndarray
     ranks: np.ndarray
     suits: np.ndarray
+    names: tuple[str, ...]
+    confidences: np.ndarray
 
 
-@dataclass
 class _Place:
-    """An index seen at one place over recent frames, its readings kept for pooling."""
+    """An index seen at one place over recent frames, its latest :data:`POOL_FRAMES`
+    readings kept (oldest first) for pooling, in place."""
 
-    box: np.ndarray
-    last_frame: int
-    ranks: list[np.ndarray] = field(default_factory=list)
-    suits: list[np.ndarray] = field(default_factory=list)
+    def __init__(self, box: np.ndarray, frame: int, ranks: np.ndarray, suits: np.ndarray):
+        self.box, self.last_frame = box, frame
+        self._ranks = np.empty((POOL_FRAMES, ranks.shape[-1]), ranks.dtype)
+        self._suits = np.empty((POOL_FRAMES, suits.shape[-1]), suits.dtype)
+        self._count = 0
 
     def add(self, box: np.ndarray, ranks: np.ndarray, suits: np.ndarray, frame: int) -> None:
         self.box, self.last_frame = box, frame
-        self.ranks = (self.ranks + [ranks])[-POOL_FRAMES:]
-        self.suits = (self.suits + [suits])[-POOL_FRAMES:]
+        if self._count == POOL_FRAMES:
+            self._ranks[:-1], self._suits[:-1] = self._ranks[1:], self._suits[1:]
+        else:
+            self._count += 1
+        self._ranks[self._count - 1], self._suits[self._count - 1] = ranks, suits
+
+    @property
+    def ranks(self) -> np.ndarray:
+        return self._ranks[:self._count]
+
+    @property
+    def suits(self) -> np.ndarray:
+        return self._suits[:self._count]
 
 
 class ShoeCheck:
@@ -74,63 +95,78 @@ class ShoeCheck:
         self._codes = tuple(codes)
 
     def read(self, frame: np.ndarray) -> FrameReading:
-        """The indices in ``frame`` and the reader's probabilities for each."""
+        """The indices in ``frame``, the reader's probabilities for each and its name."""
         if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
             shape = None if frame is None else (frame.shape, frame.dtype)
             raise ValueError(f"expected a BGR uint8 image (H, W, 3), got {shape}")
         boxes = self.detector.find_indices(frame)
         if len(boxes) == 0:
             return FrameReading(boxes, np.zeros((0, len(RANK_CLASSES))),
-                                np.zeros((0, len(SUIT_CLASSES))))
+                                np.zeros((0, len(SUIT_CLASSES))), (), np.zeros(0))
         ranks, suits = self.detector.read_probabilities(frame, boxes)
         keep = ranks[:, NOT_AN_INDEX] < INDEX
-        return FrameReading(boxes[keep], ranks[keep], suits[keep])
+        boxes, ranks, suits = boxes[keep], ranks[keep], suits[keep]
+        rows = np.arange(len(ranks))
+        rank_ids, suit_ids = ranks[:, :NOT_AN_INDEX].argmax(axis=1), suits.argmax(axis=1)
+        confidences = ranks[rows, rank_ids] * suits[rows, suit_ids]
+        # compared as Python floats are: a float32 threshold would round 0.7 down
+        named = confidences.astype(np.float64) >= self.detector.confidence
+        names = tuple(RANK_CLASSES[r] + SUIT_CLASSES[s] if ok else ""
+                      for r, s, ok in zip(rank_ids.tolist(), suit_ids.tolist(), named.tolist(),
+                                          strict=True))
+        return FrameReading(boxes, ranks, suits, names, confidences)
 
     def track(self, frame_number: int, reading: FrameReading) -> list[CardEvent]:
         """The tracker's events for this frame, each index read against the codes in flight."""
         codes = self._codes
         self._places = [p for p in self._places if frame_number - p.last_frame <= POOL_FRAMES]
+        places = self._at_places(reading, frame_number)
+        on_felt = self.tracker.confirmed_at_each(reading.boxes)
+        # a card on the felt that appeared as the shoe's keeps its code unless surely another
+        matched = [(i, felt[0]) for i, felt in enumerate(on_felt)
+                   if felt is not None and felt[1] == Verdict.MATCH.value]
+        rows = [i for i, _ in matched]
+        switched = mismatched_rows(reading.ranks[rows], reading.suits[rows],
+                                   [code for _, code in matched])
+        kept_code = {i for i, bad in zip(rows, switched.tolist(), strict=True) if not bad}
         named: list[tuple[int, str, float, str | None, str | None]] = []
-        for i, box in enumerate(reading.boxes):
-            ranks, suits = reading.ranks[i:i + 1], reading.suits[i:i + 1]
-            place = self._place(box, ranks, suits, frame_number)
-            x0, y0, x1, y1 = (float(v) for v in box)
-            on_felt = self.tracker.confirmed_at((x0, y0, x1, y1))
-            if on_felt is not None:
-                code, verdict = on_felt
-                if verdict == Verdict.MATCH.value and \
-                        judge(ranks, suits, code).verdict is not Verdict.MISMATCH:
-                    named.append((i, code, 1.0, verdict, code))  # as the shoe said it
-                    continue
-                codes_now: tuple[str, ...] = ()  # a card on the felt is named, not checked
-            else:
-                codes_now = codes
-            named.append((i, *self._judge(place, codes_now, ranks, suits)))
+        for i, felt in enumerate(on_felt):
+            if felt is not None and i in kept_code:
+                named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
+            else:  # a card on the felt is named, not checked
+                named.append((i, *self._judge(reading, i, places[i],
+                                              codes if felt is None else ())))
         return self.tracker.update(frame_number, self._cards(reading.boxes, named))
 
-    def _place(self, box: np.ndarray, ranks: np.ndarray, suits: np.ndarray,
-               frame: int) -> _Place:
-        place = next((p for p in self._places if p.last_frame != frame
-                      and same_place(p.box.tolist(), box.tolist())), None)
-        if place is None:
-            place = _Place(box, frame)
-            self._places.append(place)
-        place.add(box, ranks, suits, frame)
-        return place
+    def _at_places(self, reading: FrameReading, frame: int) -> list[_Place]:
+        """Each index's place (the first kept place it lies at, not yet taken this frame; else
+        a new one), its reading added to the place's pool."""
+        boxes = reading.boxes
+        hits = same_places(boxes, np.array([p.box for p in self._places], np.float32)
+                           .reshape(-1, 4))
+        taken = np.zeros(len(self._places), bool)
+        places = []
+        for i, box in enumerate(boxes):
+            free = np.flatnonzero(hits[i] & ~taken)
+            if len(free):
+                place = self._places[int(free[0])]
+                taken[free[0]] = True
+            else:
+                place = _Place(box, frame, reading.ranks, reading.suits)
+                self._places.append(place)
+            place.add(box, reading.ranks[i], reading.suits[i], frame)
+            places.append(place)
+        return places
 
-    def _judge(self, place: _Place, codes: tuple[str, ...], ranks: np.ndarray,
-               suits: np.ndarray) -> tuple[str, float, str | None, str | None]:
-        """(code, confidence, verdict, checked) for one index: the first code in flight its
+    def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...]
+               ) -> tuple[str, float, str | None, str | None]:
+        """(code, confidence, verdict, checked) for index ``i``: the first code in flight its
         pooled readings match; else its name (a mismatch when surely none of them); ``""`` as
         the code: neither matched nor named."""
-        rank, suit = int(ranks[0, :NOT_AN_INDEX].argmax()), int(suits[0].argmax())
-        confidence = float(ranks[0, rank] * suits[0, suit])
-        name = RANK_CLASSES[rank] + SUIT_CLASSES[suit] \
-            if confidence >= self.detector.confidence else ""
+        name, confidence = reading.names[i], float(reading.confidences[i])
         if not codes:
             return name, confidence, None, None
-        pooled_ranks, pooled_suits = np.concatenate(place.ranks), np.concatenate(place.suits)
-        verdicts = [judge(pooled_ranks, pooled_suits, code) for code in codes]
+        verdicts = judge_codes(place.ranks, place.suits, codes)
         for code, verification in zip(codes, verdicts, strict=True):
             if verification.verdict is Verdict.MATCH:
                 return code, verification.probability, Verdict.MATCH.value, code
@@ -148,8 +184,7 @@ class ShoeCheck:
         rows = [entry[0] for entry in kept]
         detections = Detections(boxes[rows].astype(np.float32),
                                 np.array([entry[2] for entry in kept], np.float32),
-                                np.array([CARD_CODES.index(entry[1]) for entry in kept],
-                                         np.int64))
+                                np.array([_CODE_IDS[entry[1]] for entry in kept], np.int64))
         checks = {tuple(float(v) for v in boxes[i]): (verdict, checked)
                   for i, _, _, verdict, checked in kept}
         cards = []

@@ -27,6 +27,8 @@ import enum
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from dealer_assist.vision.detector import CardObservation, same_place
 
 Box = tuple[float, float, float, float]
@@ -132,10 +134,18 @@ class CardTracker:
     def confirmed_at(self, box: Box) -> tuple[str, str | None] | None:
         """The confirmed card one of whose corners lies at ``box``: its code and the verdict it
         appeared with; None if none does."""
-        for track in self._tracks:
-            if track.confirmed and any(same_place(box, corner) for corner in track.corners):
-                return track.card, track.verdict
-        return None
+        return self.confirmed_at_each(np.array([box], np.float64))[0]
+
+    def confirmed_at_each(self, boxes: np.ndarray) -> list[tuple[str, str | None] | None]:
+        """:meth:`confirmed_at` of each of ``boxes`` ``(N, 4)``, in one pass."""
+        owners = [track for track in self._tracks if track.confirmed for _ in track.corners]
+        if not owners or len(boxes) == 0:
+            return [None] * len(boxes)
+        corners = np.array([c for t in self._tracks if t.confirmed for c in t.corners])
+        hits = same_places(boxes, corners)
+        first = hits.argmax(axis=1).tolist()  # corners lie in the tracks' order: the first
+        return [(owners[j].card, owners[j].verdict) if hit else None
+                for j, hit in zip(first, np.any(hits, axis=1).tolist(), strict=True)]
 
     def update(self, frame: int, observations: list[CardObservation]) -> list[CardEvent]:
         """Advance to ``frame`` (strictly increasing) with what the detector saw in it."""
@@ -217,3 +227,15 @@ class CardTracker:
                 kept.append(track)
         self._tracks = kept
         return events
+
+
+def same_places(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`~dealer_assist.vision.detector.same_place` of each box of ``a`` ``(N, 4)`` with
+    each of ``b`` ``(M, 4)``: ``(N, M)``, computed alike (in float64, as Python's floats)."""
+    a = np.asarray(a, np.float64).reshape(-1, 1, 4)
+    b = np.asarray(b, np.float64).reshape(1, -1, 4)
+    ix = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0])
+    iy = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1])
+    smaller = np.minimum((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
+                         (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
+    return np.asarray((ix > 0) & (iy > 0) & (ix * iy >= 0.5 * smaller), bool)

@@ -116,23 +116,53 @@ def judge(ranks: np.ndarray, suits: np.ndarray, code: str) -> Verification:
     any index reads ``code`` at :data:`ACCEPT` or more; a mismatch when at least one row is an
     index and every index row gives ``code`` at most :data:`REJECT` and another code at
     :data:`SURE_OTHER` or more; else unsure."""
-    rank, suit = _split(code)
+    return judge_codes(ranks, suits, (code,))[0]
+
+
+def judge_codes(ranks: np.ndarray, suits: np.ndarray,
+                codes: Sequence[str]) -> list[Verification]:
+    """:func:`judge` of each of ``codes`` on the same readings, what they share done once."""
+    wanted = [_split(code) for code in codes]
     is_index = ranks[:, NOT_AN_INDEX] < INDEX
     if len(ranks) == 0 or not is_index.any():
-        return Verification(code, 0.0, None, 0.0, Verdict.UNSURE)
-    ranks, suits = ranks[is_index], suits[is_index]
-    probability = ranks[:, rank] * suits[:, suit]
+        return [Verification(code, 0.0, None, 0.0, Verdict.UNSURE) for code in codes]
+    if not is_index.all():
+        ranks, suits = ranks[is_index], suits[is_index]
     ranks_named = ranks[:, :NOT_AN_INDEX]
     named = ranks_named.max(axis=1) * suits.max(axis=1)
     best = int(np.argmax(named))
     read = RANK_CLASSES[int(ranks_named[best].argmax())] + SUIT_CLASSES[int(suits[best].argmax())]
-    if probability.max() >= ACCEPT:
-        verdict = Verdict.MATCH
-    elif (probability <= REJECT).all() and (named >= SURE_OTHER).all():
-        verdict = Verdict.MISMATCH
-    else:
-        verdict = Verdict.UNSURE
-    return Verification(code, float(probability.max()), read, float(named[best]), verdict)
+    sure_other = bool((named >= SURE_OTHER).all())
+    rank_ids, suit_ids = [r for r, _ in wanted], [s for _, s in wanted]
+    probabilities = ranks[:, rank_ids] * suits[:, suit_ids]  # (rows, codes)
+    best_probability = probabilities.max(axis=0)
+    matched = best_probability >= ACCEPT
+    rejected = (probabilities <= REJECT).all(axis=0)
+    verdicts = []
+    for column, code in enumerate(codes):
+        if matched[column]:
+            verdict = Verdict.MATCH
+        elif rejected[column] and sure_other:
+            verdict = Verdict.MISMATCH
+        else:
+            verdict = Verdict.UNSURE
+        verdicts.append(Verification(code, float(best_probability[column]), read,
+                                     float(named[best]), verdict))
+    return verdicts
+
+
+def mismatched_rows(ranks: np.ndarray, suits: np.ndarray, codes: Sequence[str]) -> np.ndarray:
+    """For each row ``i`` of ``ranks`` ``(N, 14)`` and ``suits`` ``(N, 4)``, whether that index
+    alone is a mismatch for ``codes[i]`` (its :func:`judge` verdict), all rows at once."""
+    if len(codes) != len(ranks):
+        raise ValueError(f"{len(ranks)} rows and {len(codes)} codes")
+    wanted = [_split(code) for code in codes]
+    rows = np.arange(len(ranks))
+    probability = ranks[rows, [r for r, _ in wanted]] * suits[rows, [s for _, s in wanted]]
+    named = ranks[:, :NOT_AN_INDEX].max(axis=1) * suits.max(axis=1)
+    # a row at REJECT or less is no match (ACCEPT lies above it)
+    return np.asarray((ranks[:, NOT_AN_INDEX] < INDEX) & (probability <= REJECT)
+                      & (named >= SURE_OTHER), bool)
 
 
 def verify(detector: CardDetector, frame: np.ndarray, boxes: np.ndarray | Sequence[

@@ -164,3 +164,37 @@ def test_a_card_lying_sideways_is_reported_sideways() -> None:
     events = run(tracker, [[crosswise, obs("5S", 300, 100)], [crosswise, obs("5S", 300, 100)]])
     assert {(e.card, e.sideways) for e in events} == {("9H", True), ("5S", False)}
     assert [e.to_json().get("sideways") for e in events if e.card == "9H"] == [True]
+
+
+def test_same_places_decides_every_pair_as_same_place_does() -> None:
+    """The array form the shoe check uses, on random boxes and on the edges of the rule: boxes
+    that touch, that overlap by exactly half the smaller one, or just under."""
+    import numpy as np
+
+    from dealer_assist.vision.detector import same_place
+    from dealer_assist.vision.tracker import same_places
+
+    rng = np.random.default_rng(4)
+    corners = rng.uniform(0, 60, (40, 2))
+    a = np.concatenate([corners, corners + rng.uniform(1, 30, (40, 2))], axis=1)
+    a = np.concatenate([a, [[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10]]]).astype(np.float32)
+    b = np.concatenate([a[::-1] + rng.uniform(-5, 5, a.shape),
+                        [[10, 0, 20, 10], [5, 0, 15, 10], [5.001, 0, 15, 10]]])
+    got = same_places(a, b)
+    want = [[same_place(x.tolist(), y.tolist()) for y in b] for x in a]
+    assert got.tolist() == want
+    assert got.any() and not got.all()
+    assert (got[-3, -3], got[-2, -2], got[-1, -1]) == (False, True, False)
+
+
+def test_confirmed_at_each_names_the_card_at_each_box() -> None:
+    import numpy as np
+
+    tracker = CardTracker(stable_frames=1)
+    tracker.update(0, [obs("7S", 100, 100), obs("KH", 300, 100)])
+    tracker.update(1, [obs("7S", 100, 100), obs("KH", 300, 100), obs("2C", 500, 100)])
+    boxes = np.array([(296, 91, 304, 109), (0, 0, 10, 10), (95, 90, 105, 110)], np.float32)
+    assert tracker.confirmed_at_each(boxes) == [("KH", None), None, ("7S", None)]
+    assert [tracker.confirmed_at(tuple(map(float, box))) for box in boxes] == \
+        tracker.confirmed_at_each(boxes)
+    assert tracker.confirmed_at_each(np.zeros((0, 4), np.float32)) == []

@@ -15,8 +15,10 @@ from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
 from dealer_assist.vision.verify import (
     Verdict,
     judge,
+    judge_codes,
     landings,
     measure,
+    mismatched_rows,
     verify,
     verify_observation,
 )
@@ -66,6 +68,37 @@ def test_a_bad_code_is_refused() -> None:
     ranks, suits = rows(reading("7", "S"))
     with pytest.raises(ValueError, match="not a card code: '10S'"):
         judge(ranks, suits, "10S")
+
+
+def random_readings(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of rank and suit probabilities, from sure to spread out, some "not an index"."""
+    ranks = rng.dirichlet(np.full(len(RANK_CLASSES), 0.05), n).astype(np.float32)
+    suits = rng.dirichlet(np.full(len(SUIT_CLASSES), 0.1), n).astype(np.float32)
+    return ranks, suits
+
+
+def test_judging_several_codes_at_once_gives_each_code_its_own_verdict() -> None:
+    rng = np.random.default_rng(9)
+    codes = ["7S", "7C", "KH", "AD", "TS", "2C"]
+    kinds = set()
+    for n in (0, 1, 1, 1, 2, 3, 8) * 40:
+        ranks, suits = random_readings(rng, n)
+        got = judge_codes(ranks, suits, codes)
+        assert got == [judge(ranks, suits, code) for code in codes]
+        kinds |= {v.verdict for v in got}
+    assert kinds == set(Verdict)
+
+
+def test_rows_judged_each_alone_at_once() -> None:
+    rng = np.random.default_rng(10)
+    ranks, suits = random_readings(rng, 600)
+    codes = [str(c) for c in rng.choice(["7S", "7C", "KH", "AD", "QC"], 600)]
+    got = mismatched_rows(ranks, suits, codes)
+    want = [judge(ranks[i:i + 1], suits[i:i + 1], code).verdict is Verdict.MISMATCH
+            for i, code in enumerate(codes)]
+    assert got.tolist() == want and any(want) and not all(want)
+    with pytest.raises(ValueError, match="2 rows and 1 codes"):
+        mismatched_rows(ranks[:2], suits[:2], ["7S"])
 
 
 @pytest.mark.parametrize("name", sorted(ANSWERS))
