@@ -5,8 +5,9 @@ to keep the held round; the box marks its frames so its own retention keeps them
 (:mod:`.box_hold`) and says which it keeps and which were pruned before the hold reached it. The
 room records that answer as ``floor-hold-reached`` in its own chain. A hold is sent when it is
 put on (``room hold``, and the page through ``room serve``) and, by ``room serve``, again every
-:data:`RETRY_S` while it has not reached its box (a box offline gets it once it is back). A
-release stays in the room: the box keeps what it marked (keeping more is safe).
+:data:`RETRY_S` while it has not reached its box (:func:`deliver_until_stopped`: a box offline
+gets it once it is back). A release stays in the room: the box keeps what it marked (keeping
+more is safe).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealer_assist.floor.retention import Hold, holds
 from dealer_assist.floor.wire import HoldRequest, hold_subject
+from dealer_assist.surveillance.store import RecordingError
 
 if TYPE_CHECKING:
     from dealer_assist.floor.config import NatsConfig
@@ -126,6 +128,26 @@ async def deliver_due(nc: Any, store: RecordStore, told: dict[int, str]) -> list
                 logger.warning("hold %d on round %s of %s has not reached the box: %s",
                                hold.seq, hold.round, hold.box, error)
     return done
+
+
+async def deliver_until_stopped(nc: Any, store: RecordStore, told: dict[int, str],
+                                due: asyncio.Event, stop: asyncio.Event,
+                                retry_s: float = RETRY_S) -> None:
+    """:func:`deliver_due` over the connection ``nc``, now and every ``retry_s`` (or when
+    ``due`` is set), until ``stop`` is set; a failure is logged and the next round tries
+    again."""
+    while not stop.is_set():
+        due.clear()
+        try:
+            await deliver_due(nc, store, told)
+        except RecordingError as error:  # the store away: the next round tries again
+            logger.error("the room cannot send its holds: %s", error)
+        except Exception:  # a bug: logged with its trace, the room consumes on
+            logger.exception("sending the room's holds failed")
+        try:
+            await asyncio.wait_for(due.wait(), retry_s)
+        except TimeoutError:
+            pass
 
 
 def deliver_now(nats: NatsConfig, store: RecordStore, hold: Hold,

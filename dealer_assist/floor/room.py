@@ -11,11 +11,12 @@ for that table. What fails is a floor alarm, appended to the room's own chain (k
 ``floor-alarm``): a gap, a fork (a record differing from the copy the room holds: a rewrite on
 the box, caught against the room's copy), a table silent past a bound, a key failure (a
 signature that does not verify, a chain that does not link, a table the room does not trust), a
-message that is no record. The room's legal holds are sent to the table boxes as they are put
-on and, while one has not reached its box, every ``hold_retry_s`` (:mod:`.hold_delivery`). The
-room's retention policy (room.toml ``[retention]``) is applied at start and every
-``retention_every_s``, in a thread of its own with its own store, recorded as ``room prune``
-records it (by :data:`RETENTION_USER`); a failure is logged and tried again next time.
+message that is no record. Each chain's verification state is a :class:`.chain_check.ChainCheck`;
+this module reads the records it checks and alarms what it finds. While connected, the room's
+legal holds are sent to the table boxes as they are put on and, while one has not reached its
+box, every ``hold_retry_s`` (:mod:`.hold_delivery`). The room's retention policy (room.toml
+``[retention]``) is applied at start and every ``retention_every_s``
+(:mod:`.retention_policy`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from dealer_assist.floor.chain_check import ChainCheck
 from dealer_assist.floor.config import NatsConfig, RetentionPolicy, TableKeys
 from dealer_assist.floor.cuts import PRUNE, RecordedCuts, recorded_cuts
-from dealer_assist.floor.hold_delivery import RETRY_S, deliver_due
+from dealer_assist.floor.hold_delivery import RETRY_S, deliver_until_stopped
+from dealer_assist.floor.retention_policy import RETENTION_EVERY_S, RetentionSchedule
 from dealer_assist.floor.wire import (
     MAX_MESSAGE,
     RECORDS,
@@ -42,24 +45,12 @@ from dealer_assist.floor.wire import (
     frame_subject,
 )
 from dealer_assist.surveillance.interface import Ingest, Ingested, RecordStore
-from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
-from dealer_assist.surveillance.signing import PublicKey, signature_key_id
-from dealer_assist.surveillance.store import (
-    GENESIS_HASH,
-    Record,
-    RecordingError,
-    canonical_bytes,
-    chain_hash,
-)
+from dealer_assist.surveillance.store import Record, RecordingError
 
 logger = logging.getLogger(__name__)
 
 ALARM_KIND = "floor-alarm"
 DURABLE = "room"
-RETENTION_USER = "room retention policy"
-RETENTION_EVERY_S = 3600.0
-#: the record kinds a table writes without its key (the page's, replay's), see evidence_check
-KEYLESS_KINDS = ("access", "prune", "keyframe")
 _SAFE_FILE = re.compile(r"[A-Za-z0-9_./-]{1,300}")
 
 
@@ -81,69 +72,6 @@ class FloorAlarm:
         if self.seq is not None:
             out["seq"] = self.seq
         return out
-
-
-@dataclass
-class ChainCheck:
-    """One table's chain as verified so far: the unbroken run from record 1 up to ``verified``,
-    its last hash, and the key that signs now."""
-
-    table: str
-    chain: str
-    trusted: tuple[PublicKey, ...] | None  # None: the room does not trust this table
-    verified: int = 0
-    last_hash: str = GENESIS_HASH
-    key: PublicKey | None = None
-    gaps_alarmed: set[int] = field(default_factory=set)
-
-    def cross(self, after: int, link: str) -> None:
-        """Go on past a recorded cut: record ``after`` comes next and links to ``link``."""
-        self.verified, self.last_hash = after - 1, link
-
-    def check(self, record: Record) -> list[tuple[str, str]]:
-        """Verify the next record of the run (``verified + 1``); (kind, why) for each
-        failure. The run moves on past it either way (each problem is alarmed once)."""
-        problems: list[tuple[str, str]] = []
-        if record.prev_hash != self.last_hash:
-            problems.append(("chain", f"{record.describe()} does not link to record "
-                             f"{record.seq - 1} the room holds"))
-        try:
-            actual = chain_hash(record.prev_hash, canonical_bytes(record))
-        except (ValueError, RecordingError):
-            actual = ""
-        if actual != record.hash:
-            problems.append(("chain", f"{record.describe()}: its content does not match its "
-                             "hash (altered)"))
-        problems.extend(self._signature(record))
-        self.verified, self.last_hash = record.seq, record.hash
-        return problems
-
-    def _signature(self, record: Record) -> list[tuple[str, str]]:
-        if record.kind == KEY_KIND:
-            new = public_key_of(record)
-            signer = self.key or new
-            if new is None or signer is None or record.signature is None \
-                    or not signer.verifies(record.hash, record.signature):
-                return [("key", f"{record.describe()} introduces a key without a valid "
-                         "signature")]
-            if self.key is None and self.trusted is not None and new not in self.trusted:
-                self.key = new
-                return [("key", f"{record.describe()}: the chain's first key {new.key_id} is "
-                         f"not one the room trusts for {self.table}")]
-            self.key = new
-            return []
-        if record.signature is None:
-            if self.key is None or record.kind in KEYLESS_KINDS:
-                return []  # before signing began (covered by the first signed record)
-            return [("key", f"{record.describe()} carries no signature")]
-        if self.key is None:
-            return [("key", f"{record.describe()} is signed, but no key record introduces a "
-                     "key")]
-        if signature_key_id(record.signature) != self.key.key_id \
-                or not self.key.verifies(record.hash, record.signature):
-            return [("key", f"{record.describe()}: its signature does not verify with key "
-                     f"{self.key.key_id}")]
-        return []
 
 
 class Room:
@@ -170,8 +98,7 @@ class Room:
         self.on_record = on_record
         self.hold_retry_s = hold_retry_s
         self.retention = retention or RetentionPolicy()
-        self.retention_every_s = retention_every_s
-        self.retention_runs = 0  # policy applications that finished (failed ones not counted)
+        self._retention = RetentionSchedule(open_store, self.retention, retention_every_s)
         self.store: RecordStore | None = None
         self.ingested = 0  # records held new in this run
         self.alarms: list[FloorAlarm] = []  # raised in this run (each is in the store too)
@@ -183,6 +110,15 @@ class Room:
         self._holds_due = asyncio.Event()
         self._holds_told: dict[int, str] = {}
         self._nc: Any = None
+
+    @property
+    def retention_every_s(self) -> float:
+        return self._retention.every_s
+
+    @property
+    def retention_runs(self) -> int:
+        """The retention policy's applications that finished (failed ones not counted)."""
+        return self._retention.runs
 
     def stop(self) -> None:
         self._stop.set()
@@ -196,7 +132,8 @@ class Room:
         import nats
 
         self.store = self.open_store()
-        keeper = asyncio.ensure_future(self._keep_retention()) if self.retention else None
+        keeper = asyncio.ensure_future(self._retention.keep(self._stop)) \
+            if self.retention else None
         try:
             self._resume_checks()
             started = time.monotonic()
@@ -223,36 +160,6 @@ class Room:
                 await asyncio.gather(keeper, return_exceptions=True)
             self.store.close()
 
-    async def _keep_retention(self) -> None:
-        """Apply the retention policy now and every ``retention_every_s`` until stopped."""
-        while not self._stop.is_set():
-            await asyncio.to_thread(self._apply_retention)
-            await self._sleep(self.retention_every_s)
-
-    def _apply_retention(self) -> None:
-        """One application of the policy, in its own store (ingest goes on meanwhile);
-        failures logged, never raised: the next application tries again."""
-        from dealer_assist.floor import retention
-
-        try:
-            store = self.open_store()
-            try:
-                result = retention.prune_room(
-                    store, self.retention.frames, RETENTION_USER,  # type: ignore[arg-type]
-                    records_older_than=self.retention.records)
-            finally:
-                store.close()
-        except (RecordingError, ValueError) as error:
-            logger.error("the room's retention policy could not be applied (tried again in "
-                         "%.0f s): %s", self.retention_every_s, error)
-            return
-        except Exception:  # a bug: logged with its trace, ingest goes on
-            logger.exception("the room's retention policy failed")
-            return
-        self.retention_runs += 1
-        logger.info("retention policy applied: %s records and %s frames pruned (%s bytes of "
-                    "frame files)", result["records"], result["pruned"], result["bytes"])
-
     def _connect_options(self) -> dict[str, Any]:
         return room_connect_options(self.nats)
 
@@ -278,28 +185,13 @@ class Room:
             config=ConsumerConfig(ack_policy=AckPolicy.EXPLICIT, ack_wait=60,
                                   max_ack_pending=self.batch * 8))
 
-        courier = asyncio.ensure_future(self._deliver_holds(nc))
+        assert self.store is not None
+        courier = asyncio.ensure_future(deliver_until_stopped(
+            nc, self.store, self._holds_told, self._holds_due, self._stop, self.hold_retry_s))
         try:
             await self._fetch_until_stopped(nc, subscription)
         finally:
             courier.cancel()
-
-    async def _deliver_holds(self, nc: Any) -> None:
-        """Send the holds that have not reached their box, now and every ``hold_retry_s`` (or
-        when :meth:`send_holds` asks), while connected."""
-        assert self.store is not None
-        while not self._stop.is_set():
-            self._holds_due.clear()
-            try:
-                await deliver_due(nc, self.store, self._holds_told)
-            except RecordingError as error:  # the store away: the next round tries again
-                logger.error("the room cannot send its holds: %s", error)
-            except Exception:  # a bug: logged with its trace, the room consumes on
-                logger.exception("sending the room's holds failed")
-            try:
-                await asyncio.wait_for(self._holds_due.wait(), self.hold_retry_s)
-            except TimeoutError:
-                pass
 
     async def _fetch_until_stopped(self, nc: Any, subscription: Any) -> None:
         import nats.errors

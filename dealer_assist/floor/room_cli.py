@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dealer_assist.cli import number_in
 from dealer_assist.floor import verify_cli
-from dealer_assist.floor.room import RETENTION_EVERY_S
+from dealer_assist.floor.retention_policy import RETENTION_EVERY_S
 
 if TYPE_CHECKING:
     from dealer_assist.floor.config import RoomConfig

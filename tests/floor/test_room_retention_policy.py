@@ -16,7 +16,8 @@ from psycopg import sql
 from dealer_assist.cli import main
 from dealer_assist.floor import retention
 from dealer_assist.floor.config import NatsConfig, RetentionPolicy, TableKeys
-from dealer_assist.floor.room import RETENTION_USER, Room, RoomThread
+from dealer_assist.floor.retention_policy import RETENTION_USER
+from dealer_assist.floor.room import Room, RoomThread
 from tests.floor.broker import Broker
 from tests.floor.floor import wait_for
 from tests.floor.recorded import Box, open_room, record_box, room_toml
