@@ -153,7 +153,7 @@ class PostgresBackend:
         import psycopg
         from psycopg import sql
 
-        from dealer_assist.floor.pgstore import INDEX_TABLES
+        from dealer_assist.floor.pgschema import INDEX_TABLES
 
         with psycopg.connect(self.url, autocommit=True) as conn:
             for table in INDEX_TABLES:
