@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dealer_assist.surveillance.evidence_check import KEYLESS_KINDS
 from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
 from dealer_assist.surveillance.signing import PublicKey, signature_key_id
 from dealer_assist.surveillance.store import (
@@ -19,9 +20,6 @@ from dealer_assist.surveillance.store import (
     canonical_bytes,
     chain_hash,
 )
-
-#: the record kinds a table writes without its key (the page's, replay's), see evidence_check
-KEYLESS_KINDS = ("access", "prune", "keyframe")
 
 
 @dataclass
