@@ -123,12 +123,13 @@ class ShoeCheck:
         places = self._at_places(reading, frame_number)
         on_felt = self.tracker.confirmed_at_each(reading.boxes)
         # a card on the felt that appeared as the shoe's keeps its code unless surely another
-        matched = [(i, felt[0]) for i, felt in enumerate(on_felt)
-                   if felt is not None and felt[1] == Verdict.MATCH.value]
-        rows = [i for i, _ in matched]
+        at_felt = [(i, felt) for i, felt in enumerate(on_felt) if felt is not None]
+        rows = [i for i, _ in at_felt]
         switched = mismatched_rows(reading.ranks[rows], reading.suits[rows],
-                                   [code for _, code in matched])
-        kept_code = {i for i, bad in zip(rows, switched.tolist(), strict=True) if not bad}
+                                   [felt[0] for _, felt in at_felt])
+        surely_other = {i for i, bad in zip(rows, switched.tolist(), strict=True) if bad}
+        kept_code = {i for i, felt in at_felt
+                     if felt[1] == Verdict.MATCH.value and i not in surely_other}
         named: list[tuple[int, str, float, str | None, str | None]] = []
         laid_over: set[int] = set()
         for i, felt in enumerate(on_felt):
@@ -136,9 +137,9 @@ class ShoeCheck:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
                 continue
             judged = self._judge(reading, i, places[i], codes if felt is None else ())
-            if felt is not None and codes and self._reads_otherwise(reading, i, felt):
-                # a card laid where one on the felt lies (a split's next card, a double laid
-                # across): the shoe's card in flight that it matches is a new card there
+            if felt is not None and codes and i in surely_other:
+                # surely not the card on the felt there: a card laid where it lies (a split's
+                # next card, a double laid across) matching a shoe card in flight is a new card
                 over = self._judge(reading, i, places[i],
                                    tuple(code for code in codes if code != felt[0]))
                 if over[2] == Verdict.MATCH.value:
@@ -147,15 +148,6 @@ class ShoeCheck:
             named.append((i, *judged))  # else a card on the felt is named, not checked
         return self.tracker.update(frame_number,
                                    self._cards(reading.boxes, named, laid_over))
-
-    @staticmethod
-    def _reads_otherwise(reading: FrameReading, i: int, felt: tuple[str, str | None]) -> bool:
-        """Whether index ``i``, at a corner of the card ``felt`` (code, verdict), reads as
-        another card: surely (the check :meth:`track` made) where that card appeared as the
-        shoe's, else named otherwise."""
-        if felt[1] == Verdict.MATCH.value:
-            return True  # not kept as the shoe said it: surely another
-        return reading.names[i] not in ("", felt[0])
 
     def _at_places(self, reading: FrameReading, frame: int) -> list[_Place]:
         """Each index's place (the first kept place it lies at, not yet taken this frame; else
