@@ -118,6 +118,8 @@ class CardObservation:
     ``index_boxes``: the corner-index boxes it was built from. ``verdict``: where it was checked
     against the shoe's cards in flight (:mod:`.shoe_check`), "match", "mismatch" or "unsure",
     and ``checked`` the shoe's code it was checked against (None: named, not checked).
+    ``laid_over``: an index of it lies at a corner of a card already on the felt and matched a
+    shoe card in flight other than that card: a new card laid there, not that card changed.
     """
 
     card: str
@@ -128,6 +130,7 @@ class CardObservation:
     index_boxes: tuple[tuple[float, float, float, float], ...] = field(compare=False)
     verdict: str | None = field(default=None, compare=False)
     checked: str | None = field(default=None, compare=False)
+    laid_over: bool = field(default=False, compare=False)
 
     def to_json(self) -> dict[str, object]:
         """The issue's wire form: ``{"card", "x", "y", "confidence", "sideways"}``."""

@@ -123,20 +123,31 @@ class ShoeCheck:
         places = self._at_places(reading, frame_number)
         on_felt = self.tracker.confirmed_at_each(reading.boxes)
         # a card on the felt that appeared as the shoe's keeps its code unless surely another
-        matched = [(i, felt[0]) for i, felt in enumerate(on_felt)
-                   if felt is not None and felt[1] == Verdict.MATCH.value]
-        rows = [i for i, _ in matched]
+        at_felt = [(i, felt) for i, felt in enumerate(on_felt) if felt is not None]
+        rows = [i for i, _ in at_felt]
         switched = mismatched_rows(reading.ranks[rows], reading.suits[rows],
-                                   [code for _, code in matched])
-        kept_code = {i for i, bad in zip(rows, switched.tolist(), strict=True) if not bad}
+                                   [felt[0] for _, felt in at_felt])
+        surely_other = {i for i, bad in zip(rows, switched.tolist(), strict=True) if bad}
+        kept_code = {i for i, felt in at_felt
+                     if felt[1] == Verdict.MATCH.value and i not in surely_other}
         named: list[tuple[int, str, float, str | None, str | None]] = []
+        laid_over: set[int] = set()
         for i, felt in enumerate(on_felt):
             if felt is not None and i in kept_code:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
-            else:  # a card on the felt is named, not checked
-                named.append((i, *self._judge(reading, i, places[i],
-                                              codes if felt is None else ())))
-        return self.tracker.update(frame_number, self._cards(reading.boxes, named))
+                continue
+            judged = self._judge(reading, i, places[i], codes if felt is None else ())
+            if felt is not None and codes and i in surely_other:
+                # surely not the card on the felt there: a card laid where it lies (a split's
+                # next card, a double laid across) matching a shoe card in flight is a new card
+                over = self._judge(reading, i, places[i],
+                                   tuple(code for code in codes if code != felt[0]))
+                if over[2] == Verdict.MATCH.value:
+                    judged = over
+                    laid_over.add(i)
+            named.append((i, *judged))  # else a card on the felt is named, not checked
+        return self.tracker.update(frame_number,
+                                   self._cards(reading.boxes, named, laid_over))
 
     def _at_places(self, reading: FrameReading, frame: int) -> list[_Place]:
         """Each index's place (the first kept place it lies at, not yet taken this frame; else
@@ -175,9 +186,10 @@ class ShoeCheck:
         return name, confidence, Verdict.UNSURE.value, codes[0]
 
     @staticmethod
-    def _cards(boxes: np.ndarray, named: list[tuple[int, str, float, str | None, str | None]]
-               ) -> list[CardObservation]:
-        """The read indices grouped into cards, each carrying its indices' verdict."""
+    def _cards(boxes: np.ndarray, named: list[tuple[int, str, float, str | None, str | None]],
+               laid_over: set[int]) -> list[CardObservation]:
+        """The read indices grouped into cards, each carrying its indices' verdict; a card
+        with an index in ``laid_over`` (rows) is ``laid_over`` (a new card, not a change)."""
         kept = [entry for entry in named if entry[1]]
         if not kept:
             return []
@@ -187,6 +199,7 @@ class ShoeCheck:
                                 np.array([_CODE_IDS[entry[1]] for entry in kept], np.int64))
         checks = {tuple(float(v) for v in boxes[i]): (verdict, checked)
                   for i, _, _, verdict, checked in kept}
+        over = {tuple(float(v) for v in boxes[i]) for i in laid_over}
         cards = []
         for card in group_indices(detections):
             verdicts = [checks[box] for box in card.index_boxes if box in checks]
@@ -196,5 +209,6 @@ class ShoeCheck:
             if verdict == Verdict.MISMATCH.value and \
                     any(v[0] != Verdict.MISMATCH.value for v in verdicts):
                 verdict, checked = Verdict.UNSURE.value, checked
-            cards.append(replace(card, verdict=verdict, checked=checked))
+            cards.append(replace(card, verdict=verdict, checked=checked,
+                                 laid_over=any(box in over for box in card.index_boxes)))
         return cards

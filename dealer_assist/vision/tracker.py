@@ -19,6 +19,10 @@ Rules (all counted in frames, so they hold for any frame rate):
   question. It takes longer than appearing because a card that has been read right for a while
   and then reads otherwise is more often misread (clubs for spades under glare) than swapped;
   a swapped card stays swapped, so waiting about a second loses nothing.
+- An observation ``laid_over`` a confirmed card (checked: it matched a shoe card in flight that
+  the card is not) continues no confirmed track of another code and is no other reading of one:
+  it is a new card (a split's next card, a double laid across), and the card under it keeps its
+  track until unseen for ``grace_frames``.
 """
 
 from __future__ import annotations
@@ -161,6 +165,7 @@ class CardTracker:
                 for ti, t in enumerate(self._tracks) if t.last_seen != frame
                 for i in unmatched
                 if (observations[i].card == t.card) == want_same
+                and not (observations[i].laid_over and t.confirmed and not want_same)
             )
             for distance, ti, i in pairs:
                 track = self._tracks[ti]
@@ -172,7 +177,8 @@ class CardTracker:
                 events += self._seen(track, observations[i], frame)
         for i in unmatched:
             obs = observations[i]
-            if any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
+            if not obs.laid_over and \
+                    any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
                 continue  # the other corner of a card already seen, read otherwise
             track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame,
                            sideways=obs.sideways)

@@ -184,3 +184,93 @@ def test_a_camera_that_sees_another_card_than_the_shoe_says_raises_the_alarm():
     table.send(replace(landings[0], seen_at=None))
     assert table.kinds() == [AlarmKind.SWITCHED_CARD]
     assert "4C" in table.loop.alarms[0].text and "KH" in table.loop.alarms[0].text
+
+
+
+def felt_inputs(felt: object, steps: list[tuple[tuple[object, ...], tuple[str, ...], int]]
+                ) -> list[object]:
+    """The table's camera inputs from the demo's felt read frame by frame by the shipped
+    models, each step showing its ``items`` on ``felt`` (the dealer's steps) and then rendering
+    ``frames`` frames while the shoe's ``codes`` are in flight."""
+    from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
+                      CardTracker(stable_frames=2, grace_frames=6))
+    tracker = FeltTracker(felt.table.zone_of)  # type: ignore[attr-defined]
+    inputs: list[object] = []
+    number = 0
+    for items, codes, frames in steps:
+        for item in items:
+            felt.show(item)  # type: ignore[attr-defined]
+        check.expect(codes)
+        for _ in range(frames):
+            number += 1
+            image = felt.render().image  # type: ignore[attr-defined]
+            for event in check.track(number, check.read(image)):
+                inputs += tracker.feed(Sighting(
+                    SightingKind(event.kind.value), C(event.card), event.x, event.y,
+                    event.track, event.sideways, event.verdict,
+                    None if event.checked is None else C(event.checked)))
+    return inputs
+
+
+def demo_felt(seed: int) -> object:
+    """The demo's felt (its house deck, its seats), empty."""
+    from dealer_assist.table.simulation.synthetic_camera import (
+        HOUSE_DECK,
+        PLAYED_SEATS,
+        SyntheticFelt,
+        VirtualTable,
+    )
+
+    if HOUSE_DECK not in artwork.installed_designs():
+        pytest.skip("card artwork not installed (scripts/install-card-art.sh)")
+    return SyntheticFelt(artwork.load_designs([HOUSE_DECK])[0], VirtualTable(PLAYED_SEATS),
+                         seed=seed)
+
+
+def test_a_split_hands_next_card_laid_where_the_moved_card_lay_is_seen_landing():
+    from dealer_assist.table.simulation.synthetic_camera import PLAYED_SEATS
+    from dealer_assist.table.sources import FeltStacks, FeltSwap
+
+    seat = PLAYED_SEATS[0]
+    inputs = felt_inputs(demo_felt(seed=1), [
+        ((FeltCard(C("9D"), CardTarget(seat, 0)),), ("9D",), 3),
+        ((FeltCard(C("9C"), CardTarget(seat, 0)),), ("9C",), 3),
+        ((), (), 2),
+        ((FeltStacks(seat, 2, from_stack=0),), (), 2),  # the second 9 moved to its own hand
+        # the first hand's next card, laid where the moved 9 lay, before the tracker lets it go
+        ((FeltCard(C("2S"), CardTarget(seat, 0)),), ("2S",), 4),
+    ])
+    landings = [(f.card, f.spot, f.verdict) for f in inputs if isinstance(f, FeltCard)]
+    assert landings[-1] == (C("2S"), CardTarget(seat, 0), "match"), inputs
+    assert not any(isinstance(f, FeltSwap) for f in inputs), inputs
+
+
+@pytest.mark.parametrize("in_flight", [(), ("4D",)])
+def test_a_card_swapped_where_it_lies_still_raises_the_switched_card_alarm(in_flight):
+    # with no shoe card in flight, or one the new card is not: a change, not a landing
+    from dealer_assist.table.simulation.synthetic_camera import PLAYED_SEATS
+    from dealer_assist.table.sources import FeltSwap, FinishRound
+
+    seat = PLAYED_SEATS[0]
+    inputs = felt_inputs(demo_felt(seed=0), [
+        ((FeltCard(C("7H"), CardTarget(seat, 0)),), ("7H",), 3),
+        ((), (), 2),
+        # the 7H taken away and a QC put in its place between two frames
+        ((FinishRound(), FeltCard(C("QC"), CardTarget(seat, 0))), in_flight, 12),
+    ])
+    assert [(f.card, f.verdict) for f in inputs if isinstance(f, FeltCard)] == \
+        [(C("7H"), "match")], inputs
+    swaps = [f for f in inputs if isinstance(f, FeltSwap)]
+    assert [(s.previous, s.card, s.spot) for s in swaps] == \
+        [(C("7H"), C("QC"), CardTarget(seat, 0))], inputs
+    table = Table()
+    table.send(PlaceBet(seat, Decimal("10")), ShoeCard(C("7H")),
+               FeltCard(C("7H"), CardTarget(seat, 0), verdict="match", checked=C("7H")),
+               replace(swaps[0], seen_at=None))
+    assert table.kinds() == [AlarmKind.SWITCHED_CARD]
+    assert "7H" in table.loop.alarms[0].text and "QC" in table.loop.alarms[0].text

@@ -3,6 +3,8 @@ after the grace period, identity changes reported."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from dealer_assist.vision.detector import CardObservation
@@ -83,6 +85,22 @@ def test_a_change_needs_longer_than_appearing() -> None:
     events = run(tracker, [[obs("8S", 400, 300)]], start=len(frames))
     assert [(e.kind, e.card, e.previous) for e in events] == [(EventKind.CHANGED, "8S", "8C")]
 
+
+
+def test_a_card_laid_over_one_on_the_felt_is_a_new_card_not_a_change() -> None:
+    # the shoe check marks it laid over (it matched a shoe card in flight): the card under it
+    # keeps its own track, unseen, until the grace period ends
+    tracker = CardTracker(stable_frames=2, grace_frames=4, change_frames=3)
+    run(tracker, [[obs("9C", 100, 100)]] * 3)
+    laid = replace(obs("2S", 100, 100), laid_over=True, verdict="match", checked="2S")
+    events = run(tracker, [[laid]] * 8, start=3)
+    assert [(e.kind, e.card, e.verdict, e.frame) for e in events] == [
+        (EventKind.APPEARED, "2S", "match", 4), (EventKind.REMOVED, "9C", None, 7)]
+    # read the same way but not laid over, it is the 9C changed
+    tracker = CardTracker(stable_frames=2, grace_frames=4, change_frames=3)
+    run(tracker, [[obs("9C", 100, 100)]] * 3)
+    events = run(tracker, [[obs("2S", 100, 100)]] * 8, start=3)
+    assert [(e.kind, e.card, e.previous) for e in events] == [(EventKind.CHANGED, "2S", "9C")]
 
 def test_one_frame_misread_is_not_a_change() -> None:
     tracker = CardTracker(stable_frames=3)
