@@ -13,6 +13,7 @@ from dealer_assist.surveillance import Recorder
 from dealer_assist.surveillance.signed_chain import Evidence, chain_id
 from dealer_assist.surveillance.signing import Signer, add_public_key, load_signer
 from dealer_assist.surveillance.store import Record, RecordingStore
+from tests.postgres import server_url
 from tests.surveillance.factory import StepClock, golden_logs, record_round
 
 
@@ -78,3 +79,22 @@ def open_room(url: str, schema: str, folder: Path) -> PostgresStore:
                           signer=signer)
     begin_room_signing(store, signer)
     return store
+
+
+def take_in(room: PostgresStore, box: Box) -> None:
+    """A box's records and its frame files in ``room``, as the room takes them from the floor."""
+    room.ingest(box.table, box.chain, box.records)
+    for record in box.records:
+        if record.kind == "frame" and record.file:
+            room.write_file(f"floor/{box.table}/{box.chain}/{record.file}",
+                            (box.directory / record.file).read_bytes())
+
+
+def held_seqs(folder: Path, schema: str, box: Box) -> list[int]:
+    """The numbers of ``box``'s records the room (its store in ``folder``, on the test server)
+    holds, in order."""
+    room = open_room(server_url(), schema, folder)
+    try:
+        return [r.seq for r in room.chain_records(box.table, box.chain)]
+    finally:
+        room.close()

@@ -27,7 +27,7 @@ from dealer_assist.surveillance.interface import Ingest, RoundQuery
 from dealer_assist.surveillance.store import Record
 from tests.floor.broker import Broker
 from tests.floor.floor import wait_for
-from tests.floor.recorded import Box, open_room, record_box, room_toml
+from tests.floor.recorded import Box, held_seqs, open_room, record_box, room_toml, take_in
 from tests.postgres import fresh_schema, server_url
 
 #: the boxes' records are written from 2026-11-29 09:00 on, two seconds apart; this cuts both
@@ -48,24 +48,12 @@ def schema() -> Iterator[str]:
         yield name
 
 
-def take_in(tmp_path: Path, schema: str, boxes: list[Box]) -> None:
+def take_in_all(tmp_path: Path, schema: str, boxes: list[Box]) -> None:
     """The boxes' records and key frames, as the room takes them from the floor."""
     room = open_room(server_url(), schema, tmp_path)
     try:
         for box in boxes:
-            room.ingest(box.table, box.chain, box.records)
-            for record in box.records:
-                if record.kind == "frame" and record.file:
-                    room.write_file(f"floor/{box.table}/{box.chain}/{record.file}",
-                                    (box.directory / record.file).read_bytes())
-    finally:
-        room.close()
-
-
-def held_seqs(tmp_path: Path, schema: str, box: Box) -> list[int]:
-    room = open_room(server_url(), schema, tmp_path)
-    try:
-        return [r.seq for r in room.chain_records(box.table, box.chain)]
+            take_in(room, box)
     finally:
         room.close()
 
@@ -113,7 +101,7 @@ def rounds_found(tmp_path: Path, schema: str) -> set[tuple[str, str | None]]:
 def test_records_older_than_the_policy_go_but_a_held_round_and_the_keys_stay_and_verify(
         tmp_path: Path, schema: str, boxes: list[Box],
         capsys: pytest.CaptureFixture[str]) -> None:
-    take_in(tmp_path, schema, boxes)
+    take_in_all(tmp_path, schema, boxes)
     config = room_toml(tmp_path, server_url(), schema, boxes)
     t1, t2 = boxes
     assert main(["room", "hold", "--config", str(config), "T1", "bj-2", "--why", "dispute"]) == 0

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from dealer_assist.cli import main
 from dealer_assist.surveillance.access import add_operator, os_account
 from dealer_assist.surveillance.web import create_app
-from tests.floor.recorded import Box, open_room, record_box, room_toml
+from tests.floor.recorded import Box, open_room, record_box, room_toml, take_in
 from tests.postgres import fresh_schema, server_url
 from tests.surveillance.page import CHEAP, PAGE_HEADERS, PASSWORD, login, page_settings
 
@@ -48,11 +48,7 @@ def test_a_held_round_keeps_its_frames_through_a_prune_and_holds_are_recorded(
     room = open_room(server_url(), schema, tmp_path)
     try:  # the records and key frames as the room takes them from the floor
         for box in boxes:
-            room.ingest(box.table, box.chain, box.records)
-            for record in box.records:
-                if record.kind == "frame" and record.file:
-                    room.write_file(f"floor/{box.table}/{box.chain}/{record.file}",
-                                    (box.directory / record.file).read_bytes())
+            take_in(room, box)
         add_operator(room, "olga", PASSWORD, "operator", passwords=CHEAP)
         add_operator(room, "audrey", PASSWORD, "auditor", passwords=CHEAP)
     finally:

@@ -20,7 +20,7 @@ from dealer_assist.floor.retention_policy import RETENTION_USER
 from dealer_assist.floor.room import Room, RoomThread
 from tests.floor.broker import Broker
 from tests.floor.floor import wait_for
-from tests.floor.recorded import Box, open_room, record_box, room_toml
+from tests.floor.recorded import Box, held_seqs, open_room, record_box, room_toml, take_in
 from tests.postgres import fresh_schema, server_url
 
 
@@ -38,23 +38,11 @@ def schema() -> Iterator[str]:
         yield name
 
 
-def take_in(folder: Path, schema: str, box: Box) -> None:
+def take_in_one(folder: Path, schema: str, box: Box) -> None:
     """A box's records and key frames in the room (recorded days ago: older than the policy)."""
     room = open_room(server_url(), schema, folder)
     try:
-        room.ingest(box.table, box.chain, box.records)
-        for record in box.records:
-            if record.kind == "frame" and record.file:
-                room.write_file(f"floor/{box.table}/{box.chain}/{record.file}",
-                                (box.directory / record.file).read_bytes())
-    finally:
-        room.close()
-
-
-def held_seqs(folder: Path, schema: str, box: Box) -> list[int]:
-    room = open_room(server_url(), schema, folder)
-    try:
-        return [r.seq for r in room.chain_records(box.table, box.chain)]
+        take_in(room, box)
     finally:
         room.close()
 
@@ -77,7 +65,7 @@ def test_the_room_prunes_by_its_policy_at_start_and_every_interval_keeping_a_hol
     t1, t2, t3 = boxes
     config = room_toml(tmp_path, server_url(), schema, boxes)
     for box in (t1, t2):
-        take_in(tmp_path, schema, box)
+        take_in_one(tmp_path, schema, box)
     store = open_room(server_url(), schema, tmp_path)
     try:
         retention.put_hold(store, retention.find_round(store, "T1", "bj-2"), "dispute", "olga")
@@ -107,7 +95,7 @@ def test_the_room_prunes_by_its_policy_at_start_and_every_interval_keeping_a_hol
                            " AND kind = 'floor-hold'")
         sql_on(schema, "UPDATE {}.records SET signature = NULL WHERE chain_no = 0 AND"
                " kind = 'floor-hold'")
-        take_in(tmp_path, schema, t3)
+        take_in_one(tmp_path, schema, t3)
         assert wait_for(lambda: "retention policy could not be applied" in caplog.text)
         assert len(held_seqs(tmp_path, schema, t3)) == len(t3.records)
         sql_on(schema, "UPDATE {}.records SET signature = %s WHERE chain_no = 0 AND seq = %s",
