@@ -24,9 +24,10 @@ from dealer_assist.vision.detector import (
     CardObservation,
     Detections,
     group_indices,
+    same_places,
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
-from dealer_assist.vision.tracker import CardEvent, CardTracker, same_places
+from dealer_assist.vision.tracker import CardEvent, CardTracker
 from dealer_assist.vision.verify import (
     INDEX,
     NOT_AN_INDEX,

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dealer_assist.vision.detector import CardObservation, same_place
+from dealer_assist.vision.detector import CardObservation, same_place, same_places
 
 Box = tuple[float, float, float, float]
 #: Frames an unconfirmed card may go unseen between sightings and still become a card.
@@ -135,13 +135,9 @@ class CardTracker:
         """The cards now on the table: ``(track, card, x, y)``."""
         return [(t.track_id, t.card, t.x, t.y) for t in self._tracks if t.confirmed]
 
-    def confirmed_at(self, box: Box) -> tuple[str, str | None] | None:
-        """The confirmed card one of whose corners lies at ``box``: its code and the verdict it
-        appeared with; None if none does."""
-        return self.confirmed_at_each(np.array([box], np.float64))[0]
-
     def confirmed_at_each(self, boxes: np.ndarray) -> list[tuple[str, str | None] | None]:
-        """:meth:`confirmed_at` of each of ``boxes`` ``(N, 4)``, in one pass."""
+        """For each of ``boxes`` ``(N, 4)``, the confirmed card one of whose corners lies there:
+        its code and the verdict it appeared with; None where none does."""
         owners = [track for track in self._tracks if track.confirmed for _ in track.corners]
         if not owners or len(boxes) == 0:
             return [None] * len(boxes)
@@ -233,15 +229,3 @@ class CardTracker:
                 kept.append(track)
         self._tracks = kept
         return events
-
-
-def same_places(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`~dealer_assist.vision.detector.same_place` of each box of ``a`` ``(N, 4)`` with
-    each of ``b`` ``(M, 4)``: ``(N, M)``, computed alike (in float64, as Python's floats)."""
-    a = np.asarray(a, np.float64).reshape(-1, 1, 4)
-    b = np.asarray(b, np.float64).reshape(1, -1, 4)
-    ix = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0])
-    iy = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1])
-    smaller = np.minimum((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
-                         (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
-    return np.asarray((ix > 0) & (iy > 0) & (ix * iy >= 0.5 * smaller), bool)
