@@ -179,6 +179,7 @@ def test_the_floor_pages_statistics_and_storage_list_every_table(room_page: str)
         page.select_option("#stats-by", "table")
         rows = page.locator("#stats tbody tr")
         expect(rows).to_have_count(2)
+        expect(rows.nth(0).locator("td").nth(0)).to_have_text("T1")  # redrawn by table
         assert [(rows.nth(i).locator("td").nth(0).inner_text(),
                  rows.nth(i).locator("td").nth(1).inner_text()) for i in range(2)] == [
             ("T1", "2"), ("T2", "3")]
