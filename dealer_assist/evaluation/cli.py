@@ -1,12 +1,15 @@
 """``dealer-assist evaluate``: the shipped card models on independent scenes of held-out designs.
 
-    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8] [--json]
+    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8] [--shoe] [--json]
 
 Renders ``--scenes`` deals (:mod:`dealer_assist.evaluation.render`), one held-out design each in
 turn, reads every frame with the models as the table does (ONNX Runtime, INT8 by default) and
 scores per frame and per physical card through the frame tracker
 (:mod:`dealer_assist.evaluation.score`). The headline counts only cards that pass the install
-checks (70-95 px wide, in a camera within the sharpness bound). Exit status: 0 scored; 1 no card
+checks (70-95 px wide, in a camera within the sharpness bound). With ``--shoe`` the frames go
+through the table's shoe check instead, each card's code in flight from the frame it lands, and
+each card is scored for landing and verification (:mod:`dealer_assist.evaluation.verification`).
+Exit status: 0 scored; 1 no card
 to score; 2 a bad option, a design outside the split's held-out list, artwork or a model missing.
 """
 
@@ -52,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=min(2, os.cpu_count() or 1),
                         help="processes, each rendering and reading its own scenes with one "
                         "thread (default: 2, or the cores if fewer)")
+    parser.add_argument("--shoe", action="store_true",
+                        help="check each card against the shoe's code as the table does (landing "
+                        "and verification) instead of naming it")
     parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
 
 
@@ -108,10 +114,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
     setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
-             tuple(args.card_width), {d: str(split.folder(d)) for d in installed})
+             tuple(args.card_width), {d: str(split.folder(d)) for d in installed}, args.shoe)
     from dealer_assist.evaluation.score import Report
+    from dealer_assist.evaluation.verification import CheckReport, CheckTally
 
-    total = Report()
+    total: Report | CheckReport = CheckReport() if args.shoe else Report()
     try:
         if args.workers == 1:
             _start(*setup)
@@ -122,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
     except (EvaluationArtError, ValueError) as error:
         print(f"dealer-assist evaluate: {error}", file=sys.stderr)
         return 2
-    if not total.card.get("all") or not total.card["all"].counted:
+    every = total.card.get("all")
+    if every is None or not (every.cards if isinstance(every, CheckTally) else every.counted):
         print("dealer-assist evaluate: the scenes showed no card to score", file=sys.stderr)
         return 1
     result = {
@@ -130,6 +138,15 @@ def run(args: argparse.Namespace) -> int:
         "card_width": args.card_width, "designs": installed,
         "models": {str(p): _sha256(p) for p in (args.model, args.reader)},
         "reading": args.reading,
+    }
+    if isinstance(total, CheckReport):
+        result["shoe_check"] = {g: t.to_json() for g, t in _ordered(total.card)}
+        if args.json:
+            print(json.dumps(result))
+        else:
+            _print_checks(result)
+        return 0
+    result |= {
         "per_card": {g: t.to_json() for g, t in _ordered(total.card)},
         "per_frame": {g: t.to_json() for g, t in _ordered(total.frame)},
         "confusions": {f"{a}>{b}": n for (a, b), n in
@@ -172,10 +189,24 @@ def _ordered(groups: dict) -> list:  # type: ignore[type-arg]
     return sorted(groups.items(), key=key)
 
 
-def _print_text(result: dict) -> None:  # type: ignore[type-arg]
+def _print_heading(result: dict) -> None:  # type: ignore[type-arg]
     print(f"independent scenes: {result['scenes']} deals x {result['frames']} frames, seed "
           f"{result['seed']}, cards {result['card_width'][0]:g}-{result['card_width'][1]:g} px, "
           f"designs {', '.join(result['designs'])}")
+
+
+def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
+    _print_heading(result)
+    print("\nper physical card, checked against the shoe's code as it lands:")
+    print(f"  {'group':<32} {'cards':>7} {'landing':>8} {'verified':>8} {'wrong':>6} "
+          f"{'switched':>8} {'stray':>5}")
+    for group, t in result["shoe_check"].items():
+        print(f"  {group:<32} {t['cards']:>7} {t['landing']:>8.4f} {t['verification']:>8.4f} "
+              f"{t['wrong_match']:>6} {t['false_switched']:>8} {t['stray']:>5}")
+
+
+def _print_text(result: dict) -> None:  # type: ignore[type-arg]
+    _print_heading(result)
     for kind, title in (("per_card", "per physical card (the tracker's verdict)"),
                         ("per_frame", "per frame")):
         print(f"\n{title}:")
@@ -195,20 +226,21 @@ _STATE: dict[str, object] = {}
 
 
 def _start(model: str, reader: str, reading: str, seed: int, frames: int,
-           width: tuple[float, float], folders: dict[str, str]) -> None:
+           width: tuple[float, float], folders: dict[str, str], shoe: bool) -> None:
     from dealer_assist.evaluation.artwork import felt_textures, load_deck
     from dealer_assist.vision.detector import CardDetector
 
     _STATE.update(
         detector=CardDetector(model, reader, threads=1, reading=reading), seed=seed,
-        frames=frames, width=width,
+        frames=frames, width=width, shoe=shoe,
         decks={name: load_deck(Path(folder)) for name, folder in folders.items()},
         textures=felt_textures())
 
 
-def _one(job: tuple[int, str]):  # -> Report
+def _one(job: tuple[int, str]):  # -> Report or CheckReport
     from dealer_assist.evaluation.render import render_sequence
     from dealer_assist.evaluation.score import score_sequence
+    from dealer_assist.evaluation.verification import check_sequence
 
     number, design = job
     seed = (int(_STATE["seed"]) * 100_003 + number) % 2**32  # type: ignore[call-overload]
@@ -217,5 +249,7 @@ def _one(job: tuple[int, str]):  # -> Report
                           width=_STATE["width"],  # type: ignore[arg-type]
                           textures=_STATE["textures"])  # type: ignore[arg-type]
     detector = _STATE["detector"]
+    if _STATE["shoe"]:
+        return check_sequence(seq, detector)  # type: ignore[arg-type]
     observed = [detector.detect(frame) for frame in seq.frames]  # type: ignore[attr-defined]
     return score_sequence(seq, observed)

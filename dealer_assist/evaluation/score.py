@@ -121,7 +121,9 @@ class Report:
                 mine.setdefault(group, Tally()).add(tally)
 
 
-def _place(cards_here: list[TrueCard], code: str) -> TrueCard | None:
+def card_reported(cards_here: list[TrueCard], code: str) -> TrueCard | None:
+    """The card a report of ``code`` is taken to be of, among ``cards_here`` (those under its
+    point, topmost last): the topmost with that code, else the topmost; None: on no card."""
     same = [c for c in cards_here if c.code == code]
     if same:
         return same[-1]
@@ -137,7 +139,7 @@ def _score(report: Report, kind: str, points: Iterable[tuple[str, float, float]]
     stray = Tally()
     claimed: set[int] = set()
     for code, x, y in points:
-        card = _place(seq.top_card_at(x, y, frame), code)
+        card = card_reported(seq.top_card_at(x, y, frame), code)
         if card is None:
             stray.stray += 1
             continue

@@ -26,8 +26,10 @@ from dealer_assist.evaluation.render import (
 )
 from dealer_assist.evaluation.score import Tally, score_sequence, width_band
 from dealer_assist.evaluation.split import SPLIT_FILE, DesignSplitError, load_split
+from dealer_assist.evaluation.verification import score_checks
 from dealer_assist.vision.artwork import GNOME_DESIGNS, HELD_OUT_DESIGNS, NPM_DESIGNS
 from dealer_assist.vision.detector import CardObservation
+from dealer_assist.vision.tracker import CardEvent, EventKind
 
 # the drawn face: 240 x 360, index square at x 12-36, y 14-50 (and turned, bottom-right)
 _INDEX = (12, 14, 36, 50)
@@ -197,6 +199,42 @@ def test_a_card_whose_index_never_shows_does_not_count() -> None:
     assert report.card["all"].counted == 0 and report.card["all"].false == 0
 
 
+def _event(kind: EventKind, code: str, x: float, frame: int, verdict: str | None,
+           track: int) -> CardEvent:
+    return CardEvent(kind, code, x, 170, frame, track, verdict=verdict,
+                     checked=None if verdict is None else code)
+
+
+def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() -> None:
+    """Five cards: one verified, one seen but unsure (landed, not verified), one matched to
+    another card's code (a wrong match), one called switched, one never seen; and a card
+    reported where none lies."""
+    cards = [_card(n, code, 200 * n) for n, code in enumerate(("AS", "KH", "7D", "2C", "9S"))]
+    seq = Sequence("hand", cards, [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4, True,
+                   "none")
+    events = [
+        _event(EventKind.APPEARED, "AS", 50, 1, "match", 0),
+        _event(EventKind.APPEARED, "KH", 250, 1, "unsure", 1),
+        _event(EventKind.APPEARED, "9S", 450, 2, "match", 2),  # on 7D
+        _event(EventKind.APPEARED, "4C", 650, 2, "mismatch", 3),  # on 2C
+        _event(EventKind.APPEARED, "QD", 1100, 2, "match", 4),  # on nothing
+        _event(EventKind.REMOVED, "AS", 850, 3, None, 0),  # a removal lands nothing
+    ]
+    every = score_checks(seq, events).card["all"]
+    assert (every.cards, every.landed, every.verified) == (5, 4, 1)
+    assert (every.wrong_match, every.false_switched, every.stray) == (1, 1, 1)
+    assert every.to_json()["landing"] == 0.8 and every.to_json()["verification"] == 0.2
+
+
+def test_a_card_verified_after_an_unsure_first_sight_counts_verified() -> None:
+    card = _card(0, "AS", 0)
+    seq = Sequence("hand", [card], [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4, True,
+                   "none")
+    report = score_checks(seq, [_event(EventKind.APPEARED, "8S", 50, 1, "unsure", 0),
+                                _event(EventKind.CHANGED, "AS", 50, 2, "match", 0)])
+    assert report.card["headline"].verified == 1 and report.card["headline"].cards == 1
+
+
 def test_width_bands() -> None:
     assert [width_band(w) for w in (59.9, 60, 69.9, 70, 79.9, 80, 95, 96)] == [
         "other", "60-69", "60-69", "70-79", "70-79", "80-95", "80-95", "other"]
@@ -214,6 +252,19 @@ def test_the_shipped_models_on_one_independent_deal(capsys: pytest.CaptureFixtur
     card, frame = result["per_card"]["all"], result["per_frame"]["all"]
     assert card["cards"] > 0 and frame["cards"] >= card["cards"]
     assert 0.0 <= card["recall"] <= card["landing"] <= 1.0
+
+
+@pytest.mark.skipif("dondorf" not in installed_decks(),
+                    reason="held-out artwork not installed; run scripts/install-card-art.sh")
+def test_the_shipped_models_check_one_independent_deal_against_the_shoe(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "--designs", "dondorf", "--scenes", "1", "--frames", "4",
+                 "--workers", "1", "--shoe", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    every = result["shoe_check"]["all"]
+    assert every["cards"] > 0 and "per_card" not in result
+    assert 0 < every["verified"] <= every["landed"] <= every["cards"]
+    assert every["wrong_match"] == 0  # a wrong card taken for the shoe's would move money
 
 
 def test_a_damaged_face_is_named_before_any_work(

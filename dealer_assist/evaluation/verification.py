@@ -1,0 +1,123 @@
+"""Scoring the table's shoe check on rendered sequences: each card checked against the shoe's
+code as it lands, per physical card over the deal.
+
+The shoe names each card as it leaves it; from the frame a card lands its code is in flight,
+oldest first, until the camera reports a card matching it, as the table's loop keeps its codes
+in flight. Every frame goes through :class:`~dealer_assist.vision.shoe_check.ShoeCheck` (what
+the table's camera runs) with those codes, and each card it reports appearing or changing is
+placed by its point at that frame as :func:`~dealer_assist.evaluation.score.card_reported`
+places a report. Per card that counts (its index shows in at least ``TRACK_FRAMES`` frames):
+
+- landed: any card reported on it, whatever its code or verdict (the table saw a card land);
+- verified: a report on it with its own code and the verdict "match";
+- wrong match: a report on it matched to another card's code (a wrong card taken for the
+  shoe's: the failure that would move money);
+- false switched: a report on it with the verdict "mismatch" (the "switched card" alarm on a
+  card that was not switched).
+
+Reports on no card are counted apart (``stray``). Every figure is kept per group as
+:mod:`~dealer_assist.evaluation.score` keeps them (design, width band, place, sideways, and the
+headline: cards that pass the install checks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dealer_assist.evaluation.render import Sequence
+from dealer_assist.evaluation.score import card_reported, groups_of, headline
+from dealer_assist.vision.detector import CardDetector
+from dealer_assist.vision.shoe_check import ShoeCheck
+from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
+from dealer_assist.vision.verify import Verdict
+
+
+@dataclass
+class CheckTally:
+    """Counts behind one group's landing and verification figures."""
+
+    cards: int = 0
+    landed: int = 0
+    verified: int = 0
+    wrong_match: int = 0
+    false_switched: int = 0
+    stray: int = 0
+
+    def add(self, other: CheckTally) -> None:
+        self.cards += other.cards
+        self.landed += other.landed
+        self.verified += other.verified
+        self.wrong_match += other.wrong_match
+        self.false_switched += other.false_switched
+        self.stray += other.stray
+
+    def rate(self, count: int) -> float:
+        return count / self.cards if self.cards else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"cards": self.cards, "landed": self.landed, "verified": self.verified,
+                "wrong_match": self.wrong_match, "false_switched": self.false_switched,
+                "stray": self.stray, "landing": round(self.rate(self.landed), 5),
+                "verification": round(self.rate(self.verified), 5),
+                "wrong_match_rate": round(self.rate(self.wrong_match), 5),
+                "false_switched_rate": round(self.rate(self.false_switched), 5)}
+
+
+@dataclass
+class CheckReport:
+    """Per-card tallies by group (``"all"``, ``"headline"``, and :func:`groups_of`'s)."""
+
+    card: dict[str, CheckTally] = field(default_factory=dict)
+
+    def add(self, other: CheckReport) -> None:
+        for group, tally in other.card.items():
+            self.card.setdefault(group, CheckTally()).add(tally)
+
+
+def check_sequence(seq: Sequence, detector: CardDetector) -> CheckReport:
+    """Run the shoe check over ``seq``'s frames with its cards' codes in flight as they land,
+    and score every card it reports."""
+    check = ShoeCheck(detector, CardTracker())
+    in_flight: list[str] = []
+    events: list[CardEvent] = []
+    for number, frame in enumerate(seq.frames):
+        in_flight += [c.code for c in seq.cards if c.arrives == number]
+        check.expect(in_flight)
+        for event in check.track(number, check.read(frame)):
+            events.append(event)
+            if event.verdict == Verdict.MATCH.value and event.card in in_flight:
+                in_flight.remove(event.card)  # seen landing: the loop takes it out of flight
+    return score_checks(seq, events)
+
+
+def score_checks(seq: Sequence, events: list[CardEvent]) -> CheckReport:
+    """Score the shoe check's ``events`` over ``seq`` (see the module's docstring)."""
+    per = {card.number: CheckTally() for card in seq.cards}
+    stray = CheckTally()
+    for event in events:
+        if event.kind is EventKind.REMOVED:
+            continue
+        card = card_reported(seq.top_card_at(event.x, event.y, event.frame), event.card)
+        if card is None:
+            stray.stray += 1
+            continue
+        t = per[card.number]
+        t.landed = 1
+        if event.verdict == Verdict.MATCH.value:
+            if event.card == card.code:
+                t.verified = 1
+            else:
+                t.wrong_match = 1
+        elif event.verdict == Verdict.MISMATCH.value:
+            t.false_switched = 1
+    report = CheckReport()
+    for card in seq.cards:
+        if not card.trackable():
+            continue
+        t = per[card.number]
+        t.cards = 1
+        names = ["all", *groups_of(card)] + (["headline"] if headline(card, seq.sharp) else [])
+        for name in names:
+            report.card.setdefault(name, CheckTally()).add(t)
+    report.card.setdefault("all", CheckTally()).add(stray)
+    return report
