@@ -20,6 +20,7 @@ import numpy as np
 
 from dealer_assist.vision.artwork import CARD_CODES
 from dealer_assist.vision.detector import (
+    PAIR_DISTANCE,
     CardDetector,
     CardObservation,
     Detections,
@@ -138,6 +139,9 @@ class ShoeCheck:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
                 continue
             judged = self._judge(reading, i, places[i], codes if felt is None else ())
+            if felt is None and judged[2] == Verdict.MISMATCH.value and \
+                    self._other_corner(reading.boxes[i], places[i]):
+                continue  # surely a card on the felt nearby: its other corner, not a new card
             if felt is not None and codes and i in surely_other:
                 # surely not the card on the felt there: a card laid where it lies (a split's
                 # next card, a double laid across) matching a shoe card in flight is a new card
@@ -169,6 +173,16 @@ class ShoeCheck:
             place.add(box, reading.ranks[i], reading.suits[i], frame)
             places.append(place)
         return places
+
+    def _other_corner(self, box: np.ndarray, place: _Place) -> bool:
+        """The index at ``box`` reads as a card confirmed on the felt with a corner within a
+        card's reach (the pairing's farthest distance, in index sizes): that card's other
+        corner (one the tracker holds no place for: the corner it was seen by is covered)."""
+        size = float(max(box[2] - box[0], box[3] - box[1]))
+        near = self.tracker.confirmed_near(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2),
+                                           PAIR_DISTANCE[1] * size)
+        return bool(near) and any(v.verdict is Verdict.MATCH for v in judge_codes(
+            place.ranks, place.suits, tuple(dict.fromkeys(near))))
 
     def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...]
                ) -> tuple[str, float, str | None, str | None]:

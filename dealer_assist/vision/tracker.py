@@ -147,6 +147,13 @@ class CardTracker:
         return [(owners[j].card, owners[j].verdict) if hit else None
                 for j, hit in zip(first, np.any(hits, axis=1).tolist(), strict=True)]
 
+    def confirmed_near(self, point: tuple[float, float], reach: float) -> list[str]:
+        """The codes of the confirmed cards with a corner centred within ``reach`` pixels of
+        ``point``."""
+        return [t.card for t in self._tracks if t.confirmed and any(
+            math.dist(point, ((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)) <= reach
+            for c in t.corners)]
+
     def update(self, frame: int, observations: list[CardObservation]) -> list[CardEvent]:
         """Advance to ``frame`` (strictly increasing) with what the detector saw in it."""
         if self._last_frame is not None and frame <= self._last_frame:

@@ -115,6 +115,50 @@ def test_a_table_restarted_from_its_journal_replays_the_verdicts(tmp_path):
     after.close()
 
 
+# ------------------------------------------------------------- the check's rules on given readings
+
+
+def index_reading(*indices: tuple[tuple[float, float, float, float], str]) -> object:
+    """A frame's reading of indices at boxes, each read surely as its code."""
+    import numpy as np
+
+    from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+    from dealer_assist.vision.shoe_check import FrameReading
+
+    ranks = np.full((len(indices), len(RANK_CLASSES)), 0.001)
+    suits = np.full((len(indices), len(SUIT_CLASSES)), 0.001)
+    for row, (_, code) in enumerate(indices):
+        ranks[row, RANK_CLASSES.index(code[0])] = 0.98
+        suits[row, SUIT_CLASSES.index(code[1])] = 0.98
+    return FrameReading(np.array([box for box, _ in indices], np.float32).reshape(-1, 4),
+                        ranks, suits, tuple(code for _, code in indices),
+                        np.full(len(indices), 0.96))
+
+
+@pytest.mark.parametrize(("corner", "code", "events"), [
+    # the other corner of the 7H on the felt, its first corner covered: no card, no alarm
+    ((160.0, 190.0, 172.0, 206.0), "7H", []),
+    # another card there, surely none in flight: the switched-card alarm as before
+    ((160.0, 190.0, 172.0, 206.0), "KS", [("KS", "mismatch", "4C")]),
+    # a 7H a hand away (a second deck's) is not this card's corner: the alarm as before
+    ((600.0, 190.0, 612.0, 206.0), "7H", [("7H", "mismatch", "4C")]),
+])
+def test_a_card_on_the_felt_seen_by_its_other_corner_is_not_a_new_card(corner, code, events):
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(stable_frames=2))
+    check.expect(("7H",))
+    first = (100.0, 100.0, 112.0, 116.0)
+    seen = [e for n in (1, 2) for e in check.track(n, index_reading((first, "7H")))]
+    assert [(e.card, e.verdict) for e in seen] == [("7H", "match")]
+    check.expect(("4C",))  # the 7H landed; the next card drawn
+    later = [e for n in (3, 4, 5) for e in check.track(n, index_reading((corner, code)))]
+    assert [(e.card, e.verdict, e.checked) for e in later if e.kind.value == "appeared"] == \
+        events
+
+
 # ------------------------------------------------------------- rendered frames, shipped models
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
