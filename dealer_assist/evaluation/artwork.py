@@ -127,18 +127,23 @@ class Deck:
 
 
 def load_deck(folder: Path) -> Deck:
-    """Load ``folder/<CODE>.png`` for all 52 codes and find each corner index."""
+    """Load ``folder/<CODE>.png`` (or ``.jpg``, ``.jpeg``: a photographed face, opaque) for
+    all 52 codes and find each corner index."""
     if not folder.is_dir():
         raise EvaluationArtError(f"no such design folder: {folder}")
     faces: dict[str, np.ndarray] = {}
     for code in CODES:
-        path = folder / f"{code}.png"
+        path = next((folder / f"{code}{ext}" for ext in (".jpg", ".jpeg")
+                     if not (folder / f"{code}.png").is_file()
+                     and (folder / f"{code}{ext}").is_file()), folder / f"{code}.png")
         try:
             face = read_image(path, keep_alpha=True)
         except ImageFileError as error:
             raise EvaluationArtError(f"{path}: face {code}: {error.why}") from None
+        if face.ndim == 3 and face.shape[2] == 3:
+            face = np.dstack([face, np.full(face.shape[:2], 255, np.uint8)])
         if face.ndim != 3 or face.shape[2] != 4:
-            raise EvaluationArtError(f"{path}: face {code} is not RGBA")
+            raise EvaluationArtError(f"{path}: face {code} is neither colour nor RGBA")
         faces[code] = face
     return Deck(folder.name, faces, {code: index_box(face) for code, face in faces.items()})
 

@@ -1,6 +1,7 @@
 """``dealer-assist evaluate``: the shipped card models on independent scenes of held-out designs.
 
     dealer-assist evaluate --scenes 400 --seed 1 [--frames 8] [--shoe] [--json]
+    dealer-assist evaluate --deck FOLDER --model M --reader R --acceptance REPORT
 
 Renders ``--scenes`` deals (:mod:`dealer_assist.evaluation.render`), one held-out design each in
 turn, reads every frame with the models as the table does (ONNX Runtime, INT8 by default) and
@@ -9,7 +10,10 @@ scores per frame and per physical card through the frame tracker
 checks (70-95 px wide, in a camera within the sharpness bound). With ``--shoe`` the frames go
 through the table's shoe check instead, each card's code in flight from the frame it lands, and
 each card is scored for landing and verification (:mod:`dealer_assist.evaluation.verification`).
-Exit status: 0 scored; 1 no card
+``--deck`` renders one deck of the caller's instead (an enrolled deck: 52 faces, ``<CODE>.png``
+or ``.jpg``), and ``--acceptance`` writes that deck's acceptance report from its headline
+per-card figures, marked ``"source": "independent"``
+(:class:`~dealer_assist.vision.model_control.AcceptanceReport`). Exit status: 0 scored; 1 no card
 to score; 2 a bad option, a design outside the split's held-out list, artwork or a model missing.
 """
 
@@ -23,8 +27,13 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dealer_assist.cli import number_in, rng_seed
+
+if TYPE_CHECKING:
+    from dealer_assist.evaluation.score import Tally
+    from dealer_assist.vision.model_control import AcceptanceReport
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="frames per deal (default 8; cards land over all but the last 3)")
     parser.add_argument("--designs", type=lambda t: [d for d in t.split(",") if d],
                         help="comma-separated held-out designs (default: every one installed)")
+    parser.add_argument("--deck", type=Path,
+                        help="a folder of one deck's 52 faces (an enrolled deck) to render instead "
+                        "of the held-out designs; not checked against the design split")
+    parser.add_argument("--acceptance", type=Path, metavar="REPORT",
+                        help="with --deck: write the deck's acceptance report for --model and "
+                        "--reader from the headline per-card figures (source: independent)")
     parser.add_argument("--card-width", type=number_in(float, 20, 300, "--card-width"),
                         nargs=2, default=[60.0, 95.0], metavar=("LEAST", "MOST"),
                         help="card width range drawn, px (default 60 95)")
@@ -74,18 +89,30 @@ def run(args: argparse.Namespace) -> int:
         print("dealer-assist evaluate: --card-width LEAST MOST: least is above most",
               file=sys.stderr)
         return 2
-    try:
-        split = load_split()
-        if args.designs:
-            designs = list(dict.fromkeys(args.designs))
-            for design in designs:
-                split.check_held_out(design)
-        else:
-            designs = sorted(split.held_out)
-        installed = [d for d in designs if _installed(split.folder(d))]
-    except DesignSplitError as error:
-        print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+    refused = ("--acceptance needs --deck" if args.acceptance and not args.deck else
+               "--deck and --designs: one or the other" if args.deck and args.designs else
+               "--acceptance scores naming: not with --shoe" if args.acceptance and args.shoe
+               else None)
+    if refused:
+        print(f"dealer-assist evaluate: {refused}", file=sys.stderr)
         return 2
+    if args.deck:
+        designs = installed = [args.deck.name]
+        folders = {args.deck.name: args.deck}
+    else:
+        try:
+            split = load_split()
+            if args.designs:
+                designs = list(dict.fromkeys(args.designs))
+                for design in designs:
+                    split.check_held_out(design)
+            else:
+                designs = sorted(split.held_out)
+            folders = {d: split.folder(d) for d in designs}
+            installed = [d for d in designs if _installed(folders[d])]
+        except DesignSplitError as error:
+            print(f"dealer-assist evaluate: {error}", file=sys.stderr)
+            return 2
     missing = sorted(set(designs) - set(installed))
     if args.designs and missing or not installed:
         print(f"dealer-assist evaluate: held-out designs not installed: "
@@ -107,14 +134,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:  # every face and texture readable before any work (the workers load their own)
         for design in installed:
-            load_deck(split.folder(design))
+            load_deck(folders[design])
         felt_textures()
     except EvaluationArtError as error:
         print(f"dealer-assist evaluate: {error}", file=sys.stderr)
         return 2
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
     setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
-             tuple(args.card_width), {d: str(split.folder(d)) for d in installed}, args.shoe)
+             tuple(args.card_width), {d: str(folders[d]) for d in installed}, args.shoe)
     from dealer_assist.evaluation.score import Report
     from dealer_assist.evaluation.verification import CheckReport, CheckTally
 
@@ -146,6 +173,14 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_checks(result)
         return 0
+    if args.acceptance:
+        headline = total.card.get("headline")
+        if headline is None or not headline.counted:
+            print("dealer-assist evaluate: no card of the deck passed the install checks (70-95 "
+                  "px, sharp): no acceptance report written", file=sys.stderr)
+            return 1
+        _acceptance(args, headline).write(args.acceptance)
+        result["acceptance"] = str(args.acceptance)
     result |= {
         "per_card": {g: t.to_json() for g, t in _ordered(total.card)},
         "per_frame": {g: t.to_json() for g, t in _ordered(total.frame)},
@@ -159,6 +194,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(result)
     return 0
+
+
+def _acceptance(args: argparse.Namespace, headline: Tally) -> AcceptanceReport:
+    """The deck's acceptance report from its headline per-card tally."""
+    from dealer_assist.vision.model_control import AcceptanceReport, sha256_of
+
+    return AcceptanceReport(
+        deck=args.deck.name, detector_sha256=sha256_of(args.model),
+        reader_sha256=sha256_of(args.reader), precision=round(headline.precision, 4),
+        recall=round(headline.recall, 4), cards=headline.counted, scenes=args.scenes,
+        source="independent",
+        command=(f"dealer-assist evaluate --deck {args.deck} --model {args.model} --reader "
+                 f"{args.reader} --scenes {args.scenes} --frames {args.frames} --seed "
+                 f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g} "
+                 f"--acceptance {args.acceptance}"))
 
 
 def _gather(total, reports, count: int) -> None:  # type: ignore[no-untyped-def]

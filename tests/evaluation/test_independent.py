@@ -267,6 +267,52 @@ def test_the_shipped_models_check_one_independent_deal_against_the_shoe(
     assert every["wrong_match"] == 0  # a wrong card taken for the shoe's would move money
 
 
+@pytest.mark.skipif("dondorf" not in installed_decks(),
+                    reason="held-out artwork not installed; run scripts/install-card-art.sh")
+def test_a_deck_of_photographed_faces_gets_an_independent_acceptance_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dealer_assist.evaluation.split import load_split
+    from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER
+    from dealer_assist.vision.model_control import (
+        AcceptanceError,
+        AcceptanceReport,
+        check_acceptance,
+        sha256_of,
+    )
+
+    deck = tmp_path / "ourdeck"  # a casino's deck as enrol takes it: opaque JPEG faces
+    deck.mkdir()
+    for face in sorted(load_split().folder("dondorf").glob("*.png")):
+        cv2.imwrite(str(deck / f"{face.stem}.jpg"), cv2.imread(str(face)))
+    report = tmp_path / "enrol-ourdeck.acceptance.json"
+    assert main(["evaluate", "--deck", str(deck), "--scenes", "1", "--frames", "4",
+                 "--workers", "1", "--card-width", "75", "90", "--acceptance", str(report),
+                 "--json"]) == 0
+    headline = json.loads(capsys.readouterr().out)["per_card"]["headline"]
+    accepted = AcceptanceReport.load(report)
+    assert accepted.source == "independent" and accepted.deck == "ourdeck"
+    assert (accepted.detector_sha256, accepted.reader_sha256) == (
+        sha256_of(DEFAULT_MODEL), sha256_of(DEFAULT_READER))
+    assert (accepted.precision, accepted.recall, accepted.cards) == (
+        headline["precision"], headline["recall"], headline["cards"])
+    if accepted.passed:
+        check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256)
+    else:  # short of the goal: the table refuses the deck, saying so
+        with pytest.raises(AcceptanceError, match="independent"):
+            check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256)
+
+
+@pytest.mark.parametrize(("args", "why"), [
+    (["--acceptance", "r.json"], "--acceptance needs --deck"),
+    (["--deck", ".", "--designs", "dondorf"], "one or the other"),
+    (["--deck", ".", "--acceptance", "r.json", "--shoe"], "not with --shoe"),
+])
+def test_acceptance_options_that_do_not_fit_are_refused(
+        args: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", *args]) == 2
+    assert why in capsys.readouterr().err
+
+
 def test_a_damaged_face_is_named_before_any_work(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
