@@ -133,9 +133,8 @@ def load_deck(folder: Path) -> Deck:
         raise EvaluationArtError(f"no such design folder: {folder}")
     faces: dict[str, np.ndarray] = {}
     for code in CODES:
-        path = next((folder / f"{code}{ext}" for ext in (".jpg", ".jpeg")
-                     if not (folder / f"{code}.png").is_file()
-                     and (folder / f"{code}{ext}").is_file()), folder / f"{code}.png")
+        path = next((p for p in (folder / f"{code}{ext}" for ext in (".png", ".jpg", ".jpeg"))
+                     if p.is_file()), folder / f"{code}.png")
         try:
             face = read_image(path, keep_alpha=True)
         except ImageFileError as error:

@@ -20,7 +20,6 @@ to score; 2 a bad option, a design outside the split's held-out list, artwork or
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
@@ -143,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
              tuple(args.card_width), {d: str(folders[d]) for d in installed}, args.shoe)
     from dealer_assist.evaluation.score import Report
-    from dealer_assist.evaluation.verification import CheckReport, CheckTally
+    from dealer_assist.evaluation.verification import CheckReport
 
     total: Report | CheckReport = CheckReport() if args.shoe else Report()
     try:
@@ -156,14 +155,17 @@ def run(args: argparse.Namespace) -> int:
     except (EvaluationArtError, ValueError) as error:
         print(f"dealer-assist evaluate: {error}", file=sys.stderr)
         return 2
+    from dealer_assist.vision.model_control import sha256_of
+
     every = total.card.get("all")
-    if every is None or not (every.cards if isinstance(every, CheckTally) else every.counted):
+    if every is None or not every.counted:
         print("dealer-assist evaluate: the scenes showed no card to score", file=sys.stderr)
         return 1
+    hashes = (sha256_of(args.model), sha256_of(args.reader))
     result = {
         "scenes": args.scenes, "frames": args.frames, "seed": args.seed,
         "card_width": args.card_width, "designs": installed,
-        "models": {str(p): _sha256(p) for p in (args.model, args.reader)},
+        "models": {str(args.model): hashes[0], str(args.reader): hashes[1]},
         "reading": args.reading,
     }
     if isinstance(total, CheckReport):
@@ -179,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
             print("dealer-assist evaluate: no card of the deck passed the install checks (70-95 "
                   "px, sharp): no acceptance report written", file=sys.stderr)
             return 1
-        _acceptance(args, headline).write(args.acceptance)
+        _acceptance(args, headline, *hashes).write(args.acceptance)
         result["acceptance"] = str(args.acceptance)
     result |= {
         "per_card": {g: t.to_json() for g, t in _ordered(total.card)},
@@ -196,13 +198,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _acceptance(args: argparse.Namespace, headline: Tally) -> AcceptanceReport:
-    """The deck's acceptance report from its headline per-card tally."""
-    from dealer_assist.vision.model_control import AcceptanceReport, sha256_of
+def _acceptance(args: argparse.Namespace, headline: Tally, detector_sha256: str,
+                reader_sha256: str) -> AcceptanceReport:
+    """The deck's acceptance report from its headline per-card tally, for the model files of
+    those hashes."""
+    from dealer_assist.vision.model_control import AcceptanceReport
 
     return AcceptanceReport(
-        deck=args.deck.name, detector_sha256=sha256_of(args.model),
-        reader_sha256=sha256_of(args.reader), precision=round(headline.precision, 4),
+        deck=args.deck.name, detector_sha256=detector_sha256,
+        reader_sha256=reader_sha256, precision=round(headline.precision, 4),
         recall=round(headline.recall, 4), cards=headline.counted, scenes=args.scenes,
         source="independent",
         command=(f"dealer-assist evaluate --deck {args.deck} --model {args.model} --reader "
@@ -224,10 +228,6 @@ def _installed(folder: Path) -> bool:
     from dealer_assist.evaluation.artwork import CODES
 
     return all((folder / f"{code}.png").is_file() for code in CODES)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _ordered(groups: dict) -> list:  # type: ignore[type-arg]

@@ -92,10 +92,12 @@ class Tally:
                 "ignored": self.ignored, "landed": self.landed}
 
 
-def groups_of(card: TrueCard) -> list[str]:
-    """The breakdown groups a card belongs to."""
-    return [f"design:{card.design}", f"width:{width_band(card.width_px)}",
-            f"place:{card.place}", f"sideways:{'yes' if card.sideways else 'no'}"]
+def groups_of(card: TrueCard, sharp: bool) -> list[str]:
+    """The groups a card belongs to: ``"all"``, its breakdown groups, and ``"headline"`` when it
+    passes the install checks (``sharp``: its sequence's camera is within the bound)."""
+    return ["all", f"design:{card.design}", f"width:{width_band(card.width_px)}",
+            f"place:{card.place}", f"sideways:{'yes' if card.sideways else 'no'}",
+            *(["headline"] if headline(card, sharp) else [])]
 
 
 def headline(card: TrueCard, sharp: bool) -> bool:
@@ -159,10 +161,7 @@ def _score(report: Report, kind: str, points: Iterable[tuple[str, float, float]]
     for card in cards:
         t = per[card.number]
         t.counted = int(bool(counts.get(card.number)))
-        names = ["all", *extra, *groups_of(card)]
-        if headline(card, seq.sharp):
-            names.append("headline")
-        for name in names:
+        for name in [*extra, *groups_of(card, seq.sharp)]:
             report.tally(kind, name).add(t)
     for name in ["all", *extra]:  # a false card on no card belongs to no card's groups
         report.tally(kind, name).add(stray)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dealer_assist.evaluation.render import Sequence
-from dealer_assist.evaluation.score import card_reported, groups_of, headline
+from dealer_assist.evaluation.score import card_reported, groups_of
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.shoe_check import ShoeCheck
 from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
@@ -36,7 +36,7 @@ from dealer_assist.vision.verify import Verdict
 class CheckTally:
     """Counts behind one group's landing and verification figures."""
 
-    cards: int = 0
+    counted: int = 0  # cards that count (every rate's denominator)
     landed: int = 0
     verified: int = 0
     wrong_match: int = 0
@@ -44,7 +44,7 @@ class CheckTally:
     stray: int = 0
 
     def add(self, other: CheckTally) -> None:
-        self.cards += other.cards
+        self.counted += other.counted
         self.landed += other.landed
         self.verified += other.verified
         self.wrong_match += other.wrong_match
@@ -52,10 +52,10 @@ class CheckTally:
         self.stray += other.stray
 
     def rate(self, count: int) -> float:
-        return count / self.cards if self.cards else 0.0
+        return count / self.counted if self.counted else 0.0
 
     def to_json(self) -> dict[str, object]:
-        return {"cards": self.cards, "landed": self.landed, "verified": self.verified,
+        return {"cards": self.counted, "landed": self.landed, "verified": self.verified,
                 "wrong_match": self.wrong_match, "false_switched": self.false_switched,
                 "stray": self.stray, "landing": round(self.rate(self.landed), 5),
                 "verification": round(self.rate(self.verified), 5),
@@ -65,7 +65,7 @@ class CheckTally:
 
 @dataclass
 class CheckReport:
-    """Per-card tallies by group (``"all"``, ``"headline"``, and :func:`groups_of`'s)."""
+    """Per-card tallies by group (:func:`groups_of`)."""
 
     card: dict[str, CheckTally] = field(default_factory=dict)
 
@@ -115,9 +115,8 @@ def score_checks(seq: Sequence, events: list[CardEvent]) -> CheckReport:
         if not card.trackable():
             continue
         t = per[card.number]
-        t.cards = 1
-        names = ["all", *groups_of(card)] + (["headline"] if headline(card, seq.sharp) else [])
-        for name in names:
+        t.counted = 1
+        for name in groups_of(card, seq.sharp):
             report.card.setdefault(name, CheckTally()).add(t)
     report.card.setdefault("all", CheckTally()).add(stray)
     return report

@@ -221,7 +221,7 @@ def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() ->
         _event(EventKind.REMOVED, "AS", 850, 3, None, 0),  # a removal lands nothing
     ]
     every = score_checks(seq, events).card["all"]
-    assert (every.cards, every.landed, every.verified) == (5, 4, 1)
+    assert (every.counted, every.landed, every.verified) == (5, 4, 1)
     assert (every.wrong_match, every.false_switched, every.stray) == (1, 1, 1)
     assert every.to_json()["landing"] == 0.8 and every.to_json()["verification"] == 0.2
 
@@ -232,7 +232,7 @@ def test_a_card_verified_after_an_unsure_first_sight_counts_verified() -> None:
                    "none")
     report = score_checks(seq, [_event(EventKind.APPEARED, "8S", 50, 1, "unsure", 0),
                                 _event(EventKind.CHANGED, "AS", 50, 2, "match", 0)])
-    assert report.card["headline"].verified == 1 and report.card["headline"].cards == 1
+    assert report.card["headline"].verified == 1 and report.card["headline"].counted == 1
 
 
 def test_width_bands() -> None:
