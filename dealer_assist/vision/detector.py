@@ -233,6 +233,14 @@ class CardDetector:
 
     def find_indices(self, frame: np.ndarray) -> np.ndarray:
         """Where the corner indices are: boxes ``(N, 4)`` in frame pixels, after NMS, unread."""
+        return self.find_scored(frame)[0]
+
+    def find_scored(self, frame: np.ndarray, presence: float | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`find_indices` with each box's detector score ``(N,)``, down to ``presence``
+        (default: the detector's). The boxes at or above the detector's presence are exactly
+        :meth:`find_indices`' (a lower-scored box suppresses no higher one)."""
+        least = self.presence if presence is None else presence
         h, w = frame.shape[:2]
         t0 = time.perf_counter()
         regions = card_regions(frame) if self.regions else []
@@ -247,19 +255,20 @@ class CardDetector:
             t2 = time.perf_counter()
             (raw,) = self._session.run(blob)
             t3 = time.perf_counter()
-            boxes, scores = self._candidates(raw[0], factor)
+            boxes, scores = self._candidates(raw[0], factor, least)
             found_boxes.append(boxes + np.array([x0, y0, x0, y0], np.float32))
             found_scores.append(scores)
             preprocess += t2 - t1
             inference += t3 - t2
             postprocess += time.perf_counter() - t3
         t4 = time.perf_counter()
-        boxes = self._suppress(np.concatenate(found_boxes), np.concatenate(found_scores)) \
-            if found_boxes else np.zeros((0, 4), np.float32)
+        boxes, scores = self._suppress(np.concatenate(found_boxes),
+                                       np.concatenate(found_scores), least) \
+            if found_boxes else (np.zeros((0, 4), np.float32), np.zeros(0, np.float32))
         postprocess += time.perf_counter() - t4
         self.last_times = StageTimes(preprocess * 1e3, inference * 1e3,
                                      postprocess * 1e3, 0.0, 0.0)
-        return boxes
+        return boxes, scores
 
     def detect_indices(self, frame: np.ndarray) -> Detections:
         """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
@@ -315,22 +324,26 @@ class CardDetector:
                    if h >= height and w >= width]
         return min(holding)[1:] if holding else (height, width)
 
-    def _candidates(self, raw: np.ndarray, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    @staticmethod
+    def _candidates(raw: np.ndarray, factor: float, least: float,
+                    ) -> tuple[np.ndarray, np.ndarray]:
         # the detector's class scores, summed, say "an index is here"; which one is the reader's
         presence = np.minimum(raw[4:].sum(axis=0), 1.0)
-        keep = presence >= self.presence
+        keep = presence >= least
         cx, cy, bw, bh = raw[:4, keep]
         boxes = np.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], axis=1) / factor
         return boxes.astype(np.float32).reshape(-1, 4), presence[keep].astype(np.float32)
 
-    def _suppress(self, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def _suppress(self, boxes: np.ndarray, scores: np.ndarray, least: float,
+                  ) -> tuple[np.ndarray, np.ndarray]:
         if len(boxes) == 0:
-            return np.zeros((0, 4), np.float32)
+            return np.zeros((0, 4), np.float32), np.zeros(0, np.float32)
         xywh = np.stack([boxes[:, 0], boxes[:, 1], boxes[:, 2] - boxes[:, 0],
                          boxes[:, 3] - boxes[:, 1]], axis=1)
         # class-agnostic: one place on a card holds one index
-        chosen = cv2.dnn.NMSBoxes(xywh.tolist(), scores.tolist(), self.presence, self.iou)
-        return boxes[np.asarray(chosen, dtype=np.int64).reshape(-1)]
+        chosen = np.asarray(cv2.dnn.NMSBoxes(xywh.tolist(), scores.tolist(), least, self.iou),
+                            dtype=np.int64).reshape(-1)
+        return boxes[chosen], scores[chosen]
 
     def read(self, frame: np.ndarray, boxes: np.ndarray, *,
              confidence: float | None = None) -> Detections:

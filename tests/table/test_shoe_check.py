@@ -118,8 +118,10 @@ def test_a_table_restarted_from_its_journal_replays_the_verdicts(tmp_path):
 # ------------------------------------------------------------- the check's rules on given readings
 
 
-def index_reading(*indices: tuple[tuple[float, float, float, float], str]) -> object:
-    """A frame's reading of indices at boxes, each read surely as its code."""
+def index_reading(*indices: tuple[tuple[float, float, float, float], str],
+                  faint: bool = False, sure: float = 0.98) -> object:
+    """A frame's reading of indices at boxes, each read as its code, rank and suit each at
+    ``sure`` (``faint``: each found below the detector's presence)."""
     import numpy as np
 
     from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
@@ -128,11 +130,11 @@ def index_reading(*indices: tuple[tuple[float, float, float, float], str]) -> ob
     ranks = np.full((len(indices), len(RANK_CLASSES)), 0.001)
     suits = np.full((len(indices), len(SUIT_CLASSES)), 0.001)
     for row, (_, code) in enumerate(indices):
-        ranks[row, RANK_CLASSES.index(code[0])] = 0.98
-        suits[row, SUIT_CLASSES.index(code[1])] = 0.98
+        ranks[row, RANK_CLASSES.index(code[0])] = sure
+        suits[row, SUIT_CLASSES.index(code[1])] = sure
     return FrameReading(np.array([box for box, _ in indices], np.float32).reshape(-1, 4),
-                        ranks, suits, tuple(code for _, code in indices),
-                        np.full(len(indices), 0.96))
+                        ranks, suits, tuple("" if faint else code for _, code in indices),
+                        np.full(len(indices), 0.96), np.full(len(indices), faint))
 
 
 @pytest.mark.parametrize(("corner", "code", "events"), [
@@ -157,6 +159,64 @@ def test_a_card_on_the_felt_seen_by_its_other_corner_is_not_a_new_card(corner, c
     later = [e for n in (3, 4, 5) for e in check.track(n, index_reading((corner, code)))]
     assert [(e.card, e.verdict, e.checked) for e in later if e.kind.value == "appeared"] == \
         events
+
+
+@pytest.mark.parametrize(("in_flight", "code", "events"), [
+    # a faint index of the shoe's card in flight: the card landed, verified
+    (("7H",), "7H", [("7H", "match")]),
+    # a faint index surely another card than the one in flight: no card, and no alarm
+    (("7H",), "KS", []),
+    # a faint index with no shoe card in flight (a hand-held game): never named
+    ((), "7H", []),
+])
+def test_a_faint_index_counts_only_as_the_shoe_card_it_matches(in_flight, code, events):
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(stable_frames=2))
+    check.expect(in_flight)
+    box = (100.0, 100.0, 112.0, 116.0)
+    seen = [e for n in (1, 2, 3) for e in check.track(n, index_reading((box, code), faint=True))]
+    assert [(e.card, e.verdict) for e in seen] == events
+
+
+def test_a_faint_index_must_read_the_shoe_card_more_surely_than_a_found_one():
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import FAINT_ACCEPT, ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+    from dealer_assist.vision.verify import ACCEPT
+
+    sure = 0.8  # the code at 0.64: a match for a found index, not for a faint one
+    assert ACCEPT <= sure * sure < FAINT_ACCEPT
+    box = (100.0, 100.0, 112.0, 116.0)
+    for faint, events in ((False, [("7H", "match")]), (True, [])):
+        check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(stable_frames=2))
+        check.expect(("7H",))
+        seen = [e for n in (1, 2, 3)
+                for e in check.track(n, index_reading((box, "7H"), faint=faint, sure=sure))]
+        assert [(e.card, e.verdict) for e in seen] == events
+
+
+def test_a_faint_index_at_a_card_on_the_felt_changes_nothing():
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
+                      CardTracker(stable_frames=2, change_frames=2))
+    check.expect(("7H",))
+    box = (100.0, 100.0, 112.0, 116.0)
+    seen = [e for n in (1, 2) for e in check.track(n, index_reading((box, "7H")))]
+    assert [(e.card, e.verdict) for e in seen] == [("7H", "match")]
+    check.expect(("4C",))
+    # the same place read faintly as a king of spades, over and over: not a switched card
+    later = [e for n in range(3, 9) for e in check.track(n, index_reading((box, "KS"),
+                                                                          faint=True))]
+    assert later == []
+    # read as surely (not faintly) as the king, it is the change it always was
+    surely = [e for n in range(9, 12) for e in check.track(n, index_reading((box, "KS")))]
+    assert [(e.kind.value, e.card, e.previous) for e in surely] == [("changed", "KS", "7H")]
 
 
 # ------------------------------------------------------------- rendered frames, shipped models

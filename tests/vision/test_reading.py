@@ -8,7 +8,12 @@ import cv2
 import numpy as np
 import pytest
 
-from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, installed_designs, load_designs
+from dealer_assist.vision.artwork import (
+    CARD_CODES,
+    HELD_OUT_DESIGNS,
+    installed_designs,
+    load_designs,
+)
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.reader import (
     RANK_CLASSES,
@@ -117,3 +122,32 @@ def test_unsure_indices_are_read_at_four_turns_and_sure_ones_at_the_first(
     for probs, theirs, firsts in zip(mine, four, first, strict=True):
         np.testing.assert_allclose(probs[~sure], theirs[~sure], atol=1e-5)
         np.testing.assert_allclose(probs[sure], firsts[sure], atol=1e-6)
+
+
+def test_faint_places_add_to_the_found_ones_and_are_never_named(readers, rendered) -> None:
+    """Found down to a lower score, the places at or above the detector's presence are exactly
+    those it finds, and the shoe check names none of the faint ones (it only checks them
+    against the shoe's cards in flight)."""
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    detector = readers["twice"]
+    check = ShoeCheck(detector, CardTracker(), faint_presence=0.04)
+    faint_found = 0
+    for frame in rendered:
+        boxes, scores = detector.find_scored(frame, 0.04)
+        np.testing.assert_array_equal(boxes[scores >= detector.presence],
+                                      detector.find_indices(frame))
+        assert scores.min() >= 0.04
+        reading = check.read(frame)
+        assert reading.faint is not None
+        faint_found += int(reading.faint.sum())
+        assert all(name == "" for name, faint in zip(reading.names, reading.faint, strict=True)
+                   if faint)
+        named = {(tuple(map(float, box)), name) for box, name, faint in
+                 zip(reading.boxes, reading.names, reading.faint, strict=True)
+                 if name and not faint}
+        read = detector.read(frame, detector.find_indices(frame))
+        assert named == {(tuple(map(float, box)), CARD_CODES[c])
+                         for box, c in zip(read.boxes, read.class_ids, strict=True)}
+    assert faint_found > 0  # the frames do hold places found only below the presence
