@@ -76,6 +76,17 @@ INDEX = 0.5
 #: The reader's rank class for "not an index".
 NOT_AN_INDEX = RANK_CLASSES.index("-")
 _COLOUR_MATE = {"S": "C", "C": "S", "H": "D", "D": "H"}
+#: Ranks whose index glyphs are each other's half turn. The reader reads an index at every
+#: angle, so a 6 and a 9 of one suit are told apart only by where the suit lies beside the
+#: rank; a design that prints it otherwise reads one as the other. A reading surely the half-turn
+#: twin of the shoe's code is therefore unsure (a question), never a mismatch.
+HALF_TURN_TWINS = {"6": "9", "9": "6"}
+
+
+def half_turn_twin(code: str) -> str | None:
+    """The code whose index is ``code``'s turned half round (6 <-> 9 of one suit), if any."""
+    twin = HALF_TURN_TWINS.get(code[0])
+    return None if twin is None else twin + code[1:]
 
 
 class Verdict(enum.Enum):
@@ -115,7 +126,7 @@ def judge(ranks: np.ndarray, suits: np.ndarray, code: str) -> Verification:
     ``ranks`` ``(N, 14)`` and ``suits`` ``(N, 4)``, from one frame or several): a match when
     any index reads ``code`` at :data:`ACCEPT` or more; a mismatch when at least one row is an
     index and every index row gives ``code`` at most :data:`REJECT` and another code at
-    :data:`SURE_OTHER` or more; else unsure."""
+    :data:`SURE_OTHER` or more, none of them ``code``'s :func:`half_turn_twin`; else unsure."""
     return judge_codes(ranks, suits, (code,))[0]
 
 
@@ -130,6 +141,9 @@ def judge_codes(ranks: np.ndarray, suits: np.ndarray,
         ranks, suits = ranks[is_index], suits[is_index]
     ranks_named = ranks[:, :NOT_AN_INDEX]
     named = ranks_named.max(axis=1) * suits.max(axis=1)
+    row_reads = {RANK_CLASSES[r] + SUIT_CLASSES[s] for r, s in
+                 zip(ranks_named.argmax(axis=1).tolist(), suits.argmax(axis=1).tolist(),
+                     strict=True)}
     best = int(np.argmax(named))
     read = RANK_CLASSES[int(ranks_named[best].argmax())] + SUIT_CLASSES[int(suits[best].argmax())]
     sure_other = bool((named >= SURE_OTHER).all())
@@ -142,7 +156,7 @@ def judge_codes(ranks: np.ndarray, suits: np.ndarray,
     for column, code in enumerate(codes):
         if matched[column]:
             verdict = Verdict.MATCH
-        elif rejected[column] and sure_other:
+        elif rejected[column] and sure_other and half_turn_twin(code) not in row_reads:
             verdict = Verdict.MISMATCH
         else:
             verdict = Verdict.UNSURE
@@ -160,9 +174,14 @@ def mismatched_rows(ranks: np.ndarray, suits: np.ndarray, codes: Sequence[str]) 
     rows = np.arange(len(ranks))
     probability = ranks[rows, [r for r, _ in wanted]] * suits[rows, [s for _, s in wanted]]
     named = ranks[:, :NOT_AN_INDEX].max(axis=1) * suits.max(axis=1)
+    reads = [RANK_CLASSES[r] + SUIT_CLASSES[s] for r, s in
+             zip(ranks[:, :NOT_AN_INDEX].argmax(axis=1).tolist(), suits.argmax(axis=1).tolist(),
+                 strict=True)]
+    twin = np.array([half_turn_twin(code) == read for code, read in zip(codes, reads,
+                                                                         strict=True)], bool)
     # a row at REJECT or less is no match (ACCEPT lies above it)
     return np.asarray((ranks[:, NOT_AN_INDEX] < INDEX) & (probability <= REJECT)
-                      & (named >= SURE_OTHER), bool)
+                      & (named >= SURE_OTHER) & ~twin.reshape(-1), bool)
 
 
 def verify(detector: CardDetector, frame: np.ndarray, boxes: np.ndarray | Sequence[

@@ -55,6 +55,13 @@ def rows(*readings: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarr
     ([("7", "S"), ("7", "C")], "7C", Verdict.MATCH),  # one corner reads it: the card may be it
     ([("7", "S"), ("7", "S", 0.6)], "7C", Verdict.UNSURE),  # one corner unsure: no alarm
     ([("7", "S"), ("-", "S")], "7C", Verdict.MISMATCH),  # a pip beside it does not count
+    # a 6 and a 9 of one suit are each other's index turned half round: ask, no alarm
+    ([("9", "C")], "6C", Verdict.UNSURE),
+    ([("6", "H")], "9H", Verdict.UNSURE),
+    ([("8", "S"), ("6", "S")], "9S", Verdict.UNSURE),
+    ([("9", "C")], "6S", Verdict.MISMATCH),  # another suit: surely another card
+    ([("9", "C")], "8C", Verdict.MISMATCH),
+    ([("8", "C")], "6C", Verdict.MISMATCH),
 ])
 def test_verdict_rules(readings, code, verdict) -> None:
     if readings:
@@ -79,7 +86,7 @@ def random_readings(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.nd
 
 def test_judging_several_codes_at_once_gives_each_code_its_own_verdict() -> None:
     rng = np.random.default_rng(9)
-    codes = ["7S", "7C", "KH", "AD", "TS", "2C"]
+    codes = ["7S", "7C", "KH", "AD", "TS", "2C", "6C", "9C"]
     kinds = set()
     for n in (0, 1, 1, 1, 2, 3, 8) * 40:
         ranks, suits = random_readings(rng, n)
@@ -92,7 +99,7 @@ def test_judging_several_codes_at_once_gives_each_code_its_own_verdict() -> None
 def test_rows_judged_each_alone_at_once() -> None:
     rng = np.random.default_rng(10)
     ranks, suits = random_readings(rng, 600)
-    codes = [str(c) for c in rng.choice(["7S", "7C", "KH", "AD", "QC"], 600)]
+    codes = [str(c) for c in rng.choice(["7S", "7C", "KH", "AD", "QC", "6S", "9S"], 600)]
     got = mismatched_rows(ranks, suits, codes)
     want = [judge(ranks[i:i + 1], suits[i:i + 1], code).verdict is Verdict.MISMATCH
             for i, code in enumerate(codes)]
