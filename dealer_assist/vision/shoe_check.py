@@ -13,6 +13,8 @@ With no shoe card in flight (a hand-held game) it names cards exactly as the det
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -174,8 +176,9 @@ class ShoeCheck:
                     judged = over
                     laid_over.add(i)
             named.append((i, *judged))  # else a card on the felt is named, not checked
-        return self.tracker.update(frame_number,
-                                   self._cards(reading.boxes, named, laid_over))
+        cards = self._cards(reading.boxes, named, laid_over)
+        return self.tracker.update(frame_number, _one_card_a_code(cards, codes, reading.boxes,
+                                                                  kept_code))
 
     def _at_places(self, reading: FrameReading, frame: int) -> list[_Place]:
         """Each index's place (the first kept place it lies at, not yet taken this frame; else
@@ -250,3 +253,43 @@ class ShoeCheck:
             cards.append(replace(card, verdict=verdict, checked=checked,
                                  laid_over=any(box in over for box in card.index_boxes)))
         return cards
+
+
+def _one_card_a_code(cards: list[CardObservation], codes: Sequence[str], boxes: np.ndarray,
+                     kept_rows: set[int]) -> list[CardObservation]:
+    """``cards`` with each shoe code in flight matched by at most as many cards as it has
+    copies in flight: where more cards of one frame match it, the surest keep the match and the
+    rest are unsure (two places both read as one shoe card; the table asks about an unsure
+    landing and never alarms on it), except one within a card's reach of a card that kept it
+    (that card's other corner, unpaired). Cards keeping a code they appeared with (any of their
+    indices among ``kept_rows``' boxes) are left as they are."""
+    kept = {tuple(float(v) for v in boxes[i]) for i in kept_rows}
+    room = Counter(codes)
+    claims = sorted((k for k, card in enumerate(cards)
+                     if card.verdict == Verdict.MATCH.value
+                     and not any(box in kept for box in card.index_boxes)),
+                    key=lambda k: -cards[k].confidence)
+    out = list(cards)
+    won: list[CardObservation] = []
+    for k in claims:
+        card = out[k]
+        if room[card.card] > 0:
+            room[card.card] -= 1
+            won.append(card)
+        elif not any(other.card == card.card and _within_reach(other, card) for other in won):
+            out[k] = replace(card, verdict=Verdict.UNSURE.value)
+    return out
+
+
+def _within_reach(a: CardObservation, b: CardObservation) -> bool:
+    """An index of ``a`` and one of ``b`` lie within a card's reach of each other (the
+    pairing's farthest distance, in index sizes): the two corners of one card, not paired."""
+    for box_a in a.index_boxes:
+        for box_b in b.index_boxes:
+            size = max(box_a[2] - box_a[0], box_a[3] - box_a[1], box_b[2] - box_b[0],
+                       box_b[3] - box_b[1])
+            if math.dist(((box_a[0] + box_a[2]) / 2, (box_a[1] + box_a[3]) / 2),
+                         ((box_b[0] + box_b[2]) / 2, (box_b[1] + box_b[3]) / 2)) \
+                    <= PAIR_DISTANCE[1] * size:
+                return True
+    return False

@@ -198,6 +198,33 @@ def test_a_faint_index_must_read_the_shoe_card_more_surely_than_a_found_one():
         assert [(e.card, e.verdict) for e in seen] == events
 
 
+@pytest.mark.parametrize(("in_flight", "second", "events"), [
+    # one 7H out of the shoe, two places a hand apart read surely as it: the surer is its
+    # landing, the other is unsure (asked about, never an alarm), not a second 7H matched
+    (("7H",), (600.0, 100.0, 612.0, 116.0), [("7H", "match"), ("7H", "unsure")]),
+    # two 7Hs out (a two-deck shoe): both places are matched
+    (("7H", "7H"), (600.0, 100.0, 612.0, 116.0), [("7H", "match"), ("7H", "match")]),
+    # the second place within a card's reach of the first: its other corner, unpaired
+    (("7H",), (119.0, 100.0, 131.0, 116.0), [("7H", "match"), ("7H", "match")]),
+])
+def test_a_shoe_card_is_matched_by_one_card_a_frame(in_flight, second, events):
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.reader import RANK_CLASSES
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
+                      CardTracker(stable_frames=2, match_radius=5.0))
+    check.expect(in_flight)
+    first = (100.0, 100.0, 112.0, 116.0)
+    seen = []
+    for n in (1, 2):
+        reading = index_reading((first, "7H"), (second, "7H"))
+        reading.ranks[1, RANK_CLASSES.index("7")] = 0.95  # the second place a little less sure
+        seen += check.track(n, reading)
+    assert sorted((e.card, e.verdict) for e in seen) == sorted(events)
+
+
 def test_a_faint_index_at_a_card_on_the_felt_changes_nothing():
     from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.shoe_check import ShoeCheck
