@@ -9,6 +9,9 @@ matches, else names it as the detector does, marks each with its verdict, and ha
 the frame tracker, whose events then carry the verdict. A card that appeared as a match keeps
 its code while its index is not surely another card (a swapped card still reads as changed).
 With no shoe card in flight (a hand-held game) it names cards exactly as the detector does.
+It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRESENCE`), which
+count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
+many cards a frame as it has copies out (:func:`_one_card_a_code`).
 """
 
 from __future__ import annotations
@@ -58,17 +61,14 @@ class FrameReading:
     """A frame's index boxes ``(N, 4)`` that the reader takes for an index, with its rank
     ``(N, 14)`` and suit ``(N, 4)`` probabilities, and what the detector would name each:
     ``names`` (``""``: below its confidence) at ``confidences`` ``(N,)``. ``faint`` ``(N,)``:
-    found below the detector's presence (:data:`FAINT_PRESENCE`): never named (default: none)."""
+    found below the detector's presence (down to :data:`FAINT_PRESENCE`), never named."""
 
     boxes: np.ndarray
     ranks: np.ndarray
     suits: np.ndarray
     names: tuple[str, ...]
     confidences: np.ndarray
-    faint: np.ndarray | None = None
-
-    def is_faint(self, row: int) -> bool:
-        return self.faint is not None and bool(self.faint[row])
+    faint: np.ndarray
 
 
 class _Place:
@@ -158,7 +158,7 @@ class ShoeCheck:
             if felt is not None and i in kept_code:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
                 continue
-            if reading.is_faint(i):
+            if reading.faint[i]:
                 judged = self._judge(reading, i, places[i], codes if felt is None else ())
                 if judged[2] == Verdict.MATCH.value and judged[1] >= FAINT_ACCEPT:
                     named.append((i, *judged))  # a faint index counts only as the shoe's card
