@@ -158,12 +158,11 @@ class ShoeCheck:
             if felt is not None and i in kept_code:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
                 continue
+            judged = self._judge(reading, i, places[i], codes if felt is None else ())
             if reading.faint[i]:
-                judged = self._judge(reading, i, places[i], codes if felt is None else ())
                 if judged[2] == Verdict.MATCH.value and judged[1] >= FAINT_ACCEPT:
                     named.append((i, *judged))  # a faint index counts only as the shoe's card
                 continue
-            judged = self._judge(reading, i, places[i], codes if felt is None else ())
             if felt is None and judged[2] == Verdict.MISMATCH.value and \
                     self._other_corner(reading.boxes[i], places[i]):
                 continue  # surely a card on the felt nearby: its other corner, not a new card

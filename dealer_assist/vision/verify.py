@@ -139,13 +139,10 @@ def judge_codes(ranks: np.ndarray, suits: np.ndarray,
         return [Verification(code, 0.0, None, 0.0, Verdict.UNSURE) for code in codes]
     if not is_index.all():
         ranks, suits = ranks[is_index], suits[is_index]
-    ranks_named = ranks[:, :NOT_AN_INDEX]
-    named = ranks_named.max(axis=1) * suits.max(axis=1)
-    row_reads = {RANK_CLASSES[r] + SUIT_CLASSES[s] for r, s in
-                 zip(ranks_named.argmax(axis=1).tolist(), suits.argmax(axis=1).tolist(),
-                     strict=True)}
+    named = ranks[:, :NOT_AN_INDEX].max(axis=1) * suits.max(axis=1)
+    row_reads = _reads(ranks, suits)
     best = int(np.argmax(named))
-    read = RANK_CLASSES[int(ranks_named[best].argmax())] + SUIT_CLASSES[int(suits[best].argmax())]
+    read = row_reads[best]
     sure_other = bool((named >= SURE_OTHER).all())
     rank_ids, suit_ids = [r for r, _ in wanted], [s for _, s in wanted]
     probabilities = ranks[:, rank_ids] * suits[:, suit_ids]  # (rows, codes)
@@ -165,6 +162,13 @@ def judge_codes(ranks: np.ndarray, suits: np.ndarray,
     return verdicts
 
 
+def _reads(ranks: np.ndarray, suits: np.ndarray) -> list[str]:
+    """Each row's likeliest code: its likeliest rank (other than "not an index") and suit."""
+    return [RANK_CLASSES[r] + SUIT_CLASSES[s] for r, s in
+            zip(ranks[:, :NOT_AN_INDEX].argmax(axis=1).tolist(), suits.argmax(axis=1).tolist(),
+                strict=True)]
+
+
 def mismatched_rows(ranks: np.ndarray, suits: np.ndarray, codes: Sequence[str]) -> np.ndarray:
     """For each row ``i`` of ``ranks`` ``(N, 14)`` and ``suits`` ``(N, 4)``, whether that index
     alone is a mismatch for ``codes[i]`` (its :func:`judge` verdict), all rows at once."""
@@ -174,11 +178,8 @@ def mismatched_rows(ranks: np.ndarray, suits: np.ndarray, codes: Sequence[str]) 
     rows = np.arange(len(ranks))
     probability = ranks[rows, [r for r, _ in wanted]] * suits[rows, [s for _, s in wanted]]
     named = ranks[:, :NOT_AN_INDEX].max(axis=1) * suits.max(axis=1)
-    reads = [RANK_CLASSES[r] + SUIT_CLASSES[s] for r, s in
-             zip(ranks[:, :NOT_AN_INDEX].argmax(axis=1).tolist(), suits.argmax(axis=1).tolist(),
-                 strict=True)]
-    twin = np.array([half_turn_twin(code) == read for code, read in zip(codes, reads,
-                                                                         strict=True)], bool)
+    twin = np.array([half_turn_twin(code) == read
+                     for code, read in zip(codes, _reads(ranks, suits), strict=True)], bool)
     # a row at REJECT or less is no match (ACCEPT lies above it)
     return np.asarray((ranks[:, NOT_AN_INDEX] < INDEX) & (probability <= REJECT)
                       & (named >= SURE_OTHER) & ~twin.reshape(-1), bool)
