@@ -16,16 +16,20 @@ the running table as the paired screen (it reads the table's secret: run it as t
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
-import signal
 import sys
-import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dealer_assist.table.config import TableConfig
 
 logger = logging.getLogger(__name__)
+
+# The table's stop joins its screen (5 s), shoe (2 s + 2 s) and runner (5 s) threads and its
+# store's writer (30 s): a stop still going after this long is stuck, and its threads' stacks
+# are written to stderr.
+STOP_BOUND_S = 50.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +106,7 @@ def _run_table(args: argparse.Namespace) -> int:
     from dealer_assist.table.shoe_source import SerialShoeSource
     from dealer_assist.table.sources import Source
     from dealer_assist.table.staff import StaffDesk, StaffError, StaffRegistry, staff_path
+    from dealer_assist.table.stop_signals import StopSignals
 
     try:
         config = load_config(args.config)
@@ -243,12 +248,9 @@ def _run_table(args: argparse.Namespace) -> int:
               "the dealer confirms the felt", flush=True)
     if opened.voided is not None:
         print(f"round {opened.voided[0]} voided: {opened.voided[1]}", flush=True)
-    stop = threading.Event()
-    # Ctrl-C and a service manager's stop both end the table cleanly; SIGINT is handled here,
-    # not left to Python, because a process started in the background inherits it ignored.
+    signals = StopSignals()
     # Installed before the screen's address is printed: whoever reads it may stop us at once.
-    for stopping in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(stopping, lambda *_: stop.set())
+    signals.install()
     try:
         table.start()
     except OSError as error:
@@ -261,14 +263,18 @@ def _run_table(args: argparse.Namespace) -> int:
     logger.info("started %s; screen %s", devices, screen.url)
     status = 0
     try:
-        while not stop.wait(1.0):
-            if not screen.running:  # its thread ended (logged): no touch can reach the table
-                print("dealer-assist table: the dealer's screen stopped (see the log): "
-                      "the table stops", file=sys.stderr)
-                status = 1
-                break
+        if not signals.wait(lambda: screen.running):
+            # its thread ended (logged): no touch can reach the table
+            print("dealer-assist table: the dealer's screen stopped (see the log): "
+                  "the table stops", file=sys.stderr)
+            status = 1
     finally:
+        # a stop that outlasts the bounds of its joins is stuck: say where, for the technician
+        # (on the process's own stderr: sys.stderr may be a stand-in with no file behind it)
+        if sys.__stderr__ is not None:
+            faulthandler.dump_traceback_later(STOP_BOUND_S, exit=False, file=sys.__stderr__)
         table.stop()
+        faulthandler.cancel_dump_traceback_later()
         logger.info("table %s stopped", config.table_id)
     return status
 

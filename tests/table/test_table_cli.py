@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
+from dealer_assist.table.cli import STOP_BOUND_S
 from dealer_assist.table.staff import HashCost, StaffRegistry, staff_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -330,10 +331,11 @@ def test_ctrl_c_and_a_service_stop_end_the_table_even_when_started_in_the_backgr
         finally:
             process.send_signal(stopping)
             try:
-                # a bound for a hang, not a speed check: the table's stop joins its screen, shoe
-                # and runner threads (up to 5 s each) and closes the store; 10 s ran out once in
-                # a loaded CI run
-                code = process.wait(30)
-            finally:
+                # a bound for a hang, not a speed check: past STOP_BOUND_S the table writes its
+                # threads' stacks to stderr, which the failure shows
+                code = process.wait(STOP_BOUND_S + 10)
+            except subprocess.TimeoutExpired:
                 process.kill()
+                pytest.fail(f"{stopping!r} did not stop the table; its stderr:\n"
+                            f"{process.communicate()[1]}")
         assert code == 0, stopping
