@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from dealer_assist.table.stop_signals import StopSignals
+from dealer_assist.table.stop_signals import STOPPING, StopSignals
 
 
 def wait_signalled_at_line(k: int) -> list[bool]:
@@ -62,7 +62,7 @@ def test_the_wait_ends_without_a_signal_once_the_table_stops_running():
 
 
 def test_install_replaces_an_inherited_ignore_and_notes_each_signal():
-    previous = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    previous = {number: signal.getsignal(number) for number in STOPPING}
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a process started with '&' inherits it
     try:
         signals = StopSignals()
