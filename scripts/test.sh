@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs (.venv with the table and test extras, Debian's
-# chromium for the browser tests, poppler-utils for the PDF report test, the card artwork for
-# the vision tests), runs the static checks (ruff, mypy), then the whole suite. Arguments go to
-# pytest.
+# chromium for the browser tests, poppler-utils for the PDF report test, qemu-user to emulate a
+# CPU without VNNI, the card artwork for the vision tests), runs the static checks (ruff, mypy),
+# then the whole suite. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh "table,test"
@@ -30,6 +30,15 @@ if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; t
     apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >/dev/null
   else
     echo "the floor's tests need Debian's nats-server: sudo apt-get install nats-server" >&2
+  fi
+fi
+# The INT8 models are checked on a CPU without VNNI by emulating one (tests/vision/test_without_vnni.py).
+if ! command -v qemu-x86_64 >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "installing Debian's qemu-user for the no-VNNI CPU test" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
+  else
+    echo "the no-VNNI CPU test needs Debian's qemu-user: sudo apt-get install qemu-user" >&2
   fi
 fi
 # The vision, demo and quantisation tests render scenes from the card artwork: install it (and the

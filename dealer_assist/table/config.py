@@ -25,11 +25,11 @@ reader = "models/index-reader-ourdeck.int8.onnx"  # reader (default: the shipped
 runtime = "auto"             # "auto" (both measured at start, the faster kept), "openvino"
                              # or "onnxruntime"
 detector_sha256 = [          # required: the SHA-256 of each detector and reader file the
-  "e614c7b33916bca6109d239ab758cd0f4e76102f42e781e0f62587cdba419070",  # table may run (one, or
+  "668df9c452e1271ae5b70c732333b1a6b1450c6387298245c8e843fb85bb7bf8",  # table may run (one, or
   "5d6ca10ab9a4f56c5bdb850043a86a338cdd11477b5d99fc3468a0573a176833",  # a list: here the shipped
 ]                                                                      # INT8 and float files)
 reader_sha256 = [
-  "46bcae6514285a26066b9c5b7cf4d928d773e756af1c3b33335ecda603e17fab",
+  "dc889a12ffe1eda72f1bc37faed0789c191a3f820980c6dd4693b25a997fd058",
   "f488f78996239fda3996ff7fa0cc6e49eba8aa0d8629147d6af5c39935780d40",
 ]
 # acceptance = "models/enrol-ourdeck.acceptance.json"  # an enrolled deck's acceptance report

@@ -1,16 +1,18 @@
-"""INT8 quantisation of the two ONNX models, which is what the table runs (AVX-512 VNNI CPUs
-run 8-bit convolutions several times faster than float ones).
+"""INT8 quantisation of the two ONNX models, which is what the table runs in ONNX Runtime.
 
     python -m dealer_assist.vision.quantize      # models/cards.int8.onnx, index-reader.int8.onnx
     python -m dealer_assist.vision.quantize --detector X.onnx --reader Y.onnx
 
-Static QDQ quantisation with ONNX Runtime's tools: weights per channel, activations calibrated
-(min/max) on rendered 1280x720 frames of the trained designs (never the held-out ones) and on the
-indices the float detector finds in them. The detector is quantised throughout except its
-decoding tail (the last convolution of each output branch and the box/score arithmetic after
-them: quantised, that arithmetic found no index at all), which stays in float. The reader's
-convolutions are quantised, its two classifier layers stay float. Each output is written beside
-its source as ``<stem>.int8.onnx``. Needs ``onnx`` (the training extra).
+Static QDQ quantisation with ONNX Runtime's tools: weights per channel in 7 bits (-64..64),
+activations calibrated (min/max) on rendered 1280x720 frames of the trained designs (never the
+held-out ones) and on the indices the float detector finds in them. Seven bits because a CPU
+without VNNI (AVX2 only) adds each pair of uint8 x int8 products into 16 bits: full 8-bit weights
+overflow there (2 x 255 x 127 > 32 767) and the models miss cards they read on a VNNI CPU; at
+7 bits both CPUs compute the same. The detector is quantised throughout except its decoding tail
+(the last convolution of each output branch and the box/score arithmetic after them: quantised,
+that arithmetic found no index at all), which stays in float. The reader's convolutions are
+quantised, its two classifier layers stay float. Each output is written beside its source as
+``<stem>.int8.onnx``. Needs ``onnx`` (the training extra).
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def quantize(model: Path, out: Path, blobs: list[np.ndarray], *,
 
     quantize_static(str(model), str(out), Blobs(), quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    per_channel=True, op_types_to_quantize=op_types, nodes_to_exclude=exclude,
+                    per_channel=True, reduce_range=True, op_types_to_quantize=op_types,
+                    nodes_to_exclude=exclude,
                     calibrate_method=CalibrationMethod.MinMax)
 
 
