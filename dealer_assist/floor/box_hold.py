@@ -11,7 +11,6 @@ nothing new.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,7 +68,7 @@ def keep_held_round(store: RecordingStore, table: str, request: HoldRequest) -> 
         if record.seq in pruned:
             gone.append(record.seq)
             continue
-        if record.seq not in marked and _body(record).get("key") is False:
+        if record.seq not in marked and record.object_body().get("key") is False:
             mark = store.append_checked(
                 "keyframe", _unless_pruned(store, record.seq, {
                     "user": f"room:{request.user}", "frame": record.seq,
@@ -101,7 +100,7 @@ def _marked_and_pruned(store: RecordingStore) -> tuple[set[int], set[int]]:
     marked: set[int] = set()
     pruned: set[int] = set()
     for record in store.records(kinds=("keyframe", "prune")):
-        body = _body(record)
+        body = record.object_body()
         if record.kind == "keyframe":
             frame = body.get("frame")
             if isinstance(frame, int):
@@ -109,11 +108,3 @@ def _marked_and_pruned(store: RecordingStore) -> tuple[set[int], set[int]]:
         else:
             pruned.update(seq for seq in body.get("frames", []) if isinstance(seq, int))
     return marked, pruned
-
-
-def _body(record: Record) -> dict[str, Any]:
-    try:
-        body = json.loads(record.body_text)
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}

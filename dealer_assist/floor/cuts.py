@@ -9,7 +9,6 @@ holes are gaps again.
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,8 +86,8 @@ def recorded_cuts(store: RecordStore, keys: Sequence[PublicKey] | None = None) -
     seal: RoomSeal | None = None
     for record in store.records(kinds=(PRUNE,)):
         found.newest = record.seq
-        body = _body(record)
-        if not isinstance(body, dict) or "chains" not in body:
+        body = record.object_body()
+        if "chains" not in body:
             continue
         seal = seal or RoomSeal.of(store, keys)
         why = _untrusted(store, record) or seal.why_untrusted(record)
@@ -109,13 +108,6 @@ def recorded_cuts(store: RecordStore, keys: Sequence[PublicKey] | None = None) -
     for cuts in found.chains.values():
         cuts.merge()
     return found
-
-
-def _body(record: Record) -> Any:
-    try:
-        return json.loads(record.body_text)
-    except ValueError:
-        return None
 
 
 def _number(value: Any) -> int:

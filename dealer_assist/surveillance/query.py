@@ -312,7 +312,7 @@ def _marked_frames(store: RecordStore) -> set[int]:
     which (nothing can be pruned then)."""
     marked: set[int] = set()
     for record in store.records(kinds=("keyframe",)):
-        frame = _object_body(record).get("frame")
+        frame = record.object_body().get("frame")
         if not isinstance(frame, int):
             raise RecordingError(
                 f"{record.describe()} does not say which frame it keeps (altered?): nothing was"
@@ -334,15 +334,6 @@ def _append_checked(store: RecordStore, kind: str,
     return None if body is None else store.append(kind, body, table=table, round_key=round_key)
 
 
-def _object_body(record: Record) -> dict[str, Any]:
-    """A record's body if it is a JSON object, else empty (verification reports altered ones)."""
-    try:
-        body = record.body
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
-
-
 def _prunable(store: RecordStore, row: IndexedFrame) -> bool:
     """Whether the chained record of an index row the index calls old video says the same."""
     record = store.record(row.seq)
@@ -360,7 +351,7 @@ def _prunable(store: RecordStore, row: IndexedFrame) -> bool:
     parts = PurePosixPath(record.file or "").parts
     if len(parts) < 2 or parts[0] != FRAMES_DIR or ".." in parts:
         return False
-    return _object_body(record).get("key") is False
+    return record.object_body().get("key") is False
 
 
 def mark_key_frame(store: RecordStore, seq: int, user: str) -> None:

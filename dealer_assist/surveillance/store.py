@@ -209,6 +209,14 @@ class Record:
     def body(self) -> Any:
         return json.loads(self.body_text)
 
+    def object_body(self) -> dict[str, Any]:
+        """The body if it is a JSON object, else empty (verification reports altered ones)."""
+        try:
+            body = self.body
+        except ValueError:
+            return {}
+        return body if isinstance(body, dict) else {}
+
     def describe(self) -> str:
         """How a person names this record: ``record 57 (frame, round sb-1 on T1)``."""
         where = []

@@ -12,7 +12,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -263,6 +263,16 @@ def test_appended_records_read_back_in_order_each_linked_to_the_one_before(
     assert list(store.scan()) == read
     assert store.record(3) == read[2]
     assert store.record(6) is None
+
+
+@pytest.mark.parametrize(("body_text", "seen"), [
+    ('{"frame": 7}', {"frame": 7}), ("[7]", {}), ("7", {}), ("{not json", {})])
+def test_a_records_object_body_is_its_json_object_or_empty_if_altered(
+        store: RecordStore, body_text: str, seen: dict[str, Any]) -> None:
+    """Readers that look one field up (retention, holds, cuts) never crash on an altered body;
+    verification is what reports it."""
+    record = replace(store.append("keyframe", {"frame": 7}, table="T1"), body_text=body_text)
+    assert record.object_body() == seen
 
 
 def test_a_store_with_a_signer_signs_each_record_in_the_same_write(backend: Backend) -> None:
