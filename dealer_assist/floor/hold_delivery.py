@@ -59,7 +59,7 @@ def reached(store: RecordStore) -> dict[int, Reached]:
     """The holds that reached their box, by the seq of their ``floor-hold`` record."""
     found: dict[int, Reached] = {}
     for record in store.records(kinds=(HOLD_REACHED,)):
-        body = record.body if isinstance(record.body, dict) else {}
+        body = record.object_body()
         hold = body.get("hold")
         if isinstance(hold, int) and hold not in found:
             found[hold] = Reached(hold, record.seq, record.at, _seqs(body.get("kept")),

@@ -102,7 +102,7 @@ def holds(store: PostgresStore, keys: Sequence[PublicKey] | None = None
             raise RecordingError(f"the room's {record.describe()} {why}: no hold is certain "
                                  "while it is in doubt (nothing is pruned); run 'dealer-assist"
                                  " room verify'", store.location)
-        body = record.body if isinstance(record.body, dict) else {}
+        body = record.object_body()
         try:
             where = (str(body["box"]), str(body["chain"]), int(body["round_key"]))
         except (KeyError, TypeError, ValueError):
@@ -134,10 +134,11 @@ def put_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) ->
     if already is not None:
         raise ValueError(f"round {found.round} of {found.box} is already on hold since"
                          f" {already.at} ({already.user}: {already.why})")
-    store.append(HOLD, {"user": user, "why": reason, "box": found.box, "chain": found.chain,
-                        "round_key": found.round_key, "round": found.round})
+    record = store.append(HOLD, {"user": user, "why": reason, "box": found.box,
+                                 "chain": found.chain, "round_key": found.round_key,
+                                 "round": found.round})
     logger.info("round %s of %s put on hold by %s", found.round, found.box, user)
-    return holds(store)[where]
+    return Hold(*where, found.round, record.seq, record.at, user, reason)
 
 
 def lift_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) -> Hold:
@@ -158,7 +159,7 @@ def pruned_frames(store: PostgresStore) -> set[tuple[str, str, int]]:
     """The frames (box, chain, seq) the room's prunes deleted."""
     gone: set[tuple[str, str, int]] = set()
     for record in store.records(kinds=(PRUNE,)):
-        body = record.body if isinstance(record.body, dict) else {}
+        body = record.object_body()
         for item in body.get("frames", []):
             if isinstance(item, list) and len(item) == 3 and isinstance(item[2], int):
                 gone.add((str(item[0]), str(item[1]), item[2]))

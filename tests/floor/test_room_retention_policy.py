@@ -68,7 +68,10 @@ def test_the_room_prunes_by_its_policy_at_start_and_every_interval_keeping_a_hol
         take_in_one(tmp_path, schema, box)
     store = open_room(server_url(), schema, tmp_path)
     try:
-        retention.put_hold(store, retention.find_round(store, "T1", "bj-2"), "dispute", "olga")
+        hold = retention.put_hold(store, retention.find_round(store, "T1", "bj-2"), "dispute",
+                                  "olga")
+        assert retention.holds(store) == {(hold.box, hold.chain, hold.round_key): hold}
+        assert (hold.round, hold.user, hold.why) == ("bj-2", "olga", "dispute")
     finally:
         store.close()
     assert all(frames(tmp_path, t1, range(1, 100)))
