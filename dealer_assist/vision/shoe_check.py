@@ -7,7 +7,9 @@ finds and reads the indices of a frame (safe from several threads at once), :met
 (in frame order) reads each index not yet part of a card on the felt as the shoe's code it
 matches, else names it as the detector does, marks each with its verdict, and hands the cards to
 the frame tracker, whose events then carry the verdict. A card that appeared as a match keeps
-its code while its index is not surely another card (a swapped card still reads as changed).
+its code while its index is not surely another card (a swapped card still reads as changed);
+where one of its indices is surely another card, an index of it keeps the code only if read as
+it (else a swap with one corner read unsurely would never be reported).
 With no shoe card in flight (a hand-held game) it names cards exactly as the detector does.
 It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRESENCE`), which
 count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
@@ -150,8 +152,11 @@ class ShoeCheck:
         switched = mismatched_rows(reading.ranks[rows], reading.suits[rows],
                                    [felt[0] for _, felt in at_felt])
         surely_other = {i for i, bad in zip(rows, switched.tolist(), strict=True) if bad}
+        # a card one of whose indices is surely another keeps its code only where read as it
+        contested = {felt[2] for i, felt in at_felt if i in surely_other}
         kept_code = {i for i, felt in at_felt
-                     if felt[1] == Verdict.MATCH.value and i not in surely_other}
+                     if felt[1] == Verdict.MATCH.value and i not in surely_other
+                     and (felt[2] not in contested or reading.names[i] == felt[0])}
         named: list[tuple[int, str, float, str | None, str | None]] = []
         laid_over: set[int] = set()
         for i, felt in enumerate(on_felt):

@@ -135,16 +135,17 @@ class CardTracker:
         """The cards now on the table: ``(track, card, x, y)``."""
         return [(t.track_id, t.card, t.x, t.y) for t in self._tracks if t.confirmed]
 
-    def confirmed_at_each(self, boxes: np.ndarray) -> list[tuple[str, str | None] | None]:
+    def confirmed_at_each(self, boxes: np.ndarray
+                          ) -> list[tuple[str, str | None, int] | None]:
         """For each of ``boxes`` ``(N, 4)``, the confirmed card one of whose corners lies there:
-        its code and the verdict it appeared with; None where none does."""
+        its code, the verdict it appeared with and its track id; None where none does."""
         owners = [track for track in self._tracks if track.confirmed for _ in track.corners]
         if not owners or len(boxes) == 0:
             return [None] * len(boxes)
         corners = np.array([c for t in self._tracks if t.confirmed for c in t.corners])
         hits = same_places(boxes, corners)
         first = hits.argmax(axis=1).tolist()  # corners lie in the tracks' order: the first
-        return [(owners[j].card, owners[j].verdict) if hit else None
+        return [(owners[j].card, owners[j].verdict, owners[j].track_id) if hit else None
                 for j, hit in zip(first, np.any(hits, axis=1).tolist(), strict=True)]
 
     def confirmed_near(self, point: tuple[float, float], reach: float) -> list[str]:

@@ -225,6 +225,40 @@ def test_a_shoe_card_is_matched_by_one_card_a_frame(in_flight, second, events):
     assert sorted((e.card, e.verdict) for e in seen) == sorted(events)
 
 
+@pytest.mark.parametrize(("other", "changed"), [
+    # the other corner read unsurely (named nothing): only the QC is read, the card changed
+    ("unsure", [("QC", "7H")]),
+    # the other corner still read as the 7H: the card's corners disagree, no change
+    ("7H", []),
+])
+def test_a_card_swapped_where_it_lies_changes_though_its_other_corner_reads_unsurely(
+        other, changed):
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
+                      CardTracker(stable_frames=2, change_frames=3))
+    check.expect(("7H",))
+    corner, other_corner = (100.0, 100.0, 112.0, 116.0), (160.0, 190.0, 172.0, 206.0)
+    seen = [e for n in (1, 2)
+            for e in check.track(n, index_reading((corner, "7H"), (other_corner, "7H")))]
+    assert [(e.card, e.verdict) for e in seen] == [("7H", "match")]
+    check.expect(())  # the 7H taken away and a QC put in its place
+    later = []
+    for n in range(3, 9):
+        reading = index_reading((corner, "QC"), (other_corner, "7H"))
+        if other == "unsure":  # 7H at 0.25: not surely another card, and below naming
+            reading.ranks[1, RANK_CLASSES.index("7")] = 0.5
+            reading.ranks[1, RANK_CLASSES.index("Q")] = 0.45
+            reading.suits[1, SUIT_CLASSES.index("H")] = 0.5
+            reading.suits[1, SUIT_CLASSES.index("C")] = 0.45
+            reading = replace(reading, names=("QC", ""))
+        later += check.track(n, reading)
+    assert [(e.card, e.previous) for e in later if e.kind.value == "changed"] == changed
+
+
 def test_a_faint_index_at_a_card_on_the_felt_changes_nothing():
     from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.shoe_check import ShoeCheck

@@ -211,5 +211,7 @@ def test_confirmed_at_each_names_the_card_at_each_box() -> None:
     tracker.update(0, [obs("7S", 100, 100), obs("KH", 300, 100)])
     tracker.update(1, [obs("7S", 100, 100), obs("KH", 300, 100), obs("2C", 500, 100)])
     boxes = np.array([(296, 91, 304, 109), (0, 0, 10, 10), (95, 90, 105, 110)], np.float32)
-    assert tracker.confirmed_at_each(boxes) == [("KH", None), None, ("7S", None)]
+    ids = {card: track for track, card, _, _ in tracker.confirmed}
+    assert tracker.confirmed_at_each(boxes) == [("KH", None, ids["KH"]), None,
+                                                ("7S", None, ids["7S"])]
     assert tracker.confirmed_at_each(np.zeros((0, 4), np.float32)) == []
