@@ -26,7 +26,8 @@ ran slower in it).
 ``--readings`` measures ways of reading the found indices side by side, each frame read by all
 in turn (``CardDetector(reading=...)``, reader.READINGS: "twice", the table's, reads each index
 as seen and half a turn, and at the quarter turns too only where unsure; "once" as seen first;
-"four" at four quarter turns always, as 0.11 did).
+"four" at four quarter turns always, the table's reading before the model card's "Fewer readings
+of each index").
 """
 
 from __future__ import annotations
