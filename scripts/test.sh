@@ -6,41 +6,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh "table,test"
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing Debian's chromium for the browser tests" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
-    echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2
-  fi
-fi
+# debian_package PACKAGE FOR COMMAND...: install Debian's PACKAGE (FOR: the tests that need it)
+# unless each COMMAND is on the PATH; without root, say how.
+debian_package() {
+  local package=$1 needed_by=$2 command
+  shift 2
+  for command in "$@"; do
+    command -v "$command" >/dev/null 2>&1 && continue
+    if [ "$(id -u)" = 0 ]; then
+      echo "installing Debian's $package for $needed_by" >&2
+      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
+    else
+      echo "$needed_by: sudo apt-get install $package" >&2
+    fi
+    return 0
+  done
+}
+debian_package chromium "the browser tests" chromium
 # The incident report's PDF test renders it with poppler's pdftoppm and reads it with pdftotext.
-if ! command -v pdftoppm >/dev/null 2>&1 || ! command -v pdftotext >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing Debian's poppler-utils for the PDF report test" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null
-  else
-    echo "the PDF report test needs Debian's poppler-utils: sudo apt-get install poppler-utils" >&2
-  fi
-fi
+debian_package poppler-utils "the PDF report test" pdftoppm pdftotext
 # The floor's tests start their own JetStream broker (Debian's nats-server) on free ports.
-if ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/sbin/nats-server ]; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing Debian's nats-server for the floor's tests" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nats-server >/dev/null
-  else
-    echo "the floor's tests need Debian's nats-server: sudo apt-get install nats-server" >&2
-  fi
-fi
-# The INT8 models are checked on a CPU without VNNI by emulating one (tests/vision/test_without_vnni.py).
-if ! command -v qemu-x86_64 >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    echo "installing Debian's qemu-user for the no-VNNI CPU test" >&2
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
-  else
-    echo "the no-VNNI CPU test needs Debian's qemu-user: sudo apt-get install qemu-user" >&2
-  fi
-fi
+[ -x /usr/sbin/nats-server ] || debian_package nats-server "the floor's tests" nats-server
+# The INT8 models are checked on an emulated CPU without VNNI (tests/vision/test_without_vnni.py).
+debian_package qemu-user "the no-VNNI CPU test" qemu-x86_64
 # The vision, demo and quantisation tests render scenes from the card artwork: install it (and the
 # fonts of the drawn decks) from the package registries when any design is missing, so that a
 # fresh machine runs those tests rather than skipping them.
