@@ -30,13 +30,18 @@ def int8_weights(model: Path) -> list[np.ndarray]:
     return [a for a in arrays if a.dtype == np.int8]
 
 
+def widest_weight(weights: list[np.ndarray]) -> int:
+    """The largest magnitude among ``weights``."""
+    return max(int(np.abs(w.astype(np.int16)).max()) for w in weights)
+
+
 @pytest.mark.parametrize("name", ["cards.int8.onnx", "index-reader.int8.onnx"])
 def test_shipped_int8_weights_use_seven_bits_so_no_cpu_saturates_them(name: str) -> None:
     """A CPU without VNNI (AVX2 only) adds each pair of uint8 x int8 products into 16 bits:
     2 x 255 x 64 = 32 640 fits, 2 x 255 x 127 does not (test_without_vnni.py shows it)."""
     weights = int8_weights(MODELS / name)
     assert len(weights) >= 5  # every quantised convolution's weights, not none
-    assert max(int(np.abs(w.astype(np.int16)).max()) for w in weights) <= 64
+    assert widest_weight(weights) <= 64
 
 
 def test_shipped_defaults_are_the_quantised_models() -> None:
@@ -71,7 +76,7 @@ def test_quantize_command_writes_models_that_read(tmp_path: Path) -> None:
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
     assert detector_path.stat().st_size < (tmp_path / "cards.onnx").stat().st_size / 2
     for path in (detector_path, reader_path):
-        assert max(int(np.abs(w.astype(np.int16)).max()) for w in int8_weights(path)) <= 64
+        assert widest_weight(int8_weights(path)) <= 64
     detector = CardDetector(detector_path, reader_path)
     answer = json.loads((DATA / "answers.json").read_text())["split_tigullio.jpg"]
     cards = detector.detect(cv2.imread(str(DATA / "split_tigullio.jpg")))
