@@ -85,10 +85,12 @@ class Sequence:
         """The cards on the felt in ``frame``, in the order they were laid (last on top)."""
         return [c for c in self.cards if c.arrives <= frame]
 
-    def top_card_at(self, x: float, y: float, frame: int) -> list[TrueCard]:
-        """The cards under point ``(x, y)`` in ``frame``, topmost last."""
+    def top_card_at(self, x: float, y: float, frame: int, reach: float = 0.0
+                    ) -> list[TrueCard]:
+        """The cards under point ``(x, y)`` in ``frame`` (or within ``reach`` pixels outside
+        their outline), topmost last."""
         return [c for c in self.cards_on(frame)
-                if cv2.pointPolygonTest(c.corners, (float(x), float(y)), False) >= 0]
+                if cv2.pointPolygonTest(c.corners, (float(x), float(y)), reach > 0) >= -reach]
 
 
 # ---------------------------------------------------------------- felt

@@ -2,8 +2,9 @@
 
 Per frame, the cards that count are those with a visible corner index in that frame
 (:meth:`~dealer_assist.evaluation.render.TrueCard.visible`). Each observation is placed by its
-point: the cards under it in that frame, topmost last; it is taken to be of the one among them
-with its code if there is one, else of the topmost. Then:
+point: the cards under it in that frame, topmost last; it is taken to be of the topmost among
+them with its code, or with its code and within :data:`EDGE_REACH` pixels outside, if there is
+one, else of the topmost under it. Then:
 - right: that card's code, the first observation of it this frame, and the card counts;
 - ignored: that card's code but the card does not count (its indices too covered);
 - misread: another code (a false card, with the confusion recorded);
@@ -35,6 +36,10 @@ from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
 #: Card width bands (pixels, inclusive least, exclusive most); the install checks allow 70-95.
 WIDTH_BANDS = ((60.0, 70.0, "60-69"), (70.0, 80.0, "70-79"), (80.0, 95.5, "80-95"))
 INSTALL_WIDTH = (70.0, 95.5)
+#: A report this close (pixels) outside a card of its own code is of that card: a card seen by
+#: two corners on one long side (a design with an index at each corner) is placed between them,
+#: on its edge, where a box a pixel or two off puts the point just outside it.
+EDGE_REACH = 8.0
 
 
 def width_band(width: float) -> str:
@@ -123,13 +128,15 @@ class Report:
                 mine.setdefault(group, Tally()).add(tally)
 
 
-def card_reported(cards_here: list[TrueCard], code: str) -> TrueCard | None:
-    """The card a report of ``code`` is taken to be of, among ``cards_here`` (those under its
-    point, topmost last): the topmost with that code, else the topmost; None: on no card."""
-    same = [c for c in cards_here if c.code == code]
+def card_reported(seq: Sequence, code: str, x: float, y: float, frame: int) -> TrueCard | None:
+    """The card a report of ``code`` at ``(x, y)`` in ``frame`` is taken to be of: the topmost
+    card of that code under the point or within :data:`EDGE_REACH` of it, else the topmost card
+    under it; None: on no card."""
+    same = [c for c in seq.top_card_at(x, y, frame, EDGE_REACH) if c.code == code]
     if same:
         return same[-1]
-    return cards_here[-1] if cards_here else None
+    here = seq.top_card_at(x, y, frame)
+    return here[-1] if here else None
 
 
 def _score(report: Report, kind: str, points: Iterable[tuple[str, float, float]],
@@ -141,7 +148,7 @@ def _score(report: Report, kind: str, points: Iterable[tuple[str, float, float]]
     stray = Tally()
     claimed: set[int] = set()
     for code, x, y in points:
-        card = card_reported(seq.top_card_at(x, y, frame), code)
+        card = card_reported(seq, code, x, y, frame)
         if card is None:
             stray.stray += 1
             continue

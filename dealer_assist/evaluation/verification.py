@@ -97,7 +97,7 @@ def score_checks(seq: Sequence, events: list[CardEvent]) -> CheckReport:
     for event in events:
         if event.kind is EventKind.REMOVED:
             continue
-        card = card_reported(seq.top_card_at(event.x, event.y, event.frame), event.card)
+        card = card_reported(seq, event.card, event.x, event.y, event.frame)
         if card is None:
             stray.stray += 1
             continue

@@ -10,7 +10,13 @@ Rules (all counted in frames, so they hold for any frame rate):
 - A card becomes an event (``APPEARED``) only once seen at the same place in ``stable_frames``
   frames with at most one frame missed between sightings: a card sliding across the felt or a
   flicker of the detector is not a card, and a card read just above and just below the
-  reader's confidence in turn still becomes one.
+  reader's confidence in turn still becomes one. A card checked against the shoe's cards in
+  flight and matched (verdict "match") in ``matched_frames`` such sightings becomes one then:
+  the shoe names it too, so a flicker would have to read as a card the shoe has just dealt, and
+  a card of a cascade covered by the next one soon after it lands is still seen landing.
+- A card appears "mismatch" (surely none of the shoe's cards in flight: the switched-card
+  alarm) only where every sighting that made it a card said so; where an earlier one did not
+  (the card it is the other corner of was still in flight then), it appears "unsure".
 - A confirmed card that goes unseen (a hand passing over it) keeps its identity for
   ``grace_frames``; seen again at its place with its code, nothing new is reported.
 - A confirmed card unseen for longer than ``grace_frames`` is reported ``REMOVED``.
@@ -40,6 +46,9 @@ Box = tuple[float, float, float, float]
 _MISSED_ALLOWED = 1
 #: Corner boxes a track remembers (a card has two; room for a re-seated box or two).
 _CORNERS_KEPT = 4
+#: An observation's verdicts against the shoe's cards in flight (``verify.Verdict``'s values;
+#: verify imports this module).
+MATCHED, MISMATCHED, UNSURE = "match", "mismatch", "unsure"
 
 
 class EventKind(enum.Enum):
@@ -90,6 +99,8 @@ class _Track:
     hits: int
     last_seen: int
     confirmed: bool = False
+    matched_hits: int = 0  # sightings in a row of ``card`` matched to a shoe card in flight
+    mismatched_throughout: bool = True  # every sighting of ``card`` said "mismatch"
     rival: str | None = None
     rival_hits: int = 0
     corners: list[Box] = field(default_factory=list)
@@ -103,6 +114,7 @@ class _Track:
     def remember(self, obs: CardObservation) -> None:
         if not self.confirmed:  # the check its appearance carries: the latest before it
             self.verdict, self.checked = obs.verdict, obs.checked
+            self.mismatched_throughout &= obs.verdict == MISMATCHED
         fresh = list(obs.index_boxes)
         kept = [c for c in self.corners if not any(same_place(c, b) for b in fresh)]
         self.corners = (kept + fresh)[-_CORNERS_KEPT:]
@@ -116,13 +128,16 @@ class CardTracker:
     """
 
     def __init__(self, stable_frames: int = 3, grace_frames: int = 45,
-                 match_radius: float = 25.0, change_frames: int = 8) -> None:
-        if stable_frames < 1 or grace_frames < 0 or match_radius <= 0 or change_frames < 1:
+                 match_radius: float = 25.0, change_frames: int = 8,
+                 matched_frames: int = 2) -> None:
+        if stable_frames < 1 or grace_frames < 0 or match_radius <= 0 or change_frames < 1 \
+                or matched_frames < 1:
             raise ValueError(
                 f"need stable_frames >= 1, grace_frames >= 0, match_radius > 0, "
-                f"change_frames >= 1; got {stable_frames}, {grace_frames}, {match_radius}, "
-                f"{change_frames}")
+                f"change_frames >= 1, matched_frames >= 1; got {stable_frames}, "
+                f"{grace_frames}, {match_radius}, {change_frames}, {matched_frames}")
         self.stable_frames = stable_frames
+        self.matched_frames = matched_frames
         self.change_frames = change_frames
         self.grace_frames = grace_frames
         self.match_radius = match_radius
@@ -185,7 +200,7 @@ class CardTracker:
                     any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
                 continue  # the other corner of a card already seen, read otherwise
             track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame,
-                           sideways=obs.sideways)
+                           matched_hits=int(obs.verdict == MATCHED), sideways=obs.sideways)
             track.remember(obs)
             self._next_id += 1
             self._tracks.append(track)
@@ -202,9 +217,12 @@ class CardTracker:
         if obs.card == track.card:
             track.rival, track.rival_hits = None, 0
             track.hits = track.hits + 1 if recent or track.confirmed else 1
+            track.matched_hits = track.matched_hits + 1 if obs.verdict == MATCHED else 0
             return self._maybe_confirm(track, frame)
         if not track.confirmed:  # an unconfirmed track simply restarts as the new reading
             track.card, track.hits = obs.card, 1
+            track.matched_hits = int(obs.verdict == MATCHED)
+            track.mismatched_throughout = obs.verdict == MISMATCHED
             return self._maybe_confirm(track, frame)
         if track.rival == obs.card:
             track.rival_hits += 1
@@ -218,9 +236,12 @@ class CardTracker:
                           previous, track.sideways)]
 
     def _maybe_confirm(self, track: _Track, frame: int) -> list[CardEvent]:
-        if track.confirmed or track.hits < self.stable_frames:
+        if track.confirmed or (track.hits < self.stable_frames
+                               and track.matched_hits < self.matched_frames):
             return []
         track.confirmed = True
+        if track.verdict == MISMATCHED and not track.mismatched_throughout:
+            track.verdict = UNSURE
         return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id,
                           sideways=track.sideways, verdict=track.verdict, checked=track.checked)]
 

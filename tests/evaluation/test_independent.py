@@ -24,7 +24,13 @@ from dealer_assist.evaluation.render import (
     TrueCard,
     render_sequence,
 )
-from dealer_assist.evaluation.score import Tally, score_sequence, width_band
+from dealer_assist.evaluation.score import (
+    EDGE_REACH,
+    Tally,
+    card_reported,
+    score_sequence,
+    width_band,
+)
 from dealer_assist.evaluation.split import SPLIT_FILE, DesignSplitError, load_split
 from dealer_assist.evaluation.verification import score_checks
 from dealer_assist.vision.artwork import GNOME_DESIGNS, HELD_OUT_DESIGNS, NPM_DESIGNS
@@ -233,6 +239,23 @@ def test_a_card_verified_after_an_unsure_first_sight_counts_verified() -> None:
     report = score_checks(seq, [_event(EventKind.APPEARED, "8S", 50, 1, "unsure", 0),
                                 _event(EventKind.CHANGED, "AS", 50, 2, "match", 0)])
     assert report.card["headline"].verified == 1 and report.card["headline"].counted == 1
+
+
+def test_a_report_just_outside_a_card_of_its_code_is_of_that_card() -> None:
+    """A card seen by two corners on one long side is placed between them, on its edge: a
+    report of its code a few pixels outside it, over the card beside it, is of it (not a wrong
+    match on the other); farther out, or of another code, it is of the card under it."""
+    under, over = _card(0, "TD", 0), _card(1, "9S", 100)
+    seq = Sequence("hand", [under, over], [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4,
+                   True, "none")
+    assert card_reported(seq, "9S", 100 - EDGE_REACH / 2, 170, 1) is over
+    assert card_reported(seq, "9S", 100 - 2 * EDGE_REACH, 170, 1) is under
+    assert card_reported(seq, "7C", 100 - EDGE_REACH / 2, 170, 1) is under
+    assert card_reported(seq, "9S", 300, 170, 1) is None
+    events = [_event(EventKind.APPEARED, "TD", 50, 1, "match", 0),
+              _event(EventKind.APPEARED, "9S", 100 - EDGE_REACH / 2, 1, "match", 1)]
+    every = score_checks(seq, events).card["all"]
+    assert (every.verified, every.wrong_match) == (2, 0)
 
 
 def test_width_bands() -> None:

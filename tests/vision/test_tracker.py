@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 
 from dealer_assist.vision.detector import CardObservation
-from dealer_assist.vision.tracker import CardTracker, EventKind
+from dealer_assist.vision.tracker import MATCHED, MISMATCHED, UNSURE, CardTracker, EventKind
+from dealer_assist.vision.verify import Verdict
 
 
 def obs(card: str, x: float, y: float) -> CardObservation:
@@ -102,6 +103,53 @@ def test_a_card_laid_over_one_on_the_felt_is_a_new_card_not_a_change() -> None:
     events = run(tracker, [[obs("2S", 100, 100)]] * 8, start=3)
     assert [(e.kind, e.card, e.previous) for e in events] == [(EventKind.CHANGED, "2S", "9C")]
 
+def checked(card: str, verdict: str, x: float = 100, y: float = 100,
+            against: str | None = None) -> CardObservation:
+    """An observation the shoe check marked: ``verdict`` against ``against`` (default: its own
+    code)."""
+    return replace(obs(card, x, y), verdict=verdict, checked=against or card)
+
+
+def test_a_card_matched_to_the_shoe_appears_after_two_sightings() -> None:
+    """A card of a cascade is often covered by the next one two frames after it lands: matched
+    to a shoe card in flight twice in a row, it is a card; named or unsure, it still needs
+    ``stable_frames``."""
+    tracker = CardTracker(stable_frames=3)
+    events = run(tracker, [[checked("JS", "match")]] * 2 + [[]] * 3)
+    assert [(e.kind, e.card, e.verdict, e.frame) for e in events] == [
+        (EventKind.APPEARED, "JS", "match", 1)]
+    for verdict in ("unsure", None):
+        tracker = CardTracker(stable_frames=3)
+        assert run(tracker, [[checked("JS", verdict)]] * 2 + [[]] * 3) == []
+    # the two matched sightings must follow each other: a sighting not matched in between
+    # starts the count again
+    tracker = CardTracker(stable_frames=4)
+    frames = [[checked("JS", "match")], [checked("JS", "unsure")], [checked("JS", "match")],
+              [checked("JS", "match")]]
+    assert [(e.frame, e.verdict) for e in run(tracker, frames)] == [(3, "match")]
+    tracker = CardTracker(stable_frames=3, matched_frames=3)
+    assert [e.frame for e in run(tracker, [[checked("JS", "match")]] * 3)] == [2]
+
+
+def test_a_switched_card_alarm_needs_every_sighting_to_say_so() -> None:
+    """The other corner of a card read as another card while that card was in flight (unsure)
+    and, once it landed and left the flight, surely none of the rest (mismatch) appears unsure:
+    no alarm. A card surely none of the shoe's in every sighting appears a mismatch."""
+    tracker = CardTracker(stable_frames=3)
+    frames = [[checked("9C", "unsure", against="8D")]] + [[checked("9C", "mismatch",
+                                                               against="8D")]] * 2
+    assert [(e.kind, e.card, e.verdict) for e in run(tracker, frames)] == [
+        (EventKind.APPEARED, "9C", "unsure")]
+    tracker = CardTracker(stable_frames=3)
+    frames = [[checked("9C", "mismatch", against="8D")]] * 3
+    assert [(e.card, e.verdict, e.checked) for e in run(tracker, frames)] == [
+        ("9C", "mismatch", "8D")]
+
+
+def test_the_tracker_speaks_the_verdicts_of_the_shoe_check() -> None:
+    assert (MATCHED, MISMATCHED, UNSURE) == tuple(v.value for v in Verdict)
+
+
 def test_one_frame_misread_is_not_a_change() -> None:
     tracker = CardTracker(stable_frames=3)
     frames = [[obs("6H", 10, 10)]] * 4 + [[obs("8H", 10, 10)]] + [[obs("6H", 10, 10)]] * 4
@@ -172,6 +220,8 @@ def test_frames_must_advance() -> None:
 def test_bad_settings_rejected() -> None:
     with pytest.raises(ValueError, match="stable_frames"):
         CardTracker(stable_frames=0)
+    with pytest.raises(ValueError, match="matched_frames"):
+        CardTracker(matched_frames=0)
 
 
 def test_a_card_lying_sideways_is_reported_sideways() -> None:
