@@ -85,12 +85,11 @@ class Sequence:
         """The cards on the felt in ``frame``, in the order they were laid (last on top)."""
         return [c for c in self.cards if c.arrives <= frame]
 
-    def top_card_at(self, x: float, y: float, frame: int, reach: float = 0.0
-                    ) -> list[TrueCard]:
-        """The cards under point ``(x, y)`` in ``frame`` (or within ``reach`` pixels outside
-        their outline), topmost last."""
-        return [c for c in self.cards_on(frame)
-                if cv2.pointPolygonTest(c.corners, (float(x), float(y)), reach > 0) >= -reach]
+    def distances_at(self, x: float, y: float, frame: int) -> list[tuple[TrueCard, float]]:
+        """Each card on the felt in ``frame`` with the signed distance (pixels) of point
+        ``(x, y)`` from its outline: positive inside, 0 on it; topmost last."""
+        return [(c, cv2.pointPolygonTest(c.corners, (float(x), float(y)), True))
+                for c in self.cards_on(frame)]
 
 
 # ---------------------------------------------------------------- felt

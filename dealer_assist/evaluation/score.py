@@ -132,10 +132,11 @@ def card_reported(seq: Sequence, code: str, x: float, y: float, frame: int) -> T
     """The card a report of ``code`` at ``(x, y)`` in ``frame`` is taken to be of: the topmost
     card of that code under the point or within :data:`EDGE_REACH` of it, else the topmost card
     under it; None: on no card."""
-    same = [c for c in seq.top_card_at(x, y, frame, EDGE_REACH) if c.code == code]
+    around = seq.distances_at(x, y, frame)
+    same = [c for c, distance in around if c.code == code and distance >= -EDGE_REACH]
     if same:
         return same[-1]
-    here = seq.top_card_at(x, y, frame)
+    here = [c for c, distance in around if distance >= 0]
     return here[-1] if here else None
 
 

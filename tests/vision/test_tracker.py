@@ -103,6 +103,7 @@ def test_a_card_laid_over_one_on_the_felt_is_a_new_card_not_a_change() -> None:
     events = run(tracker, [[obs("2S", 100, 100)]] * 8, start=3)
     assert [(e.kind, e.card, e.previous) for e in events] == [(EventKind.CHANGED, "2S", "9C")]
 
+
 def checked(card: str, verdict: str, x: float = 100, y: float = 100,
             against: str | None = None) -> CardObservation:
     """An observation the shoe check marked: ``verdict`` against ``against`` (default: its own
