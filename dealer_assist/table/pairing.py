@@ -17,13 +17,11 @@ from dataclasses import dataclass, replace
 
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.sources import FeltCard, ShoeCard
+from dealer_assist.vision.verdict import Verdict
 
 #: How long a shoe card waits for the camera to see it land (seconds) before it is placed by
 #: the rules or asked about; a sighting from a frame older than this shows no decision.
 CAMERA_WAIT_S = 1.5
-#: A landing's verdict, checked against the shoe's cards in flight
-#: (:class:`~dealer_assist.table.sources.FeltCard`): surely another card, or neither way.
-MISMATCH, UNSURE = "mismatch", "unsure"
 #: Past this lag (seconds from a frame's grab to its sighting reaching the table) the camera is
 #: behind: a sighting is a landing only of its very code's shoe card, and answers no question.
 MAX_CAMERA_LAG_S = 0.5
@@ -186,8 +184,8 @@ class CardsInFlight:
             # a landing the camera checked against this very card and found surely another:
             # its landing, switched; no wait for another
             index = next((i for i, p in enumerate(self.felt)
-                          if p.felt and p.felt.verdict == MISMATCH and p.felt.checked == shoe.card
-                          and not (p.stray or p.late)), None)
+                          if p.felt and p.felt.verdict == Verdict.MISMATCH.value
+                          and p.felt.checked == shoe.card and not (p.stray or p.late)), None)
         sure = True
         if index is None:
             index = next((i for i, p in enumerate(self.felt)
@@ -211,7 +209,8 @@ class CardsInFlight:
         if not sure:  # an unreadable landing that may be another card's
             return Match(MatchKind.UNSEEN, shoe, felt)
         if felt.card is not None and felt.card != shoe.card:
-            if felt.verdict == UNSURE:  # checked, neither its code nor surely another: no alarm
+            # checked, neither its code nor surely another: no alarm
+            if felt.verdict == Verdict.UNSURE.value:
                 return Match(MatchKind.UNSEEN, shoe, felt)
             return Match(MatchKind.SWITCHED, shoe, felt)
         return Match(MatchKind.LANDED, shoe, felt)

@@ -40,15 +40,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dealer_assist.vision.detector import CardObservation, same_place, same_places
+from dealer_assist.vision.verdict import Verdict
 
 Box = tuple[float, float, float, float]
 #: Frames an unconfirmed card may go unseen between sightings and still become a card.
 _MISSED_ALLOWED = 1
 #: Corner boxes a track remembers (a card has two; room for a re-seated box or two).
 _CORNERS_KEPT = 4
-#: An observation's verdicts against the shoe's cards in flight (``verify.Verdict``'s values;
-#: verify imports this module).
-MATCHED, MISMATCHED, UNSURE = "match", "mismatch", "unsure"
 
 
 class EventKind(enum.Enum):
@@ -114,7 +112,7 @@ class _Track:
     def remember(self, obs: CardObservation) -> None:
         if not self.confirmed:  # the check its appearance carries: the latest before it
             self.verdict, self.checked = obs.verdict, obs.checked
-            self.mismatched_throughout &= obs.verdict == MISMATCHED
+            self.mismatched_throughout &= obs.verdict == Verdict.MISMATCH.value
         fresh = list(obs.index_boxes)
         kept = [c for c in self.corners if not any(same_place(c, b) for b in fresh)]
         self.corners = (kept + fresh)[-_CORNERS_KEPT:]
@@ -200,7 +198,8 @@ class CardTracker:
                     any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
                 continue  # the other corner of a card already seen, read otherwise
             track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame,
-                           matched_hits=int(obs.verdict == MATCHED), sideways=obs.sideways)
+                           matched_hits=int(obs.verdict == Verdict.MATCH.value),
+                           sideways=obs.sideways)
             track.remember(obs)
             self._next_id += 1
             self._tracks.append(track)
@@ -217,12 +216,13 @@ class CardTracker:
         if obs.card == track.card:
             track.rival, track.rival_hits = None, 0
             track.hits = track.hits + 1 if recent or track.confirmed else 1
-            track.matched_hits = track.matched_hits + 1 if obs.verdict == MATCHED else 0
+            matched = obs.verdict == Verdict.MATCH.value
+            track.matched_hits = track.matched_hits + 1 if matched else 0
             return self._maybe_confirm(track, frame)
         if not track.confirmed:  # an unconfirmed track simply restarts as the new reading
             track.card, track.hits = obs.card, 1
-            track.matched_hits = int(obs.verdict == MATCHED)
-            track.mismatched_throughout = obs.verdict == MISMATCHED
+            track.matched_hits = int(obs.verdict == Verdict.MATCH.value)
+            track.mismatched_throughout = obs.verdict == Verdict.MISMATCH.value
             return self._maybe_confirm(track, frame)
         if track.rival == obs.card:
             track.rival_hits += 1
@@ -240,8 +240,8 @@ class CardTracker:
                                and track.matched_hits < self.matched_frames):
             return []
         track.confirmed = True
-        if track.verdict == MISMATCHED and not track.mismatched_throughout:
-            track.verdict = UNSURE
+        if track.verdict == Verdict.MISMATCH.value and not track.mismatched_throughout:
+            track.verdict = Verdict.UNSURE.value
         return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id,
                           sideways=track.sideways, verdict=track.verdict, checked=track.checked)]
 

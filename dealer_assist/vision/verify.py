@@ -23,7 +23,6 @@ its naming as the table's frame tracker holds it after the K frames.
 from __future__ import annotations
 
 import argparse
-import enum
 import json
 import sys
 import time
@@ -64,6 +63,7 @@ from dealer_assist.vision.scenes import (
     render_scene,
 )
 from dealer_assist.vision.tracker import CardTracker
+from dealer_assist.vision.verdict import Verdict
 
 #: The least probability of the shoe's code for a match.
 ACCEPT = 0.5
@@ -87,15 +87,6 @@ def half_turn_twin(code: str) -> str | None:
     """The code whose index is ``code``'s turned half round (6 <-> 9 of one suit), if any."""
     twin = HALF_TURN_TWINS.get(code[0])
     return None if twin is None else twin + code[1:]
-
-
-class Verdict(enum.Enum):
-    MATCH = "match"
-    """The reader is sure enough the card is the shoe's."""
-    MISMATCH = "mismatch"
-    """Every index read is surely another card: a switched card."""
-    UNSURE = "unsure"
-    """Neither (or no index seen): the table asks; never an alarm."""
 
 
 @dataclass(frozen=True)
