@@ -68,10 +68,14 @@ def _index_text(rank: str) -> str:
 
 
 def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None, *,
-                  weights: bool = False) -> list[Design]:
+                  weights: bool = False, upright_share: float = 0.0) -> list[Design]:
     """``count`` drawn decks, reproducible from ``seed``. ``weights``: each deck also prints
-    its indices lighter or bolder than its fonts draw them (from a random stream of its own, so
-    the decks are otherwise the ones drawn without it)."""
+    its indices lighter or bolder than its fonts draw them; ``upright_share``: that share of
+    the decks prints its bottom-right index upright, as some decks do, rather than turned over.
+    Each of the two draws from a random stream of its own, so the decks are otherwise the ones
+    drawn without it."""
+    if not 0.0 <= upright_share <= 1.0:
+        raise ValueError(f"upright_share {upright_share} is not a share between 0 and 1")
     if count == 0:
         return []
     all_fonts = fonts if fonts is not None else installed_fonts()
@@ -82,8 +86,10 @@ def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None, *,
                                 "(run scripts/install-card-art.sh)")
     rng = np.random.default_rng(seed)
     weight_rng = np.random.default_rng((seed, 1)) if weights else None
+    upright_rng = np.random.default_rng((seed, 2))
     return [_drawn_design(rng, f"drawn-{seed}-{i}", rank_fonts, suit_fonts,
-                          _stroke_weight(weight_rng) if weight_rng is not None else 0.0)
+                          _stroke_weight(weight_rng) if weight_rng is not None else 0.0,
+                          upright_bottom=bool(upright_rng.random() < upright_share))
             for i in range(count)]
 
 
@@ -212,7 +218,8 @@ def _fit(mask: np.ndarray, width: int, height: int) -> np.ndarray:
 # --- one deck --------------------------------------------------------------------------------
 
 def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
-                  suit_fonts: list[Path], weight: float = 0.0) -> Design:
+                  suit_fonts: list[Path], weight: float = 0.0, *,
+                  upright_bottom: bool = False) -> Design:
     w = CARD_WIDTH_PX
     h = round(w * rng.uniform(1.38, 1.56))  # bridge to poker proportions
     rank_font = rank_fonts[rng.integers(len(rank_fonts))]
@@ -257,12 +264,19 @@ def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
         box = (x0 - 1, y0 - 1, x0 + column + 1, y0 + index_h + gap + suit_h + 1)
         boxes[code] = (box[0] / w, box[1] / h, box[2] / w, box[3] / h)
         _body(face, rank, shapes[suit], ink, pip_scale, court_colours, box, rng)
-        corner = np.zeros_like(face)  # the bottom-right index: the top-left one turned over
+        # the bottom-right index: the top-left one turned over, or moved there upright
+        corner = np.zeros_like(face)
+        bottom: np.ndarray
         corner[round(box[1]) : round(box[3]) + 1, round(box[0]) : round(box[2]) + 1] = \
             face[round(box[1]) : round(box[3]) + 1, round(box[0]) : round(box[2]) + 1]
-        turned = cv2.rotate(corner, cv2.ROTATE_180)
-        keep = turned[:, :, 3] > 0
-        face[keep] = turned[keep]
+        if upright_bottom:  # the rectangle the turned index would cover, its content upright
+            bottom = np.roll(corner, (h - 1 - round(box[3]) - round(box[1]),
+                                      w - 1 - round(box[2]) - round(box[0])), axis=(0, 1))
+            keep = (bottom[:, :, 3] > 0) & (face[:, :, 3] > 0)  # the rounded corner stays
+        else:
+            bottom = cv2.rotate(corner, cv2.ROTATE_180)
+            keep = bottom[:, :, 3] > 0
+        face[keep] = bottom[keep]
         faces[code] = face
     return Design(name, faces, boxes)
 

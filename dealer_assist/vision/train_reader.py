@@ -128,15 +128,16 @@ _WORKER_DESIGNS: list[Design] = []
 
 
 def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int,
-                      weights: bool) -> list[Design]:
+                      weights: bool, upright_share: float) -> list[Design]:
     real = load_designs(names) + [load_design(f) for f in faces] * max(1, len(names) // 2)
-    return mixed_with_drawn(real, drawn_designs(drawn, seed, weights=weights))
+    return mixed_with_drawn(real, drawn_designs(drawn, seed, weights=weights,
+                                                upright_share=upright_share))
 
 
 def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int,
-                  weights: bool) -> None:
+                  weights: bool, upright_share: float) -> None:
     cv2.setNumThreads(1)  # one process per core already
-    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights)
+    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights, upright_share)
 
 
 def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig | None
@@ -145,17 +146,20 @@ def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig
 
 
 def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
-                 seed: int, *, weights: bool = False, config: SceneConfig | None = None
+                 seed: int, *, weights: bool = False, upright_share: float = 0.0,
+                 config: SceneConfig | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The training crops of ``scenes`` scenes, rendered in chunks on every core; the same
-    crops whatever the core count. ``weights``: see :func:`.procedural.drawn_designs`;
-    ``config``: the scene generator's knobs (default its own)."""
+    crops whatever the core count. ``weights``, ``upright_share``: see
+    :func:`.procedural.drawn_designs`; ``config``: the scene generator's knobs (default its
+    own)."""
     chunks = [min(CHUNK_SCENES, scenes - start) for start in range(0, scenes, CHUNK_SCENES)]
     seeds = np.random.SeedSequence(seed).spawn(len(chunks))
     workers = min(len(chunks), os.cpu_count() or 1)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                              initializer=_start_worker,
-                             initargs=(names, faces, drawn, seed, weights)) as pool:
+                             initargs=(names, faces, drawn, seed, weights,
+                                       upright_share)) as pool:
         parts = list(pool.map(_render_chunk, chunks, seeds, [config] * len(chunks)))
     crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
     return crops, ranks, suits
@@ -189,6 +193,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--drawn-weights", action=argparse.BooleanOptionalAction, default=True,
                    help="drawn decks print their indices lighter or bolder than their fonts "
                         "(default since 0.7; --no-drawn-weights reproduces 0.6)")
+    p.add_argument("--drawn-upright", type=number_in(float, 0.0, 1.0), default=0.0,
+                   metavar="SHARE",
+                   help="the share of drawn decks that print their bottom-right index upright "
+                        "rather than turned over (default 0: every deck turns it, as 0.11's "
+                        "reader was trained)")
     p.add_argument("--scenes", type=options.SCENES, default=12000)
     p.add_argument("--epochs", type=options.EPOCHS, default=16)
     p.add_argument("--seed", type=options.SEED, default=14)
@@ -280,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     crops, ranks, suits = render_crops(
         names, args.faces, args.drawn, args.scenes, args.seed, weights=args.drawn_weights,
-        config=SceneConfig(card_width=(least, most)))
+        upright_share=args.drawn_upright, config=SceneConfig(card_width=(least, most)))
     render_s = time.time() - started
     print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
           f"in {render_s:.0f} s", flush=True)
@@ -323,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
                       output_names=["rank", "suit"], dynamic_axes={"crops": {0: "n"}},
                       opset_version=17, dynamo=False)
     summary = {"designs": names, "drawn": args.drawn, "drawn_weights": args.drawn_weights,
+               "drawn_upright": args.drawn_upright,
                "enrolled": [str(f) for f in args.faces],
                "scenes": args.scenes, "card_width": list(args.card_width), "crops": len(x),
                "epochs": args.epochs, "seed": args.seed,

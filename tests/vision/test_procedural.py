@@ -104,3 +104,34 @@ def test_fonts_without_every_rank_are_not_rank_fonts() -> None:
     rank_fonts = text_fonts(fonts)
     assert not set(symbol_faces) & set(rank_fonts)
     assert any(f.name == "DejaVuSans.ttf" for f in rank_fonts)
+
+
+def test_an_upright_share_prints_some_decks_bottom_index_upright_and_leaves_the_rest() -> None:
+    plain = drawn_designs(4, seed=3)
+    mixed = drawn_designs(4, seed=3, upright_share=0.5)
+    stream = np.random.default_rng((3, 2))  # the decks' own stream for it
+    upright = [bool(stream.random() < 0.5) for _ in mixed]
+    assert True in upright and False in upright  # this seed draws both kinds
+    for before, after, is_upright in zip(plain, mixed, upright, strict=True):
+        for code in CARD_CODES:
+            face, was = after.faces[code], before.faces[code]
+            assert after.index_boxes[code] == before.index_boxes[code]
+            if not is_upright:
+                assert np.array_equal(face, was), (after.name, code)
+                continue
+            h, w = face.shape[:2]
+            x0, y0, x1, y1 = (round(v * s) for v, s in zip(after.index_boxes[code],
+                                                            (w, h, w, h), strict=True))
+            top = face[y0 : y1 + 1, x0 : x1 + 1]
+            bottom = face[h - 1 - y1 : h - y0, w - 1 - x1 : w - x0]
+            on_card = (top[:, :, 3] == 255) & (bottom[:, :, 3] == 255)
+            # the bottom corner shows the top index as printed, not turned over
+            assert np.array_equal(bottom[on_card], top[on_card]), (after.name, code)
+            assert not np.array_equal(face, was), (after.name, code)
+            # and the card keeps its shape: its rounded corners are the plain deck's
+            assert np.array_equal(face[:, :, 3], was[:, :, 3]), (after.name, code)
+
+
+def test_an_upright_share_must_be_a_share() -> None:
+    with pytest.raises(ValueError, match="upright_share 1.5"):
+        drawn_designs(1, seed=3, upright_share=1.5)

@@ -12,6 +12,7 @@ import pytest
 
 from dealer_assist.vision import train_reader
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, installed_designs, load_designs
+from dealer_assist.vision.procedural import drawn_designs, installed_fonts, text_fonts
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES
 from dealer_assist.vision.scenes import SceneConfig
 
@@ -52,6 +53,20 @@ def test_a_card_width_reaches_the_rendering_processes() -> None:
     assert not (len(default) == len(serial) and np.array_equal(default, serial))
 
 
+@pytest.mark.skipif(not text_fonts(installed_fonts()), reason="no fonts for drawn decks; "
+                    "run scripts/install-card-art.sh")
+def test_an_upright_share_reaches_the_rendering_processes() -> None:
+    """``--drawn-upright``: every worker draws the decks with that share printing the bottom
+    index upright."""
+    crops, _, _ = train_reader.render_crops([], [], 2, 1, seed=3, upright_share=1.0)
+    (chunk,) = np.random.SeedSequence(3).spawn(1)
+    upright = drawn_designs(2, 3, weights=False, upright_share=1.0)
+    serial, _, _ = train_reader.make_crops(upright, 1, chunk)
+    turned, _, _ = train_reader.make_crops(drawn_designs(2, 3), 1, chunk)
+    assert np.array_equal(crops, serial)
+    assert not (len(turned) == len(serial) and np.array_equal(turned, serial))
+
+
 @pytest.mark.parametrize("widths", [["0", "80"], ["80", "58"], ["58", "inf"], ["nan", "80"]])
 def test_a_card_width_that_cannot_be_rendered_is_refused(widths, capsys) -> None:
     with pytest.raises(SystemExit) as refused:
@@ -65,6 +80,7 @@ def test_a_card_width_that_cannot_be_rendered_is_refused(widths, capsys) -> None
     ("--epochs", "0", "must be from 1 to 10000, got 0"),
     ("--width", "0", "must be from 1 to 512, got 0"),
     ("--drawn", "-1", "must be from 0 to 10000, got -1"),
+    ("--drawn-upright", "1.5", "must be from 0 to 1, got 1.5"),
     ("--seed", "-1", "a seed must be from 0 to 4294967295, got -1"),
     ("--lr", "0", "must be above 0 and at most 1, got 0"),
     ("--lr", "nan", "must be above 0 and at most 1, got nan"),
@@ -103,7 +119,9 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
     (a fine-tune keeps the record of the run it started from) ends in a run from scratch with
     every setting the bare command's default, and each fine-tune on the way rendered fresh scenes
     (a seed of its own) of the defaults' data, or of cards of a narrower range of widths (a
-    record from before ``--card-width`` rendered the default range)."""
+    record from before ``--card-width`` rendered the default range), or with a share of the drawn
+    decks printing their bottom index upright (none in a record from before
+    ``--drawn-upright``)."""
     run = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
     defaults = train_reader.parser().parse_args([])
     assert defaults.faces == []
@@ -121,6 +139,7 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
         run = run["init_run"]
     for setting in ("epochs", "seed", "init", "lr"):
         assert run[setting] == getattr(defaults, setting), setting
+    assert run.get("drawn_upright", 0.0) == defaults.drawn_upright
     assert tuple(run.get("card_width", defaults.card_width)) == tuple(defaults.card_width)
     assert len(set(seeds)) == len(seeds)
     assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
