@@ -71,7 +71,8 @@ def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None, *,
                   weights: bool = False, upright_share: float = 0.0) -> list[Design]:
     """``count`` drawn decks, reproducible from ``seed``. ``weights``: each deck also prints
     its indices lighter or bolder than its fonts draw them; ``upright_share``: that share of
-    the decks prints its bottom-right index upright, as some decks do, rather than turned over.
+    the decks prints its bottom-right index upright, or its rank alone upright, as some decks
+    do, rather than turned over (half of them each way).
     Each of the two draws from a random stream of its own, so the decks are otherwise the ones
     drawn without it."""
     if not 0.0 <= upright_share <= 1.0:
@@ -86,11 +87,23 @@ def drawn_designs(count: int, seed: int, fonts: list[Path] | None = None, *,
                                 "(run scripts/install-card-art.sh)")
     rng = np.random.default_rng(seed)
     weight_rng = np.random.default_rng((seed, 1)) if weights else None
-    upright_rng = np.random.default_rng((seed, 2))
+    layout_rng = np.random.default_rng((seed, 2))
     return [_drawn_design(rng, f"drawn-{seed}-{i}", rank_fonts, suit_fonts,
                           _stroke_weight(weight_rng) if weight_rng is not None else 0.0,
-                          upright_bottom=bool(upright_rng.random() < upright_share))
+                          bottom=_bottom_layout(layout_rng, upright_share))
             for i in range(count)]
+
+
+#: How a deck prints its bottom-right index: the top-left one turned over (most decks), the
+#: same index upright, or turned over with its rank alone printed upright (so the suit, turned,
+#: lies above the rank).
+TURNED, UPRIGHT, RANK_UPRIGHT = "turned", "upright", "rank upright"
+
+
+def _bottom_layout(rng: np.random.Generator, upright_share: float) -> str:
+    """A deck's bottom index: ``upright_share`` of decks one of the two upright layouts."""
+    upright, which = rng.random(2)
+    return TURNED if upright >= upright_share else UPRIGHT if which < 0.5 else RANK_UPRIGHT
 
 
 def _stroke_weight(rng: np.random.Generator) -> float:
@@ -219,7 +232,7 @@ def _fit(mask: np.ndarray, width: int, height: int) -> np.ndarray:
 
 def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
                   suit_fonts: list[Path], weight: float = 0.0, *,
-                  upright_bottom: bool = False) -> Design:
+                  bottom: str = TURNED) -> Design:
     w = CARD_WIDTH_PX
     h = round(w * rng.uniform(1.38, 1.56))  # bridge to poker proportions
     rank_font = rank_fonts[rng.integers(len(rank_fonts))]
@@ -259,24 +272,34 @@ def _drawn_design(rng: np.random.Generator, name: str, rank_fonts: list[Path],
         suit_mask = _fit(suit_mask, suit_w, round(suit_h))
         column = max(rank_mask.shape[1], suit_mask.shape[1])
         x0, y0 = margin_x, margin_y
-        _ink(face, rank_mask, x0 + (column - rank_mask.shape[1]) / 2, y0, ink)
+        rank_x = x0 + (column - rank_mask.shape[1]) / 2
+        _ink(face, rank_mask, rank_x, y0, ink)
         _ink(face, suit_mask, x0 + (column - suit_mask.shape[1]) / 2, y0 + index_h + gap, ink)
         box = (x0 - 1, y0 - 1, x0 + column + 1, y0 + index_h + gap + suit_h + 1)
         boxes[code] = (box[0] / w, box[1] / h, box[2] / w, box[3] / h)
         _body(face, rank, shapes[suit], ink, pip_scale, court_colours, box, rng)
-        # the bottom-right index: the top-left one turned over, or moved there upright
+        # the bottom-right index, in the deck's layout (a 6 or 9 whose rank alone were upright
+        # would show, the card turned, a 9 or 6 index: those two turn over whole)
+        layout = TURNED if bottom == RANK_UPRIGHT and rank in "69" else bottom
         corner = np.zeros_like(face)
-        bottom: np.ndarray
         corner[round(box[1]) : round(box[3]) + 1, round(box[0]) : round(box[2]) + 1] = \
             face[round(box[1]) : round(box[3]) + 1, round(box[0]) : round(box[2]) + 1]
-        if upright_bottom:  # the rectangle the turned index would cover, its content upright
-            bottom = np.roll(corner, (h - 1 - round(box[3]) - round(box[1]),
-                                      w - 1 - round(box[2]) - round(box[0])), axis=(0, 1))
-            keep = (bottom[:, :, 3] > 0) & (face[:, :, 3] > 0)  # the rounded corner stays
+        printed: np.ndarray
+        if layout == UPRIGHT:  # the rectangle the turned index would cover, its content upright
+            printed = np.roll(corner, (h - 1 - round(box[3]) - round(box[1]),
+                                       w - 1 - round(box[2]) - round(box[0])), axis=(0, 1))
         else:
-            bottom = cv2.rotate(corner, cv2.ROTATE_180)
-            keep = bottom[:, :, 3] > 0
-        face[keep] = bottom[keep]
+            printed = cv2.rotate(corner, cv2.ROTATE_180)
+        if layout == RANK_UPRIGHT:  # the turned rank's rectangle, its content upright
+            rx0, ry0 = round(rank_x), round(y0)
+            rx1, ry1 = rx0 + rank_mask.shape[1] - 1, ry0 + rank_mask.shape[0] - 1
+            printed[h - 1 - ry1 : h - ry0, w - 1 - rx1 : w - rx0] = \
+                corner[ry0 : ry1 + 1, rx0 : rx1 + 1]
+        if layout == TURNED:
+            keep = printed[:, :, 3] > 0
+        else:
+            keep = (printed[:, :, 3] > 0) & (face[:, :, 3] > 0)  # the rounded corner stays
+        face[keep] = printed[keep]
         faces[code] = face
     return Design(name, faces, boxes)
 

@@ -7,6 +7,10 @@ import pytest
 
 from dealer_assist.vision.artwork import CARD_CODES
 from dealer_assist.vision.procedural import (
+    RANK_UPRIGHT,
+    TURNED,
+    UPRIGHT,
+    _bottom_layout,
     _stroke_weight,
     _weighted,
     drawn_designs,
@@ -107,29 +111,35 @@ def test_fonts_without_every_rank_are_not_rank_fonts() -> None:
 
 
 def test_an_upright_share_prints_some_decks_bottom_index_upright_and_leaves_the_rest() -> None:
-    plain = drawn_designs(4, seed=3)
-    mixed = drawn_designs(4, seed=3, upright_share=0.5)
+    plain = drawn_designs(3, seed=3)
+    mixed = drawn_designs(3, seed=3, upright_share=0.7)
     stream = np.random.default_rng((3, 2))  # the decks' own stream for it
-    upright = [bool(stream.random() < 0.5) for _ in mixed]
-    assert True in upright and False in upright  # this seed draws both kinds
-    for before, after, is_upright in zip(plain, mixed, upright, strict=True):
+    layouts = [_bottom_layout(stream, 0.7) for _ in mixed]
+    assert layouts == [RANK_UPRIGHT, TURNED, UPRIGHT]  # this seed draws each layout once
+    for before, after, layout in zip(plain, mixed, layouts, strict=True):
         for code in CARD_CODES:
             face, was = after.faces[code], before.faces[code]
             assert after.index_boxes[code] == before.index_boxes[code]
-            if not is_upright:
+            if layout == TURNED or layout == RANK_UPRIGHT and code[0] in "69":
+                # (a 6 or 9 with its rank alone upright would read, turned, as the other)
                 assert np.array_equal(face, was), (after.name, code)
                 continue
+            assert not np.array_equal(face, was), (after.name, code)
+            # the card keeps its shape: its rounded corners are the plain deck's
+            assert np.array_equal(face[:, :, 3], was[:, :, 3]), (after.name, code)
             h, w = face.shape[:2]
             x0, y0, x1, y1 = (round(v * s) for v, s in zip(after.index_boxes[code],
                                                             (w, h, w, h), strict=True))
             top = face[y0 : y1 + 1, x0 : x1 + 1]
             bottom = face[h - 1 - y1 : h - y0, w - 1 - x1 : w - x0]
+            turned = was[h - 1 - y1 : h - y0, w - 1 - x1 : w - x0]
             on_card = (top[:, :, 3] == 255) & (bottom[:, :, 3] == 255)
-            # the bottom corner shows the top index as printed, not turned over
-            assert np.array_equal(bottom[on_card], top[on_card]), (after.name, code)
-            assert not np.array_equal(face, was), (after.name, code)
-            # and the card keeps its shape: its rounded corners are the plain deck's
-            assert np.array_equal(face[:, :, 3], was[:, :, 3]), (after.name, code)
+            if layout == UPRIGHT:  # the top index as printed, not turned over
+                assert np.array_equal(bottom[on_card], top[on_card]), (after.name, code)
+            else:  # the turned suit above stays; the rank below it is another picture
+                suit_rows = slice(0, (y1 - y0) // 4)
+                assert np.array_equal(bottom[suit_rows], turned[suit_rows]), (after.name, code)
+                assert not np.array_equal(bottom[on_card], turned[on_card]), (after.name, code)
 
 
 def test_an_upright_share_must_be_a_share() -> None:
