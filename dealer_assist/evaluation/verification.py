@@ -29,7 +29,7 @@ from dealer_assist.evaluation.score import card_reported, groups_of
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.shoe_check import ShoeCheck
 from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
-from dealer_assist.vision.verify import Verdict
+from dealer_assist.vision.verdict import Verdict
 
 
 @dataclass

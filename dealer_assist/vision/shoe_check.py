@@ -36,10 +36,10 @@ from dealer_assist.vision.detector import (
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
 from dealer_assist.vision.tracker import CardEvent, CardTracker
+from dealer_assist.vision.verdict import Verdict
 from dealer_assist.vision.verify import (
     INDEX,
     NOT_AN_INDEX,
-    Verdict,
     judge_codes,
     mismatched_rows,
 )

@@ -12,8 +12,8 @@ import pytest
 
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+from dealer_assist.vision.verdict import Verdict
 from dealer_assist.vision.verify import (
-    Verdict,
     judge,
     judge_codes,
     landings,
