@@ -195,9 +195,9 @@ def parser() -> argparse.ArgumentParser:
                         "(default since 0.7; --no-drawn-weights reproduces 0.6)")
     p.add_argument("--drawn-upright", type=number_in(float, 0.0, 1.0), default=0.0,
                    metavar="SHARE",
-                   help="the share of drawn decks that print their bottom-right index upright "
-                        "rather than turned over (default 0: every deck turns it, as 0.11's "
-                        "reader was trained)")
+                   help="the share of drawn decks that print their bottom-right index "
+                        "upright, or its rank alone upright, rather than turned over (half each "
+                        "way; default 0: every deck turns it, as 0.11's reader was trained)")
     p.add_argument("--scenes", type=options.SCENES, default=12000)
     p.add_argument("--epochs", type=options.EPOCHS, default=16)
     p.add_argument("--seed", type=options.SEED, default=14)

@@ -57,7 +57,7 @@ def test_a_card_width_reaches_the_rendering_processes() -> None:
                     "run scripts/install-card-art.sh")
 def test_an_upright_share_reaches_the_rendering_processes() -> None:
     """``--drawn-upright``: every worker draws the decks with that share printing the bottom
-    index upright."""
+    index otherwise than turned over."""
     crops, _, _ = train_reader.render_crops([], [], 2, 1, seed=3, upright_share=1.0)
     (chunk,) = np.random.SeedSequence(3).spawn(1)
     upright = drawn_designs(2, 3, weights=False, upright_share=1.0)
@@ -120,7 +120,7 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
     every setting the bare command's default, and each fine-tune on the way rendered fresh scenes
     (a seed of its own) of the defaults' data, or of cards of a narrower range of widths (a
     record from before ``--card-width`` rendered the default range), or with a share of the drawn
-    decks printing their bottom index upright (none in a record from before
+    decks printing their bottom index otherwise than turned over (none in a record from before
     ``--drawn-upright``)."""
     run = json.loads((train_reader.MODELS_DIR / "index-reader.train.json").read_text())
     defaults = train_reader.parser().parse_args([])
