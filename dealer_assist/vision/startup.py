@@ -3,13 +3,14 @@ for this machine at start-up.
 
 :func:`start_detector` takes the ``[vision]`` settings. Each runtime it may use (the one named,
 or with ``"auto"`` every one installed) comes with its files: those ``[camera]`` names, else
-the shipped files that runtime runs best (:func:`.runtime.model_files`). A candidate whose files
-are not pinned by SHA-256, or, for a model that is not shipped, not accepted by a passing
-acceptance report, is refused: with one runtime named, the table does not start (the
-:class:`~.model_control.PinError` names the file and the hashes); with ``"auto"``, the others
-are measured and the refusal is logged, and only when no candidate is left does the table not
-start. With two candidates left, both read the same warm-up frames and the faster is kept
-(:func:`.runtime.choose_runtime`); the choice and its figures are logged.
+the shipped files that runtime runs best (:func:`.runtime.model_files`). A candidate is refused
+whose files are not pinned by SHA-256, or, for a model that is not shipped, not accepted by a
+passing acceptance report or quantised with 8-bit weights on a CPU that saturates them
+(:mod:`.saturation`; every shipped file has 7-bit weights). With one runtime named, a refusal
+stops the table (the :class:`~.model_control.PinError` names the file and why); with
+``"auto"``, the others are measured and the refusal is logged, and only when no candidate is
+left does the table not start. With two candidates left, both read the same warm-up frames and
+the faster is kept (:func:`.runtime.choose_runtime`); the choice and its figures are logged.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from dealer_assist.vision import model_control, runtime
+from dealer_assist.vision import model_control, runtime, saturation
 from dealer_assist.vision.detector import MODELS_DIR, CardDetector
 
 logger = logging.getLogger(__name__)
@@ -79,7 +80,8 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
                    threads: int | None = 1) -> VisionStart:
     """The table's detector (see the module's docstring). ``where`` names the config in
     messages; ``frame_size`` is the camera's, for the warm-up frames. Raises
-    :class:`~.model_control.PinError` (not pinned, another hash, not accepted),
+    :class:`~.model_control.PinError` (not pinned, another hash, not accepted, 8-bit weights
+    on a CPU that saturates them),
     :class:`~.detector.ModelError` (a file that is not a model) or
     :class:`~.runtime.RuntimeUnavailable` (the runtime named is not installed)."""
     if runtime_choice not in runtime.RUNTIME_CHOICES:
@@ -132,5 +134,9 @@ def _accepted(files: tuple[Path, Path], detector_pins: tuple[str, ...],
         if report.source != "independent":
             logger.warning("vision: deck %s accepted on %s figures (%s), not yet on the "
                            "independent renderer's", report.deck, report.source, report_path)
+        for role, path, digest in (("detector", detector_path, detector_sha),
+                                   ("reader", reader_path, reader_sha)):
+            if not model_control.is_shipped(digest):
+                saturation.check(role, path)
     return (model_control.identify("detector", detector_path, detector_sha, report),
             model_control.identify("reader", reader_path, reader_sha, report))

@@ -11,37 +11,21 @@ import cv2
 import numpy as np
 import onnx
 import pytest
-from onnx import numpy_helper
 
 from dealer_assist.vision import quantize
 from dealer_assist.vision.artwork import installed_designs
 from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER, CardDetector
+from dealer_assist.vision.saturation import SAFE_WEIGHT, widest_weight
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "vision"
 MODELS = DEFAULT_MODEL.parent
-
-
-def int8_weights(model: Path) -> list[np.ndarray]:
-    """The model's 8-bit weight tensors: its int8 initialisers that are dequantised."""
-    graph = onnx.load(str(model)).graph
-    initialisers = {i.name: i for i in graph.initializer}
-    arrays = [numpy_helper.to_array(initialisers[n.input[0]]) for n in graph.node
-              if n.op_type == "DequantizeLinear" and n.input[0] in initialisers]
-    return [a for a in arrays if a.dtype == np.int8]
-
-
-def widest_weight(weights: list[np.ndarray]) -> int:
-    """The largest magnitude among ``weights``."""
-    return max(int(np.abs(w.astype(np.int16)).max()) for w in weights)
 
 
 @pytest.mark.parametrize("name", ["cards.int8.onnx", "index-reader.int8.onnx"])
 def test_shipped_int8_weights_use_seven_bits_so_no_cpu_saturates_them(name: str) -> None:
     """A CPU without VNNI (AVX2 only) adds each pair of uint8 x int8 products into 16 bits:
     2 x 255 x 64 = 32 640 fits, 2 x 255 x 127 does not (test_without_vnni.py shows it)."""
-    weights = int8_weights(MODELS / name)
-    assert len(weights) >= 5  # every quantised convolution's weights, not none
-    assert widest_weight(weights) <= 64
+    assert SAFE_WEIGHT // 2 < widest_weight(MODELS / name) <= SAFE_WEIGHT
 
 
 def test_shipped_defaults_are_the_quantised_models() -> None:
@@ -76,7 +60,7 @@ def test_quantize_command_writes_models_that_read(tmp_path: Path) -> None:
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
     assert detector_path.stat().st_size < (tmp_path / "cards.onnx").stat().st_size / 2
     for path in (detector_path, reader_path):
-        assert widest_weight(int8_weights(path)) <= 64
+        assert SAFE_WEIGHT // 2 < widest_weight(path) <= SAFE_WEIGHT
     detector = CardDetector(detector_path, reader_path)
     answer = json.loads((DATA / "answers.json").read_text())["split_tigullio.jpg"]
     cards = detector.detect(cv2.imread(str(DATA / "split_tigullio.jpg")))
