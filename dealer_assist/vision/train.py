@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     train_s = time.time() - started
     best = args.work / "run" / "weights" / "last.pt"
+    if model.trainer is None:  # Ultralytics types it optional; train() has just set it
+        raise RuntimeError("Ultralytics finished training without a trainer to read epochs from")
     trained_epochs = model.trainer.epoch + 1
     exported = Path(YOLO(str(best)).export(format="onnx", dynamic=True, simplify=False,
                                            imgsz=args.imgsz))
