@@ -32,6 +32,11 @@ from dealer_assist.vision.detector import MODELS_DIR
 from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
 from dealer_assist.vision.scenes import FRAME_SIZE
 
+#: The network's activation: Ultralytics' model-file spelling of each (``None``: YOLO11's own
+#: SiLU, as shipped). ReLU folds into the quantised convolutions; SiLU is a sigmoid and a product
+#: of its own in INT8, a quarter of the detector's time (models/README.md).
+ACTIVATIONS = {"silu": None, "relu": "nn.ReLU()"}
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m dealer_assist.vision.train", description=__doc__,
@@ -62,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="AdamW learning rate (Ultralytics' automatic choice for 52 classes, "
                    "0.00018, is far too small to learn from scratch in a few epochs)")
     p.add_argument("--seed", type=options.SEED, default=5)
+    p.add_argument("--activation", choices=sorted(ACTIVATIONS), default="silu",
+                   help="the network's activation (default silu, YOLO11's own; relu is faster "
+                   "in INT8, and from --init a SiLU checkpoint it has to be learnt again)")
     p.add_argument("--out", type=Path, default=MODELS_DIR / "cards.onnx",
                    help="where to write the ONNX model (the .pt checkpoint goes beside it)")
     return p
@@ -110,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rendered {args.scenes} scenes: {n_train} train labels, {n_val} val labels "
           f"in {render_s:.0f} s", flush=True)
     model = YOLO(str(args.init) if args.init else "yolo11n.yaml")
+    # the trainer builds its network from this model file (a checkpoint's own included)
+    if ACTIVATIONS[args.activation]:
+        model.model.yaml["activation"] = ACTIVATIONS[args.activation]
+    else:
+        model.model.yaml.pop("activation", None)
     started = time.time()
     model.train(
         data=str(data_yaml), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
@@ -135,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "drawn": args.drawn, "scenes": args.scenes, "crops": args.crops, "turns": args.turns,
         "imgsz": args.imgsz, "hours": args.hours, "single_class": True,
         "epochs": args.epochs, "epochs_run": trained_epochs,
-        "batch": args.batch, "lr": args.lr, "seed": args.seed,
+        "batch": args.batch, "lr": args.lr, "seed": args.seed, "activation": args.activation,
         "init": str(args.init) if args.init else None,
         "train_labels": n_train, "render_seconds": round(render_s),
         "train_seconds": round(train_s), "cpu_count": os.cpu_count(),

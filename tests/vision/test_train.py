@@ -144,3 +144,40 @@ def test_enrol_without_torch_says_where_it_runs(tmp_path: Path, capsys, monkeypa
     assert refused.value.code == 2
     assert "vision.enrol: needs torch, which only the training environment has" in \
         capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("flag", "yaml_before", "activation"), [
+    ([], {}, None),  # YOLO11's own SiLU, as shipped
+    (["--activation", "relu"], {}, "nn.ReLU()"),
+    ([], {"activation": "nn.ReLU()"}, None),  # a ReLU checkpoint fine-tuned back to SiLU
+])
+def test_the_activation_asked_for_is_in_the_model_file_the_trainer_builds_from(
+        flag, yaml_before, activation, tmp_path, stand_ins) -> None:
+    """Ultralytics' trainer builds its network from the model's ``yaml``, whose "activation"
+    replaces SiLU in every convolution block."""
+    trained_with: dict = {}
+
+    class Model:
+        def __init__(self, source: str) -> None:
+            self.model = types.SimpleNamespace(yaml={"nc": 1, **yaml_before})
+
+        def train(self, **kwargs) -> None:
+            trained_with.update(self.model.yaml)
+            raise TrainingBegins
+
+    sys.modules["ultralytics"].YOLO = Model  # type: ignore[attr-defined]
+    deck = write_deck(tmp_path / "deck")
+    with pytest.raises(TrainingBegins):
+        train.main(["--work", str(tmp_path / "work"), "--designs", "--faces", str(deck),
+                    "--drawn", "0", "--scenes", "1", "--out", str(tmp_path / "cards.onnx"),
+                    *flag])
+    assert trained_with["nc"] == 1
+    assert trained_with.get("activation") == activation
+
+
+def test_an_unknown_activation_is_refused_before_any_work(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(train, "write_dataset", no_work)
+    with pytest.raises(SystemExit) as refused:
+        train.main(["--work", str(tmp_path), "--activation", "gelu"])
+    assert refused.value.code == 2
+    assert "argument --activation: invalid choice: 'gelu'" in capsys.readouterr().err
