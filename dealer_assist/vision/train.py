@@ -16,6 +16,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from dealer_assist.cli import number_in
 from dealer_assist.vision import options
@@ -75,6 +76,30 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def network(yolo: Any, args: argparse.Namespace) -> Any:
+    """The Ultralytics model to train, with the activation asked for: from ``--init`` the
+    checkpoint, whose model file the trainer builds its network from; from scratch YOLO11n's
+    model file, written to ``WORK/yolo11n-<activation>.yaml`` where the activation is not its
+    own (the trainer reads a model file from scratch, not the loaded model)."""
+    activation = ACTIVATIONS[args.activation]
+    if args.init:
+        model = yolo(str(args.init))
+        if activation:
+            model.model.yaml["activation"] = activation
+        else:
+            model.model.yaml.pop("activation", None)
+        return model
+    if not activation:
+        return yolo("yolo11n.yaml")
+    import yaml
+    from ultralytics.nn.tasks import yaml_model_load
+
+    spec = {**yaml_model_load("yolo11n.yaml"), "activation": activation}
+    path = args.work / f"yolo11n-{args.activation}.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    return yolo(str(path))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -117,12 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     render_s = time.time() - started
     print(f"rendered {args.scenes} scenes: {n_train} train labels, {n_val} val labels "
           f"in {render_s:.0f} s", flush=True)
-    model = YOLO(str(args.init) if args.init else "yolo11n.yaml")
-    # the trainer builds its network from this model file (a checkpoint's own included)
-    if ACTIVATIONS[args.activation]:
-        model.model.yaml["activation"] = ACTIVATIONS[args.activation]
-    else:
-        model.model.yaml.pop("activation", None)
+    model = network(YOLO, args)
     started = time.time()
     model.train(
         data=str(data_yaml), epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,

@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dealer_assist.vision import enrol, train
 from dealer_assist.vision.dataset import write_data_yaml, written_here
@@ -151,10 +152,11 @@ def test_enrol_without_torch_says_where_it_runs(tmp_path: Path, capsys, monkeypa
     (["--activation", "relu"], {}, "nn.ReLU()"),
     ([], {"activation": "nn.ReLU()"}, None),  # a ReLU checkpoint fine-tuned back to SiLU
 ])
-def test_the_activation_asked_for_is_in_the_model_file_the_trainer_builds_from(
+def test_from_a_checkpoint_the_activation_is_in_the_model_file_the_trainer_builds_from(
         flag, yaml_before, activation, tmp_path, stand_ins) -> None:
-    """Ultralytics' trainer builds its network from the model's ``yaml``, whose "activation"
-    replaces SiLU in every convolution block."""
+    """With a checkpoint, Ultralytics' trainer builds its network from the loaded model's
+    ``yaml``, whose "activation" replaces SiLU in every convolution block (seen with the real
+    Ultralytics 8.4: a one-epoch run exported 77 Relu and no SiLU)."""
     trained_with: dict = {}
 
     class Model:
@@ -166,13 +168,45 @@ def test_the_activation_asked_for_is_in_the_model_file_the_trainer_builds_from(
             raise TrainingBegins
 
     sys.modules["ultralytics"].YOLO = Model  # type: ignore[attr-defined]
-    deck = write_deck(tmp_path / "deck")
+    checkpoint = tmp_path / "cards.pt"
+    checkpoint.write_bytes(b"stand-in")
     with pytest.raises(TrainingBegins):
-        train.main(["--work", str(tmp_path / "work"), "--designs", "--faces", str(deck),
-                    "--drawn", "0", "--scenes", "1", "--out", str(tmp_path / "cards.onnx"),
-                    *flag])
+        train.main([*training_run(tmp_path), "--init", str(checkpoint), *flag])
     assert trained_with["nc"] == 1
     assert trained_with.get("activation") == activation
+
+
+@pytest.mark.parametrize(("flag", "source"), [
+    ([], "yolo11n.yaml"),
+    (["--activation", "relu"], "yolo11n-relu.yaml"),
+])
+def test_from_scratch_the_trainer_is_given_a_model_file_with_the_activation(
+        flag, source, tmp_path, stand_ins, monkeypatch) -> None:
+    """From scratch the trainer reads the model file it is given, not the loaded model."""
+    sources: list[str] = []
+
+    def yolo(path: str):
+        sources.append(path)
+        raise TrainingBegins
+
+    tasks = types.ModuleType("ultralytics.nn.tasks")
+    tasks.yaml_model_load = lambda name: {"nc": 80, "scale": "n"}  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "ultralytics.nn", types.ModuleType("ultralytics.nn"))
+    monkeypatch.setitem(sys.modules, "ultralytics.nn.tasks", tasks)
+    sys.modules["ultralytics"].YOLO = yolo  # type: ignore[attr-defined]
+    with pytest.raises(TrainingBegins):
+        train.main([*training_run(tmp_path), *flag])
+    assert Path(sources[0]).name == source
+    if flag:
+        assert yaml.safe_load(Path(sources[0]).read_text()) == {
+            "nc": 80, "scale": "n", "activation": "nn.ReLU()"}
+
+
+def training_run(tmp_path: Path) -> list[str]:
+    """Options of a one-scene run on a drawn test deck, in ``tmp_path``."""
+    deck = write_deck(tmp_path / "deck")
+    return ["--work", str(tmp_path / "work"), "--designs", "--faces", str(deck), "--drawn", "0",
+            "--scenes", "1", "--out", str(tmp_path / "cards.onnx")]
 
 
 def test_an_unknown_activation_is_refused_before_any_work(tmp_path, capsys, monkeypatch) -> None:
