@@ -127,16 +127,17 @@ def _accepted(files: tuple[Path, Path], detector_pins: tuple[str, ...],
                                            f"{where}: vision.detector_sha256")
     reader_sha = model_control.check_pin("reader", reader_path, reader_pins,
                                          f"{where}: vision.reader_sha256")
+    enrolled = [(role, path) for role, path, digest in (("detector", detector_path, detector_sha),
+                                                        ("reader", reader_path, reader_sha))
+                if not model_control.is_shipped(digest)]
     report = None
-    if not (model_control.is_shipped(detector_sha) and model_control.is_shipped(reader_sha)):
+    if enrolled:
         report_path = acceptance or model_control.acceptance_path(detector_path)
         report = model_control.check_acceptance(report_path, detector_sha, reader_sha)
         if report.source != "independent":
             logger.warning("vision: deck %s accepted on %s figures (%s), not yet on the "
                            "independent renderer's", report.deck, report.source, report_path)
-        for role, path, digest in (("detector", detector_path, detector_sha),
-                                   ("reader", reader_path, reader_sha)):
-            if not model_control.is_shipped(digest):
-                saturation.check(role, path)
+        for role, path in enrolled:
+            saturation.check(role, path)
     return (model_control.identify("detector", detector_path, detector_sha, report),
             model_control.identify("reader", reader_path, reader_sha, report))
