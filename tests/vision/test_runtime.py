@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from pathlib import Path
 
 import cv2
@@ -81,6 +82,19 @@ def test_openvino_detector_is_safe_from_several_threads(frames) -> None:
     with ThreadPoolExecutor(2) as pool:
         together = list(pool.map(detector.detect, items))
     assert together == alone
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core runs one inference at a time")
+def test_openvino_runs_the_cameras_calls_at_once_not_one_after_the_other() -> None:
+    """With one thread a call (the camera's workers), OpenVINO compiles one stream per core; with
+    its latency hint alone it compiles one, and a second worker's frame waits for the first."""
+    files = runtime.model_files(runtime.OPENVINO, MODELS_DIR)
+    one_each = runtime.open_session(files[0], runtime.OPENVINO, threads=1)
+    all_cores = runtime.open_session(files[0], runtime.OPENVINO, threads=None)
+    assert isinstance(one_each, runtime.OpenVinoSession)
+    assert isinstance(all_cores, runtime.OpenVinoSession)
+    assert one_each.streams == os.cpu_count()
+    assert all_cores.streams == 1
 
 
 def test_a_runtime_named_runs_with_its_files_and_says_so(caplog) -> None:
