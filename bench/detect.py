@@ -16,7 +16,9 @@ on all cores (each frame read by every runtime and precision in turn, so that ot
 the machine weighs on all alike), then the frames per second with ``--workers`` frames
 detected at once (one thread each), as the table's camera runs them. Then a summary table,
 and what the table's ``runtime = "auto"`` would pick here. ``--model``/``--reader`` measure
-those files instead of the shipped pairs (then ``--precisions`` is ignored).
+those files too, as the precision ``given``, beside the shipped pairs ``--precisions`` names (by
+default both; ``--precisions given`` measures them alone, ``--precisions int8,given`` beside the
+shipped INT8 pair: a candidate model against the shipped one in one run).
 
 OpenVINO runs the card regions padded up to the fixed shapes it compiles at start (what the table
 runs, ``shapes=fixed``); ``--own-shapes`` adds it running each region at its own shape, as 0.10
@@ -60,6 +62,8 @@ PRECISION_FILES = {
     "float": ("cards.onnx", "index-reader.onnx"),
     "int8": ("cards.int8.onnx", "index-reader.int8.onnx"),
 }
+#: The precision name of the ``--model``/``--reader`` pair.
+GIVEN = "given"
 #: Cards' width at each frame size unless ``--card-width`` is given (the install's sizes).
 CARD_WIDTHS = {(1280, 720): (58.0, 95.0), (3072, 1728): (76.0, 90.0)}
 STAGES = ("decode", "regions+letterbox", "inference", "nms", "reading", "grouping", "total")
@@ -124,7 +128,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runtimes", default=",".join(runtimes.RUNTIMES))
-    parser.add_argument("--precisions", default="float,int8")
+    parser.add_argument("--precisions", default=None,
+                        help="float, int8 (the shipped pairs) and given (--model/--reader), "
+                        "comma-separated (default: float,int8, and given with --model)")
     parser.add_argument("--sizes", default="1280x720,3072x1728",
                         help="frame sizes WxH, comma-separated")
     parser.add_argument("--model", type=Path, default=None)
@@ -149,16 +155,22 @@ def main() -> None:
     missing = [r for r in chosen if r not in runtimes.available()]
     if missing:
         parser.error(f"--runtimes: not installed here: {', '.join(missing)}")
-    precisions = [p.strip() for p in args.precisions.split(",") if p.strip()]
-    if not precisions or any(p not in PRECISION_FILES for p in precisions):
-        parser.error(f"--precisions: each one of {', '.join(PRECISION_FILES)}")
     if (args.model is None) != (args.reader is None):
         parser.error("--model and --reader go together")
+    named = args.precisions or ("float,int8,given" if args.model else "float,int8")
+    precisions = [p.strip() for p in named.split(",") if p.strip()]
+    known = [*PRECISION_FILES, GIVEN]
+    if not precisions or any(p not in known for p in precisions):
+        parser.error(f"--precisions: each one of {', '.join(known)}")
+    if (GIVEN in precisions) != (args.model is not None):
+        parser.error("--precisions: given means the --model and --reader files: "
+                     "name both or neither")
     readings = [r.strip() for r in args.readings.split(",") if r.strip()]
     if not readings or any(r not in READINGS for r in readings):
         parser.error(f"--readings: each one of {', '.join(READINGS)}")
-    pairs = {p: (MODELS_DIR / PRECISION_FILES[p][0], MODELS_DIR / PRECISION_FILES[p][1])
-             for p in precisions} if args.model is None else {"given": (args.model, args.reader)}
+    pairs = {p: (args.model, args.reader) if p == GIVEN else
+             (MODELS_DIR / PRECISION_FILES[p][0], MODELS_DIR / PRECISION_FILES[p][1])
+             for p in precisions}
     try:
         sizes = [parse_frame_size(s.strip()) for s in args.sizes.split(",") if s.strip()]
     except ValueError as bad:
@@ -217,7 +229,7 @@ def main() -> None:
     for label in dict.fromkeys(row[0] for row in summary):
         rows = [row for row in summary if row[0] == label and row[3] == _shapes(row[1])[0]
                 and row[4] == readings[0]
-                and (args.model is not None or row[2] == _table_precision(row[1]))]
+                and row[2] in (GIVEN, _table_precision(row[1]))]
         if rows:
             best = min(rows, key=lambda row: row[5])
             print(f"  runtime = \"auto\" at {label} picks {best[1]} ({best[2]} models, "
