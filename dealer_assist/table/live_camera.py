@@ -114,7 +114,8 @@ def open_live_camera(config: CameraConfig,
     started = start_detector(
         runtime_choice=vision.runtime, model=config.model, reader=config.reader,
         detector_pins=vision.detector_sha256, reader_pins=vision.reader_sha256,
-        acceptance=vision.acceptance, where=where, frame_size=calibration.camera.image_size)
+        acceptance=vision.acceptance, where=where, frame_size=calibration.camera.image_size,
+        at_once=DETECTION_WORKERS)
     detector = started.detector
     for warning in card_size_warnings(calibration, str(config.calibration)):
         warn(warning)

@@ -9,8 +9,9 @@ passing acceptance report or quantised with 8-bit weights on a CPU that saturate
 (:mod:`.saturation`; every shipped file has 7-bit weights). With one runtime named, a refusal
 stops the table (the :class:`~.model_control.PinError` names the file and why); with
 ``"auto"``, the others are measured and the refusal is logged, and only when no candidate is
-left does the table not start. With two candidates left, both read the same warm-up frames and
-the faster is kept (:func:`.runtime.choose_runtime`); the choice and its figures are logged.
+left does the table not start. With two candidates left, both read the same warm-up frames, as
+many at once as the camera detects, and the faster is kept (:func:`.runtime.choose_runtime`);
+the choice and its figures are logged.
 """
 
 from __future__ import annotations
@@ -77,9 +78,10 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
                    reader: Path | None = None, detector_pins: tuple[str, ...] = (),
                    reader_pins: tuple[str, ...] = (), acceptance: Path | None = None,
                    where: str = "table.toml", frame_size: tuple[int, int] = (1280, 720),
-                   threads: int | None = 1) -> VisionStart:
+                   threads: int | None = 1, at_once: int = 1) -> VisionStart:
     """The table's detector (see the module's docstring). ``where`` names the config in
-    messages; ``frame_size`` is the camera's, for the warm-up frames. Raises
+    messages; ``frame_size`` is the camera's, for the warm-up frames; ``at_once``: frames the
+    camera detects at once, each call with ``threads`` threads (the runtimes are timed so). Raises
     :class:`~.model_control.PinError` (not pinned, another hash, not accepted, 8-bit weights
     on a CPU that saturates them),
     :class:`~.detector.ModelError` (a file that is not a model) or
@@ -107,7 +109,8 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
             raise refusals[0]
         raise model_control.PinError("; ".join(str(r) for r in refusals))
     choice = runtime.choose_runtime({name: detector.detect for name, (detector, _) in
-                                     candidates.items()}, warmup_frames(frame_size))
+                                     candidates.items()}, warmup_frames(frame_size),
+                                    at_once=at_once)
     detector, (detector_file, reader_file) = candidates[choice.runtime]
     why = choice.reason if runtime_choice == runtime.AUTO else "named in the config"
     logger.info("vision: runtime %s (%s); detector %s version %s sha256 %s; reader %s version "
