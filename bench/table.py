@@ -9,7 +9,9 @@
 2. Inputs per second through the loop alone.
 3. CPU of an idle table (runner, shoe reader with heartbeats, screen with one client connected),
    from /proc per-thread times, excluding the simulator's own thread.
-4. Camera frames per second in the live loop: the demo table with its synthetic camera (frames
+4. The demo camera's grab: the felt rendered whole each frame against laid out once per change
+   with fresh sensor noise each frame (what the demo does), side by side.
+5. Camera frames per second in the live loop: the demo table with its synthetic camera (frames
    rendered by the scene generator, read by the trackers), once with the renderer's ground truth
    as detector (the pipeline's own cost) and once with the shipped detector models (their speed,
    how many rounds are settled exactly as dealt, and the alarms raised, by kind), each new card
@@ -226,6 +228,49 @@ def bench_camera(rounds: int, design_name: str = HOUSE_DECK, hand_held: bool = F
                        shoe=False)
 
 
+def bench_render(frames: int = 20, design_name: str = HOUSE_DECK) -> None:
+    """The demo camera's grab, side by side: a mid-round felt (twelve cards) rendered whole each
+    frame against laid out and lit once, with only the sensor noise per frame (what the demo
+    does); the pixels are the same."""
+    import numpy as np
+
+    from dealer_assist.rules import Card, CardTarget
+    from dealer_assist.table.simulation.synthetic_camera import (
+        FRAME_SIZE,
+        PLAYED_SEATS,
+        SyntheticFelt,
+        VirtualTable,
+    )
+    from dealer_assist.table.sources import FeltCard
+    from dealer_assist.vision.artwork import installed_designs, load_designs
+    from dealer_assist.vision.scenes import render_layout
+
+    if not installed_designs():
+        return
+    design = load_designs([design_name])[0]
+    felt = SyntheticFelt(design, VirtualTable(PLAYED_SEATS), seed=3)
+    codes = "7S KH AD 5C 9H 2D QS 3C TH 8D 4S JC".split()
+    for number, code in enumerate(codes):
+        seat = PLAYED_SEATS[number % len(PLAYED_SEATS)]
+        felt.show(FeltCard(Card.parse(code), CardTarget() if number % 4 == 3
+                           else CardTarget(seat, 0)))
+    layout = felt.layout()
+    timings = {}
+    for what, grab in (
+        ("rendered whole each frame", lambda frame: render_layout(
+            np.random.default_rng(3), design, layout, FRAME_SIZE,
+            sensor=np.random.default_rng([3, frame]))),
+        ("laid out and lit once, noise per frame", lambda frame: felt.render()),
+    ):
+        grab(0)  # the first frame lays the felt out
+        started = time.perf_counter()
+        for frame in range(1, frames + 1):
+            grab(frame)
+        timings[what] = (time.perf_counter() - started) / frames
+    print("demo camera's grab, 1280x720, 12 cards: " + "; ".join(
+        f"{what} {1000 * seconds:.1f} ms a frame" for what, seconds in timings.items()))
+
+
 def _spin() -> None:
     while True:
         pass
@@ -287,6 +332,7 @@ def main() -> None:
     if not args.camera_only:
         bench_latency(args.cards, args.idle)
         bench_loop_throughput()
+    bench_render()
     for design in args.camera_design:
         bench_camera(args.rounds, design, args.hand_held,
                      loaded=not args.no_loaded and design == HOUSE_DECK)

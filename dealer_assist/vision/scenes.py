@@ -142,12 +142,9 @@ def render_frames(
     if not cfg.photometric:
         return [scene] * frames
     light, sensor = (int(v) for v in rng.integers(2**63, size=2))
-    lit = []
-    for frame in range(frames):
-        image, blur = _photometric(np.random.default_rng(light), scene.image,
-                                   np.random.default_rng([sensor, frame]))
-        lit.append(replace(scene, image=image, blur=blur))
-    return lit
+    exposure = Exposure.of(np.random.default_rng(light), scene.image)
+    return [replace(scene, image=exposure.frame(np.random.default_rng([sensor, frame])),
+                    blur=exposure.blur) for frame in range(frames)]
 
 
 def _unlit_scene(rng: np.random.Generator, designs: list[Design], cfg: SceneConfig) -> Scene:
@@ -193,11 +190,50 @@ def render_layout(
 
     ``sensor``: frames of one fixed camera. The felt and the light (lamps, glare, blur, JPEG
     quality) then depend on ``rng``'s state alone, not on how many cards lie on the felt, and
-    only the sensor noise, drawn from ``sensor``, changes from frame to frame. Without it the
-    light is drawn after the cards (a one-off scene)."""
+    only the sensor noise, drawn from ``sensor``, changes from frame to frame (as
+    :meth:`FixedView.frame`). Without it the light is drawn after the cards (a one-off scene)."""
+    if sensor is not None:
+        return FixedView.of(rng, design, cards, size, photometric).frame(sensor)
     width, height = size
     canvas = _felt(rng, width, height)
-    light = rng if sensor is None else np.random.default_rng(int(rng.integers(2**63)))
+    unlit = _lay_cards(rng, design, cards, canvas)
+    if not photometric:
+        return unlit
+    image, blur = _photometric(rng, canvas)
+    return replace(unlit, image=image, blur=blur)
+
+
+@dataclass(frozen=True)
+class FixedView:
+    """One layout of cards under one fixed camera: every :meth:`frame` is the same felt, cards
+    and light, with fresh sensor noise. Rendering the layout and its light once and only the
+    noise per frame costs a fraction of rendering each frame whole, with the same pixels."""
+
+    unlit: Scene
+    exposure: Exposure | None  # None: no camera effects (``photometric`` False)
+
+    @classmethod
+    def of(cls, rng: np.random.Generator, design: Design,
+           cards: list[tuple[str, float, float, float, float]],
+           size: tuple[int, int] = FRAME_SIZE, photometric: bool = True) -> FixedView:
+        """The view of ``cards`` as :func:`render_layout` draws it with a ``sensor``."""
+        width, height = size
+        canvas = _felt(rng, width, height)
+        light = np.random.default_rng(int(rng.integers(2**63)))
+        unlit = _lay_cards(rng, design, cards, canvas)
+        return cls(unlit, Exposure.of(light, canvas) if photometric else None)
+
+    def frame(self, sensor: np.random.Generator) -> Scene:
+        """The next frame, its noise drawn from ``sensor``."""
+        if self.exposure is None:
+            return self.unlit
+        return replace(self.unlit, image=self.exposure.frame(sensor), blur=self.exposure.blur)
+
+
+def _lay_cards(rng: np.random.Generator, design: Design,
+               cards: list[tuple[str, float, float, float, float]], canvas: np.ndarray) -> Scene:
+    """Paste ``cards`` on ``canvas`` (in place) in order: the unlit scene and its labels."""
+    height, width = canvas.shape[:2]
     owner = np.full((height, width), -1, np.int32)
     placed: list[PlacedCard] = []
     for code, cx, cy, card_w, angle in cards:
@@ -205,8 +241,7 @@ def render_layout(
         _paste_card(canvas, owner, design.faces[code], corners, len(placed), rng)
         placed.append(PlacedCard(code, corners, abs(abs(angle) % 180 - 90) < 45))
     labels, covered = _visible_labels(placed, design, owner)
-    image, blur = _photometric(light, canvas, sensor) if photometric else (canvas, Blur())
-    return Scene(image, tuple(placed), tuple(labels), tuple(covered), blur)
+    return Scene(canvas, tuple(placed), tuple(labels), tuple(covered))
 
 
 def _deal_codes(rng: np.random.Generator, count: int, allow_tens: bool) -> list[str]:
@@ -484,8 +519,38 @@ def _camera_tilt(rng: np.random.Generator, width: int, height: int) -> np.ndarra
     return cv2.getPerspectiveTransform(src, (src + jitter).astype(np.float32))
 
 
-def _photometric(rng: np.random.Generator, image: np.ndarray,
-                 sensor: np.random.Generator | None = None) -> tuple[np.ndarray, Blur]:
+def _photometric(rng: np.random.Generator, image: np.ndarray) -> tuple[np.ndarray, Blur]:
+    """A one-off shot of ``image``: light, blur, sensor noise and JPEG, all drawn from ``rng``."""
+    lit, blur, sigma = _light(rng, image)
+    lit += rng.normal(0, sigma, lit.shape)
+    return _sensor_out(lit, int(rng.integers(35, 95))), blur
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """An image under a fixed camera's light (white balance, lamps, glare, blur; float32, before
+    the sensor), with the sensor's noise level and JPEG quality; each :meth:`frame` adds fresh
+    noise."""
+
+    lit: np.ndarray
+    blur: Blur
+    sigma: float
+    quality: int
+
+    @classmethod
+    def of(cls, rng: np.random.Generator, image: np.ndarray) -> Exposure:
+        lit, blur, sigma = _light(rng, image)
+        return cls(lit, blur, sigma, int(rng.integers(35, 95)))
+
+    def frame(self, sensor: np.random.Generator) -> np.ndarray:
+        """One frame (BGR uint8): the lit image with noise drawn from ``sensor``, JPEG-coded."""
+        noisy = self.lit.copy()
+        noisy += sensor.normal(0, self.sigma, noisy.shape)
+        return _sensor_out(noisy, self.quality)
+
+
+def _light(rng: np.random.Generator, image: np.ndarray) -> tuple[np.ndarray, Blur, float]:
+    """``image`` lit (float32) and blurred, the blur drawn, and the sensor noise's sigma."""
     h, w = image.shape[:2]
     img: np.ndarray = image.astype(np.float32)
     img *= rng.uniform(0.85, 1.15, 3)[None, None, :]  # white balance
@@ -512,10 +577,12 @@ def _photometric(rng: np.random.Generator, image: np.ndarray,
         kernel[k // 2, :] = 1 / k
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1)
         img = cv2.filter2D(img, -1, cv2.warpAffine(kernel, rot, (k, k)))
-    sigma = rng.uniform(1, 7)
-    img += (sensor or rng).normal(0, sigma, img.shape)
-    out = np.clip(img, 0, 255).astype(np.uint8)
-    quality = int(rng.integers(35, 95))
+    return img, blur, float(rng.uniform(1, 7))
+
+
+def _sensor_out(noisy: np.ndarray, quality: int) -> np.ndarray:
+    """The noisy float image as the camera delivers it: 8-bit, through JPEG at ``quality``."""
+    out = np.clip(noisy, 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
     decoded = cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else None
-    return (out if decoded is None else decoded), blur
+    return out if decoded is None else decoded

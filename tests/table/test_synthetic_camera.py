@@ -59,6 +59,30 @@ def test_felt_lays_out_hands_where_their_zones_are(design):
     assert observed == set(cards)  # nothing hides a whole card's indices in this layout
 
 
+def test_each_frame_is_the_whole_render_of_the_cards_lying_there(design):
+    """The felt renders its layout once per change and only the noise per frame: every frame has
+    the pixels of a whole render of the cards then on the felt, and a card laid shows in the
+    very next frame."""
+    import numpy as np
+
+    from dealer_assist.vision.scenes import render_layout
+
+    felt = SyntheticFelt(design, VirtualTable(PLAYED_SEATS), seed=3)
+
+    def whole(frame: int):
+        return render_layout(np.random.default_rng(3), design, felt.layout(), FRAME_SIZE,
+                             sensor=np.random.default_rng([3, frame])).image
+
+    felt.show(FeltCard(Card.parse("8S"), CardTarget(PLAYED_SEATS[0], 0)))
+    first, second = felt.render(), felt.render()
+    assert np.array_equal(first.image, whole(1)) and np.array_equal(second.image, whole(2))
+    assert not np.array_equal(first.image, second.image)  # fresh sensor noise
+    felt.show(FeltCard(Card.parse("KD"), CardTarget()))
+    third = felt.render()
+    assert {c.code for c in third.cards} == {"8S", "KD"}
+    assert np.array_equal(third.image, whole(3))
+
+
 def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path, design):
     camera = truth_camera(design, seed=3)
     options = DemoOptions(

@@ -3,7 +3,7 @@
 :class:`SyntheticFelt` keeps the cards the simulated dealer has placed (where a dealer puts them:
 a fan per hand, a doubled card sideways, split hands side by side, the hole card face down and so
 invisible to an index detector until it is turned) and renders the overhead frame with the vision
-branch's scene generator (``dealer_assist.vision.scenes.render_layout``). :func:`demo_camera`
+branch's scene generator (``dealer_assist.vision.scenes.FixedView``). :func:`demo_camera`
 reads those frames with the real detector and frame tracker through
 :class:`~dealer_assist.table.camera_source.CameraSource`, so the demo's camera is read exactly as a
 real one would be. The virtual table is a 1280x720 view with its own zones (``VirtualTable``); the
@@ -112,6 +112,7 @@ class SyntheticFelt:
         self._dealer: list[tuple[str, float]] = []  # (code, angle)
         self._stacks: dict[int, list[list[tuple[str, bool]]]] = {}
         self._frames = 0
+        self._view: tuple[list[tuple[str, float, float, float, float]], Any] | None = None
 
     def show(self, item: TableInput) -> None:
         with self._lock:
@@ -164,17 +165,24 @@ class SyntheticFelt:
 
     def render(self) -> Any:
         """The next frame's :class:`~dealer_assist.vision.scenes.Scene`: the same felt and light
-        every frame (the camera does not move), new sensor noise in each (as a real camera)."""
+        every frame (the camera does not move), new sensor noise in each (as a real camera). The
+        layout and its light are rendered once per change of the cards on the felt, the noise
+        per frame."""
         import numpy as np
 
-        from dealer_assist.vision.scenes import render_layout
+        from dealer_assist.vision.scenes import FixedView
 
+        layout = self.layout()
         with self._lock:
             self._frames += 1
             frame = self._frames
-        return render_layout(np.random.default_rng(self.seed), self.design, self.layout(),
-                             FRAME_SIZE, photometric=True,
-                             sensor=np.random.default_rng([self.seed, frame]))
+            view = self._view if self._view is not None and self._view[0] == layout else None
+        if view is None:
+            view = (layout, FixedView.of(np.random.default_rng(self.seed), self.design, layout,
+                                         FRAME_SIZE))
+            with self._lock:
+                self._view = view
+        return view[1].frame(np.random.default_rng([self.seed, frame]))
 
 
 class SyntheticCamera:
