@@ -516,10 +516,27 @@ class ForwarderHost:
                 future.result(max(0.1, deadline - time.monotonic()))
             except Exception:
                 logger.exception("the floor forwarder of %s ended badly", forwarder.table)
+        try:
+            asyncio.run_coroutine_threadsafe(_end_leftover_tasks(), self._loop).result(
+                max(0.1, deadline - time.monotonic()))
+        except Exception:
+            logger.exception("the floor client's tasks did not end")
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
         if not self._thread.is_alive():
             self._loop.close()
+
+
+async def _end_leftover_tasks() -> None:
+    """Cancel and wait for every other task still on this loop. A connection the broker dropped
+    with data unsent is closed by nats-py from its own reader, and that close fails before it
+    ends its subscriptions' tasks (its response subscription's among them): left pending, they
+    would be torn down after the loop closed ("Event loop is closed", raised where nobody can
+    catch it)."""
+    leftover = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in leftover:
+        task.cancel()
+    await asyncio.gather(*leftover, return_exceptions=True)
 
 
 class ScreenReport:
