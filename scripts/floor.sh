@@ -69,6 +69,7 @@ fi
   done
   echo "[signing]"
   echo "key = \"room-signing.key\""
+  echo "anchor_log = \"room-anchors.jsonl\""
 } >"$DIR/room.toml"
 # the room's own signing key (made once, kept on later runs): it signs the room's chain
 "$DA" room keygen --config "$DIR/room.toml" >/dev/null

@@ -25,6 +25,8 @@ T2 = "keys/T2.pub"                 # is not trusted
 [signing]                          # the room's own key: it signs the room's chain (alarms,
 key = "room-signing.key"           # holds, prunes, page access); 'room keygen' makes it
 # public = "room-signing.pub"      # (mode 0600) and its public key file (default: beside it)
+anchor_log = "room-anchors.jsonl"  # the chain's head after each record, outside PostgreSQL:
+                                   # 'room verify' finds a cut tail by it
 
 [retention]                        # optional: what 'room serve' prunes by itself, hourly
 # frames_hours = 720               # the room's frame copies older than this
@@ -59,7 +61,7 @@ _SECTIONS: dict[str, set[str] | None] = {
     "nats": {"url", "credentials", "tls_ca", "tls_cert", "tls_key"},
     "page": {"host", "port"},
     "tables": None,  # any table id
-    "signing": {"key", "public"},
+    "signing": {"key", "public", "anchor_log"},
     "retention": {"frames_hours", "records_hours"},
 }
 DEFAULT_ROOM_KEY = "room-signing.key"
@@ -106,7 +108,8 @@ class RetentionPolicy:
 @dataclass(frozen=True, slots=True)
 class RoomConfig:
     """A validated ``room.toml``. ``signing_key``: the room's private key (read when the room
-    writes); ``signing_public``: the public key file that vouches for the room's chain."""
+    writes); ``signing_public``: the public key file that vouches for the room's chain;
+    ``anchor_log``: the file outside the store that holds the chain's heads."""
 
     path: str
     postgres_url: str
@@ -119,6 +122,8 @@ class RoomConfig:
     signing_key: Path
     signing_public: Path
     retention: RetentionPolicy = RetentionPolicy()
+    #: where the room writes its chain's head after each record it appends (None: nowhere)
+    anchor_log: Path | None = None
 
 
 def _text(path: str, key: str, value: object) -> str:
@@ -214,11 +219,17 @@ def parse_room_config(data: dict[str, Any], path: str = "room.toml",
     if room_key in (nats.tls_key, nats.credentials) or public == room_key:
         raise RoomConfigError(path, "signing.key", f"{room_key} is another file's name here: "
                               "the room's signing key is a file of its own")
+    anchor_log = (_path(path, base, "signing.anchor_log", signing["anchor_log"])
+                  if "anchor_log" in signing else None)
+    if anchor_log is not None and anchor_log in (room_key, public, nats.tls_key,
+                                                 nats.credentials):
+        raise RoomConfigError(path, "signing.anchor_log", f"{anchor_log} is another file's "
+                              "name here: the anchor log is a file of its own")
     raw_retention = _section(path, data, "retention", False)
     retention = RetentionPolicy(*(_hours(path, f"retention.{name}", raw_retention.get(name))
                                   for name in ("frames_hours", "records_hours")))
     return RoomConfig(path, postgres_url, schema, frames, nats, host, port, tables, room_key,
-                      public, retention)
+                      public, retention, anchor_log)
 
 
 def _path(path: str, base: Path, key: str, value: object) -> Path:
@@ -240,11 +251,16 @@ def _hours(path: str, key: str, value: object) -> timedelta | None:
 def open_room_store(config: RoomConfig, *, create: bool = False,
                     signer: Signer | None = None) -> PostgresStore:
     """The room's store as ``config`` names it (RecordingError when it cannot be opened);
-    ``signer``: the room's key, signing what is appended (see :mod:`.room_signing`)."""
+    ``signer``: the room's key, signing what is appended (see :mod:`.room_signing`), each
+    record's head then anchored in ``config.anchor_log`` where it names one."""
     from dealer_assist.floor.pgstore import PostgresStore
+    from dealer_assist.floor.room_signing import RoomAnchors
 
-    return PostgresStore(config.postgres_url, config.frames_dir, schema=config.postgres_schema,
-                         create=create, signer=signer)
+    store = PostgresStore(config.postgres_url, config.frames_dir, schema=config.postgres_schema,
+                          create=create, signer=signer)
+    if signer is not None and config.anchor_log is not None:
+        store.appended = RoomAnchors(store, config.anchor_log)
+    return store
 
 
 def load_room_config(path: str | Path) -> RoomConfig:

@@ -146,6 +146,8 @@ class PostgresStore:
         self.directory = Path(directory)
         self.clock = clock
         self.signer = signer
+        #: told each record of the store's own chain once it is committed (the anchor log)
+        self.appended: Callable[[Record], None] | None = None
         self.schema = schema
         self._where = f"{describe_url(url)} (schema {schema})"
         try:
@@ -241,8 +243,11 @@ class PostgresStore:
                file: str | None = None, sha256: str | None = None) -> Record:
         with self.conn.transaction(), self.conn.cursor() as cur:
             cur.execute("LOCK TABLE records IN SHARE ROW EXCLUSIVE MODE")
-            return self._append(cur, kind, body, table=table, round_key=round_key,
-                                round_id=round_id, file=file, sha256=sha256)
+            record = self._append(cur, kind, body, table=table, round_key=round_key,
+                                  round_id=round_id, file=file, sha256=sha256)
+        if self.appended is not None:
+            self.appended(record)
+        return record
 
     def _append(self, cur: psycopg.Cursor[Any], kind: str, body: Any, *,
                 table: str | None = None, round_key: int | None = None,
@@ -278,6 +283,8 @@ class PostgresStore:
                 return None, [], refused
             record = self._append(cur, kind, {**body,
                                               "chains": [cut.to_json() for cut in cuts]})
+        if self.appended is not None:
+            self.appended(record)
         for cut in cuts:
             logger.info("%s: pruned %s records of table %s chain %s below %s", self._where,
                         cut.deleted, cut.box, cut.chain, cut.below)

@@ -17,10 +17,17 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dealer_assist.surveillance.anchors import Anchor, AnchorLog, AnchorLogError, recording_name
 from dealer_assist.surveillance.discrepancy import Discrepancy
-from dealer_assist.surveillance.evidence_check import Findings, SignatureWalk, TrustedKeys
+from dealer_assist.surveillance.evidence_check import (
+    Findings,
+    SignatureWalk,
+    TrustedKeys,
+    check_anchor_log,
+)
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import ChainLinks
 from dealer_assist.surveillance.signed_chain import KEY_KIND, key_body, public_key_of
@@ -113,6 +120,32 @@ def begin_room_signing(store: RecordStore, signer: Signer) -> Record | None:
     return record
 
 
+class RoomAnchors:
+    """Writes the room's chain head into its anchor log (outside PostgreSQL) after each record
+    the room appends, so that whoever can write the database cannot cut the chain's tail
+    unseen (``room verify`` checks every head the log holds). A head the log cannot take is
+    logged as an error: the record stands, and the next head vouches for it."""
+
+    def __init__(self, store: RecordStore, path: Path):
+        self.store = store
+        self.log = AnchorLog(path)
+        self._chain: str | None = None
+
+    def __call__(self, record: Record) -> None:
+        if self._chain is None:
+            first = next(iter(self.store.records(kinds=(KEY_KIND,))), None)
+            self._chain = None if first is None else str(key_body(first).get("chain") or "")
+        if not self._chain or record.signature is None:
+            return  # not signed yet: nothing a head in the log could vouch for
+        try:
+            self.log.append(Anchor(0, record.at, self._chain,
+                                   recording_name(self.store.directory), None, record.seq,
+                                   record.hash, record.signature, record.kind))
+        except AnchorLogError as error:
+            logger.error("the room's chain head (record %s) is not anchored: %s", record.seq,
+                         error)
+
+
 def _hash_holds(record: Record) -> bool:
     try:
         return chain_hash(record.prev_hash, canonical_bytes(record)) == record.hash
@@ -185,10 +218,13 @@ def _vouched(record: Record) -> dict[int, str]:
     return found
 
 
-def verify_room_chain(store: RecordStore, trusted: TrustedKeys) -> Findings:
+def verify_room_chain(store: RecordStore, trusted: TrustedKeys,
+                      anchor_log: Path | None = None) -> Findings:
     """The room's own chain walked: numbered from 1 without a hole, linked, every record's
     content matching its hash, and every record after signing began signed by the room's
-    key (the first key one of ``trusted``). An empty chain is reported as a notice."""
+    key (the first key one of ``trusted``); every head ``anchor_log`` holds still in it,
+    unchanged and signed (a cut tail, a rewrite). An empty chain is reported as a notice, as
+    is a room without an anchor log."""
     found = Findings()
     if store.head()[0] == 0:
         found.notices.append("the room's own chain is empty")
@@ -207,6 +243,13 @@ def verify_room_chain(store: RecordStore, trusted: TrustedKeys) -> Findings:
     found.problems.extend(_room(problem) for problem in [*links.problems,
                                                            *signatures.problems])
     found.notices.extend(signatures.notices)
+    if anchor_log is None:
+        found.notices.append("the room keeps no anchor log (room.toml [signing] anchor_log):"
+                             " records cut off the end of its chain cannot be told")
+        return found
+    anchored = check_anchor_log(store, AnchorLog(anchor_log), walk)
+    found.problems.extend(_room(problem) for problem in anchored.problems)
+    found.notices.extend(anchored.notices)
     return found
 
 

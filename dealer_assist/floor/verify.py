@@ -70,7 +70,8 @@ def verify_room(store: RecordStore, config: RoomConfig) -> RoomReport:
     """Verify every chain ``store`` holds against ``config``'s table keys, and the room's own
     against its public key file (KeyFileError when that cannot be read)."""
     keys = room_public_keys(config)
-    own = verify_room_chain(store, TrustedKeys(keys, str(config.signing_public)))
+    own = verify_room_chain(store, TrustedKeys(keys, str(config.signing_public)),
+                            config.anchor_log)
     cuts = recorded_cuts(store, keys)
     reports = [verify_chain_held(store, state, config, cuts) for state in store.chains()]
     held = {state.table for state in store.chains()}

@@ -309,7 +309,7 @@ def _check_anchor(store: RecordStore, anchor: Anchor, walk: SignatureWalk) -> Di
                 and key.key_id == signature_key_id(anchor.signature)), None)
     if key is None or anchor.signature is None or not key.verifies(anchor.hash, anchor.signature):
         return Discrepancy("anchor", f"{where}: its signature does not verify with the chain's "
-                           "keys: a line written without the table's key", seq=anchor.seq)
+                           "keys: a line written without the chain's key", seq=anchor.seq)
     try:
         record = store.record(anchor.seq)
     except UnreadableRecordError as error:

@@ -56,14 +56,16 @@ def test_a_room_config_gives_services_page_and_each_tables_keys(room: Path) -> N
     assert (config.signing_key, config.signing_public) == (
         room / "room-signing.key", room / "room-signing.pub")
     assert config.retention == RetentionPolicy() and not config.retention
+    assert config.anchor_log is None  # 'room verify' then says a cut tail cannot be told
 
 
-def test_the_rooms_key_and_retention_policy_are_read(room: Path) -> None:
+def test_the_rooms_key_anchor_log_and_retention_policy_are_read(room: Path) -> None:
     config = load_room_config(write(room, GOOD + '[signing]\nkey = "secret/room.key"\n'
-                                    'public = "/etc/room.pub"\n[retention]\n'
-                                    "frames_hours = 720\nrecords_hours = 0.5\n"))
+                                    'public = "/etc/room.pub"\nanchor_log = "anchors.jsonl"\n'
+                                    "[retention]\nframes_hours = 720\nrecords_hours = 0.5\n"))
     assert (config.signing_key, config.signing_public) == (
         room / "secret" / "room.key", Path("/etc/room.pub"))
+    assert config.anchor_log == room / "anchors.jsonl"
     assert config.retention == RetentionPolicy(timedelta(hours=720), timedelta(minutes=30))
 
 
@@ -101,6 +103,8 @@ def test_nats_credentials_and_tls_files_are_taken_from_beside_the_config(room: P
     (lambda t: t + "[retention]\nrecords_hours = true\n", "retention.records_hours", "hours"),
     (lambda t: t + "[retention]\ndays = 3\n", "retention.days", "unknown key"),
     (lambda t: t + '[signing]\nkey = ""\n', "signing.key", "non-empty"),
+    (lambda t: t + '[signing]\nanchor_log = "room-signing.key"\n', "signing.anchor_log",
+     "file of its own"),
     (lambda t: t.replace("[nats]", '[nats]\ntls_cert = "keys/T1.pub"\ntls_key = "keys/T2.pub"')
      + '[signing]\nkey = "keys/T2.pub"\n', "signing.key", "file of its own"),
 ])

@@ -251,3 +251,44 @@ def test_room_keygen_makes_a_private_key_and_serve_refuses_without_one(
     assert main(["room", "serve", "--config", str(config), "--no-page", "--sqlite",
                  str(tmp_path / "room")]) == 2
     assert "[retention] is applied to a PostgreSQL store only" in capsys.readouterr().err
+
+
+def test_records_cut_off_the_end_of_the_rooms_chain_fail_verify_by_its_anchor_log(
+        tmp_path: Path, schema: str, boxes: list[Box],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Whoever can write the database can delete the newest records of the room's chain (a
+    hold, so that its round may be pruned): what is left still links and verifies. The anchor
+    log outside PostgreSQL holds the chain's head after each record the room appends, so
+    ``room verify`` finds the cut."""
+    config = room_toml(tmp_path, server_url(), schema, boxes)
+    unanchored = config.read_text()
+    config.write_text(unanchored + '\n[signing]\nanchor_log = "anchors/room.jsonl"\n')
+    room = open_room(server_url(), schema, tmp_path)
+    try:
+        for box in boxes:
+            room.ingest(box.table, box.chain, box.records)
+    finally:
+        room.close()
+    assert main(["room", "hold", "--config", str(config), "T1", "bj-2", "--why",
+                 "dispute 4411"]) == 0
+    capsys.readouterr()
+    (hold_seq, hold_hash), = sql_on(schema, "SELECT seq, hash FROM {}.records WHERE chain_no = 0"
+                                    " AND kind = 'floor-hold'")
+    anchors = [json.loads(line) for line in (tmp_path / "anchors/room.jsonl").read_text()
+               .splitlines()]
+    assert [(a["seq"], a["hash"], a["why"]) for a in anchors] == [
+        (hold_seq, hold_hash, "floor-hold")]
+    status, report = verify(config, capsys)
+    assert status == 0, problems(report)
+    assert any("1 anchor(s) of chain" in notice for notice in report["room_notices"])
+
+    sql_on(schema, "DELETE FROM {}.records WHERE chain_no = 0 AND seq >= %s", hold_seq)
+    status, report = verify(config, capsys)
+    assert status == 1
+    assert any(f"anchored record {hold_seq} is gone: the chain was cut short" in p
+               for p in problems(report)), problems(report)
+    # the same store checked without the log: the cut cannot be told, and verify says so
+    config.write_text(unanchored)
+    status, report = verify(config, capsys)
+    assert status == 0, problems(report)
+    assert any("keeps no anchor log" in notice for notice in report["room_notices"])
