@@ -32,6 +32,7 @@ connection) per thread.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -255,6 +256,8 @@ class PostgresStore:
                 sha256: str | None = None) -> Record:
         """Append to the store's own chain in the caller's transaction (records locked)."""
         body_text = canonical_json(body)
+        if self.signer is not None:
+            self._check_signer(cur)
         seq, prev_hash = self._head(cur)
         if kind == "round":
             cur.execute("SELECT MAX(round_key) FROM records WHERE chain_no = 0")
@@ -318,6 +321,25 @@ class PostgresStore:
     def head(self) -> tuple[int, str]:
         with self.conn.cursor() as cur:
             return self._head(cur)
+
+    def _check_signer(self, cur: psycopg.Cursor[Any]) -> None:
+        """Refuse to sign with a key the chain has rotated away from (another process rotated
+        it since this store was opened): records signed so would not verify."""
+        assert self.signer is not None
+        cur.execute("SELECT body FROM records WHERE chain_no = 0 AND kind = 'key'"
+                    " ORDER BY seq DESC LIMIT 1")
+        row = cur.fetchone()
+        if row is None:
+            return
+        try:
+            current = json.loads(row[0]).get("public_key")
+        except (ValueError, AttributeError):
+            current = None
+        if current != self.signer.public.text:
+            raise RecordingError(
+                f"the room's chain is now signed by another key than this program's "
+                f"({self.signer.public.key_id}; rotated by 'room keygen --rotate'?): nothing "
+                "more is appended with it; restart it to sign with the room's key", self._where)
 
     @staticmethod
     def _head(cur: psycopg.Cursor[Any]) -> tuple[int, str]:

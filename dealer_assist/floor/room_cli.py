@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from dealer_assist.floor.pgstore import PostgresStore
 
 logger = logging.getLogger(__name__)
+#: the longest reason a key rotation records
+MAX_REASON = 200
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,10 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        default=RETENTION_EVERY_S, metavar="SECONDS",
                        help="apply room.toml's [retention] policy this often (default 3600;"
                        " also once at start)")
-    commands.add_parser(
+    keygen = commands.add_parser(
         "keygen", help="make the room's signing key (room.toml [signing] key, mode 0600) and "
-        "its public key file, unless it is there already").add_argument(
-        "--config", required=True, metavar="ROOM_TOML")
+        "its public key file, unless it is there already")
+    keygen.add_argument("--config", required=True, metavar="ROOM_TOML")
+    keygen.add_argument("--rotate", metavar="REASON",
+                        help="replace the room's key with a new one, introduced in the room's "
+                        "chain by a record the old key signs (stop 'room serve' first)")
     verify_cli.add_parser(commands)
     for action, text in (("hold", "put a round on legal hold: its frames are kept in the room"
                                   " and on the table's box past the retention policy"
@@ -88,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"dealer-assist room: {error}", file=sys.stderr)
         return 2
     if args.action == "keygen":
-        return _keygen(config)
+        return _keygen(config, args.rotate)
     if args.action == "operator":
         return _operator(config, args)
     if args.action in ("hold", "release", "holds", "prune"):
@@ -96,12 +101,29 @@ def run(args: argparse.Namespace) -> int:
     return _serve(config, args)
 
 
-def _keygen(config: object) -> int:
+def _keygen(config: object, rotate: str | None = None) -> int:
     from dealer_assist.floor.config import RoomConfig
-    from dealer_assist.floor.room_signing import make_room_key
+    from dealer_assist.floor.room_signing import make_room_key, rotate_room_key
     from dealer_assist.surveillance.signing import KeyFileError
+    from dealer_assist.surveillance.store import RecordingError
 
     assert isinstance(config, RoomConfig)
+    if rotate is not None:
+        why = rotate.strip()
+        if not why or len(why) > MAX_REASON or any(ord(c) < 32 or 127 <= ord(c) < 160
+                                                     for c in why):
+            print(f"dealer-assist room keygen: --rotate needs a reason of 1 to {MAX_REASON} "
+                  "characters on one line (it is recorded in the room's chain)", file=sys.stderr)
+            return 2
+        try:
+            new = rotate_room_key(config, why)
+        except (KeyFileError, RecordingError) as error:
+            print(f"dealer-assist room keygen: {error}", file=sys.stderr)
+            return 2
+        print(f"the room's key is now {new.key_id} ({config.signing_key}); its public key is "
+              f"added to {config.signing_public}: give that file to whoever runs 'room verify',"
+              " and restart 'room serve'")
+        return 0
     try:
         signer, made = make_room_key(config)
     except KeyFileError as error:

@@ -15,6 +15,7 @@ room trusts a ``floor-prune``, ``floor-hold`` or ``floor-release`` record only w
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ from dealer_assist.surveillance.evidence_check import (
 )
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import ChainLinks
-from dealer_assist.surveillance.signed_chain import KEY_KIND, key_body, public_key_of
+from dealer_assist.surveillance.signed_chain import KEY_KIND, key_body, public_key_of, rotate_key
 from dealer_assist.surveillance.signing import (
     KeyFileError,
     PublicKey,
@@ -76,6 +77,34 @@ def load_room_key(config: RoomConfig) -> Signer:
                            f" make the key with 'dealer-assist room keygen --config "
                            f"{config.path}' (room.toml [signing] key names it)")
     return load_signer(path, WHOSE)
+
+
+def rotate_room_key(config: RoomConfig, why: str) -> PublicKey:
+    """Replace the room's key: a new key is made (first beside the old one, ``KEY.new``),
+    introduced in the room's chain by a ``key`` record the old key signs (anchored like any
+    record), added to the public key file, then put in the old key's place; the new public key.
+    A ``room serve`` still running with the old key appends nothing more (the store refuses a
+    key the chain has rotated away from) until restarted. KeyFileError or RecordingError."""
+    from dealer_assist.durable import fsync_dir
+    from dealer_assist.floor.config import open_room_store
+
+    old = load_room_key(config)
+    store = open_room_store(config, signer=old)
+    pending = config.signing_key.with_name(config.signing_key.name + ".new")
+    try:
+        begin_room_signing(store, old)
+        new = Signer.generate()
+        pending.unlink(missing_ok=True)
+        new.save(pending)  # a crash after the record leaves the new key here to put in place
+        rotate_key(store, new, why)
+    finally:
+        store.close()
+    add_public_key(config.signing_public, new.public, ROOM_KEYS_HEADER)
+    os.replace(pending, config.signing_key)
+    fsync_dir(config.signing_key.parent)
+    logger.warning("the room's key rotated from %s to %s (%s)", old.public.key_id,
+                   new.public.key_id, why)
+    return new.public
 
 
 def room_public_keys(config: RoomConfig) -> tuple[PublicKey, ...]:

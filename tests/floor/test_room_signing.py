@@ -292,3 +292,53 @@ def test_records_cut_off_the_end_of_the_rooms_chain_fail_verify_by_its_anchor_lo
     status, report = verify(config, capsys)
     assert status == 0, problems(report)
     assert any("keeps no anchor log" in notice for notice in report["room_notices"])
+
+
+def test_the_rooms_key_rotated_signs_on_and_a_room_left_on_the_old_key_appends_nothing(
+        tmp_path: Path, schema: str, boxes: list[Box],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``room keygen --rotate REASON``: the old key signs in the new one, which signs every
+    record after it and is added to the public key file, and the chain verifies across the
+    rotation, anchored; a room still running with the old key (a ``room serve`` not restarted)
+    appends nothing more, since its records would not verify."""
+    from dealer_assist.floor.config import load_room_config, open_room_store
+    from dealer_assist.surveillance.signing import load_signer
+
+    config = room_toml(tmp_path, server_url(), schema, boxes)
+    config.write_text(config.read_text() + '\n[signing]\nanchor_log = "room-anchors.jsonl"\n')
+    room = open_room(server_url(), schema, tmp_path)
+    old = room.signer
+    assert old is not None
+    try:
+        for box in boxes:
+            room.ingest(box.table, box.chain, box.records)
+    finally:
+        room.close()
+    left_running = open_room_store(load_room_config(config), signer=old)
+    try:
+        assert main(["room", "keygen", "--config", str(config), "--rotate", "\t"]) == 2
+        assert "a reason of 1 to 200 characters" in capsys.readouterr().err
+        assert main(["room", "keygen", "--config", str(config), "--rotate",
+                     "the old key's backup tape was lost"]) == 0
+        new = load_signer(tmp_path / "room-signing.key", "the room's")
+        assert new.public != old.public
+        assert f"the room's key is now {new.public.key_id}" in capsys.readouterr().out
+        assert read_public_keys(tmp_path / "room-signing.pub") == [old.public, new.public]
+        (rotation,) = [json.loads(body) for body, in sql_on(
+            schema, "SELECT body FROM {}.records WHERE chain_no = 0 AND kind = 'key' AND"
+            " body LIKE '%%backup tape%%'")]
+        assert (rotation["previous"], rotation["key_id"]) == (old.public.key_id,
+                                                              new.public.key_id)
+        with pytest.raises(RecordingError, match="now signed by another key"):
+            left_running.append("floor-alarm", {"kind": "silent", "table": "T1", "text": "x"})
+    finally:
+        left_running.close()
+    assert main(["room", "hold", "--config", str(config), "T1", "bj-2", "--why",
+                 "dispute 4412"]) == 0
+    capsys.readouterr()
+    (signature,), = sql_on(schema, "SELECT signature FROM {}.records WHERE chain_no = 0 AND"
+                           " kind = 'floor-hold'")
+    assert signature.startswith(new.public.key_id + ":")
+    status, report = verify(config, capsys)
+    assert status == 0, problems(report)
+    assert any("2 anchor(s) of chain" in notice for notice in report["room_notices"])
