@@ -15,13 +15,12 @@ room trusts a ``floor-prune``, ``floor-hold`` or ``floor-release`` record only w
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dealer_assist.surveillance.anchors import Anchor, AnchorLog, AnchorLogError, recording_name
+from dealer_assist.surveillance.anchors import AnchorLog, AnchorLogError
 from dealer_assist.surveillance.discrepancy import Discrepancy
 from dealer_assist.surveillance.evidence_check import (
     Findings,
@@ -31,7 +30,14 @@ from dealer_assist.surveillance.evidence_check import (
 )
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import ChainLinks
-from dealer_assist.surveillance.signed_chain import KEY_KIND, key_body, public_key_of, rotate_key
+from dealer_assist.surveillance.signed_chain import (
+    KEY_KIND,
+    anchor_head,
+    chain_id,
+    key_body,
+    public_key_of,
+    rotate_key,
+)
 from dealer_assist.surveillance.signing import (
     KeyFileError,
     PublicKey,
@@ -39,6 +45,7 @@ from dealer_assist.surveillance.signing import (
     add_public_key,
     load_signer,
     read_public_keys,
+    replace_key,
 )
 from dealer_assist.surveillance.store import Record, RecordingError, canonical_bytes, chain_hash
 
@@ -85,23 +92,16 @@ def rotate_room_key(config: RoomConfig, why: str) -> PublicKey:
     record), added to the public key file, then put in the old key's place; the new public key.
     A ``room serve`` still running with the old key appends nothing more (the store refuses a
     key the chain has rotated away from) until restarted. KeyFileError or RecordingError."""
-    from dealer_assist.durable import fsync_dir
     from dealer_assist.floor.config import open_room_store
 
     old = load_room_key(config)
     store = open_room_store(config, signer=old)
-    pending = config.signing_key.with_name(config.signing_key.name + ".new")
     try:
         begin_room_signing(store, old)
-        new = Signer.generate()
-        pending.unlink(missing_ok=True)
-        new.save(pending)  # a crash after the record leaves the new key here to put in place
-        rotate_key(store, new, why)
+        new = replace_key(config.signing_key, config.signing_public,
+                          lambda key: rotate_key(store, key, why), ROOM_KEYS_HEADER)
     finally:
         store.close()
-    add_public_key(config.signing_public, new.public, ROOM_KEYS_HEADER)
-    os.replace(pending, config.signing_key)
-    fsync_dir(config.signing_key.parent)
     logger.warning("the room's key rotated from %s to %s (%s)", old.public.key_id,
                    new.public.key_id, why)
     return new.public
@@ -162,14 +162,11 @@ class RoomAnchors:
 
     def __call__(self, record: Record) -> None:
         if self._chain is None:
-            first = next(iter(self.store.records(kinds=(KEY_KIND,))), None)
-            self._chain = None if first is None else str(key_body(first).get("chain") or "")
-        if not self._chain or record.signature is None:
+            self._chain = chain_id(self.store)
+        if self._chain is None or record.signature is None:
             return  # not signed yet: nothing a head in the log could vouch for
         try:
-            self.log.append(Anchor(0, record.at, self._chain,
-                                   recording_name(self.store.directory), None, record.seq,
-                                   record.hash, record.signature, record.kind))
+            anchor_head(self.store, self.log, self._chain, None, record.kind)
         except AnchorLogError as error:
             logger.error("the room's chain head (record %s) is not anchored: %s", record.seq,
                          error)

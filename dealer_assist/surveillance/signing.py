@@ -19,6 +19,7 @@ import functools
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from dealer_assist.durable import fsync_dir
 from dealer_assist.private_files import NotPrivateError, create_private, read_private
 
 logger = logging.getLogger(__name__)
@@ -175,6 +177,23 @@ def add_public_key(path: Path, key: PublicKey, header: str = TABLE_KEYS_HEADER) 
         handle.write(key.text + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def replace_key(key: Path, public: Path, introduce: Callable[[Signer], object],
+                header: str = TABLE_KEYS_HEADER) -> Signer:
+    """Rotate the key file ``key`` to a new key: made first beside it (``KEY.new``, so a crash
+    after the next step leaves it to put in place), recorded by ``introduce`` (a ``key`` record
+    the old key signs), added to the public key file ``public``, then put in the old key's
+    place; the new key."""
+    new = Signer.generate()
+    pending = key.with_name(key.name + ".new")
+    pending.unlink(missing_ok=True)
+    new.save(pending)
+    introduce(new)
+    add_public_key(public, new.public, header)
+    os.replace(pending, key)
+    fsync_dir(key.parent)
+    return new
 
 
 def read_public_keys(path: Path) -> list[PublicKey]:

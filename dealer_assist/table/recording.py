@@ -29,7 +29,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dealer_assist.durable import fsync_dir
 from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
@@ -729,22 +728,16 @@ def rotate_table_key(directory: Path, table_id: str, evidence: EvidenceFiles, wh
     key signs (anchored), added to the public key file, then put in the old key's place.
     Holds the directory against a table meanwhile; returns the new key's id."""
     from dealer_assist.surveillance import Recorder
-    from dealer_assist.surveillance.signing import Signer, add_public_key
+    from dealer_assist.surveillance.signing import replace_key
 
     files = RecordingDirectory(directory)
     try:
         recorder = Recorder.open(directory, table=table_id, evidence=evidence.open(directory))
-        new = Signer.generate()
-        pending = evidence.key.with_name(evidence.key.name + ".new")
-        pending.unlink(missing_ok=True)
-        new.save(pending)  # a crash after the record leaves the new key here to put in place
         try:
-            recorder.rotate_key(new, why)
+            new = replace_key(evidence.key, evidence.public_key,
+                              lambda key: recorder.rotate_key(key, why))
         finally:
             recorder.close()
-        add_public_key(evidence.public_key, new.public)
-        os.replace(pending, evidence.key)
-        fsync_dir(evidence.key.parent)
     finally:
         files.close()
     logger.warning("table %s: key rotated to %s (%s)", table_id, new.public.key_id, why)
