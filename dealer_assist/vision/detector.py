@@ -11,10 +11,13 @@ index visible is placed on that index.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import cv2
 import numpy as np
@@ -69,6 +72,13 @@ _REGIONS_MAX_SHARE = 1.0
 #: four readings, multiplied) for a found index to count: precision before recall, as the
 #: tracker catches a missed card on a later frame.
 DEFAULT_CONFIDENCE = 0.7
+#: Whether a runtime's calls split a frame among threads by default (``CardDetector(split=...)``).
+#: One frame at a time on a 2-core AMD EPYC, each way alone in its process (``bench/split.py``):
+#: ONNX Runtime INT8 took 0.56 of the time split at 1280x720 (47.8 against 85.5 ms a frame) and
+#: 0.63 at 3072x1728; OpenVINO (float) 1.18 (104.6 against 88.8 ms).
+SPLITS = {runtimes.ONNXRUNTIME: True, runtimes.OPENVINO: False}
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
 class ModelError(ValueError):
@@ -164,12 +174,16 @@ class CardDetector:
     turns too where those are unsure; "once", as seen first; or "four", always at four quarter
     turns. ``regions``:
     run the network only on :func:`card_regions` (False: always the whole frame). ``threads``:
-    the runtime's threads per inference (default: all cores; the table's camera uses one
-    and detects frames at once). ``fixed_shapes``: pad each region up to one of the shapes made
-    of :data:`REGION_SIDES` where the runtime runs those faster (OpenVINO; False: every region at
-    its own shape, as ONNX Runtime runs them), and pad the reader's batch likewise
-    (:data:`READER_BATCH`). Safe to call from several threads at once
-    (``last_times`` then holds the stages of whichever call last wrote them).
+    the cores one call uses (default: all; the table's camera uses one and detects frames at
+    once). ``split``: a call shares its frame's card regions, and the found indices to read,
+    among ``threads`` threads, each inference on one runtime thread; False: one inference
+    after another, each on ``threads`` runtime threads; None (the default): whichever
+    :data:`SPLITS` says is faster in the runtime. The cards found are the same either way.
+    ``fixed_shapes``: pad each region up to one of the shapes made of :data:`REGION_SIDES` where
+    the runtime runs those faster (OpenVINO; False: every region at its own shape, as ONNX
+    Runtime runs them), and pad the reader's batch likewise (:data:`READER_BATCH`). Safe to call
+    from several threads at once (``last_times`` then holds the stages of whichever call last
+    wrote them).
     """
 
     def __init__(
@@ -183,6 +197,7 @@ class CardDetector:
         iou: float = 0.5,
         regions: bool = True,
         threads: int | None = None,
+        split: bool | None = None,
         runtime: str = runtimes.ONNXRUNTIME,
         fixed_shapes: bool = True,
         reading: str = DEFAULT_READING,
@@ -191,6 +206,13 @@ class CardDetector:
             raise ValueError(f"scale must be above 0, got {scale}")
         if reading not in READINGS:
             raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be 1 or more, got {threads}")
+        cores = threads or os.cpu_count() or 1
+        split = SPLITS.get(runtime, False) if split is None else split
+        self._pool = ThreadPoolExecutor(cores, thread_name_prefix="card-detector") \
+            if split and cores > 1 else None
+        threads = 1 if self._pool else threads
         path, reader = Path(model_path), Path(reader_path)
         shapes = [(1, 3, h, w) for h in REGION_SIDES for w in REGION_SIDES] \
             if fixed_shapes and regions else []
@@ -222,6 +244,8 @@ class CardDetector:
         self.presence = presence
         self.iou = iou
         self.reading = reading
+        self.threads = cores
+        self.split = self._pool is not None
         self.regions = regions and self._fixed_size is None
         self.last_times = StageTimes(0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -248,19 +272,17 @@ class CardDetector:
                 _REGIONS_MAX_SHARE * w * h:
             regions = [(0, 0, w, h)]
         preprocess, inference, postprocess = time.perf_counter() - t0, 0.0, 0.0
-        found_boxes, found_scores = [], []
-        for x0, y0, x1, y1 in regions:
-            t1 = time.perf_counter()
-            blob, factor = self._letterbox(frame[y0:y1, x0:x1])
-            t2 = time.perf_counter()
-            (raw,) = self._session.run(blob)
-            t3 = time.perf_counter()
-            boxes, scores = self._candidates(raw[0], factor, least)
-            found_boxes.append(boxes + np.array([x0, y0, x0, y0], np.float32))
-            found_scores.append(scores)
-            preprocess += t2 - t1
-            inference += t3 - t2
-            postprocess += time.perf_counter() - t3
+        t1 = time.perf_counter()
+        found = self._share(lambda region: self._find_in(frame, region, least), regions,
+                            [(x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in regions])
+        spent = [sum(times[stage] for _, _, times in found) for stage in range(3)]
+        # threads at once: each stage's share of the time the regions took
+        share = (time.perf_counter() - t1) / sum(spent) if self._pool and sum(spent) else 1.0
+        preprocess += spent[0] * share
+        inference += spent[1] * share
+        postprocess += spent[2] * share
+        found_boxes = [boxes for boxes, _, _ in found]
+        found_scores = [scores for _, scores, _ in found]
         t4 = time.perf_counter()
         boxes, scores = self._suppress(np.concatenate(found_boxes),
                                        np.concatenate(found_scores), least) \
@@ -269,6 +291,30 @@ class CardDetector:
         self.last_times = StageTimes(preprocess * 1e3, inference * 1e3,
                                      postprocess * 1e3, 0.0, 0.0)
         return boxes, scores
+
+    def _find_in(self, frame: np.ndarray, region: tuple[int, int, int, int], least: float,
+                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """The boxes and scores found in one region of ``frame``, in frame pixels, and the
+        seconds spent letterboxing, in inference and decoding."""
+        x0, y0, x1, y1 = region
+        t0 = time.perf_counter()
+        blob, factor = self._letterbox(frame[y0:y1, x0:x1])
+        t1 = time.perf_counter()
+        (raw,) = self._session.run(blob)
+        t2 = time.perf_counter()
+        boxes, scores = self._candidates(raw[0], factor, least)
+        boxes += np.array([x0, y0, x0, y0], np.float32)
+        return boxes, scores, (t1 - t0, t2 - t1, time.perf_counter() - t2)
+
+    def _share(self, work: Callable[[_Item], _Result], items: Sequence[_Item],
+               weights: Sequence[float]) -> list[_Result]:
+        """``work`` on every item, in the items' order: on the pool's threads, the heaviest
+        first, where the detector splits its calls; else one after another."""
+        if self._pool is None or len(items) < 2:
+            return [work(item) for item in items]
+        order = sorted(range(len(items)), key=lambda i: -weights[i])
+        futures = {i: self._pool.submit(work, items[i]) for i in order}
+        return [futures[i].result() for i in range(len(items))]
 
     def detect_indices(self, frame: np.ndarray) -> Detections:
         """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
@@ -368,6 +414,16 @@ class CardDetector:
         ``(N, 14)`` over :data:`RANK_CLASSES` ("-": not an index) and suits ``(N, 4)`` over
         :data:`SUIT_CLASSES`: the first readings of ``reading`` averaged where they are sure,
         else the four quarter-turn readings averaged."""
+        parts = np.array_split(np.arange(len(boxes)), min(len(boxes), self.threads)) \
+            if self._pool else [np.arange(len(boxes))]
+        read = self._share(lambda rows: self._read_part(frame, boxes[rows]), parts,
+                           [len(rows) for rows in parts])
+        ranks, suits = zip(*read, strict=True)
+        return np.concatenate(ranks), np.concatenate(suits)
+
+    def _read_part(self, frame: np.ndarray,
+                   boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`read_probabilities` for ``boxes`` on the calling thread."""
         crops = [crop_index(frame, tuple(float(v) for v in box)) for box in boxes]
         # the reader was trained on every angle: sure first readings stand, unsure ones are
         # averaged with the index's other quarter turns ("four" reads every turn at once)
