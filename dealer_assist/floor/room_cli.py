@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from dealer_assist.floor.pgstore import PostgresStore
 
 logger = logging.getLogger(__name__)
-#: the longest reason a key rotation records
-MAX_REASON = 200
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,16 +102,16 @@ def run(args: argparse.Namespace) -> int:
 def _keygen(config: object, rotate: str | None = None) -> int:
     from dealer_assist.floor.config import RoomConfig
     from dealer_assist.floor.room_signing import make_room_key, rotate_room_key
+    from dealer_assist.surveillance.signed_chain import recorded_reason
     from dealer_assist.surveillance.signing import KeyFileError
     from dealer_assist.surveillance.store import RecordingError
 
     assert isinstance(config, RoomConfig)
     if rotate is not None:
-        why = rotate.strip()
-        if not why or len(why) > MAX_REASON or any(ord(c) < 32 or 127 <= ord(c) < 160
-                                                     for c in why):
-            print(f"dealer-assist room keygen: --rotate needs a reason of 1 to {MAX_REASON} "
-                  "characters on one line (it is recorded in the room's chain)", file=sys.stderr)
+        try:
+            why = recorded_reason(rotate)
+        except ValueError as error:
+            print(f"dealer-assist room keygen: --rotate: {error}", file=sys.stderr)
             return 2
         try:
             new = rotate_room_key(config, why)

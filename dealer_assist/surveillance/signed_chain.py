@@ -49,6 +49,22 @@ class Evidence:
     new_chain: str | None = None
 
 
+#: The longest reason a key rotation or a new chain records.
+MAX_REASON = 200
+
+
+def recorded_reason(text: str) -> str:
+    """``text`` stripped, where it is 1 to :data:`MAX_REASON` characters on one line (it goes
+    into the chain and the log); else ValueError saying so."""
+    why = text.strip()
+    if not why or len(why) > MAX_REASON or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in why):
+        raise ValueError(f"a reason of 1 to {MAX_REASON} characters on one line is needed (it "
+                         f"is recorded in the chain); got {len(why)} characters"
+                         + (" with a line break or control character" if why and len(why)
+                            <= MAX_REASON else ""))
+    return why
+
+
 def key_body(record: Record) -> dict[str, Any]:
     """A ``key`` record's body ({} when it is not an object)."""
     try:

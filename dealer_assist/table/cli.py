@@ -92,6 +92,7 @@ def _round_fields(camera: object) -> dict[str, object]:
 def _run_table(args: argparse.Namespace) -> int:
 
     from dealer_assist import logs
+    from dealer_assist.surveillance.signed_chain import recorded_reason
     from dealer_assist.table.assembly import TableSetup, assemble
     from dealer_assist.table.config import CameraConfig, ConfigError, load_config
     from dealer_assist.table.journal import JournalError
@@ -108,6 +109,15 @@ def _run_table(args: argparse.Namespace) -> int:
     from dealer_assist.table.staff import StaffDesk, StaffError, StaffRegistry, staff_path
     from dealer_assist.table.stop_signals import StopSignals
 
+    reasons: dict[str, str] = {}  # what the chain records, checked before anything starts
+    for option, given in (("--new-chain", args.new_chain), ("--rotate-key", args.rotate_key)):
+        if given is None:
+            continue
+        try:
+            reasons[option] = recorded_reason(given)
+        except ValueError as error:
+            print(f"dealer-assist table: {option}: {error}", file=sys.stderr)
+            return 2
     try:
         config = load_config(args.config)
     except ConfigError as error:
@@ -163,11 +173,11 @@ def _run_table(args: argparse.Namespace) -> int:
     print(f"recording store signed with {config.key} (public key file "
           f"{config.key.with_suffix('.pub')}, for surveillance), anchored in "
           f"{config.anchor_log}")
-    evidence = EvidenceFiles(config.key, config.anchor_log, args.new_chain)
-    if args.rotate_key is not None:
+    evidence = EvidenceFiles(config.key, config.anchor_log, reasons.get("--new-chain"))
+    if "--rotate-key" in reasons:
         try:
             key_id = rotate_table_key(config.recording_dir, config.table_id, evidence,
-                                      args.rotate_key)
+                                      reasons["--rotate-key"])
         except ValueError as error:  # RecordingError, the key file's
             print(f"dealer-assist table: {config.path}: recording.key: {error}", file=sys.stderr)
             return 2

@@ -40,6 +40,16 @@ def test_rotation_and_a_refused_fresh_chain_through_the_table_command(tmp_path: 
     (recording / "rounds").mkdir()
     (recording / "rounds" / "bj-1.jsonl").write_text('{"type": "round", "id": "bj-1"}\n')
 
+    key_before = (tmp_path / "T3.key").read_bytes()
+    for bad, said in (("x" * 201, "got 201 characters"),
+                      ("lost\nINFO forged line", "with a line break or control character")):
+        for option in ("--rotate-key", "--new-chain"):
+            refused = dealer_assist("table", "--config", str(config), option, bad)
+            assert refused.returncode == 2
+            assert f"dealer-assist table: {option}: a reason of 1 to 200 characters on one line" \
+                in refused.stderr and said in refused.stderr
+    assert (tmp_path / "T3.key").read_bytes() == key_before  # nothing rotated
+
     rotated = dealer_assist("table", "--config", str(config), "--rotate-key", "test rotation")
     assert rotated.returncode == 0, rotated.stderr
     assert f"hand {tmp_path / 'T3.pub'} to surveillance" in rotated.stdout
