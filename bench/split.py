@@ -1,16 +1,17 @@
-"""One frame at a time on all cores, two ways side by side: the frame's card regions and indices
-to read shared among threads, each inference on one runtime thread (``CardDetector(split=True)``),
-against one inference after another on all the runtime's threads (``split=False``).
+"""One frame at a time, three ways side by side: the frame's card regions and indices to read
+shared among all cores' threads, each inference on one runtime thread
+(``CardDetector(split=True)``), against one inference after another on all the runtime's threads
+(``split=False``) and on one runtime thread (``threads=1``, the table camera's calls).
 
     PYTHONPATH=. python bench/split.py [--runtime onnxruntime] [--size 1280x720]
                                        [--card-width 70 95] [--frames 40] [--rounds 3]
 
-Each way is timed alone in a process of its own, the two alternated ``--rounds`` times: in one
-process, an ONNX Runtime session's worker threads spin after each call and slow whatever runs
-next, so frame-by-frame interleaving (``bench/detect.py``'s way) would measure that, not the
-ways. Frames are rendered held-out tables (seed 7), read from memory (no JPEG decode: this
-compares the detector alone). Prints each process's median milliseconds a frame, then each
-way's median over the rounds and the ratio.
+Each way is timed alone in a process of its own, the three in turn ``--rounds`` times (each
+round in another order): in one process, an ONNX Runtime session's worker threads spin after
+each call and slow whatever runs next, so frame-by-frame interleaving (``bench/detect.py``'s
+way) would measure that, not the ways. Frames are rendered held-out tables (seed 7), read from
+memory (no JPEG decode: this compares the detector alone). Prints each process's median
+milliseconds a frame, then each way's median over the rounds and its ratio to the split's.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import time
 
 from machine import cpu_model
 
-WAYS = ("split", "runtime")
+#: The ways and the detector's settings for each.
+WAYS = {"split": {"split": True}, "runtime": {"split": False}, "one-thread": {"threads": 1}}
 
 
 def child(way: str, runtime: str, size: tuple[int, int], widths: tuple[float, float],
@@ -43,7 +45,7 @@ def child(way: str, runtime: str, size: tuple[int, int], widths: tuple[float, fl
     config = SceneConfig(size=size, card_width=check_card_width(*widths, size))
     images = [render_scene(rng, designs, config).image for _ in range(8)]
     detector = CardDetector(*runtimes.model_files(runtime, MODELS_DIR), runtime=runtime,
-                            split=way == "split")
+                            **WAYS[way])  # type: ignore[arg-type]
     for image in images:  # warm-up: every region shape seen once
         detector.detect(image)
     times = []
@@ -63,14 +65,15 @@ def main() -> None:
                         metavar=("LEAST", "MOST"))
     parser.add_argument("--frames", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--child", choices=WAYS, help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=list(WAYS), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    from dealer_assist.vision.scenes import parse_frame_size
+    from dealer_assist.vision.scenes import check_card_width, parse_frame_size
 
     try:
         size = parse_frame_size(args.size)
+        check_card_width(args.card_width[0], args.card_width[1], size)
     except ValueError as bad:
-        parser.error(f"--size {bad}")
+        parser.error(f"--size / --card-width: {bad}")
     if args.frames < 1 or args.rounds < 1:
         parser.error("--frames and --rounds: 1 or more")
     if args.child:
@@ -81,18 +84,23 @@ def main() -> None:
           f"frame={args.size} cards={args.card_width[0]:g}-{args.card_width[1]:g}px "
           f"frames={args.frames}, one at a time, each way alone in its own process")
     medians: dict[str, list[float]] = {way: [] for way in WAYS}
-    for round_ in range(1, args.rounds + 1):
-        for way in WAYS:
+    for round_ in range(args.rounds):
+        turn = list(WAYS)[round_ % len(WAYS):] + list(WAYS)[:round_ % len(WAYS)]
+        for way in turn:
             out = subprocess.run(
                 [sys.executable, __file__, "--child", way, "--runtime", args.runtime,
                  "--size", args.size, "--card-width", *map(str, args.card_width),
-                 "--frames", str(args.frames)], check=True, capture_output=True, text=True)
+                 "--frames", str(args.frames)], capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"bench/split.py: the {way} process failed:\n{out.stderr}")
             ms = float(json.loads(out.stdout.strip().splitlines()[-1]))
             medians[way].append(ms)
-            print(f"  round {round_}: {way:<8} {ms:7.1f} ms a frame (median)")
-    split, whole = (statistics.median(medians[way]) for way in WAYS)
-    print(f"split {split:.1f} ms, runtime's threads {whole:.1f} ms a frame (medians of "
-          f"{args.rounds} rounds): split takes {split / whole:.2f} of the time")
+            print(f"  round {round_ + 1}: {way:<10} {ms:7.1f} ms a frame (median)")
+    split = statistics.median(medians["split"])
+    print(f"medians of {args.rounds} rounds:")
+    for way in WAYS:
+        ms = statistics.median(medians[way])
+        print(f"  {way:<10} {ms:7.1f} ms a frame, {ms / split:.2f}x the split's time")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -51,17 +52,22 @@ class Evidence:
 
 #: The longest reason a key rotation or a new chain records.
 MAX_REASON = 200
+#: Unicode categories a reason may not hold: control and format characters, line and paragraph
+#: separators.
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def recorded_reason(text: str) -> str:
     """``text`` stripped, where it is 1 to :data:`MAX_REASON` characters on one line (it goes
-    into the chain and the log); else ValueError saying so."""
+    into the chain and the log): no control or format character (a bidirectional override
+    would show it as other text) and no line or paragraph separator; else ValueError saying
+    so."""
     why = text.strip()
-    if not why or len(why) > MAX_REASON or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in why):
+    hidden = any(unicodedata.category(c) in _HIDDEN for c in why)
+    if not why or len(why) > MAX_REASON or hidden:
         raise ValueError(f"a reason of 1 to {MAX_REASON} characters on one line is needed (it "
                          f"is recorded in the chain); got {len(why)} characters"
-                         + (" with a line break or control character" if why and len(why)
-                            <= MAX_REASON else ""))
+                         + (" with a line break, control or format character" if hidden else ""))
     return why
 
 

@@ -74,8 +74,9 @@ _REGIONS_MAX_SHARE = 1.0
 DEFAULT_CONFIDENCE = 0.7
 #: Whether a runtime's calls split a frame among threads by default (``CardDetector(split=...)``).
 #: One frame at a time on a 2-core AMD EPYC, each way alone in its process (``bench/split.py``):
-#: ONNX Runtime INT8 took 0.56 of the time split at 1280x720 (47.8 against 85.5 ms a frame) and
-#: 0.63 at 3072x1728; OpenVINO (float) 1.18 (104.6 against 88.8 ms).
+#: ONNX Runtime INT8 took 41.0 ms a frame split at 1280x720 against 73.8 on one runtime thread
+#: and 97.4 on its own two (0.56 of the faster; 0.65 at 3072x1728); OpenVINO (float) 120.0 split
+#: against 119.9 on its own threads: no gain.
 SPLITS = {runtimes.ONNXRUNTIME: True, runtimes.OPENVINO: False}
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -150,7 +151,9 @@ class CardObservation:
 
 @dataclass(frozen=True)
 class StageTimes:
-    """Milliseconds spent in each stage of the last :meth:`CardDetector.detect` call."""
+    """Milliseconds spent in each stage of the last :meth:`CardDetector.detect` call. Where a
+    call split its regions among threads, the letterbox, inference and decoding stages are each
+    stage's share of the time the regions took (each thread's times scaled to it)."""
 
     preprocess: float
     inference: float
@@ -174,16 +177,18 @@ class CardDetector:
     turns too where those are unsure; "once", as seen first; or "four", always at four quarter
     turns. ``regions``:
     run the network only on :func:`card_regions` (False: always the whole frame). ``threads``:
-    the cores one call uses (default: all; the table's camera uses one and detects frames at
-    once). ``split``: a call shares its frame's card regions, and the found indices to read,
-    among ``threads`` threads, each inference on one runtime thread; False: one inference
-    after another, each on ``threads`` runtime threads; None (the default): whichever
-    :data:`SPLITS` says is faster in the runtime. The cards found are the same either way.
+    the cores one call uses (default: all this process may run on; the table's camera uses one
+    and detects frames at once). ``split``: a call shares its frame's card regions, and the
+    found indices to read, among ``threads`` threads, each inference on one runtime thread;
+    False: one inference after another, each on ``threads`` runtime threads; None (the
+    default): whichever :data:`SPLITS` says is faster in the runtime. The cards found are the
+    same either way.
     ``fixed_shapes``: pad each region up to one of the shapes made of :data:`REGION_SIDES` where
     the runtime runs those faster (OpenVINO; False: every region at its own shape, as ONNX
     Runtime runs them), and pad the reader's batch likewise (:data:`READER_BATCH`). Safe to call
     from several threads at once (``last_times`` then holds the stages of whichever call last
-    wrote them).
+    wrote them). A split detector's threads do not survive a fork: make it in the process that
+    calls it.
     """
 
     def __init__(
@@ -208,7 +213,7 @@ class CardDetector:
             raise ValueError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be 1 or more, got {threads}")
-        cores = threads or os.cpu_count() or 1
+        cores = threads or _usable_cores()
         split = SPLITS.get(runtime, False) if split is None else split
         self._pool = ThreadPoolExecutor(cores, thread_name_prefix="card-detector") \
             if split and cores > 1 else None
@@ -314,7 +319,11 @@ class CardDetector:
             return [work(item) for item in items]
         order = sorted(range(len(items)), key=lambda i: -weights[i])
         futures = {i: self._pool.submit(work, items[i]) for i in order}
-        return [futures[i].result() for i in range(len(items))]
+        try:
+            return [futures[i].result() for i in range(len(items))]
+        finally:  # where one raised, the rest not begun are dropped, not left to later calls
+            for future in futures.values():
+                future.cancel()
 
     def detect_indices(self, frame: np.ndarray) -> Detections:
         """Corner-index detections in ``frame`` (BGR uint8), after NMS, each read by the reader;
@@ -414,7 +423,7 @@ class CardDetector:
         ``(N, 14)`` over :data:`RANK_CLASSES` ("-": not an index) and suits ``(N, 4)`` over
         :data:`SUIT_CLASSES`: the first readings of ``reading`` averaged where they are sure,
         else the four quarter-turn readings averaged."""
-        parts = np.array_split(np.arange(len(boxes)), min(len(boxes), self.threads)) \
+        parts = np.array_split(np.arange(len(boxes)), max(1, min(len(boxes), self.threads))) \
             if self._pool else [np.arange(len(boxes))]
         read = self._share(lambda rows: self._read_part(frame, boxes[rows]), parts,
                            [len(rows) for rows in parts])
@@ -446,6 +455,14 @@ class CardDetector:
         if padded[0] != n and padded in self._reader.static_shapes:
             blob = np.concatenate([blob, np.zeros((padded[0] - n, *blob.shape[1:]), blob.dtype)])
         return [out[:n] for out in self._reader.run(blob)]
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the OS says; else all)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, int, int]]:

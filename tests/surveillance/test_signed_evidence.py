@@ -23,9 +23,11 @@ from dealer_assist.surveillance.evidence_check import TrustedKeys, trusted_keys
 from dealer_assist.surveillance.interface import StoredOperator
 from dealer_assist.surveillance.replay import ReplayReport, replay
 from dealer_assist.surveillance.signed_chain import (
+    MAX_REASON,
     Evidence,
     FreshChainRefused,
     KeyMismatchError,
+    recorded_reason,
 )
 from dealer_assist.surveillance.signing import Signer, load_signer, open_table_key
 from dealer_assist.table.recording import EvidenceFiles, open_recording, rotate_table_key
@@ -450,3 +452,19 @@ def test_the_page_checks_each_round_it_shows_against_the_tables_key(table: Table
     assert any("has a signature that does not verify with key" in p
                for p in rewritten["problems"])
     assert not any("does not match its hash" in p for p in rewritten["problems"])
+
+
+@pytest.mark.parametrize("given", [
+    "x" * (MAX_REASON + 1), "", "   ", "lost\nINFO forged line", "tape\rlost",
+    "lost\u2028INFO forged line", "key \u202egnitator", "zero\u200bwidth", "bell\x07",
+    "next\x85line"])
+def test_a_reason_the_chain_records_is_one_visible_line_of_at_most_200_characters(
+        given: str) -> None:
+    with pytest.raises(ValueError, match="a reason of 1 to 200 characters on one line"):
+        recorded_reason(given)
+
+
+def test_a_reason_is_recorded_stripped_accents_and_inner_spaces_kept() -> None:
+    assert recorded_reason("  Jahreswechsel: Schlüssel ersetzt  ") == \
+        "Jahreswechsel: Schlüssel ersetzt"
+    assert recorded_reason("y" * MAX_REASON) == "y" * MAX_REASON

@@ -42,7 +42,7 @@ def test_rotation_and_a_refused_fresh_chain_through_the_table_command(tmp_path: 
 
     key_before = (tmp_path / "T3.key").read_bytes()
     for bad, said in (("x" * 201, "got 201 characters"),
-                      ("lost\nINFO forged line", "with a line break or control character")):
+                      ("lost\nINFO forged line", "with a line break, control or format character")):
         for option in ("--rotate-key", "--new-chain"):
             refused = dealer_assist("table", "--config", str(config), option, bad)
             assert refused.returncode == 2
