@@ -170,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
     }
     if isinstance(total, CheckReport):
         result["shoe_check"] = {g: t.to_json() for g, t in _ordered(total.card)}
+        result["wrong_matches"] = [w.to_json() for w in
+                                   sorted(total.wrong, key=lambda w: (w.deal, w.frame))]
         if args.json:
             print(json.dumps(result))
         else:
@@ -253,6 +255,12 @@ def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
     for group, t in result["shoe_check"].items():
         print(f"  {group:<32} {t['cards']:>7} {t['landing']:>8.4f} {t['verification']:>8.4f} "
               f"{t['wrong_match']:>6} {t['false_switched']:>8} {t['stray']:>5}")
+    if result["wrong_matches"]:
+        print("\nwrong matches (a card taken for another code in flight; * headline):")
+    for w in result["wrong_matches"]:
+        print(f"  {'*' if w['headline'] else ' '} {w['design']} deal {w['deal']} frame "
+              f"{w['frame']}: {w['card']} taken for {w['taken_for']} ({len(w['in_flight'])} "
+              f"in flight: {' '.join(w['in_flight'])})")
 
 
 def _print_text(result: dict) -> None:  # type: ignore[type-arg]
@@ -300,6 +308,6 @@ def _one(job: tuple[int, str]):  # -> Report or CheckReport
                           textures=_STATE["textures"])  # type: ignore[arg-type]
     detector = _STATE["detector"]
     if _STATE["shoe"]:
-        return check_sequence(seq, detector)  # type: ignore[arg-type]
+        return check_sequence(seq, detector, number)  # type: ignore[arg-type]
     observed = [detector.detect(frame) for frame in seq.frames]  # type: ignore[attr-defined]
     return score_sequence(seq, observed)

@@ -17,7 +17,8 @@ places a report. Per card that counts (its index shows in at least ``TRACK_FRAME
 
 Reports on no card are counted apart (``stray``). Every figure is kept per group as
 :mod:`~dealer_assist.evaluation.score` keeps them (design, width band, place, sideways, and the
-headline: cards that pass the install checks).
+headline: cards that pass the install checks). Each wrong match is listed too
+(:class:`WrongMatch`): the failure to look at one by one.
 """
 
 from __future__ import annotations
@@ -63,35 +64,63 @@ class CheckTally:
                 "false_switched_rate": round(self.rate(self.false_switched), 5)}
 
 
+@dataclass(frozen=True)
+class WrongMatch:
+    """A card taken for another code in flight: the design, the deal (its number in the run;
+    -1 where not given), the frame, the card's own code, the code it was taken for, whether it
+    is a headline card, and the codes in flight then."""
+
+    design: str
+    deal: int
+    frame: int
+    card: str
+    taken_for: str
+    headline: bool
+    in_flight: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"design": self.design, "deal": self.deal, "frame": self.frame,
+                "card": self.card, "taken_for": self.taken_for, "headline": self.headline,
+                "in_flight": list(self.in_flight)}
+
+
 @dataclass
 class CheckReport:
-    """Per-card tallies by group (:func:`groups_of`)."""
+    """Per-card tallies by group (:func:`groups_of`), and every wrong match."""
 
     card: dict[str, CheckTally] = field(default_factory=dict)
+    wrong: list[WrongMatch] = field(default_factory=list)
 
     def add(self, other: CheckReport) -> None:
         for group, tally in other.card.items():
             self.card.setdefault(group, CheckTally()).add(tally)
+        self.wrong += other.wrong
 
 
-def check_sequence(seq: Sequence, detector: CardDetector) -> CheckReport:
+def check_sequence(seq: Sequence, detector: CardDetector, deal: int = -1) -> CheckReport:
     """Run the shoe check over ``seq``'s frames with its cards' codes in flight as they land,
-    and score every card it reports."""
+    and score every card it reports (``deal``: its number in the run, for the wrong matches)."""
     check = ShoeCheck(detector, CardTracker())
     in_flight: list[str] = []
     events: list[CardEvent] = []
+    flying: dict[int, tuple[str, ...]] = {}
     for number, frame in enumerate(seq.frames):
         in_flight += [c.code for c in seq.cards if c.arrives == number]
         check.expect(in_flight)
+        flying[number] = tuple(in_flight)
         for event in check.track(number, check.read(frame)):
             events.append(event)
             if event.verdict == Verdict.MATCH.value and event.card in in_flight:
                 in_flight.remove(event.card)  # seen landing: the loop takes it out of flight
-    return score_checks(seq, events)
+    return score_checks(seq, events, flying, deal)
 
 
-def score_checks(seq: Sequence, events: list[CardEvent]) -> CheckReport:
-    """Score the shoe check's ``events`` over ``seq`` (see the module's docstring)."""
+def score_checks(seq: Sequence, events: list[CardEvent],
+                 in_flight: dict[int, tuple[str, ...]] | None = None,
+                 deal: int = -1) -> CheckReport:
+    """Score the shoe check's ``events`` over ``seq`` (see the module's docstring);
+    ``in_flight``: the codes in flight at each frame, for the wrong matches."""
+    report = CheckReport()
     per = {card.number: CheckTally() for card in seq.cards}
     stray = CheckTally()
     for event in events:
@@ -107,10 +136,14 @@ def score_checks(seq: Sequence, events: list[CardEvent]) -> CheckReport:
             if event.card == card.code:
                 t.verified = 1
             else:
+                if card.trackable() and not t.wrong_match:  # listed once a card, as counted
+                    report.wrong.append(WrongMatch(
+                        seq.design, deal, event.frame, card.code, event.card,
+                        "headline" in groups_of(card, seq.sharp),
+                        (in_flight or {}).get(event.frame, ())))
                 t.wrong_match = 1
         elif event.verdict == Verdict.MISMATCH.value:
             t.false_switched = 1
-    report = CheckReport()
     for card in seq.cards:
         if not card.trackable():
             continue

@@ -32,7 +32,7 @@ from dealer_assist.evaluation.score import (
     width_band,
 )
 from dealer_assist.evaluation.split import SPLIT_FILE, DesignSplitError, load_split
-from dealer_assist.evaluation.verification import score_checks
+from dealer_assist.evaluation.verification import CheckReport, score_checks
 from dealer_assist.vision.artwork import GNOME_DESIGNS, HELD_OUT_DESIGNS, NPM_DESIGNS
 from dealer_assist.vision.detector import CardObservation
 from dealer_assist.vision.tracker import CardEvent, EventKind
@@ -226,10 +226,21 @@ def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() ->
         _event(EventKind.APPEARED, "QD", 1100, 2, "match", 4),  # on nothing
         _event(EventKind.REMOVED, "AS", 850, 3, None, 0),  # a removal lands nothing
     ]
-    every = score_checks(seq, events).card["all"]
+    flying = {1: ("AS", "KH"), 2: ("7D", "9S", "2C")}
+    report = score_checks(seq, events + [_event(EventKind.CHANGED, "9S", 450, 3, "match", 2)],
+                          flying, deal=17)
+    every = report.card["all"]
     assert (every.counted, every.landed, every.verified) == (5, 4, 1)
     assert (every.wrong_match, every.false_switched, every.stray) == (1, 1, 1)
     assert every.to_json()["landing"] == 0.8 and every.to_json()["verification"] == 0.2
+    # the wrong match listed once, with what was in flight when it was made
+    assert [w.to_json() for w in report.wrong] == [
+        {"design": "hand", "deal": 17, "frame": 2, "card": "7D", "taken_for": "9S",
+         "headline": True, "in_flight": ["7D", "9S", "2C"]}]
+    merged = CheckReport()
+    merged.add(report)
+    merged.add(report)
+    assert len(merged.wrong) == 2 and merged.card["all"].wrong_match == 2
 
 
 def test_a_card_verified_after_an_unsure_first_sight_counts_verified() -> None:
@@ -288,6 +299,7 @@ def test_the_shipped_models_check_one_independent_deal_against_the_shoe(
     assert every["cards"] > 0 and "per_card" not in result
     assert 0 < every["verified"] <= every["landed"] <= every["cards"]
     assert every["wrong_match"] == 0  # a wrong card taken for the shoe's would move money
+    assert result["wrong_matches"] == []
 
 
 @pytest.mark.skipif("dondorf" not in installed_decks(),
