@@ -260,7 +260,8 @@ def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
     for w in result["wrong_matches"]:
         print(f"  {'*' if w['headline'] else ' '} {w['design']} deal {w['deal']} frame "
               f"{w['frame']}: {w['card']} taken for {w['taken_for']} ({len(w['in_flight'])} "
-              f"in flight: {' '.join(w['in_flight'])})")
+              f"in flight: {' '.join(w['in_flight'])})"
+              f"{'; verified as itself too' if w['verified_too'] else ''}")
 
 
 def _print_text(result: dict) -> None:  # type: ignore[type-arg]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dealer_assist.evaluation.render import Sequence
+from dealer_assist.evaluation.render import Sequence, TrueCard
 from dealer_assist.evaluation.score import card_reported, groups_of
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.shoe_check import ShoeCheck
@@ -68,7 +68,9 @@ class CheckTally:
 class WrongMatch:
     """A card taken for another code in flight: the design, the deal (its number in the run;
     -1 where not given), the frame, the card's own code, the code it was taken for, whether it
-    is a headline card, and the codes in flight then."""
+    is a headline card, the codes in flight then, and whether another report over the deal
+    verified the card as itself too (two reports of one card: most often its other corner,
+    misread and judged apart)."""
 
     design: str
     deal: int
@@ -77,11 +79,12 @@ class WrongMatch:
     taken_for: str
     headline: bool
     in_flight: tuple[str, ...]
+    verified_too: bool
 
     def to_json(self) -> dict[str, object]:
         return {"design": self.design, "deal": self.deal, "frame": self.frame,
                 "card": self.card, "taken_for": self.taken_for, "headline": self.headline,
-                "in_flight": list(self.in_flight)}
+                "in_flight": list(self.in_flight), "verified_too": self.verified_too}
 
 
 @dataclass
@@ -123,6 +126,7 @@ def score_checks(seq: Sequence, events: list[CardEvent],
     report = CheckReport()
     per = {card.number: CheckTally() for card in seq.cards}
     stray = CheckTally()
+    wrong: list[tuple[TrueCard, CardEvent]] = []
     for event in events:
         if event.kind is EventKind.REMOVED:
             continue
@@ -137,13 +141,15 @@ def score_checks(seq: Sequence, events: list[CardEvent],
                 t.verified = 1
             else:
                 if card.trackable() and not t.wrong_match:  # listed once a card, as counted
-                    report.wrong.append(WrongMatch(
-                        seq.design, deal, event.frame, card.code, event.card,
-                        "headline" in groups_of(card, seq.sharp),
-                        (in_flight or {}).get(event.frame, ())))
+                    wrong.append((card, event))
                 t.wrong_match = 1
         elif event.verdict == Verdict.MISMATCH.value:
             t.false_switched = 1
+    report.wrong = [WrongMatch(seq.design, deal, event.frame, card.code, event.card,
+                               "headline" in groups_of(card, seq.sharp),
+                               (in_flight or {}).get(event.frame, ()),
+                               bool(per[card.number].verified))
+                    for card, event in wrong]
     for card in seq.cards:
         if not card.trackable():
             continue

@@ -236,7 +236,11 @@ def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() ->
     # the wrong match listed once, with what was in flight when it was made
     assert [w.to_json() for w in report.wrong] == [
         {"design": "hand", "deal": 17, "frame": 2, "card": "7D", "taken_for": "9S",
-         "headline": True, "in_flight": ["7D", "9S", "2C"]}]
+         "headline": True, "in_flight": ["7D", "9S", "2C"], "verified_too": False}]
+    # the same card verified as itself later by another report (its other corner, judged apart)
+    both = score_checks(seq, events + [_event(EventKind.APPEARED, "7D", 460, 3, "match", 5)],
+                        flying, deal=17)
+    assert [(w.card, w.taken_for, w.verified_too) for w in both.wrong] == [("7D", "9S", True)]
     merged = CheckReport()
     merged.add(report)
     merged.add(report)
