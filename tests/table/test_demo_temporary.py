@@ -17,12 +17,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def demo(tmp: Path, *args: str) -> subprocess.Popen[str]:
-    """The demo (shoe only: no camera to load) with ``tmp`` as its temporary folder."""
+def demo(tmp: Path, *args: str, sigint_ignored: bool = False) -> subprocess.Popen[str]:
+    """The demo (shoe only: no camera to load) with ``tmp`` as its temporary folder;
+    ``sigint_ignored``: started with SIGINT ignored, as a shell starts a background job."""
     return subprocess.Popen(
         [sys.executable, "-m", "dealer_assist", "demo", "--camera", "off", *args],
         cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp)}, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored
+        else None)
 
 
 def dealing(process: subprocess.Popen[str]) -> Path:
@@ -52,11 +55,16 @@ def test_rounds_played_leave_no_temporary_folder(tmp: Path) -> None:
     assert list(tmp.iterdir()) == []
 
 
-@pytest.mark.parametrize(("stopping", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
-                         ids=["Ctrl-C", "SIGTERM"])
+@pytest.mark.parametrize(("stopping", "status", "background"), [
+    (signal.SIGINT, 130, False),
+    # Python leaves an inherited "ignore SIGINT" as it is: the demo must handle Ctrl-C itself
+    (signal.SIGINT, 130, True),
+    (signal.SIGTERM, 143, False),
+], ids=["Ctrl-C", "Ctrl-C, started as a background job", "SIGTERM"])
 def test_a_demo_stopped_mid_game_leaves_no_temporary_folder(
-        tmp: Path, stopping: signal.Signals, status: int) -> None:
-    process = demo(tmp, "--port", "0", "--pace", "0.05")  # deals until stopped
+        tmp: Path, stopping: signal.Signals, status: int, background: bool) -> None:
+    process = demo(tmp, "--port", "0", "--pace", "0.05",  # deals until stopped
+                   sigint_ignored=background)
     try:
         dealing(process)
         assert any(tmp.iterdir())  # its own, while it plays
