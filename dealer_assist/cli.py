@@ -103,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status. An I/O error that
     a command does not report itself (its output on a full disk) is one line and status 1."""
     argv = sys.argv[1:] if argv is None else argv
-    # Ctrl-C stops every command with status 130, even one started with SIGINT ignored (a shell
-    # starts a background job so, and Python then leaves it ignored and never interrupts).
+    # Ctrl-C reaches every command, even one started with SIGINT ignored (a shell starts a
+    # background job so, and Python then leaves it ignored): KeyboardInterrupt, unless the
+    # command handles SIGINT itself.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     if sys.stdin is None:  # started with standard input closed: it reads as empty
         sys.stdin = open(os.devnull)  # noqa: SIM115 (for the life of the process)

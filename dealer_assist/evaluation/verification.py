@@ -69,8 +69,7 @@ class WrongMatch:
     """A card taken for another code in flight: the design, the deal (its number in the run;
     -1 where not given), the frame, the card's own code, the code it was taken for, whether it
     is a headline card, the codes in flight then, and whether another report over the deal
-    verified the card as itself too (two reports of one card: most often its other corner,
-    misread and judged apart)."""
+    verified the card as itself too."""
 
     design: str
     deal: int

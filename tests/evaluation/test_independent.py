@@ -247,6 +247,21 @@ def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() ->
     assert len(merged.wrong) == 2 and merged.card["all"].wrong_match == 2
 
 
+def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> None:
+    from dealer_assist.evaluation.cli import _print_checks
+
+    wrong = [{"design": "hand", "deal": 3, "frame": 2, "card": "7D", "taken_for": "9S",
+              "headline": True, "in_flight": ["7D", "9S"], "verified_too": True},
+             {"design": "hand", "deal": 5, "frame": 4, "card": "6S", "taken_for": "9H",
+              "headline": False, "in_flight": ["9H"], "verified_too": False}]
+    _print_checks({"scenes": 2, "frames": 8, "seed": 1, "card_width": [60, 95],
+                   "designs": ["hand"], "shoe_check": {}, "wrong_matches": wrong})
+    lines = capsys.readouterr().out.splitlines()
+    assert "  * hand deal 3 frame 2: 7D taken for 9S (2 in flight: 7D 9S); verified as itself " \
+        "too" in lines
+    assert "    hand deal 5 frame 4: 6S taken for 9H (1 in flight: 9H)" in lines
+
+
 def test_a_card_verified_after_an_unsure_first_sight_counts_verified() -> None:
     card = _card(0, "AS", 0)
     seq = Sequence("hand", [card], [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4, True,

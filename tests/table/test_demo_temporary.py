@@ -24,8 +24,8 @@ def demo(tmp: Path, *args: str, sigint_ignored: bool = False) -> subprocess.Pope
         [sys.executable, "-m", "dealer_assist", "demo", "--camera", "off", *args],
         cwd=ROOT, env={**os.environ, "TMPDIR": str(tmp)}, text=True,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if sigint_ignored
-        else None)
+        preexec_fn=lambda: signal.signal(
+            signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.SIG_DFL))
 
 
 def dealing(process: subprocess.Popen[str]) -> Path:
@@ -57,7 +57,7 @@ def test_rounds_played_leave_no_temporary_folder(tmp: Path) -> None:
 
 @pytest.mark.parametrize(("stopping", "status", "background"), [
     (signal.SIGINT, 130, False),
-    # Python leaves an inherited "ignore SIGINT" as it is: the demo must handle Ctrl-C itself
+    # Python leaves an inherited "ignore SIGINT" as it is: the command must restore Ctrl-C
     (signal.SIGINT, 130, True),
     (signal.SIGTERM, 143, False),
 ], ids=["Ctrl-C", "Ctrl-C, started as a background job", "SIGTERM"])
