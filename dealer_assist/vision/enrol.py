@@ -57,7 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     except ArtworkError as error:
         print(f"enrol: {error}", file=sys.stderr)
         return 2
-    options.require_training(p.prog, "torch", "ultralytics", "onnx")
+    # ONNX Runtime quantises and scores the models (steps 3 and 4): missing, it would stop
+    # enrolment only after the fine-tunes' minutes
+    options.require_training(p.prog, "torch", "ultralytics", "onnx", "onnxruntime")
     name = args.name or args.deck.name
     detector = args.out_dir / f"cards-{name}.onnx"
     reader = args.out_dir / f"index-reader-{name}.onnx"

@@ -12,7 +12,8 @@ from pathlib import Path
 from dealer_assist.cli import number_in, rng_seed
 
 #: How the training environment is made (models/README.md, "Training venv").
-TRAINING_INSTALL = "pip install torch==2.14.1 torchvision==0.29.1 ultralytics onnx pillow"
+TRAINING_INSTALL = ("pip install torch==2.14.1 torchvision==0.29.1 ultralytics onnx onnxruntime "
+                    "pillow")
 
 
 def existing_file(text: str) -> Path:

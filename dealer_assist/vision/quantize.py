@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faces", type=Path, default=None,
                         help="an enrolled deck's faces, shown in half the calibration frames")
     args = parser.parse_args(argv)
+    options.require_training(parser.prog, "onnx", "onnxruntime")
     try:  # a model or deck that cannot be used is named before the frames are rendered
         frame_blobs, crop_blobs = calibration_inputs(args.detector, args.reader, args.frames,
                                                      args.seed, args.faces)

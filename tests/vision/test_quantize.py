@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import cv2
@@ -84,6 +85,16 @@ def test_what_cannot_be_quantised_is_refused_before_rendering(args, said, capsys
         quantize.main(args)
     assert refused.value.code == 2
     assert said in capsys.readouterr().err
+
+
+def test_without_onnx_runtime_it_says_what_is_missing(capsys, monkeypatch) -> None:
+    """Not "not a readable ONNX model (ModuleNotFoundError)", as it said of a good model."""
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # importing it now raises ImportError
+    with pytest.raises(SystemExit) as refused:
+        quantize.main([])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "vision.quantize: needs onnxruntime" in err and "Traceback" not in err
 
 
 @pytest.mark.skipif(not installed_designs(), reason="card artwork not installed; "

@@ -147,6 +147,24 @@ def test_enrol_without_torch_says_where_it_runs(tmp_path: Path, capsys, monkeypa
         capsys.readouterr().err
 
 
+def test_enrol_without_onnx_runtime_stops_before_the_fine_tunes(tmp_path: Path, capsys,
+                                                                 monkeypatch) -> None:
+    """ONNX Runtime quantises and scores the enrolled models; a training environment without it
+    had fine-tuned both models for a quarter of an hour and then stopped."""
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # importing it now raises ImportError
+    fine_tuned = []
+    monkeypatch.setattr(train, "main", lambda *args, **kwargs: fine_tuned.append(args))
+    for module in ("torch", "ultralytics"):  # the training environment's, as far as needed here
+        monkeypatch.setitem(sys.modules, module, types.ModuleType(module))
+    with pytest.raises(SystemExit) as refused:
+        enrol.main([str(write_deck(tmp_path / "deck"))])
+    assert refused.value.code == 2
+    assert fine_tuned == []
+    err = capsys.readouterr().err
+    assert "vision.enrol: needs onnxruntime, which only the training environment has" in err
+    assert "onnxruntime pillow" in err  # the install line names it
+
+
 @pytest.mark.parametrize(("flag", "yaml_before", "activation"), [
     ([], {}, None),  # YOLO11's own SiLU, as shipped
     (["--activation", "relu"], {}, "nn.ReLU()"),
