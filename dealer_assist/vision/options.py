@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from dealer_assist.cli import number_in, rng_seed
@@ -35,12 +36,18 @@ under 4 px, nothing the detector can read."""
 
 
 def require_training(prog: str, *modules: str) -> None:
-    """Exit 2 with one line unless ``modules`` import: a training tool run in the table's
-    environment, which has no torch, is told where it runs instead of a traceback."""
+    """:func:`require` ``modules``, which only the training environment has (a training tool
+    run in the table's environment, which has no torch, is told where it runs)."""
+    require(prog, modules, f"only the training environment has: {TRAINING_INSTALL} "
+                           "(models/README.md)")
+
+
+def require(prog: str, modules: Sequence[str], has: str) -> None:
+    """Exit 2 with one line, ``PROG: needs MODULE, which HAS``, naming the first of ``modules``
+    that does not import; ``has`` says where it is and how to install it."""
     for name in modules:
         try:
             importlib.import_module(name)
         except ImportError:
-            print(f"{prog}: needs {name}, which only the training environment has: "
-                  f"{TRAINING_INSTALL} (models/README.md)", file=sys.stderr)
+            print(f"{prog}: needs {name}, which {has}", file=sys.stderr)
             raise SystemExit(2) from None

@@ -12,7 +12,7 @@ overflow there (2 x 255 x 127 > 32 767) and the models miss cards they read on a
 (the last convolution of each output branch and the box/score arithmetic after them: quantised,
 that arithmetic found no index at all), which stays in float. The reader's convolutions are
 quantised, its two classifier layers stay float. Each output is written beside its source as
-``<stem>.int8.onnx``. Needs ``onnx`` (the training extra).
+``<stem>.int8.onnx``. Needs ``onnx`` and ``onnxruntime`` (the table's or the training extra).
 """
 
 from __future__ import annotations
@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faces", type=Path, default=None,
                         help="an enrolled deck's faces, shown in half the calibration frames")
     args = parser.parse_args(argv)
-    options.require_training(parser.prog, "onnx", "onnxruntime")
+    options.require(parser.prog, ("onnx", "onnxruntime"),
+                    "the table's and the training environment have: pip install onnx onnxruntime")
     try:  # a model or deck that cannot be used is named before the frames are rendered
         frame_blobs, crop_blobs = calibration_inputs(args.detector, args.reader, args.frames,
                                                      args.seed, args.faces)
