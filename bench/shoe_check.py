@@ -1,19 +1,25 @@
 """What checking each card against the shoe costs the camera, against naming it, per frame.
 
     PYTHONPATH=. python bench/shoe_check.py [--designs anglo kennard] [--rounds 2] [--seed 7]
+                                            [--hold 4]
 
 Renders a scripted deal on the demo's felt (the synthetic camera's seats and card size: each
-card shown for 4 frames, the shoe's code in flight for the first 3, now and then another card
-than the shoe says, now and then two codes in flight; then the cleared felt) and reads every
-frame both ways with one detector (ONNX Runtime, one thread, as the demo camera runs it):
-named (``CardDetector.detect`` then ``CardTracker.update``) and verified (``ShoeCheck.read``
-then ``ShoeCheck.track``), frame by frame in turn, so that other work on the machine weighs on
-both alike. Prints each stage's CPU time of its own thread (mean and 95th percentile a frame):
-the detect stage runs in the camera's detection pool, frames at once; the track stage on the
-camera's thread, one frame after another. The figures leave out rendering (the same for both).
-"verified" is the table's check, which also reads the faint places the detector finds below its
-presence (``shoe_check.FAINT_PRESENCE``); "verified-0.25" reads only the places at the
-detector's presence, what faint places cost beside it.
+card shown for ``--hold`` frames, the shoe's code in flight for the first 3, now and then
+another card than the shoe says, now and then two codes in flight; then the cleared felt) and
+reads every frame both ways with one detector (ONNX Runtime, one thread, as the demo camera runs
+it): named (``CardDetector.detect`` then ``CardTracker.update``) and verified
+(``ShoeCheck.read`` then ``ShoeCheck.track``), frame by frame in turn, so that other work on the
+machine weighs on both alike. Prints each stage's CPU time of its own thread (mean and 95th
+percentile a frame): the detect stage runs in the camera's detection pool, frames at once; the
+track stage on the camera's thread, one frame after another. The figures leave out rendering
+(the same for both). "verified" is the table's check, which also reads the faint places the
+detector finds below its presence (``shoe_check.FAINT_PRESENCE``) and keeps the boxes of settled
+regions that have not changed (``vision.still_regions``); "verified-search" is the same check
+searching every region of every frame, and each check's events are compared with its ("the
+same", or how many differ); "verified-0.25" reads only the places at the detector's presence,
+what faint places cost beside it. Frames are JPEG-coded as a camera delivers them and decoded
+once each (the decoding's time printed apart: JPEG to cards is decoding plus a check's "both").
+``--hold`` sets how many frames each card is shown (4; a card a second at 30 frames/s is 30).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -47,9 +54,12 @@ from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector  # noqa: E
 from dealer_assist.vision.shoe_check import ShoeCheck  # noqa: E402
 from dealer_assist.vision.tracker import CardTracker  # noqa: E402
 
+#: How the frames are JPEG-coded, as a camera's Motion JPEG delivers them.
+JPEG_QUALITY = 90
 
-def scripted_frames(design_name: str, rounds: int, seed: int) -> list[tuple[np.ndarray,
-                                                                          tuple[str, ...]]]:
+
+def scripted_frames(design_name: str, rounds: int, seed: int, hold: int,
+                    ) -> list[tuple[np.ndarray, tuple[str, ...]]]:
     """The deal's frames, each with the shoe's codes in flight while it was grabbed."""
     rng = np.random.default_rng(seed)
     felt = SyntheticFelt(load_designs([design_name])[0], VirtualTable(PLAYED_SEATS), seed=5)
@@ -62,7 +72,7 @@ def scripted_frames(design_name: str, rounds: int, seed: int) -> list[tuple[np.n
             code = str(rng.choice(CARD_CODES))
             shown = str(rng.choice(CARD_CODES)) if k % 5 == 4 else code
             felt.show(FeltCard(Card.parse(shown), spot))
-            for f in range(4):
+            for f in range(hold):
                 flight: tuple[str, ...] = (code,) if f < 3 else ()
                 if f == 0 and k % 3 == 2:
                     flight = (code, str(rng.choice(CARD_CODES)))
@@ -72,19 +82,27 @@ def scripted_frames(design_name: str, rounds: int, seed: int) -> list[tuple[np.n
     return frames
 
 
-def measure(design_name: str, rounds: int, seed: int) -> None:
-    frames = scripted_frames(design_name, rounds, seed)
+def measure(design_name: str, rounds: int, seed: int, hold: int) -> None:
+    frames = [(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])[1], flight)
+              for image, flight in scripted_frames(design_name, rounds, seed, hold)]
     detector = CardDetector(DEFAULT_MODEL, threads=1)
-    for image, _ in frames[:3]:
-        detector.detect(image)  # warm
+    for jpeg, _ in frames[:3]:
+        detector.detect(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))  # warm
     named = CardTracker(stable_frames=2, grace_frames=6)
     checks = {"verified": ShoeCheck(detector, CardTracker(stable_frames=2, grace_frames=6)),
+              "verified-search": ShoeCheck(detector, CardTracker(stable_frames=2, grace_frames=6),
+                                           still=False),
               f"verified-{detector.presence:g}": ShoeCheck(
                   detector, CardTracker(stable_frames=2, grace_frames=6),
                   faint_presence=detector.presence)}
     times: dict[str, tuple[list[float], list[float]]] = {
         name: ([], []) for name in ("named", *checks)}
-    for number, (image, flight) in enumerate(frames, 1):
+    reported: dict[str, list[tuple[int, str, str, str | None]]] = {name: [] for name in checks}
+    decode: list[float] = []
+    for number, (jpeg, flight) in enumerate(frames, 1):
+        started = time.thread_time()
+        image = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
+        decode.append(time.thread_time() - started)
         started = time.thread_time()
         observations = detector.detect(image)
         detected = time.thread_time()
@@ -96,13 +114,27 @@ def measure(design_name: str, rounds: int, seed: int) -> None:
             started = time.thread_time()
             reading = check.read(image)
             detected = time.thread_time()
-            check.track(number, reading)
+            reported[name] += [(e.frame, e.kind.value, e.card, e.verdict)
+                               for e in check.track(number, reading)]
             times[name][0].append(detected - started)
             times[name][1].append(time.thread_time() - detected)
+    size = cv2.imdecode(frames[0][0], cv2.IMREAD_COLOR).shape
+    print(f"deck {design_name}, {size[1]}x{size[0]} JPEG at quality {JPEG_QUALITY}: decoding "
+          f"{_ms(decode)}")
     for name, (detect, track) in times.items():
         both = [d + t for d, t in zip(detect, track, strict=True)]
-        print(f"deck {design_name}, {name:13s} ({len(frames)} frames): detect stage "
-              f"{_ms(detect)}, track stage {_ms(track)}, both {_ms(both)}")
+        same = "" if name not in reported else "; events as verified-search's: " + \
+            _agreement(reported[name], reported["verified-search"])
+        print(f"deck {design_name}, {name:15s} ({len(frames)} frames): detect stage "
+              f"{_ms(detect)}, track stage {_ms(track)}, both {_ms(both)}{same}")
+
+
+def _agreement(events: list[tuple[int, str, str, str | None]],
+               other: list[tuple[int, str, str, str | None]]) -> str:
+    """"the same" or how many of either's (frame, kind, card, verdict) the other lacks."""
+    if events == other:
+        return "the same"
+    return f"{len(set(events) ^ set(other))} of {len(events)} + {len(other)} differ"
 
 
 def _ms(values: list[float]) -> str:
@@ -115,13 +147,16 @@ def main() -> None:
     parser.add_argument("--designs", nargs="+", default=["anglo", "kennard"])
     parser.add_argument("--rounds", type=int, choices=range(1, 11), default=2, metavar="1-10")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--hold", type=int, choices=range(4, 61), default=4, metavar="4-60",
+                        help="frames each card is shown before the next lands (default 4; a "
+                             "card a second at 30 frames/s: 30)")
     args = parser.parse_args()
     missing = [d for d in args.designs if d not in installed_designs()]
     if missing:
         parser.error(f"designs not installed: {', '.join(missing)} (scripts/install-card-art.sh)")
     print(f"CPU: {cpu_model()}, os.cpu_count() = {os.cpu_count()}")
     for design in args.designs:
-        measure(design, args.rounds, args.seed)
+        measure(design, args.rounds, args.seed, args.hold)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from dealer_assist.vision.reader import (
     settled,
     views,
 )
+from dealer_assist.vision.still_regions import StillRegions
 
 #: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
 #: exports ``cards.onnx`` and ``index-reader.onnx`` beside them.
@@ -265,10 +266,12 @@ class CardDetector:
         return self.find_scored(frame)[0]
 
     def find_scored(self, frame: np.ndarray, presence: float | None = None,
-                    ) -> tuple[np.ndarray, np.ndarray]:
+                    still: StillRegions | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`find_indices` with each box's detector score ``(N,)``, down to ``presence``
         (default: the detector's). The boxes at or above the detector's presence are exactly
-        :meth:`find_indices`' (a lower-scored box suppresses no higher one)."""
+        :meth:`find_indices`' (a lower-scored box suppresses no higher one). ``still``: one
+        camera's recent regions; a region unchanged since it was searched keeps what was found
+        in it (:mod:`.still_regions`) instead of being searched again."""
         least = self.presence if presence is None else presence
         h, w = frame.shape[:2]
         t0 = time.perf_counter()
@@ -278,8 +281,10 @@ class CardDetector:
             regions = [(0, 0, w, h)]
         preprocess, inference, postprocess = time.perf_counter() - t0, 0.0, 0.0
         t1 = time.perf_counter()
-        found = self._share(lambda region: self._find_in(frame, region, least), regions,
-                            [(x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in regions])
+        if still is not None:
+            still.keep_only(regions)
+        found = self._share(lambda region: self._find_or_keep(frame, region, least, still),
+                            regions, [(x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in regions])
         spent = [sum(times[stage] for _, _, times in found) for stage in range(3)]
         # threads at once: each stage's share of the time the regions took
         share = (time.perf_counter() - t1) / sum(spent) if self._pool and sum(spent) else 1.0
@@ -296,6 +301,23 @@ class CardDetector:
         self.last_times = StageTimes(preprocess * 1e3, inference * 1e3,
                                      postprocess * 1e3, 0.0, 0.0)
         return boxes, scores
+
+    def _find_or_keep(self, frame: np.ndarray, region: tuple[int, int, int, int], least: float,
+                      still: StillRegions | None,
+                      ) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
+        """:meth:`_find_in`, or what ``still`` kept of the region where it is unchanged."""
+        if still is None:
+            return self._find_in(frame, region, least)
+        t0 = time.perf_counter()
+        kept = still.boxes_at(frame, region, least)
+        compared = time.perf_counter() - t0
+        if kept is not None:
+            return kept[0], kept[1], (compared, 0.0, 0.0)
+        boxes, scores, (letterbox, inference, decoding) = self._find_in(frame, region, least)
+        t1 = time.perf_counter()
+        still.remember(frame, region, least, boxes, scores)
+        return boxes, scores, (compared + letterbox + time.perf_counter() - t1, inference,
+                               decoding)
 
     def _find_in(self, frame: np.ndarray, region: tuple[int, int, int, int], least: float,
                  ) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:

@@ -13,7 +13,9 @@ it (else a swap with one corner read unsurely would never be reported).
 With no shoe card in flight (a hand-held game) it names cards exactly as the detector does.
 It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRESENCE`), which
 count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
-many cards a frame as it has copies out (:func:`_one_card_a_code`).
+many cards a frame as it has copies out (:func:`_one_card_a_code`). A card region that has not
+moved and whose cards are all on the felt, read as themselves, keeps the boxes the detector
+found in it for a few frames (:mod:`.still_regions`); every index is read in every frame.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dealer_assist.vision.detector import (
     same_places,
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+from dealer_assist.vision.still_regions import StillRegions
 from dealer_assist.vision.tracker import CardEvent, CardTracker
 from dealer_assist.vision.verdict import Verdict
 from dealer_assist.vision.verify import (
@@ -104,10 +107,14 @@ class ShoeCheck:
     """A detector and a frame tracker, with the shoe's codes in flight (:meth:`expect`)."""
 
     def __init__(self, detector: CardDetector, tracker: CardTracker,
-                 faint_presence: float = FAINT_PRESENCE):
+                 faint_presence: float = FAINT_PRESENCE, still: StillRegions | bool = True):
+        """``still``: keep the boxes of settled regions that have not changed
+        (:mod:`.still_regions`) in a memory of its own (True) or in the one given; False:
+        search every region of every frame."""
         self.detector = detector
         self.tracker = tracker
         self.faint_presence = min(faint_presence, detector.presence)
+        self._still = StillRegions() if still is True else still or None
         self._codes: tuple[str, ...] = ()
         self._places: list[_Place] = []
 
@@ -121,7 +128,7 @@ class ShoeCheck:
         if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
             shape = None if frame is None else (frame.shape, frame.dtype)
             raise ValueError(f"expected a BGR uint8 image (H, W, 3), got {shape}")
-        boxes, scores = self.detector.find_scored(frame, self.faint_presence)
+        boxes, scores = self.detector.find_scored(frame, self.faint_presence, self._still)
         if len(boxes) == 0:
             return FrameReading(boxes, np.zeros((0, len(RANK_CLASSES))),
                                 np.zeros((0, len(SUIT_CLASSES))), (), np.zeros(0),
@@ -180,6 +187,10 @@ class ShoeCheck:
                     judged = over
                     laid_over.add(i)
             named.append((i, *judged))  # else a card on the felt is named, not checked
+        if self._still is not None:
+            self._still.settle(reading.boxes, np.array(
+                [i in kept_code or (felt is not None and reading.names[i] == felt[0])
+                 for i, felt in enumerate(on_felt)], bool))
         cards = self._cards(reading.boxes, named, laid_over)
         return self.tracker.update(frame_number, _one_card_a_code(cards, codes, reading.boxes,
                                                                   kept_code))

@@ -1,0 +1,138 @@
+"""Card regions a fixed camera sees unchanged: where the detector found indices in a region and
+its pixels have not moved since, those boxes stand for a few frames instead of running the
+detector on it again. Only *where* the indices lie is kept: every index is still read afresh in
+every frame, so a card swapped in place is read as the new card.
+
+A region's boxes stand only while it is *settled* (:meth:`StillRegions.settle`: every index
+in it is a card already on the felt, read as that card) and *still*: the same rectangle as
+when it was searched, no mean of its :data:`BLOCK` x :data:`BLOCK` pixel blocks, in any colour,
+more than :data:`LEVEL` from the one it had then; and only once :data:`CALM` searches after a
+change found it so. A region where a card is landing is searched in every frame, so that each
+frame's reading of the new card comes from a box of its own (the check's sightings of it stay
+independent). A settled region is searched again at least every :data:`REUSES` + 1 frames even
+when still, so that a detector miss is not kept for long.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+#: Side in pixels of the blocks whose means are compared.
+BLOCK = 4
+#: The most a block's mean may move (levels of 255, any colour) for a region to count as still.
+#: Measured on the independent renderer's frames (40 deals, 1,275 regions without a new card):
+#: sensor noise and JPEG moved the largest block mean by at most 38 between frames without a
+#: motion streak (99th percentile 35); a region a card landed in moved by 116 or more in 99%.
+LEVEL = 40
+#: How many frames in a row a still region's boxes stand before it is searched again.
+REUSES = 3
+#: Pixels a region may lie from one searched and count as it (same size).
+SHIFT = 8
+#: Searches of a changed region, after the one that found it changed, that must find it settled
+#: and still before its boxes stand: a card landing there whose index the detector missed in
+#: one frame is looked for again in the next ones.
+CALM = 2
+
+Region = tuple[int, int, int, int]
+
+
+@dataclass
+class _Searched:
+    blocks: np.ndarray
+    least: float
+    boxes: np.ndarray
+    scores: np.ndarray
+    reused: int = 0
+    settled: bool = False
+    #: searches in a row before this one that found the region settled, its pixels still since
+    calm: int = 0
+
+
+def block_means(frame: np.ndarray, region: Region) -> np.ndarray:
+    """The means of ``region``'s :data:`BLOCK`-pixel blocks of ``frame``, per colour (int16)."""
+    x0, y0, x1, y1 = region
+    size = (max(1, (x1 - x0) // BLOCK), max(1, (y1 - y0) // BLOCK))
+    return cv2.resize(frame[y0:y1, x0:x1], size, interpolation=cv2.INTER_AREA).astype(np.int16)
+
+
+class StillRegions:
+    """What the detector found in each region of one camera's recent frames (safe from several
+    threads at once: frames detected at once share it)."""
+
+    def __init__(self, level: int = LEVEL, reuses: int = REUSES):
+        self.level, self.reuses = level, reuses
+        self._searched: dict[Region, _Searched] = {}
+        self._lock = threading.Lock()
+        #: how many times a region's boxes stood instead of a search, and how many searches
+        self.kept = self.searches = 0
+
+    def boxes_at(self, frame: np.ndarray, region: Region, least: float,
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The boxes and scores found in ``region`` of ``frame`` (searched down to ``least``)
+        where the region searched there is settled and still and they may stand once more;
+        else None (search it, then :meth:`remember`). A region of the same size at most
+        :data:`SHIFT` pixels from one searched counts as that one (the regions' edges follow the
+        paper's, which noise moves by a pixel or two): its indices lie well inside both."""
+        with self._lock:
+            found = self._matching(region)
+            if found is None:
+                return None
+            searched_at, searched = found
+            if not searched.settled or searched.calm < CALM or searched.least != least or \
+                    searched.reused >= self.reuses:
+                return None
+        if int(np.abs(block_means(frame, searched_at) - searched.blocks).max()) > self.level:
+            return None
+        with self._lock:
+            if self._searched.get(searched_at) is not searched or \
+                    searched.reused >= self.reuses:
+                return None  # searched again meanwhile, or used up by another frame
+            searched.reused += 1
+            self.kept += 1
+            return searched.boxes.copy(), searched.scores.copy()
+
+    def remember(self, frame: np.ndarray, region: Region, least: float, boxes: np.ndarray,
+                 scores: np.ndarray) -> None:
+        """``region`` of ``frame`` searched now, and what was found in it."""
+        searched = _Searched(block_means(frame, region), least, boxes.copy(), scores.copy())
+        with self._lock:
+            self.searches += 1
+            old = self._matching(region)
+            if old is not None:
+                del self._searched[old[0]]
+                if old[1].settled and old[1].blocks.shape == searched.blocks.shape and \
+                        int(np.abs(old[1].blocks - searched.blocks).max()) <= self.level:
+                    searched.calm = old[1].calm + 1
+            self._searched[region] = searched
+
+    def settle(self, boxes: np.ndarray, settled: np.ndarray) -> None:
+        """A frame's index boxes ``(N, 4)`` and which of them are cards on the felt read as
+        themselves ``(N,)``: each region is settled where every box centred in it is."""
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2 if len(boxes) else np.zeros((0, 2))
+        with self._lock:
+            for (x0, y0, x1, y1), searched in self._searched.items():
+                inside = (centres[:, 0] >= x0) & (centres[:, 0] < x1) & \
+                    (centres[:, 1] >= y0) & (centres[:, 1] < y1)
+                searched.settled = bool(settled[inside].all())
+
+    def keep_only(self, regions: list[Region]) -> None:
+        """Forget the regions a frame no longer has (none of ``regions`` counts as them)."""
+        with self._lock:
+            kept = {found[0] for found in map(self._matching, regions) if found is not None}
+            for region in set(self._searched) - kept:
+                del self._searched[region]
+
+    def _matching(self, region: Region) -> tuple[Region, _Searched] | None:
+        """The searched region ``region`` counts as (the same one first), under the lock."""
+        if region in self._searched:
+            return region, self._searched[region]
+        x0, y0, x1, y1 = region
+        for (a0, b0, a1, b1), searched in self._searched.items():
+            if a1 - a0 == x1 - x0 and b1 - b0 == y1 - y0 and \
+                    abs(a0 - x0) <= SHIFT and abs(b0 - y0) <= SHIFT:
+                return (a0, b0, a1, b1), searched
+        return None
