@@ -37,7 +37,7 @@ from dealer_assist.vision.reader import (
     settled,
     views,
 )
-from dealer_assist.vision.still_regions import StillRegions
+from dealer_assist.vision.still_regions import StillRead
 
 #: The shipped models as the table runs them: INT8-quantised (:mod:`.quantize`) from the float
 #: exports ``cards.onnx`` and ``index-reader.onnx`` beside them.
@@ -266,12 +266,13 @@ class CardDetector:
         return self.find_scored(frame)[0]
 
     def find_scored(self, frame: np.ndarray, presence: float | None = None,
-                    still: StillRegions | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    still: StillRead | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`find_indices` with each box's detector score ``(N,)``, down to ``presence``
-        (default: the detector's). The boxes at or above the detector's presence are exactly
-        :meth:`find_indices`' (a lower-scored box suppresses no higher one). ``still``: one
-        camera's recent regions; a region unchanged since it was searched keeps what was found
-        in it (:mod:`.still_regions`) instead of being searched again."""
+        (default: the detector's). Without ``still``, the boxes at or above the detector's
+        presence are exactly :meth:`find_indices`' (a lower-scored box suppresses no higher
+        one). ``still``: this frame's read of one camera's recent regions; a settled region
+        unchanged since it was searched keeps what was found in it then (:mod:`.still_regions`)
+        instead of being searched again."""
         least = self.presence if presence is None else presence
         h, w = frame.shape[:2]
         t0 = time.perf_counter()
@@ -282,7 +283,7 @@ class CardDetector:
         preprocess, inference, postprocess = time.perf_counter() - t0, 0.0, 0.0
         t1 = time.perf_counter()
         if still is not None:
-            still.keep_only(regions)
+            still.memory.keep_only(regions)
         found = self._share(lambda region: self._find_or_keep(frame, region, least, still),
                             regions, [(x1 - x0) * (y1 - y0) for x0, y0, x1, y1 in regions])
         spent = [sum(times[stage] for _, _, times in found) for stage in range(3)]
@@ -303,7 +304,7 @@ class CardDetector:
         return boxes, scores
 
     def _find_or_keep(self, frame: np.ndarray, region: tuple[int, int, int, int], least: float,
-                      still: StillRegions | None,
+                      still: StillRead | None,
                       ) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
         """:meth:`_find_in`, or what ``still`` kept of the region where it is unchanged."""
         if still is None:

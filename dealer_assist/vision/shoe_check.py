@@ -37,7 +37,7 @@ from dealer_assist.vision.detector import (
     same_places,
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
-from dealer_assist.vision.still_regions import StillRegions
+from dealer_assist.vision.still_regions import StillRead, StillRegions
 from dealer_assist.vision.tracker import CardEvent, CardTracker
 from dealer_assist.vision.verdict import Verdict
 from dealer_assist.vision.verify import (
@@ -66,7 +66,8 @@ class FrameReading:
     """A frame's index boxes ``(N, 4)`` that the reader takes for an index, with its rank
     ``(N, 14)`` and suit ``(N, 4)`` probabilities, and what the detector would name each:
     ``names`` (``""``: below its confidence) at ``confidences`` ``(N,)``. ``faint`` ``(N,)``:
-    found below the detector's presence (down to :data:`FAINT_PRESENCE`), never named."""
+    found below the detector's presence (down to :data:`FAINT_PRESENCE`), never named.
+    ``still``: the frame's read of the check's still regions, which tracking it settles."""
 
     boxes: np.ndarray
     ranks: np.ndarray
@@ -74,6 +75,7 @@ class FrameReading:
     names: tuple[str, ...]
     confidences: np.ndarray
     faint: np.ndarray
+    still: StillRead | None = None
 
 
 class _Place:
@@ -128,11 +130,12 @@ class ShoeCheck:
         if frame is None or frame.ndim != 3 or frame.shape[2] != 3 or frame.dtype != np.uint8:
             shape = None if frame is None else (frame.shape, frame.dtype)
             raise ValueError(f"expected a BGR uint8 image (H, W, 3), got {shape}")
-        boxes, scores = self.detector.find_scored(frame, self.faint_presence, self._still)
+        still = None if self._still is None else self._still.begin()
+        boxes, scores = self.detector.find_scored(frame, self.faint_presence, still)
         if len(boxes) == 0:
             return FrameReading(boxes, np.zeros((0, len(RANK_CLASSES))),
                                 np.zeros((0, len(SUIT_CLASSES))), (), np.zeros(0),
-                                np.zeros(0, bool))
+                                np.zeros(0, bool), still)
         ranks, suits = self.detector.read_probabilities(frame, boxes)
         keep = ranks[:, NOT_AN_INDEX] < INDEX
         boxes, ranks, suits = boxes[keep], ranks[keep], suits[keep]
@@ -145,7 +148,7 @@ class ShoeCheck:
         names = tuple(RANK_CLASSES[r] + SUIT_CLASSES[s] if ok else ""
                       for r, s, ok in zip(rank_ids.tolist(), suit_ids.tolist(), named.tolist(),
                                           strict=True))
-        return FrameReading(boxes, ranks, suits, names, confidences, faint)
+        return FrameReading(boxes, ranks, suits, names, confidences, faint, still)
 
     def track(self, frame_number: int, reading: FrameReading) -> list[CardEvent]:
         """The tracker's events for this frame, each index read against the codes in flight."""
@@ -187,8 +190,8 @@ class ShoeCheck:
                     judged = over
                     laid_over.add(i)
             named.append((i, *judged))  # else a card on the felt is named, not checked
-        if self._still is not None:
-            self._still.settle(reading.boxes, np.array(
+        if reading.still is not None:
+            reading.still.settle(reading.boxes, np.array(
                 [i in kept_code or (felt is not None and reading.names[i] == felt[0])
                  for i, felt in enumerate(on_felt)], bool))
         cards = self._cards(reading.boxes, named, laid_over)

@@ -3,14 +3,15 @@ its pixels have not moved since, those boxes stand for a few frames instead of r
 detector on it again. Only *where* the indices lie is kept: every index is still read afresh in
 every frame, so a card swapped in place is read as the new card.
 
-A region's boxes stand only while it is *settled* (:meth:`StillRegions.settle`: every index
-in it is a card already on the felt, read as that card) and *still*: the same rectangle as
-when it was searched, no mean of its :data:`BLOCK` x :data:`BLOCK` pixel blocks, in any colour,
-more than :data:`LEVEL` from the one it had then; and only once :data:`CALM` searches after a
-change found it so. A region where a card is landing is searched in every frame, so that each
-frame's reading of the new card comes from a box of its own (the check's sightings of it stay
-independent). A settled region is searched again at least every :data:`REUSES` + 1 frames even
-when still, so that a detector miss is not kept for long.
+A region's boxes stand only while it is *settled* (:meth:`StillRead.settle`: every index found
+in it is a card already on the felt, read as that card) and *still*: the same rectangle as when
+it was searched, no mean of its :data:`BLOCK` x :data:`BLOCK` pixel blocks, in any colour, more
+than :data:`LEVEL` from the one it had then; and only once :data:`CALM` searches after a change
+found it so. A region where a landing card's index is found is searched in every frame, so that
+each frame's reading of the new card comes from a box of its own (the check's sightings of it
+stay independent); one whose index was missed is looked for again in the :data:`CALM` searches.
+A settled region is searched again at least every :data:`REUSES` + 1 frames even when still, so
+that a detector miss is not kept for long.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class _Searched:
     least: float
     boxes: np.ndarray
     scores: np.ndarray
+    read: int  #: the latest read that searched the region or kept its boxes
     reused: int = 0
     settled: bool = False
     #: searches in a row before this one that found the region settled, its pixels still since
@@ -60,45 +62,56 @@ def block_means(frame: np.ndarray, region: Region) -> np.ndarray:
 
 
 class StillRegions:
-    """What the detector found in each region of one camera's recent frames (safe from several
-    threads at once: frames detected at once share it)."""
+    """What the detector found in each region of one camera's recent frames. Each frame's read
+    goes through its own :meth:`begin` (frames read at once share the memory safely, and a
+    frame's reading settles only the regions that frame searched or kept)."""
 
     def __init__(self, level: int = LEVEL, reuses: int = REUSES):
         self.level, self.reuses = level, reuses
         self._searched: dict[Region, _Searched] = {}
         self._lock = threading.Lock()
+        self._reads = 0
         #: how many times a region's boxes stood instead of a search, and how many searches
         self.kept = self.searches = 0
 
-    def boxes_at(self, frame: np.ndarray, region: Region, least: float,
-                 ) -> tuple[np.ndarray, np.ndarray] | None:
-        """The boxes and scores found in ``region`` of ``frame`` (searched down to ``least``)
-        where the region searched there is settled and still and they may stand once more;
-        else None (search it, then :meth:`remember`). A region of the same size at most
-        :data:`SHIFT` pixels from one searched counts as that one (the regions' edges follow the
-        paper's, which noise moves by a pixel or two): its indices lie well inside both."""
+    def begin(self) -> StillRead:
+        """A frame's read of the memory."""
+        with self._lock:
+            self._reads += 1
+            return StillRead(self, self._reads)
+
+    def keep_only(self, regions: list[Region]) -> None:
+        """Forget the regions a frame no longer has (none of ``regions`` counts as them)."""
+        with self._lock:
+            kept = {found[0] for found in map(self._matching, regions) if found is not None}
+            for region in set(self._searched) - kept:
+                del self._searched[region]
+
+    def _boxes_at(self, read: int, frame: np.ndarray, region: Region, least: float,
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:
             found = self._matching(region)
-            if found is None:
+            if found is None or not self._may_stand(found[1], least):
                 return None
             searched_at, searched = found
-            if not searched.settled or searched.calm < CALM or searched.least != least or \
-                    searched.reused >= self.reuses:
-                return None
         if int(np.abs(block_means(frame, searched_at) - searched.blocks).max()) > self.level:
             return None
         with self._lock:
             if self._searched.get(searched_at) is not searched or \
-                    searched.reused >= self.reuses:
+                    not self._may_stand(searched, least):
                 return None  # searched again meanwhile, or used up by another frame
             searched.reused += 1
+            searched.read = max(searched.read, read)
             self.kept += 1
             return searched.boxes.copy(), searched.scores.copy()
 
-    def remember(self, frame: np.ndarray, region: Region, least: float, boxes: np.ndarray,
-                 scores: np.ndarray) -> None:
-        """``region`` of ``frame`` searched now, and what was found in it."""
-        searched = _Searched(block_means(frame, region), least, boxes.copy(), scores.copy())
+    def _may_stand(self, searched: _Searched, least: float) -> bool:
+        return searched.settled and searched.calm >= CALM and searched.least == least and \
+            searched.reused < self.reuses
+
+    def _remember(self, read: int, frame: np.ndarray, region: Region, least: float,
+                  boxes: np.ndarray, scores: np.ndarray) -> None:
+        searched = _Searched(block_means(frame, region), least, boxes.copy(), scores.copy(), read)
         with self._lock:
             self.searches += 1
             old = self._matching(region)
@@ -109,22 +122,15 @@ class StillRegions:
                     searched.calm = old[1].calm + 1
             self._searched[region] = searched
 
-    def settle(self, boxes: np.ndarray, settled: np.ndarray) -> None:
-        """A frame's index boxes ``(N, 4)`` and which of them are cards on the felt read as
-        themselves ``(N,)``: each region is settled where every box centred in it is."""
+    def _settle(self, read: int, boxes: np.ndarray, settled: np.ndarray) -> None:
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2 if len(boxes) else np.zeros((0, 2))
         with self._lock:
             for (x0, y0, x1, y1), searched in self._searched.items():
+                if searched.read != read:
+                    continue  # searched or kept by a later frame's read: settled by its own
                 inside = (centres[:, 0] >= x0) & (centres[:, 0] < x1) & \
                     (centres[:, 1] >= y0) & (centres[:, 1] < y1)
                 searched.settled = bool(settled[inside].all())
-
-    def keep_only(self, regions: list[Region]) -> None:
-        """Forget the regions a frame no longer has (none of ``regions`` counts as them)."""
-        with self._lock:
-            kept = {found[0] for found in map(self._matching, regions) if found is not None}
-            for region in set(self._searched) - kept:
-                del self._searched[region]
 
     def _matching(self, region: Region) -> tuple[Region, _Searched] | None:
         """The searched region ``region`` counts as (the same one first), under the lock."""
@@ -136,3 +142,31 @@ class StillRegions:
                     abs(a0 - x0) <= SHIFT and abs(b0 - y0) <= SHIFT:
                 return (a0, b0, a1, b1), searched
         return None
+
+
+@dataclass(frozen=True)
+class StillRead:
+    """One frame's read of a :class:`StillRegions` memory."""
+
+    memory: StillRegions
+    number: int
+
+    def boxes_at(self, frame: np.ndarray, region: Region, least: float,
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The boxes and scores found in ``region`` of ``frame`` (searched down to ``least``)
+        where the region searched there is settled, calm and still and they may stand once
+        more; else None (search it, then :meth:`remember`). A region of the same size at most
+        :data:`SHIFT` pixels from one searched counts as that one (the regions' edges follow the
+        paper's, which noise moves by a pixel or two): its indices lie well inside both."""
+        return self.memory._boxes_at(self.number, frame, region, least)
+
+    def remember(self, frame: np.ndarray, region: Region, least: float, boxes: np.ndarray,
+                 scores: np.ndarray) -> None:
+        """``region`` of ``frame`` searched now, and what was found in it."""
+        self.memory._remember(self.number, frame, region, least, boxes, scores)
+
+    def settle(self, boxes: np.ndarray, settled: np.ndarray) -> None:
+        """This frame's index boxes ``(N, 4)`` and which of them are cards on the felt read as
+        themselves ``(N,)``: each region this read searched or kept (and no later one has) is
+        settled where every box centred in it is."""
+        self.memory._settle(self.number, boxes, settled)
