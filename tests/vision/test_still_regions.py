@@ -187,27 +187,15 @@ def test_regions_a_frame_no_longer_has_are_forgotten():
 
 # ------------------------------------------------------------- the demo's felt, shipped models
 
-artwork = pytest.importorskip("dealer_assist.vision.artwork")
-
-
 def demo_check(seed: int, still: StillRegions | bool):  # -> (felt, ShoeCheck)
-    from dealer_assist.table.simulation.synthetic_camera import (
-        HOUSE_DECK,
-        PLAYED_SEATS,
-        SyntheticFelt,
-        VirtualTable,
-    )
     from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.shoe_check import ShoeCheck
     from dealer_assist.vision.tracker import CardTracker
+    from tests.table.test_shoe_check import demo_felt
 
-    if HOUSE_DECK not in artwork.installed_designs():
-        pytest.skip("card artwork not installed (scripts/install-card-art.sh)")
-    felt = SyntheticFelt(artwork.load_designs([HOUSE_DECK])[0], VirtualTable(PLAYED_SEATS),
-                         seed=seed)
     check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
                       CardTracker(stable_frames=2, grace_frames=6), still=still)
-    return felt, check
+    return demo_felt(seed), check
 
 
 def show(felt, code: str) -> None:  # type: ignore[no-untyped-def]
