@@ -10,8 +10,10 @@ than :data:`LEVEL` from the one it had then; and only once :data:`CALM` searches
 found it so. A region where a landing card's index is found is searched in every frame, so that
 each frame's reading of the new card comes from a box of its own (the check's sightings of it
 stay independent); one whose index was missed is looked for again in the :data:`CALM` searches.
-A settled region is searched again at least every :data:`REUSES` + 1 frames even when still, so
-that a detector miss is not kept for long.
+A settled region is searched again in one frame of every :data:`REUSES` + 1 even when still,
+so that a detector miss is not kept for long; regions take those frames in turn as they are
+first seen (each its own *slot*), so that a frame searches a share of the still regions rather
+than all of them at once.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ BLOCK = 4
 #: sensor noise and JPEG moved the largest block mean by at most 38 between frames without a
 #: motion streak (99th percentile 35); a region a card landed in moved by 116 or more in 99%.
 LEVEL = 40
-#: How many frames in a row a still region's boxes stand before it is searched again.
+#: How many frames in a row a still region's boxes may stand before it is searched again.
 REUSES = 3
 #: Pixels a region may lie from one searched and count as it (same size).
 SHIFT = 8
@@ -48,7 +50,8 @@ class _Searched:
     boxes: np.ndarray
     scores: np.ndarray
     read: int  #: the latest read that searched the region or kept its boxes
-    reused: int = 0
+    #: the reads that search it though still: those whose number is this modulo REUSES + 1
+    slot: int
     settled: bool = False
     #: searches in a row before this one that found the region settled, its pixels still since
     calm: int = 0
@@ -71,6 +74,7 @@ class StillRegions:
         self._searched: dict[Region, _Searched] = {}
         self._lock = threading.Lock()
         self._reads = 0
+        self._next_slot = 0
         #: how many times a region's boxes stood instead of a search, and how many searches
         self.kept = self.searches = 0
 
@@ -91,30 +95,34 @@ class StillRegions:
                   ) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:
             found = self._matching(region)
-            if found is None or not self._may_stand(found[1], least):
+            if found is None or not self._may_stand(found[1], least, read):
                 return None
             searched_at, searched = found
         if int(np.abs(block_means(frame, searched_at) - searched.blocks).max()) > self.level:
             return None
         with self._lock:
             if self._searched.get(searched_at) is not searched or \
-                    not self._may_stand(searched, least):
-                return None  # searched again meanwhile, or used up by another frame
-            searched.reused += 1
+                    not self._may_stand(searched, least, read):
+                return None  # searched again meanwhile
             searched.read = max(searched.read, read)
             self.kept += 1
             return searched.boxes.copy(), searched.scores.copy()
 
-    def _may_stand(self, searched: _Searched, least: float) -> bool:
+    def _may_stand(self, searched: _Searched, least: float, read: int) -> bool:
         return searched.settled and searched.calm >= CALM and searched.least == least and \
-            searched.reused < self.reuses
+            read % (self.reuses + 1) != searched.slot
 
     def _remember(self, read: int, frame: np.ndarray, region: Region, least: float,
                   boxes: np.ndarray, scores: np.ndarray) -> None:
-        searched = _Searched(block_means(frame, region), least, boxes.copy(), scores.copy(), read)
+        blocks = block_means(frame, region)
         with self._lock:
             self.searches += 1
             old = self._matching(region)
+            if old is None:
+                slot, self._next_slot = self._next_slot, (self._next_slot + 1) % (self.reuses + 1)
+            else:
+                slot = old[1].slot
+            searched = _Searched(blocks, least, boxes.copy(), scores.copy(), read, slot)
             if old is not None:
                 del self._searched[old[0]]
                 if old[1].settled and old[1].blocks.shape == searched.blocks.shape and \
