@@ -15,10 +15,11 @@ track stage on the camera's thread, one frame after another. The figures leave o
 (the same for both). "verified" is the table's check, which also reads the faint places the
 detector finds below its presence (``shoe_check.FAINT_PRESENCE``) and keeps the boxes of settled
 regions that have not changed (``vision.still_regions``); "verified-search" is the same check
-searching every region of every frame, and the two checks' events are compared ("the same",
-or how many differ); "verified-0.25" reads only the places at the detector's presence,
-what faint places cost beside it. Frames are JPEG-coded as a camera delivers them and decoded
-once each (the decoding's time printed apart: JPEG to cards is decoding plus a check's "both").
+searching every region of every frame; "verified-0.25" reads only the places at the detector's
+presence, what faint places cost beside it. The other two checks' events are each compared with
+verified-search's ("the same", or how many differ). Frames are JPEG-coded as a camera
+delivers them and decoded once each (the decoding's time printed apart: JPEG to cards is
+decoding plus a check's "both").
 ``--hold`` sets how many frames each card is shown (4; a card a second at 30 frames/s is 30).
 """
 
@@ -123,8 +124,9 @@ def measure(design_name: str, rounds: int, seed: int, hold: int) -> None:
           f"{_ms(decode)}")
     for name, (detect, track) in times.items():
         both = [d + t for d, t in zip(detect, track, strict=True)]
-        same = "" if name != "verified" else "; events as verified-search's: " + \
-            _agreement(reported[name], reported["verified-search"])
+        same = "" if name in ("named", "verified-search") else \
+            "; events as verified-search's: " + _agreement(reported[name],
+                                                           reported["verified-search"])
         print(f"deck {design_name}, {name:15s} ({len(frames)} frames): detect stage "
               f"{_ms(detect)}, track stage {_ms(track)}, both {_ms(both)}{same}")
 

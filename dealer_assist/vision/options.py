@@ -36,9 +36,10 @@ under 4 px, nothing the detector can read."""
 
 
 def require_training(prog: str, *modules: str) -> None:
-    """:func:`require` ``modules``, which only the training environment has (a training tool
-    run in the table's environment, which has no torch, is told where it runs)."""
-    require(prog, modules, f"only the training environment has: {TRAINING_INSTALL} "
+    """:func:`require` ``modules``, which the training environment has (a training tool run in
+    the table's environment, which has no torch, is told where it runs; ONNX and ONNX Runtime,
+    which both environments have, are named the same way)."""
+    require(prog, modules, f"the training environment has: {TRAINING_INSTALL} "
                            "(models/README.md)")
 
 

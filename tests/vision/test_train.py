@@ -70,7 +70,7 @@ def test_train_without_torch_says_where_it_runs(module, tmp_path, capsys, monkey
         train.main(["--work", str(tmp_path)])
     assert refused.value.code == 2
     err = capsys.readouterr().err
-    assert f"vision.train: needs {module}, which only the training environment has: pip " \
+    assert f"vision.train: needs {module}, which the training environment has: pip " \
         "install torch==" in err
     assert "Traceback" not in err
 
@@ -143,7 +143,7 @@ def test_enrol_without_torch_says_where_it_runs(tmp_path: Path, capsys, monkeypa
     with pytest.raises(SystemExit) as refused:
         enrol.main([str(write_deck(tmp_path / "deck"))])
     assert refused.value.code == 2
-    assert "vision.enrol: needs torch, which only the training environment has" in \
+    assert "vision.enrol: needs torch, which the training environment has" in \
         capsys.readouterr().err
 
 
@@ -158,7 +158,7 @@ def test_enrol_without_onnx_runtime_stops_before_the_fine_tunes(tmp_path: Path, 
         enrol.main([str(write_deck(tmp_path / "deck"))])
     assert refused.value.code == 2
     err = capsys.readouterr().err
-    assert "vision.enrol: needs onnxruntime, which only the training environment has" in err
+    assert "vision.enrol: needs onnxruntime, which the training environment has" in err
     assert options.TRAINING_INSTALL in err and "onnxruntime" in options.TRAINING_INSTALL.split()
 
 

@@ -110,7 +110,7 @@ def test_without_torch_it_says_where_it_runs(monkeypatch, capsys) -> None:
     with pytest.raises(SystemExit) as refused:
         train_reader.main([])
     assert refused.value.code == 2
-    assert "train_reader: needs torch, which only the training environment has: pip install " \
+    assert "train_reader: needs torch, which the training environment has: pip install " \
         "torch==" in capsys.readouterr().err
 
 
