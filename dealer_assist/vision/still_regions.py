@@ -13,7 +13,8 @@ stay independent); one whose index was missed is looked for again in the :data:`
 A settled region is searched again in one frame of every :data:`REUSES` + 1 even when still,
 so that a detector miss is not kept for long; regions take those frames in turn as they are
 first seen (each its own *slot*), so that a frame searches a share of the still regions rather
-than all of them at once.
+than all of them at once. Its boxes never stand more than :data:`REUSES` times in a row,
+whichever frames it is looked up in.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ class _Searched:
     boxes: np.ndarray
     scores: np.ndarray
     read: int  #: the latest read that searched the region or kept its boxes
-    #: the reads that search it though still: those whose number is this modulo REUSES + 1
+    #: the reads that search it though still: those whose number is this modulo the memory's
+    #: ``reuses`` + 1
     slot: int
+    reused: int = 0  #: its boxes' stands since it was searched
     settled: bool = False
     #: searches in a row before this one that found the region settled, its pixels still since
     calm: int = 0
@@ -103,14 +106,15 @@ class StillRegions:
         with self._lock:
             if self._searched.get(searched_at) is not searched or \
                     not self._may_stand(searched, least, read):
-                return None  # searched again meanwhile
+                return None  # searched or unsettled meanwhile, or used up by another frame
+            searched.reused += 1
             searched.read = max(searched.read, read)
             self.kept += 1
             return searched.boxes.copy(), searched.scores.copy()
 
     def _may_stand(self, searched: _Searched, least: float, read: int) -> bool:
         return searched.settled and searched.calm >= CALM and searched.least == least and \
-            read % (self.reuses + 1) != searched.slot
+            searched.reused < self.reuses and read % (self.reuses + 1) != searched.slot
 
     def _remember(self, read: int, frame: np.ndarray, region: Region, least: float,
                   boxes: np.ndarray, scores: np.ndarray) -> None:
@@ -162,10 +166,11 @@ class StillRead:
     def boxes_at(self, frame: np.ndarray, region: Region, least: float,
                  ) -> tuple[np.ndarray, np.ndarray] | None:
         """The boxes and scores found in ``region`` of ``frame`` (searched down to ``least``)
-        where the region searched there is settled, calm and still and they may stand once
-        more; else None (search it, then :meth:`remember`). A region of the same size at most
-        :data:`SHIFT` pixels from one searched counts as that one (the regions' edges follow the
-        paper's, which noise moves by a pixel or two): its indices lie well inside both."""
+        where the region searched there is settled, calm and still, this is not its slot's
+        frame and they have not stood ``reuses`` times in a row; else None (search it, then
+        :meth:`remember`). A region of the same size at most :data:`SHIFT` pixels from one
+        searched counts as that one (the regions' edges follow the paper's, which noise moves
+        by a pixel or two): its indices lie well inside both."""
         return self.memory._boxes_at(self.number, frame, region, least)
 
     def remember(self, frame: np.ndarray, region: Region, least: float, boxes: np.ndarray,

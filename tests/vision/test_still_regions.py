@@ -84,6 +84,36 @@ def searched_or_kept(still: StillRegions, image: np.ndarray,
     return searched
 
 
+def test_a_searched_region_stands_only_once_its_own_frame_settled_it():
+    image = frame()
+    still = settled_memory(image)
+    read = still.begin()
+    read.remember(image, REGION, 0.04, BOXES, SCORES)  # searched again: settled by this
+    assert not kept(still, image)  # frame's reading, not before
+    read.settle(BOXES, np.array([True]))
+    assert kept(still, image)
+
+
+def test_a_region_looked_up_in_none_of_its_own_frames_still_stands_at_most_reuses_times():
+    # the region is the memory's first: its own frames are the reads numbered 0 modulo
+    # REUSES + 1 (reads are numbered from 1; settling it took CALM + 1 of them)
+    image = frame()
+    still = settled_memory(image, reuses=REUSES)
+    reads, in_a_row, most = CALM + 1, 0, 0
+    while reads < 6 * (REUSES + 1):
+        reads += 1
+        if reads % (REUSES + 1) == 0:  # its own frame: a read that does not look it up
+            still.begin()
+        elif kept(still, image):
+            in_a_row += 1
+            most = max(most, in_a_row)
+        else:
+            in_a_row = 0
+            reads += 1
+            searched(still, image)
+    assert most == REUSES
+
+
 def test_a_still_region_is_searched_again_in_one_frame_of_every_reuses_plus_one():
     image = frame()
     still = settled_memory(image, reuses=REUSES)
@@ -256,13 +286,14 @@ def test_a_settled_card_is_not_searched_every_frame_and_reads_the_same():
     events, regions = landing(still=memory)
     assert events == landing(still=False)[0] == [("appeared", "7H", "match")]
     # every region searched in the first CALM + 1 frames; the card's until it is on the felt
-    # (two sightings; the next frame settles it) and CALM searches more; then most lookups
-    # keep their boxes (each region searched one frame in REUSES + 1, and again after a change
-    # of its size: the edge of a pale print on this felt moves across the network's stride)
+    # (two sightings; the next frame settles it) and CALM searches more; from then on every
+    # frame keeps some region's boxes and most lookups keep them (each region searched in a
+    # frame of its own among REUSES + 1, and again after a change of its size: the edge of a
+    # pale print on this felt moves across the network's stride)
     assert all(stood == 0 for _, stood in regions[:CALM + 1]), regions
-    none_searched = next(n for n, (searches, _) in enumerate(regions) if not searches)
-    assert 2 + CALM <= none_searched <= 4 + CALM, regions
-    searches, stood = (sum(counts) for counts in zip(*regions[none_searched:], strict=True))
+    settled = 4 + CALM
+    assert all(stood for _, stood in regions[settled:]), regions
+    searches, stood = (sum(counts) for counts in zip(*regions[settled:], strict=True))
     assert stood > searches, regions
 
 
