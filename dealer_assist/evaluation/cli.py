@@ -9,7 +9,8 @@ scores per frame and per physical card through the frame tracker
 (:mod:`dealer_assist.evaluation.score`). The headline counts only cards that pass the install
 checks (70-95 px wide, in a camera within the sharpness bound). With ``--shoe`` the frames go
 through the table's shoe check instead, each card's code in flight from the frame it lands, and
-each card is scored for landing and verification (:mod:`dealer_assist.evaluation.verification`).
+each card is scored for landing and verification (:mod:`dealer_assist.evaluation.verification`),
+and each card that never landed is put down to what the check read at its indices.
 ``--deck`` renders one deck of the caller's instead (an enrolled deck: 52 faces, ``<CODE>.png``
 or ``.jpg``), and ``--acceptance`` writes that deck's acceptance report from its headline
 per-card figures, marked ``"source": "independent"``
@@ -248,6 +249,8 @@ def _print_heading(result: dict) -> None:  # type: ignore[type-arg]
 
 
 def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
+    from dealer_assist.evaluation.verification import UNLANDED
+
     _print_heading(result)
     print("\nper physical card, checked against the shoe's code as it lands:")
     print(f"  {'group':<32} {'cards':>7} {'landing':>8} {'verified':>8} {'wrong':>6} "
@@ -255,6 +258,15 @@ def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
     for group, t in result["shoe_check"].items():
         print(f"  {group:<32} {t['cards']:>7} {t['landing']:>8.4f} {t['verification']:>8.4f} "
               f"{t['wrong_match']:>6} {t['false_switched']:>8} {t['stray']:>5}")
+    print("\ncards that never landed, by what the check read at their own indices in the frames "
+          "they show in\n(found: an index box centred there; as itself: read as the card's own "
+          "code at 0.5 or more):")
+    print(f"  {'group':<32} {'unlanded':>8} {'not found':>9} {'not as itself':>13} "
+          f"{'as itself once':>14} {'twice or more':>13}")
+    for group, t in result["shoe_check"].items():
+        counts = [t["unlanded"][reason] for reason in UNLANDED]
+        print(f"  {group:<32} {sum(counts):>8} {counts[0]:>9} {counts[1]:>13} {counts[2]:>14} "
+              f"{counts[3]:>13}")
     if result["wrong_matches"]:
         print("\nwrong matches (a card taken for another code in flight; * headline):")
     for w in result["wrong_matches"]:

@@ -18,19 +18,36 @@ places a report. Per card that counts (its index shows in at least ``TRACK_FRAME
 Reports on no card are counted apart (``stray``). Every figure is kept per group as
 :mod:`~dealer_assist.evaluation.score` keeps them (design, width band, place, sideways, and the
 headline: cards that pass the install checks). Each wrong match is listed too
-(:class:`WrongMatch`): the failure to look at one by one.
+(:class:`WrongMatch`): the failure to look at one by one. Each card that counts and never
+landed is put down to what the camera saw of it (:data:`UNLANDED`), from each frame's readings
+at its own indices.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
 
 from dealer_assist.evaluation.render import Sequence, TrueCard
 from dealer_assist.evaluation.score import card_reported, groups_of
 from dealer_assist.vision.detector import CardDetector
-from dealer_assist.vision.shoe_check import ShoeCheck
+from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+from dealer_assist.vision.shoe_check import FrameReading, ShoeCheck
 from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
 from dealer_assist.vision.verdict import Verdict
+from dealer_assist.vision.verify import ACCEPT
+
+#: What the camera saw of a card that never landed, over the frames its index shows in: none of
+#: the check's index boxes (found down to its faint presence and taken by the reader for an
+#: index) centred on either of its indices; boxes there, none read as its own code at
+#: :data:`~dealer_assist.vision.verify.ACCEPT` (that frame's reading alone); read so in one
+#: frame only (the check's two matched sightings never came); in two frames or more (the check
+#: or the tracker lost a card it read).
+UNLANDED = ("never found", "found, never read as itself", "read as itself in one frame",
+            "read as itself in two or more")
 
 
 @dataclass
@@ -43,6 +60,8 @@ class CheckTally:
     wrong_match: int = 0
     false_switched: int = 0
     stray: int = 0
+    #: counted cards that never landed, by :data:`UNLANDED` reason
+    unlanded: Counter[str] = field(default_factory=Counter)
 
     def add(self, other: CheckTally) -> None:
         self.counted += other.counted
@@ -51,6 +70,7 @@ class CheckTally:
         self.wrong_match += other.wrong_match
         self.false_switched += other.false_switched
         self.stray += other.stray
+        self.unlanded.update(other.unlanded)
 
     def rate(self, count: int) -> float:
         return count / self.counted if self.counted else 0.0
@@ -61,7 +81,8 @@ class CheckTally:
                 "stray": self.stray, "landing": round(self.rate(self.landed), 5),
                 "verification": round(self.rate(self.verified), 5),
                 "wrong_match_rate": round(self.rate(self.wrong_match), 5),
-                "false_switched_rate": round(self.rate(self.false_switched), 5)}
+                "false_switched_rate": round(self.rate(self.false_switched), 5),
+                "unlanded": {reason: self.unlanded[reason] for reason in UNLANDED}}
 
 
 @dataclass(frozen=True)
@@ -106,22 +127,58 @@ def check_sequence(seq: Sequence, detector: CardDetector, deal: int = -1) -> Che
     in_flight: list[str] = []
     events: list[CardEvent] = []
     flying: dict[int, tuple[str, ...]] = {}
+    sightings = Sightings()
     for number, frame in enumerate(seq.frames):
         in_flight += [c.code for c in seq.cards if c.arrives == number]
         check.expect(in_flight)
         flying[number] = tuple(in_flight)
-        for event in check.track(number, check.read(frame)):
+        reading = check.read(frame)
+        sightings.add(seq, number, reading)
+        for event in check.track(number, reading):
             events.append(event)
             if event.verdict == Verdict.MATCH.value and event.card in in_flight:
                 in_flight.remove(event.card)  # seen landing: the loop takes it out of flight
-    return score_checks(seq, events, flying, deal)
+    return score_checks(seq, events, flying, deal, sightings)
+
+
+class Sightings:
+    """Per card, the frames its index shows in where an index box of the check's reading is
+    centred on one of its indices (``found``), and where one of those boxes reads as its own
+    code at :data:`~dealer_assist.vision.verify.ACCEPT` or more (``as_itself``)."""
+
+    def __init__(self) -> None:
+        self.found: Counter[int] = Counter()
+        self.as_itself: Counter[int] = Counter()
+
+    def add(self, seq: Sequence, frame: int, reading: FrameReading) -> None:
+        """The check's ``reading`` of ``seq``'s ``frame``."""
+        centres = ((reading.boxes[:, :2] + reading.boxes[:, 2:]) / 2).tolist()
+        for card in seq.cards_on(frame):
+            if not card.visible(frame):
+                continue
+            rows = [i for i, (x, y) in enumerate(centres)
+                    if any(cv2.pointPolygonTest(quad.astype(np.float32), (x, y), False) >= 0
+                           for quad in card.index_quads)]
+            if not rows:
+                continue
+            self.found[card.number] += 1
+            rank, suit = RANK_CLASSES.index(card.code[0]), SUIT_CLASSES.index(card.code[1])
+            if float((reading.ranks[rows, rank] * reading.suits[rows, suit]).max()) >= ACCEPT:
+                self.as_itself[card.number] += 1
+
+    def unlanded(self, card: TrueCard) -> str:
+        """The :data:`UNLANDED` reason for ``card``, which never landed."""
+        if not self.found[card.number]:
+            return UNLANDED[0]
+        return UNLANDED[min(self.as_itself[card.number], 2) + 1]
 
 
 def score_checks(seq: Sequence, events: list[CardEvent],
                  in_flight: dict[int, tuple[str, ...]] | None = None,
-                 deal: int = -1) -> CheckReport:
+                 deal: int = -1, sightings: Sightings | None = None) -> CheckReport:
     """Score the shoe check's ``events`` over ``seq`` (see the module's docstring);
-    ``in_flight``: the codes in flight at each frame, for the wrong matches."""
+    ``in_flight``: the codes in flight at each frame, for the wrong matches; ``sightings``:
+    what the check read at each card's indices, for the cards that never landed."""
     report = CheckReport()
     per = {card.number: CheckTally() for card in seq.cards}
     stray = CheckTally()
@@ -154,6 +211,8 @@ def score_checks(seq: Sequence, events: list[CardEvent],
             continue
         t = per[card.number]
         t.counted = 1
+        if not t.landed and sightings is not None:
+            t.unlanded[sightings.unlanded(card)] = 1
         for name in groups_of(card, seq.sharp):
             report.card.setdefault(name, CheckTally()).add(t)
     report.card.setdefault("all", CheckTally()).add(stray)

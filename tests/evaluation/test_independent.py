@@ -32,9 +32,16 @@ from dealer_assist.evaluation.score import (
     width_band,
 )
 from dealer_assist.evaluation.split import SPLIT_FILE, DesignSplitError, load_split
-from dealer_assist.evaluation.verification import CheckReport, score_checks
+from dealer_assist.evaluation.verification import (
+    UNLANDED,
+    CheckReport,
+    Sightings,
+    score_checks,
+)
 from dealer_assist.vision.artwork import GNOME_DESIGNS, HELD_OUT_DESIGNS, NPM_DESIGNS
 from dealer_assist.vision.detector import CardObservation
+from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+from dealer_assist.vision.shoe_check import FrameReading
 from dealer_assist.vision.tracker import CardEvent, EventKind
 
 # the drawn face: 240 x 360, index square at x 12-36, y 14-50 (and turned, bottom-right)
@@ -247,6 +254,47 @@ def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() ->
     assert len(merged.wrong) == 2 and merged.card["all"].wrong_match == 2
 
 
+def _reading(boxes_codes: list[tuple[float, str]]) -> FrameReading:
+    """A frame's reading: an index box at each ``x`` (on ``_card``'s index there) read surely as
+    its code."""
+    ranks = np.zeros((len(boxes_codes), len(RANK_CLASSES)), np.float32)
+    suits = np.zeros((len(boxes_codes), len(SUIT_CLASSES)), np.float32)
+    for row, (_, code) in enumerate(boxes_codes):
+        ranks[row, RANK_CLASSES.index(code[0])] = suits[row, SUIT_CLASSES.index(code[1])] = 0.95
+    boxes = np.array([[x + 8, 110, x + 17, 125] for x, _ in boxes_codes],
+                     np.float32).reshape(-1, 4)
+    return FrameReading(boxes, ranks, suits, tuple(c for _, c in boxes_codes),
+                        np.full(len(boxes_codes), 0.9), np.zeros(len(boxes_codes), bool))
+
+
+def test_a_card_that_never_landed_is_put_down_to_what_the_check_read_at_its_indices() -> None:
+    codes = ("AS", "KH", "7D", "2C", "9S")
+    cards = [_card(n, code, 200 * n) for n, code in enumerate(codes)]
+    seq = Sequence("hand", cards, [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4, True,
+                   "none")
+    sightings = Sightings()
+    # AS never found; KH found, read as the QH; 7D read as itself once; 2C and 9S every frame
+    for frame in range(4):
+        sightings.add(seq, frame, _reading(
+            [(200, "QH"), (600, "2C"), (800, "9S")] + ([(400, "7D")] if frame == 1 else [])))
+    landed = [_event(EventKind.APPEARED, "9S", 850, 2, "match", 0)]
+    tally = score_checks(seq, landed, sightings=sightings).card["all"]
+    assert tally.landed == 1 and sum(tally.unlanded.values()) == 4
+    assert tally.to_json()["unlanded"] == dict(zip(UNLANDED, [1, 1, 1, 1], strict=True))
+    assert sightings.unlanded(cards[0]) == "never found"
+    assert sightings.unlanded(cards[1]) == "found, never read as itself"
+    assert sightings.unlanded(cards[2]) == "read as itself in one frame"
+    assert sightings.unlanded(cards[3]) == "read as itself in two or more"
+    # an index box off every card's index is no sighting of any
+    sightings = Sightings()
+    sightings.add(seq, 0, _reading([(100, "AS")]))
+    assert not sightings.found and not sightings.as_itself
+    merged = CheckReport()
+    for _ in range(2):
+        merged.add(score_checks(seq, landed, sightings=sightings))
+    assert merged.card["all"].unlanded["never found"] == 8
+
+
 def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> None:
     from dealer_assist.evaluation.cli import _print_checks
 
@@ -254,9 +302,14 @@ def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> 
               "headline": True, "in_flight": ["7D", "9S"], "verified_too": True},
              {"design": "hand", "deal": 5, "frame": 4, "card": "6S", "taken_for": "9H",
               "headline": False, "in_flight": ["9H"], "verified_too": False}]
+    headline = {"cards": 40, "landing": 0.95, "verification": 0.9, "wrong_match": 1,
+                "false_switched": 0, "stray": 0,
+                "unlanded": dict(zip(UNLANDED, [0, 1, 0, 1], strict=True))}
     _print_checks({"scenes": 2, "frames": 8, "seed": 1, "card_width": [60, 95],
-                   "designs": ["hand"], "shoe_check": {}, "wrong_matches": wrong})
+                   "designs": ["hand"], "shoe_check": {"headline": headline},
+                   "wrong_matches": wrong})
     lines = capsys.readouterr().out.splitlines()
+    assert lines.count(f"  {'headline':<32} {2:>8} {0:>9} {1:>13} {0:>14} {1:>13}") == 1
     assert "  * hand deal 3 frame 2: 7D taken for 9S (2 in flight: 7D 9S); verified as itself " \
         "too" in lines
     assert "    hand deal 5 frame 4: 6S taken for 9H (1 in flight: 9H)" in lines
@@ -319,6 +372,9 @@ def test_the_shipped_models_check_one_independent_deal_against_the_shoe(
     assert 0 < every["verified"] <= every["landed"] <= every["cards"]
     assert every["wrong_match"] == 0  # a wrong card taken for the shoe's would move money
     assert result["wrong_matches"] == []
+    # every card that never landed is put down to one reason
+    assert list(every["unlanded"]) == list(UNLANDED)
+    assert sum(every["unlanded"].values()) == every["cards"] - every["landed"]
 
 
 @pytest.mark.skipif("dondorf" not in installed_decks(),
