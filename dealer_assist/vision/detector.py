@@ -529,6 +529,12 @@ def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, in
     return regions
 
 
+#: The share of the smaller of two boxes they must overlap by to be one index boxed twice (a
+#: second box round an index and its surround) rather than two indices half over each other
+#: (a card of a cascade laid tight: about 0.5-0.6 of the smaller box).
+SAME_INDEX = 0.8
+
+
 def same_place(a: Sequence[float], b: Sequence[float]) -> bool:
     """Two boxes ``(x0, y0, x1, y1)`` cover one place: they overlap by half the smaller one."""
     ix = min(a[2], b[2]) - max(a[0], b[0])
@@ -547,6 +553,27 @@ def same_places(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     smaller = np.minimum((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
                          (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
     return np.asarray((ix > 0) & (iy > 0) & (ix * iy >= 0.5 * smaller), bool)
+
+
+def same_index(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Two boxes overlap by :data:`SAME_INDEX` of the smaller one: one index boxed twice."""
+    ix = min(a[2], b[2]) - max(a[0], b[0])
+    iy = min(a[3], b[3]) - max(a[1], b[1])
+    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
+    return ix > 0 and iy > 0 and ix * iy >= SAME_INDEX * smaller
+
+
+def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Intersection over union of each box of ``a`` ``(N, 4)`` with each of ``b`` ``(M, 4)``:
+    ``(N, M)``."""
+    a = np.asarray(a, np.float64).reshape(-1, 1, 4)
+    b = np.asarray(b, np.float64).reshape(1, -1, 4)
+    ix = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+    iy = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+    inter = ix * iy
+    union = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]) + \
+        (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]) - inter
+    return np.asarray(inter / np.maximum(union, 1e-9))
 
 
 def _merge_overlaps(detections: Detections) -> Detections:

@@ -33,6 +33,7 @@ from dealer_assist.vision.detector import (
     CardDetector,
     CardObservation,
     Detections,
+    box_ious,
     group_indices,
     same_places,
 )
@@ -199,18 +200,24 @@ class ShoeCheck:
                                                                   kept_code))
 
     def _at_places(self, reading: FrameReading, frame: int) -> list[_Place]:
-        """Each index's place (the first kept place it lies at, not yet taken this frame; else
-        a new one), its reading added to the place's pool."""
+        """Each index's place, its reading added to the place's pool: of the kept places it lies
+        at, the one it overlaps best, pairs taken best first (an index and a place at most once
+        a frame); else a new place. Two indices half over each other (a card landing beside a
+        corner of another) each keep their own pool."""
         boxes = reading.boxes
-        hits = same_places(boxes, np.array([p.box for p in self._places], np.float32)
-                           .reshape(-1, 4))
-        taken = np.zeros(len(self._places), bool)
+        kept = np.array([p.box for p in self._places], np.float32).reshape(-1, 4)
+        overlap = np.where(same_places(boxes, kept), box_ious(boxes, kept), 0.0)
+        chosen: dict[int, int] = {}
+        for flat in np.argsort(-overlap, axis=None, kind="stable"):
+            i, j = divmod(int(flat), overlap.shape[1])
+            if overlap[i, j] <= 0:
+                break
+            if i not in chosen and j not in chosen.values():
+                chosen[i] = j
         places = []
         for i, box in enumerate(boxes):
-            free = np.flatnonzero(hits[i] & ~taken)
-            if len(free):
-                place = self._places[int(free[0])]
-                taken[free[0]] = True
+            if i in chosen:
+                place = self._places[chosen[i]]
             else:
                 place = _Place(box, frame, reading.ranks, reading.suits)
                 self._places.append(place)

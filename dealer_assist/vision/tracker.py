@@ -7,6 +7,8 @@ Rules (all counted in frames, so they hold for any frame rate):
   card as the next card of a fan covers a corner, and the corners do not move. A corner of a
   card already matched in this frame that reads as another card is passed over: it is that
   card's other reading, not a new card (the shoe, or a change over the whole card, decides).
+  An index half over a corner the card was seen by in this frame is not one of its corners but
+  another index beside it (a card of a cascade laid tight).
 - A card becomes an event (``APPEARED``) only once seen at the same place in ``stable_frames``
   frames with at most one frame missed between sightings: a card sliding across the felt or a
   flicker of the detector is not a card, and a card read just above and just below the
@@ -39,7 +41,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dealer_assist.vision.detector import CardObservation, same_place, same_places
+from dealer_assist.vision.detector import (
+    CardObservation,
+    box_ious,
+    same_index,
+    same_place,
+    same_places,
+)
 from dealer_assist.vision.verdict import Verdict
 
 Box = tuple[float, float, float, float]
@@ -102,12 +110,20 @@ class _Track:
     rival: str | None = None
     rival_hits: int = 0
     corners: list[Box] = field(default_factory=list)
+    latest: tuple[Box, ...] = ()  # the index boxes of its latest sighting
     sideways: bool = False
     verdict: str | None = None
     checked: str | None = None
 
     def shares_corner(self, obs: CardObservation) -> bool:
         return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
+
+    def lies_at_an_unseen_corner(self, obs: CardObservation) -> bool:
+        """An index of ``obs`` lies at a corner of this card other than those of its latest
+        sighting, or is one of those boxed twice (an index only half over one of those is
+        another index beside it)."""
+        return any(same_index(a, b) if a in self.latest else same_place(a, b)
+                   for a in self.corners for b in obs.index_boxes)
 
     def remember(self, obs: CardObservation) -> None:
         if not self.confirmed:  # the check its appearance carries: the latest before it
@@ -116,6 +132,7 @@ class _Track:
         fresh = list(obs.index_boxes)
         kept = [c for c in self.corners if not any(same_place(c, b) for b in fresh)]
         self.corners = (kept + fresh)[-_CORNERS_KEPT:]
+        self.latest = obs.index_boxes
 
 
 class CardTracker:
@@ -150,13 +167,20 @@ class CardTracker:
 
     def confirmed_at_each(self, boxes: np.ndarray
                           ) -> list[tuple[str, str | None, int] | None]:
-        """For each of ``boxes`` ``(N, 4)``, the confirmed card one of whose corners lies there:
-        its code, the verdict it appeared with and its track id; None where none does."""
+        """For each of ``boxes`` ``(N, 4)``, the confirmed card one of whose corners lies there
+        (where several of ``boxes`` lie at one corner, the one that overlaps it best, and any
+        that is that index boxed twice: the others are indices beside it): its code, the verdict
+        it appeared with and its track id; None where none does."""
         owners = [track for track in self._tracks if track.confirmed for _ in track.corners]
         if not owners or len(boxes) == 0:
             return [None] * len(boxes)
         corners = np.array([c for t in self._tracks if t.confirmed for c in t.corners])
         hits = same_places(boxes, corners)
+        overlaps = box_ious(boxes, corners)
+        best = overlaps == np.where(hits, overlaps, -1.0).max(axis=0, keepdims=True)
+        twice = np.array([[same_index(box, corner) for corner in corners] for box in boxes],
+                         bool).reshape(hits.shape)
+        hits &= best | twice
         first = hits.argmax(axis=1).tolist()  # corners lie in the tracks' order: the first
         return [(owners[j].card, owners[j].verdict, owners[j].track_id) if hit else None
                 for j, hit in zip(first, np.any(hits, axis=1).tolist(), strict=True)]
@@ -194,8 +218,8 @@ class CardTracker:
                 events += self._seen(track, observations[i], frame)
         for i in unmatched:
             obs = observations[i]
-            if not obs.laid_over and \
-                    any(t.last_seen == frame and t.shares_corner(obs) for t in self._tracks):
+            if not obs.laid_over and any(t.last_seen == frame and
+                                         t.lies_at_an_unseen_corner(obs) for t in self._tracks):
                 continue  # the other corner of a card already seen, read otherwise
             track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame,
                            matched_hits=int(obs.verdict == Verdict.MATCH.value),

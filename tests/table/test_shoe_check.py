@@ -259,6 +259,82 @@ def test_a_card_swapped_where_it_lies_changes_though_its_other_corner_reads_unsu
     assert [(e.card, e.previous) for e in later if e.kind.value == "changed"] == changed
 
 
+def joined(*readings):  # -> FrameReading
+    """One frame's reading made of ``readings``' indices."""
+    import numpy as np
+
+    from dealer_assist.vision.shoe_check import FrameReading
+
+    return FrameReading(*(np.concatenate([getattr(r, name) for r in readings])
+                          for name in ("boxes", "ranks", "suits")),
+                        tuple(n for r in readings for n in r.names),
+                        np.concatenate([r.confidences for r in readings]),
+                        np.concatenate([r.faint for r in readings]))
+
+
+def test_a_card_landing_half_over_a_corner_of_another_keeps_its_own_index():
+    """A cascade laid tight: the new card's index lies half over the index of the card under it
+    (overlapping it by more than half of either box), both seen. Read less than surely, the new
+    index is neither taken for the card under it nor pooled with that card's readings: it lands
+    (seed 2's deal 4 of the independent scenes, a 5D over a 9S, never landed before)."""
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, same_place
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker())
+    under, beside = (171.0, 343.0, 204.0, 381.0), (183.0, 347.0, 216.0, 386.0)
+    assert same_place(under, beside)
+    check.expect(("9S",))
+    events = [e for n in (1, 2) for e in check.track(n, index_reading((under, "9S")))]
+    check.expect(("5D",))
+    # the new index read at 0.64, listed before the 9S's: pooled with the 9S's readings it
+    # would never match
+    both = joined(index_reading((beside, "5D"), sure=0.8), index_reading((under, "9S")))
+    events += [e for n in range(3, 7) for e in check.track(n, both)]
+    assert [(e.kind.value, e.card, e.verdict) for e in events] == [
+        ("appeared", "9S", "match"), ("appeared", "5D", "match")]
+
+
+def test_two_indices_half_over_each_other_keep_their_own_readings():
+    """Two cards landing at once, one index half over the other, listed in the next frames in
+    the other order: each index's readings are pooled at its own place (the one its box
+    overlaps best), so each card lands where it lies; pooled by the first place each box lay
+    at, the 5D's index took the 9S's readings and the 9S landed there, the 5D never."""
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker())
+    under, beside = (171.0, 343.0, 204.0, 381.0), (183.0, 347.0, 216.0, 386.0)
+    check.expect(("9S", "5D"))
+    events = check.track(1, joined(index_reading((under, "9S")),
+                                   index_reading((beside, "5D"), sure=0.8)))
+    swapped = joined(index_reading((beside, "5D"), sure=0.8),
+                     index_reading((under, "9S"), sure=0.8))
+    events += [e for n in range(2, 6) for e in check.track(n, swapped)]
+    assert [(e.card, e.verdict, e.x) for e in events] == [
+        ("9S", "match", (under[0] + under[2]) / 2), ("5D", "match", (beside[0] + beside[2]) / 2)]
+
+
+def test_a_card_on_the_felt_whose_index_is_boxed_twice_stays_one_card():
+    """A second, larger box round a card's index (its index and surround) read unsurely as a
+    shoe card in flight is that card's index boxed twice, not a new card of that code (seed 1's
+    deal 92: a plastic 2C's second box pooled as the 2S in flight)."""
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, same_index
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker())
+    index, round_it = (913.0, 340.0, 941.0, 379.0), (901.0, 341.0, 945.0, 392.0)
+    assert same_index(index, round_it)
+    check.expect(("2C",))
+    events = [e for n in (1, 2) for e in check.track(n, index_reading((index, "2C")))]
+    check.expect(("2S",))
+    twice = joined(index_reading((index, "2C")), index_reading((round_it, "2S"), sure=0.8))
+    events += [e for n in range(3, 8) for e in check.track(n, twice)]
+    assert [(e.kind.value, e.card, e.verdict) for e in events] == [("appeared", "2C", "match")]
+
+
 def test_a_faint_index_at_a_card_on_the_felt_changes_nothing():
     from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.shoe_check import ShoeCheck

@@ -188,6 +188,22 @@ def test_corner_read_as_another_card_is_not_a_new_card() -> None:
     assert [(e.kind, e.card) for e in run(tracker, frames)] == [(EventKind.APPEARED, "5S")]
 
 
+def test_an_index_half_over_a_corner_seen_that_frame_is_another_card() -> None:
+    """A cascade laid tight: the next card's index lies half over the index the card under it
+    is seen by in the same frame. It is another card; a second box round that same index read
+    otherwise is not."""
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    under = card("9S", [(100, 100)])
+    beside = card("5D", [(104, 103)])  # overlaps the 9S's box by 0.58 of it
+    frames = [[under]] * 3 + [[under, beside]] * 3
+    assert [(e.kind, e.card) for e in run(tracker, frames)] == [
+        (EventKind.APPEARED, "9S"), (EventKind.APPEARED, "5D")]
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    round_it = CardObservation("5D", 100, 100, 0.9, False, ((92, 86, 108, 118),))
+    frames = [[under]] * 3 + [[under, round_it]] * 3
+    assert [(e.kind, e.card) for e in run(tracker, frames)] == [(EventKind.APPEARED, "9S")]
+
+
 def test_same_code_cards_side_by_side_keep_their_corners() -> None:
     """Two copies of one card (a six-deck shoe) in one fan: corners apart, two cards."""
     tracker = CardTracker(stable_frames=2, match_radius=25)
@@ -260,4 +276,9 @@ def test_confirmed_at_each_names_the_card_at_each_box() -> None:
     ids = {card: track for track, card, _, _ in tracker.confirmed}
     assert tracker.confirmed_at_each(boxes) == [("KH", None, ids["KH"]), None,
                                                 ("7S", None, ids["7S"])]
+    # beside the 7S's index, another one half over it is not the 7S; a box round it is
+    beside, round_it = (98, 93, 108, 113), (93, 88, 107, 112)
+    at = tracker.confirmed_at_each(np.array([(95, 90, 105, 110), beside, round_it], np.float32))
+    assert at == [("7S", None, ids["7S"]), None, ("7S", None, ids["7S"])]
+    assert tracker.confirmed_at_each(np.array([beside], np.float32)) == [("7S", None, ids["7S"])]
     assert tracker.confirmed_at_each(np.zeros((0, 4), np.float32)) == []
