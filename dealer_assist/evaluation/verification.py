@@ -35,19 +35,21 @@ from dealer_assist.evaluation.render import Sequence, TrueCard
 from dealer_assist.evaluation.score import card_reported, groups_of
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
-from dealer_assist.vision.shoe_check import FrameReading, ShoeCheck
+from dealer_assist.vision.shoe_check import FAINT_ACCEPT, FrameReading, ShoeCheck
 from dealer_assist.vision.tracker import CardEvent, CardTracker, EventKind
 from dealer_assist.vision.verdict import Verdict
 from dealer_assist.vision.verify import ACCEPT
 
-#: What the camera saw of a card that never landed, over the frames its index shows in: none of
-#: the check's index boxes (found down to its faint presence and taken by the reader for an
-#: index) centred on either of its indices; boxes there, none read as its own code at
-#: :data:`~dealer_assist.vision.verify.ACCEPT` (that frame's reading alone); read so in one
-#: frame only (the check's two matched sightings never came); in two frames or more (the check
-#: or the tracker lost a card it read).
-UNLANDED = ("never found", "found, never read as itself", "read as itself in one frame",
-            "read as itself in two or more")
+#: What the camera saw of a card that never landed, over the frames its index shows in:
+#: ``not_found``, none of the check's index boxes (found down to its faint presence and taken
+#: by the reader for an index) centred on an index of it with no other card over that point;
+#: ``not_as_itself``, boxes there, none read as its own code as the check would accept it (at
+#: :data:`~dealer_assist.vision.verify.ACCEPT`, a faint box at
+#: :data:`~dealer_assist.vision.shoe_check.FAINT_ACCEPT`; that frame's reading alone);
+#: ``as_itself_once``, read so in one frame only (the two matched sightings the tracker asks
+#: for never came); ``as_itself_twice_or_more``, in two frames or more (the check or the
+#: tracker lost a card it read).
+UNLANDED = ("not_found", "not_as_itself", "as_itself_once", "as_itself_twice_or_more")
 
 
 @dataclass
@@ -143,8 +145,8 @@ def check_sequence(seq: Sequence, detector: CardDetector, deal: int = -1) -> Che
 
 class Sightings:
     """Per card, the frames its index shows in where an index box of the check's reading is
-    centred on one of its indices (``found``), and where one of those boxes reads as its own
-    code at :data:`~dealer_assist.vision.verify.ACCEPT` or more (``as_itself``)."""
+    centred on one of its indices, no other card over that point (``found``), and where one of
+    those boxes reads as its own code as the check would accept it (``as_itself``)."""
 
     def __init__(self) -> None:
         self.found: Counter[int] = Counter()
@@ -158,12 +160,13 @@ class Sightings:
                 continue
             rows = [i for i, (x, y) in enumerate(centres)
                     if any(cv2.pointPolygonTest(quad.astype(np.float32), (x, y), False) >= 0
-                           for quad in card.index_quads)]
+                           for quad in card.index_quads) and _topmost(seq, x, y, frame) is card]
             if not rows:
                 continue
             self.found[card.number] += 1
             rank, suit = RANK_CLASSES.index(card.code[0]), SUIT_CLASSES.index(card.code[1])
-            if float((reading.ranks[rows, rank] * reading.suits[rows, suit]).max()) >= ACCEPT:
+            accept = np.where(reading.faint[rows], FAINT_ACCEPT, ACCEPT)
+            if bool((reading.ranks[rows, rank] * reading.suits[rows, suit] >= accept).any()):
                 self.as_itself[card.number] += 1
 
     def unlanded(self, card: TrueCard) -> str:
@@ -171,6 +174,12 @@ class Sightings:
         if not self.found[card.number]:
             return UNLANDED[0]
         return UNLANDED[min(self.as_itself[card.number], 2) + 1]
+
+
+def _topmost(seq: Sequence, x: float, y: float, frame: int) -> TrueCard | None:
+    """The card on top at ``(x, y)`` in ``frame``; None: on no card."""
+    under = [card for card, distance in seq.distances_at(x, y, frame) if distance >= 0]
+    return under[-1] if under else None
 
 
 def score_checks(seq: Sequence, events: list[CardEvent],

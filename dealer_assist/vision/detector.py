@@ -546,13 +546,24 @@ def same_place(a: Sequence[float], b: Sequence[float]) -> bool:
 def same_places(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """:func:`same_place` of each box of ``a`` ``(N, 4)`` with
     each of ``b`` ``(M, 4)``: ``(N, M)``, computed alike (in float64, as Python's floats)."""
+    return _overlapping(a, b, 0.5)
+
+
+def same_indices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`same_index` of each box of ``a`` ``(N, 4)`` with each of ``b`` ``(M, 4)``:
+    ``(N, M)``, computed alike."""
+    return _overlapping(a, b, SAME_INDEX)
+
+
+def _overlapping(a: np.ndarray, b: np.ndarray, share: float) -> np.ndarray:
+    """Each box of ``a`` against each of ``b``: they overlap by ``share`` of the smaller."""
     a = np.asarray(a, np.float64).reshape(-1, 1, 4)
     b = np.asarray(b, np.float64).reshape(1, -1, 4)
     ix = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0])
     iy = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1])
     smaller = np.minimum((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
                          (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
-    return np.asarray((ix > 0) & (iy > 0) & (ix * iy >= 0.5 * smaller), bool)
+    return np.asarray((ix > 0) & (iy > 0) & (ix * iy >= share * smaller), bool)
 
 
 def same_index(a: Sequence[float], b: Sequence[float]) -> bool:

@@ -45,6 +45,7 @@ from dealer_assist.vision.detector import (
     CardObservation,
     box_ious,
     same_index,
+    same_indices,
     same_place,
     same_places,
 )
@@ -178,9 +179,7 @@ class CardTracker:
         hits = same_places(boxes, corners)
         overlaps = box_ious(boxes, corners)
         best = overlaps == np.where(hits, overlaps, -1.0).max(axis=0, keepdims=True)
-        twice = np.array([[same_index(box, corner) for corner in corners] for box in boxes],
-                         bool).reshape(hits.shape)
-        hits &= best | twice
+        hits &= best | same_indices(boxes, corners)
         first = hits.argmax(axis=1).tolist()  # corners lie in the tracks' order: the first
         return [(owners[j].card, owners[j].verdict, owners[j].track_id) if hit else None
                 for j, hit in zip(first, np.any(hits, axis=1).tolist(), strict=True)]

@@ -254,17 +254,18 @@ def test_the_shoe_check_scorer_counts_landing_verification_and_false_alarms() ->
     assert len(merged.wrong) == 2 and merged.card["all"].wrong_match == 2
 
 
-def _reading(boxes_codes: list[tuple[float, str]]) -> FrameReading:
-    """A frame's reading: an index box at each ``x`` (on ``_card``'s index there) read surely as
-    its code."""
+def _reading(boxes_codes: list[tuple[float, str]], sure: float = 0.95,
+             faint: bool = False) -> FrameReading:
+    """A frame's reading: an index box at each ``x`` (on ``_card``'s index there) read as its
+    code, rank and suit each at ``sure`` (``faint``: found below the detector's presence)."""
     ranks = np.zeros((len(boxes_codes), len(RANK_CLASSES)), np.float32)
     suits = np.zeros((len(boxes_codes), len(SUIT_CLASSES)), np.float32)
     for row, (_, code) in enumerate(boxes_codes):
-        ranks[row, RANK_CLASSES.index(code[0])] = suits[row, SUIT_CLASSES.index(code[1])] = 0.95
+        ranks[row, RANK_CLASSES.index(code[0])] = suits[row, SUIT_CLASSES.index(code[1])] = sure
     boxes = np.array([[x + 8, 110, x + 17, 125] for x, _ in boxes_codes],
                      np.float32).reshape(-1, 4)
     return FrameReading(boxes, ranks, suits, tuple(c for _, c in boxes_codes),
-                        np.full(len(boxes_codes), 0.9), np.zeros(len(boxes_codes), bool))
+                        np.full(len(boxes_codes), 0.9), np.full(len(boxes_codes), faint))
 
 
 def test_a_card_that_never_landed_is_put_down_to_what_the_check_read_at_its_indices() -> None:
@@ -281,10 +282,7 @@ def test_a_card_that_never_landed_is_put_down_to_what_the_check_read_at_its_indi
     tally = score_checks(seq, landed, sightings=sightings).card["all"]
     assert tally.landed == 1 and sum(tally.unlanded.values()) == 4
     assert tally.to_json()["unlanded"] == dict(zip(UNLANDED, [1, 1, 1, 1], strict=True))
-    assert sightings.unlanded(cards[0]) == "never found"
-    assert sightings.unlanded(cards[1]) == "found, never read as itself"
-    assert sightings.unlanded(cards[2]) == "read as itself in one frame"
-    assert sightings.unlanded(cards[3]) == "read as itself in two or more"
+    assert [sightings.unlanded(card) for card in cards[:4]] == list(UNLANDED)
     # an index box off every card's index is no sighting of any
     sightings = Sightings()
     sightings.add(seq, 0, _reading([(100, "AS")]))
@@ -292,7 +290,24 @@ def test_a_card_that_never_landed_is_put_down_to_what_the_check_read_at_its_indi
     merged = CheckReport()
     for _ in range(2):
         merged.add(score_checks(seq, landed, sightings=sightings))
-    assert merged.card["all"].unlanded["never found"] == 8
+    assert merged.card["all"].unlanded["not_found"] == 8
+
+
+def test_a_box_on_a_covered_index_or_read_below_what_the_check_accepts_is_no_sighting() -> None:
+    under, over = _card(0, "AS", 0), _card(1, "KD", 10)  # the KD laid over the AS's index
+    seq = Sequence("hand", [under, over], [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4,
+                   True, "none")
+    sightings = Sightings()
+    sightings.add(seq, 0, _reading([(0, "AS")]))
+    assert sightings.unlanded(under) == "not_found"
+    # a faint box counts as the card only where the check would take it: at 0.8, not 0.5
+    alone = Sequence("hand", [under], [np.zeros((4, 4, 3), np.uint8)] * 4, ["none"] * 4, True,
+                     "none")
+    sightings = Sightings()
+    sightings.add(alone, 0, _reading([(0, "AS")], sure=0.8, faint=True))  # 0.64
+    assert sightings.unlanded(under) == "not_as_itself"
+    sightings.add(alone, 1, _reading([(0, "AS")], sure=0.95, faint=True))
+    assert sightings.unlanded(under) == "as_itself_once"
 
 
 def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> None:

@@ -287,8 +287,8 @@ def test_a_card_landing_half_over_a_corner_of_another_keeps_its_own_index():
     check.expect(("9S",))
     events = [e for n in (1, 2) for e in check.track(n, index_reading((under, "9S")))]
     check.expect(("5D",))
-    # the new index read at 0.64, listed before the 9S's: pooled with the 9S's readings it
-    # would never match
+    # the new index read at 0.64 (a match, not surely another card than the 9S), listed
+    # before the 9S's
     both = joined(index_reading((beside, "5D"), sure=0.8), index_reading((under, "9S")))
     events += [e for n in range(3, 7) for e in check.track(n, both)]
     assert [(e.kind.value, e.card, e.verdict) for e in events] == [

@@ -266,6 +266,26 @@ def test_same_places_decides_every_pair_as_same_place_does() -> None:
     assert (got[-3, -3], got[-2, -2], got[-1, -1]) == (False, True, False)
 
 
+def test_same_indices_decides_every_pair_as_same_index_does() -> None:
+    """The array form of one index boxed twice (0.8 of the smaller box), on random boxes and on
+    the edge of the rule: exactly 0.8, just under."""
+    import numpy as np
+
+    from dealer_assist.vision.detector import same_index, same_indices
+
+    rng = np.random.default_rng(5)
+    corners = rng.uniform(0, 60, (40, 2))
+    a = np.concatenate([corners, corners + rng.uniform(1, 30, (40, 2))], axis=1)
+    a = np.concatenate([a, [[0, 0, 10, 10], [0, 0, 10, 10]]]).astype(np.float32)
+    b = np.concatenate([a[::-1] + rng.uniform(-3, 3, a.shape),
+                        [[2, 0, 12, 10], [2.001, 0, 12, 10]]])
+    got = same_indices(a, b)
+    want = [[same_index(x.tolist(), y.tolist()) for y in b] for x in a]
+    assert got.tolist() == want
+    assert got.any() and not got.all()
+    assert (got[-2, -2], got[-1, -1]) == (True, False)
+
+
 def test_confirmed_at_each_names_the_card_at_each_box() -> None:
     import numpy as np
 
