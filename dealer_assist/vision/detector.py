@@ -537,10 +537,19 @@ SAME_INDEX = 0.8
 
 def same_place(a: Sequence[float], b: Sequence[float]) -> bool:
     """Two boxes ``(x0, y0, x1, y1)`` cover one place: they overlap by half the smaller one."""
+    return _overlaps_by(a, b, 0.5)
+
+
+def same_index(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Two boxes overlap by :data:`SAME_INDEX` of the smaller one: one index boxed twice."""
+    return _overlaps_by(a, b, SAME_INDEX)
+
+
+def _overlaps_by(a: Sequence[float], b: Sequence[float], share: float) -> bool:
     ix = min(a[2], b[2]) - max(a[0], b[0])
     iy = min(a[3], b[3]) - max(a[1], b[1])
     smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return ix > 0 and iy > 0 and ix * iy >= 0.5 * smaller
+    return ix > 0 and iy > 0 and ix * iy >= share * smaller
 
 
 def same_places(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -557,34 +566,26 @@ def same_indices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _overlapping(a: np.ndarray, b: np.ndarray, share: float) -> np.ndarray:
     """Each box of ``a`` against each of ``b``: they overlap by ``share`` of the smaller."""
-    a = np.asarray(a, np.float64).reshape(-1, 1, 4)
-    b = np.asarray(b, np.float64).reshape(1, -1, 4)
-    ix = np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0])
-    iy = np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1])
-    smaller = np.minimum((a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
-                         (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
-    return np.asarray((ix > 0) & (iy > 0) & (ix * iy >= share * smaller), bool)
-
-
-def same_index(a: Sequence[float], b: Sequence[float]) -> bool:
-    """Two boxes overlap by :data:`SAME_INDEX` of the smaller one: one index boxed twice."""
-    ix = min(a[2], b[2]) - max(a[0], b[0])
-    iy = min(a[3], b[3]) - max(a[1], b[1])
-    smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
-    return ix > 0 and iy > 0 and ix * iy >= SAME_INDEX * smaller
+    inter, area_a, area_b = _intersections(a, b)
+    return np.asarray((inter > 0) & (inter >= share * np.minimum(area_a, area_b)), bool)
 
 
 def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Intersection over union of each box of ``a`` ``(N, 4)`` with each of ``b`` ``(M, 4)``:
     ``(N, M)``."""
+    inter, area_a, area_b = _intersections(a, b)
+    return np.asarray(inter / np.maximum(area_a + area_b - inter, 1e-9))
+
+
+def _intersections(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The intersection area of each box of ``a`` with each of ``b`` ``(N, M)``, and each one's
+    own area, broadcast alike (in float64, as Python's floats)."""
     a = np.asarray(a, np.float64).reshape(-1, 1, 4)
     b = np.asarray(b, np.float64).reshape(1, -1, 4)
     ix = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
     iy = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
-    inter = ix * iy
-    union = (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]) + \
-        (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]) - inter
-    return np.asarray(inter / np.maximum(union, 1e-9))
+    return (ix * iy, (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
+            (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
 
 
 def _merge_overlaps(detections: Detections) -> Detections:

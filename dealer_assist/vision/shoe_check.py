@@ -208,12 +208,14 @@ class ShoeCheck:
         kept = np.array([p.box for p in self._places], np.float32).reshape(-1, 4)
         overlap = np.where(same_places(boxes, kept), box_ious(boxes, kept), 0.0)
         chosen: dict[int, int] = {}
+        taken: set[int] = set()
         for flat in np.argsort(-overlap, axis=None, kind="stable"):
             i, j = divmod(int(flat), overlap.shape[1])
             if overlap[i, j] <= 0:
                 break
-            if i not in chosen and j not in chosen.values():
+            if i not in chosen and j not in taken:
                 chosen[i] = j
+                taken.add(j)
         places = []
         for i, box in enumerate(boxes):
             if i in chosen:

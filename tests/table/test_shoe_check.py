@@ -118,6 +118,15 @@ def test_a_table_restarted_from_its_journal_replays_the_verdicts(tmp_path):
 # ------------------------------------------------------------- the check's rules on given readings
 
 
+def shipped_check(**tracker_settings):  # -> ShoeCheck
+    """The shoe check with the shipped models and a tracker of ``tracker_settings``."""
+    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
+    from dealer_assist.vision.shoe_check import ShoeCheck
+    from dealer_assist.vision.tracker import CardTracker
+
+    return ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(**tracker_settings))
+
+
 def index_reading(*indices: tuple[tuple[float, float, float, float], str],
                   faint: bool = False, sure: float = 0.98) -> object:
     """A frame's reading of indices at boxes, each read as its code, rank and suit each at
@@ -146,11 +155,8 @@ def index_reading(*indices: tuple[tuple[float, float, float, float], str],
     ((600.0, 190.0, 612.0, 206.0), "7H", [("7H", "mismatch", "4C")]),
 ])
 def test_a_card_on_the_felt_seen_by_its_other_corner_is_not_a_new_card(corner, code, events):
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(stable_frames=2))
+    check = shipped_check(stable_frames=2)
     check.expect(("7H",))
     first = (100.0, 100.0, 112.0, 116.0)
     seen = [e for n in (1, 2) for e in check.track(n, index_reading((first, "7H")))]
@@ -170,11 +176,8 @@ def test_a_card_on_the_felt_seen_by_its_other_corner_is_not_a_new_card(corner, c
     ((), "7H", []),
 ])
 def test_a_faint_index_counts_only_as_the_shoe_card_it_matches(in_flight, code, events):
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(stable_frames=2))
+    check = shipped_check(stable_frames=2)
     check.expect(in_flight)
     box = (100.0, 100.0, 112.0, 116.0)
     seen = [e for n in (1, 2, 3) for e in check.track(n, index_reading((box, code), faint=True))]
@@ -182,16 +185,14 @@ def test_a_faint_index_counts_only_as_the_shoe_card_it_matches(in_flight, code, 
 
 
 def test_a_faint_index_must_read_the_shoe_card_more_surely_than_a_found_one():
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import FAINT_ACCEPT, ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
+    from dealer_assist.vision.shoe_check import FAINT_ACCEPT
     from dealer_assist.vision.verify import ACCEPT
 
     sure = 0.8  # the code at 0.64: a match for a found index, not for a faint one
     assert ACCEPT <= sure * sure < FAINT_ACCEPT
     box = (100.0, 100.0, 112.0, 116.0)
     for faint, events in ((False, [("7H", "match")]), (True, [])):
-        check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker(stable_frames=2))
+        check = shipped_check(stable_frames=2)
         check.expect(("7H",))
         seen = [e for n in (1, 2, 3)
                 for e in check.track(n, index_reading((box, "7H"), faint=faint, sure=sure))]
@@ -208,13 +209,9 @@ def test_a_faint_index_must_read_the_shoe_card_more_surely_than_a_found_one():
     (("7H",), (119.0, 100.0, 131.0, 116.0), [("7H", "match"), ("7H", "match")]),
 ])
 def test_a_shoe_card_is_matched_by_one_card_a_frame(in_flight, second, events):
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.reader import RANK_CLASSES
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
-                      CardTracker(stable_frames=2, match_radius=5.0))
+    check = shipped_check(stable_frames=2, match_radius=5.0)
     check.expect(in_flight)
     first = (100.0, 100.0, 112.0, 116.0)
     seen = []
@@ -233,13 +230,9 @@ def test_a_shoe_card_is_matched_by_one_card_a_frame(in_flight, second, events):
 ])
 def test_a_card_swapped_where_it_lies_changes_though_its_other_corner_reads_unsurely(
         other, changed):
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
     from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
-                      CardTracker(stable_frames=2, change_frames=3))
+    check = shipped_check(stable_frames=2, change_frames=3)
     check.expect(("7H",))
     corner, other_corner = (100.0, 100.0, 112.0, 116.0), (160.0, 190.0, 172.0, 206.0)
     seen = [e for n in (1, 2)
@@ -272,17 +265,19 @@ def joined(*readings):  # -> FrameReading
                         np.concatenate([r.faint for r in readings]))
 
 
+#: A 9S's index and a 5D's laid tight over that card, half over it (seed 2's deal 4)
+UNDER, BESIDE = (171.0, 343.0, 204.0, 381.0), (183.0, 347.0, 216.0, 386.0)
+
+
 def test_a_card_landing_half_over_a_corner_of_another_keeps_its_own_index():
     """A cascade laid tight: the new card's index lies half over the index of the card under it
     (overlapping it by more than half of either box), both seen. Read less than surely, the new
     index is neither taken for the card under it nor pooled with that card's readings: it lands
     (seed 2's deal 4 of the independent scenes, a 5D over a 9S, never landed before)."""
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, same_place
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
+    from dealer_assist.vision.detector import same_place
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker())
-    under, beside = (171.0, 343.0, 204.0, 381.0), (183.0, 347.0, 216.0, 386.0)
+    check = shipped_check()
+    under, beside = UNDER, BESIDE
     assert same_place(under, beside)
     check.expect(("9S",))
     events = [e for n in (1, 2) for e in check.track(n, index_reading((under, "9S")))]
@@ -300,12 +295,8 @@ def test_two_indices_half_over_each_other_keep_their_own_readings():
     the other order: each index's readings are pooled at its own place (the one its box
     overlaps best), so each card lands where it lies; pooled by the first place each box lay
     at, the 5D's index took the 9S's readings and the 9S landed there, the 5D never."""
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
-
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker())
-    under, beside = (171.0, 343.0, 204.0, 381.0), (183.0, 347.0, 216.0, 386.0)
+    check = shipped_check()
+    under, beside = UNDER, BESIDE
     check.expect(("9S", "5D"))
     events = check.track(1, joined(index_reading((under, "9S")),
                                    index_reading((beside, "5D"), sure=0.8)))
@@ -320,11 +311,9 @@ def test_a_card_on_the_felt_whose_index_is_boxed_twice_stays_one_card():
     """A second, larger box round a card's index (its index and surround) read unsurely as a
     shoe card in flight is that card's index boxed twice, not a new card of that code (seed 1's
     deal 92: a plastic 2C's second box pooled as the 2S in flight)."""
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector, same_index
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
+    from dealer_assist.vision.detector import same_index
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1), CardTracker())
+    check = shipped_check()
     index, round_it = (913.0, 340.0, 941.0, 379.0), (901.0, 341.0, 945.0, 392.0)
     assert same_index(index, round_it)
     check.expect(("2C",))
@@ -336,12 +325,8 @@ def test_a_card_on_the_felt_whose_index_is_boxed_twice_stays_one_card():
 
 
 def test_a_faint_index_at_a_card_on_the_felt_changes_nothing():
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
-                      CardTracker(stable_frames=2, change_frames=2))
+    check = shipped_check(stable_frames=2, change_frames=2)
     check.expect(("7H",))
     box = (100.0, 100.0, 112.0, 116.0)
     seen = [e for n in (1, 2) for e in check.track(n, index_reading((box, "7H")))]
@@ -372,9 +357,6 @@ def camera_landings(design_name: str, shown: str, shoe: str, seed: int,
         SyntheticFelt,
         VirtualTable,
     )
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
     if design_name not in artwork.installed_designs():
         pytest.skip("card artwork not installed (scripts/install-card-art.sh)")
@@ -382,8 +364,7 @@ def camera_landings(design_name: str, shown: str, shoe: str, seed: int,
                          VirtualTable(PLAYED_SEATS), seed=seed)
     felt.show(FeltCard(C(shown), CardTarget(PLAYED_SEATS[0], 0)))
     rendered = [felt.render().image for _ in range(frames)]
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
-                      CardTracker(stable_frames=2, grace_frames=6))
+    check = shipped_check(stable_frames=2, grace_frames=6)
     stages = CameraStages(grab=lambda: rendered.pop(0) if rendered else None, detect=check.read,
                           track=check.track, to_table=lambda x, y: (x, y), expect=check.expect)
     got: list[FeltCard] = []
@@ -434,12 +415,8 @@ def felt_inputs(felt: object, steps: list[tuple[tuple[object, ...], tuple[str, .
     models, each step showing its ``items`` on ``felt`` (the dealer's steps) and then rendering
     ``frames`` frames while the shoe's ``codes`` are in flight."""
     from dealer_assist.table.felt import FeltTracker, Sighting, SightingKind
-    from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector
-    from dealer_assist.vision.shoe_check import ShoeCheck
-    from dealer_assist.vision.tracker import CardTracker
 
-    check = ShoeCheck(CardDetector(DEFAULT_MODEL, threads=1),
-                      CardTracker(stable_frames=2, grace_frames=6))
+    check = shipped_check(stable_frames=2, grace_frames=6)
     tracker = FeltTracker(felt.table.zone_of)  # type: ignore[attr-defined]
     inputs: list[object] = []
     number = 0
