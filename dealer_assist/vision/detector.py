@@ -11,6 +11,7 @@ index visible is placed on that index.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -625,6 +626,18 @@ def _probe(session: runtimes.Session, path: Path, probe: np.ndarray) -> list[np.
         raise ModelError(f"model does not run on an image ({type(exc).__name__})", path) from exc
 
 
+def pair_distance(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """How far apart two index boxes ``(x0, y0, x1, y1)`` lie, in index sizes, where they could
+    be one card's two corners (:data:`PAIR_DISTANCE` apart, sizes within
+    :data:`PAIR_SIZE_RATIO`); None where they could not."""
+    size_a, size_b = max(a[2] - a[0], a[3] - a[1]), max(b[2] - b[0], b[3] - b[1])
+    if max(size_a, size_b) / max(min(size_a, size_b), 1e-6) >= PAIR_SIZE_RATIO:
+        return None
+    distance = math.dist(((a[0] + a[2]) / 2, (a[1] + a[3]) / 2),
+                         ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)) / ((size_a + size_b) / 2)
+    return float(distance) if PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1] else None
+
+
 def group_indices(detections: Detections) -> list[CardObservation]:
     """Pair corner indices into cards: same code, about a card's diagonal apart, similar size.
 
@@ -637,17 +650,14 @@ def group_indices(detections: Detections) -> list[CardObservation]:
     n = len(detections)
     boxes = detections.boxes
     centres = (boxes[:, :2] + boxes[:, 2:]) / 2
-    sizes = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
     candidates: list[tuple[float, int, int]] = []
     typical = sum(PAIR_DISTANCE) / 2
     for i in range(n):
         for j in range(i + 1, n):
             if detections.class_ids[i] != detections.class_ids[j]:
                 continue
-            ratio = max(sizes[i], sizes[j]) / max(min(sizes[i], sizes[j]), 1e-6)
-            distance = float(np.linalg.norm(centres[i] - centres[j])) / float(
-                (sizes[i] + sizes[j]) / 2)
-            if ratio < PAIR_SIZE_RATIO and PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1]:
+            distance = pair_distance(boxes[i], boxes[j])
+            if distance is not None:
                 candidates.append((abs(distance - typical), i, j))
     used: set[int] = set()
     groups: list[tuple[int, ...]] = []

@@ -1,12 +1,18 @@
 """Following cards across frames and turning them into events.
 
 Rules (all counted in frames, so they hold for any frame rate):
-- An observation belongs to a track when its point lies within ``match_radius`` of the track's,
-  or when one of its corner indices lies where one of the track's did: a card's point is its
-  centre while both corners are read and a corner while one is, so the point jumps by half a
-  card as the next card of a fan covers a corner, and the corners do not move. A corner of a
-  card already matched in this frame that reads as another card is passed over: it is that
-  card's other reading, not a new card (the shoe, or a change over the whole card, decides).
+- An observation of a track's code belongs to it when its point lies within ``match_radius`` of
+  the track's, or when one of its corner indices lies where one of the track's did: a card's
+  point is its centre while both corners are read and a corner while one is, so the point jumps
+  by half a card as the next card of a fan covers a corner, and the corners do not move. One
+  read as another code belongs to it only by a corner (a card changed lies where it lay): the
+  next card of a cascade laid tight has its point a fifth of a card from the one under it.
+  A card not yet confirmed, matched to a shoe card in flight, and matched to it again at an
+  index that could be its other corner (within the pairing's reach, :func:`.pair_distance`) is
+  that card seen by its other corner: the first is covered or unread once the next card lands.
+  A corner of a card already matched in this frame that reads as another card is passed over:
+  it is that card's other reading, not a new card (the shoe, or a change over the whole card,
+  decides).
   An index half over a corner the card was seen by in this frame is not one of its corners but
   another index beside it (a card of a cascade laid tight).
 - A card becomes an event (``APPEARED``) only once seen at the same place in ``stable_frames``
@@ -44,6 +50,7 @@ import numpy as np
 from dealer_assist.vision.detector import (
     CardObservation,
     box_ious,
+    pair_distance,
     same_index,
     same_indices,
     same_place,
@@ -119,6 +126,14 @@ class _Track:
     def shares_corner(self, obs: CardObservation) -> bool:
         return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
 
+    def other_corner_matched(self, obs: CardObservation) -> bool:
+        """Unconfirmed, its latest sighting matched to a shoe card, and ``obs`` matched to it
+        too at an index that could be this card's other corner."""
+        return (not self.confirmed and self.matched_hits > 0
+                and obs.verdict == Verdict.MATCH.value and obs.card == self.card
+                and any(pair_distance(a, b) is not None
+                        for a in self.latest for b in obs.index_boxes))
+
     def lies_at_an_unseen_corner(self, obs: CardObservation) -> bool:
         """An index of ``obs`` lies at a corner of this card other than those of its latest
         sighting, or is one of those boxed twice (an index only half over one of those is
@@ -140,7 +155,7 @@ class CardTracker:
     """Feed it each frame's observations in order; it returns the events that frame causes.
 
     ``match_radius`` (pixels) is how far a card's point may move between frames and still be the
-    same card; keep it under the spacing of two cards in a hand's fan.
+    same card, read as the same code; keep it under the spacing of two cards in a hand's fan.
     """
 
     def __init__(self, stable_frames: int = 3, grace_frames: int = 45,
@@ -211,10 +226,13 @@ class CardTracker:
                 track = self._tracks[ti]
                 if track.last_seen == frame or i not in unmatched:
                     continue
-                if distance > self.match_radius and not track.shares_corner(observations[i]):
+                seen = observations[i]
+                near = want_same and distance <= self.match_radius
+                if not (near or track.shares_corner(seen)
+                        or want_same and track.other_corner_matched(seen)):
                     continue
                 unmatched.remove(i)
-                events += self._seen(track, observations[i], frame)
+                events += self._seen(track, seen, frame)
         for i in unmatched:
             obs = observations[i]
             if not obs.laid_over and any(t.last_seen == frame and

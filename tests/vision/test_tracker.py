@@ -178,6 +178,44 @@ def test_card_seen_by_one_corner_then_both_stays_one_card() -> None:
     assert len(tracker.confirmed) == 1
 
 
+def test_a_card_matched_by_one_corner_then_by_the_other_is_one_card() -> None:
+    """A card of a cascade matched to the shoe's card at one index in a frame and at its other
+    index in the next (the first covered or unread there): the indices lie a card's diagonal
+    apart, past match_radius, and it is one card seen landing, where it was seen last. Named,
+    not matched, or too far apart to be one card's corners, the sightings are not joined."""
+    top, bottom, far = (100, 100), (160, 180), (100, 300)  # far: 200 px, 8.3 index sizes
+
+    def matched(corner: tuple[float, float]) -> CardObservation:
+        return replace(card("5S", [corner]), verdict="match", checked="5S")
+
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    events = run(tracker, [[matched(top)], [matched(bottom)]] + [[]] * 3)
+    assert [(e.kind, e.card, e.frame, e.x, e.y) for e in events] == [
+        (EventKind.APPEARED, "5S", 1, *bottom)]
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    assert run(tracker, [[card("5S", [top])], [card("5S", [bottom])], [card("5S", [top])]]
+               + [[]] * 3) == []
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    assert run(tracker, [[matched(top)], [matched(far)]] + [[]] * 3) == []
+
+
+def test_the_next_card_of_a_tight_cascade_is_not_the_card_under_it_changed() -> None:
+    """A card laid a fifth of a card along from the one under it has its point within
+    match_radius of that card's, its indices apart from that card's: it is a card of its own.
+    A card read otherwise is a change only where an index of it lies where the card's did."""
+    under = card("9C", [(100, 100), (160, 180)])
+    over = card("2S", [(115, 112), (175, 192)])  # points 19 px apart; no index over another's
+    tracker = CardTracker(stable_frames=2, change_frames=3, match_radius=25)
+    events = run(tracker, [[under]] * 3 + [[over]] * 6)
+    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "9C"),
+                                                   (EventKind.APPEARED, "2S")]
+    swapped = card("2S", [(102, 103), (162, 183)])  # where the 9C lay
+    tracker = CardTracker(stable_frames=2, change_frames=3, match_radius=25)
+    events = run(tracker, [[under]] * 3 + [[swapped]] * 6)
+    assert [(e.kind, e.card, e.previous) for e in events] == [
+        (EventKind.APPEARED, "9C", None), (EventKind.CHANGED, "2S", "9C")]
+
+
 def test_corner_read_as_another_card_is_not_a_new_card() -> None:
     """A card whose corners disagree (5S at the top, 5C at the bottom, frame after frame) is one
     card, the one it was confirmed as; the other reading does not start a card of its own."""
