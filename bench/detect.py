@@ -11,8 +11,8 @@ deliver them: 1280x720 with cards 58-95 px wide, 3072x1728 (a 3K camera over a w
 felt) with cards 76-90 px, unless ``--card-width`` says otherwise. For each size, runtime and
 precision (float: ``cards.onnx`` + ``index-reader.onnx``; INT8: the ``*.int8.onnx`` files) it
 prints the milliseconds per stage (JPEG decode, card regions + letterbox, detector inference,
-decoding + NMS, reading the indices, grouping; median and 95th percentile) one frame at a time
-on all cores (each frame read by every runtime and precision in turn, so that other work on
+decoding + NMS, reading the indices, grouping; median, mean and 95th percentile) one frame at a
+time on all cores (each frame read by every runtime and precision in turn, so that other work on
 the machine weighs on all alike), then the frames per second with ``--workers`` frames
 detected at once (one thread each), as the table's camera runs them. Then a summary table,
 and what the table's ``runtime = "auto"`` would pick here. ``--model``/``--reader`` measure
@@ -208,7 +208,7 @@ def main() -> None:
             for name, values in stages.items():
                 p95 = sorted(values)[int(0.95 * (len(values) - 1))]
                 print(f"  {name:<17} median {statistics.median(values):7.2f} ms   "
-                      f"p95 {p95:7.2f} ms")
+                      f"mean {statistics.fmean(values):7.2f} ms   p95 {p95:7.2f} ms")
             total = statistics.median(stages["total"])
             fps, latency = float("nan"), float("nan")
             if args.workers > 1:
