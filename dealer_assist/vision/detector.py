@@ -630,12 +630,13 @@ def pair_distance(a: Sequence[float], b: Sequence[float]) -> float | None:
     """How far apart two index boxes ``(x0, y0, x1, y1)`` lie, in index sizes, where they could
     be one card's two corners (:data:`PAIR_DISTANCE` apart, sizes within
     :data:`PAIR_SIZE_RATIO`); None where they could not."""
+    a, b = [float(v) for v in a], [float(v) for v in b]
     size_a, size_b = max(a[2] - a[0], a[3] - a[1]), max(b[2] - b[0], b[3] - b[1])
     if max(size_a, size_b) / max(min(size_a, size_b), 1e-6) >= PAIR_SIZE_RATIO:
         return None
     distance = math.dist(((a[0] + a[2]) / 2, (a[1] + a[3]) / 2),
                          ((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)) / ((size_a + size_b) / 2)
-    return float(distance) if PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1] else None
+    return distance if PAIR_DISTANCE[0] <= distance <= PAIR_DISTANCE[1] else None
 
 
 def group_indices(detections: Detections) -> list[CardObservation]:

@@ -5,11 +5,12 @@ Rules (all counted in frames, so they hold for any frame rate):
   the track's, or when one of its corner indices lies where one of the track's did: a card's
   point is its centre while both corners are read and a corner while one is, so the point jumps
   by half a card as the next card of a fan covers a corner, and the corners do not move. One
-  read as another code belongs to it only by a corner (a card changed lies where it lay): the
-  next card of a cascade laid tight has its point a fifth of a card from the one under it.
-  A card not yet confirmed, matched to a shoe card in flight, and matched to it again at an
-  index that could be its other corner (within the pairing's reach, :func:`.pair_distance`) is
-  that card seen by its other corner: the first is covered or unread once the next card lands.
+  read as another code that matched a shoe card in flight belongs to it only by a corner: the
+  next card of a cascade laid tight has its point a fifth of a card from the one under it. A
+  card not yet confirmed, seen last by one index matched to a shoe card in flight, and then by
+  one index matched to it again that could be its other corner (within the pairing's reach,
+  :func:`.pair_distance`; after every other observation has found its card) is that card seen
+  by its other corner: the first is covered or unread once the next card lands.
   A corner of a card already matched in this frame that reads as another card is passed over:
   it is that card's other reading, not a new card (the shoe, or a change over the whole card,
   decides).
@@ -126,13 +127,16 @@ class _Track:
     def shares_corner(self, obs: CardObservation) -> bool:
         return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
 
-    def other_corner_matched(self, obs: CardObservation) -> bool:
-        """Unconfirmed, its latest sighting matched to a shoe card, and ``obs`` matched to it
-        too at an index that could be this card's other corner."""
-        return (not self.confirmed and self.matched_hits > 0
-                and obs.verdict == Verdict.MATCH.value and obs.card == self.card
-                and any(pair_distance(a, b) is not None
-                        for a in self.latest for b in obs.index_boxes))
+    def other_corner_distance(self, obs: CardObservation) -> float | None:
+        """How far ``obs`` lies from this card's index, in index sizes, where it could be this
+        card's other corner (:func:`.pair_distance`): this card not confirmed, seen last by one
+        index matched to a shoe card, ``obs`` one index matched to the same code. None where
+        any of that does not hold."""
+        if self.confirmed or not self.matched_hits or len(self.latest) != 1 \
+                or len(obs.index_boxes) != 1 or obs.verdict != Verdict.MATCH.value \
+                or obs.card != self.card:
+            return None
+        return pair_distance(self.latest[0], obs.index_boxes[0])
 
     def lies_at_an_unseen_corner(self, obs: CardObservation) -> bool:
         """An index of ``obs`` lies at a corner of this card other than those of its latest
@@ -227,12 +231,23 @@ class CardTracker:
                 if track.last_seen == frame or i not in unmatched:
                     continue
                 seen = observations[i]
-                near = want_same and distance <= self.match_radius
-                if not (near or track.shares_corner(seen)
-                        or want_same and track.other_corner_matched(seen)):
+                # by its point alone another code continues a card only where it matched no
+                # shoe card in flight: the next card of a cascade laid tight is a card of its own
+                near = distance <= self.match_radius and (
+                    want_same or seen.verdict != Verdict.MATCH.value)
+                if not (near or track.shares_corner(seen)):
                     continue
                 unmatched.remove(i)
                 events += self._seen(track, seen, frame)
+        # then a card matched by one index and seen matched by its other, nearest first
+        links = sorted((apart, ti, i) for ti, t in enumerate(self._tracks)
+                       if t.last_seen != frame for i in unmatched
+                       if (apart := t.other_corner_distance(observations[i])) is not None)
+        for _, ti, i in links:
+            track = self._tracks[ti]
+            if track.last_seen != frame and i in unmatched:
+                unmatched.remove(i)
+                events += self._seen(track, observations[i], frame)
         for i in unmatched:
             obs = observations[i]
             if not obs.laid_over and any(t.last_seen == frame and

@@ -182,7 +182,8 @@ def test_a_card_matched_by_one_corner_then_by_the_other_is_one_card() -> None:
     """A card of a cascade matched to the shoe's card at one index in a frame and at its other
     index in the next (the first covered or unread there): the indices lie a card's diagonal
     apart, past match_radius, and it is one card seen landing, where it was seen last. Named,
-    not matched, or too far apart to be one card's corners, the sightings are not joined."""
+    not matched, or too far apart to be one card's corners, the sightings are not joined; nor
+    is a card seen at its own index taken for the other corner of a card beside it."""
     top, bottom, far = (100, 100), (160, 180), (100, 300)  # far: 200 px, 8.3 index sizes
 
     def matched(corner: tuple[float, float]) -> CardObservation:
@@ -197,23 +198,34 @@ def test_a_card_matched_by_one_corner_then_by_the_other_is_one_card() -> None:
                + [[]] * 3) == []
     tracker = CardTracker(stable_frames=3, match_radius=25)
     assert run(tracker, [[matched(top)], [matched(far)]] + [[]] * 3) == []
+    # a second 5S (a six-deck shoe) lands where it could be the first one's other corner,
+    # nearer the first one's point than the index the first is seen by: each keeps its own
+    both, second = replace(card("5S", [top, bottom]), verdict="match", checked="5S"), (100, 170)
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    events = run(tracker, [[both]] + [[matched(bottom), matched(second)]] * 2 + [[]] * 3)
+    assert [(e.card, e.frame, e.x, e.y) for e in events] == [("5S", 1, *bottom),
+                                                             ("5S", 2, *second)]
 
 
 def test_the_next_card_of_a_tight_cascade_is_not_the_card_under_it_changed() -> None:
-    """A card laid a fifth of a card along from the one under it has its point within
-    match_radius of that card's, its indices apart from that card's: it is a card of its own.
-    A card read otherwise is a change only where an index of it lies where the card's did."""
+    """A card laid a fifth of a card along from the one under it, matched to a shoe card in
+    flight, has its point within match_radius of that card's and its indices apart from that
+    card's: it is a card of its own. Matched where the card's index lay, or not matched (a
+    misread of a card nudged), it is that card changed."""
     under = card("9C", [(100, 100), (160, 180)])
-    over = card("2S", [(115, 112), (175, 192)])  # points 19 px apart; no index over another's
-    tracker = CardTracker(stable_frames=2, change_frames=3, match_radius=25)
-    events = run(tracker, [[under]] * 3 + [[over]] * 6)
-    assert [(e.kind, e.card) for e in events] == [(EventKind.APPEARED, "9C"),
-                                                   (EventKind.APPEARED, "2S")]
-    swapped = card("2S", [(102, 103), (162, 183)])  # where the 9C lay
-    tracker = CardTracker(stable_frames=2, change_frames=3, match_radius=25)
-    events = run(tracker, [[under]] * 3 + [[swapped]] * 6)
-    assert [(e.kind, e.card, e.previous) for e in events] == [
-        (EventKind.APPEARED, "9C", None), (EventKind.CHANGED, "2S", "9C")]
+    beside = [(115, 112), (175, 192)]  # points 19 px apart; no index over another's
+
+    def events_after(over: CardObservation) -> list[tuple[EventKind, str, str | None]]:
+        tracker = CardTracker(stable_frames=2, change_frames=3, match_radius=25)
+        return [(e.kind, e.card, e.previous) for e in run(tracker, [[under]] * 3 + [[over]] * 6)]
+
+    matched = replace(card("2S", beside), verdict="match", checked="2S")
+    assert events_after(matched) == [(EventKind.APPEARED, "9C", None),
+                                     (EventKind.APPEARED, "2S", None)]
+    changed = [(EventKind.APPEARED, "9C", None), (EventKind.CHANGED, "2S", "9C")]
+    assert events_after(card("2S", beside)) == changed
+    where_it_lay = card("2S", [(102, 103), (162, 183)])
+    assert events_after(replace(where_it_lay, verdict="match", checked="2S")) == changed
 
 
 def test_corner_read_as_another_card_is_not_a_new_card() -> None:
