@@ -530,6 +530,8 @@ def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, in
     return regions
 
 
+#: The share of the smaller of two boxes they must overlap by to cover one place.
+SAME_PLACE = 0.5
 #: The share of the smaller of two boxes they must overlap by to be one index boxed twice (a
 #: second box round an index and its surround) rather than two indices half over each other
 #: (a card of a cascade laid tight: about 0.5-0.6 of the smaller box).
@@ -538,7 +540,7 @@ SAME_INDEX = 0.8
 
 def same_place(a: Sequence[float], b: Sequence[float]) -> bool:
     """Two boxes ``(x0, y0, x1, y1)`` cover one place: they overlap by half the smaller one."""
-    return _overlaps_by(a, b, 0.5)
+    return _overlaps_by(a, b, SAME_PLACE)
 
 
 def same_index(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -553,40 +555,37 @@ def _overlaps_by(a: Sequence[float], b: Sequence[float], share: float) -> bool:
     return ix > 0 and iy > 0 and ix * iy >= share * smaller
 
 
-def same_places(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`same_place` of each box of ``a`` ``(N, 4)`` with
-    each of ``b`` ``(M, 4)``: ``(N, M)``, computed alike (in float64, as Python's floats)."""
-    return _overlapping(a, b, 0.5)
+@dataclass(frozen=True)
+class BoxOverlaps:
+    """Each box of ``a`` ``(N, 4)`` against each of ``b`` ``(M, 4)``, the intersections worked
+    out once for every rule asked of them (in float64, as Python's floats): ``inter`` the
+    ``(N, M)`` intersection areas, ``area_a`` and ``area_b`` each box's own area, broadcast
+    alike."""
 
+    inter: np.ndarray
+    area_a: np.ndarray
+    area_b: np.ndarray
 
-def same_indices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`same_index` of each box of ``a`` ``(N, 4)`` with each of ``b`` ``(M, 4)``:
-    ``(N, M)``, computed alike."""
-    return _overlapping(a, b, SAME_INDEX)
+    @classmethod
+    def of(cls, a: np.ndarray, b: np.ndarray) -> BoxOverlaps:
+        a = np.asarray(a, np.float64).reshape(-1, 1, 4)
+        b = np.asarray(b, np.float64).reshape(1, -1, 4)
+        ix = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
+        iy = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
+        return cls(ix * iy, (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
+                   (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
 
+    def by(self, share: float) -> np.ndarray:
+        """The pairs that overlap by ``share`` of the smaller box, decided as the one-pair rule
+        decides them: :func:`same_place` at :data:`SAME_PLACE`, :func:`same_index` at
+        :data:`SAME_INDEX`."""
+        smaller = np.minimum(self.area_a, self.area_b)
+        return np.asarray((self.inter > 0) & (self.inter >= share * smaller), bool)
 
-def _overlapping(a: np.ndarray, b: np.ndarray, share: float) -> np.ndarray:
-    """Each box of ``a`` against each of ``b``: they overlap by ``share`` of the smaller."""
-    inter, area_a, area_b = _intersections(a, b)
-    return np.asarray((inter > 0) & (inter >= share * np.minimum(area_a, area_b)), bool)
-
-
-def box_ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Intersection over union of each box of ``a`` ``(N, 4)`` with each of ``b`` ``(M, 4)``:
-    ``(N, M)``."""
-    inter, area_a, area_b = _intersections(a, b)
-    return np.asarray(inter / np.maximum(area_a + area_b - inter, 1e-9))
-
-
-def _intersections(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The intersection area of each box of ``a`` with each of ``b`` ``(N, M)``, and each one's
-    own area, broadcast alike (in float64, as Python's floats)."""
-    a = np.asarray(a, np.float64).reshape(-1, 1, 4)
-    b = np.asarray(b, np.float64).reshape(1, -1, 4)
-    ix = np.clip(np.minimum(a[..., 2], b[..., 2]) - np.maximum(a[..., 0], b[..., 0]), 0, None)
-    iy = np.clip(np.minimum(a[..., 3], b[..., 3]) - np.maximum(a[..., 1], b[..., 1]), 0, None)
-    return (ix * iy, (a[..., 2] - a[..., 0]) * (a[..., 3] - a[..., 1]),
-            (b[..., 2] - b[..., 0]) * (b[..., 3] - b[..., 1]))
+    def ious(self) -> np.ndarray:
+        """Each pair's intersection over union ``(N, M)``."""
+        union = self.area_a + self.area_b - self.inter
+        return np.asarray(self.inter / np.maximum(union, 1e-9))
 
 
 def _merge_overlaps(detections: Detections) -> Detections:

@@ -30,12 +30,12 @@ import numpy as np
 from dealer_assist.vision.artwork import CARD_CODES
 from dealer_assist.vision.detector import (
     PAIR_DISTANCE,
+    SAME_PLACE,
+    BoxOverlaps,
     CardDetector,
     CardObservation,
     Detections,
-    box_ious,
     group_indices,
-    same_places,
 )
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
 from dealer_assist.vision.still_regions import StillRead, StillRegions
@@ -206,7 +206,8 @@ class ShoeCheck:
         corner of another) each keep their own pool."""
         boxes = reading.boxes
         kept = np.array([p.box for p in self._places], np.float32).reshape(-1, 4)
-        overlap = np.where(same_places(boxes, kept), box_ious(boxes, kept), 0.0)
+        pairs = BoxOverlaps.of(boxes, kept)
+        overlap = np.where(pairs.by(SAME_PLACE), pairs.ious(), 0.0)
         chosen: dict[int, int] = {}
         taken: set[int] = set()
         for flat in np.argsort(-overlap, axis=None, kind="stable"):

@@ -49,13 +49,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dealer_assist.vision.detector import (
+    SAME_INDEX,
+    SAME_PLACE,
+    BoxOverlaps,
     CardObservation,
-    box_ious,
     pair_distance,
     same_index,
-    same_indices,
     same_place,
-    same_places,
 )
 from dealer_assist.vision.verdict import Verdict
 
@@ -195,10 +195,10 @@ class CardTracker:
         if not owners or len(boxes) == 0:
             return [None] * len(boxes)
         corners = np.array([c for t in self._tracks if t.confirmed for c in t.corners])
-        hits = same_places(boxes, corners)
-        overlaps = box_ious(boxes, corners)
+        pairs = BoxOverlaps.of(boxes, corners)
+        hits, overlaps = pairs.by(SAME_PLACE), pairs.ious()
         best = overlaps == np.where(hits, overlaps, -1.0).max(axis=0, keepdims=True)
-        hits &= best | same_indices(boxes, corners)
+        hits &= best | pairs.by(SAME_INDEX)
         first = hits.argmax(axis=1).tolist()  # corners lie in the tracks' order: the first
         return [(owners[j].card, owners[j].verdict, owners[j].track_id) if hit else None
                 for j, hit in zip(first, np.any(hits, axis=1).tolist(), strict=True)]

@@ -296,12 +296,12 @@ def test_a_card_lying_sideways_is_reported_sideways() -> None:
     assert [e.to_json().get("sideways") for e in events if e.card == "9H"] == [True]
 
 
-def test_same_places_decides_every_pair_as_same_place_does() -> None:
+def test_overlaps_by_half_decide_every_pair_as_same_place_does() -> None:
     """The array form the shoe check uses, on random boxes and on the edges of the rule: boxes
     that touch, that overlap by exactly half the smaller one, or just under."""
     import numpy as np
 
-    from dealer_assist.vision.detector import same_place, same_places
+    from dealer_assist.vision.detector import SAME_PLACE, BoxOverlaps, same_place
 
     rng = np.random.default_rng(4)
     corners = rng.uniform(0, 60, (40, 2))
@@ -309,19 +309,19 @@ def test_same_places_decides_every_pair_as_same_place_does() -> None:
     a = np.concatenate([a, [[0, 0, 10, 10], [0, 0, 10, 10], [0, 0, 10, 10]]]).astype(np.float32)
     b = np.concatenate([a[::-1] + rng.uniform(-5, 5, a.shape),
                         [[10, 0, 20, 10], [5, 0, 15, 10], [5.001, 0, 15, 10]]])
-    got = same_places(a, b)
+    got = BoxOverlaps.of(a, b).by(SAME_PLACE)
     want = [[same_place(x.tolist(), y.tolist()) for y in b] for x in a]
     assert got.tolist() == want
     assert got.any() and not got.all()
     assert (got[-3, -3], got[-2, -2], got[-1, -1]) == (False, True, False)
 
 
-def test_same_indices_decides_every_pair_as_same_index_does() -> None:
+def test_overlaps_by_same_index_decide_every_pair_as_same_index_does() -> None:
     """The array form of one index boxed twice (0.8 of the smaller box), on random boxes and on
     the edge of the rule: exactly 0.8, just under."""
     import numpy as np
 
-    from dealer_assist.vision.detector import same_index, same_indices
+    from dealer_assist.vision.detector import SAME_INDEX, BoxOverlaps, same_index
 
     rng = np.random.default_rng(5)
     corners = rng.uniform(0, 60, (40, 2))
@@ -329,7 +329,7 @@ def test_same_indices_decides_every_pair_as_same_index_does() -> None:
     a = np.concatenate([a, [[0, 0, 10, 10], [0, 0, 10, 10]]]).astype(np.float32)
     b = np.concatenate([a[::-1] + rng.uniform(-3, 3, a.shape),
                         [[2, 0, 12, 10], [2.001, 0, 12, 10]]])
-    got = same_indices(a, b)
+    got = BoxOverlaps.of(a, b).by(SAME_INDEX)
     want = [[same_index(x.tolist(), y.tolist()) for y in b] for x in a]
     assert got.tolist() == want
     assert got.any() and not got.all()
