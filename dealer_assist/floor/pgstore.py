@@ -499,14 +499,6 @@ class PostgresStore:
         return find_rounds(self.conn, query, own=own)
 
     @_reported
-    def round_alarm_records(self, round_key: int) -> list[int]:
-        if not -MAX_INTEGER <= round_key <= MAX_INTEGER:
-            return []
-        return [int(row[0]) for row in self.conn.execute(
-            "SELECT seq FROM alarms WHERE chain_no = 0 AND round_key = %s ORDER BY seq",
-            (round_key,))]
-
-    @_reported
     def floor_choices(self) -> tuple[list[str], list[str]]:
         """The tables and alarm kinds of the ingested chains' index."""
         return ([row[0] for row in self.conn.execute(
@@ -556,12 +548,6 @@ class PostgresStore:
         row = self.conn.execute(f"SELECT {_FRAME} FROM frames WHERE chain_no = 0 AND seq = %s",
                                 (seq,)).fetchone()
         return None if row is None else IndexedFrame(*row)
-
-    @_reported
-    def pruned_frames(self, round_key: int) -> set[int]:
-        return {int(row[0]) for row in self.conn.execute(
-            "SELECT seq FROM frames WHERE chain_no = 0 AND round_key = %s AND pruned_at IS NOT"
-            " NULL", (round_key,))}
 
     @_reported
     def video_frames_before(self, cutoff: str) -> list[IndexedFrame]:

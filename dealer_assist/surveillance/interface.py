@@ -377,20 +377,11 @@ class RecordStore(Protocol):
         """Alarms recorded during a round."""
         ...
 
-    def round_alarm_records(self, round_key: int) -> list[int]:
-        """Numbers of the alarm records the index links to a round (those recorded in it and
-        those naming it as the round in play when raised), in chain order."""
-        ...
-
     def search_choices(self) -> tuple[list[str], list[str]]:
         """The tables and alarm kinds the index knows (empty where it cannot give them)."""
         ...
 
     def frame(self, seq: int) -> IndexedFrame | None: ...
-
-    def pruned_frames(self, round_key: int) -> set[int]:
-        """Numbers of the round's frame records whose files retention deleted."""
-        ...
 
     def video_frames_before(self, cutoff: str) -> list[IndexedFrame]:
         """Frames not key and not pruned recorded before ``cutoff`` (a record time), by number."""

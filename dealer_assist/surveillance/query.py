@@ -15,6 +15,12 @@ from typing import Any
 
 from dealer_assist.rules.money import format_money
 from dealer_assist.surveillance.evidence_check import TrustedKeys
+from dealer_assist.surveillance.frame_files import (
+    FrameFileRefused,
+    frame_path,
+    read_frame,
+    served_type,
+)
 from dealer_assist.surveillance.interface import (
     CheckedAppend,
     HourVolume,
@@ -23,7 +29,7 @@ from dealer_assist.surveillance.interface import (
     RecordStore,
     RoundQuery,
 )
-from dealer_assist.surveillance.replay import RoundData, assemble_round, load_round
+from dealer_assist.surveillance.replay import RoundData, assemble_round, load_round, pruned_by
 from dealer_assist.surveillance.round_check import RoundCheck, check_round, check_settlement
 from dealer_assist.surveillance.round_words import round_in_words
 from dealer_assist.surveillance.store import (
@@ -73,19 +79,41 @@ def round_view(store: RecordStore, key: int,
                trusted: TrustedKeys | None = None) -> dict[str, Any]:
     """One round as the page shows it, checked as it is shown: its events in words (each with
     the UTC time it happened where the event carries one, ``at``, and when it was written),
-    frames in order with their times and the state of their files, alarms (those the index
-    links to it too), screens, every line of the settlement as recorded and as re-settled, and
-    ``integrity``: whether its records, signatures (with ``trusted``: under the table's key),
-    frames and settlement hold (:func:`~.round_check.check_round`)."""
+    frames in order with their times and the state of their files, alarms (those naming it
+    from outside its records too: :func:`alarms_naming`), screens, every line of the
+    settlement as recorded and as re-settled, and ``integrity``: whether its records,
+    signatures (with ``trusted``: under the table's key), frames and settlement hold
+    (:func:`~.round_check.check_round`). All of it is read from the chained records: the
+    search index, which write access alone can edit, only finds rounds."""
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
-    pruned = store.pruned_frames(key)
-    own = {record.seq for record in data.alarms}
-    linked = [record for seq in store.round_alarm_records(key) if seq not in own
-              and (record := store.record(seq)) is not None and record.kind == "alarm"]
+    frames = {record.seq for record in data.frames}
+    pruned = {seq for record in store.records(kinds=("prune",))
+              for seq in pruned_by(record) if seq in frames}
+    linked = alarms_naming(store, data)
     check = check_round(store, data, linked, pruned, trusted)
-    return _round_view(data, pruned, check, linked, list(store.head()))
+    return _round_view(data, check, linked, list(store.head()))
+
+
+def alarms_naming(store: RecordStore, data: RoundData) -> list[Record]:
+    """The chained alarm records of ``data``'s table that name its round (``round``) from
+    outside its records: raised in it before its records began. Of the rounds called alike, an
+    alarm names the latest that began before it, else the first."""
+    if data.round_id is None:
+        return []
+    starts = sorted(record.seq for key in store.round_keys(data.round_id)
+                    for record in store.records(round_key=key, kinds=("round",))
+                    if record.table == data.table)
+
+    def named(seq: int) -> int | None:
+        before = [start for start in starts if start < seq]
+        return before[-1] if before else starts[0] if starts else None
+
+    return [record for record in store.records(kinds=("alarm",))
+            if record.round_key is None and record.table == data.table
+            and str(record.object_body().get("round")) == data.round_id
+            and named(record.seq) == data.start.seq]
 
 
 def floor_round(store: RecordStore, box: str, chain: str, key: int) -> RoundData | None:
@@ -113,21 +141,25 @@ def floor_round_view(store: RecordStore, data: RoundData, box: str, chain: str
     arrive (``room verify``)."""
     check = check_settlement(data, "records, links and signatures are checked by the room as "
                                    "they arrive and by 'room verify'")
-    view = _round_view(data, set(), check, [], None)
+    view = _round_view(data, check, [], None)
     view.update(box=box, chain=chain)
     for frame in view["frames"]:
         path = floor_frame_path(store, box, chain, str(frame["file"] or ""))
-        frame["in_room"] = bool(frame["file"]) and path is not None and path.is_file()
-        if frame["in_room"]:
-            assert path is not None
-            frame["sha256_now"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:
+            content = None if path is None or not frame["file"] else read_frame(
+                store.directory, path)
+        except FrameFileRefused:
+            content, frame["file_state"] = None, "altered"  # not one plain file of the room's
+        frame["in_room"] = content is not None
+        if content is not None:
+            frame["sha256_now"] = hashlib.sha256(content).hexdigest()
             frame["file_state"] = "intact" if frame["sha256_now"] == frame["sha256"] else "altered"
-        elif frame["key"] and frame["file"]:
+        elif frame["key"] and frame["file"] and frame["file_state"] != "altered":
             frame["file_state"] = "missing"  # the table sends each key frame to the room
     return view
 
 
-def _round_view(data: RoundData, pruned: set[int], check: RoundCheck, linked: list[Record],
+def _round_view(data: RoundData, check: RoundCheck, linked: list[Record],
                 head: list[Any] | None) -> dict[str, Any]:
     bodies = [_loads(record.body_text) for record in data.events]
     words = round_in_words(bodies)
@@ -149,7 +181,7 @@ def _round_view(data: RoundData, pruned: set[int], check: RoundCheck, linked: li
             "media_type": body.get("media_type"), "key": body.get("key", True),
             "detections": body.get("detections"), "sha256": record.sha256,
             "sha256_now": state.get("sha256"), "file_state": state.get("state"),
-            "file": record.file, "pruned": record.seq in pruned,
+            "file": record.file, "pruned": state.get("state") == "pruned",
         })
     alarms = sorted((*data.alarms, *linked), key=lambda r: r.seq)
     return {
@@ -188,15 +220,24 @@ def _loads(text: str) -> Any:
 
 
 def frame_file(store: RecordStore, seq: int) -> tuple[bytes, str]:
-    """The bytes and media type of frame record ``seq``."""
-    frame = store.frame(seq)
-    if frame is None:
+    """The bytes of frame record ``seq``'s file and the type to serve them as, both as its
+    chained record names them, read only where the file is one plain file of the recording's
+    frames (:mod:`.frame_files`)."""
+    record = store.record(seq)
+    if record is None or record.kind != "frame":
         raise RecordingError(f"no frame record {seq}", store.directory)
-    path = store.directory / frame.file
-    if not path.is_file():
-        state = "pruned by retention" if frame.pruned_at else "missing"
-        raise RecordingError(f"frame {seq} ({frame.file}) is {state}", store.directory)
-    return path.read_bytes(), frame.media_type
+    path = frame_path(store.directory, record.file, FRAMES_DIR)
+    if path is None:
+        raise RecordingError(f"frame {seq} names {record.file!r}, not a file of the"
+                             " recording's frames", store.directory)
+    try:
+        data = read_frame(store.directory, path)
+    except FrameFileRefused as why:
+        raise RecordingError(f"frame {seq} is not served: {why}", store.directory) from None
+    if data is None:
+        raise RecordingError(f"frame {seq} ({record.file}) is not on disk (its round's view"
+                             " says whether retention pruned it)", store.directory)
+    return data, served_type(record.object_body().get("media_type"))
 
 
 # -- retention ----------------------------------------------------------------------------------
@@ -474,7 +515,10 @@ def floor_statistics(store: Any, *, by: tuple[str, ...] = ("table", "shift", "de
 def _check_grouping(by: tuple[str, ...]) -> None:
     for name in by:
         if name not in ("table", "shift", "dealer"):
-            raise ValueError(f"cannot group statistics by {name!r} (table, shift or dealer)")
+            raise ValueError(f"cannot group statistics by {name[:40]!r} (table, shift or"
+                             " dealer)")
+        if by.count(name) > 1:
+            raise ValueError(f"groups statistics by {name} twice")
 
 
 def _shift_of_hour(hour: str, shifts: tuple[tuple[str, int], ...]) -> str:

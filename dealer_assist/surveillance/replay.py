@@ -30,6 +30,7 @@ from dealer_assist.surveillance.evidence_check import (
     TrustedKeys,
     check_anchor_log,
 )
+from dealer_assist.surveillance.frame_files import FrameFileRefused, frame_path, read_frame
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
@@ -228,10 +229,7 @@ def verify_chain(store: RecordStore, walks: Sequence[RecordWalk] = ()
         count += 1
         links.see(record)
         if record.kind == "prune":
-            try:
-                pruned.update(int(seq) for seq in json.loads(record.body_text).get("frames", []))
-            except (ValueError, AttributeError, TypeError):
-                pass
+            pruned |= pruned_by(record)
         if record.kind == "frame":
             frames.append(record)
         for walk in walks:
@@ -242,6 +240,15 @@ def verify_chain(store: RecordStore, walks: Sequence[RecordWalk] = ()
     for record in frames:
         problems.extend(_check_frame_file(store, record, record.seq in pruned))
     return problems, count
+
+
+def pruned_by(record: Record) -> set[int]:
+    """The frame records a chained ``prune`` record says retention deleted (none where its body
+    does not say so readably)."""
+    try:
+        return {int(seq) for seq in json.loads(record.body_text).get("frames", [])}
+    except (ValueError, AttributeError, TypeError):
+        return set()
 
 
 def _runs(unreadable: list[Unreadable]) -> list[list[Unreadable]]:
@@ -305,8 +312,15 @@ def _check_frame_file(store: RecordStore, record: Record, pruned: bool) -> list[
     where = _where(record)
     if record.file is None:
         return [Discrepancy("file", f"{record.describe()} names no file", **where)]
-    path = store.directory / record.file
-    if not path.is_file():
+    path = frame_path(store.directory, record.file, FRAMES_DIR)
+    if path is None:
+        return [Discrepancy("file", f"{record.describe()} names {record.file!r}, not a file of"
+                            " the recording's frames", **where)]
+    try:
+        data = read_frame(store.directory, path)
+    except FrameFileRefused as why:
+        return [Discrepancy("file", f"{record.file} of {record.describe()}: {why}", **where)]
+    if data is None:
         if pruned and (_object(record.body_text) or {}).get("key") is False:
             return []
         if pruned:  # retention deletes video frames only: a key frame "pruned" was deleted
@@ -315,7 +329,7 @@ def _check_frame_file(store: RecordStore, record: Record, pruned: bool) -> list[
                                 "deleted, with the record written to hide it", **where)]
         return [Discrepancy("file", f"{record.file} of {record.describe()} is missing "
                             "and no prune record accounts for it", **where)]
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
     if digest != record.sha256:
         return [Discrepancy("file", f"{record.file} of {record.describe()} was altered "
                             "(SHA-256 differs from the recorded one)",

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dealer_assist.surveillance.evidence_check import KEYLESS_KINDS, TrustedKeys
+from dealer_assist.surveillance.frame_files import FrameFileRefused, frame_path, read_frame
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import RoundData, RoundReplay, replay_round
 from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
 from dealer_assist.surveillance.signing import PublicKey
-from dealer_assist.surveillance.store import Record, canonical_bytes, chain_hash
+from dealer_assist.surveillance.store import FRAMES_DIR, Record, canonical_bytes, chain_hash
 
 
 @dataclass
@@ -50,11 +51,22 @@ class RoundCheck:
 
 
 def frame_state(store: RecordStore, record: Record, pruned: bool) -> dict[str, Any]:
-    """A frame record's file as it is now: ``state`` and ``sha256`` (None when not there)."""
-    path = store.directory / (record.file or "")
-    if record.file is None or not path.is_file():
-        return {"state": "pruned" if pruned else "missing", "sha256": None}
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    """A frame record's file as it is now: ``state`` and ``sha256`` (None when not there);
+    ``refused`` where the file it names is not one plain file of the recording's frames
+    (:mod:`.frame_files`). ``pruned``: a chained prune record names it, which accounts for a
+    missing video frame only (retention never deletes a key frame)."""
+    path = frame_path(store.directory, record.file, FRAMES_DIR)
+    if path is None:
+        return {"state": "altered", "sha256": None,
+                "refused": f"it names {record.file!r}, not a file of the recording's frames"}
+    try:
+        data = read_frame(store.directory, path)
+    except FrameFileRefused as why:
+        return {"state": "altered", "sha256": None, "refused": str(why)}
+    if data is None:
+        video = record.object_body().get("key") is False
+        return {"state": "pruned" if pruned and video else "missing", "sha256": None}
+    digest = hashlib.sha256(data).hexdigest()
     return {"state": "intact" if digest == record.sha256 else "altered", "sha256": digest}
 
 
@@ -107,9 +119,9 @@ def _check_record(store: RecordStore, record: Record, keys: list[tuple[int, Publ
 def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = (),
                 pruned: set[int] | None = None,
                 trusted: TrustedKeys | None = None) -> RoundCheck:
-    """Check the round's records (and ``alarms`` linked to it by the index), its frame files
-    and its settlement, from the bytes stored now; with ``trusted``, that the chain's key is
-    one of those."""
+    """Check the round's records (and ``alarms`` raised in it before its records began), its
+    frame files (``pruned``: those chained prune records name) and its settlement, from the
+    bytes stored now; with ``trusted``, that the chain's key is one of those."""
     check = RoundCheck()
     pruned = pruned or set()
     records = {r.seq: r for r in (*data.events, *data.frames, *data.alarms, *data.screens,
@@ -142,9 +154,16 @@ def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = 
     for record in data.frames:
         state = frame_state(store, record, record.seq in pruned)
         check.frames[record.seq] = state
-        if state["state"] == "altered":
+        if "refused" in state:
+            check.problems.append(f"{record.file} of {record.describe()} is not shown:"
+                                  f" {state['refused']}")
+        elif state["state"] == "altered":
             check.problems.append(f"{record.file} of {record.describe()} was altered (its"
                                   " SHA-256 differs from the recorded one)")
+        elif state["state"] == "missing" and record.seq in pruned:
+            check.problems.append(f"{record.file} of {record.describe()} is missing: a key"
+                                  " frame, which retention never deletes, yet a prune record"
+                                  " names it")
         elif state["state"] == "missing":
             check.problems.append(f"{record.file} of {record.describe()} is missing and no"
                                   " prune record accounts for it")

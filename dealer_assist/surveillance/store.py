@@ -1033,11 +1033,6 @@ class RecordingStore:
         return [IndexedAlarm(*row) for row in self.conn.execute(
             "SELECT round_key, kind FROM alarms WHERE round_key IS NOT NULL")]
 
-    @_reported
-    def round_alarm_records(self, round_key: int) -> list[int]:
-        return [row[0] for row in self.conn.execute(
-            "SELECT seq FROM alarms WHERE round_key = ? ORDER BY seq", (round_key,))]
-
     def search_choices(self) -> tuple[list[str], list[str]]:
         return self._distinct("table_id", "rounds"), self._distinct("kind", "alarms")
 
@@ -1052,11 +1047,6 @@ class RecordingStore:
     def frame(self, seq: int) -> IndexedFrame | None:
         row = self.conn.execute("SELECT * FROM frames WHERE seq = ?", (seq,)).fetchone()
         return None if row is None else _indexed_frame(row)
-
-    @_reported
-    def pruned_frames(self, round_key: int) -> set[int]:
-        return {row[0] for row in self.conn.execute(
-            "SELECT seq FROM frames WHERE round_key = ? AND pruned_at IS NOT NULL", (round_key,))}
 
     @_reported
     def video_frames_before(self, cutoff: str) -> list[IndexedFrame]:

@@ -47,6 +47,7 @@ from dealer_assist.surveillance.access import (
     unlocked_since,
 )
 from dealer_assist.surveillance.evidence_check import TrustedKeys
+from dealer_assist.surveillance.frame_files import FrameFileRefused, read_frame, served_type
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.login_limits import LoginLimiter, LoginLimits, LoginRefused
 from dealer_assist.surveillance.page_guard import (
@@ -94,6 +95,8 @@ SESSION_SECONDS = 8 * 3600
 RETENTION_FLOOR_HOURS = 168.0
 MAX_LOGIN_NAME, MAX_PASSWORD = 256, 1024
 MAX_SEARCH_TEXT = 256
+#: The most access-log entries one look returns.
+MAX_ACCESS_ENTRIES = 5000
 _STATIC = resources.files("dealer_assist.surveillance") / "static"
 _SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; "
@@ -456,11 +459,14 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         file, media_type, recorded = named
         with store() as opened:
             path = floor_frame_path(opened, box, chain, file)
-        if path is None or not path.is_file():
+            try:
+                data = None if path is None else read_frame(opened.directory, path)
+            except FrameFileRefused as why:
+                raise HTTPException(409, f"frame {seq} of {box} is not served: {why}") from None
+        if data is None:
             raise HTTPException(404, f"frame {seq} of {box} is not in the room")
-        data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
-        return Response(data, media_type=media_type or "application/octet-stream", headers={
+        return Response(data, media_type=served_type(media_type), headers={
             "X-Frame-SHA256": digest, "X-Frame-Intact": "yes" if digest == recorded else "no"})
 
     @app.get("/api/rounds/{key}")
@@ -557,6 +563,8 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
             raise HTTPException(422, f"table: over {MAX_SEARCH_TEXT} characters")
         if table and not floor:
             raise HTTPException(400, "a table's own recording holds one table: no table filter")
+        if len(by) > MAX_SEARCH_TEXT:
+            raise HTTPException(422, f"by: over {MAX_SEARCH_TEXT} characters")
         grouping = tuple(p for p in by.split(",") if p)
         with store() as opened:
             try:
@@ -582,9 +590,10 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
 
     @app.get("/api/access")
     def access(who: Who, limit: int = 200) -> Any:
+        limit = max(1, min(limit, MAX_ACCESS_ENTRIES))
         with store() as opened:
             log_access(opened, who.name, "access-log", {"limit": limit})
-            return {"entries": access_log(opened, max(1, min(limit, 5000)))}
+            return {"entries": access_log(opened, limit)}
 
     @app.post("/api/retention/prune", dependencies=[Depends(_unique_keys)])
     def prune(body: PruneRequest, who: FullOperator) -> Any:

@@ -173,6 +173,23 @@ def test_a_search_criterion_too_long_for_the_record_is_refused(operators: Path) 
     assert len(_log(operators)) == before
 
 
+def test_statistics_groupings_and_access_limits_are_bounded_before_the_record(
+        operators: Path) -> None:
+    """A grouping repeated thousands of times, or a limit thousands of digits long, once wrote
+    itself whole into an access record at every look."""
+    client = page_client(operators)
+    login(client, "audrey")
+    before = len(_log(operators))
+    assert client.get("/api/stats", params={"by": ",".join(["table"] * 8000)}).json() == {
+        "detail": "by: over 256 characters"}
+    refused = client.get("/api/stats", params={"by": "table,table"})
+    assert refused.status_code == 422 and refused.json()["detail"] == (
+        "groups statistics by table twice")
+    assert len(_log(operators)) == before
+    assert client.get("/api/access", params={"limit": "9" * 4300}).status_code == 200
+    assert _log(operators)[0]["target"] == {"limit": 5000}
+
+
 # -- sessions ------------------------------------------------------------------------------------
 
 

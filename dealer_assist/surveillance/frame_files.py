@@ -1,0 +1,67 @@
+"""Reading the frame file a chained record names, and nothing else.
+
+A frame's file name, SHA-256 and media type are read from its chained record (signed by the
+table), never from the search index, which anyone who can write the database can edit. The file
+is read only where it is one plain file inside the folder frames live in: a path with ``..`` or
+an absolute one, a symbolic link (at the file or at a folder on the way), something other than
+a regular file, or a file with other hard links is refused, since each could lead to a file
+outside the recording (the table's key). It is served only as the image type its record names.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+#: The media types a frame is served as; any other is served as opaque bytes.
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png"})
+OPAQUE = "application/octet-stream"
+
+
+class FrameFileRefused(Exception):
+    """The file a frame record names is not one plain file of the recording's (the message
+    says why)."""
+
+
+def frame_path(base: Path, relative: str | None, folder: str) -> Path | None:
+    """``base / relative``, where ``relative`` is a relative POSIX path under ``folder`` with
+    no ``..``; None otherwise."""
+    if not relative:
+        return None
+    parts = PurePosixPath(relative).parts
+    if PurePosixPath(relative).is_absolute() or ".." in parts or "\\" in relative \
+            or len(parts) < 2 or parts[0] != folder:
+        return None
+    return base.joinpath(*parts)
+
+
+def read_frame(base: Path, path: Path) -> bytes | None:
+    """The bytes of the frame file at ``path`` (under ``base``); None where there is none.
+
+    Raises :class:`FrameFileRefused` where it is not one plain file of its own under ``base``.
+    """
+    if os.path.islink(path):
+        raise FrameFileRefused(f"{path.name} is a symbolic link")
+    real_base = os.path.realpath(base)
+    if os.path.commonpath([real_base, os.path.realpath(path)]) != real_base:
+        raise FrameFileRefused(f"{path.name} leads outside the recording (a linked folder)")
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as error:  # a link put there meanwhile, among others
+        raise FrameFileRefused(f"{path.name} cannot be opened: {error.strerror}") from None
+    with os.fdopen(handle, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise FrameFileRefused(f"{path.name} is not a regular file")
+        if status.st_nlink != 1:
+            raise FrameFileRefused(f"{path.name} has {status.st_nlink} hard links: it may be"
+                                   " another file's")
+        return file.read()
+
+
+def served_type(media_type: object) -> str:
+    """The type to serve a frame as: its record's, where that is an image type."""
+    return media_type if isinstance(media_type, str) and media_type in IMAGE_TYPES else OPAQUE
