@@ -71,10 +71,18 @@ class TouchError(ValueError):
     """A touch message the screen cannot turn into a dealer input (names the field)."""
 
 
+#: The largest whole number a touch may carry (a seat, a hand, an alarm or question id, a
+#: choice, a shoe index): far above any real one, so that a number thousands of digits long is
+#: refused before it reaches an alarm's text or the journal.
+MAX_TOUCH_NUMBER = 2**31 - 1
+
+
 def _int_field(message: dict[str, Any], key: str) -> int:
     value = message.get(key)
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TouchError(f"'{key}' must be a whole number, got {value!r}")
+        raise TouchError(f"'{key}' must be a whole number, got {str(value)[:40]!r}")
+    if abs(value) > MAX_TOUCH_NUMBER:
+        raise TouchError(f"'{key}' is too large a number (the most is {MAX_TOUCH_NUMBER})")
     return value
 
 

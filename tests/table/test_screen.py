@@ -95,6 +95,8 @@ def test_touch_reaches_the_loop_and_is_pushed(runner):
         ({"type": "correct", "card": "7H", "at": "dealer", "index": -1}, "'index' must be 0"),
         ({"type": "correct", "card": "7H", "at": "dealer", "index": "1"}, "'index' must be a"),
         ({"type": "correct", "card": "7H", "at": "dealer", "was": "TX"}, "'was' must be a card"),
+        ({"type": "bet", "seat": int("9" * 4200), "amount": "5"}, "'seat' is too large"),
+        ({"type": "ack", "id": 2**31}, "'id' is too large"),
         ([], "JSON object"),
     ],
 )
