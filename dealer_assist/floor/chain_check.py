@@ -34,6 +34,9 @@ class ChainCheck:
     last_hash: str = GENESIS_HASH
     key: PublicKey | None = None
     gaps_alarmed: set[int] = field(default_factory=set)
+    #: each key the verified run took, after the number of the key record introducing it
+    keys: list[tuple[int, PublicKey]] = field(default_factory=list)
+    first_key_trusted: bool = False  # the chain's first key is one room.toml trusts
 
     def cross(self, after: int, link: str) -> None:
         """Go on past a recorded cut: record ``after`` comes next and links to ``link``."""
@@ -65,6 +68,9 @@ class ChainCheck:
                     or not signer.verifies(record.hash, record.signature):
                 return [("key", f"{record.describe()} introduces a key without a valid "
                          "signature")]
+            if self.key is None:
+                self.first_key_trusted = self.trusted is not None and new in self.trusted
+            self.keys.append((record.seq, new))
             if self.key is None and self.trusted is not None and new not in self.trusted:
                 self.key = new
                 return [("key", f"{record.describe()}: the chain's first key {new.key_id} is "
@@ -83,3 +89,32 @@ class ChainCheck:
             return [("key", f"{record.describe()}: its signature does not verify with key "
                      f"{self.key.key_id}")]
         return []
+
+    def vouches(self, record: Record) -> str | None:
+        """Why the room cannot take ``record`` as its table's own (None: it can): the table is
+        one ``room.toml`` trusts, the chain's first key one it trusts for that table, the
+        record's content matches its hash, and its signature verifies with the key that signs
+        at its place in the chain (the last key introduced before it). Unlike :meth:`check`,
+        this needs no unbroken run up to the record, so a record after a gap can be vouched for;
+        one signed by a key introduced in the gap cannot until the gap is filled."""
+        if self.trusted is None:
+            return f"room.toml does not trust table {self.table}"
+        if not self.keys:
+            return "no key record of its chain has been verified yet"
+        if not self.first_key_trusted:
+            return f"its chain's first key is not one the room trusts for {self.table}"
+        try:
+            actual = chain_hash(record.prev_hash, canonical_bytes(record))
+        except (ValueError, RecordingError):
+            actual = ""
+        if actual != record.hash:
+            return "its content does not match its hash"
+        signer = None
+        for seq, key in self.keys:
+            if seq < record.seq:
+                signer = key
+        if signer is None:
+            return "it comes before its chain's first key"
+        if record.signature is None or not signer.verifies(record.hash, record.signature):
+            return f"its signature does not verify with key {signer.key_id}"
+        return None

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dealer_assist.durable import fsync_dir
+from dealer_assist.durable import create_new, fsync_dir
 from dealer_assist.floor.box_hold import HoldRefused, keep_held_round
 from dealer_assist.floor.wire import (
     MAX_MESSAGE,
@@ -170,7 +170,7 @@ class Cursor:
 
     def save(self, chain: str, seq: int) -> None:
         temporary = self.path.with_name(self.path.name + ".new")
-        with open(temporary, "w", encoding="utf-8") as handle:
+        with os.fdopen(create_new(temporary), "w", encoding="utf-8") as handle:
             handle.write(json.dumps({"chain": chain, "seq": seq}))
             handle.flush()
             os.fsync(handle.fileno())

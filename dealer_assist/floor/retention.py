@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from dealer_assist.floor.room_signing import RoomSeal
 from dealer_assist.floor.wire import MAX_WHY
-from dealer_assist.surveillance.interface import RoundQuery
+from dealer_assist.surveillance.interface import RecordStore, RoundQuery
 from dealer_assist.surveillance.query import MAX_PRUNE_HOURS, floor_frame_path, floor_round
 from dealer_assist.surveillance.signing import PublicKey
 from dealer_assist.surveillance.store import RecordingError, format_time
@@ -155,7 +155,7 @@ def lift_hold(store: PostgresStore, found: FloorRoundRef, why: str, user: str) -
     return lifted
 
 
-def pruned_frames(store: PostgresStore) -> set[tuple[str, str, int]]:
+def pruned_frames(store: RecordStore) -> set[tuple[str, str, int]]:
     """The frames (box, chain, seq) the room's prunes deleted."""
     gone: set[tuple[str, str, int]] = set()
     for record in store.records(kinds=(PRUNE,)):

@@ -11,19 +11,21 @@ for that table. What fails is a floor alarm, appended to the room's own chain (k
 ``floor-alarm``): a gap, a fork (a record differing from the copy the room holds: a rewrite on
 the box, caught against the room's copy), a table silent past a bound, a key failure (a
 signature that does not verify, a chain that does not link, a table the room does not trust), a
-message that is no record. Each chain's verification state is a :class:`.chain_check.ChainCheck`;
-this module reads the records it checks and alarms what it finds. While connected, the room's
-legal holds are sent to the table boxes as they are put on and, while one has not reached its
-box, every ``hold_retry_s`` (:mod:`.hold_delivery`). The room's retention policy (room.toml
-``[retention]``) is applied at start and every ``retention_every_s``
-(:mod:`.retention_policy`).
+message that is no record, a key frame not kept. A key frame that came with its record is
+written once, after the record is held, where the table's key vouches for it and never over a
+file that is there (:mod:`.room_frames`). Each chain's verification state is a
+:class:`.chain_check.ChainCheck`; this module reads the records it checks and alarms what it
+finds. While connected, the room's legal holds are sent to the table boxes as they are put on
+and, while one has not reached its box, every ``hold_retry_s`` (:mod:`.hold_delivery`). The
+room's retention policy (room.toml ``[retention]``) is applied at start and every
+``retention_every_s`` (:mod:`.retention_policy`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +36,9 @@ from dealer_assist.floor.chain_check import ChainCheck
 from dealer_assist.floor.config import NatsConfig, RetentionPolicy, TableKeys
 from dealer_assist.floor.cuts import PRUNE, RecordedCuts, recorded_cuts
 from dealer_assist.floor.hold_delivery import RETRY_S, deliver_until_stopped
+from dealer_assist.floor.retention import pruned_frames
 from dealer_assist.floor.retention_policy import RETENTION_EVERY_S, RetentionSchedule
+from dealer_assist.floor.room_frames import FrameRefused, Kept, frame_parts, keep_frame_file
 from dealer_assist.floor.wire import (
     MAX_MESSAGE,
     RECORDS,
@@ -51,13 +55,12 @@ logger = logging.getLogger(__name__)
 
 ALARM_KIND = "floor-alarm"
 DURABLE = "room"
-_SAFE_FILE = re.compile(r"[A-Za-z0-9_./-]{1,300}")
 
 
 @dataclass(frozen=True, slots=True)
 class FloorAlarm:
-    """One floor alarm: ``kind`` (gap, fork, silent, key, chain, untrusted, message), the table,
-    the chain and record where known, and what happened."""
+    """One floor alarm: ``kind`` (gap, fork, silent, key, chain, untrusted, message, frame),
+    the table, the chain and record where known, and what happened."""
 
     kind: str
     table: str
@@ -103,6 +106,8 @@ class Room:
         self.ingested = 0  # records held new in this run
         self.alarms: list[FloorAlarm] = []  # raised in this run (each is in the store too)
         self._checks: dict[tuple[str, str], ChainCheck] = {}
+        self._frames_alarmed: set[tuple[str, str, int]] = set()  # a frame alarm once a run
+        self._pruned: tuple[int, set[tuple[str, str, int]]] | None = None  # as last read
         self._cuts: RecordedCuts | None = None  # the retention cuts recorded, as last read
         self._heard: dict[str, float] = {}
         self._silent: set[str] = set()
@@ -246,7 +251,8 @@ class Room:
                 return False
 
     def _take(self, messages: list[Any]) -> None:
-        """Ingest a batch (durably, before any of it is acknowledged), then verify and alarm."""
+        """Ingest a batch (durably, before any of it is acknowledged), verify and alarm, then
+        keep the key frames that came with it."""
         assert self.store is not None
         groups: dict[tuple[str, str], list[Forwarded]] = {}  # each chain's in stream order
         for message in messages:
@@ -256,8 +262,6 @@ class Room:
                 table = message.subject.rpartition(".")[2][:32]
                 self._alarm(FloorAlarm("message", table, str(error)))
                 continue
-            if item.frame is not None:
-                self._keep_frame(item)
             groups.setdefault((item.table, item.chain), []).append(item)
         for (table, chain), items in groups.items():
             outcomes = self.store.ingest(table, chain, [item.record for item in items])
@@ -267,17 +271,62 @@ class Room:
                 self._alarm(FloorAlarm("heard", table, f"table {table} is heard again"))
             for item, outcome in zip(items, outcomes, strict=True):
                 self._after(item, outcome)
+            for item, outcome in zip(items, outcomes, strict=True):
+                if item.frame is not None:
+                    self._keep_frame(item, outcome)
 
-    def _keep_frame(self, item: Forwarded) -> None:
-        """Store a key frame that came with its record (under ``floor/TABLE/CHAIN/``)."""
+    def _keep_frame(self, item: Forwarded, outcome: Ingested) -> None:
+        """Keep the key frame that came with a record the store holds now (NEW) or held already
+        (DUPLICATE: a resend after a crash between the ingest and the frame's write), under
+        ``floor/TABLE/CHAIN/<its file>``, where the table's key vouches for the record: written
+        once, never over a file that is there. A fork's frame is never written (the fork is
+        alarmed; the room's record and frame stay); a frame the room will not keep is alarmed
+        (once a run). OSErrors (a full disk) are RecordingError: nothing is acknowledged and
+        the frame comes again."""
         assert self.store is not None and item.frame is not None
-        name = item.record.file or ""
-        if not _SAFE_FILE.fullmatch(name) or ".." in name.split("/"):
-            self._alarm(FloorAlarm("message", item.table, f"{item.record.describe()} names a "
-                                   f"frame file {name[:80]!r} the room will not write",
-                                   item.chain, item.record.seq))
+        if outcome.outcome not in (Ingest.NEW, Ingest.DUPLICATE):
             return
-        self.store.write_file(f"floor/{item.table}/{item.chain}/{name}", item.frame)
+        record, table, chain = outcome.held, item.table, item.chain
+        if outcome.outcome is Ingest.DUPLICATE and self._pruned_frame(table, chain, record.seq):
+            return  # the room's retention deleted it: a resend does not bring it back
+        check = self._check(table, chain)
+        if check.trusted is None:
+            return  # alarmed 'untrusted' once: no key vouches for its frames either
+        why = check.vouches(record)
+        parts = frame_parts(record.file)
+        if why is None and parts is None:
+            why = f"it names a frame file {str(record.file)[:80]!r} the room will not write"
+        if why is None and hashlib.sha256(item.frame).hexdigest() != record.sha256:
+            why = "the bytes that came are not the frame its record names"
+        if why is None:
+            assert parts is not None
+            try:
+                kept = keep_frame_file(self.store.directory, ("floor", table, chain), parts,
+                                       item.frame)
+            except FrameRefused as error:
+                why = f"its file cannot be written: {error}"
+            except OSError as error:
+                raise RecordingError(f"the room cannot write the frame of "
+                                     f"{record.describe()}: {error}") from None
+            else:
+                if kept is not Kept.DIFFERS:
+                    return
+                why = ("a different file has its name in the room already: that file is kept, "
+                       "not overwritten")
+        if (table, chain, record.seq) not in self._frames_alarmed:
+            self._frames_alarmed.add((table, chain, record.seq))
+            self._alarm(FloorAlarm("frame", table, f"the key frame of {record.describe()} is "
+                                   f"not kept: {why}", chain, record.seq))
+
+    def _pruned_frame(self, table: str, chain: str, seq: int) -> bool:
+        """Whether the room's retention deleted its copy of that frame (its prune records,
+        read again when a newer is there)."""
+        assert self.store is not None
+        newest = self.store.latest_records(PRUNE, 1)
+        mark = newest[0].seq if newest else 0
+        if self._pruned is None or self._pruned[0] != mark:
+            self._pruned = (mark, pruned_frames(self.store))
+        return (table, chain, seq) in self._pruned[1]
 
     def _after(self, item: Forwarded, outcome: Ingested) -> None:
         record, table, chain = item.record, item.table, item.chain
@@ -293,7 +342,8 @@ class Room:
             self._alarm(FloorAlarm("fork", table, (
                 f"{record.describe()} differs from the copy the room holds (held hash "
                 f"{outcome.held.hash[:16]}, offered {record.hash[:16]}): rewritten on the table "
-                "box after it was forwarded"), chain, record.seq))
+                "box after it was forwarded; the room's record and frame are kept"), chain,
+                record.seq))
             return
         check = self._check(table, chain)
         if outcome.next_seq <= record.seq and record.seq > check.verified + 1:
@@ -318,7 +368,7 @@ class Room:
             if trusted is None:
                 self._alarm(FloorAlarm("untrusted", table, (
                     f"records come from table {table}, which room.toml does not name: held, "
-                    "but no key vouches for them"), chain))
+                    "but no key vouches for them (their frames are not kept)"), chain))
             check = self._checks[key] = ChainCheck(
                 table, chain, None if trusted is None else trusted.keys)
         return check

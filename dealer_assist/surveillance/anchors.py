@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dealer_assist.durable import open_plain
+
 MAX_LINE = 4096  # an anchor line is ~300 bytes; a longer one is not one
 
 
@@ -66,7 +68,7 @@ class AnchorLog:
         text = json.dumps(anchor.to_json(), sort_keys=True, ensure_ascii=False) + "\n"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            descriptor = open_plain(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 fcntl.flock(descriptor, fcntl.LOCK_EX)
                 os.write(descriptor, text.encode())

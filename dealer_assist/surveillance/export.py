@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dealer_assist.durable import fsync_dir
+from dealer_assist.durable import create_new, fsync_dir
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import DamagedRoundError, RoundData, load_round
 
@@ -84,7 +84,7 @@ def write_round_file(directory: Path, export: RoundFile) -> list[Path]:
             pass
         path.parent.mkdir(parents=True, exist_ok=True)
         aside = path.with_name(path.name + ".new")
-        with open(aside, "w", encoding="utf-8") as handle:
+        with os.fdopen(create_new(aside), "w", encoding="utf-8") as handle:  # never a link
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

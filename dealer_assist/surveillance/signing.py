@@ -27,7 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from dealer_assist.durable import fsync_dir
+from dealer_assist.durable import fsync_dir, open_plain
 from dealer_assist.private_files import NotPrivateError, create_private, read_private
 
 logger = logging.getLogger(__name__)
@@ -171,7 +171,8 @@ def add_public_key(path: Path, key: PublicKey, header: str = TABLE_KEYS_HEADER) 
     if key in known:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="ascii") as handle:
+    with os.fdopen(open_plain(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a",
+                   encoding="ascii") as handle:  # never through a link
         if not known:
             handle.write(header + "\n")
         handle.write(key.text + "\n")

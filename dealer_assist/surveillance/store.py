@@ -33,7 +33,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from dealer_assist.durable import fsync_dir
+from dealer_assist.durable import create_new, fsync_dir
 from dealer_assist.surveillance.interface import (
     ChainState,
     Fork,
@@ -266,7 +266,7 @@ def write_frame_file(directory: Path, relative: str, data: bytes) -> None:
     target = directory / relative
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(target.name + ".part")
-    with open(temporary, "wb") as handle:
+    with os.fdopen(create_new(temporary), "wb") as handle:  # never through a link
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dealer_assist.durable import fsync_dir
+from dealer_assist.durable import create_new, fsync_dir, open_plain
 from dealer_assist.roundlog import EventError, check_at
 from dealer_assist.rules import Card, Settlement
 from dealer_assist.table.alarms import Alarm
@@ -267,13 +267,13 @@ class TableJournal:
         aside = self.path.with_name(self.path.name + ".new")
         records = [_line(checkpoint.to_json())] + [_line(e.to_json()) for e in entries]
         try:
-            with open(aside, "wb") as handle:
+            with os.fdopen(create_new(aside), "wb") as handle:  # never through a link
                 handle.write(b"".join(records))
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(aside, self.path)
             fsync_dir(self.path.parent)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            fd = open_plain(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as error:
             raise JournalError(f"journal {self.path}: {error.strerror or error}") from None
         self.close()

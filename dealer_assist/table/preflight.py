@@ -20,6 +20,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from dealer_assist.durable import open_plain
 from dealer_assist.table.config import TableConfig
 from dealer_assist.table.journal import JOURNAL_NAME, read_journal
 from dealer_assist.table.recording import RecordingDirectory, RecordingError
@@ -112,7 +113,7 @@ def _try_journal(directory: Path) -> Trial:
         return Trial("recording.dir", True, f"{path}: none yet, the table starts a new one")
     try:
         contents = read_journal(path)
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+        os.close(open_plain(path, os.O_WRONLY | os.O_APPEND))
     except OSError as error:
         return Trial("recording.dir", False, f"the table's journal {path}: "
                      f"{error.strerror or error}")
@@ -131,7 +132,7 @@ def try_evidence(key: Path, public_key: Path, anchor_log: Path) -> list[Trial]:
     from dealer_assist.surveillance.signing import load_signer
 
     def append(path: Path) -> None:
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+        os.close(open_plain(path, os.O_WRONLY | os.O_APPEND))
 
     return [_try_file("recording.key", key, load_signer, "read"),
             _try_file("recording.key", public_key, append, "can be appended to"),

@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dealer_assist.durable import open_plain
 from dealer_assist.logs import describe, guarded
 from dealer_assist.rules import Settlement
 from dealer_assist.table.alarms import Alarm
@@ -53,7 +54,8 @@ class StoreOpenError(RecordingError):
 def _append_synced(path: Path, text: str) -> None:
     """Append ``text`` and fsync it; the folder is made again if it was removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:
+    fd = open_plain(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # never through a link
+    with os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace") as handle:
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
@@ -110,7 +112,8 @@ class RecordingDirectory:
         try:
             for sub in ("rounds", "void"):
                 (self.directory / sub).mkdir(parents=True, exist_ok=True)
-            self._lock = open(self.directory / ".table.lock", "a+", encoding="utf-8")
+            lock = open_plain(self.directory / ".table.lock", os.O_RDWR | os.O_CREAT)
+            self._lock = os.fdopen(lock, "r+", encoding="utf-8")  # truncated below: its own file
         except (OSError, ValueError) as error:
             raise RecordingError(f"recording directory {self.directory}: {error}") from None
         try:

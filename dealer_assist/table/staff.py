@@ -33,7 +33,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from dealer_assist.backoff import Backoff
-from dealer_assist.durable import fsync_dir
+from dealer_assist.durable import create_new, fsync_dir
 from dealer_assist.private_files import NotPrivateError, read_private
 
 logger = logging.getLogger(__name__)
@@ -101,7 +101,7 @@ def _write_private(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` by ``data`` as JSON, readable by this user only (mode 0600)."""
     aside = path.with_name(path.name + ".new")
     try:
-        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = create_new(aside, 0o600)  # never through a link
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             os.fchmod(handle.fileno(), 0o600)
             json.dump(data, handle, indent=1, sort_keys=True)

@@ -146,11 +146,18 @@ def wait_for(condition: Callable[[], bool], timeout: float = 60.0) -> bool:
 
 
 def all_arrived(backend: RoomBackend, tables: list[BoxTable]) -> Callable[[], bool]:
+    """Every record of ``tables`` is held, and each key frame that travels is in the room (it
+    is written just after its record is held)."""
     def check() -> bool:
         try:
-            return all(len(held(backend, t)) == len(t.records()) for t in tables)
+            if not all(len(held(backend, t)) == len(t.records()) for t in tables):
+                return False
         except RecordingError:  # the room is still creating its store
             return False
+        return all((backend.directory / "floor" / t.name / t.chain / str(r.file)).is_file()
+                   for t in tables for r in t.records()
+                   if r.kind == "frame" and '"key":true' in r.body_text
+                   and (t.directory / str(r.file)).is_file())
 
     return check
 
