@@ -95,12 +95,31 @@ class ShoeOrigin:
 
 
 @dataclass(frozen=True, slots=True)
+class UnreadOrigin:
+    """The shoe's report of a card it dealt but could not read (round-log field ``"unread":
+    {"session": 3, "seq": 41, "index": 12}``): the link session and the report's sequence
+    number, and the card's 1-based position in the shoe; ``index`` None where the report itself
+    could not be decoded (it may have been that card)."""
+
+    session: int
+    seq: int
+    index: int | None = None
+
+    def to_json(self) -> dict[str, int]:
+        out = {"session": self.session, "seq": self.seq}
+        if self.index is not None:
+            out["index"] = self.index
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class CardDealt:
     """The next card out of the shoe (``card`` None only for a face-down hole card); ``shoe``:
     the shoe's own numbering of it, when a shoe dealt it; ``keyed``: no reader saw it, the dealer
     keyed it in (round-log field ``"keyed": true``); ``corrected``: the card first recorded
     here, which the dealer corrected to ``card`` (round-log field ``"corrected": "7S"``), with
-    ``corrected_by`` the supervisor who approved it (``"corrected_by": "S9"``)."""
+    ``corrected_by`` the supervisor who approved it (``"corrected_by": "S9"``); ``unread``: the
+    shoe dealt it but reported it unread, and the dealer keyed it (``keyed`` is then true)."""
 
     card: Card | None
     to: CardTarget | None = None
@@ -109,6 +128,7 @@ class CardDealt:
     keyed: bool = False
     corrected: Card | None = None
     corrected_by: str | None = None
+    unread: UnreadOrigin | None = None
     at: str | None = field(default=None, compare=False)
 
     def apply_to(self, engine: RoundEngine) -> CardTarget:
@@ -286,6 +306,10 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
         raise EventError("a keyed card names its card ('card' null is a face-down hole card)")
     if keyed and obj.get("shoe") is not None:
         raise EventError("a keyed card has no 'shoe' numbering: no reader saw it")
+    unread = _unread_origin(obj.get("unread"))
+    if unread is not None and not keyed:
+        raise EventError("'unread' names a card the shoe could not read, which the dealer "
+                         "keyed: it needs \"keyed\": true")
     corrected = _corrected(obj)
     if corrected is not None and card is None:
         raise EventError("a corrected card names its card ('card' null is a face-down hole card)")
@@ -295,7 +319,7 @@ def _parse_card(obj: Mapping[str, Any]) -> CardDealt:
     except ValueError as error:
         raise EventError(str(error)) from None
     return CardDealt(card, target, face_down, _shoe_origin(obj.get("shoe")), keyed, corrected,
-                     _corrected_by(obj, corrected))
+                     _corrected_by(obj, corrected), unread)
 
 
 def _keyed(obj: Mapping[str, Any]) -> bool:
@@ -346,6 +370,19 @@ def _shoe_origin(raw: object) -> ShoeOrigin | None:
     if not all(is_whole_number(v) and v >= 0 for v in values):
         raise EventError(f"'shoe' numbers must be whole numbers from 0, got {raw!r}")
     return ShoeOrigin(*values)
+
+
+def _unread_origin(raw: object) -> UnreadOrigin | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not {"session", "seq"} <= set(raw) or \
+            not set(raw) <= {"session", "seq", "index"}:
+        raise EventError(f"'unread' must be {{\"session\", \"seq\"}} and may have \"index\", "
+                         f"got {raw!r:.80}")
+    values = [raw["session"], raw["seq"], raw.get("index", 0)]
+    if not all(is_whole_number(v) and v >= 0 for v in values):
+        raise EventError(f"'unread' numbers must be whole numbers from 0, got {raw!r:.80}")
+    return UnreadOrigin(raw["session"], raw["seq"], raw.get("index"))
 
 
 def _parse_action(obj: Mapping[str, Any]) -> PlayerAction:
@@ -476,6 +513,8 @@ def _event_body(event: Event) -> dict[str, Any]:
             out["corrected"] = event.corrected.code
         if event.corrected_by is not None:
             out["corrected_by"] = event.corrected_by
+        if event.unread is not None:
+            out["unread"] = event.unread.to_json()
         return out
     if isinstance(event, Insurance):
         return {"type": "insurance", "seat": event.seat, "amount": format_money(event.amount)}

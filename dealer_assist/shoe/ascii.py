@@ -58,7 +58,9 @@ class AsciiShoeDecoder:
     """Bytes of an ASCII shoe in (split anywhere), numbered events out.
 
     ``decks`` is the shoe's composition (Spanish decks), which the shoe itself never states.
-    The first feed starts session 1 with a :class:`ShoeLoaded`; :meth:`new_shoe` starts the next.
+    The first feed starts session 1 with a :class:`ShoeLoaded` marked ``assumed`` (the shoe
+    never says it was loaded: a decoder starting, as at every start of a table, is no
+    reshuffle); :meth:`new_shoe` starts the next.
     """
 
     awaiting_resend = False  # an ASCII shoe cannot resend
@@ -99,8 +101,9 @@ class AsciiShoeDecoder:
         self._seq += 1
         return self.session, self._seq
 
-    def new_shoe(self) -> list[ShoeEvent]:
-        """Start counting a fresh shoe (the dealer loaded one): a :class:`ShoeLoaded` event."""
+    def new_shoe(self, assumed: bool = False) -> list[ShoeEvent]:
+        """Start counting a fresh shoe (the dealer loaded one): a :class:`ShoeLoaded` event;
+        ``assumed``: none was reported, the decoder starts counting (see :class:`ShoeLoaded`)."""
         self.session += 1
         self._seq = 0
         self._index = 0
@@ -108,7 +111,7 @@ class AsciiShoeDecoder:
         self._unreadable = 0
         self._pending_load = False
         total = sum(self.composition.values())
-        return [ShoeLoaded(*self._next(), self.decks, True, total, 0, 0)]
+        return [ShoeLoaded(*self._next(), self.decks, True, total, 0, 0, assumed)]
 
     def end_of_shoe(self) -> list[ShoeEvent]:
         """Reconcile the cards read against the composition: a :class:`CountMismatch` if any card
@@ -130,7 +133,7 @@ class AsciiShoeDecoder:
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[ShoeEvent]:
         """Decode bytes; return the events of every complete message, in order."""
-        events: list[ShoeEvent] = self.new_shoe() if self._pending_load else []
+        events: list[ShoeEvent] = self.new_shoe(assumed=True) if self._pending_load else []
         buf = self._buffer
         buf += data
         pos = 0

@@ -16,6 +16,7 @@ from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
     CutCardReached,
+    EventsLost,
     Gap,
     Heartbeat,
     LidClosed,
@@ -91,7 +92,10 @@ class ShoeDecoder:
 
     ``feed`` may be given any split of the stream. Numbered events come out exactly once, in
     (session, seq) order; a duplicate is dropped; an event beyond the next expected one is held
-    back as a :class:`Gap` (reported once per missing point) until the shoe resends.
+    back as a :class:`Gap` (reported once per missing point) until the shoe resends. Events the
+    shoe can no longer resend (a heartbeat names an oldest held event beyond the next expected:
+    an earlier run acknowledged them) are reported as :class:`EventsLost`, and delivery goes on
+    from the oldest held, rather than waiting for them for ever.
     After each feed, send :meth:`ack_frame` to the shoe; after a gap, :meth:`resend_frame`.
     """
 
@@ -103,6 +107,7 @@ class ShoeDecoder:
         self.stale_heartbeats = 0  # consecutive heartbeats naming one event already acknowledged
         self._stale_pending: tuple[int, int] | None = None  # the event those heartbeats name
         self._gap_reported_at: tuple[int | None, int] | None = None
+        self._oldest_held: tuple[int, int] = (0, 0)  # the shoe's, as its last heartbeat said
         self.stats = DecoderStats()
 
     @property
@@ -154,8 +159,11 @@ class ShoeDecoder:
                 self.awaiting_resend = True
             else:
                 self.session, self.last_seq = frame.session, frame.seq
+        elif self._cannot_resend(pending_session, pending_seq):
+            self._lost(events, pending_session, pending_seq)
         elif self._behind(frame.session, frame.seq):
             self._gap(events, frame.session, frame.seq)
+        self._oldest_held = (pending_session, pending_seq)
         # The shoe still holds an event we acknowledged: our ACKs are not reaching it. While cards
         # come fast each heartbeat may name a newer event whose ACK is still in flight; only the
         # same event named heartbeat after heartbeat shows that the ACKs are lost.
@@ -168,6 +176,23 @@ class ShoeDecoder:
         else:
             self.stale_heartbeats = 1
         self._stale_pending = pending if unheard else None
+
+    def _cannot_resend(self, held_session: int, held_seq: int) -> bool:
+        """Whether the shoe's oldest held event is beyond the next one we want, in this
+        session or in a later one past its first event (a later session's first event names
+        the end of ours: see :meth:`_numbered`)."""
+        if self.session is None or held_session == 0 or held_seq == 0:
+            return False
+        if held_session == self.session:
+            return held_seq > self.last_seq + 1
+        return held_seq > 1
+
+    def _lost(self, events: list[ShoeEvent], held_session: int, held_seq: int) -> None:
+        """Go on from the shoe's oldest held event: those before it cannot come any more."""
+        events.append(EventsLost(self.session or 0, self.last_seq, held_session, held_seq))
+        self.session, self.last_seq = held_session, held_seq - 1
+        self.awaiting_resend = True  # ask for the held ones now
+        self._gap_reported_at = None
 
     def _behind(self, session: int, last_seq: int) -> bool:
         if self.session is None or session == 0:
@@ -193,8 +218,14 @@ class ShoeDecoder:
                 and event.previous_session == self.session
                 and event.previous_seq > self.last_seq
             ):
-                self.stats.out_of_order += 1
-                self._gap(events, session, seq)  # the end of the previous session is missing
+                if self._oldest_held == (session, seq):
+                    # the shoe holds nothing before this load: the end of the previous
+                    # session, which we lack, cannot come any more
+                    events.append(EventsLost(self.session, self.last_seq, session, seq))
+                    self._deliver(events, frame, event)
+                else:
+                    self.stats.out_of_order += 1
+                    self._gap(events, session, seq)  # the end of the previous session is missing
             else:
                 self._deliver(events, frame, event)
         else:

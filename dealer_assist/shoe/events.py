@@ -96,6 +96,8 @@ class ShoeLoaded(SequencedEvent):
     ``decks`` is 0 when the shoe does not know; ``spanish`` says 48-card decks (no pip tens).
     ``previous_session``/``previous_seq`` name the last event of the shoe's previous session, so
     the host can tell whether it missed the end of that session (0/0: none or unknown).
+    ``assumed``: the shoe said nothing; the decoder assumed a shoe when it started reading (an
+    ASCII shoe never reports a load), so this is no reshuffle (in JSON only when true).
     """
 
     kind: ClassVar[str] = "shoe_loaded"
@@ -104,6 +106,13 @@ class ShoeLoaded(SequencedEvent):
     cards: int
     previous_session: int
     previous_seq: int
+    assumed: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out = ShoeEvent.to_json(self)
+        if not self.assumed:
+            del out["assumed"]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +169,20 @@ class Gap(ShoeEvent):
     last_seq: int
     received_session: int
     received_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class EventsLost(ShoeEvent):
+    """The shoe cannot resend what the host lacks: the host has ``session``/``last_seq``, and
+    the oldest event the shoe still holds is ``held_session``/``held_seq`` (a heartbeat says
+    so); the events in between were acknowledged (by an earlier run of the host) and discarded.
+    The decoder goes on from the oldest held; cards drawn in between are not known."""
+
+    kind: ClassVar[str] = "events_lost"
+    session: int
+    last_seq: int
+    held_session: int
+    held_seq: int
 
 
 @dataclass(frozen=True, slots=True)

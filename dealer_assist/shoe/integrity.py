@@ -15,6 +15,7 @@ from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
     CountMismatch,
+    EventsLost,
     LidOpened,
     LinkDown,
     MalformedFrame,
@@ -49,6 +50,8 @@ class IntegrityKind(enum.Enum):
     """At the end of a shoe the cards read do not match its composition (shoes without numbers)."""
     LINK_DOWN = "link_down"
     """The link to the shoe is down; cards drawn meanwhile are not yet known."""
+    EVENTS_LOST = "events_lost"
+    """The shoe cannot resend events the host lacks: cards drawn then are not known."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +142,15 @@ class ShoeIntegrity:
                 f"{event.counted} cards read of {event.expected}; missing "
                 f"{', '.join(event.missing) or 'none'}; in excess "
                 f"{', '.join(event.excess) or 'none'}",
+            )
+        elif isinstance(event, EventsLost):
+            held = (f"session {event.held_session} seq {event.held_seq}"
+                    if event.held_session != event.session else f"seq {event.held_seq}")
+            alarm(
+                IntegrityKind.EVENTS_LOST,
+                f"the shoe cannot resend its events after session {event.session} seq "
+                f"{event.last_seq} (it holds them from {held} on): any card drawn in between is "
+                "not known; check the felt against the screen",
             )
         elif isinstance(event, LinkDown):
             alarm(IntegrityKind.LINK_DOWN, f"shoe link down ({event.url}): {event.reason}")

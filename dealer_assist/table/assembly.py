@@ -169,7 +169,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
         recording_pending=lambda: watch.failing or recording.pending,
-        shoe_position=opened.shoe,
+        shoe_position=opened.shoe, resumed_round=opened.resumed,
     )
     def report(detail: str) -> None:
         runner.submit(RecordingFailed(detail))

@@ -16,6 +16,7 @@ from dealer_assist.table.sources import (
     AnswerQuestion,
     CameraFocus,
     CloseInsurance,
+    ConfirmFelt,
     CorrectCard,
     Decide,
     FeltStacks,
@@ -26,6 +27,7 @@ from dealer_assist.table.sources import (
     KeyCard,
     PlaceBet,
     RecordingFailed,
+    RoundResumed,
     ShoeProblem,
     SignIn,
     SignOut,
@@ -38,9 +40,12 @@ if TYPE_CHECKING:
     from dealer_assist.table.evidence import CameraEvidence
 
 #: Inputs that go on while a question waits for the dealer's answer; every other input waits
-#: behind it, in the order it came, and is taken once the question is answered.
+#: behind it, in the order it came, and is taken once the question is answered. A round
+#: resumed after a restart with its question still open says so at once (the dealer checks the
+#: felt, and may confirm it, before or after answering).
 PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
-                   ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused, FloorLag)
+                   ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused, FloorLag,
+                   RoundResumed, ConfirmFelt)
 #: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
 #: card waits for its landing, so that a card drawn before them is placed first.
 AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)

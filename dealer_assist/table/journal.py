@@ -27,7 +27,7 @@ import shutil
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -366,7 +366,8 @@ LoopFactory = Callable[[Any, str, int], TableLoop]
 class Resumed:
     """The table as the journal left it: the loop to run (with the real recorder), the journal
     to append to, the clock offset that continues the journal's time, the shoe's last durable
-    event, and what happened (``resumed``: a round in play, awaiting the dealer's check;
+    event (None: none, or a damaged journal: the shoe's reader starts without one), and what
+    happened (``resumed``: a round in play, awaiting the dealer's check;
     ``voided``: the round id voided and why)."""
 
     loop: TableLoop
@@ -441,19 +442,9 @@ def open_table(
                     replayed += 1
         loop.tick(entry.t, entry.at)
     loop.recorder = real
-    problems = [] if reconcile is None else reconcile(capture.replayed())
-    # time goes on from the journal's last record, never back
-    offset = contents.last_t - now + 0.001
-    t = now + offset
-    journal = TableJournal(path, start, contents.entries)
-    result = Resumed(loop, journal, offset, contents.shoe, replayed=replayed,
-                     warnings=list(contents.warnings))
-    for problem in problems:  # journaled: a later replay raises it under the same number
-        _feed(journal, loop, RecordingFailed(problem), t)
     changed = start.config != config
+    why = None
     if loop.round_open:
-        round_id = loop.round_id or "?"
-        why = None
         if changed:
             why = "the table's configuration changed while it was down"
         elif contents.damaged:
@@ -461,6 +452,26 @@ def open_table(
         elif cannot_resend:
             why = ("the shoe cannot resend cards drawn while the table was down (a plain ASCII "
                    "shoe)")
+    rounds = capture.replayed()
+    if why is not None and rounds and rounds[-1].round_id == loop.round_id:
+        # to be voided: a longer copy the store holds (records a damaged journal lost, every
+        # one acknowledged) is kept, so that the void record holds every bet and card
+        rounds[-1] = replace(rounds[-1], voiding=True)
+    problems = [] if reconcile is None else reconcile(rounds)
+    # time goes on from the journal's last record, never back
+    offset = contents.last_t - now + 0.001
+    t = now + offset
+    journal = TableJournal(path, start, contents.entries)
+    # A damaged journal lost the shoe's events after the damage, which the shoe was told were
+    # held and no longer keeps: its reader starts without a position (from the oldest event the
+    # shoe still holds), not from one it would wait at for a resend that never comes.
+    shoe = None if contents.damaged else contents.shoe
+    result = Resumed(loop, journal, offset, shoe, replayed=replayed,
+                     warnings=list(contents.warnings))
+    for problem in problems:  # journaled: a later replay raises it under the same number
+        _feed(journal, loop, RecordingFailed(problem), t)
+    if loop.round_open:
+        round_id = loop.round_id or "?"
         if why is not None:
             _feed(journal, loop, VoidRound(f"the table restarted and cannot resume the round: "
                                            f"{why}"), t)
@@ -472,13 +483,17 @@ def open_table(
     if changed:
         fresh = make_loop(rules_spec, loop.round_prefix, loop.round_number)
         same_shoe = start.config.get("decks") == config.get("decks")
-        carried = Checkpoint.of(loop, config, contents.shoe, t)
+        carried = Checkpoint.of(loop, config, shoe, t)
         if not same_shoe:
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
-                                 contents.shoe, t, carried.dealer)
+                                 shoe, t, carried.dealer)
+        # its alarms are numbered on from the old loop's (alarm ids never repeat), its
+        # preamble's included, and the checkpoint says how far (a replay numbers on from there)
+        fresh.number_alarms_on_from(loop.alarms_raised)
         for item in carried.preamble():
             fresh.handle(item, t)
+        carried = replace(carried, alarms_raised=fresh.alarms_raised)
         journal.checkpoint(carried)
         result.loop = fresh
     return result

@@ -2,9 +2,10 @@
 
 Version 1. An input is ``{"type": "ShoeCard", ...its fields}``; a card is its code, money its
 exact text, a place on the table ``{"seat": 2, "hand": 0}`` (the dealer's: seat null), a shoe
-origin ``{"session", "seq", "index"}``, an action
-its word, a time (a frame's ``seen_at``) a JSON number. :func:`decode_input` refuses
-(:class:`CodecError`, naming the field) anything :func:`encode_input` would not have written.
+origin ``{"session", "seq", "index"}`` (a card the shoe could not read: ``index`` absent where
+its report was undecodable), an action its word, a time (a frame's ``seen_at``) a JSON number.
+:func:`decode_input` refuses (:class:`CodecError`, naming the field) anything
+:func:`encode_input` would not have written.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import typing
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from dealer_assist.roundlog import ShoeOrigin
+from dealer_assist.roundlog import ShoeOrigin, UnreadOrigin
 from dealer_assist.rules import Action, Card, CardTarget
 from dealer_assist.table import sources
 from dealer_assist.table.sources import TableInput
@@ -56,7 +57,7 @@ def _encode_value(value: Any) -> Any:
         return value.value
     if isinstance(value, CardTarget):
         return {"seat": value.seat, "hand": value.hand}
-    if isinstance(value, ShoeOrigin):
+    if isinstance(value, ShoeOrigin | UnreadOrigin):
         return value.to_json()
     raise CodecError(f"cannot journal a {type(value).__name__}: {value!r}")
 
@@ -103,6 +104,10 @@ def _decode_value(kind: str, raw: Any, where: str) -> Any:
             session, seq, index = (_int(raw.get(k), where) or 0 for k in ("session", "seq",
                                                                           "index"))
             return ShoeOrigin(session, seq, index)
+        if base == "UnreadOrigin":
+            return UnreadOrigin(_int(raw.get("session"), where) or 0,
+                                _int(raw.get("seq"), where) or 0,
+                                _int(raw.get("index"), where, True))
     except (ValueError, InvalidOperation, AttributeError) as error:
         if isinstance(error, CodecError):
             raise

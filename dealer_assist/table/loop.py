@@ -36,6 +36,7 @@ from dealer_assist.roundlog import (
     PlayerAction,
     RoundFold,
     ShoeOrigin,
+    UnreadOrigin,
 )
 from dealer_assist.rules import (
     Card,
@@ -85,6 +86,7 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     ShoeProblem,
+    ShoeUnread,
     SignIn,
     SignOut,
     StaffRefused,
@@ -163,6 +165,7 @@ class TableLoop:
         #: input dispatch: each input's handler
         self._handlers: dict[type, Callable[[Any], None]] = {
             ShoeCard: self.shoe.on_card,
+            ShoeUnread: self.shoe.on_unread,
             ShoeBurn: self.shoe.on_burn,
             ShoeLink: self.shoe.on_link,
             ShoeProblem: self.shoe.on_problem,
@@ -390,6 +393,9 @@ class TableLoop:
         """A correction may answer what a question asks (a misread card made the next one fit
         no play): the question is withdrawn, the correction made (or refused), and its card
         placed again, on the corrected round."""
+        if self.question is not None and self.question.unread is not None:
+            correct_card(self, item)  # refused at a shoe's table; the unread card's place held
+            return
         question = self.questions.withdraw()
         try:
             correct_card(self, item)
@@ -397,7 +403,7 @@ class TableLoop:
             if question is not None:
                 held = question.held
                 self.commit(held.card, held.landing, held.sideways, held.face_down,
-                            held.origin, held.keyed)
+                            held.origin, held.keyed, held.unread)
 
     def _on_insure(self, item: Insure) -> None:
         if not self.round_open:
@@ -530,29 +536,35 @@ class TableLoop:
     def commit_shoe_card(
         self, shoe: ShoeCard, landing: CardTarget | None = None, sideways: bool = False
     ) -> None:
-        """Record a card the shoe dealt, with the shoe's numbering of it, at its arrival."""
+        """Record a card the shoe dealt, with the shoe's numbering of it, at its arrival (one it
+        could not read as keyed by the dealer, with the shoe's report of it)."""
         handed, self._session.at = self._session.at, shoe.at or self._session.at
         try:
-            self.commit(shoe.card, landing, sideways, origin=shoe.origin)
+            self.commit(shoe.card, landing, sideways, origin=shoe.origin,
+                        keyed=shoe.unread is not None, unread=shoe.unread)
         finally:
             self._session.at = handed
 
     def commit(
         self, card: Card | None, landing: CardTarget | None, sideways: bool,
         face_down: bool = False, origin: ShoeOrigin | None = None, keyed: bool = False,
+        unread: UnreadOrigin | None = None,
     ) -> CardTarget | None:
         """Record one card (see :func:`placing.commit`): where it went, or None (refused, or
         the dealer is asked)."""
-        return placing.commit(self, HeldCard(card, landing, sideways, face_down, origin, keyed))
+        return placing.commit(self, HeldCard(card, landing, sideways, face_down, origin, keyed,
+                                             unread))
 
     def take(self, reading: Reading, by: str) -> bool:
         """Apply a reading's decisions, in play order, as ``by`` showed."""
         return placing.take(self, reading, by)
 
     def deal(self, card: Card | None, landing: CardTarget | None, face_down: bool,
-             origin: ShoeOrigin | None, keyed: bool) -> CardTarget | None:
+             origin: ShoeOrigin | None, keyed: bool,
+             unread: UnreadOrigin | None = None) -> CardTarget | None:
         """Record a card where the rules put it now (no decision pending)."""
-        return placing.deal(self, HeldCard(card, landing, False, face_down, origin, keyed))
+        return placing.deal(self, HeldCard(card, landing, False, face_down, origin, keyed,
+                                           unread))
 
     def hole_card_due(self) -> bool:
         """The next card due is the dealer's hole card."""

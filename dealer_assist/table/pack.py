@@ -24,6 +24,10 @@ class PackCount:
             self._out[card] += 1
         return breach
 
+    def check(self, card: Card) -> Breach | None:
+        """The breach counting ``card`` out would be, without counting it."""
+        return composition_breach(card, self._out[card], self.decks)
+
     def foreign(self, card: Card) -> Breach | None:
         """The rule without the count: ``card`` can be in no Spanish shoe (a pip ten)."""
         return composition_breach(card, 0, None)

@@ -106,8 +106,7 @@ def _place(table: PlacingTable, held: HeldCard) -> bool:
                               Evidence(landing, held.sideways))
     reading = settled_reading(left)
     if reading is not None:
-        return take(table, reading, "dealer" if held.keyed else
-                    "camera" if landing is not None else "shoe")
+        return take(table, reading, _shown_by(table, held))
     readings = left or card_readings(table.fold.engine)
     if not readings:
         table.alarm(AlarmKind.ILLEGAL_ACTION, (
@@ -116,6 +115,20 @@ def _place(table: PlacingTable, held: HeldCard) -> bool:
         return False
     table.questions.ask(held, readings, table.questions.why_open(held, bool(left)))
     return False
+
+
+def _shown_by(table: PlacingTable, held: HeldCard) -> str:
+    """Who showed the decisions that put ``held`` where it went: the dealer for a card keyed
+    where it lies, the camera for one it saw land, else the shoe (its card's arrival). A card
+    the shoe could not read and the dealer keyed is the shoe's card: with the camera watching,
+    its landing is the camera's; without, a place is the dealer's."""
+    if held.keyed and held.unread is None:
+        return "dealer"
+    if held.landing is None:
+        return "shoe"
+    if held.unread is not None and table.mode is not Mode.SHOE_AND_CAMERA:
+        return "dealer"
+    return "camera"
 
 
 def take(table: PlacingTable, reading: Reading, by: str) -> bool:
@@ -153,7 +166,8 @@ def deal(table: PlacingTable, held: HeldCard) -> CardTarget | None:
                 f"recorded to {target}",
             )
     hole = hole_card_due(table.fold)
-    if not table.apply(CardDealt(card, to, held.face_down, held.origin, held.keyed)):
+    if not table.apply(CardDealt(card, to, held.face_down, held.origin, held.keyed,
+                                 unread=held.unread)):
         return None
     table.cards_committed += 1
     if landing is None and card is not None and not hole and \

@@ -3,20 +3,33 @@ there (readings), how the screen words them, and the desk that asks it and takes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
-from dealer_assist.roundlog import Event, Question, RoundFold, ShoeOrigin
+from dealer_assist.roundlog import Event, Question, RoundFold, ShoeOrigin, UnreadOrigin
 from dealer_assist.rules import Action, Card, CardTarget
 from dealer_assist.rules.readings import Evidence, Reading, remaining_readings, settled_reading
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.mode import Mode
-from dealer_assist.table.sources import AnswerQuestion, FeltCard, TableInput, place_words
+from dealer_assist.table.sources import (
+    AnswerQuestion,
+    FeltCard,
+    KeyCard,
+    ShoeCard,
+    ShoeUnread,
+    TableInput,
+    place_words,
+)
 
 if TYPE_CHECKING:
+    from dealer_assist.table.dispatch import InputQueue
     from dealer_assist.table.evidence import CameraEvidence
+    from dealer_assist.table.shoe_cards import ShoeCards
+
+#: The camera's readings a question about an unread card offers, at most.
+OFFERS_KEPT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +42,18 @@ class HeldCard:
     face_down: bool = False
     origin: ShoeOrigin | None = None
     keyed: bool = False
+    unread: UnreadOrigin | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class OpenQuestion:
     """The one question on the dealer's screen: which of ``choices`` (readings, labelled by
     ``labels`` in the same order) put ``held`` where it went; ``why`` the evidence left it open.
+
+    Or, with ``unread``, the place of a card the shoe dealt but could not read, held until the
+    dealer keys it: then ``labels`` name ``options`` (None: no card left the shoe, offered where
+    the shoe's report could not be decoded; a card: the camera's reading of it) and ``choices``
+    is empty.
     """
 
     id: int
@@ -45,6 +64,8 @@ class OpenQuestion:
     text: str
     why: str
     asked_at: float
+    unread: ShoeUnread | None = None
+    options: tuple[Card | None, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,7 +75,16 @@ class OpenQuestion:
             "text": self.text,
             "why": self.why,
             "choices": [{"choice": i, "label": label} for i, label in enumerate(self.labels)],
+            # the dealer answers by keying the card (the screen offers Key a card)
+            "key": self.unread is not None,
         }
+
+
+def unread_words(unread: ShoeUnread) -> str:
+    """A card the shoe could not read, as the dealer's screen names it."""
+    if unread.index is None:
+        return f"the shoe's report seq {unread.seq} (undecodable: perhaps a card)"
+    return f"card {unread.index} of the shoe (seq {unread.seq})"
 
 
 def reading_label(reading: Reading, hands: Mapping[int, int]) -> str:
@@ -93,6 +123,8 @@ class QuestionTable(Protocol):
     dealer: str | None
     max_camera_lag_s: float
     camera: CameraEvidence
+    shoe: ShoeCards
+    inputs: InputQueue
 
     @property
     def round_id(self) -> str | None: ...
@@ -105,7 +137,8 @@ class QuestionTable(Protocol):
     def apply_or_raise(self, event: Event) -> CardTarget | None: ...
     def take(self, reading: Reading, by: str) -> bool: ...
     def deal(self, card: Card | None, landing: CardTarget | None, face_down: bool,
-             origin: ShoeOrigin | None, keyed: bool) -> CardTarget | None: ...
+             origin: ShoeOrigin | None, keyed: bool,
+             unread: UnreadOrigin | None = None) -> CardTarget | None: ...
 
 
 class QuestionDesk:
@@ -139,6 +172,54 @@ class QuestionDesk:
                                       labels, question_text(held, choices, labels), why,
                                       self.table.now)
 
+    def ask_unread(self, unread: ShoeUnread, offers: Iterable[FeltCard] = ()) -> None:
+        """Hold the place of a card the shoe dealt but could not read: one question, answered
+        by the dealer keying the card (or taking a reading of it the camera ``offers``), or,
+        where the shoe's report may have been no card, saying none left the shoe. Nothing else
+        is placed, and the round settles not, until it is answered or the round is voided."""
+        if self.open is not None:
+            raise RuntimeError(f"asked about {unread} while question {self.open.id} is open")
+        self.asked += 1
+        self.round_asked += 1
+        if unread.index is None:
+            text = (f"The shoe sent a report it could not read (seq {unread.seq}): if a card "
+                    "left the shoe then, key it (Key a card); if none did, touch No card; or "
+                    "void the round")
+            options: tuple[Card | None, ...] = (None,)
+            labels: tuple[str, ...] = ("No card left the shoe",)
+        else:
+            text = (f"The shoe could not read card {unread.index} of the shoe: key it (Key a "
+                    "card), or void the round")
+            options, labels = (), ()
+        self.open = OpenQuestion(self.asked, self.table.round_id, HeldCard(None, None, False),
+                                 (), labels, text, unread.detail, self.table.now,
+                                 unread=unread, options=options)
+        for felt in offers:
+            self.offer(felt)
+
+    def offer(self, felt: FeltCard) -> None:
+        """Offer the camera's reading ``felt`` as the unread card the open question holds (the
+        dealer still chooses it, or keys another); each card once, at most :data:`OFFERS_KEPT`."""
+        question = self.open
+        assert question is not None and question.unread is not None and felt.card is not None
+        if felt.card in question.options or \
+                sum(o is not None for o in question.options) >= OFFERS_KEPT:
+            return
+        label = f"{felt.card.code}, as the camera read it at {place_words(felt.spot)}"
+        self.open = replace(question, options=(*question.options, felt.card),
+                            labels=(*question.labels, label))
+
+    def may_be_unread(self, felt: FeltCard) -> bool:
+        """Whether the camera's reading ``felt`` may be the card the shoe could not read: the
+        camera is trusted, and no card of its code is out without a sighting (a shoe card
+        waiting for its landing, one placed unseen, one drawn after it waiting behind the
+        question)."""
+        card = felt.card
+        return card is not None and self.table.camera_trusted() and \
+            self.table.camera.flight.unsighted(card) == 0 and \
+            not any(isinstance(w.item, ShoeCard) and w.item.card == card
+                    for w in self.table.inputs.deferred)
+
     def on_answer(self, item: AnswerQuestion) -> None:
         question = self.open
         if question is None or question.id != item.question:
@@ -146,21 +227,55 @@ class QuestionDesk:
             self.table.alarm(AlarmKind.ILLEGAL_ACTION, f"an answer to question "
                              f"{item.question}, but {open_now}; not taken")
             return
-        if not 0 <= item.choice < len(question.choices):
+        if not 0 <= item.choice < len(question.labels):
             self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
                 f"answer {item.choice} to question {question.id}, which has "
-                f"{len(question.choices)} choices; not taken"))
+                f"{len(question.labels)} choices; not taken"))
+            return
+        if question.unread is not None:
+            self.answer_unread(item.choice)
             return
         self.settle(item.choice, "dealer")
+
+    def answer_unread(self, choice: int) -> None:
+        """The dealer's answer to a question about an unread card: the camera's reading it
+        offered, taken as keyed, or no card left the shoe (an undecodable report)."""
+        question = self.open
+        assert question is not None and question.unread is not None
+        card = question.options[choice]
+        if card is not None:
+            self.table.shoe.key_unread(question, card, None, "the camera's reading")
+            return
+        self.open = None
+        self.table.alarm(AlarmKind.DEALER_ASKED, (
+            f"asked \"{question.text}\" ({question.why}); answered by the dealer "
+            f"{self.table.dealer} after {self.waited(question)} s: no card left the shoe; "
+            "round flagged for review"), resolved=True)
+
+    def waited(self, question: OpenQuestion) -> Decimal:
+        """Seconds from ``question`` to now, as recorded."""
+        return Decimal(str(round(max(0.0, self.table.now - question.asked_at), 2)))
 
     def sighting_answers(self, item: TableInput) -> bool:
         """A late sighting of the card asked about, while its question is open: where it
         leaves one choice, it answers the question; either way it is that card's sighting.
         Not where another card of its code may be the one seen, nor while the camera is behind
         (its frame older than ``max_camera_lag_s``): it waits behind the question, and is
-        checked against the card's place once the dealer has answered."""
+        checked against the card's place once the dealer has answered.
+
+        While an unread card's place is held, the dealer's keyed card answers (True), and a
+        sighting that may be that card (no card of its code out and unsighted) is offered as
+        its reading; the sighting still waits behind the question, to be paired as the landing
+        of the card the dealer keys."""
         question = self.open
         assert question is not None
+        if question.unread is not None:
+            if isinstance(item, KeyCard):
+                self.table.shoe.key_unread(question, item.card, item.spot, None)
+                return True
+            if isinstance(item, FeltCard) and self.may_be_unread(item):
+                self.offer(item)
+            return False
         if not isinstance(item, FeltCard) or item.card is None or not self.table.camera_trusted() \
                 or question.held.card != item.card or question.held.landing is not None \
                 or self.table.camera.lag(item) > self.table.max_camera_lag_s \
@@ -179,12 +294,13 @@ class QuestionDesk:
         assert question is not None and self.table.fold is not None
         self.open = None
         held = question.held
-        waited = Decimal(str(round(max(0.0, self.table.now - question.asked_at), 2)))
+        waited = self.waited(question)
         dealer = self.table.dealer if by == "dealer" else None
         self.table.apply_or_raise(Question(held.card, question.text, question.why, question.labels,
                                       question.labels[choice], by, waited, dealer))
         if self.table.take(question.choices[choice], by):
-            self.table.deal(held.card, held.landing, held.face_down, held.origin, held.keyed)
+            self.table.deal(held.card, held.landing, held.face_down, held.origin, held.keyed,
+                            held.unread)
         self.table.alarm(AlarmKind.DEALER_ASKED, (
             f"asked \"{question.text}\" ({question.why}); answered by the {by}"
             f"{f' {dealer}' if dealer else ''} after "
@@ -197,7 +313,7 @@ class QuestionDesk:
             if not seen_fits:
                 return f"{seen}, where no legal play puts it"
             return f"{seen}, which more than one play fits"
-        if held.keyed:
+        if held.keyed and held.unread is None:
             return "the dealer keyed it with no place"
         if self.table.camera.behind:
             return "the camera is behind: its sighting came too late"

@@ -158,13 +158,15 @@ class RecordingDirectory:
 class ReplayedRound:
     """A round as the table's journal replays it: its lines and how it ended (``settlement``,
     or voided for ``void``; neither: still in play), and its lines as they were before each
-    correction rewrote them (``earlier``)."""
+    correction rewrote them (``earlier``). ``voiding``: still in play, and the table voids it
+    next (it cannot be resumed): a longer copy the store holds open is kept for the void."""
 
     round_id: str
     lines: tuple[str, ...]
     settlement: Settlement | None = None
     void: str | None = None
     earlier: tuple[tuple[str, ...], ...] = ()
+    voiding: bool = False
 
 
 class MemoryRecorder:
@@ -568,6 +570,16 @@ class StoreRecorder:
                     self._events.append(body)
                 if played.settlement is not None or played.void is not None:
                     self._end(recorder, played.round_id, played.settlement, played.void)
+                continue
+            elif (data is not None and played.voiding and len(held) > len(want)
+                  and held[:len(want)] == want):
+                # the store holds more of it than the journal (a damaged journal lost records,
+                # acknowledged all): its copy is continued, for the void that comes next
+                recorder.continue_round(data.key)
+                self._open_id, self._events = played.round_id, held
+                logger.warning("round %s: the recording store holds %d record(s) of it that "
+                               "the table's journal lacks: kept in its void record",
+                               played.round_id, len(held) - len(want))
                 continue
             elif data is not None and any(
                     held == [json.loads(line) for line in version][:len(held)]

@@ -33,6 +33,7 @@ from dealer_assist.table.sources import (
     RecordingFailed,
     ShoeCard,
     ShoeDelivery,
+    ShoeUnread,
     Source,
     TableInput,
     VoidRound,
@@ -50,7 +51,11 @@ class TableRunner:
     ``errors``: the latest ``ERRORS_KEPT`` inputs the loop raised on (a bug), the last five shown
     on the screen; the table goes on with the next input. ``recording_pending()``: True while a
     recorder has not durably written all it was handed (a failed write kept, a store's queue):
-    the journal is not checkpointed then, so it still holds those rounds after a crash."""
+    the journal is not checkpointed then, so it still holds those rounds after a crash.
+    ``resumed_round``: the round the journal resumed at start (its verdict,
+    :attr:`~dealer_assist.table.journal.Resumed.resumed`): while that round is in play, a new
+    shoe reported by the shoe voids it (reshuffled while the table was down), whatever the loop
+    is doing then (a question open, the felt confirmed or not)."""
 
     def __init__(
         self,
@@ -64,6 +69,7 @@ class TableRunner:
         recording_pending: Callable[[], bool] = lambda: False,
         shoe_position: tuple[int, int] | None = None,
         utc_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        resumed_round: str | None = None,
     ):
         self.loop = loop
         self.sources = list(sources or [])
@@ -77,6 +83,7 @@ class TableRunner:
         self._journal_failing = False
         self._journal_alarm: str | None = None  # the first failure of a run, for its alarm
         self._shoe_durable = shoe_position  # the shoe's last event journaled
+        self.resumed_round = resumed_round
         self._queue: queue.Queue[
             tuple[TableInput | ShoeDelivery, threading.Event, str] | None] = queue.Queue()
         self._listeners: list[ViewListener] = []
@@ -209,9 +216,10 @@ class TableRunner:
         and nothing more is acknowledged until it takes every record kept."""
         delivery = item if isinstance(item, ShoeDelivery) else None
         inputs: tuple[TableInput, ...] = tuple(
-            replace(one, at=at) if isinstance(one, ShoeCard) else one
+            replace(one, at=at) if isinstance(one, ShoeCard | ShoeUnread) else one
             for one in (item.inputs if isinstance(item, ShoeDelivery) else (item,)))
-        if (self.loop.resumed is not None and self.loop.round_open
+        if (self.resumed_round is not None and self.loop.round_open
+                and self.loop.round_id == self.resumed_round
                 and any(isinstance(one, NewShoe) for one in inputs)):
             # the shoe was reshuffled while the table was down: the round cannot go on
             inputs = (VoidRound("the table restarted in this round and the shoe reports a new "

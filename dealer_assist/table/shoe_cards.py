@@ -1,17 +1,28 @@
 """The shoe's cards at a table: each card out checked against the shoe's composition (through the
-pack count, the one owner of that rule), burns, the link, a new shoe, and the cards the shoe
-resends after its link was down checked against what the camera or the dealer recorded."""
+pack count, the one owner of that rule), burns, the link, a new shoe, the cards the shoe
+resends after its link was down checked against what the camera or the dealer recorded, and a
+card the shoe dealt but could not read, whose place is held until the dealer keys it."""
 
 from __future__ import annotations
 
 from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
-from dealer_assist.rules import Card, RuleSet
+from dealer_assist.roundlog import RoundFold, UnreadOrigin
+from dealer_assist.rules import Card, CardTarget, RuleSet
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.mode import Mode
 from dealer_assist.table.pack import PackCount
-from dealer_assist.table.sources import NewShoe, ShoeBurn, ShoeCard, ShoeLink, ShoeProblem
+from dealer_assist.table.questions import OpenQuestion, QuestionDesk, unread_words
+from dealer_assist.table.sources import (
+    NewShoe,
+    ShoeBurn,
+    ShoeCard,
+    ShoeLink,
+    ShoeProblem,
+    ShoeUnread,
+    place_words,
+)
 
 if TYPE_CHECKING:
     from dealer_assist.table.evidence import CameraEvidence
@@ -26,13 +37,16 @@ class ShoeTable(Protocol):
     shoe_up: bool
     dealer: str | None
     camera: CameraEvidence
+    questions: QuestionDesk
 
     @property
     def mode(self) -> Mode: ...
+    @property
+    def fold(self) -> RoundFold | None: ...
     def camera_trusted(self) -> bool: ...
     def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
     def resolve(self, kind: AlarmKind) -> None: ...
-    def commit_shoe_card(self, shoe: ShoeCard) -> None: ...
+    def commit_shoe_card(self, shoe: ShoeCard, landing: CardTarget | None = None) -> None: ...
 
 
 class ShoeCards:
@@ -45,7 +59,9 @@ class ShoeCards:
         self.pack = PackCount(table.rules.decks)
         self.awaiting: deque[Card | None] = deque()
 
-    def on_card(self, item: ShoeCard) -> None:
+    def on_card(self, item: ShoeCard, landing: CardTarget | None = None) -> None:
+        """A card out of the shoe; ``landing``: where the dealer keyed it (a card the shoe could
+        not read, at a table whose camera does not watch: where it lies is its evidence)."""
         card = item.card
         if self.awaiting:
             # The shoe is resending cards the camera already recorded while the link was down.
@@ -63,7 +79,7 @@ class ShoeCards:
             self.table.camera.flight.add_shoe(item, self.table.now, rejected)
             self.table.camera.pair()
         elif not rejected:
-            self.table.commit_shoe_card(item)
+            self.table.commit_shoe_card(item, landing)
 
     def _accept_from_shoe(self, card: Card) -> bool:
         """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
@@ -84,6 +100,72 @@ class ShoeCards:
             )
             return False
         return True
+
+    def on_unread(self, item: ShoeUnread) -> None:
+        """A card the shoe dealt but could not read (or a report it could not decode, which
+        may have been one): its place in the round is held, by a question to the dealer, until
+        the dealer keys it (:meth:`key_unread`) or voids the round; nothing is placed after it
+        and the round does not settle meanwhile. The camera's sightings that may be that card
+        are offered to the dealer, never taken without the dealer."""
+        words = unread_words(item)
+        if self.awaiting:
+            # The shoe resends a card the camera or the dealer recorded while its link was down.
+            if item.index is None:
+                self.table.alarm(AlarmKind.SHOE_PROBLEM, (
+                    f"the shoe could not read {words} ({item.detail}) while resending the cards "
+                    "drawn while its link was down: they may no longer be checked in order; "
+                    "check the felt against the screen; call the floor"))
+                return
+            seen = self.awaiting.popleft()
+            if seen is not None:
+                self.pack.take(seen)
+            self.table.alarm(AlarmKind.SHOE_PROBLEM, (
+                f"the shoe could not read {words}, its resend of "
+                f"{seen.code if seen else 'the face-down hole card'} recorded while its link "
+                "was down: recorded as before, not checked against the shoe; call the floor"))
+            return
+        fold = self.table.fold
+        if fold is None or fold.ended:
+            self.table.alarm(AlarmKind.SHOE_PROBLEM, (
+                f"the shoe could not read {words} ({item.detail}), out of the shoe with no "
+                "round in play: in no round; not recorded"))
+            return
+        felt = self.table.camera.flight.felt
+        offers = [p.felt for p in felt if p.felt is not None and not p.stray
+                  and self.table.questions.may_be_unread(p.felt)]
+        self.table.questions.ask_unread(item, offers)
+        self.table.alarm(AlarmKind.SHOE_PROBLEM, (
+            f"the shoe could not read {words} ({item.detail}): its place in the round is held "
+            "until the dealer keys it"), resolved=True)  # the question shows it: history only
+
+    def key_unread(self, question: OpenQuestion, card: Card, spot: CardTarget | None,
+                   how: str | None) -> None:
+        """The dealer keyed ``card`` (``how``: "the camera's reading", chosen among the
+        question's offers; None, keyed) for the unread card whose place ``question`` holds: it
+        takes that place as the shoe's card would have, counted out of the pack, marked keyed
+        with the shoe's report of it, with an alarm. A card the shoe cannot hold (a pip ten, a
+        copy beyond the composition) is refused, with its alarm, and the place stays held."""
+        unread = question.unread
+        assert unread is not None
+        words = unread_words(unread)
+        breach = self.pack.check(card)
+        if breach is not None:
+            why = ("there are no tens in a Spanish shoe" if breach.pip_ten else
+                   f"it would be copy {breach.copy} out of this shoe, and "
+                   f"{self.table.rules.decks} decks hold {breach.held}")
+            self.table.alarm(
+                AlarmKind.PIP_TEN if breach.pip_ten else AlarmKind.BEYOND_COMPOSITION,
+                f"{card.code} keyed for {words}, but {why}: not taken; look at the card again "
+                "and key it, or void the round")
+            return
+        self.table.questions.withdraw()
+        taken = f"took {how}, {card.code}" if how else f"keyed {card.code}" + (
+            f" at {place_words(spot)}" if spot is not None else "")
+        self.table.alarm(AlarmKind.KEYED_CARD, (
+            f"the shoe could not read {words}; the dealer {self.table.dealer} {taken} after "
+            f"{self.table.questions.waited(question)} s, in its place: recorded as keyed"))
+        origin = UnreadOrigin(unread.session, unread.seq, unread.index)
+        self.on_card(ShoeCard(card, None, unread.at, origin), spot)
 
     def on_burn(self, item: ShoeBurn) -> None:
         if item.card is not None:

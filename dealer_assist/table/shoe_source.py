@@ -3,9 +3,13 @@
 The reader owns the port (``/dev/serial/by-id/...``, a pty, ``socket://``), reconnects, and
 delivers every card exactly once and in order; this source maps its events to the loop's small
 values. Pip tens and copies beyond the composition are judged by the loop (it counts cards the
-camera recorded while the link was down too); the shoe's other integrity alarms (lid opened
-mid-shoe, unreadable or undecodable cards, a card after the shoe ran empty, a count mismatch, the
-shoe's own alarms) come through as :class:`~dealer_assist.table.sources.ShoeProblem`.
+camera recorded while the link was down too), and so is a card the shoe dealt but could not read
+(or a numbered report it could not decode, which may have been one): a
+:class:`~dealer_assist.table.sources.ShoeUnread`, whose place in the round the loop holds until
+the dealer keys it. The shoe's other integrity alarms (lid opened mid-shoe, an unreadable burn
+card, a card after the shoe ran empty, a count mismatch, the shoe's own alarms) come through as
+:class:`~dealer_assist.table.sources.ShoeProblem`. The load an ASCII shoe's decoder assumes when
+it starts reading (such a shoe never reports one) is no new shoe: the table's pack count stands.
 
 With ``defer_ack`` (a protocol shoe at a table with a journal) each numbered event's inputs are
 handed over as one :class:`~dealer_assist.table.sources.ShoeDelivery`, and the shoe is told the
@@ -27,6 +31,7 @@ from dealer_assist.table.sources import (
     ShoeDelivery,
     ShoeLink,
     ShoeProblem,
+    ShoeUnread,
     Sink,
     TableInput,
 )
@@ -35,6 +40,8 @@ logger = logging.getLogger(__name__)
 
 # Integrity kinds the loop judges itself (so the dealer sees each alarm once).
 _JUDGED_BY_LOOP = ("pip_ten", "excess_copies", "link_down")
+# ... and, raised by a card's place that the loop holds (a ShoeUnread), these.
+_UNREAD_BY_LOOP = ("unreadable_card", "undecodable")
 
 
 class SerialShoeSource:
@@ -82,9 +89,11 @@ class SerialShoeSource:
         from dealer_assist.shoe.events import SequencedEvent
 
         def hand_on(event: ShoeEvent) -> None:
-            items = map_shoe_event(event) + [
-                ShoeProblem(alarm.message) for alarm in integrity.check(event)
-                if alarm.kind.value not in _JUDGED_BY_LOOP]
+            items = map_shoe_event(event)
+            held = any(isinstance(item, ShoeUnread) for item in items)
+            items += [ShoeProblem(alarm.message) for alarm in integrity.check(event)
+                      if alarm.kind.value not in _JUDGED_BY_LOOP
+                      and not (held and alarm.kind.value in _UNREAD_BY_LOOP)]
             for item in items:
                 if isinstance(item, ShoeLink):
                     logger.info("shoe link %s: %s", "up" if item.up else "down", item.detail)
@@ -128,15 +137,22 @@ class SerialShoeSource:
 
 
 def map_shoe_event(event: object) -> list[TableInput]:
-    """The table inputs one shoe event stands for (none for heartbeats, lids, gaps)."""
+    """The table inputs one shoe event stands for (none for heartbeats, lids, gaps, nor for the
+    load an ASCII shoe's decoder assumes when it starts reading: no reshuffle)."""
     from dealer_assist.shoe import events as shoe
 
     if isinstance(event, shoe.CardDrawn):
         return [ShoeCard(event.card, ShoeOrigin(event.session, event.seq, event.index))]
+    if isinstance(event, shoe.UnreadableCard):
+        return [ShoeUnread(event.session, event.seq, event.index,
+                           "the shoe reported the card unreadable")]
+    if isinstance(event, shoe.MalformedFrame):
+        return [ShoeUnread(event.session, event.seq, None,
+                           f"undecodable data at byte offset {event.offset}: {event.reason}")]
     if isinstance(event, shoe.BurnCard):
         return [ShoeBurn(event.card)]
     if isinstance(event, shoe.ShoeLoaded):
-        return [NewShoe(event.decks)]
+        return [] if event.assumed else [NewShoe(event.decks)]
     if isinstance(event, shoe.LinkUp):
         return [ShoeLink(True, event.url)]
     if isinstance(event, shoe.LinkDown):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Protocol
 
-from dealer_assist.roundlog import ShoeOrigin
+from dealer_assist.roundlog import ShoeOrigin, UnreadOrigin
 from dealer_assist.rules import DEALER, Action, Card, CardTarget
 
 #: A place on the table is the engine's :class:`~dealer_assist.rules.CardTarget`: the dealer
@@ -49,10 +49,29 @@ class ShoeCard:
     """A card left the shoe for play; ``origin``: the shoe's own numbering of it (link session,
     sequence number, position in the shoe), when a numbering shoe dealt it; ``at``: when it was
     handed to the table (UTC, round-log ``at`` text; the runner stamps it), the time its events
-    carry however long it waits to be placed."""
+    carry however long it waits to be placed. ``unread``: the shoe dealt it but could not read
+    it (its report, :class:`ShoeUnread`), and the dealer keyed it: recorded as keyed."""
 
     card: Card
     origin: ShoeOrigin | None = None
+    at: str | None = field(default=None, compare=False)
+    unread: UnreadOrigin | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeUnread:
+    """A card left the shoe but the shoe could not read it (``index``: its 1-based position in
+    the shoe), or the shoe sent a numbered report that could not be decoded, which may have been
+    a card (``index`` None); ``session``/``seq``: the shoe's numbering of the report; ``detail``:
+    what the shoe or the decoder said; ``at``: when it was handed to the table (as a
+    :class:`ShoeCard`'s), the time the card the dealer keys in its place carries. The card's
+    place in the round is held until the dealer keys it (or, for an undecodable report, says no
+    card left the shoe)."""
+
+    session: int
+    seq: int
+    index: int | None = None
+    detail: str = ""
     at: str | None = field(default=None, compare=False)
 
 
@@ -88,7 +107,7 @@ class NewShoe:
     touched: bool = False
 
 
-ShoeInput = ShoeCard | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
+ShoeInput = ShoeCard | ShoeUnread | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
 
 
 # -------------------------------------------------------------------------------------- camera

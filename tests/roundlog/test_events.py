@@ -16,6 +16,7 @@ from dealer_assist.roundlog import (
     PlayerAction,
     Reveal,
     ShoeOrigin,
+    UnreadOrigin,
     check_at,
     dumps_event,
     format_at,
@@ -47,6 +48,8 @@ SPEC_LINES = """\
 {"type": "reveal", "card": "KD", "keyed": true, "corrected": "KC"}
 {"type": "action", "seat": 1, "action": "stand", "by": "camera", "at": "2026-12-02T04:32:14.001Z"}
 {"type": "card", "card": "5S", "at": "2026-12-02T04:32:14Z"}
+{"type": "card", "card": "7C", "keyed": true, "unread": {"session": 3, "seq": 42, "index": 13}}
+{"type": "card", "card": "6C", "keyed": true, "unread": {"session": 3, "seq": 44}}
 """
 
 
@@ -75,6 +78,12 @@ def test_parsed_values() -> None:
     assert json.loads(dumps_event(events[16]))["corrected"] == "8H"
     assert events[17] == Reveal(Card.parse("KD"), keyed=True, corrected=Card.parse("KC"))
     assert "corrected" not in json.loads(dumps_event(events[15]))
+    # a card the shoe dealt but could not read, keyed by the dealer in its place
+    assert events[20] == CardDealt(Card.parse("7C"), keyed=True,
+                                   unread=UnreadOrigin(3, 42, 13))
+    assert events[21].unread == UnreadOrigin(3, 44)  # its report undecodable: no index
+    assert json.loads(dumps_event(events[21]))["unread"] == {"session": 3, "seq": 44}
+    assert "unread" not in json.loads(dumps_event(events[14]))
 
 
 def test_numbers_are_never_floats() -> None:
@@ -98,6 +107,14 @@ def test_numbers_are_never_floats() -> None:
         ('{"type": "card", "card": "7S", "keyed": true, "shoe": {"session": 1, "seq": 1, '
          '"index": 1}}', "a keyed card has no 'shoe' numbering"),
         ('{"type": "reveal", "card": "7S", "keyed": 1}', "'keyed' must be true or false"),
+        ('{"type": "card", "card": "7S", "unread": {"session": 1, "seq": 3, "index": 2}}',
+         "it needs \"keyed\": true"),
+        ('{"type": "card", "card": "7S", "keyed": true, "unread": {"seq": 3}}',
+         "'unread' must be"),
+        ('{"type": "card", "card": "7S", "keyed": true, "unread": {"session": 1, "seq": 3, '
+         '"index": 2, "at": 1}}', "'unread' must be"),
+        ('{"type": "card", "card": "7S", "keyed": true, "unread": {"session": 1, "seq": -3}}',
+         "'unread' numbers must be whole numbers"),
         ('{"type": "card", "card": "7S", "corrected": "7"}', "'corrected': "),
         ('{"type": "reveal", "card": "7S", "corrected": 7}', "'corrected': "),
         ('{"type": "card", "card": null, "face_down": true, "corrected": "7S"}',

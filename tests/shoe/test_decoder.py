@@ -12,6 +12,7 @@ from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
     CutCardReached,
+    EventsLost,
     Gap,
     Heartbeat,
     LidClosed,
@@ -167,6 +168,38 @@ def test_a_decoder_without_state_and_nothing_pending_starts_after_the_last() -> 
     decoder = ShoeDecoder()
     decoder.feed(heartbeat(9))
     assert [e.seq for e in numbered(decoder.feed(card(10, "2D")))] == [10]
+
+
+def test_events_the_shoe_no_longer_holds_are_reported_lost_and_delivery_goes_on() -> None:
+    decoder = synced()
+    # a shoe that still holds the next event we want: a gap, waited for
+    events = decoder.feed(card(3, "2S") + heartbeat(3, pending=(SESSION, 2)))
+    assert not any(isinstance(e, EventsLost) for e in events)
+    assert decoder.awaiting_resend
+    assert [e.seq for e in numbered(decoder.feed(card(2, "AS") + card(3, "2S")))] == [2, 3]
+    # one that holds 7 on (an earlier run acknowledged up to 6): 4 to 6 cannot come any more
+    events = decoder.feed(heartbeat(9, pending=(SESSION, 7)))
+    assert EventsLost(SESSION, 3, SESSION, 7) in events
+    assert not any(isinstance(e, Gap) for e in events)
+    assert decoder.awaiting_resend  # the held ones now
+    events = decoder.feed(card(7, "KS") + card(8, "QS") + card(9, "JS"))
+    assert [e.seq for e in numbered(events)] == [7, 8, 9]
+    assert not decoder.awaiting_resend
+
+
+def test_the_end_of_a_session_the_shoe_no_longer_holds_is_reported_lost() -> None:
+    decoder = synced()
+    new = 0x5EED0002
+    decoder.feed(heartbeat(1, session=new, pending=(new, 1)))  # it holds the new load on
+    events = decoder.feed(loaded(session=new, previous=(SESSION, 5)) + card(2, "8H", session=new))
+    assert EventsLost(SESSION, 1, new, 1) in events
+    assert [(e.session, e.seq) for e in numbered(events)] == [(new, 1), (new, 2)]
+    # a later session past its load: the rest of ours and the start of it are gone
+    decoder = synced()
+    events = decoder.feed(heartbeat(4, session=new, pending=(new, 3)))
+    assert EventsLost(SESSION, 1, new, 3) in events
+    assert [(e.session, e.seq) for e in numbered(decoder.feed(card(3, "2D", session=new)))] == [
+        (new, 3)]
 
 
 def test_a_never_loaded_shoe_is_not_a_gap() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from dealer_assist.rules.cards import Card
-from dealer_assist.shoe.events import CardDrawn, ShoeLoaded
+from dealer_assist.shoe.events import CardDrawn, EventsLost, ShoeLoaded
 from dealer_assist.shoe.reader import ShoeReader
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from tests.shoe.test_links import PATIENCE_S, cards_in, read_until
@@ -51,3 +51,26 @@ def test_a_reader_resumed_after_a_crash_drops_what_was_durable_but_never_acknowl
         # 7S and 8S are not delivered twice (a host without state would start again at 7S, the
         # oldest event the shoe held)
         assert cards_in(events) == [Card.parse("9S")]
+
+
+def test_a_reader_resumed_from_a_position_the_shoe_has_passed_says_so_and_goes_on() -> None:
+    """Resumed from an event older than the shoe's oldest held one (the record after it lost,
+    as in a damaged journal, though the shoe was told it was held): the events in between
+    cannot come any more; the reader says so and delivers what the shoe holds, not waiting for
+    a resend that never comes."""
+    with ShoeSimulator(TcpLink()) as sim:
+        session = sim.load_shoe(6)
+        for code in ("7S", "8S", "9S"):
+            sim.draw(code)
+        with ShoeReader(sim.url, defer_ack=True) as first:
+            read_until(first, lambda e: len(cards_in(e)) == 3, "three cards")
+            first.acknowledge(session, 4)
+            until(lambda: sim.unacknowledged == 0, "the shoe to let go of every card")
+        sim.draw("6H")
+        with ShoeReader(sim.url, defer_ack=True, resume_from=(session, 2)) as second:
+            events = read_until(second, lambda e: bool(cards_in(e)), "the next card")
+            [lost] = [e for e in events if isinstance(e, EventsLost)]
+            assert lost == EventsLost(session, 2, session, 5)
+            assert cards_in(events) == [Card.parse("6H")]
+            second.acknowledge(session, 5)
+            until(lambda: sim.unacknowledged == 0, "the shoe to let go of 6H")

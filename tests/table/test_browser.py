@@ -31,6 +31,7 @@ from dealer_assist.table.sources import (
     PlaceBet,
     ShoeCard,
     ShoeLink,
+    ShoeUnread,
 )
 from dealer_assist.table.staff import HashCost, StaffDesk, StaffRegistry
 
@@ -408,6 +409,33 @@ def test_a_question_is_shown_in_its_band_and_one_touch_answers_it(table, page):
     assert runner.wait_until(lambda loop: loop.rounds_played == 1, 5)
     assert runner.loop.last_settlement is not None
     assert runner.loop.last_settlement.to_json()["seats"][0]["net"] == "20.00"
+
+
+def test_a_card_the_shoe_could_not_read_is_asked_for_and_keyed_on_the_page(table, page):
+    """Shoe only: the dealer's up card left the shoe unread. The band asks for it and the page
+    offers Key a card, though the shoe reads; keyed, it takes its place and the cards that waited
+    behind it follow."""
+    runner, screen = table
+    page.set_viewport_size({"width": 800, "height": 480})
+    page.goto(screen.pairing_url())  # paired, then the page
+    page.wait_for_selector("#link.link-up")
+    runner.submit(PlaceBet(1, Decimal("10")))
+    runner.submit(ShoeCard(Card.parse("9S")))
+    runner.submit(ShoeUnread(7, 3, 2, "the shoe reported the card unreadable"))
+    runner.submit(ShoeCard(Card.parse("6D")))  # waits behind the unread card
+    page.wait_for_selector("#question:not([hidden])")
+    assert "could not read card 2 of the shoe" in page.inner_text("#question-text")
+    page.locator("#key-card").wait_for(state="visible", timeout=5000)
+    page.locator("#key-card").tap()
+    page.locator("#key-rank-7").tap()
+    page.locator("#key-suit-C").tap()
+    page.locator("#key-go").tap()
+    page.wait_for_selector("#question", state="hidden")
+    assert runner.wait_until(lambda loop: loop.cards_committed == 3, 5)
+    view = runner.view()
+    assert view["round"]["dealer"]["cards"] == ["7C"]
+    assert view["round"]["seats"][0]["hands"][0]["cards"] == ["9S", "6D"]
+    assert page.locator("#key-card").is_hidden()  # the shoe deals every card again
 
 
 def test_unpaired_the_page_shows_nothing_of_the_table_and_one_pairing_url_pairs_once(

@@ -320,6 +320,156 @@ def test_a_shoe_reshuffled_while_the_table_was_down_voids_the_round(tmp_path):
     assert "new shoe" in reason
 
 
+def play_until_asked(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink) -> Table:
+    """A table in round 1: seats 1 (5C 6C, 11) and 2 (9S 8S, 17) bet 10 and 25, the dealer
+    shows 6D over KC; then 9H is drawn with no touch (a shoe-only table asks where it went:
+    hit or double?), and the table is killed with that question open."""
+    table = Table(table_config(tmp_path, link.url))
+    sign_in(table.screen)
+    assert simulator.wait_all_acked(10)
+    post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
+    post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
+    for code in ("5C", "9S", "6D", "6C", "8S", "KC"):
+        simulator.draw(code)
+    assert simulator.wait_all_acked(10)
+    simulator.draw("9H")
+    assert simulator.wait_all_acked(10)
+    view = wait_view(table, lambda v: v["question"] is not None)
+    assert "9H" in view["question"]["text"]
+    table.kill()
+    return table
+
+
+def test_a_round_resumed_with_its_question_open_asks_for_the_felt_check_at_once(tmp_path):
+    """Killed while the dealer's question is open: the restarted table shows the round resumed
+    (Confirm felt, its alarm) with the question still open, either taken first."""
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = play_until_asked(tmp_path, simulator, link)
+        table.start()
+        view = wait_view(table, lambda v: v["resumed"] is not None)
+        assert view["resumed"] is not None and view["question"] is not None
+        assert view["phase"] == "question" and view["settlement"] is None
+        assert any(a["kind"] == "round_resumed" for a in view["alarms"])
+        post(table.screen, {"type": "confirm_felt"})  # taken with the question open
+        view = wait_view(table, lambda v: v["resumed"] is None)
+        assert view["resumed"] is None and view["question"] is not None
+        assert not any(a["kind"] == "round_resumed" for a in view["alarms"])
+        hit = next(c["choice"] for c in view["question"]["choices"]
+                   if c["label"] == "HIT seat 1")
+        post(table.screen, {"type": "answer", "question": view["question"]["id"],
+                            "choice": hit})
+        post(table.screen, {"type": "decide", "seat": 1, "action": "stand"})  # 20
+        post(table.screen, {"type": "decide", "seat": 2, "action": "stand"})  # 17
+        simulator.draw("QH")  # the dealer's 16 busts
+        assert simulator.wait_all_acked(10)
+        path = tmp_path / "rec" / "rounds" / f"{view['round']['round']}.jsonl"
+        deadline = time.monotonic() + 15
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    settled = settle_log(path.read_text().splitlines())
+    assert {s.seat: str(s.net) for s in settled.seats} == {1: "10.00", 2: "25.00"}
+    assert not list((tmp_path / "rec" / "void").glob("*.jsonl"))
+
+
+def test_a_shoe_reshuffled_while_a_question_was_open_voids_the_round(tmp_path):
+    """As :func:`test_a_shoe_reshuffled_while_the_table_was_down_voids_the_round`, killed with
+    the dealer's question open: the new shoe voids the round all the same, and no card of the
+    new shoe is placed in it."""
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = play_until_asked(tmp_path, simulator, link)
+        simulator.load_shoe(6)  # a new shoe while the table is down
+        table.start()
+        assert simulator.wait_all_acked(10)
+        view = wait_view(table, lambda v: v["round"] is None
+                         and any(a["kind"] == "round_voided" for a in v["alarms"]))
+        assert view["round"] is None and view["question"] is None
+        assert view["resumed"] is None and view["rounds_played"] == 0
+        assert any(a["kind"] == "round_voided" and "new shoe" in a["text"]
+                   for a in view["alarms"])
+        post(table.screen, {"type": "decide", "seat": 1, "action": "stand"})
+        post(table.screen, {"type": "decide", "seat": 2, "action": "stand"})
+        simulator.draw("QH")  # from the new shoe: in no round
+        assert simulator.wait_all_acked(10)
+        time.sleep(0.5)
+        view = get_view(table.screen)
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    assert view["rounds_played"] == 0
+    assert not list((tmp_path / "rec" / "rounds").glob("*.jsonl"))
+    lines, reason = void_record(tmp_path)
+    assert named(lines) == ([(1, "10.00"), (2, "25.00")], ["5C", "9S", "6D", "6C", "8S", "KC"])
+    assert "new shoe" in reason
+    [voided] = files_equal_store(tmp_path / "rec")
+    assert store_rounds(tmp_path / "rec")[voided] == 1
+
+
+def test_a_journal_damaged_mid_file_voids_with_every_card_and_the_shoe_is_heard(tmp_path):
+    """A byte flipped in the journal's record of a round's second card (not a crash: bit rot):
+    the replay stops there, the round is voided with every bet and card acknowledged (the
+    store's copy holds those the journal lost), and the shoe's next cards are taken in (its
+    reader does not wait at the damaged position for events the shoe discarded)."""
+    recording = tmp_path / "rec"
+    dealt = ["9S", "KD", "6D", "8H", "7C", "KC"]
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = Table(table_config(tmp_path, link.url))
+        sign_in(table.screen)
+        assert simulator.wait_all_acked(10)
+        post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
+        post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
+        for code in dealt:
+            simulator.draw(code)
+        assert simulator.wait_all_acked(10)
+        round_id = wait_view(table, lambda v: v["round"] is not None)["round"]["round"]
+        deadline = time.monotonic() + 10  # the store's thread writes a few ms behind the ACK
+        while len(store_lines(recording, round_id)) < 3 + len(dealt) and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
+        table.kill()
+        journal = recording / "table.journal"
+        records = journal.read_bytes().split(b"\n")
+        [second] = [n for n, record in enumerate(records) if b'"KD"' in record]
+        assert second < len(records) - 2  # records after it: damage, not a crash's cut
+        records[second] = records[second].replace(b'"KD"', b'"KX"')
+        journal.write_bytes(b"\n".join(records))
+        table.start()
+        view = wait_view(table, lambda v: any(a["kind"] == "round_voided" for a in v["alarms"]))
+        assert view["round"] is None
+        assert any(a["kind"] == "round_voided" and "damaged" in a["text"]
+                   for a in view["alarms"])
+        post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
+        for code in ("9S", "KD", "6D", "8H"):
+            simulator.draw(code)
+        assert simulator.wait_all_acked(10)  # the table hears the shoe
+        view = wait_view(table, lambda v: v["round"] is not None
+                         and v["round"]["seats"][0]["hands"][0]["cards"] == ["9S", "6D"])
+        assert view["round"]["seats"][0]["hands"][0]["cards"] == ["9S", "6D"]
+        assert view["round"]["dealer"]["cards"][0] == "KD"
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    assert list(recording.glob("table.journal.damaged-*"))  # kept for whoever looks into it
+    lines, reason = void_record(tmp_path)
+    assert named(lines) == ([(1, "10.00"), (2, "25.00")], dealt)
+    assert "damaged" in reason
+    assert store_rounds(recording)[round_id] == 1  # its one copy, voided
+
+
 @pytest.mark.parametrize(("rules", "protocol", "why"), [
     ("h17-ddd-6", "", "configuration changed"),
 ])
@@ -347,6 +497,39 @@ def test_a_round_that_cannot_be_trusted_after_a_restart_is_voided(tmp_path, rule
     [voided] = files_equal_store(tmp_path / "rec")
     assert store_rounds(tmp_path / "rec")[voided] == 1
     assert why in reason
+
+
+def alarm_ids(recording: Path) -> list[int]:
+    """The ids of the alarms in ``alarms.jsonl``, in the order recorded."""
+    return [json.loads(line)["id"]
+            for line in (recording / "alarms.jsonl").read_text().splitlines()]
+
+
+def test_alarm_numbers_go_on_after_a_restart_with_a_new_configuration(tmp_path):
+    """A restart under a changed configuration starts a fresh loop: its alarms (the dealer
+    signed in again, and later ones, after another restart too) are numbered on from the old
+    loop's, never again from 1."""
+    recording = tmp_path / "rec"
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = play_until_killed(tmp_path, simulator, link)
+        table_config(tmp_path, link.url, "h17-ddd-6")  # the config edited while it was down
+        table.start()
+        wait_view(table, lambda v: v["round"] is None and v["rules"] != "s17-6")
+        table.kill()  # the journal starts from the new configuration's checkpoint
+        table.start()
+        post(table.screen, {"type": "sign_out"})  # alarms after the replay of that checkpoint
+        sign_in(table.screen)
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    ids = alarm_ids(recording)
+    # signed in, voided, signed in (the fresh loop), then signed out and in again
+    assert len(ids) >= 5
+    assert ids == list(range(1, len(ids) + 1))
 
 
 def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_record_twice(

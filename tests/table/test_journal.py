@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.roundlog import settle_log
+from dealer_assist.roundlog import UnreadOrigin, settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import Recorder, RecordingStore
 from dealer_assist.surveillance.replay import load_round
@@ -59,6 +59,7 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeLink,
     ShoeProblem,
+    ShoeUnread,
     SignIn,
     SignOut,
     StaffRefused,
@@ -71,6 +72,10 @@ CONFIG = {"table": "T1", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
 EVERY_INPUT: list[TableInput] = [
     ShoeCard(Card.parse("7S")),
     ShoeCard(Card.parse("AS"), None),
+    ShoeCard(Card.parse("AS"), None, unread=UnreadOrigin(3, 41, 12)),
+    ShoeCard(Card.parse("AS"), None, unread=UnreadOrigin(3, 41)),
+    ShoeUnread(3, 41, 12, "the shoe reported the card unreadable"),
+    ShoeUnread(3, 41, None, "undecodable"),
     ShoeBurn(None),
     ShoeBurn(Card.parse("QD")),
     ShoeLink(True, "socket://x:1"),

@@ -1,8 +1,9 @@
 """The shoe as the table's source, over a real pseudo-terminal: the simulator speaks the
-dealer-assist protocol, ``SerialShoeSource`` reads it and hands the loop its cards, and the
-problems only a person can resolve (a card the shoe could not read, the lid opened mid-shoe, the
-shoe's own alarm) as ``ShoeProblem`` with the shoe's words. Pip tens and excess copies are the
-loop's to judge (it counts the camera's cards too), so the source does not report them."""
+dealer-assist protocol, ``SerialShoeSource`` reads it and hands the loop its cards, a card the
+shoe could not read as ``ShoeUnread`` (its place the loop holds for the dealer to key), and the
+problems only a person can resolve (the lid opened mid-shoe, the shoe's own alarm) as
+``ShoeProblem`` with the shoe's words. Pip tens and excess copies are the loop's to judge (it
+counts the camera's cards too), so the source does not report them."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules.cards import Card
+from dealer_assist.shoe.ascii import AsciiShoeDecoder
 from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
-from dealer_assist.table.shoe_source import SerialShoeSource
-from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink, ShoeProblem
+from dealer_assist.table.shoe_source import SerialShoeSource, map_shoe_event
+from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink, ShoeProblem, ShoeUnread
 
 PATIENCE_S = 30.0  # a generous bound for a slow shared machine: not a timing assertion
 
@@ -51,16 +54,28 @@ def test_the_shoes_problems_reach_the_table_in_its_words_and_its_cards_in_order(
             sim.lid(opened=True)
             sim.alarm(3, "jam at the exit rollers")
             sim.draw("TS")  # a pip ten: the loop's to judge, not reported here
-            got = take_until(inputs, lambda got: len(problems(got)) >= 3
-                             and sum(isinstance(i, ShoeCard) for i in got) >= 3, "three problems")
+            got = take_until(inputs, lambda got: len(problems(got)) >= 2
+                             and sum(isinstance(i, ShoeCard) for i in got) >= 3, "two problems")
         finally:
             source.stop()
     assert got[0] == ShoeLink(True, sim.url)
     assert NewShoe(6) in got
     assert [i.card for i in got if isinstance(i, ShoeCard)] == [Card.parse(c)
                                                                 for c in ("7S", "KH", "TS")]
+    [unread] = [i for i in got if isinstance(i, ShoeUnread)]
+    assert (unread.seq, unread.index) == (3, 2)  # the loop holds its place: no second alarm
     assert problems(got) == [
-        "unreadable card at shoe index 2 (seq 3)",
         "lid opened after 3 cards, before the shoe ran out (seq 5)",
         "shoe alarm 3: jam at the exit rollers",
     ]
+
+
+def test_an_ascii_shoes_assumed_load_is_no_new_shoe_and_a_load_it_is_told_of_is():
+    """An ASCII shoe never says it was loaded: its decoder assumes a shoe when it starts reading,
+    at every start of the table, which must not clear the pack count the journal rebuilt."""
+    decoder = AsciiShoeDecoder(2)
+    assumed, card = decoder.feed(b"[Game]<Card:9S> ")
+    assert assumed.to_json()["assumed"] is True and map_shoe_event(assumed) == []
+    assert map_shoe_event(card) == [ShoeCard(Card.parse("9S"), ShoeOrigin(1, 2, 1))]
+    (loaded,) = decoder.new_shoe()
+    assert "assumed" not in loaded.to_json() and map_shoe_event(loaded) == [NewShoe(2)]

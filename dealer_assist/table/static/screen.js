@@ -442,10 +442,12 @@ function renderTouch() {
 // With no shoe reading (a hand-held game, or the shoe's link down) the dealer keys a card the
 // camera cannot read; in a hand-held game (no shoe fitted) the dealer also corrects a card at a
 // place that the camera misread: the latest there, or the one picked among its face-up cards.
+// A card the shoe dealt but could not read is keyed too: its question asks for it ("key").
 // The table records the card as keyed or corrected and raises an alarm for surveillance.
 function renderKeying(view) {
   const open = Boolean(view && view.round && view.phase !== "settled" && view.phase !== "idle" &&
-    (view.mode === "camera only" || view.mode === "no card reader"));
+    (view.mode === "camera only" || view.mode === "no card reader" ||
+     (view.question && view.question.key)));
   const handHeld = Boolean(view && view.devices.shoe === "not fitted");
   $("key-card").hidden = !open;
   $("key-card").textContent = handHeld ? "Key or correct a card" : "Key a card";
