@@ -25,9 +25,15 @@ from pathlib import Path
 #: the characters, length and depth of a frame file name the room writes
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_./-]{1,300}")
 MAX_DEPTH = 8
-MAX_PART = 255
 #: the name a frame is written under before it takes its own (never a name ``_SAFE_NAME`` takes)
 _ASIDE = "~incoming"
+#: the longest part: the file's name with ``_ASIDE`` after it is within the file system's 255
+MAX_PART = 255 - len(_ASIDE)
+#: errors that writing the same frame again would meet again (a name the file system refuses,
+#: no hard links there, no permission, a folder where the file goes): the frame is refused with
+#: an alarm, never retried forever behind every other table's records
+LASTING = frozenset({errno.ENAMETOOLONG, errno.EPERM, errno.EACCES, errno.EISDIR,
+                     errno.EMLINK, errno.EROFS})
 
 
 class Kept(Enum):
@@ -41,7 +47,8 @@ class Kept(Enum):
 
 class FrameRefused(Exception):
     """The frame cannot be given its name: a symbolic link, or something that is no folder,
-    where a folder on its way should be (the message says which)."""
+    where a folder on its way should be, or an error that writing it again would meet again
+    (the message says which)."""
 
 
 def frame_parts(name: str | None) -> tuple[str, ...] | None:
@@ -59,7 +66,8 @@ def keep_frame_file(base: Path, folders: Sequence[str], parts: Sequence[str], da
                     ) -> Kept:
     """Write ``data`` as ``base/folders.../parts...`` where nothing has that name yet (durably:
     the bytes and each folder made are flushed before it returns). :class:`FrameRefused` where a
-    link or a file is in the way; other OSErrors (a full disk) as raised, nothing named."""
+    link or a file is in the way, or the file system lastingly refuses it (:data:`LASTING`);
+    other OSErrors (a full disk) as raised, nothing named."""
     digest = hashlib.sha256(data).hexdigest()
     base.mkdir(parents=True, exist_ok=True)  # the store's folder, as room.toml names it
     fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -69,6 +77,10 @@ def keep_frame_file(base: Path, folders: Sequence[str], parts: Sequence[str], da
             os.close(fd)
             fd = inner
         return _link_new(fd, parts[-1], data, digest)
+    except OSError as error:
+        if error.errno in LASTING:
+            raise FrameRefused(f"the file system refuses it: {error.strerror}") from None
+        raise
     finally:
         os.close(fd)
 

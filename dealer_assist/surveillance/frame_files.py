@@ -4,12 +4,14 @@ A frame's file name, SHA-256 and media type are read from its chained record (si
 table), never from the search index, which anyone who can write the database can edit. The file
 is read only where it is one plain file inside the folder frames live in: a path with ``..`` or
 an absolute one, a symbolic link (at the file or at a folder on the way), something other than
-a regular file, or a file with other hard links is refused, since each could lead to a file
-outside the recording (the table's key). It is served only as the image type its record names.
+a regular file (a FIFO is not waited on), or a file with other hard links is refused, since
+each could lead to a file outside the recording (the table's key) or hang the reader. It is
+served only as the image type its record names.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
@@ -17,6 +19,8 @@ from pathlib import Path, PurePosixPath
 #: The media types a frame is served as; any other is served as opaque bytes.
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png"})
 OPAQUE = "application/octet-stream"
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class FrameFileRefused(Exception):
@@ -39,19 +43,41 @@ def frame_path(base: Path, relative: str | None, folder: str) -> Path | None:
 def read_frame(base: Path, path: Path) -> bytes | None:
     """The bytes of the frame file at ``path`` (under ``base``); None where there is none.
 
-    Raises :class:`FrameFileRefused` where it is not one plain file of its own under ``base``.
-    """
-    if os.path.islink(path):
-        raise FrameFileRefused(f"{path.name} is a symbolic link")
-    real_base = os.path.realpath(base)
-    if os.path.commonpath([real_base, os.path.realpath(path)]) != real_base:
-        raise FrameFileRefused(f"{path.name} leads outside the recording (a linked folder)")
+    Raises :class:`FrameFileRefused` where it is not one plain file of its own under ``base``:
+    the path is walked a folder at a time from ``base`` without following a link (so a folder
+    swapped for a link meanwhile is refused too), and the file is opened without waiting (a
+    FIFO put there is refused, not waited on)."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        parts = path.relative_to(base).parts
+    except ValueError:
+        raise FrameFileRefused(f"{path.name} lies outside the recording") from None
+    try:
+        folder = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    except OSError as error:  # a link put there meanwhile, among others
+    try:
+        for name in parts[:-1]:
+            try:
+                inner = os.open(name, _FOLDER, dir_fd=folder)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise FrameFileRefused(f"{path.name}: the folder {name} on its way is a"
+                                           " link or not a folder") from None
+                raise
+            os.close(folder)
+            folder = inner
+        try:
+            handle = os.open(parts[-1], _FILE, dir_fd=folder)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise FrameFileRefused(f"{path.name} is a symbolic link") from None
+            raise
+    except FileNotFoundError:
+        return None
+    except OSError as error:
         raise FrameFileRefused(f"{path.name} cannot be opened: {error.strerror}") from None
+    finally:
+        os.close(folder)
     with os.fdopen(handle, "rb") as file:
         status = os.fstat(file.fileno())
         if not stat.S_ISREG(status.st_mode):

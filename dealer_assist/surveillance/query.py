@@ -83,16 +83,20 @@ def round_view(store: RecordStore, key: int,
     from outside its records too: :func:`alarms_naming`), screens, every line of the
     settlement as recorded and as re-settled, and ``integrity``: whether its records,
     signatures (with ``trusted``: under the table's key), frames and settlement hold
-    (:func:`~.round_check.check_round`). All of it is read from the chained records: the
-    search index, which write access alone can edit, only finds rounds."""
+    (:func:`~.round_check.check_round`). All of it is read from the chained records, and the
+    records it relies on from outside the round (the alarms naming it, the prune records that
+    name its frames) are checked with it; a frame an operator marked to keep (``keyframe``) is
+    never taken as pruned. The search index only finds rounds."""
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
     frames = {record.seq for record in data.frames}
-    pruned = {seq for record in store.records(kinds=("prune",))
-              for seq in pruned_by(record) if seq in frames}
+    prunes = [record for record in store.records(kinds=("prune",)) if pruned_by(record) & frames]
+    kept = {seq for record in store.records(kinds=("keyframe",))
+            if isinstance(seq := record.object_body().get("frame"), int)}
+    pruned = {seq for record in prunes for seq in pruned_by(record) if seq in frames}
     linked = alarms_naming(store, data)
-    check = check_round(store, data, linked, pruned, trusted)
+    check = check_round(store, data, [*linked, *prunes], pruned, trusted, kept)
     return _round_view(data, check, linked, list(store.head()))
 
 

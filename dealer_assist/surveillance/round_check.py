@@ -116,16 +116,19 @@ def _check_record(store: RecordStore, record: Record, keys: list[tuple[int, Publ
                               f" {current.key_id}: altered, re-hashed or forged")
 
 
-def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = (),
+def check_round(store: RecordStore, data: RoundData, related: Iterable[Record] = (),
                 pruned: set[int] | None = None,
-                trusted: TrustedKeys | None = None) -> RoundCheck:
-    """Check the round's records (and ``alarms`` raised in it before its records began), its
-    frame files (``pruned``: those chained prune records name) and its settlement, from the
-    bytes stored now; with ``trusted``, that the chain's key is one of those."""
+                trusted: TrustedKeys | None = None,
+                kept: set[int] | None = None) -> RoundCheck:
+    """Check the round's records (and the ``related`` records the view relies on: alarms
+    naming it, prune records naming its frames), its frame files (``pruned``: those chained
+    prune records name, which accounts for a missing video frame unless ``kept``: marked to
+    keep) and its settlement, from the bytes stored now; with ``trusted``, that the chain's key
+    is one of those."""
     check = RoundCheck()
-    pruned = pruned or set()
+    pruned, kept = pruned or set(), kept or set()
     records = {r.seq: r for r in (*data.events, *data.frames, *data.alarms, *data.screens,
-                                  *data.notes, *alarms)}
+                                  *data.notes, *related)}
     if data.settlement is not None:
         records[data.settlement.seq] = data.settlement
     keys = _chain_keys(store)
@@ -152,7 +155,7 @@ def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = 
                            " recording itself names: give the page the table's public key"
                            " ('surveillance serve --key TABLE.pub') to prove it is the table's")
     for record in data.frames:
-        state = frame_state(store, record, record.seq in pruned)
+        state = frame_state(store, record, record.seq in pruned - kept)
         check.frames[record.seq] = state
         if "refused" in state:
             check.problems.append(f"{record.file} of {record.describe()} is not shown:"
@@ -162,8 +165,8 @@ def check_round(store: RecordStore, data: RoundData, alarms: Iterable[Record] = 
                                   " SHA-256 differs from the recorded one)")
         elif state["state"] == "missing" and record.seq in pruned:
             check.problems.append(f"{record.file} of {record.describe()} is missing: a key"
-                                  " frame, which retention never deletes, yet a prune record"
-                                  " names it")
+                                  " frame or one marked to keep, which retention never"
+                                  " deletes, yet a prune record names it")
         elif state["state"] == "missing":
             check.problems.append(f"{record.file} of {record.describe()} is missing and no"
                                   " prune record accounts for it")

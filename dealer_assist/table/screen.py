@@ -122,9 +122,12 @@ def _card_field(message: dict[str, Any], key: str = "card") -> Card:
 
 def _target_field(raw: object, key: str) -> CardTarget:
     try:
-        return CardTarget.parse(raw)
+        target = CardTarget.parse(raw)
     except ValueError as error:
         raise TouchError(str(error).replace("'to'", f"'{key}'")) from None
+    if any(abs(number or 0) > MAX_TOUCH_NUMBER for number in (target.seat, target.hand)):
+        raise TouchError(f"'{key}' names too large a number (the most is {MAX_TOUCH_NUMBER})")
+    return target
 
 
 def read_touch(body: bytes) -> object:

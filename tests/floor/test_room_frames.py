@@ -230,7 +230,8 @@ def test_a_frame_no_trusted_key_signs_is_not_written_and_is_alarmed(
 
 @pytest.mark.parametrize("name", ["x/" * 20 + "deep.jpg", "frames/../../../escape.jpg",
                                   "frames//double.jpg", "frames/./dot.jpg", "/absolute.jpg",
-                                  "frames/" + "n" * 260 + ".jpg"])
+                                  "frames/" + "n" * 260 + ".jpg",
+                                  "frames/" + "n" * 250 + ".jpg"])
 def test_a_frame_name_leading_out_or_too_deep_is_refused_even_signed(
         backend: RoomBackend, box: BoxTable, name: str) -> None:
     """Even the table's own key cannot make the room write outside floor/T1/CHAIN, nor make
@@ -244,6 +245,25 @@ def test_a_frame_name_leading_out_or_too_deep_is_refused_even_signed(
         assert sorted(p for p in backend.directory.rglob("*")) == before
         assert [a.kind for a in room.room.alarms] == ["frame"]
         assert "will not write" in room.room.alarms[0].text
+    finally:
+        room.close()
+
+
+def test_a_frame_the_file_system_refuses_for_good_is_alarmed_and_the_rest_go_on(
+        backend: RoomBackend, box: BoxTable) -> None:
+    """A folder where a frame is written aside (a lasting error, which writing the frame again
+    would meet again) is the frame's alarm; the room does not retry it forever behind every
+    other record, and the next frames are kept."""
+    room = Taking(backend, [box])
+    try:
+        first, *rest = key_frames(box)
+        blocked = room.copy("T1", box.chain, first)
+        blocked.with_name(blocked.name + "~incoming").mkdir(parents=True)
+        room.take(*[sent(box, r) for r in box.records()])
+        assert room.kinds() == ["frame"] and "the file system refuses it" in \
+            room.room.alarms[0].text
+        assert not blocked.exists()
+        assert rest and all(room.copy("T1", box.chain, r).is_file() for r in rest)
     finally:
         room.close()
 

@@ -6,6 +6,7 @@ is one plain file of the recording's frames."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -71,21 +72,33 @@ def test_a_frame_is_served_from_the_file_and_type_its_chained_record_names(
         assert shown["file"] == first["file"] and shown["file_state"] == "intact"
 
 
-@pytest.mark.parametrize("link", ["symbolic", "hard"])
+REFUSALS = {"symbolic": "is a symbolic link", "hard": "has 2 hard links",
+            "fifo": "is not a regular file", "folder": "on its way is a link"}
+
+
+@pytest.mark.parametrize("link", sorted(REFUSALS))
 def test_a_frame_file_replaced_by_a_link_is_not_served_and_fails_the_round(
         client: TestClient, recording: Path, secret: Path, link: str) -> None:
+    """A link to the key at the file, or at a folder on its way (its other frames copied
+    there), or a FIFO that would hang whoever opens it: refused, named, never served."""
     frame = _key_frames(_view(client))[0]
     path = recording / frame["file"]
-    path.unlink()
-    if link == "symbolic":
-        path.symlink_to(secret)
+    if link == "folder":
+        elsewhere = recording.parent / "elsewhere"
+        shutil.copytree(path.parent, elsewhere)
+        (elsewhere / path.name).unlink()
+        (elsewhere / path.name).symlink_to(secret)
+        shutil.rmtree(path.parent)
+        path.parent.symlink_to(elsewhere)
     else:
-        os.link(secret, path)
+        path.unlink()
+        {"symbolic": lambda: path.symlink_to(secret), "hard": lambda: os.link(secret, path),
+         "fifo": lambda: os.mkfifo(path)}[link]()
     view = _view(client)
     assert view["integrity"]["verdict"] == "FAILED"
     [problem] = [p for p in view["integrity"]["problems"] if frame["file"] in p]
     assert problem.startswith(f"{frame['file']} of record {frame['seq']} (frame")
-    assert ("is a symbolic link" if link == "symbolic" else "has 2 hard links") in problem
+    assert REFUSALS[link] in problem
     assert next(f for f in view["frames"] if f["seq"] == frame["seq"])["file_state"] == "altered"
     served = client.get(f"/api/frames/{frame['seq']}")
     assert served.status_code == 404 and SECRET not in served.content
@@ -144,3 +157,32 @@ def test_an_alarm_naming_the_round_is_shown_when_deleted_from_the_index(
     assert alarm.seq in [a["seq"] for a in _view(client)["alarms"]]
     _index(recording, "DELETE FROM alarms WHERE seq = ?", alarm.seq)
     assert alarm.seq in [a["seq"] for a in _view(client)["alarms"]]
+
+
+def test_a_prune_record_edited_fails_the_round_and_a_frame_marked_to_keep_is_never_pruned(
+        client: TestClient, recording: Path) -> None:
+    """The prune records a view relies on are checked with it (one edited in the database is
+    named), and a video frame an operator marked to keep, deleted under a prune record, is
+    missing, not pruned."""
+    view = _view(client)
+    video, marked = [f for f in view["frames"] if not f["key"]][:2]
+    store = RecordingStore(recording)
+    store.append("keyframe", {"user": "olga", "frame": marked["seq"]}, table="T1",
+                 round_key=view["key"])
+    prune = store.append("prune", {"user": "olga", "frames": [video["seq"], marked["seq"]]})
+    store.close()
+    (recording / video["file"]).unlink()
+    (recording / marked["file"]).unlink()
+    view = _view(client)
+    states = {f["seq"]: f["file_state"] for f in view["frames"]}
+    assert (states[video["seq"]], states[marked["seq"]]) == ("pruned", "missing")
+    assert view["integrity"]["verdict"] == "FAILED"
+    assert [p for p in view["integrity"]["problems"] if "prune" in p] == [
+        f"{marked['file']} of record {marked['seq']} (frame, round sb-1 on T1) is missing: a key"
+        " frame or one marked to keep, which retention never deletes, yet a prune record names"
+        " it"]
+    _index(recording, "UPDATE records SET body = ? WHERE seq = ?",
+           prune.body_text.replace("olga", "nobody"), prune.seq)
+    problems = _view(client)["integrity"]["problems"]
+    assert f"record {prune.seq} (prune) was altered: its content does not match its hash" in \
+        problems

@@ -97,6 +97,9 @@ def test_touch_reaches_the_loop_and_is_pushed(runner):
         ({"type": "correct", "card": "7H", "at": "dealer", "was": "TX"}, "'was' must be a card"),
         ({"type": "bet", "seat": int("9" * 4200), "amount": "5"}, "'seat' is too large"),
         ({"type": "ack", "id": 2**31}, "'id' is too large"),
+        ({"type": "card", "card": "7H", "to": {"seat": 10**4000}}, "'to' names too large"),
+        ({"type": "correct", "card": "7H", "at": {"seat": 1, "hand": 2**31}},
+         "'at' names too large"),
         ([], "JSON object"),
     ],
 )
