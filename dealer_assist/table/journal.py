@@ -482,9 +482,8 @@ def open_table(
             result.resumed = round_id
     if changed:
         fresh = make_loop(rules_spec, loop.round_prefix, loop.round_number)
-        same_shoe = start.config.get("decks") == config.get("decks")
         carried = Checkpoint.of(loop, config, shoe, t)
-        if not same_shoe:
+        if fresh.rules.decks != loop.rules.decks:  # another shoe: its count starts again
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
                                  shoe, t, carried.dealer)

@@ -423,6 +423,27 @@ def test_a_round_in_play_that_cannot_be_trusted_is_voided_naming_every_bet_and_c
     again.close()
 
 
+@pytest.mark.parametrize(("rules", "kept"), [("h17-ddd-6", True), ("s17-8", False)])
+def test_a_new_configuration_keeps_the_pack_count_only_for_the_same_number_of_decks(
+        tmp_path, rules, kept):
+    """Rules changed while the table was down: with as many decks the shoe is the one it was
+    and its count goes on; with another number it is another shoe and the count starts again."""
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps)
+    out = dict(table.loop.cards_out)
+    assert out and not table.loop.round_open
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, rules=rules)
+    table = again.open()
+    assert table.loop.rules.decks == RuleSet.from_spec(rules).decks
+    assert dict(table.loop.cards_out) == (out if kept else {})
+    table.journal.close()
+    again.close()
+
+
 REFUSING_DISK = r"""
 import resource, signal, sys
 from decimal import Decimal
