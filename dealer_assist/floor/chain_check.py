@@ -13,13 +13,7 @@ from dataclasses import dataclass, field
 from dealer_assist.surveillance.evidence_check import KEYLESS_KINDS
 from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
 from dealer_assist.surveillance.signing import PublicKey, signature_key_id
-from dealer_assist.surveillance.store import (
-    GENESIS_HASH,
-    Record,
-    RecordingError,
-    canonical_bytes,
-    chain_hash,
-)
+from dealer_assist.surveillance.store import GENESIS_HASH, Record, hash_holds
 
 
 @dataclass
@@ -49,11 +43,7 @@ class ChainCheck:
         if record.prev_hash != self.last_hash:
             problems.append(("chain", f"{record.describe()} does not link to record "
                              f"{record.seq - 1} the room holds"))
-        try:
-            actual = chain_hash(record.prev_hash, canonical_bytes(record))
-        except (ValueError, RecordingError):
-            actual = ""
-        if actual != record.hash:
+        if not hash_holds(record):
             problems.append(("chain", f"{record.describe()}: its content does not match its "
                              "hash (altered)"))
         problems.extend(self._signature(record))
@@ -103,11 +93,7 @@ class ChainCheck:
             return "no key record of its chain has been verified yet"
         if not self.first_key_trusted:
             return f"its chain's first key is not one the room trusts for {self.table}"
-        try:
-            actual = chain_hash(record.prev_hash, canonical_bytes(record))
-        except (ValueError, RecordingError):
-            actual = ""
-        if actual != record.hash:
+        if not hash_holds(record):
             return "its content does not match its hash"
         signer = None
         for seq, key in self.keys:

@@ -16,13 +16,7 @@ from typing import Any
 from dealer_assist.floor.room_signing import RoomSeal
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.signing import PublicKey
-from dealer_assist.surveillance.store import (
-    GENESIS_HASH,
-    Record,
-    RecordingError,
-    canonical_bytes,
-    chain_hash,
-)
+from dealer_assist.surveillance.store import GENESIS_HASH, Record, hash_holds
 
 PRUNE = "floor-prune"
 
@@ -119,11 +113,7 @@ def _number(value: Any) -> int:
 def _untrusted(store: RecordStore, record: Record) -> str | None:
     """Why a prune record cannot be trusted (its hash, or the room's chain around it, does not
     hold), or None."""
-    try:
-        actual = chain_hash(record.prev_hash, canonical_bytes(record))
-    except (ValueError, RecordingError):
-        actual = ""
-    if actual != record.hash:
+    if not hash_holds(record):
         return "was altered (its content does not match its hash)"
     before = store.record(record.seq - 1) if record.seq > 1 else None
     if (before.hash if before is not None else GENESIS_HASH if record.seq == 1 else None) \

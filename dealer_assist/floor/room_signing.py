@@ -47,7 +47,7 @@ from dealer_assist.surveillance.signing import (
     read_public_keys,
     replace_key,
 )
-from dealer_assist.surveillance.store import Record, RecordingError, canonical_bytes, chain_hash
+from dealer_assist.surveillance.store import Record, RecordingError, hash_holds
 
 if TYPE_CHECKING:
     from dealer_assist.floor.config import RoomConfig
@@ -136,7 +136,7 @@ def begin_room_signing(store: RecordStore, signer: Signer) -> Record | None:
         body["why"] = f"signing begins after record {head_seq}, which predate it"
         vouched = []
         for record in store.records(kinds=TRUSTED_KINDS):
-            if _hash_holds(record):
+            if hash_holds(record):
                 vouched.append([record.seq, record.hash])
             else:
                 logger.warning("the room's %s does not match its hash: not vouched for",
@@ -172,13 +172,6 @@ class RoomAnchors:
                          error)
 
 
-def _hash_holds(record: Record) -> bool:
-    try:
-        return chain_hash(record.prev_hash, canonical_bytes(record)) == record.hash
-    except (ValueError, RecordingError):
-        return False
-
-
 class RoomSeal:
     """Whether a record of the room's chain is the room's: read from the chain's ``key``
     records, trusting ``keys`` (the room's public keys) for the first of them."""
@@ -192,7 +185,7 @@ class RoomSeal:
             new = public_key_of(record)
             signer = self.spans[-1][1] if self.spans else new
             if new is None or signer is None or record.signature is None \
-                    or not _hash_holds(record) \
+                    or not hash_holds(record) \
                     or not signer.verifies(record.hash, record.signature):
                 self.problem = (f"{record.describe()} of the room's chain introduces a key "
                                 "without a valid signature")
@@ -214,7 +207,7 @@ class RoomSeal:
 
     def why_untrusted(self, record: Record) -> str | None:
         """Why ``record`` (of the room's chain) is not the room's, or None when it is."""
-        if not _hash_holds(record):
+        if not hash_holds(record):
             return "was altered (its content does not match its hash)"
         if not self.spans and self.problem:
             return f"cannot be trusted: {self.problem}"

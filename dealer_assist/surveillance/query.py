@@ -36,9 +36,8 @@ from dealer_assist.surveillance.store import (
     FRAMES_DIR,
     Record,
     RecordingError,
-    canonical_bytes,
-    chain_hash,
     format_time,
+    hash_holds,
     parse_time,
 )
 
@@ -384,11 +383,7 @@ def _prunable(store: RecordStore, row: IndexedFrame) -> bool:
     record = store.record(row.seq)
     if record is None or record.kind != "frame" or record.file != row.file:
         return False
-    try:
-        intact = record.hash == chain_hash(record.prev_hash, canonical_bytes(record))
-    except ValueError:  # a link or hash format no longer readable
-        intact = False
-    if not intact:
+    if not hash_holds(record):
         return False
     following = store.record(record.seq + 1)
     if following is not None and following.prev_hash != record.hash:

@@ -26,7 +26,7 @@ from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import RoundData, RoundReplay, replay_round
 from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
 from dealer_assist.surveillance.signing import PublicKey
-from dealer_assist.surveillance.store import FRAMES_DIR, Record, canonical_bytes, chain_hash
+from dealer_assist.surveillance.store import FRAMES_DIR, Record, hash_holds
 
 
 @dataclass
@@ -86,11 +86,7 @@ def _chain_keys(store: RecordStore) -> list[tuple[int, PublicKey]]:
 def _check_record(store: RecordStore, record: Record, keys: list[tuple[int, PublicKey]],
                   check: RoundCheck) -> None:
     name = record.describe()
-    try:
-        recomputed = chain_hash(record.prev_hash, canonical_bytes(record))
-    except ValueError:
-        recomputed = None
-    if recomputed != record.hash:
+    if not hash_holds(record):
         check.problems.append(f"{name} was altered: its content does not match its hash")
     if record.seq > 1:
         before = store.record(record.seq - 1)

@@ -278,6 +278,15 @@ def chain_hash(prev_hash: str, payload: bytes) -> str:
     return hashlib.sha256(prev_hash.encode("ascii") + payload).hexdigest()
 
 
+def hash_holds(record: Record) -> bool:
+    """Whether ``record``'s content, in the hash format it was written with, still gives its
+    hash (False where it cannot be read as any format)."""
+    try:
+        return chain_hash(record.prev_hash, canonical_bytes(record)) == record.hash
+    except ValueError:
+        return False
+
+
 #: Schema 2's tables; schema 3 adds the records' signature column (schema.py)
 SCHEMA_V2 = """
 CREATE TABLE IF NOT EXISTS schema_version (
