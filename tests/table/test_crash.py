@@ -229,19 +229,34 @@ def test_sigkill_at_random_moments_loses_nothing_acknowledged(tmp_path):
     assert files_equal_store(recording) == [f.stem for f in files]
 
 
-def play_until_killed(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink,
-                      rules: str = "s17-6", protocol: str = "") -> Table:
-    """A table in round 1: seats 1 and 2 bet 10 and 25, four cards dealt; then killed."""
+def play(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink,
+         cards: tuple[str, ...] = ("9S", "KD", "6D", "8H"), rules: str = "s17-6",
+         protocol: str = "") -> Table:
+    """A table in round 1: seats 1 and 2 bet 10 and 25, ``cards`` dealt and acknowledged."""
     table = Table(table_config(tmp_path, link.url, rules, protocol))
     sign_in(table.screen)
     assert simulator.wait_all_acked(10)  # the shoe's load is on the table's disk
     post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
     post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
-    for code in ("9S", "KD", "6D", "8H"):
+    for code in cards:
         simulator.draw(code)
     assert simulator.wait_all_acked(10)
+    return table
+
+
+def play_until_killed(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink,
+                      rules: str = "s17-6", protocol: str = "") -> Table:
+    """:func:`play`'s four cards; then killed."""
+    table = play(tmp_path, simulator, link, rules=rules, protocol=protocol)
     table.kill()
     return table
+
+
+def wait_file(path: Path, timeout: float = 15.0) -> None:
+    """Wait until ``path`` is there (a round's file is exported a few ms after its end)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def void_record(tmp_path: Path) -> tuple[list[dict], str]:
@@ -272,6 +287,14 @@ def store_lines(recording: Path, round_id: str) -> list[str]:
         return [] if data is None else data.log_lines()
     finally:
         store.close()
+
+
+def wait_store_lines(recording: Path, round_id: str, count: int) -> None:
+    """Wait until the store holds ``count`` lines of the round (its thread writes a few ms
+    behind the ACK)."""
+    deadline = time.monotonic() + 10
+    while len(store_lines(recording, round_id)) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def unshod(line: str) -> dict:
@@ -324,14 +347,7 @@ def play_until_asked(tmp_path: Path, simulator: ShoeSimulator, link: TcpLink) ->
     """A table in round 1: seats 1 (5C 6C, 11) and 2 (9S 8S, 17) bet 10 and 25, the dealer
     shows 6D over KC; then 9H is drawn with no touch (a shoe-only table asks where it went:
     hit or double?), and the table is killed with that question open."""
-    table = Table(table_config(tmp_path, link.url))
-    sign_in(table.screen)
-    assert simulator.wait_all_acked(10)
-    post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
-    post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
-    for code in ("5C", "9S", "6D", "6C", "8S", "KC"):
-        simulator.draw(code)
-    assert simulator.wait_all_acked(10)
+    table = play(tmp_path, simulator, link, ("5C", "9S", "6D", "6C", "8S", "KC"))
     simulator.draw("9H")
     assert simulator.wait_all_acked(10)
     view = wait_view(table, lambda v: v["question"] is not None)
@@ -366,9 +382,7 @@ def test_a_round_resumed_with_its_question_open_asks_for_the_felt_check_at_once(
         simulator.draw("QH")  # the dealer's 16 busts
         assert simulator.wait_all_acked(10)
         path = tmp_path / "rec" / "rounds" / f"{view['round']['round']}.jsonl"
-        deadline = time.monotonic() + 15
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_file(path)
         table.stop()
     finally:
         simulator.stop()
@@ -426,19 +440,9 @@ def test_a_journal_damaged_mid_file_voids_with_every_card_and_the_shoe_is_heard(
     simulator = ShoeSimulator(link).start()
     try:
         simulator.load_shoe(6)
-        table = Table(table_config(tmp_path, link.url))
-        sign_in(table.screen)
-        assert simulator.wait_all_acked(10)
-        post(table.screen, {"type": "bet", "seat": 1, "amount": "10"})
-        post(table.screen, {"type": "bet", "seat": 2, "amount": "25"})
-        for code in dealt:
-            simulator.draw(code)
-        assert simulator.wait_all_acked(10)
+        table = play(tmp_path, simulator, link, tuple(dealt))
         round_id = wait_view(table, lambda v: v["round"] is not None)["round"]["round"]
-        deadline = time.monotonic() + 10  # the store's thread writes a few ms behind the ACK
-        while len(store_lines(recording, round_id)) < 3 + len(dealt) and \
-                time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_store_lines(recording, round_id, 3 + len(dealt))
         table.kill()
         journal = recording / "table.journal"
         records = journal.read_bytes().split(b"\n")
@@ -559,10 +563,7 @@ def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_rec
             simulator.draw(code)
         assert simulator.wait_all_acked(10)
         round_id = wait_view(table, lambda v: v["round"] is not None)["round"]["round"]
-        deadline = time.monotonic() + 10  # the store's thread writes a few ms behind the ACK
-        while len(store_lines(recording, round_id)) < len(truth.round_lines()) and \
-                time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_store_lines(recording, round_id, len(truth.round_lines()))
         table.kill()
         killed = datetime.now(UTC)
         held = store_lines(recording, round_id)  # what survived the kill, read from the store
@@ -585,9 +586,7 @@ def test_a_round_killed_mid_play_is_in_the_store_and_goes_on_there_without_a_rec
                 post(table.screen, touch(("decide", item.seat, item.action.value)))
         truth.handle(ConfirmFelt(), 0.0)
         path = recording / "rounds" / f"{round_id}.jsonl"
-        deadline = time.monotonic() + 15
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_file(path)
         after = datetime.now(UTC)
         view = get_view(table.screen)
         table.stop()
@@ -643,9 +642,7 @@ def test_a_round_the_store_ended_but_whose_file_a_kill_prevented_is_exported_at_
         table.kill()
         path.unlink()
         table.start()
-        deadline = time.monotonic() + 15
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_file(path)
         table.stop()
     finally:
         simulator.stop()
