@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from dealer_assist.rules.money import format_money
@@ -126,12 +126,9 @@ def floor_round(store: RecordStore, box: str, chain: str, key: int) -> RoundData
 
 
 def floor_frame_path(store: RecordStore, box: str, chain: str, file: str) -> Path | None:
-    """Where the room keeps its copy of a table's frame file (None: a name that would lead out
-    of that table chain's folder)."""
-    parts = PurePosixPath(file).parts
-    if not parts or ".." in parts or PurePosixPath(file).is_absolute():
-        return None
-    return store.directory / "floor" / box / chain / file
+    """Where the room keeps its copy of a table's frame file (None: a name that is not one of
+    a table's frames, :func:`.frame_path`, and so would lead out of that chain's folder)."""
+    return frame_path(store.directory / "floor" / box / chain, file, FRAMES_DIR)
 
 
 def floor_round_view(store: RecordStore, data: RoundData, box: str, chain: str
@@ -149,8 +146,7 @@ def floor_round_view(store: RecordStore, data: RoundData, box: str, chain: str
     for frame in view["frames"]:
         path = floor_frame_path(store, box, chain, str(frame["file"] or ""))
         try:
-            content = None if path is None or not frame["file"] else read_frame(
-                store.directory, path)
+            content = None if path is None else read_frame(store.directory, path)
         except FrameFileRefused:
             content, frame["file_state"] = None, "altered"  # not one plain file of the room's
         frame["in_room"] = content is not None
@@ -388,8 +384,7 @@ def _prunable(store: RecordStore, row: IndexedFrame) -> bool:
     following = store.record(record.seq + 1)
     if following is not None and following.prev_hash != record.hash:
         return False
-    parts = PurePosixPath(record.file or "").parts
-    if len(parts) < 2 or parts[0] != FRAMES_DIR or ".." in parts:
+    if frame_path(store.directory, record.file, FRAMES_DIR) is None:
         return False
     return record.object_body().get("key") is False
 
