@@ -12,9 +12,13 @@ served only as the image type its record names.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from pathlib import Path, PurePosixPath
+from typing import Any
+
+from dealer_assist.surveillance.store import FRAMES_DIR, Record
 
 #: The media types a frame is served as; any other is served as opaque bytes.
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png"})
@@ -86,6 +90,27 @@ def read_frame(base: Path, path: Path) -> bytes | None:
             raise FrameFileRefused(f"{path.name} has {status.st_nlink} hard links: it may be"
                                    " another file's")
         return file.read()
+
+
+def frame_state(directory: Path, record: Record, pruned: bool) -> dict[str, Any]:
+    """A frame record's file in the recording at ``directory`` as it is now: ``state``
+    (``intact``, ``altered``, ``missing``, ``pruned``) and ``sha256`` (None when not there);
+    ``refused`` where the file it names is not one plain file of the recording's frames.
+    ``pruned``: a chained prune record names it, which accounts for a missing video frame only
+    (retention never deletes a key frame)."""
+    path = frame_path(directory, record.file, FRAMES_DIR)
+    if path is None:
+        return {"state": "altered", "sha256": None,
+                "refused": f"it names {record.file!r}, not a file of the recording's frames"}
+    try:
+        data = read_frame(directory, path)
+    except FrameFileRefused as why:
+        return {"state": "altered", "sha256": None, "refused": str(why)}
+    if data is None:
+        video = record.object_body().get("key") is False
+        return {"state": "pruned" if pruned and video else "missing", "sha256": None}
+    digest = hashlib.sha256(data).hexdigest()
+    return {"state": "intact" if digest == record.sha256 else "altered", "sha256": digest}
 
 
 def served_type(media_type: object) -> str:

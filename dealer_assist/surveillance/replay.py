@@ -7,7 +7,6 @@ vision module's detector can be plugged in without surveillance importing OpenCV
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from dealer_assist.surveillance.evidence_check import (
     TrustedKeys,
     check_anchor_log,
 )
-from dealer_assist.surveillance.frame_files import FrameFileRefused, frame_path, read_frame
+from dealer_assist.surveillance.frame_files import frame_state
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.store import (
     FRAMES_DIR,
@@ -312,29 +311,22 @@ def _check_frame_file(store: RecordStore, record: Record, pruned: bool) -> list[
     where = _where(record)
     if record.file is None:
         return [Discrepancy("file", f"{record.describe()} names no file", **where)]
-    path = frame_path(store.directory, record.file, FRAMES_DIR)
-    if path is None:
-        return [Discrepancy("file", f"{record.describe()} names {record.file!r}, not a file of"
-                            " the recording's frames", **where)]
-    try:
-        data = read_frame(store.directory, path)
-    except FrameFileRefused as why:
-        return [Discrepancy("file", f"{record.file} of {record.describe()}: {why}", **where)]
-    if data is None:
-        if pruned and (_object(record.body_text) or {}).get("key") is False:
-            return []
-        if pruned:  # retention deletes video frames only: a key frame "pruned" was deleted
-            return [Discrepancy("file", f"{record.file} of {record.describe()} is a key frame, "
-                                "which retention never deletes, yet a prune record names it: "
-                                "deleted, with the record written to hide it", **where)]
+    state = frame_state(store.directory, record, pruned)
+    if "refused" in state:
+        return [Discrepancy("file", f"{record.file} of {record.describe()}: {state['refused']}",
+                            **where)]
+    if state["state"] == "missing" and pruned:  # retention deletes video frames only
+        return [Discrepancy("file", f"{record.file} of {record.describe()} is a key frame, "
+                            "which retention never deletes, yet a prune record names it: "
+                            "deleted, with the record written to hide it", **where)]
+    if state["state"] == "missing":
         return [Discrepancy("file", f"{record.file} of {record.describe()} is missing "
                             "and no prune record accounts for it", **where)]
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != record.sha256:
+    if state["state"] == "altered":
         return [Discrepancy("file", f"{record.file} of {record.describe()} was altered "
                             "(SHA-256 differs from the recorded one)",
-                            recorded=record.sha256, replayed=digest, **where)]
-    return []
+                            recorded=record.sha256, replayed=state["sha256"], **where)]
+    return []  # intact, or a video frame pruned
 
 
 # -- re-settling --------------------------------------------------------------------------------

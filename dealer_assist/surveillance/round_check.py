@@ -15,18 +15,17 @@ someone else's; ``dealer-assist replay --verify --anchor-log FILE`` also catches
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from dealer_assist.surveillance.evidence_check import KEYLESS_KINDS, TrustedKeys
-from dealer_assist.surveillance.frame_files import FrameFileRefused, frame_path, read_frame
+from dealer_assist.surveillance.frame_files import frame_state
 from dealer_assist.surveillance.interface import RecordStore
 from dealer_assist.surveillance.replay import RoundData, RoundReplay, replay_round
 from dealer_assist.surveillance.signed_chain import KEY_KIND, public_key_of
 from dealer_assist.surveillance.signing import PublicKey
-from dealer_assist.surveillance.store import FRAMES_DIR, Record, hash_holds
+from dealer_assist.surveillance.store import Record, hash_holds
 
 
 @dataclass
@@ -48,26 +47,6 @@ class RoundCheck:
     def to_json(self) -> dict[str, Any]:
         return {"intact": self.intact, "verdict": "INTACT" if self.intact else "FAILED",
                 "problems": self.problems, "notes": self.notes, "records_checked": self.records}
-
-
-def frame_state(store: RecordStore, record: Record, pruned: bool) -> dict[str, Any]:
-    """A frame record's file as it is now: ``state`` and ``sha256`` (None when not there);
-    ``refused`` where the file it names is not one plain file of the recording's frames
-    (:mod:`.frame_files`). ``pruned``: a chained prune record names it, which accounts for a
-    missing video frame only (retention never deletes a key frame)."""
-    path = frame_path(store.directory, record.file, FRAMES_DIR)
-    if path is None:
-        return {"state": "altered", "sha256": None,
-                "refused": f"it names {record.file!r}, not a file of the recording's frames"}
-    try:
-        data = read_frame(store.directory, path)
-    except FrameFileRefused as why:
-        return {"state": "altered", "sha256": None, "refused": str(why)}
-    if data is None:
-        video = record.object_body().get("key") is False
-        return {"state": "pruned" if pruned and video else "missing", "sha256": None}
-    digest = hashlib.sha256(data).hexdigest()
-    return {"state": "intact" if digest == record.sha256 else "altered", "sha256": digest}
 
 
 def _chain_keys(store: RecordStore) -> list[tuple[int, PublicKey]]:
@@ -151,7 +130,7 @@ def check_round(store: RecordStore, data: RoundData, related: Iterable[Record] =
                            " recording itself names: give the page the table's public key"
                            " ('surveillance serve --key TABLE.pub') to prove it is the table's")
     for record in data.frames:
-        state = frame_state(store, record, record.seq in pruned - kept)
+        state = frame_state(store.directory, record, record.seq in pruned - kept)
         check.frames[record.seq] = state
         if "refused" in state:
             check.problems.append(f"{record.file} of {record.describe()} is not shown:"
