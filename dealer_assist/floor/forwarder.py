@@ -68,6 +68,8 @@ CURSOR_EVERY = 200
 WINDOW = 128
 #: the most records a link may have in flight
 MAX_WINDOW = 1024
+#: what a record's message leaves of the broker's max_payload for its headers (message id...)
+HEADERS_ROOM = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,7 +329,8 @@ class Forwarder:
         try:
             while not self._stop_set():
                 while following <= head and len(window) < limit:
-                    window.append((following, await self._send(js, store, following)))
+                    window.append((following, await self._send(js, store, following,
+                                                               nc.max_payload)))
                     following += 1
                 if not window:
                     break
@@ -349,15 +352,19 @@ class Forwarder:
         self._report(connected=True, detail="", store=store)
         return sent
 
-    async def _send(self, js: Any, store: RecordingStore, seq: int
+    async def _send(self, js: Any, store: RecordingStore, seq: int, max_payload: int
                     ) -> asyncio.Future[Any] | None:
-        """Publish record ``seq``; its PubAck to come (None: the record is missing)."""
+        """Publish record ``seq``; its PubAck to come (None: the record is missing). Its key
+        frame travels with it only where the message fits the broker's ``max_payload`` (its
+        headers too); otherwise the record goes alone and the frame stays on the box."""
         assert self._chain is not None
         record = store.record(seq)
         if record is None:  # a hole in the chain: the room raises the gap
             logger.error("%s: record %d is missing from the recording", self.table, seq)
             return None
         payload = encode_record(self.table, self._chain, record, self._key_frame(record))
+        if len(payload) > max_payload - HEADERS_ROOM:
+            payload = encode_record(self.table, self._chain, record)
         future: asyncio.Future[Any] = await js.publish_async(
             record_subject(self.table), payload, stream=STREAM,
             headers={"Nats-Msg-Id": message_id(self.table, self._chain, record)})
@@ -384,6 +391,9 @@ class Forwarder:
     def _frame_request(self, nc: Any) -> Callable[[Any], Any]:
         async def answer(msg: Any) -> None:
             data, error = self._frame_bytes(msg.data)
+            if len(data) > nc.max_payload - HEADERS_ROOM:  # the broker would refuse the reply
+                data, error = b"", (f"the frame is {len(data)} bytes, over the floor broker's "
+                                    f"max_payload of {nc.max_payload}")
             if msg.reply:
                 headers = {"Floor-Error": error} if error else None
                 await nc.publish(msg.reply, data, headers=headers)

@@ -158,7 +158,7 @@ class Projection:
               frame_updates: list[tuple[str, Any, int]], links: _Links) -> None:
         try:
             body = json.loads(record.body_text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             return
         kind, key, seq = record.kind, record.round_key, record.seq
         if kind == "round":
@@ -266,6 +266,8 @@ class Projection:
             lines = [(self.chain_no, record.round_key, _int(int(seat["seat"])),
                       _str(line.get("kind")), _int(cents(line.get("amount", "0"))))
                      for seat in seats for line in seat.get("lines") or []]
+            if len({seat[2] for seat in seat_rows}) != len(seat_rows):
+                raise Unindexable("a seat is settled twice")  # one row a seat in the index
         except (Unindexable, KeyError, TypeError, ValueError, ArithmeticError, AttributeError):
             values.update(status="settled", ended_at=record.at,
                           note="settlement could not be indexed")

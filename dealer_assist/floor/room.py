@@ -314,9 +314,9 @@ class Room:
                 why = ("a different file has its name in the room already: that file is kept, "
                        "not overwritten")
         if (table, chain, record.seq) not in self._frames_alarmed:
-            self._frames_alarmed.add((table, chain, record.seq))
             self._alarm(FloorAlarm("frame", table, f"the key frame of {record.describe()} is "
                                    f"not kept: {why}", chain, record.seq))
+            self._frames_alarmed.add((table, chain, record.seq))  # once recorded
 
     def _pruned_frame(self, table: str, chain: str, seq: int) -> bool:
         """Whether the room's retention deleted its copy of that frame (its prune records,
@@ -349,10 +349,10 @@ class Room:
         if outcome.next_seq <= record.seq and record.seq > check.verified + 1:
             first = outcome.next_seq
             if first not in check.gaps_alarmed:
-                check.gaps_alarmed.add(first)
                 self._alarm(FloorAlarm("gap", table, (
                     f"records {first} to {record.seq - 1} of {table} have not come before "
                     f"record {record.seq}"), chain, first))
+                check.gaps_alarmed.add(first)  # once recorded
         if record.seq <= check.verified:
             return  # verified when it first came
         if record.seq == check.verified + 1 and outcome.next_seq == record.seq + 1:
@@ -374,9 +374,18 @@ class Room:
         return check
 
     def _verify_held(self, check: ChainCheck, record: Record) -> None:
-        """Verify the record the store holds as the verified run's next one, and alarm."""
-        for kind, why in check.check(record):
-            self._alarm(FloorAlarm(kind, check.table, why, check.chain, record.seq))
+        """Verify the record the store holds as the verified run's next one, and alarm. An
+        alarm the store refuses (RecordingError) puts the check back as it was: the batch
+        comes again and the record is verified, and alarmed, again."""
+        before = (check.verified, check.last_hash, check.key, list(check.keys),
+                  check.first_key_trusted)
+        try:
+            for kind, why in check.check(record):
+                self._alarm(FloorAlarm(kind, check.table, why, check.chain, record.seq))
+        except RecordingError:
+            (check.verified, check.last_hash, check.key, check.keys,
+             check.first_key_trusted) = before
+            raise
 
     def _verify_run(self, check: ChainCheck) -> None:
         """Verify the records held past the verified run, as far as it is unbroken."""
@@ -437,9 +446,9 @@ class Room:
         """Record a floor alarm in the room's own chain, and log it."""
         assert self.store is not None
         logger.warning("floor alarm: %s: %s", alarm.kind, alarm.text)
-        self.alarms.append(alarm)
         self.store.append(ALARM_KIND, alarm.to_json(), table=alarm.table)  # RecordingError:
         # the caller's batch is not acknowledged and comes again
+        self.alarms.append(alarm)
 
     async def fetch_frame(self, table: str, seq: int, timeout: float = 5.0) -> bytes:
         """A frame kept on table ``table``'s box (record ``seq`` of its chain), asked of the

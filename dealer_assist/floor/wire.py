@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dealer_assist.roundlog.fold import StrictJSONError, load_strict
-from dealer_assist.surveillance.store import Record
+from dealer_assist.surveillance.store import MAX_INTEGER, Record
 
 #: the stream that holds every table's records (the room creates it, R3 on a cluster)
 STREAM = "FLOOR"
@@ -31,6 +31,8 @@ MAX_MESSAGE = 8 * 1024 * 1024
 #: the tables' names as a subject token allows them (table.toml's table_id is narrower still)
 TABLE_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,32}")
 CHAIN_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: the highest hash format a record may name (the room's PostgreSQL column is a 32-bit integer)
+MAX_HASH_FORMAT = 2**31 - 1
 _FIELDS = ("seq", "at", "table", "round_key", "round_id", "kind", "body_text", "file",
            "sha256", "hash_format", "prev_hash", "hash", "signature")
 
@@ -77,9 +79,21 @@ def encode_record(table: str, chain: str, record: Record, frame: bytes | None = 
     return text if frame is None else text + b"\n" + frame
 
 
+def _storable(text: str) -> bool:
+    """Whether the room's stores can hold ``text``: UTF-8 text without a NUL character."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
+
+
 def decode_record(subject: str, data: bytes) -> Forwarded:
     """The record a message on ``subject`` carries; the table is the subject's (a table can
-    publish only to its own subject, so a record naming another table is refused)."""
+    publish only to its own subject, so a record naming another table is refused). Whatever
+    the room's stores could not hold (a number past 64 bits, a NUL character, JSON nested too
+    deep) is refused here too, so one bad message is alarmed and acknowledged, never retried
+    for ever nor crashing the room for every table."""
     prefix = RECORDS + "."
     table = subject[len(prefix):] if subject.startswith(prefix) else ""
     if not TABLE_TOKEN.fullmatch(table):
@@ -90,8 +104,8 @@ def decode_record(subject: str, data: bytes) -> Forwarded:
     if len(head) > MAX_RECORD:
         raise WireError(f"record of {len(head)} bytes from {table} is over {MAX_RECORD}")
     try:
-        raw = json.loads(head)
-    except ValueError as error:
+        raw = load_strict(head)
+    except StrictJSONError as error:
         raise WireError(f"message from {table} is not JSON: {error}") from None
     if not isinstance(raw, dict) or raw.get("v") != 1:
         raise WireError(f"message from {table} is not a version-1 record")
@@ -105,14 +119,19 @@ def decode_record(subject: str, data: bytes) -> Forwarded:
         value = raw.get(name)
         values[name] = value
         if name in ("seq", "hash_format") or (name == "round_key" and value is not None):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise WireError(f"record from {table}: {name} must be a whole number, got "
-                                f"{value!r}")
+            most = MAX_HASH_FORMAT if name == "hash_format" else MAX_INTEGER
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+                raise WireError(f"record from {table}: {name} must be a whole number of 0 to "
+                                f"{most}, got {value!r:.40}")
         elif name in ("at", "kind", "body_text", "prev_hash", "hash"):
             if not isinstance(value, str):
-                raise WireError(f"record from {table}: {name} must be text, got {value!r}")
+                raise WireError(f"record from {table}: {name} must be text, got {value!r:.80}")
         elif value is not None and not isinstance(value, str):
-            raise WireError(f"record from {table}: {name} must be text or null, got {value!r}")
+            raise WireError(f"record from {table}: {name} must be text or null, got "
+                            f"{value!r:.80}")
+        if isinstance(value, str) and not _storable(value):
+            raise WireError(f"record from {table}: {name} holds a NUL character or a lone "
+                            "surrogate, which no store holds")
     if values["seq"] < 1:
         raise WireError(f"record from {table}: seq must be 1 or more")
     record = Record(**values)
