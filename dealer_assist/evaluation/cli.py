@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Frames a deal is rendered over unless ``--frames`` or ``--per-card`` says otherwise.
+DEAL_FRAMES = 8
 _GROUP_ORDER = ("headline", "all", "place:", "sideways:", "width:", "design:", "blur:")
 
 
@@ -48,8 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenes", type=number_in(int, 1, 100_000, "--scenes"), default=40,
                         help="deals to render (default 40; the model card's run: 400)")
     parser.add_argument("--seed", type=rng_seed, default=1, help="the scenes' seed (default 1)")
-    parser.add_argument("--frames", type=number_in(int, 4, 60, "--frames"), default=8,
-                        help="frames per deal (default 8; cards land over all but the last 3)")
+    pace = parser.add_mutually_exclusive_group()
+    pace.add_argument("--frames", type=number_in(int, 4, 60, "--frames"),
+                      help=f"frames per deal (default {DEAL_FRAMES}; cards land over all but "
+                      "the last 3, several a frame)")
+    pace.add_argument("--per-card", type=number_in(int, 1, 30, "--per-card"), metavar="K",
+                      help="deal at a table's pace instead: one card at a time, each lying K "
+                      "frames before the next lands (the table reads up to 8 frames a second)")
     parser.add_argument("--designs", type=lambda t: [d for d in t.split(",") if d],
                         help="comma-separated held-out designs (default: every one installed)")
     parser.add_argument("--deck", type=Path,
@@ -85,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from dealer_assist.evaluation.split import DesignSplitError, load_split
 
+    if args.frames is None:  # not a default of the option, so that argparse refuses it with
+        args.frames = DEAL_FRAMES  # --per-card whatever number it is given
     if args.card_width[0] > args.card_width[1]:
         print("dealer-assist evaluate: --card-width LEAST MOST: least is above most",
               file=sys.stderr)
@@ -141,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
     setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
-             tuple(args.card_width), {d: str(folders[d]) for d in installed}, args.shoe)
+             args.per_card, tuple(args.card_width), {d: str(folders[d]) for d in installed},
+             args.shoe)
     from dealer_assist.evaluation.score import Report
     from dealer_assist.evaluation.verification import CheckReport
 
@@ -164,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     hashes = (sha256_of(args.model), sha256_of(args.reader))
     result = {
-        "scenes": args.scenes, "frames": args.frames, "seed": args.seed,
+        "scenes": args.scenes, "frames": None if args.per_card else args.frames,
+        "frames_per_card": args.per_card, "seed": args.seed,
         "card_width": args.card_width, "designs": installed,
         "models": {str(args.model): hashes[0], str(args.reader): hashes[1]},
         "reading": args.reading,
@@ -213,9 +224,14 @@ def _acceptance(args: argparse.Namespace, headline: Tally, detector_sha256: str,
         recall=round(headline.recall, 4), cards=headline.counted, scenes=args.scenes,
         source="independent",
         command=(f"dealer-assist evaluate --deck {args.deck} --model {args.model} --reader "
-                 f"{args.reader} --scenes {args.scenes} --frames {args.frames} --seed "
+                 f"{args.reader} --scenes {args.scenes} {_pace_option(args)} --seed "
                  f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g} "
                  f"--acceptance {args.acceptance}"))
+
+
+def _pace_option(args: argparse.Namespace) -> str:
+    """The command-line option that gave the run's pace."""
+    return f"--per-card {args.per_card}" if args.per_card else f"--frames {args.frames}"
 
 
 def _gather(total, reports, count: int) -> None:  # type: ignore[no-untyped-def]
@@ -243,7 +259,9 @@ def _ordered(groups: dict) -> list:  # type: ignore[type-arg]
 
 
 def _print_heading(result: dict) -> None:  # type: ignore[type-arg]
-    print(f"independent scenes: {result['scenes']} deals x {result['frames']} frames, seed "
+    pace = (f"{result['frames']} frames" if result.get("frames_per_card") is None else
+            f"one card at a time, {result['frames_per_card']} frames each")
+    print(f"independent scenes: {result['scenes']} deals x {pace}, seed "
           f"{result['seed']}, cards {result['card_width'][0]:g}-{result['card_width'][1]:g} px, "
           f"designs {', '.join(result['designs'])}")
 
@@ -296,14 +314,14 @@ def _print_text(result: dict) -> None:  # type: ignore[type-arg]
 _STATE: dict[str, object] = {}
 
 
-def _start(model: str, reader: str, reading: str, seed: int, frames: int,
+def _start(model: str, reader: str, reading: str, seed: int, frames: int, per_card: int | None,
            width: tuple[float, float], folders: dict[str, str], shoe: bool) -> None:
     from dealer_assist.evaluation.artwork import felt_textures, load_deck
     from dealer_assist.vision.detector import CardDetector
 
     _STATE.update(
         detector=CardDetector(model, reader, threads=1, reading=reading), seed=seed,
-        frames=frames, width=width, shoe=shoe,
+        frames=frames, per_card=per_card, width=width, shoe=shoe,
         decks={name: load_deck(Path(folder)) for name, folder in folders.items()},
         textures=felt_textures())
 
@@ -318,7 +336,8 @@ def _one(job: tuple[int, str]):  # -> Report or CheckReport
     seq = render_sequence(_STATE["decks"][design], seed,  # type: ignore[index]
                           frames=int(_STATE["frames"]),  # type: ignore[call-overload]
                           width=_STATE["width"],  # type: ignore[arg-type]
-                          textures=_STATE["textures"])  # type: ignore[arg-type]
+                          textures=_STATE["textures"],  # type: ignore[arg-type]
+                          per_card=_STATE["per_card"])  # type: ignore[arg-type]
     detector = _STATE["detector"]
     if _STATE["shoe"]:
         return check_sequence(seq, detector, number)  # type: ignore[arg-type]

@@ -1,12 +1,12 @@
 """Overhead table sequences rendered apart from the training generator, with exact answers.
 
 A :class:`Sequence` is one deal seen by a fixed camera over ``frames`` frames: cards land in
-dealing order (one per player seat round the arc, then the dealer, again), each frame shows those
-dealt so far. Every card carries its ground truth (:class:`TrueCard`): code, design, where it
-lies (its four corners in frame pixels and their box, clipped to the frame), its width in pixels
-(the mean of its two short edges as the camera sees them), whether it is the dealer's or a
-player's, sideways (a doubled card, turned a quarter), and per frame how much of its corner
-indices shows.
+dealing order (one per player seat round the arc, then the dealer, again), several a frame or, at
+a table's pace, one at a time; each frame shows those dealt so far. Every card carries its
+ground truth (:class:`TrueCard`): code, design, where it lies (its four corners in frame
+pixels and their box, clipped to the frame), its width in pixels (the mean of its two short
+edges as the camera sees them), whether it is the dealer's or a player's, sideways (a doubled
+card, turned a quarter), and per frame how much of its corner indices shows.
 
 How it differs from the training generator (``dealer_assist.vision.scenes``), on purpose:
 - felt: a photographic texture (GIMP's burlap, leather, paper, fibres, granite) tinted to a
@@ -321,11 +321,16 @@ def _paste(canvas: np.ndarray, face: np.ndarray, matrix: np.ndarray, corners: np
 
 
 def render_sequence(deck: Deck, seed: int, *, frames: int = 8, width: tuple[float, float] = (
-        60.0, 95.0), textures: dict[str, np.ndarray] | None = None) -> Sequence:
-    """Render one deal of ``deck`` over ``frames`` frames (at least 4); cards are drawn
-    ``width`` (least, most) table-plane pixels wide."""
-    if frames < 4:
+        60.0, 95.0), textures: dict[str, np.ndarray] | None = None,
+        per_card: int | None = None) -> Sequence:
+    """Render one deal of ``deck`` over ``frames`` frames (at least 4), its cards landing over
+    all but the last 3; or, with ``per_card``, at a table's pace: one card at a time, each lying
+    ``per_card`` frames (1 or more) before the next lands, and the last at least 3 frames (then
+    ``frames`` is not used). Cards are drawn ``width`` (least, most) table-plane pixels wide."""
+    if per_card is None and frames < 4:
         raise ValueError(f"a sequence needs at least 4 frames, got {frames}")
+    if per_card is not None and per_card < 1:
+        raise ValueError(f"a card lies at least 1 frame before the next, got {per_card}")
     if not 0 < width[0] <= width[1]:
         raise ValueError(f"card width must be above 0 and least <= most, got {width}")
     rng = np.random.default_rng(seed)
@@ -371,6 +376,10 @@ def render_sequence(deck: Deck, seed: int, *, frames: int = 8, width: tuple[floa
         faces_at.append(matrix)
     # keep only cards at least partly in the frame
     cards = [c for c in cards if c.box[2] - c.box[0] > 2 and c.box[3] - c.box[1] > 2]
+    if per_card is not None:  # one card at a time, in dealing order
+        for k, c in enumerate(cards):
+            c.arrives = k * per_card
+        frames = max(len(cards) - 1, 0) * per_card + max(per_card, TRACK_FRAMES)
     canvas = felt.copy()
     owner = np.full((FRAME_H, FRAME_W), -1, np.int32)
     out_frames: list[np.ndarray] = []

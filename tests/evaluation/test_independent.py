@@ -116,10 +116,11 @@ def test_index_box_is_found_round_the_drawn_index(deck: Deck) -> None:
     assert y0 == pytest.approx(14 / 360, abs=0.015) and y1 == pytest.approx(50 / 360, abs=0.015)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_ground_truth_matches_the_frames(deck: Deck, seed: int) -> None:
-    seq = render_sequence(deck, seed, frames=5, width=(70, 95))
-    assert len(seq.frames) == 5 and len(seq.blur) == 5
+@pytest.mark.parametrize(("seed", "pace"), [(1, {"frames": 5}), (2, {"frames": 5}),
+                                            (3, {"frames": 5}), (4, {"per_card": 2})])
+def test_ground_truth_matches_the_frames(deck: Deck, seed: int, pace: dict[str, int]) -> None:
+    seq = render_sequence(deck, seed, width=(70, 95), **pace)
+    assert len(seq.blur) == len(seq.frames) == pace.get("frames", len(seq.frames))
     assert all(f.shape == (FRAME_H, FRAME_W, 3) and f.dtype == np.uint8 for f in seq.frames)
     assert len(seq.cards) >= 3
     assert len({c.code for c in seq.cards}) == len(seq.cards)  # one deck: each code once
@@ -145,6 +146,20 @@ def test_ground_truth_matches_the_frames(deck: Deck, seed: int) -> None:
     assert checked > 0
 
 
+def test_a_deal_at_a_tables_pace_lands_one_card_at_a_time(deck: Deck) -> None:
+    seq = render_sequence(deck, 5, per_card=3)
+    count = len(seq.cards)
+    assert count >= 3
+    assert [c.arrives for c in seq.cards] == [3 * k for k in range(count)]
+    assert len(seq.frames) == 3 * (count - 1) + 3  # the last card lies 3 frames too
+    for card in seq.cards:  # each lies alone, nothing laid over it, until the next lands
+        assert len(card.shown) == len(seq.frames) - card.arrives
+        assert len({round(s, 6) for s in card.shown[:3]}) == 1
+    laid = [len(seq.cards_on(f)) for f in range(len(seq.frames))]
+    assert laid == sorted(laid) and laid[0] == 1 and laid[-1] == count
+    assert max(b - a for a, b in zip(laid, laid[1:], strict=False)) == 1
+
+
 def test_same_seed_same_sequence(deck: Deck) -> None:
     a = render_sequence(deck, 7, frames=4)
     b = render_sequence(deck, 7, frames=4)
@@ -157,6 +172,8 @@ def test_bad_sequence_options_are_refused(deck: Deck) -> None:
         render_sequence(deck, 1, frames=3)
     with pytest.raises(ValueError, match="card width"):
         render_sequence(deck, 1, width=(90, 60))
+    with pytest.raises(ValueError, match="at least 1 frame"):
+        render_sequence(deck, 1, per_card=0)
 
 
 # ---------------------------------------------------------------- the scorer
@@ -390,6 +407,25 @@ def test_the_shipped_models_check_one_independent_deal_against_the_shoe(
     # every card that never landed is put down to one reason
     assert list(every["unlanded"]) == list(UNLANDED)
     assert sum(every["unlanded"].values()) == every["cards"] - every["landed"]
+
+
+@pytest.mark.skipif("dondorf" not in installed_decks(),
+                    reason="held-out artwork not installed; run scripts/install-card-art.sh")
+def test_the_shoe_check_at_a_tables_pace(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "--designs", "dondorf", "--scenes", "1", "--per-card", "2",
+                 "--workers", "1", "--shoe", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["frames_per_card"] == 2 and result["frames"] is None
+    every = result["shoe_check"]["all"]
+    assert 0 < every["verified"] <= every["landed"] <= every["cards"]
+
+
+def test_a_pace_and_a_frame_count_together_are_refused(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as refused:
+        main(["evaluate", "--frames", "8", "--per-card", "2"])
+    assert refused.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
 
 
 @pytest.mark.skipif("dondorf" not in installed_decks(),
