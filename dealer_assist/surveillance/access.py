@@ -62,7 +62,7 @@ def add_operator(store: RecordStore, name: str, password: str, role: str,
     """Create or replace an operator (its password is stored only as a salted hash); any session
     it had ends."""
     store.check()
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise AccessError(f"operator name {name!r} must be 1-64 letters, digits or . _ @ -")
     if role not in ROLES:
         raise AccessError(f"role {role!r} must be one of {', '.join(ROLES)}")

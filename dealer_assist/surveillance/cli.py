@@ -134,14 +134,18 @@ def run(args: argparse.Namespace) -> int:
         out = report.to_json()
         if exported is not None:
             out["exported"] = {"written": exported.written, "unchanged": exported.unchanged,
-                               "skipped": exported.skipped}
+                               "skipped": exported.skipped, "refused": exported.refused}
         print(json.dumps(out, indent=1))
     else:
         _print_text(report)
         if exported is not None:
+            refused = f", {len(exported.refused)} refused" if exported.refused else ""
             print(f"exported to {args.export_rounds}: {len(exported.written)} round(s) written, "
                   f"{len(exported.unchanged)} already equal, {len(exported.skipped)} not ended "
-                  "(open or cut short: no file)")
+                  f"(open or cut short: no file){refused}")
+    for refusal in exported.refused if exported is not None else []:
+        print(f"dealer-assist replay: --export-rounds {args.export_rounds}: {refusal}",
+              file=sys.stderr)
     return 1 if report.discrepancies else 0
 
 

@@ -36,6 +36,23 @@ def void_reason(data: RoundData) -> str | None:
     return None
 
 
+#: The longest round id a file name holds (``ID.reason.txt`` within a file system's 255 bytes)
+MAX_FILE_ID = 240
+
+
+def file_name_problem(round_id: str) -> str | None:
+    """Why ``round_id`` cannot name a file in ``rounds/`` or ``void/`` (None: it can): a round
+    id is the recording's text, so one that would lead out of the folder (a ``/``), or that no
+    file name holds (a NUL, not UTF-8, over :data:`MAX_FILE_ID` bytes), is never made a path."""
+    try:
+        size = len(round_id.encode("utf-8"))
+    except UnicodeEncodeError:
+        size = MAX_FILE_ID + 1
+    if "/" in round_id or "\0" in round_id or size > MAX_FILE_ID:
+        return "its id cannot be a file name (it holds a '/' or a NUL, is not UTF-8 or is too long)"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class RoundFile:
     """One round's export: its id, whether it is voided (``reason``) or settled, its lines."""
@@ -45,7 +62,11 @@ class RoundFile:
     reason: str | None = None  # voided: why
 
     def paths(self, directory: Path) -> dict[Path, str]:
-        """The files (under ``directory``) and their text."""
+        """The files (under ``directory``) and their text; ValueError for an id that is not a
+        file name (:func:`file_name_problem`)."""
+        problem = file_name_problem(self.round_id)
+        if problem is not None:
+            raise ValueError(f"round {self.round_id!r:.80}: {problem}")
         text = "\n".join(self.lines) + "\n"
         if self.reason is None:
             return {directory / "rounds" / f"{self.round_id}.jsonl": text}
@@ -96,12 +117,14 @@ def write_round_file(directory: Path, export: RoundFile) -> list[Path]:
 
 @dataclass(slots=True)
 class ExportReport:
-    """What :func:`export_rounds` did: rounds written, found already equal, and not exported
-    (open, cut short, or unreadable: each named with why)."""
+    """What :func:`export_rounds` did: rounds written, found already equal, not exported
+    (open, cut short, or unreadable: each named with why), and refused: an id that cannot be a
+    file name (:func:`file_name_problem`), named with why."""
 
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
 
 
 def export_rounds(store: RecordStore, directory: Path, table: str | None = None, *,
@@ -122,6 +145,10 @@ def export_rounds(store: RecordStore, directory: Path, table: str | None = None,
                 there.update(name.removesuffix(".jsonl") for name in os.listdir(folder))
     for round_id, key in sorted(latest.items(), key=lambda item: item[1]):
         if round_id in there:
+            continue
+        problem = file_name_problem(round_id)
+        if problem is not None:
+            report.refused.append(f"round {round_id!r:.80} (#{key}): {problem}")
             continue
         try:
             data = load_round(store, key)

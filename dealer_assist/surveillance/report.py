@@ -27,6 +27,9 @@ def incident_report_html(view: dict[str, Any], replayed: RoundReplay,
     title = f"Incident report: round {view['round']} on table {view['table']}"
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
+        # a self-contained file that runs nothing, wherever it is opened
+        "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; "
+        "img-src data:; style-src 'unsafe-inline'\">",
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         "<table>",
@@ -156,6 +159,9 @@ def _figure(frame: dict[str, Any], images: dict[int, tuple[bytes, str]]) -> str:
         return (f"<figure><p class='bad'>({why})</p>"
                 f"<figcaption>{escape(caption)}</figcaption></figure>")
     data, media_type = images[frame["seq"]]
+    if media_type not in ("image/jpeg", "image/png"):  # an altered record: said, not drawn
+        return (f"<figure><p class='bad'>(not drawn: its record names no JPEG or PNG type)</p>"
+                f"<figcaption>{escape(caption)}</figcaption></figure>")
     return (f"<figure>{annotated_svg(frame, data, media_type)}"
             f"<figcaption>{escape(caption)}</figcaption></figure>")
 
@@ -170,13 +176,15 @@ def frame_caption(frame: dict[str, Any]) -> str:
 
 
 def annotated_svg(frame: dict[str, Any], data: bytes, media_type: str) -> str:
-    """An inline SVG: the image (base64) with its zones and detections drawn on top."""
+    """An inline SVG: the image (base64) with its zones and detections drawn on top. Its size
+    is the record's only where that is a number (a record's text never becomes markup)."""
     if media_type not in ("image/jpeg", "image/png"):
         raise RecordingError(f"frame {frame['seq']} has unexpected media type {media_type!r}")
-    width, height = frame.get("width") or 1280, frame.get("height") or 720
+    size = _numbers([frame.get("width"), frame.get("height")], 2)
+    width, height = (size[0], size[1]) if size and min(size) > 0 else (1280.0, 720.0)
     encoded = base64.b64encode(data).decode("ascii")
-    shapes = [f"<image href='data:{media_type};base64,{encoded}' width='{width}' "
-              f"height='{height}'/>"]
+    shapes = [f"<image href='data:{media_type};base64,{encoded}' width='{width:g}' "
+              f"height='{height:g}'/>"]
     zones, detections = split_detections(frame.get("detections"))
     for zone in zones:
         points = " ".join(f"{float(x):.1f},{float(y):.1f}" for x, y in zone["points"])
@@ -195,8 +203,8 @@ def annotated_svg(frame: dict[str, Any], data: bytes, media_type: str) -> str:
         anchor = item.get("box") or item.get("point")
         if anchor:
             shapes.append(_label(anchor[0], anchor[1] - 6, item["label"], "#0f0"))
-    return (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
-            f"width='{width}' height='{height}'>{''.join(shapes)}</svg>")
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width:g} {height:g}' "
+            f"width='{width:g}' height='{height:g}'>{''.join(shapes)}</svg>")
 
 
 def _label(x: float, y: float, text: str, colour: str) -> str:

@@ -22,6 +22,14 @@ class PdfUnavailable(RuntimeError):
     """ReportLab is not installed."""
 
 
+def _picture_size(reader: Any) -> tuple[int, int] | None:
+    """The size of a picture ReportLab has decoded whole (None: no area); raises what the
+    decoder raises for bytes that are not one."""
+    reader.getRGBData()
+    w, h = reader.getSize()
+    return (w, h) if w > 0 and h > 0 else None
+
+
 def incident_report_pdf(view: dict[str, Any], images: dict[int, tuple[bytes, str]], *,
                         exported_by: str, exported_at: str,
                         chain_head: tuple[int, str]) -> bytes:
@@ -137,10 +145,16 @@ def incident_report_pdf(view: dict[str, Any], images: dict[int, tuple[bytes, str
         story.append(text("No frame recorded."))
     for frame in view["frames"]:
         caption = text(f"event {frame['event_index']}: {frame_caption(frame)}")
-        if frame["seq"] in images:
-            data, _media_type = images[frame["seq"]]
-            reader = ImageReader(io.BytesIO(data))
-            w, h = reader.getSize()
+        data = images[frame["seq"]][0] if frame["seq"] in images else None
+        try:  # decoded whole here: a file that is not a whole picture is named, not drawn
+            size = None if data is None else _picture_size(ImageReader(io.BytesIO(data)))
+        except Exception:  # noqa: BLE001  the file is evidence whatever it holds
+            size = None
+            story.append(text(f"event {frame['event_index']}: frame record {frame['seq']}: its "
+                              f"file ({len(data or b'')} bytes) does not decode as a whole "
+                              "picture (cut short or not an image), so it is not drawn"))
+        if data is not None and size is not None:
+            w, h = size
             shown = min(width, 160 * mm)
             story.append(KeepTogether([Image(io.BytesIO(data), width=shown,
                                              height=shown * h / w), caption,

@@ -51,13 +51,14 @@ class RoundCheck:
 
 def _chain_keys(store: RecordStore) -> list[tuple[int, PublicKey]]:
     """The keys the chain introduces validly, with the record that introduces each: the first
-    signed by itself, each later one by the key before it."""
+    signed by itself, each later one by the key before it, each record's content matching the
+    hash that is signed (else the key it names is anyone's)."""
     keys: list[tuple[int, PublicKey]] = []
     for record in store.records(kinds=(KEY_KIND,)):
         new = public_key_of(record)
         signer = keys[-1][1] if keys else new
         if new is not None and signer is not None and record.signature is not None \
-                and signer.verifies(record.hash, record.signature):
+                and hash_holds(record) and signer.verifies(record.hash, record.signature):
             keys.append((record.seq, new))
     return keys
 
@@ -75,7 +76,9 @@ def _check_record(store: RecordStore, record: Record, keys: list[tuple[int, Publ
             check.problems.append(f"{name} does not link to the record before it (a record"
                                   " was altered, removed or inserted)")
     after = store.record(record.seq + 1)
-    if after is not None and after.prev_hash != record.hash:
+    if after is None and record.seq < store.last_seq():
+        check.problems.append(f"the record after {name} is missing (deleted)")
+    elif after is not None and after.prev_hash != record.hash:
         check.problems.append(f"the record after {name} does not link to it ({name} was"
                               " rewritten)")
     current = next((key for seq, key in reversed(keys) if seq < record.seq), None)
