@@ -119,7 +119,8 @@ def write_round_file(directory: Path, export: RoundFile) -> list[Path]:
 class ExportReport:
     """What :func:`export_rounds` did: rounds written, found already equal, not exported
     (open, cut short, or unreadable: each named with why), and refused: an id that cannot be a
-    file name (:func:`file_name_problem`), named with why."""
+    file name (:func:`file_name_problem`) or that more than one table recorded, named with
+    why."""
 
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
@@ -134,9 +135,11 @@ def export_rounds(store: RecordStore, directory: Path, table: str | None = None,
     there yet (a table's start, which redoes an export a crash cut short)."""
     report = ExportReport()
     latest: dict[str, int] = {}
+    tables: dict[str, set[str]] = {}
     for row in store.indexed_rounds():
         if row.round_id is not None and (table is None or row.table == table):
             latest[row.round_id] = max(row.round_key, latest.get(row.round_id, 0))
+            tables.setdefault(row.round_id, set()).add(str(row.table))
     there: set[str] = set()
     if missing_only:
         for sub in ("rounds", "void"):
@@ -147,6 +150,9 @@ def export_rounds(store: RecordStore, directory: Path, table: str | None = None,
         if round_id in there:
             continue
         problem = file_name_problem(round_id)
+        if problem is None and len(tables[round_id]) > 1:  # one file would hide the other
+            problem = (f"tables {', '.join(sorted(tables[round_id]))} each recorded a round of "
+                       "this id: export one table at a time")
         if problem is not None:
             report.refused.append(f"round {round_id!r:.80} (#{key}): {problem}")
             continue

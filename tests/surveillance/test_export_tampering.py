@@ -206,6 +206,25 @@ def test_export_rounds_writes_no_file_outside_its_folder_for_any_round_id(
         out / "rounds" / "bj-1.jsonl"}
 
 
+def test_two_tables_rounds_of_one_id_are_refused_by_name_not_one_hidden(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two tables recording a round of the same id in one store would share one file name:
+    neither is written over the other; the id is refused, naming both tables."""
+    build_recording(tmp_path, golden_logs(["blackjack-pays-3-to-2"]), frames=False)
+    with Recorder.open(tmp_path, "T2") as recorder:
+        recorder.begin_round({"type": "round", "id": "bj-1", "rules": "s17-6"})
+        recorder.event({"type": "bet", "seat": 2, "amount": "25"})
+        recorder.void_round("voided by supervisor S-3")
+    out = tmp_path / "out"
+    assert main(["replay", str(tmp_path), "--export-rounds", str(out)]) == 0
+    printed = capsys.readouterr()
+    assert printed.out.splitlines()[-1].endswith("0 round(s) written, 0 already equal, 0 not "
+                                                 "ended (open or cut short: no file), 1 refused")
+    assert "tables T1, T2 each recorded a round of this id" in printed.err
+    assert not (out / "rounds" / "bj-1.jsonl").exists()
+    assert not (out / "void" / "bj-1.jsonl").exists()
+
+
 def test_an_operator_name_with_a_line_break_is_refused(tmp_path: Path) -> None:
     """``1-64 letters, digits or . _ @ -`` means the whole name: ``olga\\n`` (which lists and logs
     as another line) is refused."""
