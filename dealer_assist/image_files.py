@@ -100,9 +100,9 @@ _LIBJPEG_WARNINGS = ("Corrupt JPEG data: ", "Premature end of JPEG file",
                      "Invalid SOS parameters", "Warning: unknown JFIF revision")
 """How libjpeg's warnings begin (jerror.h). It prints the first one only, so any of them may
 hide damage further on: each refuses the file, but for padding before the end marker."""
-_PADDING_BEFORE_END = re.compile(r"Corrupt JPEG data: \d+ extraneous bytes before marker 0xd9")
+_PADDING_BEFORE_END = re.compile(r"Corrupt JPEG data: (\d+) extraneous bytes before marker 0xd9")
 """Bytes an encoder left before the end-of-image marker (some cameras pad frames with zeros):
-the picture decodes whole."""
+the picture decodes whole, where they are zeros (:func:`_zero_padded`)."""
 _STDERR_TAKEN = threading.Lock()
 
 
@@ -135,8 +135,19 @@ def _decode_jpeg(buffer: np.ndarray, flags: int) -> tuple[np.ndarray | None, str
     warnings = [line.strip() for line in lines if line.startswith(_LIBJPEG_WARNINGS)]
     sys.stderr.write("".join(line for line in lines if not line.startswith(_LIBJPEG_WARNINGS)))
     damage = [w.removeprefix(_LIBJPEG_WARNINGS[0]) for w in warnings
-              if not _PADDING_BEFORE_END.fullmatch(w)]
+              if not _zero_padded(w, buffer.tobytes())]
     return image, damage[0] if damage else ""
+
+
+def _zero_padded(warning: str, data: bytes) -> bool:
+    """Whether libjpeg's ``warning`` is of bytes left before the end marker that are all zeros:
+    padding. Damaged coded data can end its scan early too, leaving coded bytes there."""
+    padding = _PADDING_BEFORE_END.fullmatch(warning)
+    if padding is None:
+        return False
+    count = int(padding[1])
+    before_end = data[:data.rfind(b"\xff\xd9")].rstrip(b"\xff")  # fill bytes are not counted
+    return len(before_end) >= count and not before_end[len(before_end) - count:].strip(b"\0")
 
 
 def _read_until_closed(read_end: int, into: list[bytes]) -> None:

@@ -7,9 +7,12 @@ own with the same ``where`` (``(file)`` or ``(syntax)``) and ``why``.
 
 from __future__ import annotations
 
+import errno
 import tomllib
 from pathlib import Path
 from typing import Any
+
+from dealer_assist.small_files import read_small_file
 
 #: Far above any hand-written configuration; a bigger file is not one.
 MAX_TOML_BYTES = 1_000_000
@@ -26,16 +29,15 @@ class TomlFileError(ValueError):
 
 def read_toml(path: str | Path, max_bytes: int = MAX_TOML_BYTES) -> dict[str, Any]:
     """The decoded TOML document at ``path``, read only up to ``max_bytes`` (a larger file is
-    refused unread past that)."""
+    refused unread past that); a FIFO, device or socket is refused unread."""
     shown = str(path)
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
+        raw = read_small_file(path, max_bytes)
     except OSError as error:
+        if error.errno == errno.EFBIG:
+            raise TomlFileError(shown, "(file)", f"over {max_bytes:,} bytes: not a "
+                                "configuration file") from None
         raise TomlFileError(shown, "(file)", f"cannot read: {error.strerror or error}") from None
-    if len(raw) > max_bytes:
-        raise TomlFileError(shown, "(file)", f"over {max_bytes:,} bytes: not a configuration "
-                            "file")
     try:
         # a byte-order mark (as some Windows editors save UTF-8) is read past
         text = raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8")

@@ -12,6 +12,7 @@ This module is pure: no OpenCV, no clock; zone queries have no side effects.
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 import yaml
 
 from dealer_assist.calibration.errors import LayoutError
+from dealer_assist.small_files import read_small_file
 
 SEAT_ZONES = ("bet", "match", "cards", "insurance")
 """Zones a seat may have: main betting spot, Match the Dealer circle, card area, insurance line."""
@@ -40,7 +42,19 @@ MAX_LAYOUT_MM = 3000.0
 marker side, in mm: a 7-seat table is 2000 mm across. Past it is a typo (1e9), whose drawing
 OpenCV cannot hold in its integers or the memory in its pixels."""
 
+MAX_FILE_BYTES = 1_000_000
+"""Largest layout, camera or table file read: the standard table file is 8 KB."""
+
 Point = tuple[float, float]
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict, _SHORT.maxstring = 2, 4, 4, 60
+
+
+def shown(value: Any) -> str:
+    """``value`` as a message quotes it: a few items and levels at most (a YAML alias bomb
+    names one list a billion times over)."""
+    return _SHORT.repr(value)
 
 
 @dataclass(frozen=True)
@@ -193,7 +207,8 @@ class Layout:
         """Read and validate a layout YAML file; raises LayoutError naming the file and key."""
         path = Path(path)
         try:
-            data = yaml.safe_load(path.read_bytes())  # UTF-8, or UTF-16 with its BOM
+            # UTF-8, or UTF-16 with its BOM
+            data = yaml.safe_load(read_small_file(path, MAX_FILE_BYTES))
         except OSError as exc:
             raise LayoutError(str(path), f"cannot read layout: {exc.strerror or exc}") from exc
         except yaml.YAMLError as exc:
@@ -275,7 +290,7 @@ class _Reader:
     def integer(self, mapping: Mapping[str, Any], key: str, where: str) -> int:
         value = self.require(mapping, key, where)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(_join(where, key), f"expected an integer, got {value!r}")
+            raise self.fail(_join(where, key), f"expected an integer, got {shown(value)}")
         return value
 
     def number(self, value: Any, where: str, positive: bool = False) -> float:
@@ -284,9 +299,9 @@ class _Reader:
             or not isinstance(value, int | float)
             or not math.isfinite(value)
         ):
-            raise self.fail(where, f"expected a number, got {value!r}")
+            raise self.fail(where, f"expected a number, got {shown(value)}")
         if positive and value <= 0:
-            raise self.fail(where, f"must be positive, got {value!r}")
+            raise self.fail(where, f"must be positive, got {shown(value)}")
         return float(value)
 
     def length(self, value: Any, where: str, positive: bool = False) -> float:
@@ -294,12 +309,12 @@ class _Reader:
         number = self.number(value, where, positive)
         if abs(number) > MAX_LAYOUT_MM:
             raise self.fail(where, f"must be within {MAX_LAYOUT_MM:g} mm (a table is about 2000"
-                            f" mm across), got {value!r}")
+                            f" mm across), got {shown(value)}")
         return number
 
     def point(self, value: Any, where: str) -> Point:
         if not isinstance(value, list) or len(value) != 2:
-            raise self.fail(where, f"expected [x, y] in mm, got {value!r}")
+            raise self.fail(where, f"expected [x, y] in mm, got {shown(value)}")
         return (self.length(value[0], f"{where}[0]"), self.length(value[1], f"{where}[1]"))
 
     def polygon(self, value: Any, where: str) -> Polygon:

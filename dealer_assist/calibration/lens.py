@@ -9,8 +9,9 @@ of the frame the board covered.
 from __future__ import annotations
 
 import math
-import reprlib
+import os
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,10 @@ from dealer_assist.calibration.errors import (
     ImageReadError,
     TooFewImagesError,
 )
+from dealer_assist.calibration.layout import MAX_FILE_BYTES, shown
+from dealer_assist.durable import create_new, fsync_dir
 from dealer_assist.image_files import ImageFileError, read_image
+from dealer_assist.small_files import read_small_file
 
 CAMERA_FILE_KIND = "dealer-assist camera calibration"
 FILE_VERSIONS = (1,)
@@ -155,7 +159,7 @@ class CameraModel:
 
     def save(self, path: str | Path) -> None:
         """Write the camera file (YAML)."""
-        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False), encoding="utf-8")
+        write_whole(path, yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<camera>") -> CameraModel:
@@ -185,7 +189,8 @@ class CameraModel:
         if not (isinstance(size, list) and len(size) == 2
                 and all(type(v) is int and v > 0 for v in size)):
             raise CalibrationFileError(
-                source, f"image_size must be [width, height] in whole pixels above 0, got {size!r}")
+                source, "image_size must be [width, height] in whole pixels above 0, got"
+                f" {shown(size)}")
         rms = data.get("rms_px")
         return cls(
             K,
@@ -456,10 +461,35 @@ def frozen_array(array: np.ndarray) -> np.ndarray:
     return copy
 
 
-def read_yaml(path: str | Path) -> Any:
-    """Parse a YAML file; CalibrationFileError names the file if it cannot be read or parsed."""
+def write_whole(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to the file ``path`` whole or not at all: into a new file beside
+    it, synced, then renamed over it, so a failed write (a full disk) leaves the calibration
+    that was there. OSError names ``path``. Something else than a plain file there (a device)
+    is written into."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        return yaml.safe_load(Path(path).read_bytes())  # UTF-8, or UTF-16 with its BOM
+        with os.fdopen(create_new(temporary), "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+        fsync_dir(path.parent)
+    except OSError as error:
+        with suppress(OSError):
+            temporary.unlink()
+        raise OSError(error.errno, error.strerror, str(path)) from None
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Parse a YAML file; CalibrationFileError names the file if it cannot be read (not a plain
+    file, or larger than ``layout.MAX_FILE_BYTES``) or parsed."""
+    try:
+        # UTF-8, or UTF-16 with its BOM
+        return yaml.safe_load(read_small_file(path, MAX_FILE_BYTES))
     except OSError as exc:
         raise CalibrationFileError(str(path), f"cannot read: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
@@ -476,13 +506,35 @@ def check_version(data: dict[str, Any], source: str) -> None:
         readable = " or ".join(map(str, FILE_VERSIONS))
         raise CalibrationFileError(
             source, f"version: this dealer-assist reads version {readable}, got"
-            f" {reprlib.repr(version)} (written by a newer dealer-assist, or damaged)")
+            f" {shown(version)} (written by a newer dealer-assist, or damaged)")
+
+
+MAX_FILE_NUMBERS = 64
+"""Most list items a number in a calibration file nests (the most there is: K's 3 rows of 3,
+12 items; 14 distortion coefficients)."""
+
+
+def _longer_than(value: Any, most: int) -> bool:
+    """Whether the lists in ``value`` hold more than ``most`` items in all, counted only up to
+    there."""
+    pending, count = [value], 0
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            count += len(item)
+            if count > most:
+                return True
+            pending.extend(item)
+    return False
 
 
 def file_numbers(value: Any, source: str, key: str, shape: tuple[int, ...] | None = None
                  ) -> np.ndarray:
     """``value`` from a calibration file as float64, of ``shape`` if given, every entry a finite
     number (not text or null); else CalibrationFileError naming the file and key."""
+    if _longer_than(value, MAX_FILE_NUMBERS):  # a YAML alias bomb: ten aliases of ten of ...
+        raise CalibrationFileError(
+            source, f"{key} must be a few numbers, got lists of more than {MAX_FILE_NUMBERS}")
     try:
         array = np.array(value)
     except ValueError:  # a ragged list
@@ -491,5 +543,5 @@ def file_numbers(value: Any, source: str, key: str, shape: tuple[int, ...] | Non
             or shape is not None and array.shape != shape):
         what = ("a finite number" if shape == () else "finite numbers" if shape is None
                 else f"{'x'.join(map(str, shape))} finite numbers")
-        raise CalibrationFileError(source, f"{key} must be {what}, got {reprlib.repr(value)}")
+        raise CalibrationFileError(source, f"{key} must be {what}, got {shown(value)}")
     return array.astype(np.float64)

@@ -9,8 +9,8 @@ side-effect-free mapping that the vision and table code query with ``image_to_ta
 from __future__ import annotations
 
 import math
-import reprlib
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -25,7 +25,7 @@ from dealer_assist.calibration.errors import (
     CalibrationFileError,
     MarkersMissingError,
 )
-from dealer_assist.calibration.layout import Layout
+from dealer_assist.calibration.layout import Layout, shown
 from dealer_assist.calibration.lens import (
     BLUR_HINT_LAPLACIAN,
     FILE_VERSIONS,
@@ -37,6 +37,7 @@ from dealer_assist.calibration.lens import (
     frozen_array,
     laplacian_variance,
     read_yaml,
+    write_whole,
 )
 
 TABLE_FILE_KIND = "dealer-assist table calibration"
@@ -234,9 +235,7 @@ class TableCalibration:
 
     def save(self, path: str | Path) -> None:
         """Write the table calibration (YAML, self-contained: lens and layout included)."""
-        Path(path).write_text(
-            yaml.safe_dump(self.to_dict(), sort_keys=False, width=120), encoding="utf-8"
-        )
+        write_whole(path, yaml.safe_dump(self.to_dict(), sort_keys=False, width=120))
 
     @classmethod
     def load(cls, path: str | Path) -> TableCalibration:
@@ -253,7 +252,7 @@ class TableCalibration:
         pose = data.get("pose")
         if not isinstance(pose, dict):
             raise CalibrationFileError(
-                source, f"pose must map rvec and tvec to 3 numbers each, got {reprlib.repr(pose)}")
+                source, f"pose must map rvec and tvec to 3 numbers each, got {shown(pose)}")
         rvec = file_numbers(pose.get("rvec"), source, "pose.rvec", (3,))
         tvec = file_numbers(pose.get("tvec"), source, "pose.tvec", (3,))
         residual = float(file_numbers(data.get("residual_mm"), source, "residual_mm", ()))
@@ -261,7 +260,7 @@ class TableCalibration:
         if not isinstance(found, dict) or not all(type(i) is int for i in found):
             raise CalibrationFileError(
                 source, "reference_markers must map marker ids to their four corner pixels,"
-                f" got {reprlib.repr(found)}")
+                f" got {shown(found)}")
         markers = {i: file_numbers(corners, source, f"reference_markers.{i}", (4, 2))
                    for i, corners in found.items()}
         placed = sorted(m.marker_id for m in layout.markers)
@@ -285,7 +284,7 @@ class TableCalibration:
             raise CalibrationFileError(
                 source, f"pose.tvec must put the camera at least {MIN_CAMERA_HEIGHT_MM:g} mm above"
                 f" the felt, got {height:.0f} mm: calibrate the table again")
-        return cls(
+        calibration = cls(
             camera,
             layout,
             rvec,
@@ -295,6 +294,27 @@ class TableCalibration:
             str(data.get("method", "")),
             str(data.get("source_image", "")),
         )
+        if calibration.method == "aruco":
+            calibration._check_markers(source)
+        return calibration
+
+    def _check_markers(self, source: str) -> None:
+        """CalibrationFileError unless :data:`MIN_MARKERS` of the reference markers, mapped
+        through this calibration, lie within :data:`REFUSE_RESIDUAL_MM` of their layout places,
+        as ``fit_table`` left them: a damaged lens or pose (a distortion of 1e308) would put
+        cards in the wrong zones."""
+        placed = 0
+        for marker_id, pixels in self.reference_markers.items():
+            mm = np.array(self.layout.marker(marker_id).corners())
+            with suppress(cv2.error):
+                off = float(np.linalg.norm(self.images_to_table(pixels) - mm, axis=1).mean())
+                placed += off <= REFUSE_RESIDUAL_MM  # not NaN
+        if placed < MIN_MARKERS:
+            raise CalibrationFileError(
+                source, f"reference_markers: the file's lens and pose put {placed} of its"
+                f" {len(self.reference_markers)} markers within {REFUSE_RESIDUAL_MM:.0f} mm of"
+                f" where its layout puts them (its fit left {MIN_MARKERS} or more there): K, dist"
+                " or pose is damaged; calibrate the table again")
 
 
 @dataclass(frozen=True, eq=False)

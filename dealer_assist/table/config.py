@@ -79,6 +79,8 @@ from __future__ import annotations
 import os
 import re
 import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,12 +242,24 @@ def _text(path: str, key: str, value: object) -> str:
     return text
 
 
+@contextmanager
+def _looking_at(path: str, key: str) -> Iterator[None]:
+    """An OSError while the path ``key`` names is looked at (a name too long for the
+    filesystem) is a ConfigError naming the key."""
+    try:
+        yield
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        raise ConfigError(path, key, f"{where}{error.strerror or error}") from None
+
+
 def _can_create(path: str, key: str, folder: Path) -> None:
     """Refuse ``folder`` when it could not be created and written in: its nearest existing part
     must be a folder this user may write in. Nothing is created."""
     existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    with _looking_at(path, key):
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
     if not existing.is_dir():
         raise ConfigError(path, key, f"cannot create {folder}: {existing} is not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
@@ -258,7 +272,9 @@ def _outside(path: str, base: Path, recording_dir: Path, key: str, value: object
     anchors."""
     resolved = Path(_text(path, key, value))
     resolved = resolved if resolved.is_absolute() else base / resolved
-    if resolved.resolve().is_relative_to(recording_dir.resolve()):
+    with _looking_at(path, key):
+        inside = resolved.resolve().is_relative_to(recording_dir.resolve())
+    if inside:
         raise ConfigError(path, key, f"{resolved} lies in the recording directory "
                           f"{recording_dir}: keep it outside, where the recording's writers "
                           "cannot reach it")
@@ -269,7 +285,9 @@ def _outside(path: str, base: Path, recording_dir: Path, key: str, value: object
 def _file(path: str, base: Path, key: str, value: object) -> Path:
     name = Path(_string(path, key, value))
     resolved = name if name.is_absolute() else base / name
-    if not resolved.is_file():
+    with _looking_at(path, key):
+        found = resolved.is_file()
+    if not found:
         raise ConfigError(path, key, f"no such file: {resolved}")
     return resolved
 
@@ -377,7 +395,9 @@ def parse_config(
     for sub in ("rounds", "void"):  # what the recorder creates at start
         _can_create(path, "recording.dir", recording_dir / sub)
     index = recording_dir / INDEX_NAME  # the store's database, at the top of the directory
-    if index.exists() and not index.is_file():
+    with _looking_at(path, "recording.dir"):
+        stray = index.exists() and not index.is_file()
+    if stray:
         raise ConfigError(path, "recording.dir",
                           f"{index} is not a file: the recording store cannot be opened")
     key_file = _outside(path, base, recording_dir, "recording.key",
@@ -448,7 +468,9 @@ def _floor(path: str, base: Path, section: dict[str, Any] | None,
             continue
         where = f"floor.{key}"
         file = _outside(path, base, recording_dir, where, section[key])
-        if not file.is_file():
+        with _looking_at(path, where):
+            found = file.is_file()
+        if not found:
             raise ConfigError(path, where, f"no such file: {file}")
         files[key] = file
     if (files["tls_cert"] is None) != (files["tls_key"] is None):
@@ -476,7 +498,9 @@ def _screen_secret(path: str, base: Path, screen: dict[str, Any], recording_dir:
     one must be private to this user, a missing one creatable (nothing is created)."""
     default = Path(path).with_suffix(".screen-secret").name
     secret = _outside(path, base, recording_dir, "screen.secret", screen.get("secret", default))
-    if secret.exists() or secret.is_symlink():
+    with _looking_at(path, "screen.secret"):
+        there = secret.exists() or secret.is_symlink()
+    if there:
         try:
             read_secret(secret)
         except SecretError as error:
@@ -516,9 +540,11 @@ def _logging(path: str, base: Path, section: dict[str, Any]) -> tuple[str, Path 
     file = Path(_text(path, "logging.file", section["file"]))
     if not file.is_absolute():
         file = base / file
-    if file.is_dir():
+    with _looking_at(path, "logging.file"):
+        folder, there = file.is_dir(), file.exists()
+    if folder:
         raise ConfigError(path, "logging.file", f"{file} is a folder, not a file")
-    if file.exists():
+    if there:
         if not os.access(file, os.W_OK):
             raise ConfigError(path, "logging.file", f"{file} is not writable")
     else:
