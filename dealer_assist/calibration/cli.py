@@ -35,6 +35,11 @@ _NOISE = number_in(float, 0, 50, "sensor noise in grey levels")
 """Up to 50 the practice set still calibrates, places the table and sees the bump."""
 
 
+#: ``calibrate table``'s exit status when the table is placed (its file written) but the camera
+#: fails the install checks: cards outside 70-95 px wide, or markers not sharp.
+INSTALL_CHECKS_FAILED = 4
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the ``calibrate`` subcommands."""
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -86,6 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true")
     p.add_argument("-o", "--output", type=Path, required=True, help="table file to write (YAML)")
+    p.add_argument("--placement-only", action="store_true",
+                   help="a camera that will not read cards (practice, a second view): the "
+                   "install checks (cards 70-95 px wide, sharp markers) warn and exit 0, where "
+                   f"they exit {INSTALL_CHECKS_FAILED}")
 
     p = sub.add_parser("markers", help="write printable sheets of the layout's ArUco markers")
     p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
@@ -241,6 +250,7 @@ def _table(args: argparse.Namespace) -> int:
                     "marker_edge_width_px": None if fit.marker_edge_width_px is None
                     else round(fit.marker_edge_width_px, 2),
                     "warnings": list(fit.warnings),
+                    "install_checks": "failed" if fit.install_failures else "passed",
                 },
                 indent=1,
             )
@@ -269,6 +279,12 @@ def _table(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}")
     for warning in fit.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if fit.install_failures and not args.placement_only:
+        print(f"error: {args.image}: the camera fails the install checks (above): {args.output}"
+              " is written and places the table, but the table would miss cards; fix the camera"
+              " and calibrate again, or give --placement-only for a camera that will not read"
+              " cards", file=sys.stderr)
+        return INSTALL_CHECKS_FAILED
     return 0
 
 

@@ -319,13 +319,16 @@ class TableCalibration:
 
 @dataclass(frozen=True, eq=False)
 class TableFit:
-    """A fitted table with the residual of each fitted marker or point, any warnings, and how
-    wide the markers' edges measured (None without markers): how sharp the camera is."""
+    """A fitted table with the residual of each fitted marker or point, any warnings, how wide
+    the markers' edges measured (None without markers): how sharp the camera is, and the
+    install checks it fails (cards outside :data:`READABLE_CARD_WIDTH_PX`, edges past
+    :data:`READABLE_EDGE_WIDTH_PX`), each also among the warnings."""
 
     calibration: TableCalibration
     residuals_mm: tuple[tuple[str, float], ...]
     warnings: tuple[str, ...]
     marker_edge_width_px: float | None = None
+    install_failures: tuple[str, ...] = ()
 
 
 def fit_table(
@@ -400,16 +403,16 @@ def fit_table(
         warnings.append(
             f"{name}: {label} is {worst:.0f} mm off after the fit; check the layout and the points"
         )
-    warnings.extend(card_size_warnings(calibration, name))
+    install = card_size_warnings(calibration, name)
     edge = marker_edge_width_px(image, seen)
     if edge is not None and edge > READABLE_EDGE_WIDTH_PX:
-        warnings.append(
+        install.append(
             f"{name}: the frame is soft: the markers' edges measure {edge:.1f} px (sharp: about"
             f" 2 px; cards read well up to {READABLE_EDGE_WIDTH_PX:g} px), and the camera misses"
             " several times more cards in frames this soft: focus the camera, clean its lens or"
             " raise the stream's quality"
         )
-    return TableFit(calibration, tuple(residuals), tuple(warnings), edge)
+    return TableFit(calibration, tuple(residuals), tuple(warnings + install), edge, tuple(install))
 
 
 def marker_edge_width_px(image: np.ndarray, markers: Mapping[int, np.ndarray]) -> float | None:

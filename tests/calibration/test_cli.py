@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from dealer_assist.calibration.lens import read_color, read_gray
+from dealer_assist.calibration.table import TableCalibration
 from dealer_assist.cli import main
 
 
@@ -38,6 +39,7 @@ def practice(tmp_path_factory: pytest.TempPathFactory, layout_path: Path) -> Pat
                 str(layout_path),
                 "-o",
                 str(folder / "table.yaml"),
+                "--placement-only",  # its cards are 32-38 px wide
             ]
         )
         == 0
@@ -81,17 +83,22 @@ def test_table_reports_how_wide_cards_look_and_how_sharp_the_frame_is(
     """The technician sees each card area's card width in pixels, and a warning when the camera
     shows cards smaller than it reads well (the practice camera does), and how sharp the frame
     is (the practice frame is sharp)."""
+    written = practice / "table-again.yaml"
     args = ["calibrate", "table", str(practice / "table.png"), "--camera",
-            str(practice / "camera.yaml"), "--layout", str(layout_path),
-            "-o", str(practice / "table-again.yaml")]
-    assert main(args) == 0
+            str(practice / "camera.yaml"), "--layout", str(layout_path), "-o", str(written)]
+    assert main(args) == 4  # the install checks fail: the table is placed, the exit says so
     out, err = capsys.readouterr()
     assert "a card looks 32-38 px wide in the card areas (narrowest: seat 4)" in out
     assert "warning: " in err and "seat 4 card area looks 32 px wide" in err
+    assert f"error: {practice / 'table.png'}: the camera fails the install checks" in err
     assert re.search(r"the markers' edges measure 2\.\d px \(sharpness; the camera reads cards"
                      r" well up to 2\.6 px\)", out)
-    assert main([*args, "--json"]) == 0
+    assert TableCalibration.load(written).method == "aruco"
+    assert main([*args, "--placement-only"]) == 0  # a camera that will not read cards
+    assert "error: " not in capsys.readouterr().err
+    assert main([*args, "--json"]) == 4
     result = json.loads(capsys.readouterr().out)
+    assert result["install_checks"] == "failed"
     assert 1.8 < result["marker_edge_width_px"] < 2.3
     widths = result["card_widths_px"]
     assert sorted(widths) == ["dealer"] + [f"seat {n}" for n in range(1, 8)]

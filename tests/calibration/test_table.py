@@ -294,6 +294,7 @@ def test_a_camera_showing_cards_too_small_to_read_says_so(table_scene: TableScen
     [warning] = [w for w in table_scene.fit.warnings if "px wide" in w]
     assert f"the {narrowest} card area looks {widths[narrowest]:.0f} px wide" in warning
     assert "move the camera closer, zoom in or raise its resolution" in warning
+    assert table_scene.fit.install_failures == (warning,)  # an install check it fails
 
 
 def test_a_camera_showing_cards_at_a_readable_size_gives_no_card_size_warning(
@@ -305,6 +306,7 @@ def test_a_camera_showing_cards_at_a_readable_size_gives_no_card_size_warning(
     least, most = READABLE_CARD_WIDTH_PX
     assert least <= min(widths.values()) <= max(widths.values()) <= most
     assert not [w for w in fit.warnings if "px wide" in w]
+    assert fit.install_failures == ()
 
 
 def test_a_camera_showing_cards_larger_than_tried_says_so(table_scene: TableScene) -> None:
@@ -317,6 +319,7 @@ def test_a_camera_showing_cards_larger_than_tried_says_so(table_scene: TableScen
     [warning] = [w for w in fit.warnings if "px wide" in w]
     assert f"the {widest} card area looks {widths[widest]:.0f} px wide" in warning
     assert "move the camera further away, zoom out or lower its resolution" in warning
+    assert fit.install_failures == (warning,)
 
 
 def test_a_sharp_camera_gives_no_soft_frame_warning(table_scene: TableScene) -> None:
@@ -345,6 +348,8 @@ def test_a_camera_out_of_focus_says_so(table_scene: TableScene, sigma: float, so
             " raise the stream's quality"]
     else:
         assert warnings == []
+    assert set(warnings) <= set(fit.install_failures)  # with the practice camera's card size
+    assert (warnings[0] in fit.install_failures) if soft else len(fit.install_failures) == 1
     assert fit.calibration.residual_mm < 2
 
 
