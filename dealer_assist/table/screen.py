@@ -237,6 +237,18 @@ def parse_touch(message: object) -> Touch:
     )
 
 
+def moved_on(message: object, view: dict[str, Any]) -> str | None:
+    """Why a touch naming a round (``"round"``: the round the screen showed when the void or
+    the correction was begun, its approval band open while the supervisor came over) may not
+    be taken: that round is no longer the table's (None: it is, or the touch names none)."""
+    named = _text_field(message, "round") if isinstance(message, dict) else None
+    shown = (view.get("round") or {}).get("round")
+    if named is None or named == shown:
+        return None
+    now = f"round {shown} is" if shown else "no round is"
+    return f"round {named} is no longer in play ({now}): the touch was not taken"
+
+
 async def admit(touch: Touch, staff: StaffDesk | None, runner: TableRunner
                 ) -> DealerInput | NewShoe:
     """The input ``touch`` stands for, once any PIN it carries is checked: a PIN refused is
@@ -324,9 +336,13 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     @app.post("/api/input", dependencies=[Depends(paired)])
     async def touch(request: Request) -> dict[str, Any]:
         try:
-            touched = parse_touch(read_touch(await request.body()))
+            message = read_touch(await request.body())
+            touched = parse_touch(message)
+            stale = moved_on(message, runner.view())
         except TouchError as error:
             raise HTTPException(status_code=400, detail=str(error)) from None
+        if stale is not None:  # before any PIN is tried: a touch for another round moves nothing
+            raise HTTPException(status_code=409, detail=stale)
         item = await admit(touched, staff, runner)
         durable = runner.submit(item)
         # answered once the touch is on disk: a touch the screen accepted is never lost

@@ -657,6 +657,7 @@ $("correct-go").addEventListener("click", () => {
   const lying = faceUpCards(state.view, state.key.to);
   const was = state.key.which === "last" ? lying[lying.length - 1] : lying[Number(state.key.which)];
   if (was) message.was = was;
+  if (state.view && state.view.round) message.round = state.view.round.round;
   approve(message, $("correct-go").textContent);
   closeKeying();
 });
@@ -674,7 +675,9 @@ $("shuffle").addEventListener("click", () => {
 });
 $("void").addEventListener("click", () => {
   const reason = window.prompt("Void this round (floor decision). Reason:");
-  if (reason && reason.trim()) approve({ type: "void", reason: reason.trim() }, "Void round");
+  // the round shown now: refused if another is in play by the time the supervisor approves
+  const round = state.view && state.view.round ? state.view.round.round : null;
+  if (reason && reason.trim()) approve({ type: "void", reason: reason.trim(), round }, "Void round");
 });
 $("approve-go").addEventListener("click", () => {
   if (!state.approving) return;
