@@ -267,8 +267,8 @@ class Room:
             outcomes = self.store.ingest(table, chain, [item.record for item in items])
             self._heard[table] = time.monotonic()
             if table in self._silent:
-                self._silent.discard(table)
                 self._alarm(FloorAlarm("heard", table, f"table {table} is heard again"))
+                self._silent.discard(table)  # once recorded
             for item, outcome in zip(items, outcomes, strict=True):
                 self._after(item, outcome)
             for item, outcome in zip(items, outcomes, strict=True):

@@ -75,8 +75,9 @@ def _check_record(store: RecordStore, record: Record, keys: list[tuple[int, Publ
         elif before.hash != record.prev_hash:
             check.problems.append(f"{name} does not link to the record before it (a record"
                                   " was altered, removed or inserted)")
+    last = store.last_seq()  # before the next record: one appended meanwhile is no deletion
     after = store.record(record.seq + 1)
-    if after is None and record.seq < store.last_seq():
+    if after is None and record.seq < last:
         check.problems.append(f"the record after {name} is missing (deleted)")
     elif after is not None and after.prev_hash != record.hash:
         check.problems.append(f"the record after {name} does not link to it ({name} was"

@@ -72,10 +72,10 @@ def recorded_reason(text: str) -> str:
 
 
 def key_body(record: Record) -> dict[str, Any]:
-    """A ``key`` record's body ({} when it is not an object)."""
+    """A ``key`` record's body ({} when it is not an object, or nested too deep to read)."""
     try:
         body = json.loads(record.body_text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return body if isinstance(body, dict) else {}
 

@@ -210,10 +210,11 @@ class Record:
         return json.loads(self.body_text)
 
     def object_body(self) -> dict[str, Any]:
-        """The body if it is a JSON object, else empty (verification reports altered ones)."""
+        """The body if it is a JSON object, else empty (verification reports altered ones); a
+        body nested too deep to read is not one."""
         try:
             body = self.body
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         return body if isinstance(body, dict) else {}
 

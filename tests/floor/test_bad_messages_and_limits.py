@@ -243,3 +243,20 @@ def test_an_alarm_the_store_refuses_is_recorded_when_the_batch_comes_again(tmp_p
             assert [(a["kind"], a["seq"]) for a in recorded] == [("key", badly_signed.seq)]
         finally:
             room.store.close()
+
+
+def test_a_key_record_nested_too_deep_to_read_neither_stops_nor_wedges_the_room(
+        backend: RoomBackend):
+    """A ``key`` record's body is read to learn the key it names: one nested too deep names
+    none. Before, RecursionError left the room's consumer and every restart met it again."""
+    records = chained("EVIL", [("key", "[" * 100_000), ("event", "{}")])
+    room = Taking(backend, [])
+    try:
+        room.take(*[Message(record_subject("EVIL"), encode_record("EVIL", "c1", r))
+                    for r in records])
+        assert room.room.store is not None
+        assert list(room.room.store.chain_records("EVIL", "c1")) == records
+    finally:
+        room.close()
+    again = Taking(backend, [])  # a restart verifies what the store holds
+    again.close()
