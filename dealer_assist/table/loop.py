@@ -393,6 +393,8 @@ class TableLoop:
         """A correction may answer what a question asks (a misread card made the next one fit
         no play): the question is withdrawn, the correction made (or refused), and its card
         placed again, on the corrected round."""
+        if self._moved_on(item.round_id, "correction"):
+            return
         if self.question is not None and self.question.unread is not None:
             correct_card(self, item)  # refused at a shoe's table; the unread card's place held
             return
@@ -448,8 +450,18 @@ class TableLoop:
         if self.round_open:
             self._close_round(quiet=False)
 
+    def _moved_on(self, round_id: str | None, what: str) -> bool:
+        """Whether a ``what`` begun for round ``round_id`` meets another round in play (or
+        none): refused with an alarm, as the screen refuses it when it sees so first."""
+        if round_id is None or round_id == self.round_id:
+            return False
+        now = f"round {self.round_id} is" if self.round_open else "no round is"
+        self.alarm(AlarmKind.ILLEGAL_ACTION, f"the {what} approved for round {round_id} was not "
+                   f"taken: {now} in play")
+        return True
+
     def _on_void(self, item: VoidRound) -> None:
-        if self.fold is None or self.fold.ended:
+        if self.fold is None or self.fold.ended or self._moved_on(item.round_id, "void"):
             return
         reason = f"{item.reason} (voided by {supervisor_words(item.supervisor)}; dealer " \
             f"{self.dealer or 'none signed in'})"

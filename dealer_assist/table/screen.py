@@ -220,8 +220,9 @@ def parse_touch(message: object) -> Touch:
         was = None if message.get("was") is None else _card_field(message, "was")
         card, target = _card_field(message), _target_field(at, "at")
         supervisor = _staff_field(message, "supervisor")
-        return _attested(message, CorrectCard(card, target, index, was, supervisor), supervisor,
-                         "supervisor", "correction")
+        return _attested(message, CorrectCard(card, target, index, was, supervisor,
+                                              _text_field(message, "round")),
+                         supervisor, "supervisor", "correction")
     if kind == "answer":
         return AnswerQuestion(_int_field(message, "question"), _int_field(message, "choice"))
     if kind == "void":
@@ -229,8 +230,9 @@ def parse_touch(message: object) -> Touch:
         if reason is None or not reason.strip():
             raise TouchError("'reason' must say why the round is voided")
         supervisor = _staff_field(message, "supervisor")
-        return _attested(message, VoidRound(reason.strip(), supervisor), supervisor,
-                         "supervisor", "void")
+        return _attested(message, VoidRound(reason.strip(), supervisor,
+                                            _text_field(message, "round")),
+                         supervisor, "supervisor", "void")
     raise TouchError(
         f"unknown touch type {kind!r} (one of bet, decide, insure, close_insurance, finish, "
         "confirm_felt, shuffle, ack, void, card, correct, answer, sign_in, sign_out)"

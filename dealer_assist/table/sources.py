@@ -237,10 +237,12 @@ class FinishRound:
 class VoidRound:
     """The floor voided the round (a foreign card, a misdeal): record it apart, settle nothing.
     ``supervisor``: the id whose PIN approved it at the screen (None: the table itself voided
-    it, e.g. a round that cannot be resumed after a restart)."""
+    it, e.g. a round that cannot be resumed after a restart). ``round_id``: the round it was
+    begun for, refused if another is in play when it is handled (None: whatever round is)."""
 
     reason: str
     supervisor: str | None = None
+    round_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,13 +271,15 @@ class CorrectCard:
     shows them (a whole seat: hand by hand); None, the latest. ``was``: the card the screen
     showed there, refused if the table has moved on since (a split, the hole card turned).
     Recorded with the card first recorded, and an alarm. ``supervisor``: the id whose PIN
-    approved it at the screen."""
+    approved it at the screen. ``round_id``: the round it was begun in, refused if another is
+    in play when it is handled (None: whatever round is)."""
 
     card: Card
     at: CardTarget
     index: int | None = None
     was: Card | None = None
     supervisor: str | None = None
+    round_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

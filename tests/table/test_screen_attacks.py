@@ -4,6 +4,7 @@ must not land on the next."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import urllib.error
 import urllib.request
@@ -15,7 +16,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.screen import ScreenServer
-from dealer_assist.table.sources import ShoeCard, ShoeLink
+from dealer_assist.table.sources import CardTarget, CorrectCard, ShoeCard, ShoeLink, VoidRound
 from tests.table.test_sign_in import SUPERVISOR_PIN, Clock, desk
 
 
@@ -90,3 +91,23 @@ def test_a_void_naming_the_round_in_play_is_taken(shoe_table):
                               "pin": SUPERVISOR_PIN, "round": runner.view()["round"]["round"]})
     assert status == 200
     assert runner.wait_until(lambda loop: not loop.round_open, 5)
+
+
+@pytest.mark.parametrize("item", [
+    VoidRound("misdeal", "S-3", "ROUND"),
+    CorrectCard(Card.parse("7H"), CardTarget(None), None, None, "S-3", "ROUND"),
+])
+def test_a_void_or_correction_for_a_round_that_ended_while_its_pin_was_checked_is_refused(
+        shoe_table, item):
+    """The screen looks at the round in play before the PIN is checked; a bet may open the next
+    round meanwhile. The loop, which handles inputs one at a time, refuses the touch then, with
+    an alarm, and the round in play keeps its bets."""
+    runner, screen = shoe_table
+    first = play_a_round_to_its_end(runner, screen)
+    assert post(screen, {"type": "bet", "seat": 2, "amount": "25"})[0] == 200
+    assert runner.wait_until(lambda loop: loop.round_open, 5)
+    runner.submit(dataclasses.replace(item, round_id=first))  # as admitted before the bet
+    assert runner.wait_idle(5)
+    view = runner.view()
+    assert view["round"]["seats"][0]["wager"] == "25.00"
+    assert [a for a in view["alarms"] if f"approved for round {first} was not taken" in a["text"]]
