@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,15 +40,6 @@ from tests.postgres import fresh_schema, server_url
 
 _FIELDS = ("seq", "at", "table", "round_key", "round_id", "kind", "body_text", "file", "sha256",
            "hash_format", "prev_hash", "hash", "signature")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoomBackend]:
-    if request.param == "sqlite":
-        yield RoomBackend(tmp_path / "room")
-        return
-    with fresh_schema("audit") as schema:
-        yield RoomBackend(tmp_path / "room", (server_url(), schema))
 
 
 def raw_message(table: str, chain: str, record: Record) -> bytes:

@@ -9,7 +9,6 @@ import hashlib
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,18 +37,7 @@ from tests.floor.floor import (
     room_alarms,
     wait_for,
 )
-from tests.postgres import fresh_schema, server_url
 from tests.surveillance.factory import record_round
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoomBackend]:
-    """The room's store: SQLite, and the PostgreSQL store on the test server."""
-    if request.param == "sqlite":
-        yield RoomBackend(tmp_path / "room")
-        return
-    with fresh_schema("floor") as schema:
-        yield RoomBackend(tmp_path / "room", (server_url(), schema))
 
 
 @pytest.fixture

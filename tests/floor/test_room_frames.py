@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,15 +34,6 @@ from tests.floor.floor import (
 from tests.postgres import fresh_schema, server_url
 
 FORGED = b"\xff\xd8\xff\xe0 FORGED frame"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RoomBackend]:
-    if request.param == "sqlite":
-        yield RoomBackend(tmp_path / "room")
-        return
-    with fresh_schema("frames") as schema:
-        yield RoomBackend(tmp_path / "room", (server_url(), schema))
 
 
 @pytest.fixture

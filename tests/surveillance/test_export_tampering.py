@@ -107,20 +107,24 @@ def _frame_of(directory: Path) -> tuple[int, int, str]:
     return frame.seq, frame.round_key, frame.file
 
 
+def _rewrite_body(directory: Path, seq: int, **fields: object) -> None:
+    """Record ``seq``'s body rewritten in the database with ``fields`` (hash left as it was)."""
+    store = RecordingStore(directory)
+    try:
+        body = {**json.loads(store.record(seq).body_text), **fields}  # type: ignore[union-attr]
+        store.conn.execute("UPDATE records SET body = ? WHERE seq = ?",
+                           (canonical_json(body), seq))
+    finally:
+        store.close()
+
+
 def test_a_frame_records_size_never_becomes_markup_in_the_html_report(tmp_path: Path) -> None:
     """A frame record's ``width`` rewritten to markup (the round then FAILS) must not put a
     script in the report, which could show the reader INTACT; the report runs no script."""
     build_recording(tmp_path, golden_logs(["blackjack-pays-3-to-2"]))
     seq, key, _file = _frame_of(tmp_path)
-    store = RecordingStore(tmp_path)
-    try:
-        body = json.loads(store.record(seq).body_text)  # type: ignore[union-attr]
-        body["width"] = ("480' height='270'/></svg><script>document.body.innerHTML="
-                         "'INTACT'</script><svg x='")
-        store.conn.execute("UPDATE records SET body = ? WHERE seq = ?",
-                           (canonical_json(body), seq))
-    finally:
-        store.close()
+    _rewrite_body(tmp_path, seq, width=("480' height='270'/></svg><script>document.body."
+                                        "innerHTML='INTACT'</script><svg x='"))
     add_operators(tmp_path, audrey="auditor")
     client = page_client(tmp_path)
     login(client, "audrey")
@@ -137,14 +141,7 @@ def test_a_frame_record_naming_another_media_type_still_exports_the_html_report(
     still made, saying the frame is not drawn (not a 503 as if the recording were busy)."""
     build_recording(tmp_path, golden_logs(["blackjack-pays-3-to-2"]))
     seq, key, _file = _frame_of(tmp_path)
-    store = RecordingStore(tmp_path)
-    try:
-        body = {**json.loads(store.record(seq).body_text),  # type: ignore[union-attr]
-                "media_type": "image/gif"}
-        store.conn.execute("UPDATE records SET body = ? WHERE seq = ?",
-                           (canonical_json(body), seq))
-    finally:
-        store.close()
+    _rewrite_body(tmp_path, seq, media_type="image/gif")
     add_operators(tmp_path, audrey="auditor")
     client = page_client(tmp_path)
     login(client, "audrey")
