@@ -10,6 +10,9 @@ the frame tracker, whose events then carry the verdict. A card that appeared as 
 its code while its index is not surely another card (a swapped card still reads as changed);
 where one of its indices is surely another card, an index of it keeps the code only if read as
 it (else a swap with one corner read unsurely would never be reported).
+An index at no card on the felt matches a code in flight only where its place did not read as
+that code before the shoe dealt it (:data:`SHOE_LEAD_FRAMES`): a card's other corner misread as
+the card just dealt lay there before that card left the shoe.
 With no shoe card in flight (a hand-held game) it names cards exactly as the detector does.
 It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRESENCE`), which
 count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
@@ -42,6 +45,7 @@ from dealer_assist.vision.still_regions import StillRead, StillRegions
 from dealer_assist.vision.tracker import CardEvent, CardTracker
 from dealer_assist.vision.verdict import Verdict
 from dealer_assist.vision.verify import (
+    ACCEPT,
     INDEX,
     NOT_AN_INDEX,
     judge_codes,
@@ -59,6 +63,11 @@ FAINT_PRESENCE = 0.04
 #: The least probability of a shoe card's code for a faint index to match it (a surer reading
 #: than :data:`~.verify.ACCEPT` asks of an index the detector is sure of).
 FAINT_ACCEPT = 0.8
+#: How many frames before the shoe's word of a card reached the check that card may already be
+#: read at its place (the word late on a busy table). A place read as a code earlier than that
+#: held something else then: a card lying there, misread, not the card the shoe has just dealt.
+SHOE_LEAD_FRAMES = 2
+_NEVER = np.iinfo(np.int64).max
 _CODE_IDS = {code: i for i, code in enumerate(CARD_CODES)}
 
 
@@ -81,13 +90,15 @@ class FrameReading:
 
 class _Place:
     """An index seen at one place over recent frames, its latest :data:`POOL_FRAMES`
-    readings kept (oldest first) for pooling, in place."""
+    readings kept (oldest first) for pooling, in place, and per code the first frame any of
+    its readings gave that code at :data:`~.verify.ACCEPT` or more."""
 
     def __init__(self, box: np.ndarray, frame: int, ranks: np.ndarray, suits: np.ndarray):
         self.box, self.last_frame = box, frame
         self._ranks = np.empty((POOL_FRAMES, ranks.shape[-1]), ranks.dtype)
         self._suits = np.empty((POOL_FRAMES, suits.shape[-1]), suits.dtype)
         self._count = 0
+        self._first_read = np.full((NOT_AN_INDEX, len(SUIT_CLASSES)), _NEVER, np.int64)
 
     def add(self, box: np.ndarray, ranks: np.ndarray, suits: np.ndarray, frame: int) -> None:
         self.box, self.last_frame = box, frame
@@ -96,6 +107,13 @@ class _Place:
         else:
             self._count += 1
         self._ranks[self._count - 1], self._suits[self._count - 1] = ranks, suits
+        if ranks[NOT_AN_INDEX] < INDEX:
+            read = np.outer(ranks[:NOT_AN_INDEX], suits) >= ACCEPT
+            self._first_read[read] = np.minimum(self._first_read[read], frame)
+
+    def first_read_as(self, code: str) -> int:
+        """The first frame this place read as ``code`` (a very large number: never)."""
+        return int(self._first_read[RANK_CLASSES.index(code[0]), SUIT_CLASSES.index(code[1])])
 
     @property
     def ranks(self) -> np.ndarray:
@@ -119,6 +137,7 @@ class ShoeCheck:
         self.faint_presence = min(faint_presence, detector.presence)
         self._still = StillRegions() if still is True else still or None
         self._codes: tuple[str, ...] = ()
+        self._dealt: dict[str, list[int]] = {}
         self._places: list[_Place] = []
 
     def expect(self, codes: Sequence[str]) -> None:
@@ -154,6 +173,7 @@ class ShoeCheck:
     def track(self, frame_number: int, reading: FrameReading) -> list[CardEvent]:
         """The tracker's events for this frame, each index read against the codes in flight."""
         codes = self._codes
+        self._note_dealt(codes, frame_number)
         self._places = [p for p in self._places if frame_number - p.last_frame <= POOL_FRAMES]
         places = self._at_places(reading, frame_number)
         on_felt = self.tracker.confirmed_at_each(reading.boxes)
@@ -174,7 +194,8 @@ class ShoeCheck:
             if felt is not None and i in kept_code:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
                 continue
-            judged = self._judge(reading, i, places[i], codes if felt is None else ())
+            judged = self._judge(reading, i, places[i], codes if felt is None else (),
+                                 new=True)
             if reading.faint[i]:
                 if judged[2] == Verdict.MATCH.value and judged[1] >= FAINT_ACCEPT:
                     named.append((i, *judged))  # a faint index counts only as the shoe's card
@@ -238,18 +259,38 @@ class ShoeCheck:
         return bool(near) and any(v.verdict is Verdict.MATCH for v in judge_codes(
             place.ranks, place.suits, tuple(dict.fromkeys(near))))
 
-    def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...]
-               ) -> tuple[str, float, str | None, str | None]:
+    def _note_dealt(self, codes: tuple[str, ...], frame: int) -> None:
+        """Keep, per code in flight, the frame each copy of it was first tracked in flight
+        (where copies left flight, the oldest went)."""
+        counts = Counter(codes)
+        self._dealt = {code: (frames := self._dealt.get(code, [])[-n:])
+                       + [frame] * (n - len(frames)) for code, n in counts.items()}
+
+    def _read_before_dealt(self, place: _Place, code: str) -> bool:
+        """``place`` read as ``code`` more than :data:`SHOE_LEAD_FRAMES` frames before the
+        shoe dealt any copy of it in flight: not that card."""
+        return place.first_read_as(code) < self._dealt[code][0] - SHOE_LEAD_FRAMES
+
+    def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...],
+               new: bool = False) -> tuple[str, float, str | None, str | None]:
         """(code, confidence, verdict, checked) for index ``i``: the first code in flight its
         pooled readings match; else its name (a mismatch when surely none of them); ``""`` as
-        the code: neither matched nor named."""
+        the code: neither matched nor named. ``new``: the index is at no card on the felt, so
+        a code it matches only where its place read so before the shoe dealt it
+        (:meth:`_read_before_dealt`) is something lying there misread: ``""``, no card."""
         name, confidence = reading.names[i], float(reading.confidences[i])
         if not codes:
             return name, confidence, None, None
         verdicts = judge_codes(place.ranks, place.suits, codes)
+        lay_there = False
         for code, verification in zip(codes, verdicts, strict=True):
             if verification.verdict is Verdict.MATCH:
+                if new and self._read_before_dealt(place, code):
+                    lay_there = True
+                    continue
                 return code, verification.probability, Verdict.MATCH.value, code
+        if lay_there:
+            return "", 0.0, None, None
         if all(v.verdict is Verdict.MISMATCH for v in verdicts):
             return name, confidence, Verdict.MISMATCH.value, codes[0]
         return name, confidence, Verdict.UNSURE.value, codes[0]

@@ -341,6 +341,49 @@ def test_a_faint_index_at_a_card_on_the_felt_changes_nothing():
     assert [(e.kind.value, e.card, e.previous) for e in surely] == [("changed", "KS", "7H")]
 
 
+#: A 6S's upright index, its other corner (read as the 9H, half turned and in another suit) and,
+#: a hand away, the 9H the shoe deals next (seed 1's deal 128 of the independent scenes)
+UPRIGHT, MISREAD, DEALT = (100.0, 100.0, 112.0, 116.0), (150.0, 170.0, 162.0, 186.0), \
+    (600.0, 100.0, 612.0, 116.0)
+
+
+def test_a_corner_read_as_a_card_before_the_shoe_dealt_it_is_not_that_card():
+    """A card's other corner misread as another code lay there before the shoe dealt that code:
+    when the code comes in flight it is not taken for the card just dealt (a wrong card taken
+    for the shoe's, the failure that moves money), and the card dealt lands where it lies."""
+    check = shipped_check(stable_frames=10)  # no card appears unchecked in these frames
+    both = joined(index_reading((UPRIGHT, "6S")), index_reading((MISREAD, "9H"), sure=0.75))
+    check.expect(("6S",))
+    events = [e for n in (1, 2) for e in check.track(n, both)]
+    check.expect(())  # the 6S landed
+    events += [e for n in (3, 4) for e in check.track(n, both)]
+    check.expect(("9H",))  # the next card drawn, on its way across the felt
+    events += [e for n in (5, 6) for e in check.track(n, both)]
+    with_dealt = joined(both, index_reading((DEALT, "9H")))
+    events += [e for n in (7, 8, 9) for e in check.track(n, with_dealt)]
+    assert [(e.kind.value, e.card, e.verdict, e.x) for e in events] == [
+        ("appeared", "6S", "match", (UPRIGHT[0] + UPRIGHT[2]) / 2),
+        ("appeared", "9H", "match", (DEALT[0] + DEALT[2]) / 2)]
+
+
+@pytest.mark.parametrize(("dealt_at", "events"), [
+    # the shoe's word two frames after the card was first read at its place: still its card
+    (3, [("appeared", "9H", "match")]),
+    # three frames after: the place held a card before this one was dealt, not this one
+    (4, []),
+])
+def test_a_card_read_just_before_the_shoes_word_of_it_still_lands(dealt_at, events):
+    from dealer_assist.vision.shoe_check import SHOE_LEAD_FRAMES
+
+    assert dealt_at - 1 - SHOE_LEAD_FRAMES in (0, 1)  # first read at frame 1: the bound's sides
+    check = shipped_check(stable_frames=10)
+    seen = []
+    for n in range(1, 8):
+        check.expect(("9H",) if n >= dealt_at else ())
+        seen += check.track(n, index_reading((DEALT, "9H")))
+    assert [(e.kind.value, e.card, e.verdict) for e in seen] == events
+
+
 # ------------------------------------------------------------- rendered frames, shipped models
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
