@@ -10,9 +10,9 @@ the frame tracker, whose events then carry the verdict. A card that appeared as 
 its code while its index is not surely another card (a swapped card still reads as changed);
 where one of its indices is surely another card, an index of it keeps the code only if read as
 it (else a swap with one corner read unsurely would never be reported).
-An index at no card on the felt matches a code in flight only where its place did not read as
-that code before the shoe dealt it (:data:`SHOE_LEAD_FRAMES`): a card's other corner misread as
-the card just dealt lay there before that card left the shoe.
+An index at no card on the felt that could be the other corner of a card matched since its
+place was first seen, and whose place read as a code before the shoe dealt it
+(:data:`SHOE_LEAD_FRAMES`), does not match that code: it is that card's corner misread.
 With no shoe card in flight (a hand-held game) it names cards exactly as the detector does.
 It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRESENCE`), which
 count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
@@ -64,8 +64,9 @@ FAINT_PRESENCE = 0.04
 #: than :data:`~.verify.ACCEPT` asks of an index the detector is sure of).
 FAINT_ACCEPT = 0.8
 #: How many frames before the shoe's word of a card reached the check that card may already be
-#: read at its place (the word late on a busy table). A place read as a code earlier than that
-#: held something else then: a card lying there, misread, not the card the shoe has just dealt.
+#: read at its place and still be taken for it anywhere. Beyond that, it is taken for it only
+#: where it cannot be the other corner of a card matched since its place was first seen (the
+#: shoe's word is late while a question holds it, so a card landing then is still matched).
 SHOE_LEAD_FRAMES = 2
 _NEVER = np.iinfo(np.int64).max
 _CODE_IDS = {code: i for i, code in enumerate(CARD_CODES)}
@@ -90,11 +91,12 @@ class FrameReading:
 
 class _Place:
     """An index seen at one place over recent frames, its latest :data:`POOL_FRAMES`
-    readings kept (oldest first) for pooling, in place, and per code the first frame any of
-    its readings gave that code at :data:`~.verify.ACCEPT` or more."""
+    readings kept (oldest first) for pooling, in place, the frame it was first seen in, and per
+    code the first frame any of its readings gave that code at :data:`~.verify.ACCEPT` or
+    more."""
 
     def __init__(self, box: np.ndarray, frame: int, ranks: np.ndarray, suits: np.ndarray):
-        self.box, self.last_frame = box, frame
+        self.box, self.last_frame, self.first_frame = box, frame, frame
         self._ranks = np.empty((POOL_FRAMES, ranks.shape[-1]), ranks.dtype)
         self._suits = np.empty((POOL_FRAMES, suits.shape[-1]), suits.dtype)
         self._count = 0
@@ -107,9 +109,8 @@ class _Place:
         else:
             self._count += 1
         self._ranks[self._count - 1], self._suits[self._count - 1] = ranks, suits
-        if ranks[NOT_AN_INDEX] < INDEX:
-            read = np.outer(ranks[:NOT_AN_INDEX], suits) >= ACCEPT
-            self._first_read[read] = np.minimum(self._first_read[read], frame)
+        read = np.outer(ranks[:NOT_AN_INDEX], suits) >= ACCEPT
+        self._first_read[read] = np.minimum(self._first_read[read], frame)
 
     def first_read_as(self, code: str) -> int:
         """The first frame this place read as ``code`` (a very large number: never)."""
@@ -195,7 +196,7 @@ class ShoeCheck:
                 named.append((i, felt[0], 1.0, felt[1], felt[0]))  # as the shoe said it
                 continue
             judged = self._judge(reading, i, places[i], codes if felt is None else (),
-                                 new=True)
+                                 new=felt is None)
             if reading.faint[i]:
                 if judged[2] == Verdict.MATCH.value and judged[1] >= FAINT_ACCEPT:
                     named.append((i, *judged))  # a faint index counts only as the shoe's card
@@ -266,30 +267,36 @@ class ShoeCheck:
         self._dealt = {code: (frames := self._dealt.get(code, [])[-n:])
                        + [frame] * (n - len(frames)) for code, n in counts.items()}
 
-    def _read_before_dealt(self, place: _Place, code: str) -> bool:
-        """``place`` read as ``code`` more than :data:`SHOE_LEAD_FRAMES` frames before the
-        shoe dealt any copy of it in flight: not that card."""
-        return place.first_read_as(code) < self._dealt[code][0] - SHOE_LEAD_FRAMES
+    def _misread_corner(self, box: np.ndarray, place: _Place, code: str) -> bool:
+        """The index at ``box`` is not ``code``'s card but another's corner misread: its place
+        read as ``code`` more than :data:`SHOE_LEAD_FRAMES` frames before the shoe dealt any
+        copy of it in flight, and a card matched to a shoe card since the place was first seen
+        has a corner within a card's reach (the pairing's farthest distance, in index sizes)."""
+        if place.first_read_as(code) >= self._dealt[code][0] - SHOE_LEAD_FRAMES:
+            return False
+        size = float(max(box[2] - box[0], box[3] - box[1]))
+        return self.tracker.matched_near(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2),
+                                         PAIR_DISTANCE[1] * size, place.first_frame)
 
     def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...],
                new: bool = False) -> tuple[str, float, str | None, str | None]:
         """(code, confidence, verdict, checked) for index ``i``: the first code in flight its
         pooled readings match; else its name (a mismatch when surely none of them); ``""`` as
         the code: neither matched nor named. ``new``: the index is at no card on the felt, so
-        a code it matches only where its place read so before the shoe dealt it
-        (:meth:`_read_before_dealt`) is something lying there misread: ``""``, no card."""
+        a code it matches only as another card's corner misread (:meth:`_misread_corner`) is
+        not matched, and matching no other it is ``""``, no card."""
         name, confidence = reading.names[i], float(reading.confidences[i])
         if not codes:
             return name, confidence, None, None
         verdicts = judge_codes(place.ranks, place.suits, codes)
-        lay_there = False
+        misread = False
         for code, verification in zip(codes, verdicts, strict=True):
             if verification.verdict is Verdict.MATCH:
-                if new and self._read_before_dealt(place, code):
-                    lay_there = True
+                if new and self._misread_corner(reading.boxes[i], place, code):
+                    misread = True
                     continue
                 return code, verification.probability, Verdict.MATCH.value, code
-        if lay_there:
+        if misread:
             return "", 0.0, None, None
         if all(v.verdict is Verdict.MISMATCH for v in verdicts):
             return name, confidence, Verdict.MISMATCH.value, codes[0]

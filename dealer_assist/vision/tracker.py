@@ -123,6 +123,7 @@ class _Track:
     sideways: bool = False
     verdict: str | None = None
     checked: str | None = None
+    confirmed_frame: int = -1  # the frame it appeared in
 
     def shares_corner(self, obs: CardObservation) -> bool:
         return any(same_place(a, b) for a in self.corners for b in obs.index_boxes)
@@ -206,9 +207,13 @@ class CardTracker:
     def confirmed_near(self, point: tuple[float, float], reach: float) -> list[str]:
         """The codes of the confirmed cards with a corner centred within ``reach`` pixels of
         ``point``."""
-        return [t.card for t in self._tracks if t.confirmed and any(
-            math.dist(point, ((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)) <= reach
-            for c in t.corners)]
+        return [t.card for t in self._tracks if t.confirmed and _corner_within(t, point, reach)]
+
+    def matched_near(self, point: tuple[float, float], reach: float, since: int) -> bool:
+        """Whether a card that appeared matched to a shoe card in flight, in frame ``since`` or
+        later, has a corner centred within ``reach`` pixels of ``point``."""
+        return any(t.confirmed and t.confirmed_frame >= since and t.verdict == Verdict.MATCH.value
+                   and _corner_within(t, point, reach) for t in self._tracks)
 
     def update(self, frame: int, observations: list[CardObservation]) -> list[CardEvent]:
         """Advance to ``frame`` (strictly increasing) with what the detector saw in it."""
@@ -295,7 +300,7 @@ class CardTracker:
         if track.confirmed or (track.hits < self.stable_frames
                                and track.matched_hits < self.matched_frames):
             return []
-        track.confirmed = True
+        track.confirmed, track.confirmed_frame = True, frame
         if track.verdict == Verdict.MISMATCH.value and not track.mismatched_throughout:
             track.verdict = Verdict.UNSURE.value
         return [CardEvent(EventKind.APPEARED, track.card, track.x, track.y, frame, track.track_id,
@@ -314,3 +319,8 @@ class CardTracker:
                 kept.append(track)
         self._tracks = kept
         return events
+
+
+def _corner_within(track: _Track, point: tuple[float, float], reach: float) -> bool:
+    return any(math.dist(point, ((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)) <= reach
+               for c in track.corners)

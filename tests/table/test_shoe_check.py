@@ -366,22 +366,34 @@ def test_a_corner_read_as_a_card_before_the_shoe_dealt_it_is_not_that_card():
         ("appeared", "9H", "match", (DEALT[0] + DEALT[2]) / 2)]
 
 
-@pytest.mark.parametrize(("dealt_at", "events"), [
-    # the shoe's word two frames after the card was first read at its place: still its card
-    (3, [("appeared", "9H", "match")]),
-    # three frames after: the place held a card before this one was dealt, not this one
-    (4, []),
-])
-def test_a_card_read_just_before_the_shoes_word_of_it_still_lands(dealt_at, events):
-    from dealer_assist.vision.shoe_check import SHOE_LEAD_FRAMES
-
-    assert dealt_at - 1 - SHOE_LEAD_FRAMES in (0, 1)  # first read at frame 1: the bound's sides
-    check = shipped_check(stable_frames=10)
+@pytest.mark.parametrize("late", [3, 10])
+def test_a_card_read_before_the_shoes_word_of_it_still_lands(late):
+    """The shoe's word of a card reaches the check late (a question open holds it): read at its
+    place ``late`` frames before, with no card near it, it is still the shoe's card."""
+    check = shipped_check(stable_frames=20)  # no card appears unchecked in these frames
     seen = []
-    for n in range(1, 8):
-        check.expect(("9H",) if n >= dealt_at else ())
+    for n in range(1, late + 4):
+        check.expect(("9H",) if n > late else ())
         seen += check.track(n, index_reading((DEALT, "9H")))
-    assert [(e.kind.value, e.card, e.verdict) for e in seen] == events
+    assert [(e.kind.value, e.card, e.verdict) for e in seen] == [("appeared", "9H", "match")]
+
+
+def test_a_card_laid_beside_a_matched_one_before_the_shoes_word_of_it_still_lands():
+    """The next card of a hand, laid a corner's reach from a card already matched and read
+    before the shoe's word of it came (held by a question), is that card: its place was first
+    seen after the card beside it appeared, so it cannot be that card's other corner."""
+    check = shipped_check(stable_frames=20)
+    check.expect(("6S",))
+    events = [e for n in (1, 2) for e in check.track(n, index_reading((UPRIGHT, "6S")))]
+    check.expect(())  # the 6S landed
+    events += check.track(3, index_reading((UPRIGHT, "6S")))
+    both = joined(index_reading((UPRIGHT, "6S")), index_reading((MISREAD, "9H")))
+    events += [e for n in range(4, 9) for e in check.track(n, both)]
+    check.expect(("9H",))  # the word of the 9H, laid at frame 4, comes at frame 9
+    events += [e for n in (9, 10) for e in check.track(n, both)]
+    assert [(e.kind.value, e.card, e.verdict, e.x) for e in events] == [
+        ("appeared", "6S", "match", (UPRIGHT[0] + UPRIGHT[2]) / 2),
+        ("appeared", "9H", "match", (MISREAD[0] + MISREAD[2]) / 2)]
 
 
 # ------------------------------------------------------------- rendered frames, shipped models
