@@ -254,9 +254,7 @@ class ShoeCheck:
         """The index at ``box`` reads as a card confirmed on the felt with a corner within a
         card's reach (the pairing's farthest distance, in index sizes): that card's other
         corner (one the tracker holds no place for: the corner it was seen by is covered)."""
-        size = float(max(box[2] - box[0], box[3] - box[1]))
-        near = self.tracker.confirmed_near(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2),
-                                           PAIR_DISTANCE[1] * size)
+        near = self.tracker.confirmed_near(*_card_reach(box))
         return bool(near) and any(v.verdict is Verdict.MATCH for v in judge_codes(
             place.ranks, place.suits, tuple(dict.fromkeys(near))))
 
@@ -274,9 +272,7 @@ class ShoeCheck:
         has a corner within a card's reach (the pairing's farthest distance, in index sizes)."""
         if place.first_read_as(code) >= self._dealt[code][0] - SHOE_LEAD_FRAMES:
             return False
-        size = float(max(box[2] - box[0], box[3] - box[1]))
-        return self.tracker.matched_near(((box[0] + box[2]) / 2, (box[1] + box[3]) / 2),
-                                         PAIR_DISTANCE[1] * size, place.first_frame)
+        return self.tracker.matched_near(*_card_reach(box), place.first_frame)
 
     def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...],
                new: bool = False) -> tuple[str, float, str | None, str | None]:
@@ -329,6 +325,13 @@ class ShoeCheck:
             cards.append(replace(card, verdict=verdict, checked=checked,
                                  laid_over=any(box in over for box in card.index_boxes)))
         return cards
+
+
+def _card_reach(box: np.ndarray) -> tuple[tuple[float, float], float]:
+    """The centre of the index at ``box`` and a card's reach from it in pixels: the pairing's
+    farthest distance, in index sizes."""
+    size = float(max(box[2] - box[0], box[3] - box[1]))
+    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), PAIR_DISTANCE[1] * size
 
 
 def _one_card_a_code(cards: list[CardObservation], codes: Sequence[str], boxes: np.ndarray,

@@ -322,5 +322,6 @@ class CardTracker:
 
 
 def _corner_within(track: _Track, point: tuple[float, float], reach: float) -> bool:
+    """Whether a corner of ``track`` is centred within ``reach`` pixels of ``point``."""
     return any(math.dist(point, ((c[0] + c[2]) / 2, (c[1] + c[3]) / 2)) <= reach
                for c in track.corners)
