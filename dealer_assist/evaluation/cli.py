@@ -1,6 +1,7 @@
 """``dealer-assist evaluate``: the shipped card models on independent scenes of held-out designs.
 
-    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8] [--shoe] [--json]
+    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8 | --per-card 4] [--shoe
+                           [--flight kept|table]] [--json]
     dealer-assist evaluate --deck FOLDER --model M --reader R --acceptance REPORT
 
 Renders ``--scenes`` deals (:mod:`dealer_assist.evaluation.render`), one held-out design each in
@@ -8,9 +9,10 @@ turn, reads every frame with the models as the table does (ONNX Runtime, INT8 by
 scores per frame and per physical card through the frame tracker
 (:mod:`dealer_assist.evaluation.score`). The headline counts only cards that pass the install
 checks (70-95 px wide, in a camera within the sharpness bound). With ``--shoe`` the frames go
-through the table's shoe check instead, each card's code in flight from the frame it lands, and
-each card is scored for landing and verification (:mod:`dealer_assist.evaluation.verification`),
-and each card that never landed is put down to what the check read at its indices.
+through the table's shoe check instead, each card's code in flight from the frame it lands (kept
+there as ``--flight`` says), and each card is scored for landing and verification
+(:mod:`dealer_assist.evaluation.verification`), and each card that never landed is put down to
+what the check read at its indices.
 ``--deck`` renders one deck of the caller's instead (an enrolled deck: 52 faces, ``<CODE>.png``
 or ``.jpg``), and ``--acceptance`` writes that deck's acceptance report from its headline
 per-card figures, marked ``"source": "independent"``
@@ -44,6 +46,7 @@ _GROUP_ORDER = ("headline", "all", "place:", "sideways:", "width:", "design:", "
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``dealer-assist evaluate``."""
+    from dealer_assist.evaluation.verification import FLIGHTS
     from dealer_assist.vision.detector import DEFAULT_MODEL, DEFAULT_READER
     from dealer_assist.vision.reader import DEFAULT_READING, READINGS
 
@@ -80,6 +83,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shoe", action="store_true",
                         help="check each card against the shoe's code as the table does (landing "
                         "and verification) instead of naming it")
+    parser.add_argument("--flight", choices=FLIGHTS, default="kept",
+                        help="with --shoe: how the shoe's codes leave flight: kept (default), "
+                        "each only once a card is matched to it; table, as the table's pairing "
+                        "takes them out: also once a later card is matched or after the "
+                        "camera's 1.5 s wait at 8 frames a second")
     parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
 
 
@@ -101,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     refused = ("--acceptance needs --deck" if args.acceptance and not args.deck else
                "--deck and --designs: one or the other" if args.deck and args.designs else
                "--acceptance scores naming: not with --shoe" if args.acceptance and args.shoe
-               else None)
+               else "--flight needs --shoe" if args.flight != "kept" and not args.shoe else None)
     if refused:
         print(f"dealer-assist evaluate: {refused}", file=sys.stderr)
         return 2
@@ -151,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
     setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
              args.per_card, tuple(args.card_width), {d: str(folders[d]) for d in installed},
-             args.shoe)
+             args.shoe, args.flight)
     from dealer_assist.evaluation.score import Report
     from dealer_assist.evaluation.verification import CheckReport
 
@@ -181,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         "reading": args.reading,
     }
     if isinstance(total, CheckReport):
+        result["flight"] = args.flight
         result["shoe_check"] = {g: t.to_json() for g, t in _ordered(total.card)}
         result["wrong_matches"] = [w.to_json() for w in
                                    sorted(total.wrong, key=lambda w: (w.deal, w.frame))]
@@ -270,7 +279,8 @@ def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
     from dealer_assist.evaluation.verification import UNLANDED
 
     _print_heading(result)
-    print("\nper physical card, checked against the shoe's code as it lands:")
+    print(f"\nper physical card, checked against the shoe's code as it lands (codes in flight: "
+          f"{result['flight']}):")
     print(f"  {'group':<32} {'cards':>7} {'landing':>8} {'verified':>8} {'wrong':>6} "
           f"{'switched':>8} {'stray':>5}")
     for group, t in result["shoe_check"].items():
@@ -315,13 +325,14 @@ _STATE: dict[str, object] = {}
 
 
 def _start(model: str, reader: str, reading: str, seed: int, frames: int, per_card: int | None,
-           width: tuple[float, float], folders: dict[str, str], shoe: bool) -> None:
+           width: tuple[float, float], folders: dict[str, str], shoe: bool,
+           flight: str) -> None:
     from dealer_assist.evaluation.artwork import felt_textures, load_deck
     from dealer_assist.vision.detector import CardDetector
 
     _STATE.update(
         detector=CardDetector(model, reader, threads=1, reading=reading), seed=seed,
-        frames=frames, per_card=per_card, width=width, shoe=shoe,
+        frames=frames, per_card=per_card, width=width, shoe=shoe, flight=flight,
         decks={name: load_deck(Path(folder)) for name, folder in folders.items()},
         textures=felt_textures())
 
@@ -340,6 +351,7 @@ def _one(job: tuple[int, str]):  # -> Report or CheckReport
                           per_card=_STATE["per_card"])  # type: ignore[arg-type]
     detector = _STATE["detector"]
     if _STATE["shoe"]:
-        return check_sequence(seq, detector, number)  # type: ignore[arg-type]
+        return check_sequence(seq, detector, number,  # type: ignore[arg-type]
+                              str(_STATE["flight"]))
     observed = [detector.detect(frame) for frame in seq.frames]  # type: ignore[attr-defined]
     return score_sequence(seq, observed)

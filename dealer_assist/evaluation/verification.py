@@ -2,11 +2,12 @@
 code as it lands, per physical card over the deal.
 
 The shoe names each card as it leaves it; from the frame a card lands its code is in flight,
-oldest first, until the camera reports a card matching it, as the table's loop keeps its codes
-in flight. Every frame goes through :class:`~dealer_assist.vision.shoe_check.ShoeCheck` (what
-the table's camera runs) with those codes, and each card it reports appearing or changing is
-placed by its point at that frame as :func:`~dealer_assist.evaluation.score.card_reported`
-places a report. Per card that counts (its index shows in at least ``TRACK_FRAMES`` frames):
+oldest first, until the camera reports a card matching it (:data:`FLIGHTS`: or, as the table's
+pairing does, until a later code's card is matched or its wait is over). Every frame goes
+through :class:`~dealer_assist.vision.shoe_check.ShoeCheck` (what the table's camera runs) with
+those codes, and each card it reports appearing or changing is placed by its point at that
+frame as :func:`~dealer_assist.evaluation.score.card_reported` places a report. Per card that
+counts (its index shows in at least ``TRACK_FRAMES`` frames):
 
 - landed: any card reported on it, whatever its code or verdict (the table saw a card land);
 - verified: a report on it with its own code and the verdict "match";
@@ -33,6 +34,7 @@ import numpy as np
 
 from dealer_assist.evaluation.render import Sequence, TrueCard
 from dealer_assist.evaluation.score import card_reported, groups_of
+from dealer_assist.table.pairing import CAMERA_WAIT_S
 from dealer_assist.vision.detector import CardDetector
 from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
 from dealer_assist.vision.shoe_check import FAINT_ACCEPT, FrameReading, ShoeCheck
@@ -50,6 +52,20 @@ from dealer_assist.vision.verify import ACCEPT
 #: for never came); ``as_itself_twice_or_more``, in two frames or more (the check or the
 #: tracker lost a card it read).
 UNLANDED = ("not_found", "not_as_itself", "as_itself_once", "as_itself_twice_or_more")
+
+#: How the shoe's codes leave flight (``evaluate --flight``). ``kept``: each only once a card is
+#: reported matching it, so an old code stays open to a misread to the deal's end (the harder
+#: test). ``table``: as the table's pairing (:class:`~dealer_assist.table.pairing.CardsInFlight`)
+#: takes them out while no question is open: also once a later code's card is matched (the
+#: older are placed as unseen) and once a code has waited the camera's wait
+#: (:data:`~dealer_assist.table.pairing.CAMERA_WAIT_S` at :data:`TABLE_FPS`). Neither lets a
+#: landing that matched no code take the oldest code, as the table's pairing may after its
+#: mismatch wait: at a table an old code leaves flight sooner still.
+FLIGHTS = ("kept", "table")
+#: Frames a second the table's camera reads at most: the frame clock of ``table``.
+TABLE_FPS = 8
+#: The camera's wait in frames at :data:`TABLE_FPS`.
+WAIT_FRAMES = round(CAMERA_WAIT_S * TABLE_FPS)
 
 
 @dataclass
@@ -122,24 +138,58 @@ class CheckReport:
         self.wrong += other.wrong
 
 
-def check_sequence(seq: Sequence, detector: CardDetector, deal: int = -1) -> CheckReport:
+class Flight:
+    """The shoe's codes in flight, oldest first, as the evaluation's ``protocol`` (one of
+    :data:`FLIGHTS`) keeps them over a deal's frames."""
+
+    def __init__(self, protocol: str = "kept") -> None:
+        if protocol not in FLIGHTS:
+            raise ValueError(f"no such flight protocol: {protocol!r} (one of {FLIGHTS})")
+        self.table = protocol == "table"
+        self._codes: list[tuple[str, int]] = []  # (code, the frame it came in flight)
+
+    def arrive(self, code: str, frame: int) -> None:
+        """``code`` left the shoe: its card lands in ``frame``."""
+        self._codes.append((code, frame))
+
+    def codes(self, frame: int) -> tuple[str, ...]:
+        """The codes in flight at ``frame``, oldest first (under ``table``, less those that
+        have waited the camera's wait: placed as unseen)."""
+        if self.table:
+            self._codes = [(code, since) for code, since in self._codes
+                           if frame - since < WAIT_FRAMES]
+        return tuple(code for code, _ in self._codes)
+
+    def matched(self, code: str) -> None:
+        """A card was reported matching ``code``: its landing, out of flight (under ``table``,
+        with every older code: a later card's landing paired, the older are placed unseen)."""
+        at = next((i for i, (c, _) in enumerate(self._codes) if c == code), None)
+        if at is not None:
+            del self._codes[0 if self.table else at:at + 1]
+
+
+def check_sequence(seq: Sequence, detector: CardDetector, deal: int = -1,
+                   flight: str = "kept") -> CheckReport:
     """Run the shoe check over ``seq``'s frames with its cards' codes in flight as they land,
-    and score every card it reports (``deal``: its number in the run, for the wrong matches)."""
+    kept as the ``flight`` protocol keeps them (:data:`FLIGHTS`), and score every card it
+    reports (``deal``: its number in the run, for the wrong matches)."""
     check = ShoeCheck(detector, CardTracker())
-    in_flight: list[str] = []
+    codes = Flight(flight)
     events: list[CardEvent] = []
     flying: dict[int, tuple[str, ...]] = {}
     sightings = Sightings()
     for number, frame in enumerate(seq.frames):
-        in_flight += [c.code for c in seq.cards if c.arrives == number]
+        for card in seq.cards:
+            if card.arrives == number:
+                codes.arrive(card.code, number)
+        flying[number] = in_flight = codes.codes(number)
         check.expect(in_flight)
-        flying[number] = tuple(in_flight)
         reading = check.read(frame)
         sightings.add(seq, number, reading)
         for event in check.track(number, reading):
             events.append(event)
-            if event.verdict == Verdict.MATCH.value and event.card in in_flight:
-                in_flight.remove(event.card)  # seen landing: the loop takes it out of flight
+            if event.verdict == Verdict.MATCH.value:
+                codes.matched(event.card)
     return score_checks(seq, events, flying, deal, sightings)
 
 

@@ -34,7 +34,9 @@ from dealer_assist.evaluation.score import (
 from dealer_assist.evaluation.split import SPLIT_FILE, DesignSplitError, load_split
 from dealer_assist.evaluation.verification import (
     UNLANDED,
+    WAIT_FRAMES,
     CheckReport,
+    Flight,
     Sightings,
     score_checks,
 )
@@ -418,6 +420,57 @@ def test_the_shoe_check_at_a_tables_pace(capsys: pytest.CaptureFixture[str]) -> 
     assert result["frames_per_card"] == 2 and result["frames"] is None
     every = result["shoe_check"]["all"]
     assert 0 < every["verified"] <= every["landed"] <= every["cards"]
+
+
+def test_kept_codes_leave_flight_only_when_their_own_card_is_matched() -> None:
+    flight = Flight("kept")
+    for frame, code in enumerate(("9H", "5C", "KD")):
+        flight.arrive(code, frame)
+    flight.matched("KD")
+    assert flight.codes(100) == ("9H", "5C")  # the older stay open to the deal's end
+    flight.matched("QS")  # no such code in flight: nothing leaves
+    assert flight.codes(100) == ("9H", "5C")
+
+
+def test_under_the_tables_pairing_a_later_match_places_the_older_codes_unseen() -> None:
+    flight = Flight("table")
+    for frame, code in enumerate(("9H", "5C", "KD", "5C")):
+        flight.arrive(code, frame)
+    flight.matched("5C")  # the oldest 5C: 9H before it is placed as unseen
+    assert flight.codes(3) == ("KD", "5C")
+    flight.matched("5C")
+    assert flight.codes(3) == ()
+
+
+def test_under_the_tables_pairing_a_code_leaves_flight_after_the_cameras_wait() -> None:
+    assert WAIT_FRAMES == 12  # 1.5 s at 8 frames a second
+    flight = Flight("table")
+    flight.arrive("9H", 0)
+    flight.arrive("5C", 4)
+    assert flight.codes(11) == ("9H", "5C")
+    assert flight.codes(12) == ("5C",)
+    assert flight.codes(16) == ()
+    with pytest.raises(ValueError, match="no such flight protocol"):
+        Flight("loose")
+
+
+@pytest.mark.skipif("dondorf" not in installed_decks(),
+                    reason="held-out artwork not installed; run scripts/install-card-art.sh")
+def test_the_shoe_check_with_codes_in_flight_as_the_table_pairs_them(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "--designs", "dondorf", "--scenes", "1", "--per-card", "4",
+                 "--workers", "1", "--shoe", "--flight", "table", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["flight"] == "table"
+    every = result["shoe_check"]["all"]
+    assert 0 < every["verified"] <= every["landed"] <= every["cards"]
+    assert every["wrong_match"] == 0
+
+
+def test_a_flight_protocol_without_the_shoe_check_is_refused(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", "--flight", "table"]) == 2
+    assert "--flight needs --shoe" in capsys.readouterr().err
 
 
 def test_a_pace_and_a_frame_count_together_are_refused(
