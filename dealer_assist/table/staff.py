@@ -7,13 +7,15 @@ pass a cheaper :class:`HashCost`); the file never holds a PIN.
 
 :class:`StaffDesk` checks a PIN where the touch arrives, before anything is journaled or
 recorded: only the outcome and the id go further. Failed attempts are counted per id in
-``<config>.staff.attempts.json`` (so a restart does not reset them), and for the whole table:
-after :data:`FREE_FAILURES` failures in a row for an id (:data:`TABLE_FREE_FAILURES` for the
-table, whatever the ids) each further attempt must wait, the wait doubling from
-:data:`FIRST_WAIT_S` up to :data:`LONGEST_WAIT_S`; a right PIN clears the count. That bounds
-guessing at one screen to about one try per 15 minutes once the waits have grown (fewer than
-100 a day, whichever ids are tried): a 4-digit PIN (10,000 values) lasts some 50 days on
-average, a 6-digit one 14 years, and every PIN refused is recorded as it happens.
+``<config>.staff.attempts.json`` (so a restart does not reset them); an id's right PIN clears
+its own count only. After :data:`FREE_FAILURES` failures in a row for an id, or
+:data:`TABLE_FREE_FAILURES` at the table (the ids' counts added up, each while its last failure
+is under :data:`TABLE_MEMORY_S` old), each further attempt must wait, the wait doubling from
+:data:`FIRST_WAIT_S` up to :data:`LONGEST_WAIT_S`. One known PIN cannot clear the guesses at
+other ids, so guessing at one screen is bounded to about one try per 15 minutes once the waits
+have grown (fewer than 100 a day, whichever ids are tried, beyond the few each id's own sign-ins
+clear): a 4-digit PIN (10,000 values) lasts some 50 days on average, a 6-digit one 14 years, and
+every PIN refused is recorded as it happens.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ STAFF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 PIN = re.compile(r"[0-9]{4,12}")
 #: Failures in a row an id may make before each further attempt must wait.
 FREE_FAILURES = 3
-#: Failures in a row at the table, whatever the ids, before each further attempt must wait.
+#: Failures at the table, the ids' counts added up, before each further attempt must wait.
 TABLE_FREE_FAILURES = 10
-#: The key the table's own count is kept under (no staff id can be it).
-TABLE_KEY = "*"
+#: An id's failures count at the table while its last one is younger than this (seconds): a
+#: mistyped id no one signs in as stops weighing on the table after a day.
+TABLE_MEMORY_S = 24 * 3600.0
 FIRST_WAIT_S = 30.0
 LONGEST_WAIT_S = 900.0
 #: The waits of an id, and of the table whatever the ids, as their wrong PINs add up.
@@ -232,8 +235,9 @@ class Refusal:
 
 class StaffDesk:
     """Checks staff PINs at the screen, one at a time, with the failures of each id counted in
-    ``attempts`` (a file) and a growing wait once :data:`FREE_FAILURES` are used up. ``clock``:
-    wall-clock seconds (the count outlives a restart)."""
+    ``attempts`` (a file) and a growing wait once an id's :data:`FREE_FAILURES` or the table's
+    :data:`TABLE_FREE_FAILURES` are used up. ``clock``: wall-clock seconds (the count outlives a
+    restart)."""
 
     def __init__(self, registry: StaffRegistry, attempts: str | os.PathLike[str] | None = None,
                  clock: Callable[[], float] = time.time):
@@ -246,45 +250,46 @@ class StaffDesk:
         self._failures: dict[str, tuple[int, float]] = {}
         if isinstance(raw, dict):
             for staff_id, entry in raw.items():
-                if isinstance(entry, list) and len(entry) == 2:
+                if STAFF_ID.fullmatch(str(staff_id)) and isinstance(entry, list) and \
+                        len(entry) == 2:
                     self._failures[str(staff_id)] = (int(entry[0]), float(entry[1]))
 
     def check(self, staff_id: str, pin: str, roles: tuple[str, ...]) -> Refusal | None:
         """None when ``pin`` is ``staff_id``'s and its role is one of ``roles``; else why not.
-        While the id must wait, its PIN is not even tried."""
-        keys = {staff_id: ID_BACKOFF, TABLE_KEY: TABLE_BACKOFF}
+        While the id or the table must wait, its PIN is not even tried."""
         with self._lock:  # one check at a time: parallel tries cannot outrun the count
             self.registry.refresh()
-            left = max(self._wait_left(key, backoff) for key, backoff in keys.items())
+            left = self._wait_left(staff_id)
             if left > 0:
                 return Refusal(f"{staff_id}: too many wrong PINs: try again in {left:.0f} s",
                                left, throttled=True)
             role = self.registry.verify(staff_id, pin) if PIN.fullmatch(pin) else None
             if role is None:
-                now = self._clock()
-                for key in keys:
-                    self._failures[key] = (self._failures.get(key, (0, 0.0))[0] + 1, now)
+                self._failures[staff_id] = (self._failures.get(staff_id, (0, 0.0))[0] + 1,
+                                            self._clock())
                 self._forget_oldest_unknown()
                 self._save()
                 failures = self._failures[staff_id][0]
-                wait = max(self._wait_left(key, backoff) for key, backoff in keys.items())
+                wait = self._wait_left(staff_id)
                 later = f"; the next try in {wait:.0f} s" if wait > 0 else ""
                 return Refusal(f"{staff_id}: wrong id or PIN ({failures} in a row{later})", wait)
-            if any(key in self._failures for key in keys):
-                for key in keys:
-                    self._failures.pop(key, None)
+            if self._failures.pop(staff_id, None) is not None:
                 self._save()
             if role not in roles:
                 return Refusal(f"{staff_id} is a {role}: this needs a {' or '.join(roles)}")
             return None
 
-    def _wait_left(self, key: str, backoff: Backoff) -> float:
-        failures, last = self._failures.get(key, (0, 0.0))
-        return last + backoff.wait(failures) - self._clock()
+    def _wait_left(self, staff_id: str) -> float:
+        """Seconds before ``staff_id`` may try: the longer of its own wait and the table's."""
+        now = self._clock()
+        failures, last = self._failures.get(staff_id, (0, 0.0))
+        recent = [(n, t) for n, t in self._failures.values() if now - t < TABLE_MEMORY_S]
+        at_table = sum(n for n, _ in recent)
+        latest = max((t for _, t in recent), default=0.0)
+        return max(last + ID_BACKOFF.wait(failures), latest + TABLE_BACKOFF.wait(at_table)) - now
 
     def _forget_oldest_unknown(self) -> None:
-        unknown = [k for k in self._failures
-                   if k not in self.registry.members and k != TABLE_KEY]
+        unknown = [k for k in self._failures if k not in self.registry.members]
         for staff_id in sorted(unknown, key=lambda k: self._failures[k][1])[
                 :max(0, len(unknown) - UNKNOWN_IDS_KEPT)]:
             del self._failures[staff_id]

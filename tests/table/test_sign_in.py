@@ -273,6 +273,35 @@ def test_the_wait_outlives_a_restart_and_spraying_ids_makes_the_table_wait(tmp_p
     assert (tmp_path / "t.staff.attempts.json").stat().st_mode & 0o777 == 0o600
 
 
+def test_a_known_pin_does_not_clear_the_tables_count_of_guesses_at_other_ids(tmp_path):
+    clock = Clock()
+    staff = desk(tmp_path, clock)
+    for n in range(9):  # a dealer guesses at other ids, 1 try each...
+        assert not staff.check(f"X-{n}", "111111", ("supervisor",)).throttled  # type: ignore
+        assert staff.check("D-7", DEALER_PIN, ("dealer",)) is None  # ...signing in between
+    refusal = staff.check("S-3", "111111", ("supervisor",))
+    assert refusal is not None and refusal.wait_s == 30  # the table's tenth wrong PIN
+    refusal = staff.check("D-7", DEALER_PIN, ("dealer",))
+    assert refusal is not None and refusal.throttled  # the guesser's own PIN waits too
+
+
+def test_a_wrong_pin_stops_counting_at_the_table_once_its_own_id_signs_in_or_a_day_passes(
+        tmp_path):
+    clock = Clock()
+    staff = desk(tmp_path, clock)
+    for _ in range(2):  # typos, then the right PIN: the id's own count clears
+        staff.check("D-7", "111111", ("dealer",))
+    assert staff.check("D-7", DEALER_PIN, ("dealer",)) is None
+    for n in range(8):  # ids no one signs in as, mistyped
+        staff.check(f"X-{n}", "111111", ("dealer",))
+    assert staff.check("S-3", "111111", ("supervisor",)).wait_s == 0  # type: ignore[union-attr]
+    clock.now += 24 * 3600  # a day on, those nine are forgotten by the table (not by their ids)
+    for n in range(9):
+        refusal = staff.check(f"Y-{n}", "111111", ("dealer",))
+        assert refusal is not None and refusal.wait_s == 0
+    assert staff.check("Y-9", "111111", ("dealer",)).wait_s == 30  # type: ignore[union-attr]
+
+
 def test_an_unknown_id_costs_the_same_hashing_as_a_known_one(tmp_path):
     verified: list[str] = []
 
