@@ -187,6 +187,7 @@ def _run_table(args: argparse.Namespace) -> int:
     registry_path = staff_path(config.path)
     try:
         registry = StaffRegistry(registry_path)
+        staff = StaffDesk(registry)  # the failed attempts' file read back
     except StaffError as error:
         print(f"dealer-assist table: staff: {error}", file=sys.stderr)
         return 2
@@ -241,7 +242,7 @@ def _run_table(args: argparse.Namespace) -> int:
         max_camera_lag_s=(config.camera or CameraConfig(0)).max_lag_s,
         round_fields=_round_fields(camera))
     try:
-        table = assemble(setup, make_sources, staff=StaffDesk(registry))
+        table = assemble(setup, make_sources, staff=staff)
     except RecordingError as error:
         print(f"dealer-assist table: {config.path}: recording.dir: {error}", file=sys.stderr)
         return 2

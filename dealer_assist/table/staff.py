@@ -6,22 +6,24 @@ the recording, mode 0600): ``{"version": 1, "staff": {"D123": {"role": "dealer",
 pass a cheaper :class:`HashCost`); the file never holds a PIN.
 
 :class:`StaffDesk` checks a PIN where the touch arrives, before anything is journaled or
-recorded: only the outcome and the id go further. Failed attempts are counted per id in
-``<config>.staff.attempts.json`` (so a restart does not reset them); an id's right PIN clears
-its own count only. After :data:`FREE_FAILURES` failures in a row for an id, or
-:data:`TABLE_FREE_FAILURES` at the table (the ids' counts added up, each while its last failure
-is under :data:`TABLE_MEMORY_S` old), each further attempt must wait, the wait doubling from
-:data:`FIRST_WAIT_S` up to :data:`LONGEST_WAIT_S`. One known PIN cannot clear the guesses at
-other ids, so guessing at one screen is bounded to about one try per 15 minutes once the waits
-have grown (fewer than 100 a day, whichever ids are tried, beyond the few each id's own sign-ins
-clear): a 4-digit PIN (10,000 values) lasts some 50 days on average, a 6-digit one 14 years, and
-every PIN refused is recorded as it happens.
+recorded: only the outcome and the id go further. Failed attempts are counted per id, and for
+the whole table, in ``<config>.staff.attempts.json`` (so a restart does not reset them). After
+:data:`FREE_FAILURES` failures in a row for an id, or :data:`TABLE_FREE_FAILURES` at the table
+whatever the ids, each further attempt must wait, the wait doubling from :data:`FIRST_WAIT_S` up
+to :data:`LONGEST_WAIT_S`. An id's right PIN clears its own count; the table's count clears
+with no PIN, only with time, one failure every :data:`TABLE_FORGETS_ONE_S`, so one known PIN
+cannot clear guesses at other ids. That bounds guessing at one screen to about one try per 15
+minutes once the waits have grown (fewer than 100 a day, whichever ids are tried): a 4-digit PIN
+(10,000 values) lasts some 50 days on average, a 6-digit one 14 years, and every PIN refused is
+recorded as it happens. A table's staff mistyping now and then never builds the table's count
+up: it forgets faster than a busy table mistypes.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -48,13 +50,15 @@ STAFF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 PIN = re.compile(r"[0-9]{4,12}")
 #: Failures in a row an id may make before each further attempt must wait.
 FREE_FAILURES = 3
-#: Failures at the table, the ids' counts added up, before each further attempt must wait.
+#: Failures at the table, whatever the ids, before each further attempt must wait.
 TABLE_FREE_FAILURES = 10
-#: An id's failures count at the table while its last one is younger than this (seconds): a
-#: mistyped id no one signs in as stops weighing on the table after a day.
-TABLE_MEMORY_S = 24 * 3600.0
 FIRST_WAIT_S = 30.0
 LONGEST_WAIT_S = 900.0
+#: The table's count of failures loses one every this many seconds (no right PIN clears it):
+#: as fast as the longest wait lets guesses come, so guessing cannot outrun the waits.
+TABLE_FORGETS_ONE_S = LONGEST_WAIT_S
+#: The key the table's own count is kept under in the attempts file (no staff id can be it).
+TABLE_KEY = "*"
 #: The waits of an id, and of the table whatever the ids, as their wrong PINs add up.
 ID_BACKOFF = Backoff(FREE_FAILURES, FIRST_WAIT_S, LONGEST_WAIT_S)
 TABLE_BACKOFF = Backoff(TABLE_FREE_FAILURES, FIRST_WAIT_S, LONGEST_WAIT_S)
@@ -246,31 +250,29 @@ class StaffDesk:
             registry.path.with_suffix(".attempts.json")
         self._clock = clock
         self._lock = threading.Lock()
-        raw = _read_json(self.attempts_path)
-        self._failures: dict[str, tuple[int, float]] = {}
-        if isinstance(raw, dict):
-            for staff_id, entry in raw.items():
-                if STAFF_ID.fullmatch(str(staff_id)) and isinstance(entry, list) and \
-                        len(entry) == 2:
-                    self._failures[str(staff_id)] = (int(entry[0]), float(entry[1]))
+        self._failures: dict[str, tuple[int, float]] = {}  # id: (failures in a row, last)
+        self._table = (0.0, 0.0)  # the table's count as of its last failure, and that time
+        self._load()
 
     def check(self, staff_id: str, pin: str, roles: tuple[str, ...]) -> Refusal | None:
         """None when ``pin`` is ``staff_id``'s and its role is one of ``roles``; else why not.
         While the id or the table must wait, its PIN is not even tried."""
         with self._lock:  # one check at a time: parallel tries cannot outrun the count
             self.registry.refresh()
-            left = self._wait_left(staff_id)
-            if left > 0:
-                return Refusal(f"{staff_id}: too many wrong PINs: try again in {left:.0f} s",
-                               left, throttled=True)
+            own, table = self._waits_left(staff_id)
+            if max(own, table) > 0:
+                whose = "" if own >= table else " at this table"
+                return Refusal(f"{staff_id}: too many wrong PINs{whose}: try again in "
+                               f"{max(own, table):.0f} s", max(own, table), throttled=True)
             role = self.registry.verify(staff_id, pin) if PIN.fullmatch(pin) else None
             if role is None:
-                self._failures[staff_id] = (self._failures.get(staff_id, (0, 0.0))[0] + 1,
-                                            self._clock())
+                now = self._clock()
+                self._failures[staff_id] = (self._failures.get(staff_id, (0, 0.0))[0] + 1, now)
+                self._table = (self._table_count(now) + 1, now)
                 self._forget_oldest_unknown()
                 self._save()
                 failures = self._failures[staff_id][0]
-                wait = self._wait_left(staff_id)
+                wait = max(self._waits_left(staff_id))
                 later = f"; the next try in {wait:.0f} s" if wait > 0 else ""
                 return Refusal(f"{staff_id}: wrong id or PIN ({failures} in a row{later})", wait)
             if self._failures.pop(staff_id, None) is not None:
@@ -279,14 +281,38 @@ class StaffDesk:
                 return Refusal(f"{staff_id} is a {role}: this needs a {' or '.join(roles)}")
             return None
 
-    def _wait_left(self, staff_id: str) -> float:
-        """Seconds before ``staff_id`` may try: the longer of its own wait and the table's."""
+    def _table_count(self, now: float) -> float:
+        """The table's count of failures at ``now``, less those it has forgotten since."""
+        count, last = self._table
+        return max(0.0, count - max(0.0, now - last) / TABLE_FORGETS_ONE_S)
+
+    def _waits_left(self, staff_id: str) -> tuple[float, float]:
+        """Seconds before ``staff_id`` may try by its own wait and by the table's (each counted
+        from its last failure, never longer than the wait itself: a clock set back does not
+        lengthen it)."""
         now = self._clock()
-        failures, last = self._failures.get(staff_id, (0, 0.0))
-        recent = [(n, t) for n, t in self._failures.values() if now - t < TABLE_MEMORY_S]
-        at_table = sum(n for n, _ in recent)
-        latest = max((t for _, t in recent), default=0.0)
-        return max(last + ID_BACKOFF.wait(failures), latest + TABLE_BACKOFF.wait(at_table)) - now
+        return (_left(ID_BACKOFF, *self._failures.get(staff_id, (0, 0.0)), now),
+                _left(TABLE_BACKOFF, math.floor(self._table[0]), self._table[1], now))
+
+    def _load(self) -> None:
+        """Read the counts back; an entry that is not a count is left out, with a warning."""
+        raw = _read_json(self.attempts_path)
+        if raw is None:
+            return
+        if not isinstance(raw, dict):
+            logger.warning("%s: not a JSON object: the failed PIN attempts start anew",
+                           self.attempts_path)
+            return
+        for key, entry in raw.items():
+            count = _count(entry)
+            if count is None or not (key == TABLE_KEY or STAFF_ID.fullmatch(str(key))) or \
+                    key != TABLE_KEY and (count[0] < 1 or count[0] != int(count[0])):
+                logger.warning("%s: %r: not a count of failed PINs, left out",
+                               self.attempts_path, key)
+            elif key == TABLE_KEY:
+                self._table = count
+            else:
+                self._failures[str(key)] = (int(count[0]), count[1])
 
     def _forget_oldest_unknown(self) -> None:
         unknown = [k for k in self._failures if k not in self.registry.members]
@@ -297,9 +323,27 @@ class StaffDesk:
     def _save(self) -> None:
         try:
             _write_private(self.attempts_path,
-                           {k: [n, t] for k, (n, t) in sorted(self._failures.items())})
+                           {k: [n, t] for k, (n, t) in
+                            sorted(self._failures.items()) + [(TABLE_KEY, self._table)]})
         except StaffError as error:  # the count still holds in memory
             logger.error("failed PIN attempts not saved: %s", error)
+
+
+def _left(backoff: Backoff, failures: int, last: float, now: float) -> float:
+    """Seconds left of the wait ``failures`` impose since ``last`` (at most the whole wait)."""
+    wait = backoff.wait(failures)
+    return min(wait, last + wait - now)
+
+
+def _count(entry: object) -> tuple[float, float] | None:
+    """An attempts file's entry as (failures, when the last came); None: not such a pair (a
+    negative or non-finite number included)."""
+    if not (isinstance(entry, list) and len(entry) == 2 and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in entry)):
+        return None
+    count, last = float(entry[0]), float(entry[1])
+    return (count, last) if math.isfinite(count) and math.isfinite(last) and count >= 0 \
+        else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -263,8 +263,8 @@ def test_the_wait_outlives_a_restart_and_spraying_ids_makes_the_table_wait(tmp_p
         staff.check("D-7", "111111", ("dealer",))
     restarted = desk(tmp_path, clock)  # a new process reads the count back
     assert restarted.check("D-7", DEALER_PIN, ("dealer",)).throttled  # type: ignore[union-attr]
-    clock.now += 10_000
-    for n in range(7):  # three are D-7's above: the table's tenth failure in a row
+    clock.now += 10_000  # D-7's wait is over, and the table has forgotten its three
+    for n in range(10):
         refusal = restarted.check(f"X-{n}", "111111", ("dealer",))
         assert refusal is not None and not refusal.throttled
     refusal = restarted.check("S-3", SUPERVISOR_PIN, ("supervisor",))
@@ -283,23 +283,48 @@ def test_a_known_pin_does_not_clear_the_tables_count_of_guesses_at_other_ids(tmp
     assert refusal is not None and refusal.wait_s == 30  # the table's tenth wrong PIN
     refusal = staff.check("D-7", DEALER_PIN, ("dealer",))
     assert refusal is not None and refusal.throttled  # the guesser's own PIN waits too
+    assert refusal.why == "D-7: too many wrong PINs at this table: try again in 30 s"
 
 
-def test_a_wrong_pin_stops_counting_at_the_table_once_its_own_id_signs_in_or_a_day_passes(
-        tmp_path):
+def test_the_tables_count_forgets_one_wrong_pin_every_15_minutes(tmp_path):
     clock = Clock()
     staff = desk(tmp_path, clock)
-    for _ in range(2):  # typos, then the right PIN: the id's own count clears
-        staff.check("D-7", "111111", ("dealer",))
-    assert staff.check("D-7", DEALER_PIN, ("dealer",)) is None
-    for n in range(8):  # ids no one signs in as, mistyped
-        staff.check(f"X-{n}", "111111", ("dealer",))
-    assert staff.check("S-3", "111111", ("supervisor",)).wait_s == 0  # type: ignore[union-attr]
-    clock.now += 24 * 3600  # a day on, those nine are forgotten by the table (not by their ids)
     for n in range(9):
-        refusal = staff.check(f"Y-{n}", "111111", ("dealer",))
+        staff.check(f"X-{n}", "111111", ("dealer",))
+    clock.now += 2 * 900  # two of the nine forgotten
+    for n in range(2):
+        assert staff.check(f"Y-{n}", "111111", ("dealer",)).wait_s == 0  # type: ignore
+    assert staff.check("Y-2", "111111", ("dealer",)).wait_s == 30  # type: ignore[union-attr]
+
+
+def test_a_tables_staff_mistyping_now_and_then_never_waits(tmp_path):
+    clock = Clock()
+    staff = desk(tmp_path, clock)
+    for n in range(3 * 24 * 7):  # a week, three mistakes an hour: an id, a PIN, an id...
+        refusal = staff.check("D-7" if n % 2 else f"D-{n}", "111111", ("dealer",))
         assert refusal is not None and refusal.wait_s == 0
-    assert staff.check("Y-9", "111111", ("dealer",)).wait_s == 30  # type: ignore[union-attr]
+        assert staff.check("D-7", DEALER_PIN, ("dealer",)) is None
+        clock.now += 20 * 60
+
+
+def test_an_attempts_file_with_what_is_not_a_count_is_read_without_it(tmp_path, caplog):
+    clock = Clock()
+    staff = desk(tmp_path, clock)
+    attempts = tmp_path / "t.staff.attempts.json"
+    attempts.write_text(json.dumps({
+        "*": [-1_000_000, clock.now],  # would cancel the table's count
+        "D-7": [3, clock.now + 365 * 24 * 3600],  # a clock that was a year ahead
+        "S-3": ["x", 1], "X-1": [2.5, clock.now], "X-2": [1, float("inf")], "../x": [1, 1],
+    }))
+    attempts.chmod(0o600)
+    staff = desk(tmp_path, clock)
+    assert [r.getMessage().split(": ")[1] for r in caplog.records] == \
+        ["'*'", "'S-3'", "'X-1'", "'X-2'", "'../x'"]
+    refusal = staff.check("D-7", DEALER_PIN, ("dealer",))
+    assert refusal is not None and refusal.wait_s == 30  # its wait, not a year's
+    for n in range(10):
+        staff.check(f"Y-{n}", "111111", ("dealer",))  # the table's count was not cancelled
+    assert staff.check("Y-10", "111111", ("dealer",)).throttled  # type: ignore[union-attr]
 
 
 def test_an_unknown_id_costs_the_same_hashing_as_a_known_one(tmp_path):
@@ -516,3 +541,19 @@ def test_a_table_with_no_dealer_registered_does_not_start_and_the_check_says_so(
     assert checked.returncode == 0, checked.stderr
     assert f"staff: 0 dealer(s), 0 supervisor(s) in {tmp_path / 'table.staff.json'}; {advice}" \
         in checked.stdout
+
+
+def test_a_table_whose_failed_pin_count_others_may_read_does_not_start(tmp_path):
+    config = tmp_path / "table.toml"
+    config.write_text('[shoe]\nurl = "socket://127.0.0.1:9"\n[screen]\nport = 0\n')
+    assert staff_command(config, "add", "D-7", "--role", "dealer", "--pin-stdin",
+                         pin=DEALER_PIN).returncode == 0
+    attempts = tmp_path / "table.staff.attempts.json"
+    attempts.write_text('{"D-7": [2, 1000000.0]}')
+    attempts.chmod(0o644)
+    started = subprocess.run(
+        [sys.executable, "-m", "dealer_assist", "table", "--config", str(config)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert started.returncode == 2 and "Traceback" not in started.stderr
+    assert f"dealer-assist table: staff: {attempts} may be read or written by others" \
+        in started.stderr
