@@ -217,7 +217,12 @@ class ShoeCheck:
             reading.still.settle(reading.boxes, np.array(
                 [i in kept_code or (felt is not None and reading.names[i] == felt[0])
                  for i, felt in enumerate(on_felt)], bool))
-        cards = self._cards(reading.boxes, named, laid_over)
+        own: dict[int, list[int]] = {}  # a card on the felt: its indices keeping its code
+        for i, felt in at_felt:
+            if i in kept_code:
+                own.setdefault(felt[2], []).append(i)
+        cards = self._cards(reading.boxes, named, laid_over,
+                            [rows for rows in own.values() if len(rows) > 1])
         return self.tracker.update(frame_number, _one_card_a_code(cards, codes, reading.boxes,
                                                                   kept_code))
 
@@ -300,31 +305,40 @@ class ShoeCheck:
 
     @staticmethod
     def _cards(boxes: np.ndarray, named: list[tuple[int, str, float, str | None, str | None]],
-               laid_over: set[int]) -> list[CardObservation]:
+               laid_over: set[int], whole: list[list[int]]) -> list[CardObservation]:
         """The read indices grouped into cards, each carrying its indices' verdict; a card
-        with an index in ``laid_over`` (rows) is ``laid_over`` (a new card, not a change)."""
+        with an index in ``laid_over`` (rows) is ``laid_over`` (a new card, not a change).
+        ``whole``: the rows of each card on the felt seen by two or more indices keeping its
+        code: they are that card, grouped apart (an index of it is never paired with another
+        card's corner misread as its code)."""
         kept = [entry for entry in named if entry[1]]
         if not kept:
             return []
-        rows = [entry[0] for entry in kept]
-        detections = Detections(boxes[rows].astype(np.float32),
-                                np.array([entry[2] for entry in kept], np.float32),
-                                np.array([_CODE_IDS[entry[1]] for entry in kept], np.int64))
         checks = {tuple(float(v) for v in boxes[i]): (verdict, checked)
                   for i, _, _, verdict, checked in kept}
         over = {tuple(float(v) for v in boxes[i]) for i in laid_over}
+        apart = {i for rows in whole for i in rows}
+        parts = [[entry for entry in kept if entry[0] in rows] for rows in whole]
+        parts.append([entry for entry in kept if entry[0] not in apart])
         cards = []
-        for card in group_indices(detections):
-            verdicts = [checks[box] for box in card.index_boxes if box in checks]
-            # a card is a match where any index matched, a mismatch where every one did
-            verdict, checked = next((v for v in verdicts if v[0] == Verdict.MATCH.value),
-                                    verdicts[0] if verdicts else (None, None))
-            if verdict == Verdict.MISMATCH.value and \
-                    any(v[0] != Verdict.MISMATCH.value for v in verdicts):
-                verdict, checked = Verdict.UNSURE.value, checked
-            cards.append(replace(card, verdict=verdict, checked=checked,
-                                 laid_over=any(box in over for box in card.index_boxes)))
-        return cards
+        for part in parts:
+            if not part:
+                continue
+            rows = [entry[0] for entry in part]
+            detections = Detections(
+                boxes[rows].astype(np.float32), np.array([entry[2] for entry in part], np.float32),
+                np.array([_CODE_IDS[entry[1]] for entry in part], np.int64))
+            for card in group_indices(detections):
+                verdicts = [checks[box] for box in card.index_boxes if box in checks]
+                # a card is a match where any index matched, a mismatch where every one did
+                verdict, checked = next((v for v in verdicts if v[0] == Verdict.MATCH.value),
+                                        verdicts[0] if verdicts else (None, None))
+                if verdict == Verdict.MISMATCH.value and \
+                        any(v[0] != Verdict.MISMATCH.value for v in verdicts):
+                    verdict, checked = Verdict.UNSURE.value, checked
+                cards.append(replace(card, verdict=verdict, checked=checked,
+                                     laid_over=any(box in over for box in card.index_boxes)))
+        return sorted(cards, key=lambda c: (c.x, c.y))
 
 
 def _card_reach(box: np.ndarray) -> tuple[tuple[float, float], float]:

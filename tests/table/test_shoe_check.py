@@ -396,6 +396,31 @@ def test_a_card_laid_beside_a_matched_one_before_the_shoes_word_of_it_still_land
         ("appeared", "9H", "match", (MISREAD[0] + MISREAD[2]) / 2)]
 
 
+#: A 5S in the dealer's row seen by both its corners, and a corner of the card beside it (a 6S)
+#: misread as a 5S (seed 1's deal 101 at a table's pace, frames 87-90)
+FIVE_TOP, FIVE_BOTTOM, SIX_AS_FIVE = (487.0, 52.0, 498.0, 77.0), (534.0, 118.0, 545.0, 139.0), \
+    (616.0, 55.0, 626.0, 80.0)
+
+
+def test_a_card_seen_by_both_corners_keeps_them_and_lends_neither_to_a_misread_corner():
+    """A card on the felt seen by both its indices is that card: a corner of another card
+    misread as its code is not paired with one of them into a new card matched to the shoe
+    (a card taken for a shoe code it is not, with the code of the card beside it)."""
+    check = shipped_check(stable_frames=2)
+    both = index_reading((FIVE_TOP, "5S"), (FIVE_BOTTOM, "5S"))
+    check.expect(("5S",))
+    events = [e for n in (1, 2) for e in check.track(n, both)]
+    check.expect(())  # the 5S landed
+    # the misread corner first seen where the 5S's lower index is boxed too short to pair
+    short = index_reading((FIVE_TOP, "5S"), ((535.0, 122.0, 546.0, 138.0), "5S"),
+                          (SIX_AS_FIVE, "5S"))
+    events += check.track(3, short)
+    with_misread = joined(both, index_reading((SIX_AS_FIVE, "5S")))
+    events += [e for n in range(4, 7) for e in check.track(n, with_misread)]
+    assert [(e.kind.value, e.card, e.verdict, e.x) for e in events
+            if e.verdict == "match"] == [("appeared", "5S", "match", 516.0)]
+
+
 # ------------------------------------------------------------- rendered frames, shipped models
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
