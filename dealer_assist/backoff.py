@@ -19,4 +19,5 @@ class Backoff:
         """Seconds the next attempt waits after ``failures`` failures in a row."""
         if failures < self.free:
             return 0.0
-        return min(self.longest_s, self.first_s * 2 ** (failures - self.free))
+        # the exponent bounded: past 64 doublings any wait is the longest (no overflow)
+        return min(self.longest_s, self.first_s * 2.0 ** min(failures - self.free, 64))

@@ -13,7 +13,7 @@ whatever the ids, each further attempt must wait, the wait doubling from :data:`
 to :data:`LONGEST_WAIT_S`. An id's right PIN clears its own count; the table's count clears
 with no PIN, only with time, one failure every :data:`TABLE_FORGETS_ONE_S`, so one known PIN
 cannot clear guesses at other ids. That bounds guessing at one screen to about one try per 15
-minutes once the waits have grown (fewer than 100 a day, whichever ids are tried): a 4-digit PIN
+minutes once the waits have grown (about 96 a day, whichever ids are tried): a 4-digit PIN
 (10,000 values) lasts some 50 days on average, a 6-digit one 14 years, and every PIN refused is
 recorded as it happens. A table's staff mistyping now and then never builds the table's count
 up: it forgets faster than a busy table mistypes.
@@ -57,6 +57,9 @@ LONGEST_WAIT_S = 900.0
 #: The table's count of failures loses one every this many seconds (no right PIN clears it):
 #: as fast as the longest wait lets guesses come, so guessing cannot outrun the waits.
 TABLE_FORGETS_ONE_S = LONGEST_WAIT_S
+#: The most failures a count holds (each wait is the longest long before): a count in the
+#: attempts file above it is not believed.
+MOST_FAILURES_KEPT = 1_000_000
 #: The key the table's own count is kept under in the attempts file (no staff id can be it).
 TABLE_KEY = "*"
 #: The waits of an id, and of the table whatever the ids, as their wrong PINs add up.
@@ -127,7 +130,7 @@ def _read_json(path: Path) -> Any:
     except FileNotFoundError:
         return None
     except NotPrivateError as error:
-        raise StaffError(f"{error}: the PIN hashes must stay private") from None
+        raise StaffError(f"{error}: it must stay private to the table's account") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StaffError(f"{path}: cannot be read: {error}") from None
 
@@ -259,6 +262,7 @@ class StaffDesk:
         While the id or the table must wait, its PIN is not even tried."""
         with self._lock:  # one check at a time: parallel tries cannot outrun the count
             self.registry.refresh()
+            self._bring_back_to(self._clock())  # a clock set back: no wait counts from later
             own, table = self._waits_left(staff_id)
             if max(own, table) > 0:
                 whose = "" if own >= table else " at this table"
@@ -267,13 +271,16 @@ class StaffDesk:
             role = self.registry.verify(staff_id, pin) if PIN.fullmatch(pin) else None
             if role is None:
                 now = self._clock()
-                self._failures[staff_id] = (self._failures.get(staff_id, (0, 0.0))[0] + 1, now)
-                self._table = (self._table_count(now) + 1, now)
+                self._failures[staff_id] = (
+                    min(self._failures.get(staff_id, (0, 0.0))[0] + 1, MOST_FAILURES_KEPT), now)
+                self._table = (min(self._table_count(now) + 1, MOST_FAILURES_KEPT), now)
                 self._forget_oldest_unknown()
                 self._save()
                 failures = self._failures[staff_id][0]
-                wait = max(self._waits_left(staff_id))
-                later = f"; the next try in {wait:.0f} s" if wait > 0 else ""
+                own, table = self._waits_left(staff_id)
+                whose = "" if own >= table else " at this table"
+                wait = max(own, table)
+                later = f"; the next try{whose} in {wait:.0f} s" if wait > 0 else ""
                 return Refusal(f"{staff_id}: wrong id or PIN ({failures} in a row{later})", wait)
             if self._failures.pop(staff_id, None) is not None:
                 self._save()
@@ -287,12 +294,21 @@ class StaffDesk:
         return max(0.0, count - max(0.0, now - last) / TABLE_FORGETS_ONE_S)
 
     def _waits_left(self, staff_id: str) -> tuple[float, float]:
-        """Seconds before ``staff_id`` may try by its own wait and by the table's (each counted
-        from its last failure, never longer than the wait itself: a clock set back does not
-        lengthen it)."""
+        """Seconds before ``staff_id`` may try by its own wait and by the table's, each counted
+        from its last failure (the table's count rounded: 9.98 failures are 10)."""
         now = self._clock()
-        return (_left(ID_BACKOFF, *self._failures.get(staff_id, (0, 0.0)), now),
-                _left(TABLE_BACKOFF, math.floor(self._table[0]), self._table[1], now))
+        failures, last = self._failures.get(staff_id, (0, 0.0))
+        return (last + ID_BACKOFF.wait(failures) - now,
+                self._table[1] + TABLE_BACKOFF.wait(round(self._table[0])) - now)
+
+    def _bring_back_to(self, now: float) -> None:
+        """Date any failure recorded later than ``now`` (the clock was ahead, then set back)
+        at ``now``, so that its wait ends a wait's length from now rather than never."""
+        ahead = {k: (n, now) for k, (n, t) in self._failures.items() if t > now}
+        if ahead or self._table[1] > now:
+            self._failures.update(ahead)
+            self._table = (self._table[0], min(self._table[1], now))
+            self._save()
 
     def _load(self) -> None:
         """Read the counts back; an entry that is not a count is left out, with a warning."""
@@ -300,13 +316,12 @@ class StaffDesk:
         if raw is None:
             return
         if not isinstance(raw, dict):
-            logger.warning("%s: not a JSON object: the failed PIN attempts start anew",
-                           self.attempts_path)
-            return
+            raise StaffError(f"{self.attempts_path}: cannot be read: not a JSON object")
         for key, entry in raw.items():
             count = _count(entry)
             if count is None or not (key == TABLE_KEY or STAFF_ID.fullmatch(str(key))) or \
-                    key != TABLE_KEY and (count[0] < 1 or count[0] != int(count[0])):
+                    key != TABLE_KEY and (count[0] < 1 or count[0] != int(count[0])) or \
+                    count[0] > MOST_FAILURES_KEPT:
                 logger.warning("%s: %r: not a count of failed PINs, left out",
                                self.attempts_path, key)
             elif key == TABLE_KEY:
@@ -327,12 +342,6 @@ class StaffDesk:
                             sorted(self._failures.items()) + [(TABLE_KEY, self._table)]})
         except StaffError as error:  # the count still holds in memory
             logger.error("failed PIN attempts not saved: %s", error)
-
-
-def _left(backoff: Backoff, failures: int, last: float, now: float) -> float:
-    """Seconds left of the wait ``failures`` impose since ``last`` (at most the whole wait)."""
-    wait = backoff.wait(failures)
-    return min(wait, last + wait - now)
 
 
 def _count(entry: object) -> tuple[float, float] | None:

@@ -284,6 +284,21 @@ def test_a_known_pin_does_not_clear_the_tables_count_of_guesses_at_other_ids(tmp
     refusal = staff.check("D-7", DEALER_PIN, ("dealer",))
     assert refusal is not None and refusal.throttled  # the guesser's own PIN waits too
     assert refusal.why == "D-7: too many wrong PINs at this table: try again in 30 s"
+    assert staff.check("S-3", "111111", ("supervisor",)) is not None  # (too soon: not tried)
+    clock.now += 30
+    refusal = staff.check("S-3", "222222", ("supervisor",))
+    assert refusal is not None and refusal.why == \
+        "S-3: wrong id or PIN (2 in a row; the next try at this table in 60 s)"
+
+
+def test_an_id_guessed_at_for_weeks_still_waits_the_longest_wait(tmp_path):
+    clock = Clock()
+    staff = desk(tmp_path, clock)
+    for _ in range(1100):  # past 2 ** 1024, a float's end, had the exponent no bound
+        refusal = staff.check("S-3", "111111", ("supervisor",))
+        assert refusal is not None and not refusal.throttled
+        clock.now += 900
+    assert refusal.wait_s == 900
 
 
 def test_the_tables_count_forgets_one_wrong_pin_every_15_minutes(tmp_path):
@@ -315,13 +330,16 @@ def test_an_attempts_file_with_what_is_not_a_count_is_read_without_it(tmp_path, 
         "*": [-1_000_000, clock.now],  # would cancel the table's count
         "D-7": [3, clock.now + 365 * 24 * 3600],  # a clock that was a year ahead
         "S-3": ["x", 1], "X-1": [2.5, clock.now], "X-2": [1, float("inf")], "../x": [1, 1],
+        "X-3": [1e300, clock.now],  # 2 ** 1e300 would take the table's memory
     }))
     attempts.chmod(0o600)
     staff = desk(tmp_path, clock)
     assert [r.getMessage().split(": ")[1] for r in caplog.records] == \
-        ["'*'", "'S-3'", "'X-1'", "'X-2'", "'../x'"]
+        ["'*'", "'S-3'", "'X-1'", "'X-2'", "'../x'", "'X-3'"]
     refusal = staff.check("D-7", DEALER_PIN, ("dealer",))
     assert refusal is not None and refusal.wait_s == 30  # its wait, not a year's
+    clock.now += 31
+    assert staff.check("D-7", DEALER_PIN, ("dealer",)) is None  # and that wait ends
     for n in range(10):
         staff.check(f"Y-{n}", "111111", ("dealer",))  # the table's count was not cancelled
     assert staff.check("Y-10", "111111", ("dealer",)).throttled  # type: ignore[union-attr]
