@@ -27,6 +27,11 @@ SEAT_ZONES = ("bet", "match", "cards", "insurance")
 """Zones a seat may have: main betting spot, Match the Dealer circle, card area, insurance line."""
 REQUIRED_SEAT_ZONES = ("bet", "cards")
 DEALER_ZONES = ("cards", "chip_tray", "discard")
+#: The keys a layout file may hold at each level (any other is refused, not ignored).
+LAYOUT_KEYS = ("name", "outline", "seats", "dealer", "markers")
+SHAPE_KEYS = {"circle": ("center", "radius"), "rect": ("center", "size", "angle_deg")}
+MARKERS_KEYS = ("dictionary", "size_mm", "placed")
+PLACED_KEYS = ("id", "center", "size_mm", "rotation_deg")
 """The dealer's zones; ``cards`` with seat ``None`` is the dealer's card area."""
 ARUCO_DICTIONARIES = {
     "DICT_4X4_50": 50,
@@ -221,7 +226,7 @@ class Layout:
     def from_dict(cls, data: Any, source: str = "<layout>") -> Layout:
         """Build a layout from its parsed YAML form; raises LayoutError naming the key path."""
         reader = _Reader(source)
-        mapping = reader.mapping(data, "")
+        mapping = reader.only(reader.mapping(data, ""), LAYOUT_KEYS, "")
         name = reader.text(mapping, "name", "")
         outline = reader.polygon(reader.require(mapping, "outline", ""), "outline")
         zones: list[Zone] = []
@@ -270,6 +275,16 @@ class _Reader:
         if not isinstance(value, Mapping):
             raise self.fail(where, f"expected a mapping, got {type(value).__name__}")
         return value
+
+    def only(self, mapping: Mapping[str, Any], known: tuple[str, ...],
+             where: str) -> Mapping[str, Any]:
+        """``mapping``, refused where it holds a key not ``known`` (a misspelt key would
+        otherwise be ignored and its default used: a zone unturned, a marker of the wrong
+        size)."""
+        for key in mapping:
+            if key not in known:
+                raise self.fail(where, f"unknown key {shown(key)} (known: {', '.join(known)})")
+        return mapping
 
     def sequence(self, value: Any, where: str) -> Sequence[Any]:
         if not isinstance(value, list) or not value:
@@ -331,22 +346,22 @@ class _Reader:
         where = f"{where}.{kind}"
         if kind == "polygon":
             return self.polygon(body, where)
-        body = self.mapping(body, where)
+        if kind not in SHAPE_KEYS:
+            raise self.fail(where, f"unknown shape {kind!r} (known: circle, rect, polygon)")
+        body = self.only(self.mapping(body, where), SHAPE_KEYS[kind], where)
         center = self.point(self.require(body, "center", where), f"{where}.center")
         if kind == "circle":
             return Circle(
                 center, self.length(self.require(body, "radius", where), f"{where}.radius", True)
             )
-        if kind == "rect":
-            size = self.point(self.require(body, "size", where), f"{where}.size")
-            if size[0] <= 0 or size[1] <= 0:
-                raise self.fail(f"{where}.size", f"must be positive, got {list(size)}")
-            angle = self.number(body.get("angle_deg", 0), f"{where}.angle_deg")
-            return _rectangle(center, size, angle)
-        raise self.fail(where, f"unknown shape {kind!r} (known: circle, rect, polygon)")
+        size = self.point(self.require(body, "size", where), f"{where}.size")  # a rect
+        if size[0] <= 0 or size[1] <= 0:
+            raise self.fail(f"{where}.size", f"must be positive, got {list(size)}")
+        angle = self.number(body.get("angle_deg", 0), f"{where}.angle_deg")
+        return _rectangle(center, size, angle)
 
     def markers(self, value: Any) -> tuple[str, tuple[MarkerPlacement, ...]]:
-        spec = self.mapping(value, "markers")
+        spec = self.only(self.mapping(value, "markers"), MARKERS_KEYS, "markers")
         dictionary = self.text(spec, "dictionary", "markers")
         if dictionary not in ARUCO_DICTIONARIES:
             known = ", ".join(ARUCO_DICTIONARIES)
@@ -358,7 +373,7 @@ class _Reader:
             self.sequence(self.require(spec, "placed", "markers"), "markers.placed")
         ):
             where = f"markers.placed[{index}]"
-            entry = self.mapping(item, where)
+            entry = self.only(self.mapping(item, where), PLACED_KEYS, where)
             marker_id = self.integer(entry, "id", where)
             if not 0 <= marker_id < ARUCO_DICTIONARIES[dictionary]:
                 raise self.fail(f"{where}.id", f"{marker_id} is not an id of {dictionary}")

@@ -118,6 +118,32 @@ BREAKAGES = [
         lambda d: d["dealer"]["cards"].update(circle={"center": [0, 0], "radius": 1}),
         "dealer.cards: expected exactly one of",
     ),
+    # a misspelt key was ignored and its default used: the zone unturned, the marker unturned
+    (
+        "misspelt angle",
+        lambda d: d["dealer"]["discard"]["rect"].update(angle=30),
+        "dealer.discard.rect: unknown key 'angle' (known: center, size, angle_deg)",
+    ),
+    (
+        "misspelt rotation",
+        lambda d: d["markers"]["placed"][0].update(rotation=90),
+        "markers.placed[0]: unknown key 'rotation' (known: id, center, size_mm, rotation_deg)",
+    ),
+    (
+        "misspelt marker size",
+        lambda d: d["markers"].update(size=60),
+        "markers: unknown key 'size' (known: dictionary, size_mm, placed)",
+    ),
+    (
+        "unknown top-level key",
+        lambda d: d.update(marker={}),
+        ": unknown key 'marker' (known: name, outline, seats, dealer, markers)",
+    ),
+    (
+        "circle with a rect's key",
+        lambda d: d["seats"][2]["bet"]["circle"].update(size=[4, 4]),
+        "seats[2].bet.circle: unknown key 'size' (known: center, radius)",
+    ),
     # these loaded, then `calibrate markers` failed in OpenCV ("integer won't fit into a C int")
     # or ran out of memory drawing them
     (
