@@ -340,7 +340,7 @@ def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> 
                 "false_switched": 0, "stray": 0,
                 "unlanded": dict(zip(UNLANDED, [0, 1, 0, 1], strict=True))}
     _print_checks({"scenes": 2, "frames": 8, "seed": 1, "card_width": [60, 95],
-                   "designs": ["hand"], "shoe_check": {"headline": headline},
+                   "designs": ["hand"], "flight": "kept", "shoe_check": {"headline": headline},
                    "wrong_matches": wrong})
     lines = capsys.readouterr().out.splitlines()
     assert lines.count(f"  {'headline':<32} {2:>8} {0:>9} {1:>13} {0:>14} {1:>13}") == 1
