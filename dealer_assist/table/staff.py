@@ -124,13 +124,15 @@ def _write_private(path: Path, data: dict[str, Any]) -> None:
         raise StaffError(f"{path}: {error.strerror or error}") from None
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, holding: str = "the PIN hashes") -> Any:
+    """``path``'s JSON (None: no such file), refused where others may read it (it holds
+    ``holding``) or where it cannot be read."""
     try:
         return json.loads(read_private(path).decode("utf-8"))
     except FileNotFoundError:
         return None
     except NotPrivateError as error:
-        raise StaffError(f"{error}: it must stay private to the table's account") from None
+        raise StaffError(f"{error}: {holding} must stay private") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise StaffError(f"{path}: cannot be read: {error}") from None
 
@@ -312,7 +314,7 @@ class StaffDesk:
 
     def _load(self) -> None:
         """Read the counts back; an entry that is not a count is left out, with a warning."""
-        raw = _read_json(self.attempts_path)
+        raw = _read_json(self.attempts_path, "the failed PIN attempts")
         if raw is None:
             return
         if not isinstance(raw, dict):
