@@ -27,12 +27,12 @@ SEAT_ZONES = ("bet", "match", "cards", "insurance")
 """Zones a seat may have: main betting spot, Match the Dealer circle, card area, insurance line."""
 REQUIRED_SEAT_ZONES = ("bet", "cards")
 DEALER_ZONES = ("cards", "chip_tray", "discard")
+"""The dealer's zones; ``cards`` with seat ``None`` is the dealer's card area."""
 #: The keys a layout file may hold at each level (any other is refused, not ignored).
 LAYOUT_KEYS = ("name", "outline", "seats", "dealer", "markers")
 SHAPE_KEYS = {"circle": ("center", "radius"), "rect": ("center", "size", "angle_deg")}
 MARKERS_KEYS = ("dictionary", "size_mm", "placed")
 PLACED_KEYS = ("id", "center", "size_mm", "rotation_deg")
-"""The dealer's zones; ``cards`` with seat ``None`` is the dealer's card area."""
 ARUCO_DICTIONARIES = {
     "DICT_4X4_50": 50,
     "DICT_4X4_100": 100,

@@ -265,11 +265,10 @@ class StaffDesk:
         with self._lock:  # one check at a time: parallel tries cannot outrun the count
             self.registry.refresh()
             self._bring_back_to(self._clock())  # a clock set back: no wait counts from later
-            own, table = self._waits_left(staff_id)
-            if max(own, table) > 0:
-                whose = "" if own >= table else " at this table"
+            left, whose = self._wait_left(staff_id)
+            if left > 0:
                 return Refusal(f"{staff_id}: too many wrong PINs{whose}: try again in "
-                               f"{max(own, table):.0f} s", max(own, table), throttled=True)
+                               f"{left:.0f} s", left, throttled=True)
             role = self.registry.verify(staff_id, pin) if PIN.fullmatch(pin) else None
             if role is None:
                 now = self._clock()
@@ -279,9 +278,7 @@ class StaffDesk:
                 self._forget_oldest_unknown()
                 self._save()
                 failures = self._failures[staff_id][0]
-                own, table = self._waits_left(staff_id)
-                whose = "" if own >= table else " at this table"
-                wait = max(own, table)
+                wait, whose = self._wait_left(staff_id)
                 later = f"; the next try{whose} in {wait:.0f} s" if wait > 0 else ""
                 return Refusal(f"{staff_id}: wrong id or PIN ({failures} in a row{later})", wait)
             if self._failures.pop(staff_id, None) is not None:
@@ -295,13 +292,15 @@ class StaffDesk:
         count, last = self._table
         return max(0.0, count - max(0.0, now - last) / TABLE_FORGETS_ONE_S)
 
-    def _waits_left(self, staff_id: str) -> tuple[float, float]:
-        """Seconds before ``staff_id`` may try by its own wait and by the table's, each counted
-        from its last failure (the table's count rounded: 9.98 failures are 10)."""
+    def _wait_left(self, staff_id: str) -> tuple[float, str]:
+        """Seconds before ``staff_id`` may try, the longer of its own wait and the table's, each
+        counted from its last failure (the table's count rounded: 9.98 failures are 10), and
+        whose wait that is in words (``""``: the id's own; `` at this table``)."""
         now = self._clock()
         failures, last = self._failures.get(staff_id, (0, 0.0))
-        return (last + ID_BACKOFF.wait(failures) - now,
-                self._table[1] + TABLE_BACKOFF.wait(round(self._table[0])) - now)
+        own = last + ID_BACKOFF.wait(failures) - now
+        table = self._table[1] + TABLE_BACKOFF.wait(round(self._table[0])) - now
+        return (own, "") if own >= table else (table, " at this table")
 
     def _bring_back_to(self, now: float) -> None:
         """Date any failure recorded later than ``now`` (the clock was ahead, then set back)
