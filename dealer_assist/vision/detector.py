@@ -489,13 +489,24 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+#: How much brighter than the frame's median (its V in HSV, levels of 255) a pixel must be to be
+#: taken for card paper, and the least it must be. Paper under a dim lamp on a pale cloth (the
+#: independent renderer's fibres, leather, paper and burlap felts) lies only 20-40 levels above
+#: the felt's median: at the former 45 and 110, whole cards lay outside every region frame after
+#: frame and the detector never ran on them (docs/vision.md, "Card regions"). Chosen on another
+#: seed than the model card's; the regions grew by about a fifth, and a region only costs time.
+PAPER_ABOVE_MEDIAN = 20.0
+PAPER_LEAST = 90.0
+
+
 def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, int, int]]:
     """Rectangles ``(x0, y0, x1, y1)`` of ``frame`` that may hold cards, sides multiples of 32.
 
     Card paper is brighter than the felt and unsaturated: pixels of a quarter-size copy of the
     frame (sampled bilinearly: at 3K much cheaper than averaging, and found as many indices)
-    brighter than the frame's median (over every fourth row and column) by 45 levels (and at
-    least 110) with saturation under 100, less thin lines (the felt's printing), are grown by
+    brighter than the frame's median (over every fourth row and column) by
+    :data:`PAPER_ABOVE_MEDIAN` levels (and at least :data:`PAPER_LEAST`) with saturation under
+    100, less thin lines (the felt's printing), are grown by
     ``margin`` pixels, and each connected blob's bounding box, grown to the network's stride,
     is a region. Chips, glare and white sleeves give extra regions, which only cost time. A
     bright frame (median above 150: a light felt, a close-up of cards) cannot be told apart
@@ -508,7 +519,7 @@ def card_regions(frame: np.ndarray, margin: int = 16) -> list[tuple[int, int, in
     median = float(np.median(hsv[::4, ::4, 2]))
     if median > 150:
         return [(0, 0, w, h)]
-    level = max(110.0, median + 45)
+    level = max(PAPER_LEAST, median + PAPER_ABOVE_MEDIAN)
     bright = ((hsv[:, :, 2] > level) & (hsv[:, :, 1] < 100)).astype(np.uint8)
     # the felt's printed lines are as pale as paper but thin: an opening removes them
     paper = cv2.morphologyEx(bright, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
