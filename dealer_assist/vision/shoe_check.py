@@ -281,17 +281,20 @@ class ShoeCheck:
 
     def _judge(self, reading: FrameReading, i: int, place: _Place, codes: tuple[str, ...],
                new: bool = False) -> tuple[str, float, str | None, str | None]:
-        """(code, confidence, verdict, checked) for index ``i``: the first code in flight its
-        pooled readings match; else its name (a mismatch when surely none of them); ``""`` as
-        the code: neither matched nor named. ``new``: the index is at no card on the felt, so
-        a code it matches only as another card's corner misread (:meth:`_misread_corner`) is
-        not matched, and matching no other it is ``""``, no card."""
+        """(code, confidence, verdict, checked) for index ``i``: the code in flight its pooled
+        readings match best, the oldest of equals (a place read surely as one code in flight
+        and once, less surely, as an older one is the first); else its name (a mismatch when
+        surely none of them); ``""`` as the code: neither matched nor named. ``new``: the
+        index is at no card on the felt, so a code it matches only as another card's corner
+        misread (:meth:`_misread_corner`) is not matched, and matching no other it is ``""``,
+        no card."""
         name, confidence = reading.names[i], float(reading.confidences[i])
         if not codes:
             return name, confidence, None, None
         verdicts = judge_codes(place.ranks, place.suits, codes)
         misread = False
-        for code, verification in zip(codes, verdicts, strict=True):
+        for code, verification in sorted(zip(codes, verdicts, strict=True),
+                                         key=lambda pair: -pair[1].probability):
             if verification.verdict is Verdict.MATCH:
                 if new and self._misread_corner(reading.boxes[i], place, code):
                     misread = True

@@ -199,6 +199,19 @@ def test_a_faint_index_must_read_the_shoe_card_more_surely_than_a_found_one():
         assert [(e.card, e.verdict) for e in seen] == events
 
 
+def test_a_place_read_surely_as_one_code_in_flight_is_not_taken_for_an_older_one_read_once():
+    # traced on an independent deal (dondorf, scenes of 4 frames): a 6D's index read 6D at
+    # 0.997, then once KD at 0.686, then 6D again, with KD older in flight than 6D; its pooled
+    # readings match both, and it was taken for the KD (then paired with the real KD's index)
+    check = shipped_check(stable_frames=2)
+    check.expect(("KD", "6D"))
+    box = (100.0, 100.0, 112.0, 116.0)
+    readings = [index_reading((box, "6D"), sure=0.9985), index_reading((box, "KD"), sure=0.83),
+                index_reading((box, "6D"), sure=0.9985)]
+    seen = [e for n, reading in enumerate(readings, 1) for e in check.track(n, reading)]
+    assert [(e.card, e.verdict) for e in seen] == [("6D", "match")]
+
+
 @pytest.mark.parametrize(("in_flight", "second", "events"), [
     # one 7H out of the shoe, two places a hand apart read surely as it: the surer is its
     # landing, the other is unsure (asked about, never an alarm), not a second 7H matched
