@@ -2,7 +2,8 @@
 
     dealer-assist evaluate --scenes 400 --seed 1 [--frames 8 | --per-card 4] [--shoe
                            [--flight kept|table]] [--json]
-    dealer-assist evaluate --deck FOLDER --model M --reader R --acceptance REPORT
+    dealer-assist evaluate --deck FOLDER --model M --reader R [--shoe --flight table]
+                           --acceptance REPORT
 
 Renders ``--scenes`` deals (:mod:`dealer_assist.evaluation.render`), one held-out design each in
 turn, reads every frame with the models as the table does (ONNX Runtime, INT8 by default) and
@@ -16,8 +17,10 @@ what the check read at its indices.
 ``--deck`` renders one deck of the caller's instead (an enrolled deck: 52 faces, ``<CODE>.png``
 or ``.jpg``), and ``--acceptance`` writes that deck's acceptance report from its headline
 per-card figures, marked ``"source": "independent"``
-(:class:`~dealer_assist.vision.model_control.AcceptanceReport`). Exit status: 0 scored; 1 no card
-to score; 2 a bad option, a design outside the split's held-out list, artwork or a model missing.
+(:class:`~dealer_assist.vision.model_control.AcceptanceReport`): naming's, or with ``--shoe
+--flight table`` the shoe check's (a report only a table with a shoe accepts). Exit status: 0
+scored; 1 no card to score; 2 a bad option, a design outside the split's held-out list, artwork
+or a model missing.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from typing import TYPE_CHECKING
 from dealer_assist.cli import number_in, rng_seed
 
 if TYPE_CHECKING:
-    from dealer_assist.evaluation.score import Tally
     from dealer_assist.vision.model_control import AcceptanceReport
 
 log = logging.getLogger(__name__)
@@ -67,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "of the held-out designs; not checked against the design split")
     parser.add_argument("--acceptance", type=Path, metavar="REPORT",
                         help="with --deck: write the deck's acceptance report for --model and "
-                        "--reader from the headline per-card figures (source: independent)")
+                        "--reader from the headline per-card figures (source: independent): "
+                        "naming's, or with --shoe --flight table the shoe check's")
     parser.add_argument("--card-width", type=number_in(float, 20, 300, "--card-width"),
                         nargs=2, default=[60.0, 95.0], metavar=("LEAST", "MOST"),
                         help="card width range drawn, px (default 60 95)")
@@ -108,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     refused = ("--acceptance needs --deck" if args.acceptance and not args.deck else
                "--deck and --designs: one or the other" if args.deck and args.designs else
-               "--acceptance scores naming: not with --shoe" if args.acceptance and args.shoe
+               "--acceptance with --shoe scores the table's own keeping of the shoe's codes: add"
+               " --flight table" if args.acceptance and args.shoe and args.flight != "table"
                else "--flight needs --shoe" if args.flight != "kept" and not args.shoe else None)
     if refused:
         print(f"dealer-assist evaluate: {refused}", file=sys.stderr)
@@ -189,6 +193,17 @@ def run(args: argparse.Namespace) -> int:
         "reading": args.reading,
     }
     if isinstance(total, CheckReport):
+        if args.acceptance:
+            checked = total.card.get("headline")
+            if checked is None or not checked.counted:
+                return _no_headline()
+            _acceptance(args, "shoe", {
+                "landing": checked.rate(checked.landed),
+                "verification": checked.rate(checked.verified),
+                "wrong_match": checked.rate(checked.wrong_match),
+                "false_switched": checked.rate(checked.false_switched)},
+                checked.counted, *hashes).write(args.acceptance)
+            result["acceptance"] = str(args.acceptance)
         result["flight"] = args.flight
         result["shoe_check"] = {g: t.to_json() for g, t in _ordered(total.card)}
         result["wrong_matches"] = [w.to_json() for w in
@@ -201,10 +216,10 @@ def run(args: argparse.Namespace) -> int:
     if args.acceptance:
         headline = total.card.get("headline")
         if headline is None or not headline.counted:
-            print("dealer-assist evaluate: no card of the deck passed the install checks (70-95 "
-                  "px, sharp): no acceptance report written", file=sys.stderr)
-            return 1
-        _acceptance(args, headline, *hashes).write(args.acceptance)
+            return _no_headline()
+        _acceptance(args, "naming", {"precision": headline.precision,
+                                     "recall": headline.recall},
+                    headline.counted, *hashes).write(args.acceptance)
         result["acceptance"] = str(args.acceptance)
     result |= {
         "per_card": {g: t.to_json() for g, t in _ordered(total.card)},
@@ -221,21 +236,29 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _acceptance(args: argparse.Namespace, headline: Tally, detector_sha256: str,
-                reader_sha256: str) -> AcceptanceReport:
-    """The deck's acceptance report from its headline per-card tally, for the model files of
-    those hashes."""
+def _no_headline() -> int:
+    print("dealer-assist evaluate: no card of the deck passed the install checks (70-95 px, "
+          "sharp): no acceptance report written", file=sys.stderr)
+    return 1
+
+
+def _acceptance(args: argparse.Namespace, check: str, figures: dict[str, float], cards: int,
+                detector_sha256: str, reader_sha256: str) -> AcceptanceReport:
+    """The deck's acceptance report by ``check`` from its headline cards' ``figures``, for
+    the model files of those hashes."""
     from dealer_assist.vision.model_control import AcceptanceReport
 
+    shoe = " --shoe --flight table" if check == "shoe" else ""
     return AcceptanceReport(
         deck=args.deck.name, detector_sha256=detector_sha256,
-        reader_sha256=reader_sha256, precision=round(headline.precision, 4),
-        recall=round(headline.recall, 4), cards=headline.counted, scenes=args.scenes,
-        source="independent",
+        reader_sha256=reader_sha256,
+        figures={name: round(value, 5 if check == "shoe" else 4)
+                 for name, value in figures.items()},
+        cards=cards, scenes=args.scenes, source="independent", check=check,
         command=(f"dealer-assist evaluate --deck {args.deck} --model {args.model} --reader "
                  f"{args.reader} --scenes {args.scenes} {_pace_option(args)} --seed "
-                 f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g} "
-                 f"--acceptance {args.acceptance}"))
+                 f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g}{shoe}"
+                 f" --acceptance {args.acceptance}"))
 
 
 def _pace_option(args: argparse.Namespace) -> str:

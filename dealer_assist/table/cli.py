@@ -148,6 +148,7 @@ def _run_table(args: argparse.Namespace) -> int:
                 ),
                 where=config.path,
                 frame_quality=config.frame_quality,
+                shoe=config.shoe is not None,
             )
         except (PinError, RuntimeUnavailable) as error:  # models it may not run: no start
             print(f"dealer-assist table: {config.path}: vision: {error}", file=sys.stderr)

@@ -88,10 +88,11 @@ class Capture:
 def open_live_camera(config: CameraConfig,
                      warn: Callable[[str], None] = lambda message: None,
                      where: str = "table.toml",
-                     frame_quality: int = FRAME_QUALITY) -> CameraSource:
+                     frame_quality: int = FRAME_QUALITY, shoe: bool = False) -> CameraSource:
     """The camera pipeline for ``[camera]`` and ``[vision]`` (``where``: the config, for
-    messages); raises ``ValueError`` subclasses naming what is missing or wrong (the model file,
-    the calibration file and its key; a model not pinned or not accepted:
+    messages; ``shoe``: the table has one, so an enrolled deck's acceptance may be its figures
+    through the shoe check); raises ``ValueError`` subclasses naming what is missing or wrong
+    (the model file, the calibration file and its key; a model not pinned or not accepted:
     :class:`~dealer_assist.vision.model_control.PinError`) and ``RuntimeError`` for a runtime
     named but not installed. ``warn`` is told what runs but reads worse: cards the calibrated
     camera shows too small or too large to read. The source's ``models`` is what each round
@@ -115,7 +116,7 @@ def open_live_camera(config: CameraConfig,
         runtime_choice=vision.runtime, model=config.model, reader=config.reader,
         detector_pins=vision.detector_sha256, reader_pins=vision.reader_sha256,
         acceptance=vision.acceptance, where=where, frame_size=calibration.camera.image_size,
-        at_once=DETECTION_WORKERS)
+        at_once=DETECTION_WORKERS, shoe=shoe)
     detector = started.detector
     for warning in card_size_warnings(calibration, str(config.calibration)):
         warn(warning)

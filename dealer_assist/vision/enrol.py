@@ -89,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     report = acceptance_report(name, *enrolled, found, args.check_scenes,
                                f"python -m dealer_assist.vision.enrol {args.deck} --name {name}")
     report.write(model_control.acceptance_path(enrolled[0]))
-    print(f"acceptance ({report.source}): precision {report.precision:.4f} recall "
-          f"{report.recall:.4f} against {report.goal:g}: "
+    print(f"acceptance: {report.summary()} against {report.goal_text()}: "
           f"{'passed' if report.passed else 'NOT passed, the table will refuse this deck'}",
           file=sys.stderr)
     return 0
@@ -101,8 +100,9 @@ def acceptance_report(deck: str, detector: Path, reader: Path, score: evaluate.S
     """The acceptance report of an enrolled deck's two files from enrol's own check scenes."""
     return model_control.AcceptanceReport(
         deck=deck, detector_sha256=model_control.sha256_of(detector),
-        reader_sha256=model_control.sha256_of(reader), precision=score.precision,
-        recall=score.recall, cards=score.true_positives + score.false_negatives,
+        reader_sha256=model_control.sha256_of(reader),
+        figures={"precision": score.precision, "recall": score.recall},
+        cards=score.true_positives + score.false_negatives,
         scenes=scenes, source="enrol-check", command=command)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +26,21 @@ from typing import Any
 MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
 MANIFEST = MODELS_DIR / "manifest.json"
 ACCEPTANCE_FORMAT = 1
-#: An enrolled deck's goal (issue 33): precision and recall per card of at least this.
+#: An enrolled deck's goal (issue 33): each figure a report holds to at least this.
 ENROLLED_GOAL = 0.995
+#: What a report's figures score. ``naming``: precision and recall per card, the cards named
+#: from the camera alone (a hand-held game names every card). ``shoe``: per card through the
+#: table's own shoe check, each new card checked against the shoe's codes in flight (what a
+#: shoe table lives by): landed, verified, and the two mistakes, a card taken for another code
+#: in flight (``wrong_match``) and a true card called switched (``false_switched``).
+CHECKS = ("naming", "shoe")
+#: The figures each check holds to :data:`ENROLLED_GOAL` or more, and those it holds under
+#: :data:`MISTAKES_BELOW` (the rate of cards it happens to).
+AT_LEAST = {"naming": ("precision", "recall"), "shoe": ("landing", "verification")}
+BELOW = {"naming": (), "shoe": ("wrong_match", "false_switched")}
+#: A shoe report's mistakes per card must stay under this (issue 33: under 0.1% false
+#: "switched card" alarms; a card taken for another code in flight is held to the same).
+MISTAKES_BELOW = 0.001
 #: Where the figures of a report come from: the training generator's own check scenes of the
 #: deck (what ``enrol`` scores now; not independent of what it trained on), or scenes from the
 #: independent renderer.
@@ -125,31 +138,60 @@ def check_pin(role: str, path: Path, pins: Sequence[str], where: str) -> str:
 
 @dataclass(frozen=True)
 class AcceptanceReport:
-    """An enrolled deck's acceptance: its two model files by hash, the figures measured on
-    scenes of the deck, their source (:data:`SOURCES`) and the goal they are held against."""
+    """An enrolled deck's acceptance: its two model files by hash, the ``figures`` measured on
+    scenes of the deck by ``check`` (:data:`CHECKS`: fractions of cards, keyed as
+    :data:`AT_LEAST` and :data:`BELOW` name them), their source (:data:`SOURCES`) and the goal
+    they are held against."""
 
     deck: str
     detector_sha256: str
     reader_sha256: str
-    precision: float
-    recall: float
+    figures: Mapping[str, float]
     cards: int
     scenes: int
     source: str
     command: str
+    check: str = "naming"
     goal: float = ENROLLED_GOAL
+    mistakes_below: float = MISTAKES_BELOW
+
+    def __post_init__(self) -> None:
+        if self.check not in CHECKS:
+            raise ValueError(f"check {self.check!r} (known: {', '.join(CHECKS)})")
+        wanted = {*AT_LEAST[self.check], *BELOW[self.check]}
+        if set(self.figures) != wanted:
+            raise ValueError(f"a {self.check} report's figures are {', '.join(sorted(wanted))}, "
+                             f"not {', '.join(sorted(self.figures)) or 'none'}")
 
     @property
     def passed(self) -> bool:
-        return self.precision >= self.goal and self.recall >= self.goal
+        return all(self.figures[name] >= self.goal for name in AT_LEAST[self.check]) and \
+            all(self.figures[name] < self.mistakes_below for name in BELOW[self.check])
+
+    def summary(self) -> str:
+        """The figures in words, with the cards and the source."""
+        if self.check == "naming":
+            read = (f"reads at precision {self.figures['precision']:.4f}, recall "
+                    f"{self.figures['recall']:.4f}")
+        else:
+            read = (f"through the shoe check lands {self.figures['landing']:.2%} and verifies "
+                    f"{self.figures['verification']:.2%}, takes {self.figures['wrong_match']:.2%}"
+                    f" for another code in flight and calls {self.figures['false_switched']:.2%}"
+                    " switched")
+        return f"deck {self.deck} {read} on {self.cards} cards ({self.source})"
+
+    def goal_text(self) -> str:
+        below = BELOW[self.check]
+        return f"the goal {self.goal:g}" + (f" (mistakes under {self.mistakes_below:g})"
+                                             if below else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": ACCEPTANCE_FORMAT, "deck": self.deck,
+        goal: dict[str, float] = {name: self.goal for name in AT_LEAST[self.check]}
+        goal |= {f"{name}_below": self.mistakes_below for name in BELOW[self.check]}
+        return {"format": ACCEPTANCE_FORMAT, "check": self.check, "deck": self.deck,
                 "detector_sha256": self.detector_sha256, "reader_sha256": self.reader_sha256,
-                "figures": {"precision": self.precision, "recall": self.recall,
-                            "cards": self.cards, "scenes": self.scenes},
-                "source": self.source, "command": self.command,
-                "goal": {"precision": self.goal, "recall": self.goal},
+                "figures": {**self.figures, "cards": self.cards, "scenes": self.scenes},
+                "source": self.source, "command": self.command, "goal": goal,
                 "passed": self.passed}
 
     def write(self, path: Path) -> None:
@@ -157,7 +199,10 @@ class AcceptanceReport:
 
     @classmethod
     def load(cls, path: Path) -> AcceptanceReport:
-        """The report at ``path``; :class:`AcceptanceError` naming it and what is wrong."""
+        """The report at ``path``; :class:`AcceptanceError` naming it and what is wrong. A
+        report without ``check`` scores naming (as every report did before shoe reports); a
+        goal it names is never taken below :data:`ENROLLED_GOAL`, nor a bound on mistakes
+        above :data:`MISTAKES_BELOW`: what is written in it can only be stricter."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -168,18 +213,24 @@ class AcceptanceReport:
             if data["format"] != ACCEPTANCE_FORMAT:
                 raise ValueError(f"format {data['format']!r}, this table reads "
                                  f"{ACCEPTANCE_FORMAT}")
+            check = data.get("check", "naming")
+            if check not in CHECKS:
+                raise ValueError(f"check {check!r} (known: {', '.join(CHECKS)})")
             figures, goal = data["figures"], data["goal"]
+            at_least = [_fraction(goal[name], f"goal.{name}") for name in AT_LEAST[check]]
+            below = [_fraction(goal[f"{name}_below"], f"goal.{name}_below")
+                     for name in BELOW[check]]
             report = cls(
                 deck=str(data["deck"]),
                 detector_sha256=parse_pins(data["detector_sha256"])[0],
                 reader_sha256=parse_pins(data["reader_sha256"])[0],
-                precision=_fraction(figures["precision"], "figures.precision"),
-                recall=_fraction(figures["recall"], "figures.recall"),
+                figures={name: _fraction(figures[name], f"figures.{name}")
+                         for name in (*AT_LEAST[check], *BELOW[check])},
                 cards=_count(figures["cards"], "figures.cards"),
                 scenes=_count(figures["scenes"], "figures.scenes"),
                 source=str(data["source"]), command=str(data.get("command", "")),
-                goal=max(ENROLLED_GOAL, _fraction(goal["precision"], "goal.precision"),
-                         _fraction(goal["recall"], "goal.recall")))
+                check=check, goal=max([ENROLLED_GOAL, *at_least]),
+                mistakes_below=min([MISTAKES_BELOW, *below]))
             if report.source not in SOURCES:
                 raise ValueError(f"source {report.source!r} (known: {', '.join(SOURCES)})")
         except (KeyError, TypeError, ValueError) as error:
@@ -188,11 +239,13 @@ class AcceptanceReport:
         return report
 
 
-def check_acceptance(report_path: Path, detector_sha256: str, reader_sha256: str) -> (
-        AcceptanceReport):
-    """The report at ``report_path`` if it accepts these two files: it names both hashes and
-    its figures reach the goal (at least :data:`ENROLLED_GOAL`); else :class:`AcceptanceError`
-    saying which."""
+def check_acceptance(report_path: Path, detector_sha256: str, reader_sha256: str, *,
+                     shoe: bool = False) -> AcceptanceReport:
+    """The report at ``report_path`` if it accepts these two files: it names both hashes, its
+    figures reach the goal (at least :data:`ENROLLED_GOAL`; a shoe report's mistakes under
+    :data:`MISTAKES_BELOW`), and it scores what the table does: a shoe report only where the
+    table has a ``shoe`` (a table without one names every card, which a naming report
+    measures); else :class:`AcceptanceError` saying which."""
     report = AcceptanceReport.load(report_path)
     for role, digest, accepted in (("detector", detector_sha256, report.detector_sha256),
                                    ("reader", reader_sha256, report.reader_sha256)):
@@ -200,11 +253,15 @@ def check_acceptance(report_path: Path, detector_sha256: str, reader_sha256: str
             raise AcceptanceError(f"{report_path}: accepts a {role} of SHA-256 {accepted}, not "
                                   f"the {role} configured ({digest}): enrol and accept the deck "
                                   "again")
-    if not report.passed:
+    if report.check == "shoe" and not shoe:
         raise AcceptanceError(
-            f"{report_path}: deck {report.deck} reads at precision {report.precision:.4f}, "
-            f"recall {report.recall:.4f} on {report.cards} cards ({report.source}), short of the "
-            f"goal {report.goal:g}: it may not go live")
+            f"{report_path}: deck {report.deck} is accepted by its figures through the shoe "
+            "check, and this table has no shoe: it names every card, which only a naming report"
+            " measures ('dealer-assist evaluate --deck DECK --model M --reader R --acceptance "
+            "REPORT', without --shoe)")
+    if not report.passed:
+        raise AcceptanceError(f"{report_path}: {report.summary()}, short of "
+                              f"{report.goal_text()}: it may not go live")
     return report
 
 

@@ -78,10 +78,13 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
                    reader: Path | None = None, detector_pins: tuple[str, ...] = (),
                    reader_pins: tuple[str, ...] = (), acceptance: Path | None = None,
                    where: str = "table.toml", frame_size: tuple[int, int] = (1280, 720),
-                   threads: int | None = 1, at_once: int = 1) -> VisionStart:
+                   threads: int | None = 1, at_once: int = 1, shoe: bool = False,
+                   ) -> VisionStart:
     """The table's detector (see the module's docstring). ``where`` names the config in
     messages; ``frame_size`` is the camera's, for the warm-up frames; ``at_once``: frames the
-    camera detects at once, each call with ``threads`` threads (the runtimes are timed so). Raises
+    camera detects at once, each call with ``threads`` threads (the runtimes are timed so);
+    ``shoe``: the table has a shoe, so an enrolled deck may be accepted by its figures through
+    the shoe check (:func:`~.model_control.check_acceptance`). Raises
     :class:`~.model_control.PinError` (not pinned, another hash, not accepted, 8-bit weights
     on a CPU that saturates them),
     :class:`~.detector.ModelError` (a file that is not a model) or
@@ -96,7 +99,7 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
         shipped_detector, shipped_reader = runtime.model_files(name, MODELS_DIR)
         files = (model or shipped_detector, reader or shipped_reader)
         try:
-            identified = _accepted(files, detector_pins, reader_pins, acceptance, where)
+            identified = _accepted(files, detector_pins, reader_pins, acceptance, where, shoe)
         except model_control.PinError as refused:
             if runtime_choice != runtime.AUTO:
                 raise
@@ -120,8 +123,8 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
 
 
 def _accepted(files: tuple[Path, Path], detector_pins: tuple[str, ...],
-              reader_pins: tuple[str, ...], acceptance: Path | None,
-              where: str) -> tuple[model_control.ModelFile, model_control.ModelFile]:
+              reader_pins: tuple[str, ...], acceptance: Path | None, where: str,
+              shoe: bool) -> tuple[model_control.ModelFile, model_control.ModelFile]:
     detector_path, reader_path = files
     for path in files:
         if not path.is_file():
@@ -136,7 +139,8 @@ def _accepted(files: tuple[Path, Path], detector_pins: tuple[str, ...],
     report = None
     if enrolled:
         report_path = acceptance or model_control.acceptance_path(detector_path)
-        report = model_control.check_acceptance(report_path, detector_sha, reader_sha)
+        report = model_control.check_acceptance(report_path, detector_sha, reader_sha,
+                                                shoe=shoe)
         if report.source != "independent":
             logger.warning("vision: deck %s accepted on %s figures (%s), not yet on the "
                            "independent renderer's", report.deck, report.source, report_path)

@@ -507,7 +507,8 @@ def test_a_deck_of_photographed_faces_gets_an_independent_acceptance_report(
     assert accepted.source == "independent" and accepted.deck == "ourdeck"
     assert (accepted.detector_sha256, accepted.reader_sha256) == (
         sha256_of(DEFAULT_MODEL), sha256_of(DEFAULT_READER))
-    assert (accepted.precision, accepted.recall, accepted.cards) == (
+    assert accepted.check == "naming"
+    assert (accepted.figures["precision"], accepted.figures["recall"], accepted.cards) == (
         headline["precision"], headline["recall"], headline["cards"])
     if accepted.passed:
         check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256)
@@ -516,10 +517,47 @@ def test_a_deck_of_photographed_faces_gets_an_independent_acceptance_report(
             check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256)
 
 
+@pytest.mark.skipif("dondorf" not in installed_decks(),
+                    reason="held-out artwork not installed; run scripts/install-card-art.sh")
+def test_a_deck_checked_through_the_shoe_check_gets_a_shoe_acceptance_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report a shoe table may go live on: the headline cards' figures through the table's
+    own check and keeping of codes, which only a table with a shoe accepts."""
+    from dealer_assist.evaluation.split import load_split
+    from dealer_assist.vision.model_control import (
+        AcceptanceError,
+        AcceptanceReport,
+        check_acceptance,
+    )
+
+    deck = load_split().folder("dondorf")
+    report = tmp_path / "enrol-dondorf.acceptance.json"
+    assert main(["evaluate", "--deck", str(deck), "--scenes", "1", "--per-card", "4",
+                 "--shoe", "--flight", "table", "--workers", "1", "--card-width", "75", "90",
+                 "--acceptance", str(report), "--json"]) == 0
+    headline = json.loads(capsys.readouterr().out)["shoe_check"]["headline"]
+    accepted = AcceptanceReport.load(report)
+    assert (accepted.check, accepted.source, accepted.cards) == (
+        "shoe", "independent", headline["cards"])
+    assert accepted.figures == {"landing": headline["landing"],
+                                "verification": headline["verification"],
+                                "wrong_match": headline["wrong_match_rate"],
+                                "false_switched": headline["false_switched_rate"]}
+    assert "--shoe --flight table" in accepted.command
+    with pytest.raises(AcceptanceError, match="this table has no shoe"):
+        check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256)
+    if accepted.passed:
+        check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256, shoe=True)
+    else:
+        with pytest.raises(AcceptanceError, match="short of the goal"):
+            check_acceptance(report, accepted.detector_sha256, accepted.reader_sha256,
+                             shoe=True)
+
+
 @pytest.mark.parametrize(("args", "why"), [
     (["--acceptance", "r.json"], "--acceptance needs --deck"),
     (["--deck", ".", "--designs", "dondorf"], "one or the other"),
-    (["--deck", ".", "--acceptance", "r.json", "--shoe"], "not with --shoe"),
+    (["--deck", ".", "--acceptance", "r.json", "--shoe"], "add --flight table"),
 ])
 def test_acceptance_options_that_do_not_fit_are_refused(
         args: list[str], why: str, capsys: pytest.CaptureFixture[str]) -> None:

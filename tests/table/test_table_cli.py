@@ -339,3 +339,49 @@ def test_ctrl_c_and_a_service_stop_end_the_table_even_when_started_in_the_backgr
                 pytest.fail(f"{stopping!r} did not stop the table; its stderr:\n"
                             f"{process.communicate()[1]}")
         assert code == 0, stopping
+
+
+@pytest.mark.parametrize("with_shoe", [True, False], ids=["with a shoe", "hand-held"])
+def test_a_deck_accepted_through_the_shoe_check_runs_only_at_a_table_with_a_shoe(
+        tmp_path, with_shoe):
+    """An enrolled deck whose acceptance report scores the shoe check starts where the config
+    has a ``[shoe]``, whose cards the camera checks; a hand-held table names every card, so it
+    refuses that report and does not start (exit 2), saying it needs a naming one."""
+    import onnx
+
+    from dealer_assist.calibration.layout import Layout
+    from dealer_assist.vision import model_control
+    from dealer_assist.vision.detector import MODELS_DIR
+    from tests.calibration.practice_view import fit_from_hand_points
+
+    layout = Layout.load(ROOT / "calibration" / "layouts" / "standard-7seat.yaml")
+    fit_from_hand_points((1280, 720), layout).calibration.save(
+        tmp_path / "table-calibration.yaml")
+    files = []  # the shipped INT8 models re-saved: not the shipped bytes, as an enrolled deck's
+    for name in ("cards", "index-reader"):
+        model = onnx.load(str(MODELS_DIR / f"{name}.int8.onnx"))
+        model.producer_name = "enrol-test"
+        onnx.save(model, str(tmp_path / f"{name}-ourdeck.int8.onnx"))
+        files.append(tmp_path / f"{name}-ourdeck.int8.onnx")
+    hashes = [model_control.sha256_of(path) for path in files]
+    model_control.AcceptanceReport(
+        deck="ourdeck", detector_sha256=hashes[0], reader_sha256=hashes[1], check="shoe",
+        figures={"landing": 0.9962, "verification": 0.9959, "wrong_match": 0.0,
+                 "false_switched": 0.0},
+        cards=3368, scenes=400, source="independent", command="test").write(
+        model_control.acceptance_path(files[0]))
+    config = tmp_path / "table.toml"
+    config.write_text(
+        ('[shoe]\nurl = "socket://127.0.0.1:9"\n' if with_shoe else "")
+        + '[camera]\nsource = 0\ncalibration = "table-calibration.yaml"\n'
+        f'model = "{files[0].name}"\nreader = "{files[1].name}"\n[screen]\nport = 0\n'
+        f'[vision]\nruntime = "onnxruntime"\ndetector_sha256 = "{hashes[0]}"\n'
+        f'reader_sha256 = "{hashes[1]}"\n')
+    done = run_table(config, "--check")
+    if with_shoe:
+        assert done.returncode == 0, done.stderr
+        assert "camera 0" in done.stdout
+    else:
+        assert done.returncode == 2, done.stderr
+        assert "this table has no shoe: it names every card" in done.stderr
+        assert "camera 0" not in done.stdout

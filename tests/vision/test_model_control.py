@@ -86,15 +86,28 @@ def enrolled(tmp_path: Path) -> tuple[Path, Path]:
 
 def report_for(files: tuple[Path, Path], precision: float, recall: float) -> AcceptanceReport:
     return AcceptanceReport(deck="ourdeck", detector_sha256=sha256_of(files[0]),
-                            reader_sha256=sha256_of(files[1]), precision=precision,
-                            recall=recall, cards=3000, scenes=100, source="enrol-check",
+                            reader_sha256=sha256_of(files[1]),
+                            figures={"precision": precision, "recall": recall},
+                            cards=3000, scenes=100, source="enrol-check",
                             command="python -m dealer_assist.vision.enrol DECK --name ourdeck")
 
 
-def start_enrolled(files: tuple[Path, Path], acceptance: Path | None = None):
+def shoe_report_for(files: tuple[Path, Path], landing: float, verification: float,
+                    wrong_match: float = 0.0, false_switched: float = 0.0) -> AcceptanceReport:
+    return AcceptanceReport(deck="ourdeck", detector_sha256=sha256_of(files[0]),
+                            reader_sha256=sha256_of(files[1]), check="shoe",
+                            figures={"landing": landing, "verification": verification,
+                                     "wrong_match": wrong_match,
+                                     "false_switched": false_switched},
+                            cards=3368, scenes=400, source="independent",
+                            command="dealer-assist evaluate --deck DECK --shoe --flight table")
+
+
+def start_enrolled(files: tuple[Path, Path], acceptance: Path | None = None,
+                   shoe: bool = False):
     return start_detector(runtime_choice=runtime.ONNXRUNTIME, model=files[0], reader=files[1],
                           detector_pins=(sha256_of(files[0]),),
-                          reader_pins=(sha256_of(files[1]),), acceptance=acceptance)
+                          reader_pins=(sha256_of(files[1]),), acceptance=acceptance, shoe=shoe)
 
 
 def test_an_enrolled_deck_without_its_acceptance_report_does_not_run(enrolled) -> None:
@@ -152,6 +165,89 @@ def test_a_report_cannot_lower_the_goal(enrolled, tmp_path) -> None:
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data))
     assert not AcceptanceReport.load(path).passed
+
+
+def test_a_shoe_table_runs_a_deck_accepted_by_its_figures_through_the_shoe_check(
+        enrolled) -> None:
+    """At a shoe table the camera checks each card against the shoe's code: a deck whose
+    landing and verification reach the goal, with mistakes under 0.1%, goes live there."""
+    shoe_report_for(enrolled, 0.9962, 0.9959, wrong_match=0.0003).write(
+        model_control.acceptance_path(enrolled[0]))
+    detector, reader = start_enrolled(enrolled, shoe=True).models
+    assert detector.version == reader.version == "enrolled ourdeck"
+
+
+def test_a_table_without_a_shoe_does_not_run_a_deck_accepted_only_through_the_shoe_check(
+        enrolled) -> None:
+    """A hand-held game names every card: figures of checking against a shoe say nothing of
+    that, however good."""
+    shoe_report_for(enrolled, 1.0, 1.0).write(model_control.acceptance_path(enrolled[0]))
+    with pytest.raises(AcceptanceError, match="this table has no shoe: it names every card"):
+        start_enrolled(enrolled, shoe=False)
+
+
+def test_a_shoe_table_also_runs_a_deck_accepted_by_naming(enrolled) -> None:
+    report_for(enrolled, 0.997, 0.996).write(model_control.acceptance_path(enrolled[0]))
+    assert start_enrolled(enrolled, shoe=True).models[0].version == "enrolled ourdeck"
+
+
+@pytest.mark.parametrize(("figures", "why"), [
+    ({"landing": 0.9940, "verification": 0.9935}, r"lands 99\.40% and verifies 99\.35%"),
+    ({"landing": 0.999, "verification": 0.999, "wrong_match": 0.001},
+     r"takes 0\.10% for another code in flight"),
+    ({"landing": 0.999, "verification": 0.999, "false_switched": 0.0012},
+     r"calls 0\.12% switched"),
+])
+def test_a_shoe_report_short_of_the_goal_or_with_mistakes_does_not_go_live(
+        enrolled, figures, why) -> None:
+    shoe_report_for(enrolled, **figures).write(model_control.acceptance_path(enrolled[0]))
+    with pytest.raises(AcceptanceError, match=why) as refused:
+        start_enrolled(enrolled, shoe=True)
+    assert "short of the goal 0.995 (mistakes under 0.001): it may not go live" in str(
+        refused.value)
+
+
+def test_a_shoe_report_cannot_loosen_its_bounds_and_a_stricter_one_holds(
+        enrolled, tmp_path) -> None:
+    import json
+
+    data = shoe_report_for(enrolled, 0.996, 0.996, wrong_match=0.0005).to_json()
+    assert data["goal"] == {"landing": 0.995, "verification": 0.995,
+                            "wrong_match_below": 0.001, "false_switched_below": 0.001}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data | {"goal": {"landing": 0.9, "verification": 0.9,
+                                                "wrong_match_below": 0.5,
+                                                "false_switched_below": 0.5}}))
+    loose = AcceptanceReport.load(path)
+    assert (loose.goal, loose.mistakes_below, loose.passed) == (0.995, 0.001, True)
+    path.write_text(json.dumps(data | {"goal": {**data["goal"], "wrong_match_below": 0.0001}}))
+    assert not AcceptanceReport.load(path).passed
+
+
+def test_a_report_without_a_check_scores_naming(enrolled, tmp_path) -> None:
+    """Reports written before shoe reports existed read as they were meant."""
+    import json
+
+    data = report_for(enrolled, 0.997, 0.996).to_json()
+    del data["check"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    report = AcceptanceReport.load(path)
+    assert (report.check, report.figures, report.passed) == (
+        "naming", {"precision": 0.997, "recall": 0.996}, True)
+
+
+def test_a_report_whose_figures_are_not_its_checks_is_refused(enrolled, tmp_path) -> None:
+    import json
+
+    data = report_for(enrolled, 0.997, 0.996).to_json() | {"check": "shoe"}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(AcceptanceError, match="missing 'landing'"):
+        AcceptanceReport.load(path)
+    with pytest.raises(ValueError, match="figures are precision, recall"):
+        AcceptanceReport(**{**report_for(enrolled, 1, 1).__dict__,
+                            "figures": {"landing": 1.0, "verification": 1.0}})
 
 
 def test_a_shipped_file_copied_elsewhere_needs_no_report(tmp_path) -> None:

@@ -43,7 +43,8 @@ def write_deck(folder: Path, *, eight_bit: bool) -> tuple[Path, Path]:
         files.append(folder / name)
     detector, reader = files
     AcceptanceReport(deck="ourdeck", detector_sha256=sha256_of(detector),
-                     reader_sha256=sha256_of(reader), precision=0.997, recall=0.996, cards=3000,
+                     reader_sha256=sha256_of(reader),
+                     figures={"precision": 0.997, "recall": 0.996}, cards=3000,
                      scenes=100, source="enrol-check", command="test").write(
         model_control.acceptance_path(detector))
     return detector, reader
