@@ -12,7 +12,9 @@ shipped models on scenes of the enrolled deck. Needs the training extra (torch).
 deck's acceptance report, ``models/enrol-<name>.acceptance.json``
 (:class:`~dealer_assist.vision.model_control.AcceptanceReport`): the INT8 files' SHA-256 and
 the enrolled models' precision and recall on the check scenes against the goal (0.995), marked
-``"source": "enrol-check"`` (scenes of the training generator, not independent ones). A table
+``"source": "enrol-check"`` (scenes of the training generator, not independent ones), and prints
+the ``dealer-assist evaluate`` command that writes it anew from the independent renderer's
+scenes (with ``--shoe --flight table``, the figures a table with a shoe is accepted by). A table
 runs the deck only if that report passes. Then, in ``table.toml``'s ``[camera]``:
 ``model = "models/cards-<name>.int8.onnx"`` and ``reader = "models/index-reader-<name>.int8.onnx"``,
 and their SHA-256 in ``[vision]``'s ``detector_sha256`` and ``reader_sha256``.
@@ -92,6 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"acceptance: {report.summary()} against {report.goal_text()}: "
           f"{'passed' if report.passed else 'NOT passed, the table will refuse this deck'}",
           file=sys.stderr)
+    print(f"enrol: the independent renderer's figures, which a table prefers: 'dealer-assist "
+          f"evaluate --deck {args.deck} --model {enrolled[0]} --reader {enrolled[1]} --scenes "
+          f"400 --per-card 4 --acceptance {model_control.acceptance_path(enrolled[0])}', with "
+          "'--shoe --flight table' for a table with a shoe (its cards checked against the "
+          "shoe's)", file=sys.stderr)
     return 0
 
 
