@@ -247,18 +247,19 @@ def _acceptance(args: argparse.Namespace, check: str, figures: dict[str, float],
     """The deck's acceptance report by ``check`` from its headline cards' ``figures``, for
     the model files of those hashes."""
     from dealer_assist.vision.model_control import AcceptanceReport
+    from dealer_assist.vision.reader import DEFAULT_READING
 
     shoe = " --shoe --flight table" if check == "shoe" else ""
+    reading = "" if args.reading == DEFAULT_READING else f" --reading {args.reading}"
+    # unrounded: a figure rounded up to the goal would pass short of it
     return AcceptanceReport(
         deck=args.deck.name, detector_sha256=detector_sha256,
-        reader_sha256=reader_sha256,
-        figures={name: round(value, 5 if check == "shoe" else 4)
-                 for name, value in figures.items()},
-        cards=cards, scenes=args.scenes, source="independent", check=check,
+        reader_sha256=reader_sha256, figures=figures, cards=cards, scenes=args.scenes,
+        source="independent", check=check,
         command=(f"dealer-assist evaluate --deck {args.deck} --model {args.model} --reader "
                  f"{args.reader} --scenes {args.scenes} {_pace_option(args)} --seed "
-                 f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g}{shoe}"
-                 f" --acceptance {args.acceptance}"))
+                 f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g}{reading}"
+                 f"{shoe} --acceptance {args.acceptance}"))
 
 
 def _pace_option(args: argparse.Namespace) -> str:

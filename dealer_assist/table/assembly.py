@@ -44,6 +44,9 @@ class TableSetup:
     rules_spec: Any
     shoe_protocol: str | None
     has_camera: bool
+    #: the camera's reading may be the card while the shoe is down (False: its deck is accepted
+    #: only for checking cards against the shoe's)
+    camera_names: bool = True
     host: str = "127.0.0.1"
     port: int = 8021
     screen_name: str | None = None
@@ -144,7 +147,8 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         return TableLoop(
             rules_spec, watch, table_id=setup.table_id, round_prefix=round_prefix,
             round_number=round_number, has_shoe=setup.shoe_protocol is not None,
-            has_camera=setup.has_camera, notes=dict(setup.notes) or None,
+            has_camera=setup.has_camera, camera_names=setup.camera_names,
+            notes=dict(setup.notes) or None,
             camera_wait_s=setup.camera_wait_s, max_camera_lag_s=setup.max_camera_lag_s,
             round_fields=setup.round_fields,
         )

@@ -161,7 +161,9 @@ class CameraSource:
     :class:`~dealer_assist.vision.detector.CardDetector` is).
 
     ``models``: what reads the frames (runtime, detector and reader file, version, SHA-256), as
-    each round's ``round`` line records it; None where nobody said."""
+    each round's ``round`` line records it; None where nobody said. ``names_cards``: its
+    reading of a card may be the card while the shoe is down (False: its models are accepted
+    only for checking cards against the shoe's)."""
 
     name = "camera"
 
@@ -176,6 +178,7 @@ class CameraSource:
         max_fps: float | None = None,
         workers: int = 1,
         models: dict[str, Any] | None = None,
+        names_cards: bool = True,
     ):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
@@ -187,6 +190,7 @@ class CameraSource:
         self.min_interval = 0.0 if not max_fps else 1.0 / max_fps
         self.workers = workers
         self.models = models
+        self.names_cards = names_cards
         self.frames_processed = 0
         self.seconds_busy = 0.0
         self._stop = threading.Event()

@@ -134,13 +134,14 @@ def _run_table(args: argparse.Namespace) -> int:
         return 2
     notes: dict[str, str] = {}
     camera: Source | None = None
+    camera_names = True
     if config.camera is not None:
         from dealer_assist.table.live_camera import open_live_camera
         from dealer_assist.vision.model_control import PinError
         from dealer_assist.vision.runtime import RuntimeUnavailable
 
         try:
-            camera = open_live_camera(
+            camera = live = open_live_camera(
                 config.camera,
                 warn=lambda message: print(
                     f"dealer-assist table: {config.path}: camera: warning: {message}",
@@ -150,6 +151,7 @@ def _run_table(args: argparse.Namespace) -> int:
                 frame_quality=config.frame_quality,
                 shoe=config.shoe is not None,
             )
+            camera_names = live.names_cards
         except (PinError, RuntimeUnavailable) as error:  # models it may not run: no start
             print(f"dealer-assist table: {config.path}: vision: {error}", file=sys.stderr)
             return 2
@@ -236,6 +238,7 @@ def _run_table(args: argparse.Namespace) -> int:
         config.recording_dir, config.table_id, config.rules_spec,
         shoe_protocol=None if config.shoe is None else config.shoe.protocol,
         has_camera=camera is not None,
+        camera_names=camera_names,
         host=config.host, port=config.port, screen_name=config.screen_name, tls=config.tls,
         access=ScreenAccess(secret), notes=notes,
         evidence=evidence, chips=config.chips, floor=config.floor,

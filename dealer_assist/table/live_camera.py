@@ -160,4 +160,5 @@ def open_live_camera(config: CameraConfig,
         picture=functools.partial(jpeg, quality=frame_quality),
     )
     return CameraSource(stages, FeltTracker(zone_of), description=f"camera {config.source}",
-                        workers=DETECTION_WORKERS, models=started.to_json())
+                        workers=DETECTION_WORKERS, models=started.to_json(),
+                        names_cards=started.names_cards)

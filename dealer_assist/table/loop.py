@@ -116,6 +116,7 @@ class TableLoop:
         round_prefix: str = "r",
         has_shoe: bool = True,
         has_camera: bool = True,
+        camera_names: bool = True,
         camera_wait_s: float = CAMERA_WAIT_S,
         shoe_wait_s: float = 1.0,
         mismatch_wait_s: float = 0.5,
@@ -132,6 +133,9 @@ class TableLoop:
         self.round_prefix = round_prefix
         self.has_shoe = has_shoe
         self.has_camera = has_camera
+        #: the camera's reading of a card may be the card (False: its models are accepted only
+        #: for checking cards against the shoe's, so with the shoe down the table stops dealing)
+        self.camera_names = camera_names
         self.camera_wait_s = camera_wait_s
         self.shoe_wait_s = shoe_wait_s
         self.mismatch_wait_s = mismatch_wait_s
@@ -206,7 +210,7 @@ class TableLoop:
             return Mode.SHOE_AND_CAMERA
         if shoe_ok:
             return Mode.SHOE_ONLY
-        if camera_ok:
+        if camera_ok and self.camera_names:
             return Mode.CAMERA_ONLY
         return Mode.NO_READER
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 #: Where the shipped models, their training settings and torch weights live.
@@ -41,6 +42,9 @@ BELOW = {"naming": (), "shoe": ("wrong_match", "false_switched")}
 #: A shoe report's mistakes per card must stay under this (issue 33: under 0.1% false
 #: "switched card" alarms; a card taken for another code in flight is held to the same).
 MISTAKES_BELOW = 0.001
+#: The fewest cards a report's figures may rest on (issue 33 asks at least 3,000 cards a
+#: figure; under 0.1% cannot be told from none on fewer).
+MIN_CARDS = 3000
 #: Where the figures of a report come from: the training generator's own check scenes of the
 #: deck (what ``enrol`` scores now; not independent of what it trained on), or scenes from the
 #: independent renderer.
@@ -162,10 +166,12 @@ class AcceptanceReport:
         if set(self.figures) != wanted:
             raise ValueError(f"a {self.check} report's figures are {', '.join(sorted(wanted))}, "
                              f"not {', '.join(sorted(self.figures)) or 'none'}")
+        object.__setattr__(self, "figures", MappingProxyType(dict(self.figures)))
 
     @property
     def passed(self) -> bool:
-        return all(self.figures[name] >= self.goal for name in AT_LEAST[self.check]) and \
+        return self.cards >= MIN_CARDS and \
+            all(self.figures[name] >= self.goal for name in AT_LEAST[self.check]) and \
             all(self.figures[name] < self.mistakes_below for name in BELOW[self.check])
 
     def summary(self) -> str:
@@ -174,16 +180,16 @@ class AcceptanceReport:
             read = (f"reads at precision {self.figures['precision']:.4f}, recall "
                     f"{self.figures['recall']:.4f}")
         else:
-            read = (f"through the shoe check lands {self.figures['landing']:.2%} and verifies "
-                    f"{self.figures['verification']:.2%}, takes {self.figures['wrong_match']:.2%}"
-                    f" for another code in flight and calls {self.figures['false_switched']:.2%}"
+            read = (f"through the shoe check lands {self.figures['landing']:.3%} and verifies "
+                    f"{self.figures['verification']:.3%}, takes {self.figures['wrong_match']:.3%}"
+                    f" for another code in flight and calls {self.figures['false_switched']:.3%}"
                     " switched")
         return f"deck {self.deck} {read} on {self.cards} cards ({self.source})"
 
     def goal_text(self) -> str:
         below = BELOW[self.check]
         return f"the goal {self.goal:g}" + (f" (mistakes under {self.mistakes_below:g})"
-                                             if below else "")
+                                             if below else "") + f" on {MIN_CARDS} cards or more"
 
     def to_json(self) -> dict[str, Any]:
         goal: dict[str, float] = {name: self.goal for name in AT_LEAST[self.check]}
@@ -217,17 +223,18 @@ class AcceptanceReport:
             if check not in CHECKS:
                 raise ValueError(f"check {check!r} (known: {', '.join(CHECKS)})")
             figures, goal = data["figures"], data["goal"]
-            at_least = [_fraction(goal[name], f"goal.{name}") for name in AT_LEAST[check]]
-            below = [_fraction(goal[f"{name}_below"], f"goal.{name}_below")
+            at_least = [_fraction(_entry(goal, name, "goal"), f"goal.{name}")
+                        for name in AT_LEAST[check]]
+            below = [_fraction(_entry(goal, f"{name}_below", "goal"), f"goal.{name}_below")
                      for name in BELOW[check]]
             report = cls(
                 deck=str(data["deck"]),
                 detector_sha256=parse_pins(data["detector_sha256"])[0],
                 reader_sha256=parse_pins(data["reader_sha256"])[0],
-                figures={name: _fraction(figures[name], f"figures.{name}")
+                figures={name: _fraction(_entry(figures, name, "figures"), f"figures.{name}")
                          for name in (*AT_LEAST[check], *BELOW[check])},
-                cards=_count(figures["cards"], "figures.cards"),
-                scenes=_count(figures["scenes"], "figures.scenes"),
+                cards=_count(_entry(figures, "cards", "figures"), "figures.cards"),
+                scenes=_count(_entry(figures, "scenes", "figures"), "figures.scenes"),
                 source=str(data["source"]), command=str(data.get("command", "")),
                 check=check, goal=max([ENROLLED_GOAL, *at_least]),
                 mistakes_below=min([MISTAKES_BELOW, *below]))
@@ -243,9 +250,9 @@ def check_acceptance(report_path: Path, detector_sha256: str, reader_sha256: str
                      shoe: bool = False) -> AcceptanceReport:
     """The report at ``report_path`` if it accepts these two files: it names both hashes, its
     figures reach the goal (at least :data:`ENROLLED_GOAL`; a shoe report's mistakes under
-    :data:`MISTAKES_BELOW`), and it scores what the table does: a shoe report only where the
-    table has a ``shoe`` (a table without one names every card, which a naming report
-    measures); else :class:`AcceptanceError` saying which."""
+    :data:`MISTAKES_BELOW`; on :data:`MIN_CARDS` cards or more), and it scores what the table
+    does: a shoe report only where the table has a ``shoe`` (a table without one names every
+    card, which a naming report measures); else :class:`AcceptanceError` saying which."""
     report = AcceptanceReport.load(report_path)
     for role, digest, accepted in (("detector", detector_sha256, report.detector_sha256),
                                    ("reader", reader_sha256, report.reader_sha256)):
@@ -276,6 +283,15 @@ def acceptance_path(detector: Path) -> Path:
     stem = detector.name.removesuffix(".onnx").removesuffix(".int8")
     name = stem.removeprefix("cards-")
     return detector.with_name(f"enrol-{name}.acceptance.json")
+
+
+def _entry(mapping: Any, key: str, where: str) -> Any:
+    """``mapping[key]``; ValueError naming ``where.key`` where it is missing."""
+    if not isinstance(mapping, dict):
+        raise ValueError(f"{where} must be an object, got {mapping!r}")
+    if key not in mapping:
+        raise ValueError(f"missing {where}.{key}")
+    return mapping[key]
 
 
 def _fraction(value: Any, key: str) -> float:

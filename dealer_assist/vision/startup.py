@@ -35,12 +35,15 @@ WARMUP_FRAMES = 3
 
 @dataclass(frozen=True)
 class VisionStart:
-    """The detector the table runs, in which runtime, why, and its two model files."""
+    """The detector the table runs, in which runtime, why, its two model files, and whether
+    its reading of a card may stand as the card (``names_cards`` False: an enrolled deck accepted
+    only through the shoe check, whose cards it may check against the shoe's, not name)."""
 
     detector: CardDetector
     runtime: str
     reason: str
     models: tuple[model_control.ModelFile, model_control.ModelFile]
+    names_cards: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """What each round's ``round`` line records as ``"models"`` (docs/round-log.md)."""
@@ -93,38 +96,43 @@ def start_detector(*, runtime_choice: str = runtime.AUTO, model: Path | None = N
         raise ValueError(f"unknown runtime {runtime_choice!r} "
                          f"(known: {', '.join(runtime.RUNTIME_CHOICES)})")
     names = runtime.available() if runtime_choice == runtime.AUTO else [runtime_choice]
-    candidates: dict[str, tuple[CardDetector, tuple[model_control.ModelFile, ...]]] = {}
+    candidates: dict[str, tuple[CardDetector, tuple[model_control.ModelFile, ...], bool]] = {}
     refusals: list[model_control.PinError] = []
     for name in names:
         shipped_detector, shipped_reader = runtime.model_files(name, MODELS_DIR)
         files = (model or shipped_detector, reader or shipped_reader)
         try:
-            identified = _accepted(files, detector_pins, reader_pins, acceptance, where, shoe)
+            identified, names_cards = _accepted(files, detector_pins, reader_pins, acceptance,
+                                                where, shoe)
         except model_control.PinError as refused:
             if runtime_choice != runtime.AUTO:
                 raise
             logger.warning("vision: %s not used: %s", name, refused)
             refusals.append(refused)
             continue
-        candidates[name] = (CardDetector(*files, runtime=name, threads=threads), identified)
+        candidates[name] = (CardDetector(*files, runtime=name, threads=threads), identified,
+                            names_cards)
     if not candidates:
         if len(refusals) == 1:
             raise refusals[0]
         raise model_control.PinError("; ".join(str(r) for r in refusals))
-    choice = runtime.choose_runtime({name: detector.detect for name, (detector, _) in
+    choice = runtime.choose_runtime({name: detector.detect for name, (detector, _, _) in
                                      candidates.items()}, warmup_frames(frame_size),
                                     at_once=at_once)
-    detector, (detector_file, reader_file) = candidates[choice.runtime]
+    detector, (detector_file, reader_file), names_cards = candidates[choice.runtime]
     why = choice.reason if runtime_choice == runtime.AUTO else "named in the config"
     logger.info("vision: runtime %s (%s); detector %s version %s sha256 %s; reader %s version "
                 "%s sha256 %s", choice.runtime, why, detector_file.path, detector_file.version,
                 detector_file.sha256, reader_file.path, reader_file.version, reader_file.sha256)
-    return VisionStart(detector, choice.runtime, why, (detector_file, reader_file))
+    return VisionStart(detector, choice.runtime, why, (detector_file, reader_file), names_cards)
 
 
 def _accepted(files: tuple[Path, Path], detector_pins: tuple[str, ...],
               reader_pins: tuple[str, ...], acceptance: Path | None, where: str,
-              shoe: bool) -> tuple[model_control.ModelFile, model_control.ModelFile]:
+              shoe: bool) -> tuple[tuple[model_control.ModelFile, model_control.ModelFile],
+                                   bool]:
+    """The two files identified, and whether their reading may stand as the card (not where
+    an enrolled deck is accepted only through the shoe check)."""
     detector_path, reader_path = files
     for path in files:
         if not path.is_file():
@@ -146,5 +154,6 @@ def _accepted(files: tuple[Path, Path], detector_pins: tuple[str, ...],
                            "independent renderer's", report.deck, report.source, report_path)
         for role, path in enrolled:
             saturation.check(role, path)
-    return (model_control.identify("detector", detector_path, detector_sha, report),
-            model_control.identify("reader", reader_path, reader_sha, report))
+    return ((model_control.identify("detector", detector_path, detector_sha, report),
+             model_control.identify("reader", reader_path, reader_sha, report)),
+            report is None or report.check == "naming")

@@ -395,6 +395,24 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
     assert not any(a.kind is AlarmKind.SHOE_LINK_DOWN for a in table.loop.active_alarms())
 
 
+def test_with_the_shoe_down_a_camera_that_may_not_name_cards_stops_the_dealing():
+    """A deck accepted only for checking cards against the shoe's (its acceptance report scores
+    the shoe check) never names a card: with the shoe's link down the table has no card reader
+    and says to stop dealing, and a card the camera reads meanwhile is not recorded."""
+    table = Table()
+    table.loop.camera_names = False
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    assert table.loop.mode is Mode.SHOE_AND_CAMERA
+    table.send(ShoeLink(False, "EIO"))
+    assert table.loop.mode is Mode.NO_READER
+    down = [a for a in table.loop.alarms if a.kind is AlarmKind.SHOE_LINK_DOWN]
+    assert down and "stop dealing until it reconnects" in down[-1].text
+    committed = table.loop.cards_committed
+    table.send(FeltCard(C("2C"), CardTarget(1, 0)))  # read by the camera alone
+    table.wait(5.0)
+    assert table.loop.cards_committed == committed and table.loop.rounds_played == 0
+
+
 def test_a_hole_card_turned_while_the_shoe_is_away_is_checked_once_on_its_resend():
     """The shoe's link drops before the hole card: the camera records it face down, then reads
     it turned over. On reconnection the shoe resends its cards; its resend of the hole card is

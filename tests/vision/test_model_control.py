@@ -192,19 +192,39 @@ def test_a_shoe_table_also_runs_a_deck_accepted_by_naming(enrolled) -> None:
 
 
 @pytest.mark.parametrize(("figures", "why"), [
-    ({"landing": 0.9940, "verification": 0.9935}, r"lands 99\.40% and verifies 99\.35%"),
+    ({"landing": 0.9940, "verification": 0.9935}, r"lands 99\.400% and verifies 99\.350%"),
+    ({"landing": 0.99496, "verification": 0.999}, r"lands 99\.496%"),
     ({"landing": 0.999, "verification": 0.999, "wrong_match": 0.001},
-     r"takes 0\.10% for another code in flight"),
+     r"takes 0\.100% for another code in flight"),
     ({"landing": 0.999, "verification": 0.999, "false_switched": 0.0012},
-     r"calls 0\.12% switched"),
+     r"calls 0\.120% switched"),
 ])
 def test_a_shoe_report_short_of_the_goal_or_with_mistakes_does_not_go_live(
         enrolled, figures, why) -> None:
     shoe_report_for(enrolled, **figures).write(model_control.acceptance_path(enrolled[0]))
     with pytest.raises(AcceptanceError, match=why) as refused:
         start_enrolled(enrolled, shoe=True)
-    assert "short of the goal 0.995 (mistakes under 0.001): it may not go live" in str(
-        refused.value)
+    assert "short of the goal 0.995 (mistakes under 0.001) on 3000 cards or more: it may not go" \
+        " live" in str(refused.value)
+
+
+def test_a_shoe_report_at_the_goal_exactly_passes_and_one_on_too_few_cards_does_not(
+        enrolled) -> None:
+    assert shoe_report_for(enrolled, 0.995, 0.995, wrong_match=0.00099).passed
+    few = AcceptanceReport(**{**shoe_report_for(enrolled, 1.0, 1.0).__dict__, "cards": 2999})
+    assert not few.passed  # under 0.1% cannot be told from none on so few
+    few.write(model_control.acceptance_path(enrolled[0]))
+    with pytest.raises(AcceptanceError, match="on 2999 cards"):
+        start_enrolled(enrolled, shoe=True)
+
+
+def test_the_table_is_told_a_deck_accepted_only_through_the_shoe_check_names_no_card(
+        enrolled) -> None:
+    """Its reading checks the shoe's cards; it may not stand as the card (the shoe down)."""
+    shoe_report_for(enrolled, 1.0, 1.0).write(model_control.acceptance_path(enrolled[0]))
+    assert start_enrolled(enrolled, shoe=True).names_cards is False
+    report_for(enrolled, 0.997, 0.996).write(model_control.acceptance_path(enrolled[0]))
+    assert start_enrolled(enrolled, shoe=True).names_cards is True
 
 
 def test_a_shoe_report_cannot_loosen_its_bounds_and_a_stricter_one_holds(
@@ -243,8 +263,16 @@ def test_a_report_whose_figures_are_not_its_checks_is_refused(enrolled, tmp_path
     data = report_for(enrolled, 0.997, 0.996).to_json() | {"check": "shoe"}
     path = tmp_path / "r.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(AcceptanceError, match="missing 'landing'"):
+    with pytest.raises(AcceptanceError, match="missing goal.landing"):
         AcceptanceReport.load(path)
+    shoe = shoe_report_for(enrolled, 1.0, 1.0).to_json()
+    for figures, why in (({**shoe["figures"], "landing": float("nan")}, "figures.landing"),
+                         ({**shoe["figures"], "landing": "1"}, "figures.landing"),
+                         ({k: v for k, v in shoe["figures"].items() if k != "wrong_match"},
+                          "missing figures.wrong_match")):
+        path.write_text(json.dumps(shoe | {"figures": figures}))
+        with pytest.raises(AcceptanceError, match=why):
+            AcceptanceReport.load(path)
     with pytest.raises(ValueError, match="figures are precision, recall"):
         AcceptanceReport(**{**report_for(enrolled, 1, 1).__dict__,
                             "figures": {"landing": 1.0, "verification": 1.0}})
