@@ -161,8 +161,8 @@ class CameraEvidence:
         return changed
 
     def on_felt_card(self, item: FeltCard) -> None:
-        if not self.table.camera_trusted() or self.table.mode is Mode.NO_READER:
-            return  # (a camera that may not name cards, with the shoe down: no reader)
+        if not self.table.camera_trusted():
+            return
         if self.late_sighting(item):
             return
         if item.card is None and item.spot.is_dealer and self.table.mode is not Mode.CAMERA_ONLY:

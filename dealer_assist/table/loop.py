@@ -134,7 +134,8 @@ class TableLoop:
         self.has_shoe = has_shoe
         self.has_camera = has_camera
         #: the camera's reading of a card may be the card (False: its models are accepted only
-        #: for checking cards against the shoe's, so with the shoe down the table stops dealing)
+        #: for checking cards against the shoe's: it counts only while the shoe is up, and a
+        #: card the shoe could not read is never offered as the camera read it)
         self.camera_names = camera_names
         self.camera_wait_s = camera_wait_s
         self.shoe_wait_s = shoe_wait_s
@@ -210,12 +211,16 @@ class TableLoop:
             return Mode.SHOE_AND_CAMERA
         if shoe_ok:
             return Mode.SHOE_ONLY
-        if camera_ok and self.camera_names:
+        if camera_ok:
             return Mode.CAMERA_ONLY
         return Mode.NO_READER
 
     def camera_trusted(self) -> bool:
-        return self.has_camera and self.camera_up and not self.camera_moved
+        """The camera's evidence counts: it is up and where it was calibrated, and, where it may
+        not name cards (:attr:`camera_names` False), the shoe is up to name them (with the
+        shoe down such a camera counts for nothing, as if it were lost)."""
+        return self.has_camera and self.camera_up and not self.camera_moved and \
+            (self.camera_names or (self.has_shoe and self.shoe_up))
 
     @property
     def round_id(self) -> str | None:

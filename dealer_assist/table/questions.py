@@ -122,6 +122,7 @@ class QuestionTable(Protocol):
     now: float
     dealer: str | None
     max_camera_lag_s: float
+    camera_names: bool
     camera: CameraEvidence
     shoe: ShoeCards
     inputs: InputQueue
@@ -211,12 +212,12 @@ class QuestionDesk:
 
     def may_be_unread(self, felt: FeltCard) -> bool:
         """Whether the camera's reading ``felt`` may be the card the shoe could not read: the
-        camera is trusted, and no card of its code is out without a sighting (a shoe card
-        waiting for its landing, one placed unseen, one drawn after it waiting behind the
-        question)."""
+        camera is trusted and may name cards, and no card of its code is out without a sighting
+        (a shoe card waiting for its landing, one placed unseen, one drawn after it waiting
+        behind the question)."""
         card = felt.card
-        return card is not None and self.table.camera_trusted() and \
-            self.table.camera.flight.unsighted(card) == 0 and \
+        return card is not None and self.table.camera_trusted() and self.table.camera_names \
+            and self.table.camera.flight.unsighted(card) == 0 and \
             not any(isinstance(w.item, ShoeCard) and w.item.card == card
                     for w in self.table.inputs.deferred)
 

@@ -35,7 +35,6 @@ class ShoeTable(Protocol):
     rules: RuleSet
     has_shoe: bool
     shoe_up: bool
-    camera_names: bool
     dealer: str | None
     camera: CameraEvidence
     questions: QuestionDesk
@@ -180,7 +179,7 @@ class ShoeCards:
         elif was or self.table.has_shoe:
             carry_on = (
                 "reading cards from the camera until it reconnects"
-                if self.table.camera_trusted() and self.table.camera_names
+                if self.table.camera_trusted()
                 else "stop dealing until it reconnects (cards drawn meanwhile arrive then)"
             )
             detail = item.detail or "no detail"

@@ -280,3 +280,19 @@ def test_vision_without_a_camera_is_refused(tmp_path):
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, '[shoe]\nurl = "u"\n[vision]\nruntime = "auto"\n'))
     assert caught.value.key == "vision"
+
+
+@pytest.mark.parametrize("names", [True, False])
+def test_an_assembled_table_knows_whether_its_camera_may_name_cards(tmp_path, names):
+    """A camera whose deck is accepted only through the shoe check (``names_cards`` False, set
+    by ``dealer-assist table`` from the camera it opened) reaches the loop as set up."""
+    from dealer_assist.table.assembly import TableSetup, assemble
+
+    setup = TableSetup(tmp_path / "rec", "T4", "s17-6", shoe_protocol="dealer-assist",
+                       has_camera=True, camera_names=names, port=0)
+    table = assemble(setup, lambda position: [])
+    try:
+        assert table.loop.camera_names is names
+    finally:
+        table.opened.journal.close()
+        table.recording.close()

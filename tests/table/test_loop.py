@@ -397,20 +397,41 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
 
 def test_with_the_shoe_down_a_camera_that_may_not_name_cards_stops_the_dealing():
     """A deck accepted only for checking cards against the shoe's (its acceptance report scores
-    the shoe check) never names a card: with the shoe's link down the table has no card reader
-    and says to stop dealing, and a card the camera reads meanwhile is not recorded."""
+    the shoe check) never names a card: with the shoe's link down the camera counts for nothing,
+    as if it were lost, so the table has no card reader and says to stop dealing; a card the
+    camera reads meanwhile, or the hole card it sees turned, is not recorded. With the shoe
+    back, its resent cards decide."""
     table = Table()
     table.loop.camera_names = False
     deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
     assert table.loop.mode is Mode.SHOE_AND_CAMERA
     table.send(ShoeLink(False, "EIO"))
-    assert table.loop.mode is Mode.NO_READER
+    assert table.loop.mode is Mode.NO_READER and not table.loop.camera_trusted()
     down = [a for a in table.loop.alarms if a.kind is AlarmKind.SHOE_LINK_DOWN]
     assert down and "stop dealing until it reconnects" in down[-1].text
     committed = table.loop.cards_committed
     table.send(FeltCard(C("2C"), CardTarget(1, 0)))  # read by the camera alone
+    table.send(HoleCardShown(C("QC")))  # not the shoe's hole card: the camera misread it
     table.wait(5.0)
     assert table.loop.cards_committed == committed and table.loop.rounds_played == 0
+    table.send(ShoeLink(True, "back"))
+    assert table.loop.mode is Mode.SHOE_AND_CAMERA
+    table.send(ShoeCard(C("2C")))  # the shoe resends the hit, whose landing went unseen
+    table.wait(3.0)
+    assert table.choices() == ["HIT seat 1", "DOUBLE seat 1", "STAND seat 1, to the DEALER"]
+    table.answer("HIT seat 1")
+    assert table.seat_cards() == [[["9S", "7H", "2C"]]] and table.dealer_codes() == ["6S", "KD"]
+
+
+def test_a_camera_that_may_name_cards_carries_the_deal_with_the_shoe_down():
+    """The same outage with a deck accepted by naming: the camera reads the cards alone."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.send(ShoeLink(False, "EIO"))
+    assert table.loop.mode is Mode.CAMERA_ONLY
+    committed = table.loop.cards_committed
+    table.send(FeltCard(C("2C"), CardTarget(1, 0)))
+    assert table.loop.cards_committed == committed + 1
 
 
 def test_a_hole_card_turned_while_the_shoe_is_away_is_checked_once_on_its_resend():

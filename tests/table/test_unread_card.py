@@ -176,6 +176,20 @@ def test_the_cameras_reading_of_the_unread_card_is_offered_never_taken_without_t
     assert line["keyed"] is True and line["unread"]["index"] == 2
 
 
+def test_a_camera_that_may_not_name_cards_offers_no_reading_of_the_unread_card():
+    """A deck accepted only for checking the shoe's cards: the dealer keys the unread card,
+    and the camera's reading of it is not among the choices."""
+    table = Table()
+    table.loop.camera_names = False
+    table.send(PlaceBet(1, Decimal("10")))
+    table.card("9S", 1)
+    table.send(unread(2), FeltCard(C("7C"), DEALER_SPOT))
+    table.wait(10)
+    assert table.loop.question is not None and table.choices() == []
+    table.send(KeyCard(C("7C")))
+    assert table.loop.question is None and table.dealer_codes() == ["7C"]
+
+
 def test_a_sighting_of_a_card_the_shoe_dealt_is_not_offered_for_the_unread_one():
     table = Table()
     table.send(PlaceBet(1, Decimal("10")))
