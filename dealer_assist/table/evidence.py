@@ -221,6 +221,7 @@ class CameraEvidence:
         resend, if its link is down, is checked against that)."""
         if self.table.has_shoe:
             self.table.shoe.awaiting.append(None)
+            self.table.shoe.hole_card = None
         self.table.commit(None, DEALER_SPOT, False, face_down=True)
 
     def _commit_from_camera(self, felt: FeltCard) -> None:
@@ -377,15 +378,26 @@ class CameraEvidence:
         if len(dealer_cards) >= 2 and dealer_cards[1] is None:
             # A face-down hole card (camera only): reveal first, so a dealer blackjack found
             # at the peek ends the round before anyone is taken to have stood.
-            if item.card is None:
+            told = self.table.shoe.hole_card
+            if told is not None:  # the shoe has resent it since: it turns over as the shoe's
+                self.table.shoe.hole_card = None
+                if item.card != told:
+                    self.table.alarm(AlarmKind.SWITCHED_CARD, (
+                        f"the dealer's hole card shows "
+                        f"{item.card.code if item.card else 'unread'} but the shoe dealt "
+                        f"{told.code}: recorded as the shoe dealt it; call the floor"))
+                if not self.table.apply(Reveal(told)):
+                    return
+            elif item.card is None:
                 self.table.alarm(AlarmKind.UNREADABLE,
                                  "the camera cannot read the dealer's hole card")
                 return
-            if not self.table.shoe.accept_unshod(item.card, "the camera sees"):
-                return
-            self.table.shoe.await_reveal(item.card)
-            if not self.table.apply(Reveal(item.card)):
-                return
+            else:
+                if not self.table.shoe.accept_unshod(item.card, "the camera sees"):
+                    return
+                self.table.shoe.await_reveal(item.card)
+                if not self.table.apply(Reveal(item.card)):
+                    return
         elif item.card is not None and len(dealer_cards) >= 2 and dealer_cards[1] != item.card:
             dealt = dealer_cards[1]
             self.table.alarm(

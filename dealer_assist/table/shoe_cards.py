@@ -58,6 +58,9 @@ class ShoeCards:
         self.table = table
         self.pack = PackCount(table.rules.decks)
         self.awaiting: deque[Card | None] = deque()
+        #: the shoe's resend of the hole card recorded face down while its link was down: the
+        #: card it turns over as (the camera's reading of it is checked against this)
+        self.hole_card: Card | None = None
 
     def on_card(self, item: ShoeCard, landing: CardTarget | None = None) -> None:
         """A card out of the shoe; ``landing``: where the dealer keyed it (a card the shoe could
@@ -67,7 +70,9 @@ class ShoeCards:
             # The shoe is resending cards the camera already recorded while the link was down.
             seen = self.awaiting.popleft()
             self.pack.take(card)
-            if seen is not None and seen != card:
+            if seen is None:  # the face-down hole card: the shoe names it, not the camera
+                self.hole_card = card
+            elif seen != card:
                 self.table.alarm(
                     AlarmKind.SWITCHED_CARD,
                     f"the shoe dealt {card.code} but the camera recorded {seen.code} while the "

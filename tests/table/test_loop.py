@@ -423,6 +423,28 @@ def test_with_the_shoe_down_a_camera_that_may_not_name_cards_stops_the_dealing()
     assert table.seat_cards() == [[["9S", "7H", "2C"]]] and table.dealer_codes() == ["6S", "KD"]
 
 
+@pytest.mark.parametrize("names", [True, False])
+def test_a_hole_card_resent_by_the_shoe_turns_over_as_the_shoe_dealt_it(names):
+    """The shoe's link drops before the hole card; the dealer keys a hit, so the hole card is
+    recorded face down; the shoe comes back and resends the hole card and the hit. Turned over,
+    the hole card is the shoe's, whatever the camera reads: a different reading is the
+    switched-card alarm, never the card recorded."""
+    table = Table()
+    table.loop.camera_names = names
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("6S", None), ("7H", 1)):
+        table.card(code, seat)
+    table.send(ShoeLink(False, "EIO"))
+    table.send(KeyCard(C("2C"), CardTarget(1, 0)))
+    assert table.dealer_codes() == ["6S", None]
+    table.send(ShoeLink(True, "back"), ShoeCard(C("KD")), ShoeCard(C("2C")))
+    table.send(HoleCardShown(C("QC")))
+    assert table.dealer_codes() == ["6S", "KD"]
+    switched = [a.text for a in table.loop.alarms if a.kind is AlarmKind.SWITCHED_CARD]
+    assert switched == ["the dealer's hole card shows QC but the shoe dealt KD: recorded as the "
+                        "shoe dealt it; call the floor"]
+
+
 def test_a_camera_that_may_name_cards_carries_the_deal_with_the_shoe_down():
     """The same outage with a deck accepted by naming: the camera reads the cards alone."""
     table = Table()
