@@ -88,13 +88,35 @@ class CameraEvidence:
         #: (as first recorded, as corrected, seat: None at the dealer) this round: the camera
         #: reading the card anew where it lies, as corrected, is no switched card
         self.corrected: set[tuple[Card, Card, int | None]] = set()
+        #: this round the camera reported a card while it counted for nothing (see uncounting)
+        self.uncounted = False
 
     def new_round(self) -> None:
-        """A round starts: what the dealer entered, and the cards placed unseen, were the last
-        round's."""
+        """A round starts: what the dealer entered, the cards placed unseen, and sightings that
+        did not count, were the last round's."""
         self.entered_unseen.clear()
         self.corrected.clear()
+        self.uncounted = False
         self.flight.new_round()
+
+    def uncounting(self) -> bool:
+        """The camera is up where it was calibrated, yet its evidence counts for nothing: it may
+        not name cards and the shoe is down (see ``camera_trusted``)."""
+        return self.table.has_camera and self.table.camera_up and not self.table.camera_moved \
+            and not self.table.camera_trusted()
+
+    def unseen_words(self, card: Card | None = None) -> str:
+        """Why no landing is taken for ``card`` (None: "it"): the camera did not see it land,
+        or, where its sightings counted for nothing while the shoe was down, it was not counted.
+        The words the dealer's question and the missed-card alarm give."""
+        if self.uncounting():
+            return ("the camera's sightings do not count while the shoe is down (its deck only "
+                    "checks the shoe's cards)")
+        seen = f"the camera did not see {card.code if card else 'it'} land"
+        if self.uncounted:
+            return (f"{seen} since the shoe came back (its sightings while the shoe was down "
+                    "do not count: its deck only checks the shoe's cards)")
+        return seen
 
     @property
     def waiting(self) -> bool:
@@ -137,8 +159,8 @@ class CameraEvidence:
                 break  # the dealer is asked where it went; the other waits stand still
             self.table.alarm(
                 AlarmKind.CAMERA_MISSED,
-                f"the camera did not see {pending.shoe.card.code} land; recorded from the "
-                "shoe where the rules put it (no other play could have taken it there)",
+                f"{self.unseen_words(pending.shoe.card)}; recorded from the shoe where the "
+                "rules put it (no other play could have taken it there)",
             )
         while self.table.question is None and self.flight.felt and \
                 now - self.flight.felt[0].since >= self.table.shoe_wait_s and \
@@ -162,6 +184,7 @@ class CameraEvidence:
 
     def on_felt_card(self, item: FeltCard) -> None:
         if not self.table.camera_trusted():
+            self.uncounted = self.uncounted or self.uncounting()
             return
         if self.late_sighting(item):
             return

@@ -416,11 +416,38 @@ def test_with_the_shoe_down_a_camera_that_may_not_name_cards_stops_the_dealing()
     assert table.loop.cards_committed == committed and table.loop.rounds_played == 0
     table.send(ShoeLink(True, "back"))
     assert table.loop.mode is Mode.SHOE_AND_CAMERA
-    table.send(ShoeCard(C("2C")))  # the shoe resends the hit, whose landing went unseen
+    table.send(ShoeCard(C("2C")))  # the shoe resends the hit, whose landing did not count
     table.wait(3.0)
     assert table.choices() == ["HIT seat 1", "DOUBLE seat 1", "STAND seat 1, to the DEALER"]
+    # the camera saw it land: its words say the sighting did not count, not that it was unseen
+    assert table.loop.view()["question"]["why"] == (
+        "the camera did not see it land since the shoe came back (its sightings while the shoe "
+        "was down do not count: its deck only checks the shoe's cards)")
     table.answer("HIT seat 1")
     assert table.seat_cards() == [[["9S", "7H", "2C"]]] and table.dealer_codes() == ["6S", "KD"]
+    table.send(Decide(1, Action.STAND))
+    table.card("8H")  # the dealer: 6 + K + 8 = 24
+    assert table.loop.rounds_played == 1
+    table.send(PlaceBet(1, Decimal("10")))  # the next round: a missed card is simply unseen
+    assert table.loop.camera.unseen_words() == "the camera did not see it land"
+
+
+def test_a_shoe_card_placed_while_a_camera_that_may_not_name_cards_does_not_count():
+    """The shoe's link drops with a card out and its landing not yet seen, at a table whose
+    camera may not name cards: the card is placed by the rules, and its alarm says the camera's
+    sightings do not count while the shoe is down (not that the camera missed it)."""
+    table = Table()
+    table.loop.camera_names = False
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.send(Decide(1, Action.STAND), HoleCardShown(None))
+    table.send(ShoeCard(C("3C")))  # the dealer draws to 16
+    table.send(ShoeLink(False, "EIO"))
+    table.wait(2.0)
+    assert table.dealer_codes() == ["6S", "KD", "3C"]
+    missed = [a.text for a in table.loop.alarms if a.kind is AlarmKind.CAMERA_MISSED]
+    assert missed == ["the camera's sightings do not count while the shoe is down (its deck "
+                      "only checks the shoe's cards); recorded from the shoe where the rules put "
+                      "it (no other play could have taken it there)"]
 
 
 @pytest.mark.parametrize("names", [True, False])
