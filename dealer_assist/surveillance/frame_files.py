@@ -95,7 +95,9 @@ def read_frame(base: Path, path: Path) -> bytes | None:
 def frame_state(directory: Path, record: Record, pruned: bool) -> dict[str, Any]:
     """A frame record's file in the recording at ``directory`` as it is now: ``state``
     (``intact``, ``altered``, ``missing``, ``pruned``) and ``sha256`` (None when not there);
-    ``refused`` where the file it names is not one plain file of the recording's frames.
+    ``refused`` where the file it names is not one plain file of the recording's frames;
+    ``data``: the bytes hashed, where it was read (what shows the frame must show these: a file
+    read again may have been replaced since).
     ``pruned``: a chained prune record names it, which accounts for a missing video frame only
     (retention never deletes a key frame)."""
     path = frame_path(directory, record.file, FRAMES_DIR)
@@ -110,7 +112,8 @@ def frame_state(directory: Path, record: Record, pruned: bool) -> dict[str, Any]
         video = record.object_body().get("key") is False
         return {"state": "pruned" if pruned and video else "missing", "sha256": None}
     digest = hashlib.sha256(data).hexdigest()
-    return {"state": "intact" if digest == record.sha256 else "altered", "sha256": digest}
+    return {"state": "intact" if digest == record.sha256 else "altered", "sha256": digest,
+            "data": data}
 
 
 def served_type(media_type: object) -> str:

@@ -86,6 +86,14 @@ def round_view(store: RecordStore, key: int,
     records it relies on from outside the round (the alarms naming it, the prune records that
     name its frames) are checked with it; a frame an operator marked to keep (``keyframe``) is
     never taken as pruned. The search index only finds rounds."""
+    return round_view_with_frames(store, key, trusted)[0]
+
+
+def round_view_with_frames(store: RecordStore, key: int, trusted: TrustedKeys | None = None
+                           ) -> tuple[dict[str, Any], dict[int, tuple[bytes, str]]]:
+    """:func:`round_view`, and each frame file's bytes exactly as its check hashed them (by
+    record number, with the type to serve them as): what shows the frames beside the view's
+    verdict shows these, never a file read again (it may have been replaced since)."""
     data = load_round(store, key)
     if data is None:
         raise RecordingError(f"the recording has no round #{key}", store.directory)
@@ -96,7 +104,10 @@ def round_view(store: RecordStore, key: int,
     pruned = {seq for record in prunes for seq in pruned_by(record) if seq in frames}
     linked = alarms_naming(store, data)
     check = check_round(store, data, [*linked, *prunes], pruned, trusted, kept)
-    return _round_view(data, check, linked, list(store.head()))
+    images = {record.seq: (check.frame_bytes[record.seq],
+                           served_type(record.object_body().get("media_type")))
+              for record in data.frames if record.seq in check.frame_bytes}
+    return _round_view(data, check, linked, list(store.head())), images
 
 
 def alarms_naming(store: RecordStore, data: RoundData) -> list[Record]:

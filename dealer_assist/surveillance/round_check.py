@@ -31,12 +31,14 @@ from dealer_assist.surveillance.store import Record, hash_holds
 @dataclass
 class RoundCheck:
     """What checking a round found. ``frames``: per frame record, ``state`` (``intact``,
-    ``altered``, ``missing``, ``pruned``) and the SHA-256 of the file now; ``settlement``: the
-    settlement's lines as recorded and as re-settled (:func:`settlement_lines`)."""
+    ``altered``, ``missing``, ``pruned``) and the SHA-256 of the file now; ``frame_bytes``: per
+    frame record read, the bytes that SHA-256 is of; ``settlement``: the settlement's lines as
+    recorded and as re-settled (:func:`settlement_lines`)."""
 
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     frames: dict[int, dict[str, Any]] = field(default_factory=dict)
+    frame_bytes: dict[int, bytes] = field(default_factory=dict)
     settlement: dict[str, Any] | None = None
     records: int = 0
 
@@ -135,6 +137,9 @@ def check_round(store: RecordStore, data: RoundData, related: Iterable[Record] =
                            " ('surveillance serve --key TABLE.pub') to prove it is the table's")
     for record in data.frames:
         state = frame_state(store.directory, record, record.seq in pruned - kept)
+        content = state.pop("data", None)
+        if content is not None:
+            check.frame_bytes[record.seq] = content
         check.frames[record.seq] = state
         if "refused" in state:
             check.problems.append(f"{record.file} of {record.describe()} is not shown:"

@@ -69,7 +69,7 @@ from dealer_assist.surveillance.query import (
     frame_file,
     mark_key_frame,
     prune_frames,
-    round_view,
+    round_view_with_frames,
     search_floor,
     search_rounds,
     storage_report,
@@ -497,10 +497,9 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
     @app.get("/api/rounds/{key}/export")
     def export(key: RoundKey, who: Who) -> Response:
         with store() as opened:
-            view = _view(opened, key, settings.trusted_keys)
+            view, images = _view_with_frames(opened, key, settings.trusted_keys)
             data = load_round(opened, key)
             assert data is not None
-            images = _images(opened, view)
             log_access(opened, who.name, "export", {"round_key": key, "round": view["round"],
                                                     "frames": sorted(images)})
             html = incident_report_html(
@@ -515,8 +514,7 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         """The incident report as a PDF; its SHA-256 is recorded in the export's access record,
         so a copy handed on can be matched with what the page produced."""
         with store() as opened:
-            view = _view(opened, key, settings.trusted_keys)
-            images = _images(opened, view)
+            view, images = _view_with_frames(opened, key, settings.trusted_keys)
             try:
                 pdf = incident_report_pdf(
                     view, images, exported_by=f"{who.name} ({who.role})",
@@ -646,20 +644,6 @@ def attachment(filename: str) -> str:
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
 
 
-def _images(store: RecordStore, view: dict[str, Any]) -> dict[int, tuple[bytes, str]]:
-    """The bytes of each frame of a round view that is there (pruned or missing: the report
-    says so)."""
-    images = {}
-    for frame in view["frames"]:
-        try:
-            images[frame["seq"]] = frame_file(store, frame["seq"])
-        except DamagedRecordingError:
-            raise
-        except RecordingError:
-            continue
-    return images
-
-
 def _floor_retention(store: Any, view: dict[str, Any]) -> None:
     """A floor round view's legal hold (``hold``: who put it on, when and why, and whether it
     reached the table's box, ``reached``; None) and the frames the room's retention pruned
@@ -679,8 +663,15 @@ def _floor_retention(store: Any, view: dict[str, Any]) -> None:
 
 
 def _view(store: RecordStore, key: int, trusted: TrustedKeys | None) -> dict[str, Any]:
+    return _view_with_frames(store, key, trusted)[0]
+
+
+def _view_with_frames(store: RecordStore, key: int, trusted: TrustedKeys | None
+                      ) -> tuple[dict[str, Any], dict[int, tuple[bytes, str]]]:
+    """The round's view and its frames' bytes as checked (:func:`round_view_with_frames`);
+    404 where there is no such round."""
     try:
-        return round_view(store, key, trusted)
+        return round_view_with_frames(store, key, trusted)
     except DamagedRecordingError:
         raise
     except RecordingError:

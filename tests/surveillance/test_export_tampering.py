@@ -5,6 +5,7 @@ table's key) would."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shutil
@@ -16,7 +17,7 @@ import pytest
 
 from dealer_assist.cli import main
 from dealer_assist.roundlog import settle_log
-from dealer_assist.surveillance import Recorder, RecordingStore
+from dealer_assist.surveillance import Recorder, RecordingStore, frame_files, query
 from dealer_assist.surveillance.access import AccessError, access_log, add_operator
 from dealer_assist.surveillance.query import round_view
 from dealer_assist.surveillance.signing import Signer
@@ -178,6 +179,52 @@ def test_the_pdf_report_names_a_frame_file_that_does_not_decode(
         text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, timeout=60,
                               capture_output=True, text=True).stdout
         assert f"frame record {seq}" in text and "does not decode" in text
+
+
+@pytest.mark.parametrize("form", ["export", "export.pdf"])
+def test_a_frame_file_replaced_after_its_check_is_not_what_the_report_shows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str) -> None:
+    """The report shows the frame bytes its integrity check hashed, never the file read again:
+    one replaced just after the check read it is not what a report saying INTACT shows. The
+    replacement is made from inside the read (the real read, then the attacker's write), which
+    stands in for a writer racing the export: only that makes the worst moment certain."""
+    build_recording(tmp_path, golden_logs(["blackjack-pays-3-to-2"]))
+    seq, key, file = _frame_of(tmp_path)
+    path = tmp_path / file
+    recorded = path.read_bytes()
+    real_read = frame_files.read_frame
+
+    def read_then_replace(base: Path, where: Path) -> bytes | None:
+        data = real_read(base, where)
+        if where == path:
+            path.write_bytes(b"not an image")
+        return data
+
+    monkeypatch.setattr(frame_files, "read_frame", read_then_replace)
+    monkeypatch.setattr(query, "read_frame", read_then_replace)
+    add_operators(tmp_path, audrey="auditor")
+    client = page_client(tmp_path)
+    login(client, "audrey")
+    response = client.get(f"/api/rounds/{key}/{form}")
+    assert response.status_code == 200
+    assert path.read_bytes() == b"not an image"  # the attacker's write happened
+    if form == "export":
+        assert "INTACT" in response.text and "INTEGRITY FAILED" not in response.text
+        assert base64.b64encode(recorded).decode("ascii") in response.text
+        assert base64.b64encode(b"not an image").decode("ascii") not in response.text
+        return
+    store = RecordingStore(tmp_path)
+    try:
+        (export,) = [e for e in access_log(store) if e["action"] == "export"]
+    finally:
+        store.close()
+    assert export["target"]["verdict"] == "INTACT"
+    assert shutil.which("pdftotext"), "pdftotext (poppler-utils) is installed by scripts/test.sh"
+    report = tmp_path / "report.pdf"
+    report.write_bytes(response.content)
+    text = subprocess.run(["pdftotext", str(report), "-"], check=True, timeout=60,
+                          capture_output=True, text=True).stdout
+    assert f"frame record {seq}" in text and "does not decode" not in text
 
 
 @pytest.mark.parametrize("round_id", ["../../escaped", "a\x00b", "r" * 300])
