@@ -120,9 +120,20 @@ class AlarmBook:
         self.alarms = [replace(a, resolved=True) if a.kind is kind and not a.resolved else a
                        for a in self.alarms]
 
-    def acknowledge(self, alarm_id: int) -> None:
-        self.alarms = [replace(a, acknowledged=True) if a.id == alarm_id else a
-                       for a in self.alarms]
+    def acknowledge(self, alarm_id: int, kind: str | None = None,
+                    text: str | None = None) -> None:
+        """Acknowledge alarm ``alarm_id``; with its ``kind`` and ``text`` (as the dealer saw
+        it), that alarm: number ``alarm_id`` if it says that, else the first not acknowledged
+        that does (a table rebuilt from its journal that numbered it otherwise), else none."""
+        target = next((a for a in self.alarms if a.id == alarm_id), None)
+        if kind is not None or text is not None:
+            def named(alarm: Alarm) -> bool:
+                return alarm.kind.name == kind and alarm.text == text
+            if target is None or not named(target):
+                target = next((a for a in self.alarms if not a.acknowledged and named(a)), None)
+        if target is None:
+            return
+        self.alarms = [replace(a, acknowledged=True) if a is target else a for a in self.alarms]
 
     def active(self) -> list[Alarm]:
         return [a for a in self.alarms if a.active]

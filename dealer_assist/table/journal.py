@@ -138,18 +138,24 @@ class JournalEntry:
     """One record after the checkpoint: ``inputs`` handed to the loop at ``t`` (the runner's
     monotonic clock; with the shoe event they came from, if any), or a ``tick`` at ``t`` that let
     a wait expire. ``at``: the same moment in UTC (round-log ``"at"`` text), stamped on the
-    events it causes; None in a journal written before it was kept (its events carry none)."""
+    events it causes; None in a journal written before it was kept (its events carry none).
+    ``alarms``: the number of the last alarm the table had raised before it (None: not said),
+    so a rebuilt table numbers on as the live one did, past alarms no input explains (a write
+    that failed)."""
 
     t: float
     inputs: tuple[TableInput, ...] = ()
     shoe: tuple[int, int] | None = None
     tick: bool = False
     at: str | None = None
+    alarms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"t": self.t}
         if self.at is not None:
             out["at"] = self.at
+        if self.alarms is not None:
+            out["alarms"] = self.alarms
         if self.tick:
             out["tick"] = True
             return out
@@ -168,14 +174,19 @@ class JournalEntry:
                 at = check_at(at)
             except EventError as error:
                 raise CodecError(f"a journal entry's {error}") from None
+        alarms = raw.get("alarms")
+        if alarms is not None and (isinstance(alarms, bool) or not isinstance(alarms, int)
+                                   or alarms < 0):
+            raise CodecError(f"a journal entry's 'alarms' must be a count, got {alarms!r}")
         if raw.get("tick") is True:
-            return cls(float(raw["t"]), tick=True, at=at)
+            return cls(float(raw["t"]), tick=True, at=at, alarms=alarms)
         shoe = raw.get("shoe")
         inputs = raw.get("in")
         if not isinstance(inputs, list):
             raise CodecError(f"a journal entry's 'in' must be a list, got {inputs!r}")
         return cls(float(raw["t"]), tuple(decode_input(i) for i in inputs),
-                   None if shoe is None else (int(shoe[0]), int(shoe[1])), at=at)
+                   None if shoe is None else (int(shoe[0]), int(shoe[1])), at=at,
+                   alarms=alarms)
 
 
 @dataclass(slots=True)
@@ -434,6 +445,8 @@ def open_table(
         base = None
     replayed = 0
     for entry in contents.entries:
+        if entry.alarms is not None and entry.alarms > loop.alarms_raised:
+            loop.number_alarms_on_from(entry.alarms)  # live, alarms no input explains
         if not entry.tick:
             for item in entry.inputs:
                 if not isinstance(item, AcknowledgeAlarm) or (

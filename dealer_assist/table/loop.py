@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from dealer_assist.roundlog import (
@@ -261,6 +262,12 @@ class TableLoop:
         """The number of the last alarm raised (alarms are numbered from 1)."""
         return self._alarms.raised
 
+    def named_acknowledgement(self, item: AcknowledgeAlarm) -> AcknowledgeAlarm:
+        """``item`` with the kind and text of the alarm it names, as shown now (unchanged
+        where no alarm kept has its number)."""
+        alarm = next((a for a in self._alarms.alarms if a.id == item.alarm_id), None)
+        return item if alarm is None else replace(item, kind=alarm.kind.name, text=alarm.text)
+
     def number_alarms_on_from(self, raised: int) -> None:
         """The next alarm raised is number ``raised + 1`` (a table rebuilt from its journal)."""
         self._alarms.number_on_from(raised)
@@ -494,7 +501,7 @@ class TableLoop:
             self.resolve(AlarmKind.ROUND_RESUMED)
 
     def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
-        self._alarms.acknowledge(item.alarm_id)
+        self._alarms.acknowledge(item.alarm_id, item.kind, item.text)
 
     def _on_floor_lag(self, item: FloorLag) -> None:
         """The room's lag as the forwarder sees it: shown; past its bound, an alarm (one for a

@@ -29,6 +29,7 @@ from dealer_assist.roundlog import format_at
 from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
 from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
 from dealer_assist.table.sources import (
+    AcknowledgeAlarm,
     NewShoe,
     RecordingFailed,
     ShoeCard,
@@ -179,10 +180,11 @@ class TableRunner:
                         self.errors.append(f"{type(error).__name__}: {error} (input {one!r})")
                         del self.errors[:-ERRORS_KEPT]
                         loop.updates += 1
-                before = loop.updates
+                before, alarms = loop.updates, loop.alarms_raised
                 loop.tick(now, at)
                 if not inputs and loop.updates != before and self.journal is not None:
-                    self._append(JournalEntry(now, tick=True, at=at))  # a wait expired: replay it
+                    # a wait expired: replay it
+                    self._append(JournalEntry(now, tick=True, at=at, alarms=alarms))
                     if self._journal_alarm is not None:
                         loop.handle(RecordingFailed(self._journal_alarm), now, at)
                         self._journal_alarm = None
@@ -216,7 +218,8 @@ class TableRunner:
         and nothing more is acknowledged until it takes every record kept."""
         delivery = item if isinstance(item, ShoeDelivery) else None
         inputs: tuple[TableInput, ...] = tuple(
-            replace(one, at=at) if isinstance(one, ShoeCard | ShoeUnread) else one
+            replace(one, at=at) if isinstance(one, ShoeCard | ShoeUnread) else
+            self.loop.named_acknowledgement(one) if isinstance(one, AcknowledgeAlarm) else one
             for one in (item.inputs if isinstance(item, ShoeDelivery) else (item,)))
         if (self.resumed_round is not None and self.loop.round_open
                 and self.loop.round_id == self.resumed_round
@@ -228,7 +231,8 @@ class TableRunner:
             written = True
         else:
             shoe = None if delivery is None else (delivery.session, delivery.seq)
-            written = self._append(JournalEntry(now, inputs, shoe, at=at))
+            written = self._append(JournalEntry(now, inputs, shoe, at=at,
+                                                alarms=self.loop.alarms_raised))
         if written:
             if delivery is not None:
                 self._shoe_durable = (delivery.session, delivery.seq)

@@ -247,9 +247,14 @@ class VoidRound:
 
 @dataclass(frozen=True, slots=True)
 class AcknowledgeAlarm:
-    """The dealer (or the floor) acknowledged an alarm; it leaves the band, stays recorded."""
+    """The dealer (or the floor) acknowledged an alarm; it leaves the band, stays recorded.
+    ``kind`` and ``text``: that alarm's, as the table showed it when the acknowledgement was
+    journalled (the runner fills them in), so that a table rebuilt from its journal
+    acknowledges that alarm even where it numbered it otherwise."""
 
     alarm_id: int
+    kind: str | None = None
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

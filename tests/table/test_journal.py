@@ -660,3 +660,75 @@ def test_a_shoe_card_that_waits_for_its_landing_keeps_the_time_it_left_the_shoe(
     rebuilt = again.open(now=0.0)
     assert rebuilt.loop.round_lines() == live
     again.close()
+
+
+def test_alarms_no_input_explains_keep_their_numbers_and_acknowledgements_after_a_restart(
+        tmp_path):
+    """The alarm file cannot be written for one touch (a folder stands in its place), so the
+    live table raises a recording alarm that no journaled input explains. Rebuilt from the
+    journal, every other alarm keeps its number, and the one the dealer acknowledged is the one
+    acknowledged (once, the rebuilt table numbered the later alarms one lower, and replayed the
+    acknowledgement onto another alarm, or none)."""
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    runner = TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                         journal_config=setup.config)
+    loop = table.loop
+    alarm_file = tmp_path / "alarms.jsonl"
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        alarm_file.rename(tmp_path / "alarms.before")
+        alarm_file.mkdir()
+        assert runner.submit(Decide(3, Action.STAND)).wait(5)  # no hand at seat 3: an alarm
+        assert runner.wait_idle(5)
+        assert [a.kind for a in loop.alarms[-2:]] == [AlarmKind.ILLEGAL_ACTION,
+                                                     AlarmKind.RECORDING_FAILED]
+        alarm_file.rmdir()
+        assert runner.submit(Decide(4, Action.STAND)).wait(5)
+        assert runner.wait_idle(5)
+        seat_4 = loop.alarms[-1]
+        assert seat_4.text.startswith("seat 4: ")
+        assert runner.submit(AcknowledgeAlarm(seat_4.id)).wait(5)
+        assert runner.wait_idle(5)
+        live = [(a.id, a.kind, a.text, a.acknowledged) for a in loop.alarms
+                if a.kind is not AlarmKind.RECORDING_FAILED]
+        raised = loop.alarms_raised
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path)
+    rebuilt = again.open(now=0.0).loop
+    again.close()
+    assert [(a.id, a.kind, a.text, a.acknowledged) for a in rebuilt.alarms
+            if a.kind is not AlarmKind.RECORDING_FAILED and a.id <= raised] == live
+    # the restart's own alarm (the round resumed) takes the next number, none used before
+    assert [a.kind for a in rebuilt.alarms if a.id > raised] == [AlarmKind.ROUND_RESUMED]
+    assert min(a.id for a in rebuilt.alarms if a.id > raised) == raised + 1
+
+
+def test_an_acknowledgement_names_its_alarm_by_kind_and_words_where_its_number_is_another():
+    """An acknowledgement carrying the alarm's kind and words acknowledges that alarm, whatever
+    alarm has its number; one that names no alarm kept acknowledges none."""
+    loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_shoe=False)
+    loop.dealer = "D1"
+    loop.handle(PlaceBet(1, Decimal("10")), 0.5)
+    loop.handle(Decide(3, Action.STAND), 1.0)  # no hand is in play: an alarm naming seat 3
+    loop.handle(Decide(4, Action.STAND), 1.1)
+    first, second = loop.alarms
+    loop.handle(AcknowledgeAlarm(first.id, second.kind.name, second.text), 1.2)
+    assert [a.acknowledged for a in loop.alarms] == [False, True]
+    loop.handle(AcknowledgeAlarm(first.id, first.kind.name, "words no alarm has"), 1.3)
+    assert [a.acknowledged for a in loop.alarms] == [False, True]
+    loop.handle(AcknowledgeAlarm(first.id), 1.4)  # a touch as the screen sends it: by number
+    assert [a.acknowledged for a in loop.alarms] == [True, True]
+
+
+def test_an_entry_keeps_the_alarm_count_before_it_and_refuses_one_that_is_no_count():
+    entry = JournalEntry(2.0, (AcknowledgeAlarm(3, "ILLEGAL_ACTION", "seat 3"),), alarms=7)
+    assert JournalEntry.from_json(json.loads(json.dumps(entry.to_json()))) == entry
+    tick = JournalEntry(2.5, tick=True, alarms=8)
+    assert JournalEntry.from_json(tick.to_json()) == tick
+    for bad in (-1, True, "7", 1.5):
+        with pytest.raises(CodecError, match="'alarms' must be a count"):
+            JournalEntry.from_json({"t": 2.0, "in": [], "alarms": bad})
