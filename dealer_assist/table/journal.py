@@ -77,6 +77,9 @@ class Checkpoint:
     t: float = 0.0
     dealer: str | None = None  # signed in at the screen (no PIN: it never leaves the screen)
     alarms_raised: int | None = 0  # the last alarm's number (None: a journal that did not say)
+    #: the round-log lines of the ended round the screen shows (PAY/TAKE owed on the felt until
+    #: the next round begins); empty where none
+    shown: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,7 @@ class Checkpoint:
             "camera_moved": self.camera_moved,
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
             "dealer": self.dealer, "alarms_raised": self.alarms_raised,
+            "shown": list(self.shown),
         }
 
     @classmethod
@@ -98,6 +102,10 @@ class Checkpoint:
         shoe = raw.get("shoe")
         dealer = raw.get("dealer")  # absent from a journal written before sign-in
         raised = raw.get("alarms_raised")  # absent from one written before alarms numbered on
+        shown = raw.get("shown", [])  # absent from one written before the ended round was kept
+        if not isinstance(shown, list) or not all(isinstance(line, str) for line in shown):
+            raise CodecError(f"a checkpoint's 'shown' must be a list of round-log lines, got "
+                             f"{str(shown)[:80]!r}")
         return cls(
             config=dict(raw["config"]), round_prefix=str(raw["round_prefix"]),
             round_number=int(raw["round_number"]),
@@ -106,17 +114,19 @@ class Checkpoint:
             camera_moved=bool(raw["camera_moved"]),
             shoe=None if shoe is None else (int(shoe[0]), int(shoe[1])), t=float(raw["t"]),
             dealer=None if dealer is None else str(dealer),
-            alarms_raised=None if raised is None else int(raised),
+            alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
         )
 
     @classmethod
     def of(cls, loop: TableLoop, config: dict[str, Any], shoe: tuple[int, int] | None,
            t: float) -> Checkpoint:
         """The checkpoint of ``loop`` at rest."""
+        fold = loop.fold
+        shown = tuple(loop.round_lines()) if fold is not None and fold.ended else ()
         return cls(config, loop.round_prefix, loop.round_number,
                    {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
                    loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer,
-                   loop.alarms_raised)
+                   loop.alarms_raised, shown)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -434,6 +444,12 @@ def open_table(
     loop.recorder = capture
     for item in start.preamble():
         loop.handle(item, start.t)
+    if start.shown:
+        try:
+            loop.show_ended_round(list(start.shown))
+        except ValueError as error:  # the round is in the store: only the screen goes without
+            log.warning("%s: the ended round the screen showed cannot be shown again: %s",
+                        path, error)
     # The alarms raised after the checkpoint are raised again, in order, under the numbers they
     # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
     # raised before it, numbered otherwise, whose acknowledgements are not replayed (the

@@ -248,6 +248,11 @@ class TableLoop:
         """The round in play (or the last one) as its round log's lines so far."""
         return list(self._session.lines)
 
+    def show_ended_round(self, lines: list[str]) -> None:
+        """Show the ended round whose round-log ``lines`` a checkpoint kept, as before the
+        restart (see :meth:`RoundSession.show_ended`)."""
+        self._session.show_ended(lines)
+
     def replace_round(self, fold: RoundFold, lines: list[str]) -> None:
         """The round in play replayed afresh (a corrected card)."""
         self._session.replace(fold, lines)

@@ -113,6 +113,20 @@ class RoundSession:
         self.tell(lambda recorder: recorder.end_round(round_id, settlement))
         return settlement
 
+    def show_ended(self, lines: list[str]) -> None:
+        """The ended round a restarted table shows (its PAY/TAKE still owed on the felt): its
+        fold from its recorded ``lines``, told to no recorder (it is recorded already). Raises
+        ValueError (EventError, RoundError, JSON) where they are no ended round."""
+        events = [parse_event(json.loads(line)) for line in lines]
+        if not events or not isinstance(events[0], RoundStart):
+            raise ValueError("its first line is no round line")
+        fold = RoundFold(events[0])
+        for event in events[1:]:
+            fold.apply(event)
+        if not fold.ended:
+            raise ValueError("it does not end")
+        self.fold, self.lines = fold, list(lines)
+
     def replace(self, fold: RoundFold, lines: list[str]) -> None:
         """The round replayed afresh (a corrected card): its new fold and lines."""
         self.fold, self.lines = fold, lines

@@ -732,3 +732,51 @@ def test_an_entry_keeps_the_alarm_count_before_it_and_refuses_one_that_is_no_cou
     for bad in (-1, True, "7", 1.5):
         with pytest.raises(CodecError, match="'alarms' must be a count"):
             JournalEntry.from_json({"t": 2.0, "in": [], "alarms": bad})
+
+
+def test_a_restart_after_the_round_settled_shows_its_payouts_again(tmp_path):
+    """The round settled and the journal started again from the table at rest (a touch after
+    the settlement checkpoints it); the table dies while the dealer pays. Restarted, the screen
+    shows the same PAY/TAKE lines (once, it showed nothing: the payouts owed were gone from the
+    screen), and the next round begins as before."""
+    steps = world_steps(seed=8, rounds=1, camera=False)
+    setup = Setup(tmp_path)
+    table = setup.open()
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config,
+                         recording_pending=lambda: setup.recording.pending)
+    with runner:
+        for item in steps:
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        setup.recorded()
+        assert runner.submit(AcknowledgeAlarm(1)).wait(5)  # any touch at rest
+        assert runner.wait_idle(5)
+        live = table.loop.view()
+    assert live["phase"] == "settled" and live["settlement"] is not None
+    table.journal.close()
+    setup.close()
+    assert read_journal(tmp_path / JOURNAL_NAME).entries == []  # checkpointed after the round
+    again = Setup(tmp_path)
+    rebuilt = again.open()
+    view = rebuilt.loop.view()
+    assert (view["phase"], view["settlement"], view["round"]) == (
+        "settled", live["settlement"], live["round"])
+    rebuilt.loop.handle(PlaceBet(1, Decimal("10")), 100.0)
+    assert rebuilt.loop.round_id == f"{table.loop.round_prefix}-00002"
+    again.recorded()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:  # the settled round was not recorded again
+        assert len(store.round_keys(table.loop.last_settlement.round_id)) == 1
+    finally:
+        store.close()
+
+
+def test_a_checkpoint_keeps_the_round_on_screen_and_refuses_lines_that_are_no_lines():
+    checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", 3, shown=('{"type": "round"}',))
+    assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
+    old = checkpoint.to_json()
+    del old["shown"]  # written before the ended round was kept
+    assert Checkpoint.from_json(old).shown == ()
+    with pytest.raises(CodecError, match="'shown' must be a list of round-log lines"):
+        Checkpoint.from_json({**checkpoint.to_json(), "shown": [{"type": "round"}]})
