@@ -273,13 +273,18 @@ class TableJournal:
 
     A write that fails raises :class:`JournalError` and is kept: the next append writes it
     first, so the records reach the disk in order or not at all (a record is never acknowledged
-    while one before it is not on disk)."""
+    while one before it is not on disk). ``shoe_written``: the shoe's last event on disk (its
+    ``(session, seq)``; None: none yet), which a kept record reaches once written."""
 
     def __init__(self, path: str | os.PathLike[str], checkpoint: Checkpoint,
                  entries: Iterable[JournalEntry] = ()):
         self.path = Path(path)
         self.entries_since_checkpoint = 0
         self._unwritten: list[bytes] = []
+        self._unwritten_shoe: tuple[int, int] | None = None
+        entries = list(entries)
+        self.shoe_written = next((e.shoe for e in reversed(entries) if e.shoe is not None),
+                                 checkpoint.shoe)
         self._fd: int | None = None  # unbuffered: nothing is held back to be written later
         self._rewrite(checkpoint, list(entries))
 
@@ -302,10 +307,13 @@ class TableJournal:
         self.checkpoint_at = checkpoint
         self.entries_since_checkpoint = len(entries)
         self._unwritten.clear()
+        self._unwritten_shoe = None
 
     def append(self, entry: JournalEntry) -> None:
         """Write ``entry`` (after any kept from a failed write) and fsync."""
         self._unwritten.append(_line(entry.to_json()))
+        if entry.shoe is not None:
+            self._unwritten_shoe = entry.shoe
         fd = self._fd
         if fd is None:
             raise JournalError(f"journal {self.path}: closed")
@@ -326,6 +334,8 @@ class TableJournal:
                                f"({len(self._unwritten)} record(s) kept to write again)") from None
         self.entries_since_checkpoint += len(self._unwritten)
         self._unwritten.clear()
+        if self._unwritten_shoe is not None:
+            self.shoe_written, self._unwritten_shoe = self._unwritten_shoe, None
 
     @property
     def behind(self) -> bool:

@@ -84,6 +84,8 @@ class TableRunner:
         self._journal_failing = False
         self._journal_alarm: str | None = None  # the first failure of a run, for its alarm
         self._shoe_durable = shoe_position  # the shoe's last event journaled
+        #: the shoe source's acknowledgement (from its latest delivery)
+        self._acknowledge_shoe: Callable[[int, int], None] | None = None
         self.resumed_round = resumed_round
         self._queue: queue.Queue[
             tuple[TableInput | ShoeDelivery, threading.Event, str] | None] = queue.Queue()
@@ -227,6 +229,8 @@ class TableRunner:
             # the shoe was reshuffled while the table was down: the round cannot go on
             inputs = (VoidRound("the table restarted in this round and the shoe reports a new "
                                 "shoe: its cards cannot be trusted"), *inputs)
+        if delivery is not None:
+            self._acknowledge_shoe = delivery.acknowledge
         if self.journal is None:
             written = True
         else:
@@ -234,7 +238,7 @@ class TableRunner:
             written = self._append(JournalEntry(now, inputs, shoe, at=at,
                                                 alarms=self.loop.alarms_raised))
         if written:
-            if delivery is not None:
+            if self.journal is None and delivery is not None:
                 self._shoe_durable = (delivery.session, delivery.seq)
                 delivery.acknowledge(delivery.session, delivery.seq)
             durable.set()
@@ -247,6 +251,7 @@ class TableRunner:
         """Append to the journal; False if the disk refused (the first failure of a run is
         kept in ``_journal_alarm`` for the loop's alarm)."""
         assert self.journal is not None
+        shoe_before = self.journal.shoe_written
         try:
             self.journal.append(entry)
         except Exception as error:  # a full disk, or a bug: either way the input is not on disk
@@ -257,6 +262,13 @@ class TableRunner:
             self._journal_failing = True
             return False
         self._journal_failing = False
+        written = self.journal.shoe_written
+        if written is not None and written != shoe_before:
+            # the shoe's event just written, or one a failed write kept and this one wrote
+            # first: its durable position, acknowledged to the shoe
+            self._shoe_durable = written
+            if self._acknowledge_shoe is not None:
+                self._acknowledge_shoe(*written)
         return True
 
     def _checkpoint_at_rest(self, now: float) -> None:

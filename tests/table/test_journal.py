@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -57,6 +58,7 @@ from dealer_assist.table.sources import (
     RoundResumed,
     ShoeBurn,
     ShoeCard,
+    ShoeDelivery,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -780,3 +782,42 @@ def test_a_checkpoint_keeps_the_round_on_screen_and_refuses_lines_that_are_no_li
     assert Checkpoint.from_json(old).shown == ()
     with pytest.raises(CodecError, match="'shown' must be a list of round-log lines"):
         Checkpoint.from_json({**checkpoint.to_json(), "shown": [{"type": "round"}]})
+
+
+def test_a_shoe_event_a_failed_write_kept_is_acknowledged_once_written(tmp_path):
+    """The disk refuses the record of the shoe's event 2; the next touch writes it first. The
+    shoe is told then that event 2 is held, and the checkpoint taken at rest starts the shoe
+    after it (once, neither: the restarted table took the shoe's resend of event 2 as a card
+    more, counted twice). The refusal is a read-only descriptor put in the journal's place,
+    which fails ``os.write`` as a full disk does, in this process (a file-size limit would
+    refuse the recording's writes too)."""
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    acks: list[tuple[int, int]] = []
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config,
+                         recording_pending=lambda: setup.recording.pending)
+
+    def event(seq: int, code: str) -> ShoeDelivery:
+        return ShoeDelivery((ShoeBurn(Card.parse(code)),), 7, seq,
+                            lambda session, at: acks.append((session, at)))
+
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), event(1, "9S")):
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5) and acks == [(7, 1)]
+        writable = table.journal._fd
+        table.journal._fd = os.open(table.journal.path, os.O_RDONLY)
+        assert not runner.submit(event(2, "5H")).wait(1)  # not durable: not acknowledged
+        assert runner.wait_idle(5) and acks == [(7, 1)]
+        os.close(table.journal._fd)
+        table.journal._fd = writable
+        refused = table.loop.alarms[-1]
+        assert refused.kind is AlarmKind.RECORDING_FAILED
+        assert runner.submit(AcknowledgeAlarm(refused.id)).wait(5)
+        assert runner.wait_idle(5)
+    table.journal.close()
+    setup.close()
+    assert acks == [(7, 1), (7, 2)]
+    contents = read_journal(tmp_path / JOURNAL_NAME)
+    assert contents.checkpoint.shoe == (7, 2) and contents.checkpoint.cards_out == {
+        "9S": 1, "5H": 1}
