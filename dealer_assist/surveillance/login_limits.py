@@ -67,6 +67,7 @@ class _Name:
     failures: _Failures = field(default_factory=_Failures)
     trusted: OrderedDict[str, int] = field(default_factory=OrderedDict)  # address: its failures
     locked_by: int | None = None  # the seq of the access record that says it was locked
+    unlock_looked_to: int = 0  # access records up to this seq hold nothing lifting the lock
 
 
 class LoginLimiter:
@@ -84,6 +85,20 @@ class LoginLimiter:
         """The seq of the record that locked ``name``, if it is locked."""
         entry = self._names.get(name)
         return None if entry is None else entry.locked_by
+
+    def unlock_search_from(self, name: str) -> int | None:
+        """Where to look for a record lifting ``name``'s lock: after this seq (None: it is not
+        locked), so each access record is looked through once, not at every attempt."""
+        entry = self._names.get(name)
+        if entry is None or entry.locked_by is None:
+            return None
+        return max(entry.locked_by, entry.unlock_looked_to)
+
+    def unlock_searched(self, name: str, seq: int) -> None:
+        """The access records up to ``seq`` hold nothing lifting ``name``'s lock."""
+        entry = self._names.get(name)
+        if entry is not None and entry.locked_by is not None:
+            entry.unlock_looked_to = max(entry.unlock_looked_to, seq)
 
     def admit(self, name: str, address: str) -> None:
         """Let one attempt go on to the password check, or raise :class:`LoginRefused`. Every
@@ -145,7 +160,7 @@ class LoginLimiter:
     def unlock(self, name: str) -> None:
         entry = self._names.get(name)
         if entry is not None:
-            entry.locked_by, entry.failures = None, _Failures()
+            entry.locked_by, entry.failures, entry.unlock_looked_to = None, _Failures(), 0
 
     def _wait(self, failures: _Failures | None) -> float:
         if failures is None:

@@ -270,13 +270,16 @@ def create_app(recording: Path | str | Callable[[], RecordStore],
         """Let a login attempt on to the password check, or refuse it (429) by the policy; a
         lock the technician lifted (a ``login-unlocked`` record) is lifted here first."""
         with lock:
-            locked_by = limiter.locked_by(name)
-        if locked_by is not None:
+            search_from = limiter.unlock_search_from(name)
+        if search_from is not None:
             with store() as opened:
-                lifted = unlocked_since(opened, name, locked_by)
-            if lifted:
-                with lock:
+                newest = opened.last_seq()  # one appended during the search: looked at next time
+                lifted = unlocked_since(opened, name, search_from)
+            with lock:
+                if lifted:
                     limiter.unlock(name)
+                else:
+                    limiter.unlock_searched(name, newest)
         with lock:
             try:
                 limiter.admit(name, address)
