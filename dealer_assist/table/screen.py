@@ -29,6 +29,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSock
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from dealer_assist.connection_limits import HEADER_TIMEOUT_S, bounded_h11, raise_open_file_limit
 from dealer_assist.logs import guarded
 from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
@@ -390,12 +391,13 @@ class ScreenServer:
     """uvicorn serving the screen in a background thread; ``url`` and :meth:`pairing_url` once
     started. ``access``: who may drive it (default: credentials of this process only);
     ``name``: the name browsers open it at (e.g. its TLS certificate's); ``tls``: serve HTTPS;
-    ``chips``: the table's chips (default: DEFAULT_CHIPS)."""
+    ``chips``: the table's chips (default: DEFAULT_CHIPS). Connections are bounded
+    (:mod:`dealer_assist.connection_limits`: ``header_timeout_s`` for a request's headers)."""
 
     def __init__(self, runner: TableRunner, host: str = "127.0.0.1", port: int = 8021,
                  staff: StaffDesk | None = None, *, access: ScreenAccess | None = None,
                  name: str | None = None, tls: TlsFiles | None = None,
-                 chips: ChipSet | None = None):
+                 chips: ChipSet | None = None, header_timeout_s: float = HEADER_TIMEOUT_S):
         self.access = access or ScreenAccess.ephemeral()
         self.host = host
         self.port = port
@@ -406,6 +408,7 @@ class ScreenServer:
             create_app(runner, self.access, lambda: self.site, staff, chips), host=host,
             port=port,
             log_level="warning", access_log=False, log_config=None,
+            http=bounded_h11(header_timeout_s),
             ssl_certfile=None if tls is None else str(tls.certfile),
             ssl_keyfile=None if tls is None else str(tls.keyfile),
         )
@@ -424,6 +427,7 @@ class ScreenServer:
     def start(self, timeout: float = 10.0) -> ScreenServer:
         """Listen (here, so that a refusal says why: the port in use, an address this machine
         does not have, a name that does not resolve), then serve from a background thread."""
+        raise_open_file_limit()
         try:
             family = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM,
                                         flags=socket.AI_PASSIVE)[0][0]

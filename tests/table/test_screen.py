@@ -3,11 +3,13 @@ reach the loop, and every change is pushed over the WebSocket."""
 
 from __future__ import annotations
 
+import socket
 from decimal import Decimal
 
 import pytest
 from fastapi.testclient import TestClient
 
+from dealer_assist.connection_limits import PER_ADDRESS
 from dealer_assist.rules import Action, Card, CardTarget
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
@@ -215,3 +217,54 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
         touched = parse_touch(touch_json(item, "97531"))
         assert isinstance(touched, Attested) and touched.item == item
         assert touched.pin == "97531" and "97531" not in repr(touched)
+
+
+def _closed_by_server(connection: socket.socket, wait_s: float) -> bool:
+    """Whether the server closes ``connection`` within ``wait_s`` (it sends nothing before)."""
+    connection.settimeout(wait_s)
+    try:
+        return connection.recv(1) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def _answers(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        return connection.recv(12).startswith(b"HTTP/1.1 ")
+
+
+def test_connections_that_never_finish_their_headers_are_closed_and_capped(runner):
+    """A client that opens connections and never finishes a request's headers held each one
+    open as long as it liked (in a review, 300 such took every file descriptor of a table whose
+    limit was 256, the table's own files included). Now one address holds at most
+    ``PER_ADDRESS`` connections at once, each closed once its headers are late, and a request
+    sent whole is answered as before."""
+    patient = ScreenServer(runner, "127.0.0.1", 0, header_timeout_s=60.0).start()
+    held = []
+    try:
+        for _ in range(PER_ADDRESS + 4):
+            connection = socket.create_connection(("127.0.0.1", patient.port), timeout=5)
+            connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
+            held.append(connection)
+        # the cap closes the extra ones as they are accepted, the rest stay open
+        assert all(_closed_by_server(connection, 5.0) for connection in held[PER_ADDRESS:])
+        assert not any(_closed_by_server(connection, 0.05) for connection in held[:PER_ADDRESS])
+        for connection in held:
+            connection.close()
+        held.clear()
+        assert _answers(patient.port)
+    finally:
+        for connection in held:
+            connection.close()
+        patient.stop()
+    hasty = ScreenServer(runner, "127.0.0.1", 0, header_timeout_s=0.5).start()
+    try:
+        with socket.create_connection(("127.0.0.1", hasty.port), timeout=5) as connection:
+            connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            assert _closed_by_server(connection, 30.0)
+        assert _answers(hasty.port)
+    finally:
+        hasty.stop()

@@ -1,0 +1,139 @@
+"""Connection limits for this package's web servers (uvicorn's h11 protocol, bounded).
+
+uvicorn closes a connection idle after a response, but not one that never finishes sending a
+request's headers: a client opening connections and sending a header line now and then holds
+each one open for as long as it likes, until the process runs out of file descriptors (the
+dealer's screen runs inside the table's process, which then cannot open its own files). So:
+
+- a request's headers must arrive within ``header_timeout_s`` of the connection opening, or of
+  the last response on it (else the connection is closed);
+- one client address holds at most ``per_address`` connections at once (one more is closed at
+  once);
+- :func:`raise_open_file_limit` lifts the process's soft limit on open files to its hard limit,
+  so that limit is not the first thing a burst of connections reaches.
+
+A WebSocket, once upgraded, is the WebSocket protocol's: no longer timed or counted here (the
+app refuses one it does not let in, which closes it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from collections import Counter
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a client has to send a request's headers (a browser sends them at once).
+HEADER_TIMEOUT_S = 10.0
+#: Connections one client address may hold at once (a browser opens six, a screen a WebSocket).
+PER_ADDRESS = 32
+#: Seconds between two warnings of connections closed.
+WARN_EVERY_S = 60.0
+
+
+def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
+                per_address: int = PER_ADDRESS) -> type[H11Protocol]:
+    """An h11 protocol class for ``uvicorn.Config(http=...)``: one per server (it counts that
+    server's connections by address)."""
+    if header_timeout_s <= 0 or per_address < 1:
+        raise ValueError("the header timeout must be above 0 and the cap at least 1")
+    open_by_address: Counter[str] = Counter()
+    closed = _CloseLog()
+
+    class BoundedH11(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+        _address: str | None = None
+        _cycle_timed: Any = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            peer = self.client
+            self._address = None if peer is None else peer[0]
+            if self._address is not None:
+                open_by_address[self._address] += 1
+                if open_by_address[self._address] > per_address:
+                    closed.note(f"{self._address}: over {per_address} connections at once")
+                    transport.close()
+                    return
+            self._time_headers()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._release()
+            super().connection_lost(exc)
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            super().handle_websocket_upgrade(event)
+            self._release()  # the WebSocket protocol has the connection now
+
+        def _release(self) -> None:
+            self._forget_deadline()
+            if self._address is not None:
+                open_by_address[self._address] -= 1
+                if open_by_address[self._address] <= 0:
+                    del open_by_address[self._address]
+                self._address = None
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not self._cycle_timed and self.cycle is not None:
+                self._forget_deadline()  # a request's headers came
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._time_headers()  # the next request's headers, on a kept-alive connection
+
+        def _time_headers(self) -> None:
+            self._forget_deadline()
+            self._cycle_timed = self.cycle
+            self._deadline = self.loop.call_later(header_timeout_s, self._headers_late)
+
+        def _forget_deadline(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _headers_late(self) -> None:
+            self._deadline = None
+            if self.transport.is_closing() or self.transport.get_protocol() is not self:
+                return  # closed, or upgraded to a WebSocket
+            if self.cycle is self._cycle_timed:
+                closed.note(f"{self._address}: no request's headers in {header_timeout_s:g} s")
+                self.transport.close()
+
+    return BoundedH11
+
+
+class _CloseLog:
+    """A warning for the connections closed, at most one every :data:`WARN_EVERY_S` (a flood
+    of them must not fill the disk with lines): the latest reason and how many since."""
+
+    def __init__(self) -> None:
+        self.last = -WARN_EVERY_S
+        self.unsaid = 0
+
+    def note(self, why: str) -> None:
+        self.unsaid += 1
+        now = time.monotonic()
+        if now - self.last >= WARN_EVERY_S:
+            logger.warning("connection closed: %s (%d closed since the last such line)", why,
+                           self.unsaid)
+            self.last, self.unsaid = now, 0
+
+
+def raise_open_file_limit() -> tuple[int, int]:
+    """Lift this process's soft limit on open files to its hard limit; the limits after."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError) as error:
+            logger.warning("the open-file limit stays at %d: %s", soft, error)
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
