@@ -428,12 +428,13 @@ class StoreRecorder:
         try:
             self._write(recorder, *item)
         except Exception as error:  # whatever the store raises, the next record is tried
-            if item[0] not in ("alarm", "frame", "card frame", "screen"):
+            round_record = item[0] not in ("alarm", "frame", "card frame", "screen")
+            if round_record:
                 self.complete = False  # a round the store lacks: the journal keeps it
             if not self._failing:  # the first of a run with its trace; the rest counted
                 logger.exception("recording store %s: a %s record was not written",
                                  self.directory, item[0])
-            self._failed(f"{item[0]}: {type(error).__name__}: {error}")
+            self._failed(f"{item[0]}: {type(error).__name__}: {error}", round_record)
         else:
             self._failing = False
         finally:
@@ -637,11 +638,14 @@ class StoreRecorder:
                      "nothing more is written there (the table's journal keeps every round "
                      "until a restart records them)")
 
-    def _failed(self, error: str) -> None:
+    def _failed(self, error: str, round_record: bool = False) -> None:
         self._keep(error)
         if not self._failing:
-            self._report(f"recording store {self.directory}: {error} (the table's journal keeps"
-                         " every round until the store has it)")
+            self._report(f"recording store {self.directory}: {error} " + (
+                "(the table's journal keeps every round from now on, and the store has them "
+                "once the table is restarted: restart it between rounds, or the journal grows "
+                "until it is)" if round_record else
+                "(the table's journal keeps every round until the store has it)"))
         self._failing = True
 
     def _keep(self, error: str) -> None:

@@ -179,6 +179,8 @@ def test_an_export_that_fails_is_an_alarm_and_is_redone_at_the_next_start(
     written(recording)
     assert loop.rounds_played == 1 and loop.last_settlement is not None
     assert len(failures) == 1 and failures[0].startswith(f"recording store {tmp_path}: end: ")
+    # the technician is told the store has its rounds only after a restart, and to restart
+    assert "once the table is restarted: restart it between rounds" in failures[0]
     assert recording.pending  # the journal keeps the round until a restart records it
     recording.close()
     (tmp_path / "rounds").unlink()
