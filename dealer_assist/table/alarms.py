@@ -120,17 +120,18 @@ class AlarmBook:
         self.alarms = [replace(a, resolved=True) if a.kind is kind and not a.resolved else a
                        for a in self.alarms]
 
-    def acknowledge(self, alarm_id: int, kind: str | None = None,
-                    text: str | None = None) -> None:
-        """Acknowledge alarm ``alarm_id``; with its ``kind`` and ``text`` (as the dealer saw
-        it), that alarm: number ``alarm_id`` if it says that, else the first not acknowledged
-        that does (a table rebuilt from its journal that numbered it otherwise), else none."""
+    def acknowledge(self, alarm_id: int,
+                    named: tuple[str, str, str | None, float] | None = None) -> None:
+        """Acknowledge alarm ``alarm_id``; given ``named`` (its kind's name, text, round and
+        ``at``, as the dealer saw it), the alarm so named: number ``alarm_id`` if it is one,
+        else, of those (a table rebuilt from its journal that numbered them otherwise), the one
+        numbered nearest below it, else the first; none where none is so named."""
         target = next((a for a in self.alarms if a.id == alarm_id), None)
-        if kind is not None or text is not None:
-            def named(alarm: Alarm) -> bool:
-                return alarm.kind.name == kind and alarm.text == text
-            if target is None or not named(target):
-                target = next((a for a in self.alarms if not a.acknowledged and named(a)), None)
+        if named is not None:
+            alike = [a for a in self.alarms if (a.kind.name, a.text, a.round_id, a.at) == named]
+            if target not in alike:
+                below = [a for a in alike if a.id < alarm_id]
+                target = below[-1] if below else alike[0] if alike else None
         if target is None:
             return
         self.alarms = [replace(a, acknowledged=True) if a is target else a for a in self.alarms]

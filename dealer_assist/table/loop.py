@@ -271,7 +271,9 @@ class TableLoop:
         """``item`` with the kind and text of the alarm it names, as shown now (unchanged
         where no alarm kept has its number)."""
         alarm = next((a for a in self._alarms.alarms if a.id == item.alarm_id), None)
-        return item if alarm is None else replace(item, kind=alarm.kind.name, text=alarm.text)
+        return item if alarm is None else replace(
+            item, kind=alarm.kind.name, text=alarm.text, round_id=alarm.round_id,
+            raised_at=alarm.at)
 
     def number_alarms_on_from(self, raised: int) -> None:
         """The next alarm raised is number ``raised + 1`` (a table rebuilt from its journal)."""
@@ -506,7 +508,10 @@ class TableLoop:
             self.resolve(AlarmKind.ROUND_RESUMED)
 
     def _on_acknowledge(self, item: AcknowledgeAlarm) -> None:
-        self._alarms.acknowledge(item.alarm_id, item.kind, item.text)
+        named = None
+        if item.kind is not None and item.text is not None and item.raised_at is not None:
+            named = (item.kind, item.text, item.round_id, item.raised_at)
+        self._alarms.acknowledge(item.alarm_id, named)
 
     def _on_floor_lag(self, item: FloorLag) -> None:
         """The room's lag as the forwarder sees it: shown; past its bound, an alarm (one for a

@@ -248,13 +248,15 @@ class VoidRound:
 @dataclass(frozen=True, slots=True)
 class AcknowledgeAlarm:
     """The dealer (or the floor) acknowledged an alarm; it leaves the band, stays recorded.
-    ``kind`` and ``text``: that alarm's, as the table showed it when the acknowledgement was
-    journalled (the runner fills them in), so that a table rebuilt from its journal
-    acknowledges that alarm even where it numbered it otherwise."""
+    ``kind``, ``text``, ``round_id`` and ``raised_at`` (its ``at``): that alarm's, as the table
+    had it when the acknowledgement was journalled (the runner fills them in), so that a table
+    rebuilt from its journal acknowledges that alarm even where it numbered it otherwise."""
 
     alarm_id: int
     kind: str | None = None
     text: str | None = None
+    round_id: str | None = None
+    raised_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

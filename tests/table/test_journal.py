@@ -709,25 +709,63 @@ def test_alarms_no_input_explains_keep_their_numbers_and_acknowledgements_after_
     assert min(a.id for a in rebuilt.alarms if a.id > raised) == raised + 1
 
 
-def test_an_acknowledgement_names_its_alarm_by_kind_and_words_where_its_number_is_another():
-    """An acknowledgement carrying the alarm's kind and words acknowledges that alarm, whatever
-    alarm has its number; one that names no alarm kept acknowledges none."""
+def test_an_acknowledgement_names_its_alarm_where_its_number_is_another():
+    """An acknowledgement carrying the alarm's kind, words, round and time acknowledges that
+    alarm, whatever alarm has its number; one that names no alarm kept acknowledges none."""
     loop = TableLoop("h17-ddd-6", MemoryRecorder(), has_shoe=False)
     loop.dealer = "D1"
     loop.handle(PlaceBet(1, Decimal("10")), 0.5)
     loop.handle(Decide(3, Action.STAND), 1.0)  # no hand is in play: an alarm naming seat 3
     loop.handle(Decide(4, Action.STAND), 1.1)
     first, second = loop.alarms
-    loop.handle(AcknowledgeAlarm(first.id, second.kind.name, second.text), 1.2)
+    loop.handle(AcknowledgeAlarm(first.id, second.kind.name, second.text, second.round_id,
+                                 second.at), 1.2)
     assert [a.acknowledged for a in loop.alarms] == [False, True]
-    loop.handle(AcknowledgeAlarm(first.id, first.kind.name, "words no alarm has"), 1.3)
+    loop.handle(AcknowledgeAlarm(first.id, first.kind.name, first.text, first.round_id,
+                                 first.at + 5.0), 1.3)  # raised at another time: not it
     assert [a.acknowledged for a in loop.alarms] == [False, True]
     loop.handle(AcknowledgeAlarm(first.id), 1.4)  # a touch as the screen sends it: by number
     assert [a.acknowledged for a in loop.alarms] == [True, True]
 
 
+def test_a_double_tap_on_one_of_two_alike_alarms_replays_onto_that_one(tmp_path):
+    """One shoe event reports two alike problems while the alarm file cannot be written (an
+    alarm more between them, which the rebuilt table does not raise); the dealer acknowledges
+    the second twice. Rebuilt, the second is acknowledged and the first is not (matched by its
+    words alone, the second tap acknowledged the first)."""
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    runner = TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                         journal_config=setup.config)
+    loop = table.loop
+    alarm_file = tmp_path / "alarms.jsonl"
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        alarm_file.rename(tmp_path / "alarms.before")
+        alarm_file.mkdir()
+        assert runner.submit(ShoeDelivery((ShoeProblem("jam"), ShoeProblem("jam")), 7, 1,
+                                          lambda session, seq: None)).wait(5)
+        assert runner.wait_idle(5)
+        alarm_file.rmdir()
+        second = [a for a in loop.alarms if a.kind is AlarmKind.SHOE_PROBLEM][-1]
+        for _ in range(2):
+            assert runner.submit(AcknowledgeAlarm(second.id)).wait(5)
+        assert runner.wait_idle(5)
+        live = [a.acknowledged for a in loop.alarms if a.kind is AlarmKind.SHOE_PROBLEM]
+    table.journal.close()
+    setup.close()
+    assert live == [False, True]
+    again = Setup(tmp_path)
+    rebuilt = again.open(now=0.0).loop
+    again.close()
+    assert [a.acknowledged for a in rebuilt.alarms if a.kind is AlarmKind.SHOE_PROBLEM] == live
+
+
 def test_an_entry_keeps_the_alarm_count_before_it_and_refuses_one_that_is_no_count():
-    entry = JournalEntry(2.0, (AcknowledgeAlarm(3, "ILLEGAL_ACTION", "seat 3"),), alarms=7)
+    entry = JournalEntry(2.0, (AcknowledgeAlarm(3, "ILLEGAL_ACTION", "seat 3", "T1-x-00001",
+                                                 1.5),), alarms=7)
     assert JournalEntry.from_json(json.loads(json.dumps(entry.to_json()))) == entry
     tick = JournalEntry(2.5, tick=True, alarms=8)
     assert JournalEntry.from_json(tick.to_json()) == tick
