@@ -454,12 +454,7 @@ def open_table(
     loop.recorder = capture
     for item in start.preamble():
         loop.handle(item, start.t)
-    if start.shown:
-        try:
-            loop.show_ended_round(list(start.shown))
-        except ValueError as error:  # the round is in the store: only the screen goes without
-            log.warning("%s: the ended round the screen showed cannot be shown again: %s",
-                        path, error)
+    _show(loop, start.shown, path)
     # The alarms raised after the checkpoint are raised again, in order, under the numbers they
     # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
     # raised before it, numbered otherwise, whose acknowledgements are not replayed (the
@@ -525,16 +520,28 @@ def open_table(
         if fresh.rules.decks != loop.rules.decks:  # another shoe: its count starts again
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
-                                 shoe, t, carried.dealer)
+                                 shoe, t, carried.dealer, shown=carried.shown)
         # its alarms are numbered on from the old loop's (alarm ids never repeat), its
         # preamble's included, and the checkpoint says how far (a replay numbers on from there)
         fresh.number_alarms_on_from(loop.alarms_raised)
         for item in carried.preamble():
             fresh.handle(item, t)
+        _show(fresh, carried.shown, path)
         carried = replace(carried, alarms_raised=fresh.alarms_raised)
         journal.checkpoint(carried)
         result.loop = fresh
     return result
+
+
+def _show(loop: TableLoop, shown: tuple[str, ...], path: Path) -> None:
+    """Show the ended round a checkpoint kept, if any (see :meth:`TableLoop.show_ended_round`)."""
+    if not shown:
+        return
+    try:
+        loop.show_ended_round(list(shown))
+    except ValueError as error:  # the round is in the store: only the screen goes without
+        log.warning("%s: the ended round the screen showed cannot be shown again: %s", path,
+                    error)
 
 
 def _replay(loop: TableLoop, item: TableInput, t: float, at: str | None) -> None:

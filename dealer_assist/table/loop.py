@@ -62,6 +62,7 @@ from dealer_assist.table.screen_view import table_view
 from dealer_assist.table.session import Recorder, RoundSession
 from dealer_assist.table.shoe_cards import ShoeCards
 from dealer_assist.table.sources import (
+    DEALER_SPOT,
     AcknowledgeAlarm,
     AnswerQuestion,
     CameraFocus,
@@ -250,8 +251,18 @@ class TableLoop:
 
     def show_ended_round(self, lines: list[str]) -> None:
         """Show the ended round whose round-log ``lines`` a checkpoint kept, as before the
-        restart (see :meth:`RoundSession.show_ended`)."""
+        restart (see :meth:`RoundSession.show_ended`); its cards lie on the felt, so the
+        camera's sightings of them there, as it starts again, are no new cards."""
         self._session.show_ended(lines)
+        engine = self.engine
+        assert engine is not None
+        for seat in engine.seats():
+            for hand, state in enumerate(engine.hands(seat)):
+                for card in state.cards:
+                    self.camera.flight.placed(card, CardTarget(seat, hand))
+        for drawn in engine.dealer_cards():
+            if drawn is not None:
+                self.camera.flight.placed(drawn, DEALER_SPOT)
 
     def replace_round(self, fold: RoundFold, lines: list[str]) -> None:
         """The round in play replayed afresh (a corrected card)."""
@@ -294,9 +305,11 @@ class TableLoop:
 
     @property
     def at_rest(self) -> bool:
-        """No round open and nothing waiting to pair: a safe point to checkpoint the journal."""
+        """No round open, nothing waiting to pair, and no disagreement holding the last
+        round's payouts: a safe point to checkpoint the journal (a restart then shows the
+        round's payouts again, or nothing)."""
         return not (self.round_open or self.camera.waiting or self.shoe.awaiting
-                    or self.question or self.inputs.deferred)
+                    or self.question or self.inputs.deferred or self.disagreements())
 
     @property
     def question(self) -> OpenQuestion | None:

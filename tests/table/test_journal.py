@@ -801,10 +801,15 @@ def test_a_restart_after_the_round_settled_shows_its_payouts_again(tmp_path):
     view = rebuilt.loop.view()
     assert (view["phase"], view["settlement"], view["round"]) == (
         "settled", live["settlement"], live["round"])
-    rebuilt.loop.handle(PlaceBet(1, Decimal("10")), 100.0)
-    assert rebuilt.loop.round_id == f"{table.loop.round_prefix}-00002"
-    again.recorded()
+    rebuilt.journal.close()
     again.close()
+    changed = Setup(tmp_path, rules="h17-ddd-6")  # the rules changed while it was down
+    under_new_rules = changed.open().loop
+    assert under_new_rules.view()["settlement"] == live["settlement"]
+    under_new_rules.handle(PlaceBet(1, Decimal("10")), 100.0)
+    assert under_new_rules.round_id == f"{table.loop.round_prefix}-00002"
+    changed.recorded()
+    changed.close()
     store = RecordingStore(tmp_path)
     try:  # the settled round was not recorded again
         assert len(store.round_keys(table.loop.last_settlement.round_id)) == 1
@@ -859,3 +864,71 @@ def test_a_shoe_event_a_failed_write_kept_is_acknowledged_once_written(tmp_path)
     contents = read_journal(tmp_path / JOURNAL_NAME)
     assert contents.checkpoint.shoe == (7, 2) and contents.checkpoint.cards_out == {
         "9S": 1, "5H": 1}
+
+
+def test_a_camera_starting_again_over_the_settled_round_raises_nothing(tmp_path):
+    """Restarted after a round settled (the journal checkpointed at rest), the table shows
+    the round; the camera, starting again, reports the cards still on the felt as they appear.
+    They are that round's cards where it recorded them: no "never left the shoe" alarm, which
+    would put the round's payouts on hold."""
+    steps = world_steps(seed=8, rounds=1, camera=True)
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=10.0)
+    t = run_inputs(table.loop, table.journal, steps) + 3.0
+    table.loop.tick(t)
+    assert table.loop.rounds_played == 1 and table.loop.at_rest
+    setup.recorded()
+    table.journal.checkpoint(Checkpoint.of(table.loop, setup.config, None, t))
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0).loop
+    again.close()
+    raised = rebuilt.alarms_raised
+    for sighting in (s for s in steps if isinstance(s, FeltCard) and s.card is not None):
+        t += 0.01
+        rebuilt.handle(sighting, t)
+    rebuilt.tick(t + 5.0)
+    assert [a.kind for a in rebuilt.alarms if a.id > raised] == []
+    assert rebuilt.view()["phase"] == "settled"
+
+
+def test_a_round_settled_on_hold_is_no_rest_and_a_restart_holds_it_still(tmp_path):
+    """The camera read 3S where the shoe dealt 2S: the round settles with its payouts held until
+    the dealer acknowledges. Until then the table is not at rest (no checkpoint), so a restart
+    replays the round and holds its payouts still (with a checkpoint taken, it showed them)."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table = setup.open(now=0.0)
+    loop, journal = table.loop, table.journal
+    t = 1.0
+
+    def send(*items: TableInput) -> None:
+        nonlocal t
+        for item in items:
+            t += 0.01
+            journal.append(JournalEntry(t, (item,)))
+            loop.handle(item, t)
+
+    send(SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")))
+    for code, seat in (("9H", 1), ("9S", None), ("8D", 1)):
+        send(ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), CardTarget(seat, 0)))
+    send(ShoeCard(Card.parse("7C")), FeltCard(None, DEALER))
+    send(ShoeCard(Card.parse("2S")), FeltCard(Card.parse("3S"), DEALER))  # misread or switched
+    t += 1.0
+    loop.tick(t)
+    journal.append(JournalEntry(t, tick=True))
+    question = loop.view()["question"]
+    send(AnswerQuestion(question["id"], next(c["choice"] for c in question["choices"]
+                                             if c["label"] == "STAND seat 1, to the DEALER")))
+    assert loop.rounds_played == 1 and loop.view()["phase"] == "hold"
+    assert not loop.at_rest
+    setup.recorded()
+    journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    rebuilt = again.open(now=0.0).loop
+    again.close()
+    assert rebuilt.view()["phase"] == "hold"
+    for alarm in rebuilt.disagreements():
+        rebuilt.handle(AcknowledgeAlarm(alarm.id), t + 1.0)
+    assert rebuilt.view()["phase"] == "settled" and rebuilt.at_rest
