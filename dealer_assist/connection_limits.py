@@ -13,7 +13,9 @@ dealer's screen runs inside the table's process, which then cannot open its own 
   so that limit is not the first thing a burst of connections reaches.
 
 A WebSocket, once upgraded, is the WebSocket protocol's: no longer timed or counted here (the
-app refuses one it does not let in, which closes it).
+app refuses one it does not let in, which closes it). Over TLS a connection reaches this
+protocol once its handshake is done: before that, asyncio closes a handshake not done in 60 s,
+and the cap does not count it.
 """
 
 from __future__ import annotations
@@ -68,8 +70,10 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
             super().connection_lost(exc)
 
         def handle_websocket_upgrade(self, event: Any) -> None:
-            super().handle_websocket_upgrade(event)
-            self._release()  # the WebSocket protocol has the connection now
+            try:
+                super().handle_websocket_upgrade(event)
+            finally:
+                self._release()  # the WebSocket protocol has the connection now
 
         def _release(self) -> None:
             self._forget_deadline()
@@ -85,8 +89,9 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
                 self._forget_deadline()  # a request's headers came
 
         def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
+            answered = self.cycle
+            super().on_response_complete()  # may start a pipelined request already received
+            if not self.transport.is_closing() and self.cycle is answered:
                 self._time_headers()  # the next request's headers, on a kept-alive connection
 
         def _time_headers(self) -> None:

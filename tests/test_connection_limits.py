@@ -1,0 +1,96 @@
+"""The web servers' connection limits (``dealer_assist.connection_limits``) on a real uvicorn
+server and real sockets: the parts the dealer's screen test (tests/table/test_screen.py) does
+not reach, with a small ASGI app whose one slow path answers after a wait."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+
+from dealer_assist.connection_limits import bounded_h11
+
+SLOW_S = 1.5
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["path"] == "/slow":
+        await asyncio.sleep(SLOW_S)
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-length", b"2")]})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+@pytest.fixture
+def port() -> Iterator[int]:
+    listening = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error",
+                                           http=bounded_h11(header_timeout_s=0.5,
+                                                            per_address=4)))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    yield listening.getsockname()[1]
+    server.should_exit = True
+    thread.join(10)
+
+
+def _read_until_closed(connection: socket.socket, wait_s: float) -> bytes:
+    connection.settimeout(wait_s)
+    data = b""
+    try:
+        while chunk := connection.recv(65536):
+            data += chunk
+    except TimeoutError:
+        pass
+    return data
+
+
+def test_a_pipelined_request_slower_than_the_header_deadline_is_answered(port: int) -> None:
+    """Two requests sent at once, the second answering after longer than the deadline for
+    headers: both are answered (once, the deadline was armed on the second while it was served,
+    and closed the connection before its answer)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+                           b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        data = _read_until_closed(connection, SLOW_S + 2.0)
+    assert data.count(b"HTTP/1.1 200") == 2
+
+
+def test_a_kept_alive_connection_sending_no_next_request_is_closed(port: int) -> None:
+    """After an answer, the next request's headers are timed too."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\n")
+        data = _read_until_closed(connection, 10.0)
+    assert data.count(b"HTTP/1.1 200") == 1 and data.endswith(b"ok")
+
+
+def test_closed_connections_free_their_place_under_the_cap(port: int) -> None:
+    """Connections the deadline or the client closed no longer count: after four held and
+    closed, four more are served."""
+    for turn in range(3):
+        held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
+        for connection in held:
+            connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        for number, connection in enumerate(held):
+            answer = _read_until_closed(connection, 0.2)
+            assert answer.startswith(b"HTTP/1.1 200"), (turn, number, answer)
+        for connection in held:
+            connection.close()
+        time.sleep(0.1)
