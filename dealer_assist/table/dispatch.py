@@ -29,6 +29,7 @@ from dealer_assist.table.sources import (
     RecordingFailed,
     RoundResumed,
     ShoeProblem,
+    ShownAfterRestart,
     SignIn,
     SignOut,
     StaffRefused,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 #: felt, and may confirm it, before or after answering).
 PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
                    ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused, FloorLag,
-                   RoundResumed, ConfirmFelt)
+                   RoundResumed, ShownAfterRestart, ConfirmFelt)
 #: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
 #: card waits for its landing, so that a card drawn before them is placed first.
 AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)

@@ -90,6 +90,10 @@ class CameraEvidence:
         self.corrected: set[tuple[Card, Card, int | None]] = set()
         #: this round the camera reported a card while it counted for nothing (see uncounting)
         self.uncounted = False
+        #: a restarted table shows the settled round whose cards still lie on the felt: the
+        #: camera, starting again, reports them as new, so its cards are let pass until the
+        #: next round's first bet (see let_felt_pass)
+        self.felt_passes = False
 
     def new_round(self) -> None:
         """A round starts: what the dealer entered, the cards placed unseen, and sightings that
@@ -97,7 +101,15 @@ class CameraEvidence:
         self.entered_unseen.clear()
         self.corrected.clear()
         self.uncounted = False
+        self.felt_passes = False
         self.flight.new_round()
+
+    def let_felt_pass(self) -> None:
+        """After a restart that shows the settled round: until the next round's first bet, the
+        camera's cards, stacks, hole card and changed cards are let pass (a camera starting
+        again reports every card on the felt as it first sees it, in no order the round was
+        dealt in: as landings they would be alarms against the round shown)."""
+        self.felt_passes = True
 
     def uncounting(self) -> bool:
         """The camera is up where it was calibrated, yet its evidence counts for nothing: it may
@@ -183,6 +195,8 @@ class CameraEvidence:
         return changed
 
     def on_felt_card(self, item: FeltCard) -> None:
+        if self.felt_passes:
+            return
         if not self.table.camera_trusted():
             self.uncounted = self.uncounted or self.uncounting()
             return
@@ -331,6 +345,8 @@ class CameraEvidence:
         return True
 
     def on_felt_stacks(self, item: FeltStacks) -> None:
+        if self.felt_passes:
+            return
         if not self.table.camera_trusted() or not self.table.round_open:
             return
         if self.paired_or_asked(item):
@@ -374,6 +390,8 @@ class CameraEvidence:
         return True
 
     def on_hole_card(self, item: HoleCardShown) -> None:
+        if self.felt_passes:
+            return
         if not self.table.camera_trusted() or self.table.fold is None:
             return
         if self.paired_or_asked(item):
@@ -445,6 +463,8 @@ class CameraEvidence:
             )
 
     def on_felt_swap(self, item: FeltSwap) -> None:
+        if self.felt_passes:
+            return
         if not self.table.camera_trusted():
             return
         if (item.previous, item.card, item.spot.seat) in self.corrected:

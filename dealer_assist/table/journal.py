@@ -47,6 +47,7 @@ from dealer_assist.table.sources import (
     RoundResumed,
     ShoeBurn,
     ShoeLink,
+    ShownAfterRestart,
     SignIn,
     TableInput,
     VoidRound,
@@ -514,6 +515,9 @@ def open_table(
             _feed(journal, loop, RoundResumed(
                 f"the table restarted in round {round_id}: rebuilt from its journal"), t)
             result.resumed = round_id
+    if loop.round_id is not None and not loop.round_open and loop.fold is not None:
+        # the settled round shown (kept by the checkpoint, or replayed): the camera starts again
+        _feed(journal, loop, ShownAfterRestart(loop.round_id), t)
     if changed:
         fresh = make_loop(rules_spec, loop.round_prefix, loop.round_number)
         carried = Checkpoint.of(loop, config, shoe, t)
@@ -521,27 +525,34 @@ def open_table(
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
                                  shoe, t, carried.dealer, shown=carried.shown)
+        if loop.disagreements():  # its payouts held: the fresh loop has not the alarms
+            carried = replace(carried, shown=())
         # its alarms are numbered on from the old loop's (alarm ids never repeat), its
         # preamble's included, and the checkpoint says how far (a replay numbers on from there)
         fresh.number_alarms_on_from(loop.alarms_raised)
         for item in carried.preamble():
             fresh.handle(item, t)
-        _show(fresh, carried.shown, path)
+        shown_fresh = _show(fresh, carried.shown, path)
         carried = replace(carried, alarms_raised=fresh.alarms_raised)
         journal.checkpoint(carried)
         result.loop = fresh
+        if shown_fresh is not None:
+            _feed(journal, fresh, ShownAfterRestart(shown_fresh), t)
     return result
 
 
-def _show(loop: TableLoop, shown: tuple[str, ...], path: Path) -> None:
-    """Show the ended round a checkpoint kept, if any (see :meth:`TableLoop.show_ended_round`)."""
+def _show(loop: TableLoop, shown: tuple[str, ...], path: Path) -> str | None:
+    """Show the ended round a checkpoint kept, if any (see :meth:`TableLoop.show_ended_round`):
+    its id, or None."""
     if not shown:
-        return
+        return None
     try:
         loop.show_ended_round(list(shown))
     except ValueError as error:  # the round is in the store: only the screen goes without
         log.warning("%s: the ended round the screen showed cannot be shown again: %s", path,
                     error)
+        return None
+    return loop.round_id
 
 
 def _replay(loop: TableLoop, item: TableInput, t: float, at: str | None) -> None:

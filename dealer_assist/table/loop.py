@@ -62,7 +62,6 @@ from dealer_assist.table.screen_view import table_view
 from dealer_assist.table.session import Recorder, RoundSession
 from dealer_assist.table.shoe_cards import ShoeCards
 from dealer_assist.table.sources import (
-    DEALER_SPOT,
     AcknowledgeAlarm,
     AnswerQuestion,
     CameraFocus,
@@ -89,6 +88,7 @@ from dealer_assist.table.sources import (
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
+    ShownAfterRestart,
     SignIn,
     SignOut,
     StaffRefused,
@@ -197,6 +197,7 @@ class TableLoop:
             RecordingFailed: self._on_recording_failed,
             FloorLag: self._on_floor_lag,
             RoundResumed: self._on_round_resumed,
+            ShownAfterRestart: self._on_shown_after_restart,
             ConfirmFelt: self._on_confirm_felt,
             SignIn: lambda item: shift.sign_in(self, item),
             SignOut: lambda item: shift.sign_out(self, item),
@@ -251,18 +252,8 @@ class TableLoop:
 
     def show_ended_round(self, lines: list[str]) -> None:
         """Show the ended round whose round-log ``lines`` a checkpoint kept, as before the
-        restart (see :meth:`RoundSession.show_ended`); its cards lie on the felt, so the
-        camera's sightings of them there, as it starts again, are no new cards."""
+        restart (see :meth:`RoundSession.show_ended`)."""
         self._session.show_ended(lines)
-        engine = self.engine
-        assert engine is not None
-        for seat in engine.seats():
-            for hand, state in enumerate(engine.hands(seat)):
-                for card in state.cards:
-                    self.camera.flight.placed(card, CardTarget(seat, hand))
-        for drawn in engine.dealer_cards():
-            if drawn is not None:
-                self.camera.flight.placed(drawn, DEALER_SPOT)
 
     def replace_round(self, fold: RoundFold, lines: list[str]) -> None:
         """The round in play replayed afresh (a corrected card)."""
@@ -514,6 +505,10 @@ class TableLoop:
         self.resumed = item.detail
         self.alarm(AlarmKind.ROUND_RESUMED, f"{item.detail}: check that the felt matches the "
                    "screen, then touch Confirm felt (or void the round)")
+
+    def _on_shown_after_restart(self, item: ShownAfterRestart) -> None:
+        if item.round_id == self.round_id and not self.round_open:
+            self.camera.let_felt_pass()
 
     def _on_confirm_felt(self, item: ConfirmFelt) -> None:
         if self.resumed is not None:

@@ -363,8 +363,17 @@ class RoundResumed:
     detail: str
 
 
+@dataclass(frozen=True, slots=True)
+class ShownAfterRestart:
+    """The table restarted showing the settled round ``round_id`` (its payouts may still be
+    owed on the felt): the camera, starting again, reports its cards as new, so until the next
+    round's first bet the camera's cards are let pass."""
+
+    round_id: str
+
+
 TableInput = (ShoeInput | CameraInput | DealerInput | StaffRefused | RecordingFailed
-              | RoundResumed | FloorLag)
+              | RoundResumed | ShownAfterRestart | FloorLag)
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ from dealer_assist.table.sources import (
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
+    ShownAfterRestart,
     SignIn,
     SignOut,
     StaffRefused,
@@ -111,6 +112,7 @@ EVERY_INPUT: list[TableInput] = [
     RecordingFailed("disk full"),
     FloorLag(12, 31.5, True, False, "cannot reach the floor broker"),
     RoundResumed("restarted"),
+    ShownAfterRestart("T1-x-00003"),
     SignIn("D-12"),
     SignOut(),
     StaffRefused("D-12", "sign in", "D-12: wrong id or PIN (1 in a row)"),
@@ -885,12 +887,76 @@ def test_a_camera_starting_again_over_the_settled_round_raises_nothing(tmp_path)
     rebuilt = again.open(now=0.0).loop
     again.close()
     raised = rebuilt.alarms_raised
-    for sighting in (s for s in steps if isinstance(s, FeltCard) and s.card is not None):
+    # as a camera starting again reports them: in any order, the hole card turned among them
+    sightings = [s for s in steps if isinstance(s, FeltCard) and s.card is not None]
+    for sighting in [*reversed(sightings), HoleCardShown(sightings[0].card)]:
         t += 0.01
         rebuilt.handle(sighting, t)
     rebuilt.tick(t + 5.0)
     assert [a.kind for a in rebuilt.alarms if a.id > raised] == []
     assert rebuilt.view()["phase"] == "settled"
+    # from the next round's first bet the camera counts again
+    rebuilt.handle(PlaceBet(1, Decimal("10")), t + 6.0)
+    rebuilt.handle(FeltCard(Card.parse("4C"), CardTarget(1, 0)), t + 6.1)
+    rebuilt.tick(t + 9.0)
+    assert AlarmKind.NOT_FROM_SHOE in [a.kind for a in rebuilt.alarms if a.id > raised]
+
+
+def test_a_card_seen_again_after_the_checkpoint_replays_as_it_was_live(tmp_path):
+    """After the round settled and the journal started again from rest, the camera reported one
+    of its cards again (its tracker lost the felt under the dealer's arm) and the live table held
+    the payouts for it; rebuilt from the journal, the table holds them too."""
+    steps = world_steps(seed=8, rounds=1, camera=True)
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=10.0)
+    loop, journal = table.loop, table.journal
+    t = run_inputs(loop, journal, steps) + 3.0
+    loop.tick(t)
+    setup.recorded()
+    journal.checkpoint(Checkpoint.of(loop, setup.config, None, t))
+    again_seen = next(s for s in steps if isinstance(s, FeltCard) and s.card is not None
+                      and not s.spot.is_dealer)
+    t = run_inputs(loop, journal, [again_seen], t) + 2.0
+    journal.append(JournalEntry(t, tick=True))
+    loop.tick(t)
+    assert loop.view()["phase"] == "hold"
+    journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0).loop
+    again.close()
+    assert rebuilt.view()["phase"] == "hold"
+
+
+def test_a_restart_under_a_new_version_shows_no_payouts_a_disagreement_held(tmp_path):
+    """A round settled with its payouts held by a disagreement, then the table restarted under
+    another configuration (every upgrade changes its version): the fresh table has not the old
+    alarms, so it shows no payouts rather than the held ones."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table = setup.open(now=0.0)
+    loop, journal = table.loop, table.journal
+    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
+    for code, seat in (("9H", 1), ("9S", None), ("8D", 1)):
+        steps += [ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), CardTarget(seat, 0))]
+    steps += [ShoeCard(Card.parse("7C")), FeltCard(None, DEALER),
+              ShoeCard(Card.parse("2S")), FeltCard(Card.parse("3S"), DEALER)]
+    t = run_inputs(loop, journal, steps) + 1.0
+    loop.tick(t)
+    journal.append(JournalEntry(t, tick=True))
+    question = loop.view()["question"]
+    run_inputs(loop, journal, [AnswerQuestion(question["id"], next(
+        c["choice"] for c in question["choices"] if c["label"] == "STAND seat 1, to the DEALER"))],
+        t)
+    assert loop.view()["phase"] == "hold"
+    setup.recorded()
+    journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    again.config = {**again.config, "version": "next"}
+    rebuilt = again.open(now=0.0)
+    assert rebuilt.loop.view()["settlement"] is None
+    rebuilt.journal.close()
+    again.close()
 
 
 def test_a_round_settled_on_hold_is_no_rest_and_a_restart_holds_it_still(tmp_path):
