@@ -91,9 +91,10 @@ class CameraEvidence:
         #: this round the camera reported a card while it counted for nothing (see uncounting)
         self.uncounted = False
         #: a restarted table shows the settled round whose cards still lie on the felt: the
-        #: camera, starting again, reports them as new, so its cards are let pass until the
-        #: next round's first bet (see let_felt_pass)
+        #: camera, starting again, reports them as new, so sightings of them are let pass until
+        #: the next round's first bet (see let_felt_pass); ``shown_cards`` are its cards
         self.felt_passes = False
+        self.shown_cards: frozenset[Card] = frozenset()
 
     def new_round(self) -> None:
         """A round starts: what the dealer entered, the cards placed unseen, and sightings that
@@ -101,15 +102,28 @@ class CameraEvidence:
         self.entered_unseen.clear()
         self.corrected.clear()
         self.uncounted = False
-        self.felt_passes = False
+        self.felt_passes, self.shown_cards = False, frozenset()
         self.flight.new_round()
 
     def let_felt_pass(self) -> None:
         """After a restart that shows the settled round: until the next round's first bet, the
-        camera's cards, stacks, hole card and changed cards are let pass (a camera starting
-        again reports every card on the felt as it first sees it, in no order the round was
-        dealt in: as landings they would be alarms against the round shown)."""
-        self.felt_passes = True
+        camera's sightings of that round's cards (and unreadable ones), landings or the hole
+        card turned, are let pass (a camera starting again reports every card on the felt as
+        it first sees it, in no order the round was dealt in: as landings they would be alarms
+        against the round shown). Any other card, and a card changing where it lies, is
+        handled as ever."""
+        fold = self.table.fold
+        if fold is None:
+            return
+        engine = fold.engine
+        cards = {card for seat in engine.seats() for hand in engine.hands(seat)
+                 for card in hand.cards}
+        cards.update(card for card in engine.dealer_cards() if card is not None)
+        self.felt_passes, self.shown_cards = True, frozenset(cards)
+
+    def passes(self, card: Card | None) -> bool:
+        """A sighting let pass after a restart (see :meth:`let_felt_pass`)."""
+        return self.felt_passes and (card is None or card in self.shown_cards)
 
     def uncounting(self) -> bool:
         """The camera is up where it was calibrated, yet its evidence counts for nothing: it may
@@ -195,7 +209,7 @@ class CameraEvidence:
         return changed
 
     def on_felt_card(self, item: FeltCard) -> None:
-        if self.felt_passes:
+        if self.passes(item.card):
             return
         if not self.table.camera_trusted():
             self.uncounted = self.uncounted or self.uncounting()
@@ -345,8 +359,6 @@ class CameraEvidence:
         return True
 
     def on_felt_stacks(self, item: FeltStacks) -> None:
-        if self.felt_passes:
-            return
         if not self.table.camera_trusted() or not self.table.round_open:
             return
         if self.paired_or_asked(item):
@@ -390,7 +402,7 @@ class CameraEvidence:
         return True
 
     def on_hole_card(self, item: HoleCardShown) -> None:
-        if self.felt_passes:
+        if self.passes(item.card):
             return
         if not self.table.camera_trusted() or self.table.fold is None:
             return
@@ -463,8 +475,6 @@ class CameraEvidence:
             )
 
     def on_felt_swap(self, item: FeltSwap) -> None:
-        if self.felt_passes:
-            return
         if not self.table.camera_trusted():
             return
         if (item.previous, item.card, item.spot.seat) in self.corrected:

@@ -81,6 +81,9 @@ class Checkpoint:
     #: the round-log lines of the ended round the screen shows (PAY/TAKE owed on the felt until
     #: the next round begins); empty where none
     shown: tuple[str, ...] = ()
+    #: the camera's sightings of the shown round's cards pass (a restart showed it, and no
+    #: round has begun since: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
+    felt_passes: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +93,7 @@ class Checkpoint:
             "camera_moved": self.camera_moved,
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
             "dealer": self.dealer, "alarms_raised": self.alarms_raised,
-            "shown": list(self.shown),
+            "shown": list(self.shown), "felt_passes": self.felt_passes,
         }
 
     @classmethod
@@ -116,6 +119,7 @@ class Checkpoint:
             shoe=None if shoe is None else (int(shoe[0]), int(shoe[1])), t=float(raw["t"]),
             dealer=None if dealer is None else str(dealer),
             alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
+            felt_passes=raw.get("felt_passes") is True,
         )
 
     @classmethod
@@ -127,7 +131,7 @@ class Checkpoint:
         return cls(config, loop.round_prefix, loop.round_number,
                    {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
                    loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer,
-                   loop.alarms_raised, shown)
+                   loop.alarms_raised, shown, bool(shown) and loop.camera.felt_passes)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -455,7 +459,9 @@ def open_table(
     loop.recorder = capture
     for item in start.preamble():
         loop.handle(item, start.t)
-    _show(loop, start.shown, path)
+    shown = _show(loop, start.shown, path)
+    if shown is not None and start.felt_passes:  # as the live table was at the checkpoint
+        loop.handle(ShownAfterRestart(shown), start.t)
     # The alarms raised after the checkpoint are raised again, in order, under the numbers they
     # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
     # raised before it, numbered otherwise, whose acknowledgements are not replayed (the

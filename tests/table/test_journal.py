@@ -820,11 +820,12 @@ def test_a_restart_after_the_round_settled_shows_its_payouts_again(tmp_path):
 
 
 def test_a_checkpoint_keeps_the_round_on_screen_and_refuses_lines_that_are_no_lines():
-    checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", 3, shown=('{"type": "round"}',))
+    checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", 3, shown=('{"type": "round"}',),
+                            felt_passes=True)
     assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
     old = checkpoint.to_json()
-    del old["shown"]  # written before the ended round was kept
-    assert Checkpoint.from_json(old).shown == ()
+    del old["shown"], old["felt_passes"]  # written before the ended round was kept
+    assert Checkpoint.from_json(old).shown == () and not Checkpoint.from_json(old).felt_passes
     with pytest.raises(CodecError, match="'shown' must be a list of round-log lines"):
         Checkpoint.from_json({**checkpoint.to_json(), "shown": [{"type": "round"}]})
 
@@ -998,3 +999,64 @@ def test_a_round_settled_on_hold_is_no_rest_and_a_restart_holds_it_still(tmp_pat
     for alarm in rebuilt.disagreements():
         rebuilt.handle(AcknowledgeAlarm(alarm.id), t + 1.0)
     assert rebuilt.view()["phase"] == "settled" and rebuilt.at_rest
+
+
+def _settled_and_restarted(tmp_path: Path):
+    """One shoe-and-camera round settled, the journal checkpointed at rest, the table
+    restarted: its steps, the restarted table and its setup, and the time."""
+    steps = world_steps(seed=8, rounds=1, camera=True)
+    setup = Setup(tmp_path, has_camera=True)
+    table = setup.open(now=10.0)
+    t = run_inputs(table.loop, table.journal, steps) + 3.0
+    table.loop.tick(t)
+    setup.recorded()
+    table.journal.checkpoint(Checkpoint.of(table.loop, setup.config, None, t))
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True)
+    return steps, again.open(now=0.0), again, t
+
+
+def test_after_a_restart_a_card_switched_on_the_felt_is_still_caught(tmp_path):
+    """The camera's sightings of the shown round's cards pass after a restart; a card that
+    changes where it lies, and a card that is not the round's, are handled as ever."""
+    steps, table, setup, t = _settled_and_restarted(tmp_path)
+    loop = table.loop
+    raised = loop.alarms_raised
+    seen = next(s for s in steps if isinstance(s, FeltCard) and s.card is not None
+                and not s.spot.is_dealer)
+    assert seen.card is not None
+    t = run_inputs(loop, table.journal, [seen], t)
+    assert loop.alarms_raised == raised  # the round's card, seen again: passes
+    t = run_inputs(loop, table.journal, [FeltSwap(seen.card, Card.parse("AS"), seen.spot)], t)
+    assert [a.kind for a in loop.alarms if a.id > raised] == [AlarmKind.SWITCHED_CARD]
+    assert loop.view()["phase"] == "hold"
+    table.journal.close()
+    setup.close()
+
+
+def test_a_second_restart_replays_the_camera_as_the_live_table_took_it(tmp_path):
+    """Restarted once, the table lets the shown round's cards pass and the journal starts again
+    from rest; a draw out of habit leaves it busy, the camera reports the rest of the felt, and
+    the table dies. Rebuilt again from that checkpoint, it lets them pass as the live table did
+    (once, they raised "never left the shoe" alarms against the round, and held its payouts)."""
+    steps, table, setup, t = _settled_and_restarted(tmp_path)
+    loop, journal = table.loop, table.journal
+    sightings = [s for s in steps if isinstance(s, FeltCard) and s.card is not None]
+    t = run_inputs(loop, journal, sightings[:1], t)
+    assert loop.at_rest
+    journal.checkpoint(Checkpoint.of(loop, setup.config, None, t))
+    raised = loop.alarms_raised
+    t = run_inputs(loop, journal, [ShoeCard(Card.parse("5D")), *reversed(sightings[1:])], t)
+    loop.tick(t + 10.0)
+    journal.append(JournalEntry(t + 10.0, tick=True))
+    live = ([(a.kind, a.text) for a in loop.alarms if a.id > raised], loop.view()["phase"])
+    journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True)
+    rebuilt = again.open(now=0.0)
+    assert ([(a.kind, a.text) for a in rebuilt.loop.alarms
+             if raised < a.id <= raised + len(live[0])], rebuilt.loop.view()["phase"]) == live
+    assert AlarmKind.NOT_FROM_SHOE not in [k for k, _ in live[0]]
+    rebuilt.journal.close()
+    again.close()
