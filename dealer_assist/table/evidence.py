@@ -91,10 +91,10 @@ class CameraEvidence:
         #: this round the camera reported a card while it counted for nothing (see uncounting)
         self.uncounted = False
         #: a restarted table shows the settled round whose cards still lie on the felt: the
-        #: camera, starting again, reports them as new, so sightings of them are let pass until
-        #: the next round's first bet (see let_felt_pass); ``shown_cards`` are its cards
-        self.felt_passes = False
-        self.shown_cards: frozenset[Card] = frozenset()
+        #: camera, starting again, reports them as new, so until the next round's first bet a
+        #: sighting of one where it lies is let pass, once (see let_felt_pass): how many of
+        #: each (card, seat; None: the dealer's; card None: unreadable) are left to pass
+        self.felt_left: Counter[tuple[Card | None, int | None]] = Counter()
 
     def new_round(self) -> None:
         """A round starts: what the dealer entered, the cards placed unseen, and sightings that
@@ -102,28 +102,43 @@ class CameraEvidence:
         self.entered_unseen.clear()
         self.corrected.clear()
         self.uncounted = False
-        self.felt_passes, self.shown_cards = False, frozenset()
+        self.felt_left.clear()
         self.flight.new_round()
 
-    def let_felt_pass(self) -> None:
-        """After a restart that shows the settled round: until the next round's first bet, the
-        camera's sightings of that round's cards (and unreadable ones), landings or the hole
-        card turned, are let pass (a camera starting again reports every card on the felt as
-        it first sees it, in no order the round was dealt in: as landings they would be alarms
-        against the round shown). Any other card, and a card changing where it lies, is
-        handled as ever."""
+    def let_felt_pass(self, left: Counter[tuple[Card | None, int | None]] | None = None
+                      ) -> None:
+        """After a restart that shows the settled round: until the next round's first bet, a
+        sighting of one of its cards where it lies (or an unreadable one there) is let pass,
+        once for each card (a camera starting again reports every card on the felt as it first
+        sees it, in no order the round was dealt in: as landings they would be alarms against
+        the round shown). Any other card, a card elsewhere or once more, the hole card turned
+        and a card changing where it lies are handled as ever. ``left``: what a checkpoint
+        kept of it (else all the round's cards)."""
+        if left is not None:
+            self.felt_left = Counter(left)
+            return
         fold = self.table.fold
+        self.felt_left.clear()
         if fold is None:
             return
         engine = fold.engine
-        cards = {card for seat in engine.seats() for hand in engine.hands(seat)
-                 for card in hand.cards}
-        cards.update(card for card in engine.dealer_cards() if card is not None)
-        self.felt_passes, self.shown_cards = True, frozenset(cards)
+        places: list[tuple[Card, int | None]] = [
+            (card, seat) for seat in engine.seats() for hand in engine.hands(seat)
+            for card in hand.cards]
+        places += [(card, None) for card in engine.dealer_cards() if card is not None]
+        for card, seat in places:
+            self.felt_left[(card, seat)] += 1
+            self.felt_left[(None, seat)] += 1  # it may be seen unread
 
-    def passes(self, card: Card | None) -> bool:
-        """A sighting let pass after a restart (see :meth:`let_felt_pass`)."""
-        return self.felt_passes and (card is None or card in self.shown_cards)
+    def passes(self, item: FeltCard) -> bool:
+        """A sighting let pass after a restart (see :meth:`let_felt_pass`), its place used up."""
+        place = (item.card, item.spot.seat)
+        if self.felt_left[place] <= 0:
+            return False
+        self.felt_left[place] -= 1
+        if self.felt_left[place] == 0:
+            del self.felt_left[place]
+        return True
 
     def uncounting(self) -> bool:
         """The camera is up where it was calibrated, yet its evidence counts for nothing: it may
@@ -209,7 +224,7 @@ class CameraEvidence:
         return changed
 
     def on_felt_card(self, item: FeltCard) -> None:
-        if self.passes(item.card):
+        if self.passes(item):
             return
         if not self.table.camera_trusted():
             self.uncounted = self.uncounted or self.uncounting()
@@ -402,8 +417,6 @@ class CameraEvidence:
         return True
 
     def on_hole_card(self, item: HoleCardShown) -> None:
-        if self.passes(item.card):
-            return
         if not self.table.camera_trusted() or self.table.fold is None:
             return
         if self.paired_or_asked(item):

@@ -26,6 +26,7 @@ import os
 import shutil
 import time
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,9 +82,10 @@ class Checkpoint:
     #: the round-log lines of the ended round the screen shows (PAY/TAKE owed on the felt until
     #: the next round begins); empty where none
     shown: tuple[str, ...] = ()
-    #: the camera's sightings of the shown round's cards pass (a restart showed it, and no
-    #: round has begun since: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
-    felt_passes: bool = False
+    #: the shown round's cards the camera's sightings may still pass as, (card code or None,
+    #: seat or None, how many) (a restart showed it, and no round has begun since:
+    #: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
+    felt_left: tuple[tuple[str | None, int | None, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,7 +95,7 @@ class Checkpoint:
             "camera_moved": self.camera_moved,
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
             "dealer": self.dealer, "alarms_raised": self.alarms_raised,
-            "shown": list(self.shown), "felt_passes": self.felt_passes,
+            "shown": list(self.shown), "felt_left": [list(left) for left in self.felt_left],
         }
 
     @classmethod
@@ -119,7 +121,7 @@ class Checkpoint:
             shoe=None if shoe is None else (int(shoe[0]), int(shoe[1])), t=float(raw["t"]),
             dealer=None if dealer is None else str(dealer),
             alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
-            felt_passes=raw.get("felt_passes") is True,
+            felt_left=_felt_left(raw.get("felt_left", [])),
         )
 
     @classmethod
@@ -131,7 +133,10 @@ class Checkpoint:
         return cls(config, loop.round_prefix, loop.round_number,
                    {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
                    loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer,
-                   loop.alarms_raised, shown, bool(shown) and loop.camera.felt_passes)
+                   loop.alarms_raised, shown, tuple(
+                       (None if card is None else card.code, seat, n)
+                       for (card, seat), n in sorted(loop.camera.felt_left.items(), key=str)
+                   ) if shown else ())
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -460,8 +465,10 @@ def open_table(
     for item in start.preamble():
         loop.handle(item, start.t)
     shown = _show(loop, start.shown, path)
-    if shown is not None and start.felt_passes:  # as the live table was at the checkpoint
-        loop.handle(ShownAfterRestart(shown), start.t)
+    if shown is not None and start.felt_left:  # as the live table was at the checkpoint
+        loop.camera.let_felt_pass(Counter({
+            (None if code is None else Card.parse(code), seat): n
+            for code, seat, n in start.felt_left}))
     # The alarms raised after the checkpoint are raised again, in order, under the numbers they
     # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
     # raised before it, numbered otherwise, whose acknowledgements are not replayed (the
@@ -545,6 +552,27 @@ def open_table(
         if shown_fresh is not None:
             _feed(journal, fresh, ShownAfterRestart(shown_fresh), t)
     return result
+
+
+def _felt_left(raw: Any) -> tuple[tuple[str | None, int | None, int], ...]:
+    """A checkpoint's ``felt_left``: a list of [card code or null, seat or null, count]."""
+    if not isinstance(raw, list):
+        raise CodecError(f"a checkpoint's 'felt_left' must be a list, got {str(raw)[:80]!r}")
+    left = []
+    for entry in raw:
+        if not (isinstance(entry, list) and len(entry) == 3
+                and (entry[0] is None or isinstance(entry[0], str))
+                and (entry[1] is None or type(entry[1]) is int)
+                and type(entry[2]) is int and entry[2] > 0):
+            raise CodecError(f"a checkpoint's 'felt_left' holds {str(entry)[:80]!r}, not "
+                             "[card, seat, count]")
+        if entry[0] is not None:
+            try:
+                Card.parse(entry[0])
+            except ValueError as error:
+                raise CodecError(f"a checkpoint's 'felt_left': {error}") from None
+        left.append((entry[0], entry[1], entry[2]))
+    return tuple(left)
 
 
 def _show(loop: TableLoop, shown: tuple[str, ...], path: Path) -> str | None:

@@ -821,11 +821,14 @@ def test_a_restart_after_the_round_settled_shows_its_payouts_again(tmp_path):
 
 def test_a_checkpoint_keeps_the_round_on_screen_and_refuses_lines_that_are_no_lines():
     checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", 3, shown=('{"type": "round"}',),
-                            felt_passes=True)
+                            felt_left=(("9S", 1, 1), (None, None, 2)))
     assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
     old = checkpoint.to_json()
-    del old["shown"], old["felt_passes"]  # written before the ended round was kept
-    assert Checkpoint.from_json(old).shown == () and not Checkpoint.from_json(old).felt_passes
+    del old["shown"], old["felt_left"]  # written before the ended round was kept
+    assert Checkpoint.from_json(old).shown == () and Checkpoint.from_json(old).felt_left == ()
+    for bad in ([["9S", 1]], [["ZZ", 1, 1]], [["9S", "1", 1]], [["9S", 1, 0]], "9S"):
+        with pytest.raises(CodecError, match="'felt_left'"):
+            Checkpoint.from_json({**checkpoint.to_json(), "felt_left": bad})
     with pytest.raises(CodecError, match="'shown' must be a list of round-log lines"):
         Checkpoint.from_json({**checkpoint.to_json(), "shown": [{"type": "round"}]})
 
@@ -890,7 +893,9 @@ def test_a_camera_starting_again_over_the_settled_round_raises_nothing(tmp_path)
     raised = rebuilt.alarms_raised
     # as a camera starting again reports them: in any order, the hole card turned among them
     sightings = [s for s in steps if isinstance(s, FeltCard) and s.card is not None]
-    for sighting in [*reversed(sightings), HoleCardShown(sightings[0].card)]:
+    hole = rebuilt.engine.dealer_cards()[1] if rebuilt.engine else None
+    assert hole is not None
+    for sighting in [*reversed(sightings), HoleCardShown(hole)]:
         t += 0.01
         rebuilt.handle(sighting, t)
     rebuilt.tick(t + 5.0)
@@ -1030,6 +1035,33 @@ def test_after_a_restart_a_card_switched_on_the_felt_is_still_caught(tmp_path):
     assert loop.alarms_raised == raised  # the round's card, seen again: passes
     t = run_inputs(loop, table.journal, [FeltSwap(seen.card, Card.parse("AS"), seen.spot)], t)
     assert [a.kind for a in loop.alarms if a.id > raised] == [AlarmKind.SWITCHED_CARD]
+    assert loop.view()["phase"] == "hold"
+    table.journal.close()
+    setup.close()
+
+
+@pytest.mark.parametrize("trick", ["a card of the round's code at another seat",
+                                   "the hole card turned as another card of the round"])
+def test_after_a_restart_a_card_of_the_rounds_code_elsewhere_is_still_caught(tmp_path, trick):
+    """Only a sighting of one of the shown round's cards where it lies passes, once: a card of
+    one of its codes seen at another seat (never out of the shoe), or the hole card turned as
+    another of its cards, holds the payouts as on the live table."""
+    steps, table, setup, t = _settled_and_restarted(tmp_path)
+    loop = table.loop
+    raised = loop.alarms_raised
+    engine = loop.engine
+    assert engine is not None
+    seat, other = engine.seats()[0], Card.parse("AS")
+    card = engine.hands(seat)[0].cards[0]
+    if trick.startswith("a card"):
+        item: TableInput = FeltCard(card, CardTarget(7, 0))
+        expected = AlarmKind.NOT_FROM_SHOE
+    else:
+        item = HoleCardShown(card if card != engine.dealer_cards()[1] else other)
+        expected = AlarmKind.SWITCHED_CARD
+    t = run_inputs(loop, table.journal, [item], t)
+    loop.tick(t + 5.0)
+    assert [a.kind for a in loop.alarms if a.id > raised] == [expected]
     assert loop.view()["phase"] == "hold"
     table.journal.close()
     setup.close()
