@@ -93,7 +93,8 @@ class CameraEvidence:
         #: a restarted table shows the settled round whose cards still lie on the felt: the
         #: camera, starting again, reports them as new, so until the next round's first bet a
         #: sighting of one where it lies is let pass, once (see let_felt_pass): how many of
-        #: each (card, seat; None: the dealer's; card None: unreadable) are left to pass
+        #: each card are left to pass at each seat (None: the dealer's), and, under card None,
+        #: how many unreadable sightings were let pass there
         self.felt_left: Counter[tuple[Card | None, int | None]] = Counter()
 
     def new_round(self) -> None:
@@ -108,12 +109,14 @@ class CameraEvidence:
     def let_felt_pass(self, left: Counter[tuple[Card | None, int | None]] | None = None
                       ) -> None:
         """After a restart that shows the settled round: until the next round's first bet, a
-        sighting of one of its cards where it lies (or an unreadable one there) is let pass,
-        once for each card (a camera starting again reports every card on the felt as it first
-        sees it, in no order the round was dealt in: as landings they would be alarms against
-        the round shown). Any other card, a card elsewhere or once more, the hole card turned
-        and a card changing where it lies are handled as ever. ``left``: what a checkpoint
-        kept of it (else all the round's cards)."""
+        sighting of one of its cards where it lies (the hole card turned among them, or an
+        unreadable one there) is let pass, once for each card at that seat (a camera starting
+        again reports every card on the felt as it first sees it, in no order the round was
+        dealt in: as landings they would be alarms against the round shown). Any other card,
+        one of the round's elsewhere or once more, and a card changing where it lies are
+        handled as ever. ``left``: what a checkpoint kept of it (else all the round's cards).
+        Known gap: a split hand's second stack is reported as a split, not its first card, so
+        that card's pass is left over."""
         if left is not None:
             self.felt_left = Counter(left)
             return
@@ -122,22 +125,29 @@ class CameraEvidence:
         if fold is None:
             return
         engine = fold.engine
-        places: list[tuple[Card, int | None]] = [
-            (card, seat) for seat in engine.seats() for hand in engine.hands(seat)
-            for card in hand.cards]
-        places += [(card, None) for card in engine.dealer_cards() if card is not None]
-        for card, seat in places:
-            self.felt_left[(card, seat)] += 1
-            self.felt_left[(None, seat)] += 1  # it may be seen unread
+        for seat in engine.seats():
+            for hand in engine.hands(seat):
+                self.felt_left.update((card, seat) for card in hand.cards)
+        self.felt_left.update((card, None) for card in engine.dealer_cards() if card is not None)
 
-    def passes(self, item: FeltCard) -> bool:
-        """A sighting let pass after a restart (see :meth:`let_felt_pass`), its place used up."""
-        place = (item.card, item.spot.seat)
-        if self.felt_left[place] <= 0:
+    def passes(self, card: Card | None, seat: int | None) -> bool:
+        """A sighting of ``card`` (None: unreadable) at ``seat`` let pass after a restart (see
+        :meth:`let_felt_pass`), its place used up: while the seat has a card left to pass that
+        no unreadable sighting may have been, and (read) it is that card."""
+        if not self.felt_left:
             return False
-        self.felt_left[place] -= 1
-        if self.felt_left[place] == 0:
-            del self.felt_left[place]
+        cards_left = sum(n for (shown, at), n in self.felt_left.items()
+                         if at == seat and shown is not None)
+        if self.felt_left[(None, seat)] >= cards_left:
+            return False
+        if card is not None:
+            if self.felt_left[(card, seat)] <= 0:
+                return False
+            self.felt_left[(card, seat)] -= 1
+            if self.felt_left[(card, seat)] == 0:
+                del self.felt_left[(card, seat)]
+        else:
+            self.felt_left[(None, seat)] += 1
         return True
 
     def uncounting(self) -> bool:
@@ -224,7 +234,7 @@ class CameraEvidence:
         return changed
 
     def on_felt_card(self, item: FeltCard) -> None:
-        if self.passes(item):
+        if self.passes(item.card, item.spot.seat):
             return
         if not self.table.camera_trusted():
             self.uncounted = self.uncounted or self.uncounting()
@@ -417,6 +427,8 @@ class CameraEvidence:
         return True
 
     def on_hole_card(self, item: HoleCardShown) -> None:
+        if self.passes(item.card, None):
+            return
         if not self.table.camera_trusted() or self.table.fold is None:
             return
         if self.paired_or_asked(item):

@@ -82,8 +82,9 @@ class Checkpoint:
     #: the round-log lines of the ended round the screen shows (PAY/TAKE owed on the felt until
     #: the next round begins); empty where none
     shown: tuple[str, ...] = ()
-    #: the shown round's cards the camera's sightings may still pass as, (card code or None,
-    #: seat or None, how many) (a restart showed it, and no round has begun since:
+    #: the shown round's cards the camera's sightings may still pass as, (card code, seat or
+    #: None, how many), and (None, seat, how many) unreadable sightings were let pass there (a
+    #: restart showed it, and no round has begun since:
     #: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
     felt_left: tuple[tuple[str | None, int | None, int], ...] = ()
 
@@ -466,9 +467,10 @@ def open_table(
         loop.handle(item, start.t)
     shown = _show(loop, start.shown, path)
     if shown is not None and start.felt_left:  # as the live table was at the checkpoint
-        loop.camera.let_felt_pass(Counter({
-            (None if code is None else Card.parse(code), seat): n
-            for code, seat, n in start.felt_left}))
+        left: Counter[tuple[Card | None, int | None]] = Counter()
+        for code, seat, n in start.felt_left:
+            left[(None if code is None else Card.parse(code), seat)] += n
+        loop.camera.let_felt_pass(left)
     # The alarms raised after the checkpoint are raised again, in order, under the numbers they
     # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
     # raised before it, numbered otherwise, whose acknowledgements are not replayed (the

@@ -1092,3 +1092,39 @@ def test_a_second_restart_replays_the_camera_as_the_live_table_took_it(tmp_path)
     assert AlarmKind.NOT_FROM_SHOE not in [k for k, _ in live[0]]
     rebuilt.journal.close()
     again.close()
+
+
+@pytest.mark.parametrize(("seen", "alarmed"), [
+    # the seed's round: seat 1 holds 6H QD, the dealer 5D JH (the hole card) AC 2C
+    (["5D", "hole AC", "JH", "2C", "6H", "QD"], []),  # the up card taken for the hole card
+    (["6H", "QD", "unread"], [AlarmKind.NOT_FROM_SHOE]),  # a third card at seat 1
+    (["unread", "QD", "6H"], [AlarmKind.NOT_FROM_SHOE]),  # the unread one, then a copy read
+    (["5D", "hole JH", "AC", "2C", "JH at the dealer"], [AlarmKind.NOT_FROM_SHOE]),  # a copy
+])
+def test_after_a_restart_each_card_of_the_round_passes_once_at_its_place(
+        tmp_path, seen, alarmed):
+    """A camera starting again reports the round's cards in any order (its second dealer card
+    as the hole card turned, whichever it is) and may report one unread: each passes once, at
+    its place; a card more there is handled as on the live table."""
+    steps, table, setup, t = _settled_and_restarted(tmp_path)
+    loop = table.loop
+    engine = loop.engine
+    assert engine is not None and [c.code for c in engine.hands(1)[0].cards] == ["6H", "QD"]
+    assert [c and c.code for c in engine.dealer_cards()] == ["5D", "JH", "AC", "2C"]
+    raised = loop.alarms_raised
+    items: list[TableInput] = []
+    for what in seen:
+        if what.startswith("hole "):
+            items.append(HoleCardShown(Card.parse(what.removeprefix("hole "))))
+        elif what == "unread":
+            items.append(FeltCard(None, CardTarget(1, 0)))
+        elif what.endswith(" at the dealer"):
+            items.append(FeltCard(Card.parse(what.split()[0]), DEALER))
+        else:
+            at = CardTarget(1, 0) if what in ("6H", "QD") else DEALER
+            items.append(FeltCard(Card.parse(what), at))
+    t = run_inputs(loop, table.journal, items, t)
+    loop.tick(t + 5.0)
+    assert [a.kind for a in loop.alarms if a.id > raised] == alarmed
+    table.journal.close()
+    setup.close()
