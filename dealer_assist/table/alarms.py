@@ -120,13 +120,17 @@ class AlarmBook:
         self.alarms = [replace(a, resolved=True) if a.kind is kind and not a.resolved else a
                        for a in self.alarms]
 
+    def get(self, alarm_id: int) -> Alarm | None:
+        """The alarm kept under number ``alarm_id``, if any."""
+        return next((a for a in self.alarms if a.id == alarm_id), None)
+
     def acknowledge(self, alarm_id: int,
                     named: tuple[str, str, str | None, float] | None = None) -> None:
         """Acknowledge alarm ``alarm_id``; given ``named`` (its kind's name, text, round and
         ``at``, as the dealer saw it), the alarm so named: number ``alarm_id`` if it is one,
         else, of those (a table rebuilt from its journal that numbered them otherwise), the one
         numbered nearest below it, else the first; none where none is so named."""
-        target = next((a for a in self.alarms if a.id == alarm_id), None)
+        target = self.get(alarm_id)
         if named is not None:
             alike = [a for a in self.alarms if (a.kind.name, a.text, a.round_id, a.at) == named]
             if target not in alike:

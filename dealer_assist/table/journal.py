@@ -297,7 +297,7 @@ class TableJournal:
         self.shoe_written = next((e.shoe for e in reversed(entries) if e.shoe is not None),
                                  checkpoint.shoe)
         self._fd: int | None = None  # unbuffered: nothing is held back to be written later
-        self._rewrite(checkpoint, list(entries))
+        self._rewrite(checkpoint, entries)
 
     def _rewrite(self, checkpoint: Checkpoint, entries: list[JournalEntry]) -> None:
         """Replace the file atomically by ``checkpoint`` and ``entries``."""

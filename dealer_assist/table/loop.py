@@ -270,9 +270,9 @@ class TableLoop:
         return self._alarms.raised
 
     def named_acknowledgement(self, item: AcknowledgeAlarm) -> AcknowledgeAlarm:
-        """``item`` with the kind and text of the alarm it names, as shown now (unchanged
-        where no alarm kept has its number)."""
-        alarm = next((a for a in self._alarms.alarms if a.id == item.alarm_id), None)
+        """``item`` with the kind, text, round and time of the alarm it names, as kept now
+        (unchanged where no alarm kept has its number)."""
+        alarm = self._alarms.get(item.alarm_id)
         return item if alarm is None else replace(
             item, kind=alarm.kind.name, text=alarm.text, round_id=alarm.round_id,
             raised_at=alarm.at)

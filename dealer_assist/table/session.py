@@ -16,7 +16,15 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from dealer_assist.roundlog import End, Event, RoundFold, RoundStart, dumps_event, parse_event
+from dealer_assist.roundlog import (
+    End,
+    Event,
+    RoundFold,
+    RoundStart,
+    dumps_event,
+    parse_event,
+    read_events,
+)
 from dealer_assist.rules import CardTarget, Settlement
 from dealer_assist.table.alarms import Alarm
 
@@ -116,8 +124,8 @@ class RoundSession:
     def show_ended(self, lines: list[str]) -> None:
         """The ended round a restarted table shows (its PAY/TAKE still owed on the felt): its
         fold from its recorded ``lines``, told to no recorder (it is recorded already). Raises
-        ValueError (EventError, RoundError, JSON) where they are no ended round."""
-        events = [parse_event(json.loads(line)) for line in lines]
+        ValueError (LogError, RoundError) where they are no ended round."""
+        events = [logged.event for logged in read_events(lines)]
         if not events or not isinstance(events[0], RoundStart):
             raise ValueError("its first line is no round line")
         fold = RoundFold(events[0])
