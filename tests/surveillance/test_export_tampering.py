@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,6 +153,24 @@ def test_a_frame_record_naming_another_media_type_still_exports_the_html_report(
     assert "not drawn: its record names no JPEG or PNG type" in response.text
 
 
+def _the_export(directory: Path) -> dict[str, Any]:
+    """The one export's access record in the recording at ``directory``."""
+    store = RecordingStore(directory)
+    try:
+        (export,) = [e for e in access_log(store) if e["action"] == "export"]
+    finally:
+        store.close()
+    return export
+
+
+def _pdf_text(directory: Path, pdf: bytes) -> str:
+    """The text ``pdftotext`` reads out of ``pdf`` (written into ``directory``)."""
+    report = directory / "report.pdf"
+    report.write_bytes(pdf)
+    return subprocess.run(["pdftotext", str(report), "-"], check=True, timeout=60,
+                          capture_output=True, text=True).stdout
+
+
 @pytest.mark.parametrize("damage", ["cut short", "not an image"])
 def test_the_pdf_report_names_a_frame_file_that_does_not_decode(
         tmp_path: Path, damage: str) -> None:
@@ -166,18 +185,11 @@ def test_the_pdf_report_names_a_frame_file_that_does_not_decode(
     login(client, "audrey")
     response = client.get(f"/api/rounds/{key}/export.pdf")
     assert response.status_code == 200 and response.content.startswith(b"%PDF")
-    store = RecordingStore(tmp_path)
-    try:
-        (export,) = [e for e in access_log(store) if e["action"] == "export"]
-    finally:
-        store.close()
+    export = _the_export(tmp_path)
     assert export["target"]["verdict"] == "FAILED"
     assert export["target"]["sha256"] == response.headers["x-report-sha256"]
     if shutil.which("pdftotext"):
-        pdf = tmp_path / "report.pdf"
-        pdf.write_bytes(response.content)
-        text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, timeout=60,
-                              capture_output=True, text=True).stdout
+        text = _pdf_text(tmp_path, response.content)
         assert f"frame record {seq}" in text and "does not decode" in text
 
 
@@ -213,17 +225,10 @@ def test_a_frame_file_replaced_after_its_check_is_not_what_the_report_shows(
         assert base64.b64encode(recorded).decode("ascii") in response.text
         assert base64.b64encode(b"not an image").decode("ascii") not in response.text
         return
-    store = RecordingStore(tmp_path)
-    try:
-        (export,) = [e for e in access_log(store) if e["action"] == "export"]
-    finally:
-        store.close()
+    export = _the_export(tmp_path)
     assert export["target"]["verdict"] == "INTACT"
     assert shutil.which("pdftotext"), "pdftotext (poppler-utils) is installed by scripts/test.sh"
-    report = tmp_path / "report.pdf"
-    report.write_bytes(response.content)
-    text = subprocess.run(["pdftotext", str(report), "-"], check=True, timeout=60,
-                          capture_output=True, text=True).stdout
+    text = _pdf_text(tmp_path, response.content)
     assert f"frame record {seq}" in text and "does not decode" not in text
 
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -666,6 +667,21 @@ def test_a_shoe_card_that_waits_for_its_landing_keeps_the_time_it_left_the_shoe(
     again.close()
 
 
+@contextmanager
+def _betting_with_a_runner(tmp_path: Path):
+    """A table over ``tmp_path`` behind a running runner that journals, at a fixed clock: a
+    dealer signed in, the shoe up and a bet placed at seat 1. Yields its setup, the opened
+    table and the runner, which stops on leaving."""
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                     journal_config=setup.config) as runner:
+        for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
+            assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        yield setup, table, runner
+
+
 def test_alarms_no_input_explains_keep_their_numbers_and_acknowledgements_after_a_restart(
         tmp_path):
     """The alarm file cannot be written for one touch (a folder stands in its place), so the
@@ -673,18 +689,11 @@ def test_alarms_no_input_explains_keep_their_numbers_and_acknowledgements_after_
     journal, every other alarm keeps its number, and the one the dealer acknowledged is the one
     acknowledged (once, the rebuilt table numbered the later alarms one lower, and replayed the
     acknowledgement onto another alarm, or none)."""
-    setup = Setup(tmp_path)
-    table = setup.open(now=0.0)
-    runner = TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
-                         journal_config=setup.config)
-    loop = table.loop
     alarm_file = tmp_path / "alarms.jsonl"
-    with runner:
-        for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
-            assert runner.submit(item).wait(5)
-        assert runner.wait_idle(5)
+    with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        loop = table.loop
         alarm_file.rename(tmp_path / "alarms.before")
-        alarm_file.mkdir()
+        alarm_file.mkdir()  # the alarm file cannot be written
         assert runner.submit(Decide(3, Action.STAND)).wait(5)  # no hand at seat 3: an alarm
         assert runner.wait_idle(5)
         assert [a.kind for a in loop.alarms[-2:]] == [AlarmKind.ILLEGAL_ACTION,
@@ -735,18 +744,11 @@ def test_a_double_tap_on_one_of_two_alike_alarms_replays_onto_that_one(tmp_path)
     alarm more between them, which the rebuilt table does not raise); the dealer acknowledges
     the second twice. Rebuilt, the second is acknowledged and the first is not (matched by its
     words alone, the second tap acknowledged the first)."""
-    setup = Setup(tmp_path)
-    table = setup.open(now=0.0)
-    runner = TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
-                         journal_config=setup.config)
-    loop = table.loop
     alarm_file = tmp_path / "alarms.jsonl"
-    with runner:
-        for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
-            assert runner.submit(item).wait(5)
-        assert runner.wait_idle(5)
+    with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        loop = table.loop
         alarm_file.rename(tmp_path / "alarms.before")
-        alarm_file.mkdir()
+        alarm_file.mkdir()  # the alarm file cannot be written
         assert runner.submit(ShoeDelivery((ShoeProblem("jam"), ShoeProblem("jam")), 7, 1,
                                           lambda session, seq: None)).wait(5)
         assert runner.wait_idle(5)
