@@ -29,6 +29,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -403,6 +404,10 @@ class RecordingWatch:
 LoopFactory = Callable[[Any, str, int], TableLoop]
 """Makes the table's loop: ``(rules_spec, round_prefix, round_number)``, with its recorder."""
 
+Reconcile = Callable[[list[ReplayedRound], list[tuple[Alarm, datetime]], str], list[str]]
+"""Brings the recording store to a replay: ``(rounds, alarms raised, alarm numbering)``, and
+returns each disagreement (:meth:`~dealer_assist.table.recording.StoreRecorder.reconcile`)."""
+
 
 @dataclass(slots=True)
 class Resumed:
@@ -429,7 +434,7 @@ def open_table(
     make_loop: LoopFactory,
     new_prefix: str,
     *,
-    reconcile: Callable[[list[ReplayedRound]], list[str]] | None = None,
+    reconcile: Reconcile | None = None,
     cannot_resend: bool = False,
     now: float,
 ) -> Resumed:
@@ -438,7 +443,10 @@ def open_table(
     No journal: a fresh loop numbering rounds from ``new_prefix``. Otherwise its inputs are
     replayed through a loop recording into memory, and the rounds the replay begins are handed
     to ``reconcile`` (the recording store: it continues a round it holds part of, records what
-    it lacks, exports what ended, and returns each disagreement, raised here as an alarm). A
+    it lacks, exports what ended, and returns each disagreement, raised here as an alarm), with
+    the alarms raised after the checkpoint (each with the UTC time its input reached the table:
+    the store writes those it was handed and lacks) and the name of the table's alarm numbering
+    (its round prefix; a fresh table's too). A
     round left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the
     dealer confirms the felt), or voided with a record of every bet and card, and an alarm,
     where it cannot be trusted: the configuration (``config``: rules, shoe, program version)
@@ -448,6 +456,8 @@ def open_table(
     path = Path(directory) / JOURNAL_NAME
     if not path.exists():
         loop = make_loop(rules_spec, new_prefix, 0)
+        if reconcile is not None:
+            reconcile([], [], new_prefix)
         checkpoint = Checkpoint(config, new_prefix, t=now)
         return Resumed(loop, TableJournal(path, checkpoint), 0.0, None)
     contents = read_journal(path)
@@ -481,9 +491,11 @@ def open_table(
     else:
         base = None
     replayed = 0
+    raised: list[tuple[Alarm, datetime]] = []  # after the checkpoint, each as its input came
     for entry in contents.entries:
         if entry.alarms is not None and entry.alarms > loop.alarms_raised:
             loop.number_alarms_on_from(entry.alarms)  # live, alarms no input explains
+        before = len(capture.alarms)
         if not entry.tick:
             for item in entry.inputs:
                 if not isinstance(item, AcknowledgeAlarm) or (
@@ -491,6 +503,9 @@ def open_table(
                     _replay(loop, item, entry.t, entry.at)
                     replayed += 1
         loop.tick(entry.t, entry.at)
+        if base is not None and entry.at is not None:
+            came = datetime.fromisoformat(entry.at)
+            raised.extend((alarm, came) for alarm in capture.alarms[before:])
     loop.recorder = real
     changed = start.config != config
     why = None
@@ -507,7 +522,7 @@ def open_table(
         # to be voided: a longer copy the store holds (records a damaged journal lost, every
         # one acknowledged) is kept, so that the void record holds every bet and card
         rounds[-1] = replace(rounds[-1], voiding=True)
-    problems = [] if reconcile is None else reconcile(rounds)
+    problems = [] if reconcile is None else reconcile(rounds, raised, start.round_prefix)
     # time goes on from the journal's last record, never back
     offset = contents.last_t - now + 0.001
     t = now + offset

@@ -257,6 +257,7 @@ class StoreRecorder:
         self._unreported: str | None = None
         self._report_lock = threading.Lock()
         self._failing = False
+        self._numbering: str | None = None  # the table's alarm numbering (reconcile names it)
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         # on the thread: frames held by round, the round open in the store and its events
         self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}
@@ -309,10 +310,15 @@ class StoreRecorder:
         self._queue.put(("void", (round_id, reason)))
 
     def write_alarm(self, alarm: Alarm) -> None:
-        """The alarm with the round in play when it was raised and the UTC time it was handed
-        over (the store writes it later, from its thread)."""
+        """The alarm with the round in play when it was raised, the UTC time it was handed
+        over and its ``alarm_id`` (the store writes it later, from its thread)."""
         self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text, alarm.round_id,
-                                   datetime.now(UTC))))
+                                   datetime.now(UTC), self._alarm_id(alarm))))
+
+    def _alarm_id(self, alarm: Alarm) -> str | None:
+        """The alarm's name in the store: the numbering's name and its number (None until
+        :meth:`reconcile` has named the numbering)."""
+        return None if self._numbering is None else f"{self._numbering}/{alarm.id}"
 
     def keep_question_frame(self, round_id: str, question: str, snapshot: Snapshot) -> None:
         """The camera's frame when ``question`` was asked in ``round_id``: written as a key
@@ -333,16 +339,27 @@ class StoreRecorder:
         settlement's PAY/TAKE lines, at settlement."""
         self._queue.put(("screen", (round_id, shown)))
 
-    def reconcile(self, rounds: list[ReplayedRound]) -> list[str]:
+    def reconcile(self, rounds: list[ReplayedRound],
+                  alarms: Sequence[tuple[Alarm, datetime]] = (),
+                  numbering: str | None = None) -> list[str]:
         """Bring the store to the rounds a restarted table's journal replays (before anything
         else is written): a round whose records the store holds as a prefix of the replay's is
         continued after them (no record twice); one it holds ended, alike, is left; one it
         lacks is recorded whole; one it holds otherwise is recorded again whole, its copy left
         marked partial, and named in what is returned (each an alarm for the table). Each
-        ended round is exported; the last, if still in play, stays open for its next event."""
+        ended round is exported; the last, if still in play, stays open for its next event.
+
+        ``numbering`` names the table's alarm numbering (its journal's round prefix): every
+        alarm written from now on carries its ``alarm_id`` under it. Of ``alarms`` (the
+        replay's, each with the UTC time its input reached the table), those whose id the
+        store lacks (handed to it, never written: the table was killed first) are written."""
+        if numbering is not None:
+            self._numbering = numbering
         done = threading.Event()
         problems: list[str] = []
-        self._queue.put(("reconcile", (rounds, problems, done)))
+        missing = [(alarm.kind.name.lower(), alarm.text, alarm.round_id, happened,
+                    self._alarm_id(alarm)) for alarm, happened in alarms]
+        self._queue.put(("reconcile", (rounds, missing, problems, done)))
         if not done.wait(120):
             problems.append(f"recording store {self.directory}: the restart's rounds were not "
                             "recorded in 120 s")
@@ -442,8 +459,8 @@ class StoreRecorder:
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
-            alarm_kind, text, round_id, raised = payload
-            recorder.alarm(alarm_kind, text, round_id, happened=raised)
+            alarm_kind, text, round_id, raised, alarm_id = payload
+            recorder.alarm(alarm_kind, text, round_id, happened=raised, alarm_id=alarm_id)
         elif kind == "frame":
             round_id, question, snapshot, grabbed = payload
             self._frames.setdefault(round_id, []).append((question, snapshot, grabbed))
@@ -471,9 +488,10 @@ class StoreRecorder:
                 recorder.abandon_round(f"round {round_id} began before this one ended")
             self._begin(recorder, round_id, [line])
         elif kind == "reconcile":
-            rounds, problems, done = payload
+            rounds, alarms, problems, done = payload
             try:
                 problems.extend(self._reconcile(recorder, rounds))
+                self._write_missing_alarms(recorder, alarms)
             finally:
                 done.set()
         else:
@@ -599,6 +617,20 @@ class StoreRecorder:
         for problem in problems:
             logger.error("%s", problem)
         return problems
+
+    def _write_missing_alarms(self, recorder: Any, alarms: list[tuple[Any, ...]]) -> None:
+        """Each alarm (as queued) whose ``alarm_id`` none of the table's alarm records holds."""
+        named = {alarm[4] for alarm in alarms if alarm[4] is not None}
+        if not named:
+            return
+        held = {record.object_body().get("alarm_id")
+                for record in recorder.store.records(kinds=("alarm",))
+                if record.table == self.table_id}
+        for kind, text, round_id, raised, alarm_id in alarms:
+            if alarm_id is not None and alarm_id not in held:
+                logger.warning("alarm %s (%s) was handed to the recording store but not written"
+                               " before the table stopped: written now", alarm_id, kind)
+                recorder.alarm(kind, text, round_id, happened=raised, alarm_id=alarm_id)
 
     @staticmethod
     def _write_frames(recorder: Any, events: list[Any],

@@ -13,6 +13,7 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -651,3 +652,61 @@ def test_a_round_the_store_ended_but_whose_file_a_kill_prevented_is_exported_at_
     assert files_equal_store(recording) == [path.stem]
     assert {s.seat: str(s.net) for s in settle_log(exported.splitlines()).seats} == \
         EXPECTED_NETS[0]
+
+
+def store_alarms(recording: Path) -> list[dict]:
+    """The bodies of the recording store's alarm records, in chain order."""
+    store = RecordingStore(recording)
+    try:
+        return [record.object_body() for record in store.records(kinds=("alarm",))]
+    finally:
+        store.close()
+
+
+def test_an_alarm_the_store_had_not_written_when_the_table_was_killed_is_written_at_restart(
+        tmp_path):
+    """The store's database is held by another writer (as a long backup or a slow disk holds
+    it), so an alarm raised mid-round is in the journal and ``alarms.jsonl`` but still queued
+    for the store when SIGKILL comes. The restart's replay finds the store without it and
+    writes it, once, under its own id and the time its touch reached the table; every other
+    alarm stays once (once, the store never had it)."""
+    recording = tmp_path / "rec"
+    link = TcpLink()
+    simulator = ShoeSimulator(link).start()
+    try:
+        simulator.load_shoe(6)
+        table = play(tmp_path, simulator, link)
+        assert wait_view(table, lambda v: v["round"] is not None)["round"] is not None
+        holder = sqlite3.connect(recording / "index.sqlite", isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        touched = datetime.now(UTC).replace(microsecond=0)
+        post(table.screen, {"type": "decide", "seat": 3, "action": "stand"})  # no hand there
+        deadline = time.monotonic() + 10
+        while not any(line["text"].startswith("seat 3") for line in alarm_lines(recording)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        table.kill()
+        holder.rollback()
+        holder.close()
+        assert not any(body["text"].startswith("seat 3") for body in store_alarms(recording))
+        table.start()
+        wait_view(table, lambda v: v["phase"] == "resumed" or v["round"] is None)
+        table.stop()
+    finally:
+        simulator.stop()
+        link.close()
+    [seat_3] = [line for line in alarm_lines(recording) if line["text"].startswith("seat 3")]
+    stored = store_alarms(recording)
+    [written] = [body for body in stored if body["text"] == seat_3["text"]]
+    prefix = json.loads(store_lines(recording, seat_3["round"])[0])["id"].rsplit("-", 1)[0]
+    assert written["alarm_id"] == f"{prefix}/{seat_3['id']}"
+    assert written["kind"] == "illegal_action" and written["round"] == seat_3["round"]
+    assert touched <= datetime.fromisoformat(written["happened_at"].replace("Z", "+00:00"))
+    ids = [body["alarm_id"] for body in stored]
+    assert len(ids) == len(set(ids)) and len(ids) == len(alarm_lines(recording))
+
+
+def alarm_lines(recording: Path) -> list[dict]:
+    """The lines of ``alarms.jsonl`` (none before the first alarm)."""
+    path = recording / "alarms.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
