@@ -366,9 +366,9 @@ class PostgresStore:
                                 (seq,)).fetchone()
         return None if row is None else Record(*row)
 
-    def records(self, *, round_key: int | None = None,
-                kinds: tuple[str, ...] = ()) -> Iterator[Record]:
-        return self._walk(OWN_CHAIN, 0, round_key, kinds)
+    def records(self, *, round_key: int | None = None, kinds: tuple[str, ...] = (),
+                after: int = 0) -> Iterator[Record]:
+        return self._walk(OWN_CHAIN, after, round_key, kinds)
 
     def _walk(self, chain_no: int, after: int, round_key: int | None,
               kinds: tuple[str, ...], below: int | None = None) -> Iterator[Record]:

@@ -310,9 +310,10 @@ class RecordStore(Protocol):
 
     def record(self, seq: int) -> Record | None: ...
 
-    def records(self, *, round_key: int | None = None,
-                kinds: tuple[str, ...] = ()) -> Iterator[Record]:
-        """Records in chain order, optionally of one round and/or of some kinds."""
+    def records(self, *, round_key: int | None = None, kinds: tuple[str, ...] = (),
+                after: int = 0) -> Iterator[Record]:
+        """Records in chain order, optionally of one round and/or of some kinds, numbered above
+        ``after``."""
         ...
 
     def latest_records(self, kind: str, limit: int) -> list[Record]:

@@ -217,12 +217,12 @@ class Recorder:
         return self._append("frame", body, file=relative, sha256=digest)
 
     def alarm(self, kind: str, text: str, round_id: str | None = None, *,
-              happened: datetime | None = None, alarm_id: str | None = None) -> Record:
+              happened: datetime | None = None) -> Record:
         """An alarm (shoe, vision, rules...), tied to the open round if there is one;
         ``round_id`` names the round in play when it was raised (the search index links the
         alarm to that round, also when the round is recorded after it); ``happened`` is the
         UTC time it was raised (``happened_at``; the record's own time is when it was
-        written); ``alarm_id`` the table's own name for it, unique at the table."""
+        written)."""
         if not isinstance(kind, str) or not kind:
             raise RecorderStateError(f"an alarm needs a kind, got {kind!r}")
         body: dict[str, Any] = {"kind": kind, "text": str(text), **self._at_event()}
@@ -230,8 +230,6 @@ class Recorder:
             body["round"] = str(round_id)
         if happened is not None:
             body["happened_at"] = format_time(happened)
-        if alarm_id is not None:
-            body["alarm_id"] = str(alarm_id)
         return self._append("alarm", body)
 
     def screen(self, snapshot: Any) -> Record:

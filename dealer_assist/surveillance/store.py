@@ -677,26 +677,27 @@ class RecordingStore:
     # -- reading ------------------------------------------------------------------------------
 
     def records(
-        self, *, round_key: int | None = None, kinds: tuple[str, ...] = ()
+        self, *, round_key: int | None = None, kinds: tuple[str, ...] = (), after: int = 0
     ) -> Iterator[Record]:
-        """Records in chain order, optionally of one round and/or of some kinds."""
+        """Records in chain order, optionally of one round and/or of some kinds, numbered above
+        ``after``."""
         try:
-            yield from self._records(round_key, kinds)
+            yield from self._records(round_key, kinds, after)
         except sqlite3.DatabaseError as error:
             raise sqlite_failure(error, self.db_path) from None
 
-    def _records(self, round_key: int | None, kinds: tuple[str, ...]) -> Iterator[Record]:
+    def _records(self, round_key: int | None, kinds: tuple[str, ...],
+                 after: int = 0) -> Iterator[Record]:
         sql = "SELECT * FROM records"
-        clauses: list[str] = []
-        params: list[Any] = []
+        clauses: list[str] = ["seq > ?"]
+        params: list[Any] = [after]
         if round_key is not None:
             clauses.append("round_key = ?")
             params.append(round_key)
         if kinds:
             clauses.append(f"kind IN ({','.join('?' * len(kinds))})")
             params.extend(kinds)
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
+        sql += " WHERE " + " AND ".join(clauses)
         for row in self.conn.execute(sql + " ORDER BY seq", params):
             yield record_from_row(row)
 

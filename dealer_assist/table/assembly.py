@@ -160,7 +160,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     try:
         opened = open_table(
             recording.directory, config, setup.rules_spec, factory, prefix,
-            reconcile=store.reconcile,
+            store=store,
             cannot_resend=setup.shoe_protocol == "ascii",
             now=clock(),
         )
@@ -173,6 +173,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
         recording_pending=lambda: watch.failing or recording.pending,
+        store_position=lambda: store.position,
         shoe_position=opened.shoe, resumed_round=opened.resumed,
     )
     def report(detail: str) -> None:

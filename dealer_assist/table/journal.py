@@ -12,7 +12,8 @@ A journal file (``<recording dir>/table.journal``) is text, one record a line, e
 ``CRC32-HEX SPACE JSON``. Its first record is a *checkpoint*: what a fresh loop needs to carry on
 from a safe point (no round open, nothing waiting, every round recorded): the round-id prefix and
 the last round number, the cards out of the shoe since it was shuffled, the devices' state, the
-shoe's last durable event, the dealer signed in (never a PIN), and the configuration that made
+shoe's last durable event, the dealer signed in (never a PIN), the recording store's last record
+(alarms after it the store lacks are written at a restart), and the configuration that made
 it. At every such safe point the journal is replaced (written aside, fsync'd, renamed over) by
 a new checkpoint alone, so it holds one round at most. A record cut short by a crash (the last
 line, unfinished or failing its CRC) is dropped with a warning; everything before it is read.
@@ -27,14 +28,14 @@ import shutil
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dealer_assist.durable import create_new, fsync_dir, open_plain
-from dealer_assist.roundlog import EventError, check_at
+from dealer_assist.roundlog import EventError, check_at, format_at
 from dealer_assist.rules import Card, Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
@@ -88,6 +89,9 @@ class Checkpoint:
     #: restart showed it, and no round has begun since:
     #: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
     felt_left: tuple[tuple[str | None, int | None, int], ...] = ()
+    #: the recording store's last record at the checkpoint, every alarm before it written
+    #: (None: not known; a restart then writes no alarm the store lacks)
+    store_seq: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +102,7 @@ class Checkpoint:
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
             "dealer": self.dealer, "alarms_raised": self.alarms_raised,
             "shown": list(self.shown), "felt_left": [list(left) for left in self.felt_left],
+            "store_seq": self.store_seq,
         }
 
     @classmethod
@@ -111,6 +116,7 @@ class Checkpoint:
         dealer = raw.get("dealer")  # absent from a journal written before sign-in
         raised = raw.get("alarms_raised")  # absent from one written before alarms numbered on
         shown = raw.get("shown", [])  # absent from one written before the ended round was kept
+        store_seq = raw.get("store_seq")  # absent from one written before it was kept
         if not isinstance(shown, list) or not all(isinstance(line, str) for line in shown):
             raise CodecError(f"a checkpoint's 'shown' must be a list of round-log lines, got "
                              f"{str(shown)[:80]!r}")
@@ -124,12 +130,13 @@ class Checkpoint:
             dealer=None if dealer is None else str(dealer),
             alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
             felt_left=_felt_left(raw.get("felt_left", [])),
+            store_seq=None if store_seq is None else int(store_seq),
         )
 
     @classmethod
     def of(cls, loop: TableLoop, config: dict[str, Any], shoe: tuple[int, int] | None,
-           t: float) -> Checkpoint:
-        """The checkpoint of ``loop`` at rest."""
+           t: float, store_seq: int | None = None) -> Checkpoint:
+        """The checkpoint of ``loop`` at rest (``store_seq``: :attr:`store_seq`)."""
         fold = loop.fold
         shown = tuple(loop.round_lines()) if fold is not None and fold.ended else ()
         return cls(config, loop.round_prefix, loop.round_number,
@@ -138,7 +145,7 @@ class Checkpoint:
                    loop.alarms_raised, shown, tuple(
                        (None if card is None else card.code, seat, n)
                        for (card, seat), n in sorted(loop.camera.felt_left.items(), key=str)
-                   ) if shown else ())
+                   ) if shown else (), store_seq)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -404,9 +411,18 @@ class RecordingWatch:
 LoopFactory = Callable[[Any, str, int], TableLoop]
 """Makes the table's loop: ``(rules_spec, round_prefix, round_number)``, with its recorder."""
 
-Reconcile = Callable[[list[ReplayedRound], list[tuple[Alarm, datetime]], str], list[str]]
-"""Brings the recording store to a replay: ``(rounds, alarms raised, alarm numbering)``, and
-returns each disagreement (:meth:`~dealer_assist.table.recording.StoreRecorder.reconcile`)."""
+class RestartStore(Protocol):
+    """The recording store as a restart uses it
+    (:class:`~dealer_assist.table.recording.StoreRecorder`)."""
+
+    def reconcile(self, rounds: list[ReplayedRound], alarms: Sequence[tuple[Alarm, datetime]],
+                  after: int | None) -> list[str]:
+        """Bring the store to the replay's rounds and alarms; each disagreement, in words."""
+        ...
+
+    def settled_position(self, timeout_s: float = ...) -> int | None:
+        """The store's last record once it has written all it was handed (None: unknown)."""
+        ...
 
 
 @dataclass(slots=True)
@@ -434,7 +450,7 @@ def open_table(
     make_loop: LoopFactory,
     new_prefix: str,
     *,
-    reconcile: Reconcile | None = None,
+    store: RestartStore | None = None,
     cannot_resend: bool = False,
     now: float,
 ) -> Resumed:
@@ -442,11 +458,10 @@ def open_table(
 
     No journal: a fresh loop numbering rounds from ``new_prefix``. Otherwise its inputs are
     replayed through a loop recording into memory, and the rounds the replay begins are handed
-    to ``reconcile`` (the recording store: it continues a round it holds part of, records what
+    to ``store`` (the recording store: it continues a round it holds part of, records what
     it lacks, exports what ended, and returns each disagreement, raised here as an alarm), with
     the alarms raised after the checkpoint (each with the UTC time its input reached the table:
-    the store writes those it was handed and lacks) and the name of the table's alarm numbering
-    (its round prefix; a fresh table's too). A
+    the store writes those it was handed and lacks). A
     round left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the
     dealer confirms the felt), or voided with a record of every bet and card, and an alarm,
     where it cannot be trusted: the configuration (``config``: rules, shoe, program version)
@@ -456,9 +471,7 @@ def open_table(
     path = Path(directory) / JOURNAL_NAME
     if not path.exists():
         loop = make_loop(rules_spec, new_prefix, 0)
-        if reconcile is not None:
-            reconcile([], [], new_prefix)
-        checkpoint = Checkpoint(config, new_prefix, t=now)
+        checkpoint = Checkpoint(config, new_prefix, t=now, store_seq=_position(store))
         return Resumed(loop, TableJournal(path, checkpoint), 0.0, None)
     contents = read_journal(path)
     if contents.damaged:  # kept for whoever looks into it; the table goes on without its tail
@@ -522,7 +535,7 @@ def open_table(
         # to be voided: a longer copy the store holds (records a damaged journal lost, every
         # one acknowledged) is kept, so that the void record holds every bet and card
         rounds[-1] = replace(rounds[-1], voiding=True)
-    problems = [] if reconcile is None else reconcile(rounds, raised, start.round_prefix)
+    problems = [] if store is None else store.reconcile(rounds, raised, start.store_seq)
     # time goes on from the journal's last record, never back
     offset = contents.last_t - now + 0.001
     t = now + offset
@@ -563,7 +576,8 @@ def open_table(
         for item in carried.preamble():
             fresh.handle(item, t)
         shown_fresh = _show(fresh, carried.shown, path)
-        carried = replace(carried, alarms_raised=fresh.alarms_raised)
+        # every record the restart handed the store (a void, its alarms) is written first
+        carried = replace(carried, alarms_raised=fresh.alarms_raised, store_seq=_position(store))
         journal.checkpoint(carried)
         result.loop = fresh
         if shown_fresh is not None:
@@ -617,5 +631,20 @@ def _replay(loop: TableLoop, item: TableInput, t: float, at: str | None) -> None
 
 
 def _feed(journal: TableJournal, loop: TableLoop, item: TableInput, t: float) -> None:
-    journal.append(JournalEntry(t, (item,)))
-    loop.handle(item, t)
+    """Journal ``item`` as the runner does (the UTC time now, the alarms raised before it),
+    then hand it to ``loop``."""
+    at = format_at(datetime.now(UTC))
+    journal.append(JournalEntry(t, (item,), at=at, alarms=loop.alarms_raised))
+    loop.handle(item, t, at)
+
+
+def _position(store: RestartStore | None) -> int | None:
+    """The store's last record once it has written all it was handed (None: no store, or it
+    did not settle)."""
+    if store is None:
+        return None
+    position = store.settled_position()
+    if position is None:
+        log.warning("the recording store did not write what it was handed in time: a restart "
+                    "from this checkpoint will not write alarms the store lacks")
+    return position

@@ -23,6 +23,7 @@ import queue
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -243,8 +244,9 @@ class StoreRecorder:
 
     A write that fails is kept in ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on
     with the next; the first failure of a run is handed to ``on_failure`` (the table raises an
-    alarm with it). After a failed round write ``complete`` is False until the table restarts:
-    the journal then keeps every round, and the restart records them (:meth:`reconcile`)."""
+    alarm with it). After a failed round or alarm write ``complete`` is False until the table
+    restarts: the journal then keeps every round and alarm, and the restart records them
+    (:meth:`reconcile`)."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str,
                  evidence: EvidenceFiles | None = None):
@@ -257,7 +259,9 @@ class StoreRecorder:
         self._unreported: str | None = None
         self._report_lock = threading.Lock()
         self._failing = False
-        self._numbering: str | None = None  # the table's alarm numbering (reconcile names it)
+        #: the store's last record once it has handled what it was handed so far (None: it
+        #: could not be read)
+        self.position: int | None = None
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         # on the thread: frames held by round, the round open in the store and its events
         self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}
@@ -310,15 +314,10 @@ class StoreRecorder:
         self._queue.put(("void", (round_id, reason)))
 
     def write_alarm(self, alarm: Alarm) -> None:
-        """The alarm with the round in play when it was raised, the UTC time it was handed
-        over and its ``alarm_id`` (the store writes it later, from its thread)."""
+        """The alarm with the round in play when it was raised and the UTC time it was handed
+        over (the store writes it later, from its thread)."""
         self._queue.put(("alarm", (alarm.kind.name.lower(), alarm.text, alarm.round_id,
-                                   datetime.now(UTC), self._alarm_id(alarm))))
-
-    def _alarm_id(self, alarm: Alarm) -> str | None:
-        """The alarm's name in the store: the numbering's name and its number (None until
-        :meth:`reconcile` has named the numbering)."""
-        return None if self._numbering is None else f"{self._numbering}/{alarm.id}"
+                                   datetime.now(UTC))))
 
     def keep_question_frame(self, round_id: str, question: str, snapshot: Snapshot) -> None:
         """The camera's frame when ``question`` was asked in ``round_id``: written as a key
@@ -341,7 +340,7 @@ class StoreRecorder:
 
     def reconcile(self, rounds: list[ReplayedRound],
                   alarms: Sequence[tuple[Alarm, datetime]] = (),
-                  numbering: str | None = None) -> list[str]:
+                  after: int | None = None) -> list[str]:
         """Bring the store to the rounds a restarted table's journal replays (before anything
         else is written): a round whose records the store holds as a prefix of the replay's is
         continued after them (no record twice); one it holds ended, alike, is left; one it
@@ -349,17 +348,17 @@ class StoreRecorder:
         marked partial, and named in what is returned (each an alarm for the table). Each
         ended round is exported; the last, if still in play, stays open for its next event.
 
-        ``numbering`` names the table's alarm numbering (its journal's round prefix): every
-        alarm written from now on carries its ``alarm_id`` under it. Of ``alarms`` (the
-        replay's, each with the UTC time its input reached the table), those whose id the
-        store lacks (handed to it, never written: the table was killed first) are written."""
-        if numbering is not None:
-            self._numbering = numbering
+        ``alarms``: those the replay raised after the checkpoint, each with the UTC time its
+        input reached the table; ``after``: the store's :attr:`position` at the checkpoint
+        (None: not known, and no alarm is written). Each alarm the store's alarm records after
+        that position do not hold (alike kind, words and round, each record standing for one)
+        was handed to it and never written (the table was killed first), and is written."""
         done = threading.Event()
         problems: list[str] = []
-        missing = [(alarm.kind.name.lower(), alarm.text, alarm.round_id, happened,
-                    self._alarm_id(alarm)) for alarm, happened in alarms]
-        self._queue.put(("reconcile", (rounds, missing, problems, done)))
+        raised = [] if after is None else [
+            (alarm.kind.name.lower(), alarm.text, alarm.round_id, happened)
+            for alarm, happened in alarms]
+        self._queue.put(("reconcile", (rounds, raised, after, problems, done)))
         if not done.wait(120):
             problems.append(f"recording store {self.directory}: the restart's rounds were not "
                             "recorded in 120 s")
@@ -369,6 +368,16 @@ class StoreRecorder:
     def idle(self) -> bool:
         """Everything handed over has been written (or has failed)."""
         return self._queue.unfinished_tasks == 0
+
+    def settled_position(self, timeout_s: float = 120.0) -> int | None:
+        """:attr:`position` once everything handed over has been written (or has failed);
+        None where that takes longer than ``timeout_s`` or the store cannot say."""
+        deadline = time.monotonic() + timeout_s
+        while not self.idle:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.005)
+        return self.position
 
     def close(self) -> None:
         """Write what is queued, then close the store."""
@@ -411,6 +420,7 @@ class StoreRecorder:
             logger.exception("exporting the rounds left without a file")
             self._failed(f"export at start: {describe(error)}")
         finally:
+            self._note_position(recorder)
             self._opened.set()
         try:
             ahead: list[tuple[str, Any] | None] = []
@@ -445,22 +455,23 @@ class StoreRecorder:
         try:
             self._write(recorder, *item)
         except Exception as error:  # whatever the store raises, the next record is tried
-            round_record = item[0] not in ("alarm", "frame", "card frame", "screen")
-            if round_record:
-                self.complete = False  # a round the store lacks: the journal keeps it
+            kept = item[0] not in ("frame", "card frame", "screen")
+            if kept:
+                self.complete = False  # a round or alarm the store lacks: the journal keeps it
             if not self._failing:  # the first of a run with its trace; the rest counted
                 logger.exception("recording store %s: a %s record was not written",
                                  self.directory, item[0])
-            self._failed(f"{item[0]}: {type(error).__name__}: {error}", round_record)
+            self._failed(f"{item[0]}: {type(error).__name__}: {error}", kept)
         else:
             self._failing = False
         finally:
+            self._note_position(recorder)
             self._queue.task_done()
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
-            alarm_kind, text, round_id, raised, alarm_id = payload
-            recorder.alarm(alarm_kind, text, round_id, happened=raised, alarm_id=alarm_id)
+            alarm_kind, text, round_id, raised = payload
+            recorder.alarm(alarm_kind, text, round_id, happened=raised)
         elif kind == "frame":
             round_id, question, snapshot, grabbed = payload
             self._frames.setdefault(round_id, []).append((question, snapshot, grabbed))
@@ -488,10 +499,11 @@ class StoreRecorder:
                 recorder.abandon_round(f"round {round_id} began before this one ended")
             self._begin(recorder, round_id, [line])
         elif kind == "reconcile":
-            rounds, alarms, problems, done = payload
+            rounds, alarms, after, problems, done = payload
             try:
                 problems.extend(self._reconcile(recorder, rounds))
-                self._write_missing_alarms(recorder, alarms)
+                if alarms:
+                    self._write_missing_alarms(recorder, alarms, after)
             finally:
                 done.set()
         else:
@@ -618,19 +630,28 @@ class StoreRecorder:
             logger.error("%s", problem)
         return problems
 
-    def _write_missing_alarms(self, recorder: Any, alarms: list[tuple[Any, ...]]) -> None:
-        """Each alarm (as queued) whose ``alarm_id`` none of the table's alarm records holds."""
-        named = {alarm[4] for alarm in alarms if alarm[4] is not None}
-        if not named:
-            return
-        held = {record.object_body().get("alarm_id")
-                for record in recorder.store.records(kinds=("alarm",))
-                if record.table == self.table_id}
-        for kind, text, round_id, raised, alarm_id in alarms:
-            if alarm_id is not None and alarm_id not in held:
-                logger.warning("alarm %s (%s) was handed to the recording store but not written"
-                               " before the table stopped: written now", alarm_id, kind)
-                recorder.alarm(kind, text, round_id, happened=raised, alarm_id=alarm_id)
+    def _note_position(self, recorder: Any) -> None:
+        """Keep the store's last record as :attr:`position` (None where it cannot be read)."""
+        try:
+            self.position = recorder.store.head()[0]
+        except (ValueError, sqlite3.Error):  # the store's RecordingError is a ValueError
+            self.position = None
+
+    def _write_missing_alarms(self, recorder: Any, alarms: list[tuple[Any, ...]],
+                              after: int) -> None:
+        """Each alarm (as queued) that no alarm record of the table after ``after`` holds."""
+        held: Counter[tuple[Any, ...]] = Counter()
+        for record in recorder.store.records(kinds=("alarm",), after=after):
+            body = record.object_body()
+            if record.table == self.table_id and isinstance(body, dict):
+                held[(body.get("kind"), body.get("text"), body.get("round"))] += 1
+        for kind, text, round_id, raised in alarms:
+            if held[(kind, text, round_id)] > 0:
+                held[(kind, text, round_id)] -= 1
+                continue
+            logger.warning("an alarm (%s) was handed to the recording store but not written "
+                           "before the table stopped: written now: %s", kind, text)
+            recorder.alarm(kind, text, round_id, happened=raised)
 
     @staticmethod
     def _write_frames(recorder: Any, events: list[Any],
@@ -670,13 +691,13 @@ class StoreRecorder:
                      "nothing more is written there (the table's journal keeps every round "
                      "until a restart records them)")
 
-    def _failed(self, error: str, round_record: bool = False) -> None:
+    def _failed(self, error: str, kept: bool = False) -> None:
         self._keep(error)
         if not self._failing:
             self._report(f"recording store {self.directory}: {error} " + (
-                "(the table's journal keeps every round from now on, and the store has them "
-                "once the table is restarted: restart it between rounds, or the journal grows "
-                "until it is)" if round_record else
+                "(the table's journal keeps every round and alarm from now on, and the store has"
+                " them once the table is restarted: restart it between rounds, or the journal "
+                "grows until it is)" if kept else
                 "(the table's journal keeps every round until the store has it)"))
         self._failing = True
 

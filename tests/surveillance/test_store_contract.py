@@ -304,6 +304,18 @@ def test_the_same_record_appended_twice_is_two_records_never_one(store: RecordSt
     assert second.prev_hash == first.hash
 
 
+def test_records_are_read_from_after_a_number_of_a_kind_or_of_all(store: RecordStore) -> None:
+    """``after`` skips the records numbered up to it, with and without a kind asked for."""
+    for text in ("a", "b", "c"):
+        store.append("alarm", {"kind": "shoe", "text": text}, table="T1")
+        store.append("clock", {"synchronised": "unknown"}, table="T1")
+    assert [r.object_body()["text"] for r in store.records(kinds=("alarm",), after=2)] == \
+        ["b", "c"]
+    assert [r.seq for r in store.records(after=4)] == [5, 6]
+    assert [r.seq for r in store.records(after=6)] == []
+    assert len(list(store.records())) == 6
+
+
 def test_rounds_get_keys_in_order_and_their_records_are_found_by_key_or_id(
         store: RecordStore) -> None:
     first = play_round(store, "r-1", nets={"seat1": "10.00"})

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -231,7 +233,7 @@ class Setup:
 
     def open(self, now: float = 0.0, cannot_resend: bool = False):
         return open_table(self.directory, self.config, self.rules, self.make_loop, "T1-new",
-                          reconcile=self.recording.store.reconcile, cannot_resend=cannot_resend,
+                          store=self.recording.store, cannot_resend=cannot_resend,
                           now=now)
 
     def recorded(self) -> None:
@@ -675,7 +677,8 @@ def _betting_with_a_runner(tmp_path: Path):
     setup = Setup(tmp_path)
     table = setup.open(now=0.0)
     with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
-                     journal_config=setup.config) as runner:
+                     journal_config=setup.config,
+                     store_position=lambda: setup.recording.store.position) as runner:
         for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
             assert runner.submit(item).wait(5)
         assert runner.wait_idle(5)
@@ -1130,3 +1133,88 @@ def test_after_a_restart_each_card_of_the_round_passes_once_at_its_place(
     assert [a.kind for a in loop.alarms if a.id > raised] == alarmed
     table.journal.close()
     setup.close()
+
+
+def _store_alarms(directory: Path) -> Counter[tuple[str, str]]:
+    """The recording store's alarm records, by kind and words."""
+    store = RecordingStore(directory)
+    try:
+        return Counter((record.object_body()["kind"], record.object_body()["text"])
+                       for record in store.records(kinds=("alarm",)))
+    finally:
+        store.close()
+
+
+def _held_by_another_writer(directory: Path) -> sqlite3.Connection:
+    """The store's database held by another writer (a backup, say) until it is rolled back."""
+    holder = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
+
+
+def test_alarms_the_store_could_not_write_are_written_by_a_restart_once(tmp_path, monkeypatch):
+    """The store's database is held by another writer past the store's patience: the alarm for
+    a touch at seat 3 is not written, nor, at a restart while it is still held, that restart's
+    own alarm (the round resumed). Once it is free, the next restart writes both, once (once,
+    neither ever reached the store, and a checkpoint could pass them), and a third restart
+    writes only its own."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        before = _store_alarms(tmp_path)
+        holder = _held_by_another_writer(tmp_path)
+        assert runner.submit(Decide(3, Action.STAND)).wait(5)  # no hand at seat 3: an alarm
+        assert runner.wait_idle(5)
+        seat_3 = next(a for a in table.loop.alarms if a.text.startswith("seat 3"))
+        deadline = time.monotonic() + 10
+        while not setup.recording.store.idle and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert not setup.recording.store.complete  # the journal keeps it: no checkpoint
+    table.journal.close()
+    setup.close()
+    holder.rollback()
+    first = Setup(tmp_path)
+    holder = _held_by_another_writer(tmp_path)
+    opened = first.open(now=0.0)
+    assert opened.resumed is not None
+    resumed = ("round_resumed", next(a.text for a in opened.loop.alarms
+                                     if a.kind is AlarmKind.ROUND_RESUMED))
+    opened.journal.close()
+    first.close()
+    holder.rollback()
+    holder.close()
+    assert _store_alarms(tmp_path) == before  # nothing written while it was held
+    for restarts in (2, 3):
+        again = Setup(tmp_path)
+        again.open(now=0.0).journal.close()
+        again.close()
+        assert _store_alarms(tmp_path) - before == Counter(
+            {("illegal_action", seat_3.text): 1, resumed: restarts})
+
+
+def test_a_restart_under_a_new_configuration_checkpoints_once_the_store_has_the_void(tmp_path):
+    """A round in play voided by a changed configuration: the fresh table's checkpoint is taken
+    once the store has written what the restart handed it (the void, its alarms), and says
+    where the store stood then, so a kill right after it loses none of them (once, the
+    checkpoint was taken with the void still queued, and a kill then lost it for good)."""
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps[:cut])
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, rules="h17-ddd-6")
+    table = again.open()
+    assert table.voided is not None
+    checkpoint = read_journal(tmp_path / JOURNAL_NAME).checkpoint
+    table.journal.close()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:
+        [void] = [r for r in store.records(kinds=("partial",)) if "void" in r.object_body()]
+        voided_alarm = max(r.seq for r in store.records(kinds=("alarm",))
+                           if r.object_body()["kind"] == "round_voided")
+    finally:
+        store.close()
+    assert checkpoint.store_seq is not None
+    assert checkpoint.store_seq >= max(void.seq, voided_alarm)
