@@ -160,7 +160,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
     try:
         opened = open_table(
             recording.directory, config, setup.rules_spec, factory, prefix,
-            store=store,
+            recording=recording,
             cannot_resend=setup.shoe_protocol == "ascii",
             now=clock(),
         )
@@ -173,7 +173,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         opened.loop, sources, clock=lambda: clock() + offset,
         journal=opened.journal, journal_config=config,
         recording_pending=lambda: watch.failing or recording.pending,
-        store_position=lambda: store.position,
+        recorded_up_to=lambda: recording.recorded_up_to(0.0),
         shoe_position=opened.shoe, resumed_round=opened.resumed,
     )
     def report(detail: str) -> None:

@@ -12,9 +12,9 @@ A journal file (``<recording dir>/table.journal``) is text, one record a line, e
 ``CRC32-HEX SPACE JSON``. Its first record is a *checkpoint*: what a fresh loop needs to carry on
 from a safe point (no round open, nothing waiting, every round recorded): the round-id prefix and
 the last round number, the cards out of the shoe since it was shuffled, the devices' state, the
-shoe's last durable event, the dealer signed in (never a PIN), the recording store's last record
-(alarms after it the store lacks are written at a restart), and the configuration that made
-it. At every such safe point the journal is replaced (written aside, fsync'd, renamed over) by
+shoe's last durable event, the dealer signed in (never a PIN), how far the recording had got
+(alarms after it that the store lacks are written at a restart), and the configuration that
+made it. At every such safe point the journal is replaced (written aside, fsync'd, renamed over) by
 a new checkpoint alone, so it holds one round at most. A record cut short by a crash (the last
 line, unfinished or failing its CRC) is dropped with a warning; everything before it is read.
 """
@@ -40,7 +40,12 @@ from dealer_assist.rules import Card, Settlement
 from dealer_assist.table.alarms import Alarm
 from dealer_assist.table.journal_codec import CODEC_VERSION, CodecError, decode_input, encode_input
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import MemoryRecorder, ReplayedRound
+from dealer_assist.table.recording import (
+    MemoryRecorder,
+    RecordedUpTo,
+    RecordingError,
+    ReplayedRound,
+)
 from dealer_assist.table.session import Recorder
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
@@ -89,9 +94,9 @@ class Checkpoint:
     #: restart showed it, and no round has begun since:
     #: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
     felt_left: tuple[tuple[str | None, int | None, int], ...] = ()
-    #: the recording store's last record at the checkpoint, every alarm before it written
+    #: how far the recording had got, every round and alarm before the checkpoint written
     #: (None: not known; a restart then writes no alarm the store lacks)
-    store_seq: int | None = None
+    recorded: RecordedUpTo | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,7 +107,7 @@ class Checkpoint:
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
             "dealer": self.dealer, "alarms_raised": self.alarms_raised,
             "shown": list(self.shown), "felt_left": [list(left) for left in self.felt_left],
-            "store_seq": self.store_seq,
+            "recorded": None if self.recorded is None else self.recorded.to_json(),
         }
 
     @classmethod
@@ -116,7 +121,7 @@ class Checkpoint:
         dealer = raw.get("dealer")  # absent from a journal written before sign-in
         raised = raw.get("alarms_raised")  # absent from one written before alarms numbered on
         shown = raw.get("shown", [])  # absent from one written before the ended round was kept
-        store_seq = raw.get("store_seq")  # absent from one written before it was kept
+        recorded = raw.get("recorded")  # absent from one written before it was kept
         if not isinstance(shown, list) or not all(isinstance(line, str) for line in shown):
             raise CodecError(f"a checkpoint's 'shown' must be a list of round-log lines, got "
                              f"{str(shown)[:80]!r}")
@@ -130,13 +135,13 @@ class Checkpoint:
             dealer=None if dealer is None else str(dealer),
             alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
             felt_left=_felt_left(raw.get("felt_left", [])),
-            store_seq=None if store_seq is None else int(store_seq),
+            recorded=None if recorded is None else _recorded(recorded),
         )
 
     @classmethod
     def of(cls, loop: TableLoop, config: dict[str, Any], shoe: tuple[int, int] | None,
-           t: float, store_seq: int | None = None) -> Checkpoint:
-        """The checkpoint of ``loop`` at rest (``store_seq``: :attr:`store_seq`)."""
+           t: float, recorded: RecordedUpTo | None = None) -> Checkpoint:
+        """The checkpoint of ``loop`` at rest (``recorded``: :attr:`recorded`)."""
         fold = loop.fold
         shown = tuple(loop.round_lines()) if fold is not None and fold.ended else ()
         return cls(config, loop.round_prefix, loop.round_number,
@@ -145,7 +150,7 @@ class Checkpoint:
                    loop.alarms_raised, shown, tuple(
                        (None if card is None else card.code, seat, n)
                        for (card, seat), n in sorted(loop.camera.felt_left.items(), key=str)
-                   ) if shown else (), store_seq)
+                   ) if shown else (), recorded)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -411,17 +416,18 @@ class RecordingWatch:
 LoopFactory = Callable[[Any, str, int], TableLoop]
 """Makes the table's loop: ``(rules_spec, round_prefix, round_number)``, with its recorder."""
 
-class RestartStore(Protocol):
-    """The recording store as a restart uses it
-    (:class:`~dealer_assist.table.recording.StoreRecorder`)."""
+class RestartRecording(Protocol):
+    """The table's recording as a restart uses it
+    (:class:`~dealer_assist.table.recording.TableRecording`)."""
 
-    def reconcile(self, rounds: list[ReplayedRound], alarms: Sequence[tuple[Alarm, datetime]],
-                  after: int | None) -> list[str]:
-        """Bring the store to the replay's rounds and alarms; each disagreement, in words."""
+    def reconcile(self, rounds: list[ReplayedRound], alarms: Sequence[Alarm],
+                  recorded: RecordedUpTo | None) -> list[str]:
+        """Bring the store to the replay's rounds and to the alarms raised after the checkpoint
+        ``recorded`` was taken at; each disagreement, in words."""
         ...
 
-    def settled_position(self, timeout_s: float = ...) -> int | None:
-        """The store's last record once it has written all it was handed (None: unknown)."""
+    def recorded_up_to(self, timeout_s: float = ...) -> RecordedUpTo | None:
+        """How far the recording has got once all handed to it is written (None: unknown)."""
         ...
 
 
@@ -450,7 +456,7 @@ def open_table(
     make_loop: LoopFactory,
     new_prefix: str,
     *,
-    store: RestartStore | None = None,
+    recording: RestartRecording | None = None,
     cannot_resend: bool = False,
     now: float,
 ) -> Resumed:
@@ -458,10 +464,10 @@ def open_table(
 
     No journal: a fresh loop numbering rounds from ``new_prefix``. Otherwise its inputs are
     replayed through a loop recording into memory, and the rounds the replay begins are handed
-    to ``store`` (the recording store: it continues a round it holds part of, records what
-    it lacks, exports what ended, and returns each disagreement, raised here as an alarm), with
-    the alarms raised after the checkpoint (each with the UTC time its input reached the table:
-    the store writes those it was handed and lacks). A
+    to ``recording`` (its store continues a round it holds part of, records what it lacks,
+    exports what ended, and returns each disagreement, raised here as an alarm), with the
+    alarms raised after the checkpoint (the store writes those the live table raised too and it
+    lacks). A
     round left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the
     dealer confirms the felt), or voided with a record of every bet and card, and an alarm,
     where it cannot be trusted: the configuration (``config``: rules, shoe, program version)
@@ -471,7 +477,8 @@ def open_table(
     path = Path(directory) / JOURNAL_NAME
     if not path.exists():
         loop = make_loop(rules_spec, new_prefix, 0)
-        checkpoint = Checkpoint(config, new_prefix, t=now, store_seq=_position(store))
+        checkpoint = Checkpoint(config, new_prefix, t=now,
+                                recorded=None if recording is None else _settled(recording))
         return Resumed(loop, TableJournal(path, checkpoint), 0.0, None)
     contents = read_journal(path)
     if contents.damaged:  # kept for whoever looks into it; the table goes on without its tail
@@ -504,7 +511,7 @@ def open_table(
     else:
         base = None
     replayed = 0
-    raised: list[tuple[Alarm, datetime]] = []  # after the checkpoint, each as its input came
+    raised: list[Alarm] = []  # after the checkpoint
     for entry in contents.entries:
         if entry.alarms is not None and entry.alarms > loop.alarms_raised:
             loop.number_alarms_on_from(entry.alarms)  # live, alarms no input explains
@@ -516,9 +523,7 @@ def open_table(
                     _replay(loop, item, entry.t, entry.at)
                     replayed += 1
         loop.tick(entry.t, entry.at)
-        if base is not None and entry.at is not None:
-            came = datetime.fromisoformat(entry.at)
-            raised.extend((alarm, came) for alarm in capture.alarms[before:])
+        raised.extend(capture.alarms[before:])
     loop.recorder = real
     changed = start.config != config
     why = None
@@ -535,7 +540,7 @@ def open_table(
         # to be voided: a longer copy the store holds (records a damaged journal lost, every
         # one acknowledged) is kept, so that the void record holds every bet and card
         rounds[-1] = replace(rounds[-1], voiding=True)
-    problems = [] if store is None else store.reconcile(rounds, raised, start.store_seq)
+    problems = [] if recording is None else recording.reconcile(rounds, raised, start.recorded)
     # time goes on from the journal's last record, never back
     offset = contents.last_t - now + 0.001
     t = now + offset
@@ -576,8 +581,16 @@ def open_table(
         for item in carried.preamble():
             fresh.handle(item, t)
         shown_fresh = _show(fresh, carried.shown, path)
-        # every record the restart handed the store (a void, its alarms) is written first
-        carried = replace(carried, alarms_raised=fresh.alarms_raised, store_seq=_position(store))
+        carried = replace(carried, alarms_raised=fresh.alarms_raised)
+        if recording is not None:  # what the restart handed the store (a void...) is written
+            recorded = _settled(recording)
+            if recorded is None:
+                raise RecordingError(
+                    "the recording store has not written what the restart handed it (the round "
+                    "voided by the changed configuration, its alarms): the table starts under "
+                    "its new configuration only once the store can write (the journal keeps "
+                    "them: start it again then)")
+            carried = replace(carried, recorded=recorded)
         journal.checkpoint(carried)
         result.loop = fresh
         if shown_fresh is not None:
@@ -638,13 +651,18 @@ def _feed(journal: TableJournal, loop: TableLoop, item: TableInput, t: float) ->
     loop.handle(item, t, at)
 
 
-def _position(store: RestartStore | None) -> int | None:
-    """The store's last record once it has written all it was handed (None: no store, or it
-    did not settle)."""
-    if store is None:
-        return None
-    position = store.settled_position()
-    if position is None:
-        log.warning("the recording store did not write what it was handed in time: a restart "
-                    "from this checkpoint will not write alarms the store lacks")
-    return position
+def _settled(recording: RestartRecording) -> RecordedUpTo | None:
+    """How far ``recording`` has got once all handed to it is written (None, logged: unknown)."""
+    recorded = recording.recorded_up_to()
+    if recorded is None:
+        log.warning("the recording has not written what it was handed: a restart from this "
+                    "checkpoint will not write alarms the store lacks")
+    return recorded
+
+
+def _recorded(raw: Any) -> RecordedUpTo:
+    """A checkpoint's ``recorded``."""
+    try:
+        return RecordedUpTo.from_json(raw)
+    except ValueError as error:
+        raise CodecError(f"a checkpoint's 'recorded': {error}") from None

@@ -98,6 +98,44 @@ class EvidenceFiles:
                         self.new_chain)
 
 
+@dataclass(frozen=True, slots=True)
+class RecordedUpTo:
+    """How far a table's recording had got, everything handed to it before written: the store's
+    last record (its number and hash) and the length of ``alarms.jsonl`` in bytes."""
+
+    store_seq: int
+    store_hash: str
+    alarm_file: int
+
+    def to_json(self) -> list[Any]:
+        return [self.store_seq, self.store_hash, self.alarm_file]
+
+    @classmethod
+    def from_json(cls, raw: Any) -> RecordedUpTo:
+        """ValueError for anything but ``[number, hash, length]``."""
+        if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[0], int)
+                and isinstance(raw[1], str) and isinstance(raw[2], int)
+                and raw[0] >= 0 and raw[2] >= 0):
+            raise ValueError(f"not [store record, its hash, alarm file length]: {str(raw)[:80]}")
+        return cls(raw[0], raw[1], raw[2])
+
+
+@dataclass(frozen=True, slots=True)
+class AlarmLine:
+    """An alarm as ``alarms.jsonl`` holds it: what the store records of it, and when the live
+    table wrote it there."""
+
+    kind: str
+    text: str
+    round_id: str | None
+    recorded_at: datetime
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        """What an alarm record of the store holds alike: kind, words and round."""
+        return self.kind, self.text, self.round_id
+
+
 class RecordingDirectory:
     """Holds ``directory`` for one table until :meth:`close` (another table given the same
     directory is refused) and appends its alarms to ``alarms.jsonl``. The round-log files are
@@ -153,6 +191,50 @@ class RecordingDirectory:
                 f"alarm file {path}: {error.strerror or error} ({len(self._unwritten)}"
                 " alarm(s) kept to try again)") from None
         self._unwritten.clear()
+
+    def alarm_file_length(self) -> int | None:
+        """The length of ``alarms.jsonl`` in bytes, every alarm handed over in it (None: some
+        are kept to try again, or it cannot be read)."""
+        if self._unwritten:
+            return None
+        try:
+            return (self.directory / "alarms.jsonl").stat().st_size
+        except FileNotFoundError:
+            return 0
+        except OSError:
+            return None
+
+    def alarms_after(self, length: int) -> list[AlarmLine]:
+        """The alarms written to ``alarms.jsonl`` past its first ``length`` bytes; a line that
+        is no alarm is left out (logged), and a file shorter than that (replaced) gives none."""
+        path = self.directory / "alarms.jsonl"
+        try:
+            fd = open_plain(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            logger.warning("cannot read %s: %s", path, error.strerror or error)
+            return []
+        with os.fdopen(fd, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size < length:
+                logger.warning("%s is shorter than at the journal's checkpoint: not read", path)
+                return []
+            handle.seek(length)
+            text = handle.read().decode("utf-8", "replace")
+        lines = []
+        for number, line in enumerate(text.splitlines(), 1):
+            try:
+                raw = json.loads(line)
+                round_id = raw["round"]
+                written = datetime.fromisoformat(raw["recorded_at"])
+                if written.tzinfo is None:
+                    raise ValueError(f"recorded_at {raw['recorded_at']!r} has no time zone")
+                lines.append(AlarmLine(str(raw["kind"]), str(raw["text"]),
+                                       None if round_id is None else str(round_id), written))
+            except (ValueError, KeyError, TypeError) as error:
+                logger.warning("%s: line %d past the checkpoint is not an alarm (%s): left out",
+                               path, number, describe(error))
+        return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +341,9 @@ class StoreRecorder:
         self._unreported: str | None = None
         self._report_lock = threading.Lock()
         self._failing = False
-        #: the store's last record once it has handled what it was handed so far (None: it
-        #: could not be read)
-        self.position: int | None = None
+        #: the store's last record (number, hash) once it has handled what it was handed so
+        #: far (None: it could not be read)
+        self.position: tuple[int, str] | None = None
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         # on the thread: frames held by round, the round open in the store and its events
         self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}
@@ -338,9 +420,8 @@ class StoreRecorder:
         settlement's PAY/TAKE lines, at settlement."""
         self._queue.put(("screen", (round_id, shown)))
 
-    def reconcile(self, rounds: list[ReplayedRound],
-                  alarms: Sequence[tuple[Alarm, datetime]] = (),
-                  after: int | None = None) -> list[str]:
+    def reconcile(self, rounds: list[ReplayedRound], alarms: Sequence[AlarmLine] = (),
+                  recorded: RecordedUpTo | None = None) -> list[str]:
         """Bring the store to the rounds a restarted table's journal replays (before anything
         else is written): a round whose records the store holds as a prefix of the replay's is
         continued after them (no record twice); one it holds ended, alike, is left; one it
@@ -348,17 +429,18 @@ class StoreRecorder:
         marked partial, and named in what is returned (each an alarm for the table). Each
         ended round is exported; the last, if still in play, stays open for its next event.
 
-        ``alarms``: those the replay raised after the checkpoint, each with the UTC time its
-        input reached the table; ``after``: the store's :attr:`position` at the checkpoint
-        (None: not known, and no alarm is written). Each alarm the store's alarm records after
-        that position do not hold (alike kind, words and round, each record standing for one)
-        was handed to it and never written (the table was killed first), and is written."""
+        ``alarms``: those the live table raised after the checkpoint that the replay raises too
+        (:meth:`TableRecording.reconcile`); ``recorded``: how far the recording had got at the
+        checkpoint (None: not known, and no alarm is written). First, with no round open, each
+        of those alarms the store's alarm records after its record then do not hold (alike
+        kind, words and round, each record standing for one) is written, at the time it was
+        raised: it was handed to the store and never written (the table was killed first, or
+        the write failed). Where the store's record of that number is not the one it held then
+        (the store was replaced since), all its alarm records are taken to be later."""
         done = threading.Event()
         problems: list[str] = []
-        raised = [] if after is None else [
-            (alarm.kind.name.lower(), alarm.text, alarm.round_id, happened)
-            for alarm, happened in alarms]
-        self._queue.put(("reconcile", (rounds, raised, after, problems, done)))
+        self._queue.put(("reconcile", (rounds, list(alarms) if recorded else [], recorded,
+                                       problems, done)))
         if not done.wait(120):
             problems.append(f"recording store {self.directory}: the restart's rounds were not "
                             "recorded in 120 s")
@@ -369,15 +451,16 @@ class StoreRecorder:
         """Everything handed over has been written (or has failed)."""
         return self._queue.unfinished_tasks == 0
 
-    def settled_position(self, timeout_s: float = 120.0) -> int | None:
-        """:attr:`position` once everything handed over has been written (or has failed);
-        None where that takes longer than ``timeout_s`` or the store cannot say."""
+    def settled_position(self, timeout_s: float = 120.0) -> tuple[int, str] | None:
+        """:attr:`position` once everything handed over has been written; None where that
+        takes longer than ``timeout_s``, a round or alarm write has failed since the start, or
+        the store cannot say."""
         deadline = time.monotonic() + timeout_s
         while not self.idle:
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.005)
-        return self.position
+        return self.position if self.complete else None
 
     def close(self) -> None:
         """Write what is queued, then close the store."""
@@ -499,11 +582,11 @@ class StoreRecorder:
                 recorder.abandon_round(f"round {round_id} began before this one ended")
             self._begin(recorder, round_id, [line])
         elif kind == "reconcile":
-            rounds, alarms, after, problems, done = payload
+            rounds, alarms, recorded, problems, done = payload
             try:
-                problems.extend(self._reconcile(recorder, rounds))
                 if alarms:
-                    self._write_missing_alarms(recorder, alarms, after)
+                    self._write_missing_alarms(recorder, alarms, recorded)
+                problems.extend(self._reconcile(recorder, rounds))
             finally:
                 done.set()
         else:
@@ -633,25 +716,35 @@ class StoreRecorder:
     def _note_position(self, recorder: Any) -> None:
         """Keep the store's last record as :attr:`position` (None where it cannot be read)."""
         try:
-            self.position = recorder.store.head()[0]
+            self.position = recorder.store.head()
         except (ValueError, sqlite3.Error):  # the store's RecordingError is a ValueError
             self.position = None
 
-    def _write_missing_alarms(self, recorder: Any, alarms: list[tuple[Any, ...]],
-                              after: int) -> None:
-        """Each alarm (as queued) that no alarm record of the table after ``after`` holds."""
+    def _write_missing_alarms(self, recorder: Any, alarms: list[AlarmLine],
+                              recorded: RecordedUpTo) -> None:
+        """Each of ``alarms`` that no alarm record of the table after ``recorded``'s holds."""
+        from dealer_assist.surveillance.store import GENESIS_HASH
+
+        seq = recorded.store_seq
+        there = recorder.store.record(seq) if seq else None
+        held_then = GENESIS_HASH if seq == 0 else None if there is None else there.hash
+        if held_then != recorded.store_hash:
+            logger.warning("recording store %s: its record %d is not the one the journal's "
+                           "checkpoint names (the store was replaced since): all its alarm "
+                           "records are taken to be later", self.directory, seq)
+            seq = 0
         held: Counter[tuple[Any, ...]] = Counter()
-        for record in recorder.store.records(kinds=("alarm",), after=after):
+        for record in recorder.store.records(kinds=("alarm",), after=seq):
             body = record.object_body()
             if record.table == self.table_id and isinstance(body, dict):
                 held[(body.get("kind"), body.get("text"), body.get("round"))] += 1
-        for kind, text, round_id, raised in alarms:
-            if held[(kind, text, round_id)] > 0:
-                held[(kind, text, round_id)] -= 1
+        for alarm in alarms:
+            if held[alarm.key] > 0:
+                held[alarm.key] -= 1
                 continue
             logger.warning("an alarm (%s) was handed to the recording store but not written "
-                           "before the table stopped: written now: %s", kind, text)
-            recorder.alarm(kind, text, round_id, happened=raised)
+                           "before the table stopped: written now: %s", alarm.kind, alarm.text)
+            recorder.alarm(alarm.kind, alarm.text, alarm.round_id, happened=alarm.recorded_at)
 
     @staticmethod
     def _write_frames(recorder: Any, events: list[Any],
@@ -765,9 +858,34 @@ class TableRecording:
 
     @property
     def pending(self) -> bool:
-        """The store has not yet written (and exported) all it was handed, or a round write
-        failed since the start: the journal must keep its rounds."""
+        """The store has not yet written (and exported) all it was handed, or a round or alarm
+        write failed since the start: the journal must keep its rounds and alarms."""
         return not self.store.idle or not self.store.complete
+
+    def recorded_up_to(self, timeout_s: float = 120.0) -> RecordedUpTo | None:
+        """How far the recording has got once the store has written all it was handed (waiting
+        up to ``timeout_s``); None where it has not, a write has failed since the start, or
+        the store or alarm file cannot say."""
+        position = self.store.settled_position(timeout_s)
+        length = self.files.alarm_file_length()
+        if position is None or length is None:
+            return None
+        return RecordedUpTo(position[0], position[1], length)
+
+    def reconcile(self, rounds: list[ReplayedRound], alarms: Sequence[Alarm],
+                  recorded: RecordedUpTo | None) -> list[str]:
+        """:meth:`StoreRecorder.reconcile` with, of ``alarms`` (those a restart's replay raised
+        after the checkpoint ``recorded`` was taken at), the ones ``alarms.jsonl`` holds past
+        that checkpoint too: what the live table raised, as it wrote it then. An alarm only the
+        replay raises (its loop rebuilt without a spell begun before the checkpoint, or under a
+        changed configuration) or only the file holds (no journaled input explains it) is left."""
+        replayed = Counter((a.kind.name.lower(), a.text, a.round_id) for a in alarms)
+        raised = []
+        for line in [] if recorded is None else self.files.alarms_after(recorded.alarm_file):
+            if replayed[line.key] > 0:
+                replayed[line.key] -= 1
+                raised.append(line)
+        return self.store.reconcile(rounds, raised, recorded)
 
     def close(self) -> None:
         """Write what the store has queued, close it, and let another table record here."""

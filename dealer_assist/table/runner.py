@@ -28,6 +28,7 @@ from typing import Any
 from dealer_assist.roundlog import format_at
 from dealer_assist.table.journal import Checkpoint, JournalEntry, JournalError, TableJournal
 from dealer_assist.table.loop import ERRORS_KEPT, TableLoop
+from dealer_assist.table.recording import RecordedUpTo
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     NewShoe,
@@ -53,8 +54,9 @@ class TableRunner:
     on the screen; the table goes on with the next input. ``recording_pending()``: True while a
     recorder has not durably written all it was handed (a failed write kept, a store's queue):
     the journal is not checkpointed then, so it still holds those rounds after a crash.
-    ``store_position()``: the recording store's last record, asked for as a checkpoint is taken
-    (every alarm before it is written: a restart writes those after it that the store lacks).
+    ``recorded_up_to()``: how far the recording has got, asked for as a checkpoint is taken
+    (every round and alarm before it written: a restart writes the alarms after it that the
+    store lacks).
     ``resumed_round``: the round the journal resumed at start (its verdict,
     :attr:`~dealer_assist.table.journal.Resumed.resumed`): while that round is in play, a new
     shoe reported by the shoe voids it (reshuffled while the table was down), whatever the loop
@@ -70,7 +72,7 @@ class TableRunner:
         journal: TableJournal | None = None,
         journal_config: dict[str, Any] | None = None,
         recording_pending: Callable[[], bool] = lambda: False,
-        store_position: Callable[[], int | None] = lambda: None,
+        recorded_up_to: Callable[[], RecordedUpTo | None] = lambda: None,
         shoe_position: tuple[int, int] | None = None,
         utc_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         resumed_round: str | None = None,
@@ -84,7 +86,7 @@ class TableRunner:
         self.journal = journal
         self.journal_config = journal_config or {}
         self._recording_pending = recording_pending
-        self._store_position = store_position
+        self._recorded_up_to = recorded_up_to
         self._journal_failing = False
         self._journal_alarm: str | None = None  # the first failure of a run, for its alarm
         self._shoe_durable = shoe_position  # the shoe's last event journaled
@@ -284,7 +286,7 @@ class TableRunner:
             return
         try:
             journal.checkpoint(Checkpoint.of(self.loop, self.journal_config,
-                                             self._shoe_durable, now, self._store_position()))
+                                             self._shoe_durable, now, self._recorded_up_to()))
         except JournalError as error:
             log.error("%s (the journal keeps growing until a checkpoint works)", error)
 

@@ -22,6 +22,8 @@ import pytest
 from dealer_assist.roundlog import UnreadOrigin, settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import Recorder, RecordingStore
+from dealer_assist.surveillance.export import latest_round
+from dealer_assist.surveillance.query import alarms_naming
 from dealer_assist.surveillance.replay import load_round
 from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.journal import (
@@ -34,7 +36,7 @@ from dealer_assist.table.journal import (
 )
 from dealer_assist.table.journal_codec import CodecError, decode_input, encode_input
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import MemoryRecorder, open_recording
+from dealer_assist.table.recording import MemoryRecorder, RecordingError, open_recording
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
@@ -233,7 +235,7 @@ class Setup:
 
     def open(self, now: float = 0.0, cannot_resend: bool = False):
         return open_table(self.directory, self.config, self.rules, self.make_loop, "T1-new",
-                          store=self.recording.store, cannot_resend=cannot_resend,
+                          recording=self.recording, cannot_resend=cannot_resend,
                           now=now)
 
     def recorded(self) -> None:
@@ -678,7 +680,7 @@ def _betting_with_a_runner(tmp_path: Path):
     table = setup.open(now=0.0)
     with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
                      journal_config=setup.config,
-                     store_position=lambda: setup.recording.store.position) as runner:
+                     recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
         for item in (SignIn("D1"), ShoeLink(True), PlaceBet(1, Decimal("10"))):
             assert runner.submit(item).wait(5)
         assert runner.wait_idle(5)
@@ -1216,5 +1218,184 @@ def test_a_restart_under_a_new_configuration_checkpoints_once_the_store_has_the_
                            if r.object_body()["kind"] == "round_voided")
     finally:
         store.close()
-    assert checkpoint.store_seq is not None
-    assert checkpoint.store_seq >= max(void.seq, voided_alarm)
+    assert checkpoint.recorded is not None
+    assert checkpoint.recorded.store_seq >= max(void.seq, voided_alarm)
+
+
+def _idle(setup: Setup) -> None:
+    """Wait until the store has handled all it was handed (written, or failed)."""
+    deadline = time.monotonic() + 10
+    while not setup.recording.store.idle and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def test_an_alarm_the_replay_raises_and_the_live_table_did_not_is_not_written(tmp_path):
+    """The surveillance room fell behind before the checkpoint (the live table raised its alarm
+    then, and not again at the second report of the same spell); the replay's loop, rebuilt
+    without the spell, raises one at that second report. The restart writes only alarms the
+    live table raised too, as ``alarms.jsonl`` holds them: none here (once, the replay's was
+    written into the signed store as if the live table had raised it)."""
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                     journal_config=setup.config,
+                     recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
+        for item in (SignIn("D1"), ShoeLink(True), FloorLag(50, 120.0, True, False, "broker"),
+                     ShoeLink(True)):  # at rest: a checkpoint is taken in the spell
+            assert runner.submit(item).wait(5)
+            assert runner.wait_idle(5)
+            _idle(setup)
+        assert read_journal(tmp_path / JOURNAL_NAME).checkpoint.recorded is not None
+        for item in (PlaceBet(1, Decimal("10")), FloorLag(80, 300.0, True, False, "broker")):
+            assert runner.submit(item).wait(5)  # still behind: no alarm
+        assert runner.wait_idle(5)
+        live = [a.text for a in table.loop.alarms if a.kind is AlarmKind.FLOOR_BEHIND]
+    _idle(setup)
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path)
+    rebuilt = again.open(now=0.0)
+    assert [a.text for a in rebuilt.loop.alarms if a.kind is AlarmKind.FLOOR_BEHIND] != []
+    rebuilt.journal.close()
+    again.close()
+    assert [text for (kind, text), n in _store_alarms(tmp_path).items()
+            for _ in range(n) if kind == "floor_behind"] == live
+
+
+def test_only_alarms_both_the_replay_and_the_alarm_file_hold_are_written(tmp_path,
+                                                                        monkeypatch):
+    """Two alarms the store could not write (its database held): the line of one is cut from
+    ``alarms.jsonl`` and a line no alarm the table raised is added to it. The restart writes the
+    other, at the time its line says, and neither the cut one nor the forged one: write access
+    to the alarm file alone puts nothing in the signed store."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        before = _store_alarms(tmp_path)
+        holder = _held_by_another_writer(tmp_path)
+        for seat in (3, 4):
+            assert runner.submit(Decide(seat, Action.STAND)).wait(5)
+        assert runner.wait_idle(5)
+        _idle(setup)
+        holder.rollback()
+        holder.close()
+    table.journal.close()
+    setup.close()
+    alarm_file = tmp_path / "alarms.jsonl"
+    lines = [json.loads(line) for line in alarm_file.read_text().splitlines()]
+    [seat_3] = [line for line in lines if line["text"].startswith("seat 3")]
+    forged = {**seat_3, "text": "seat 6: paid 500.00 as the dealer asked"}
+    alarm_file.write_text("".join(json.dumps(line) + "\n" for line in lines
+                                  if not line["text"].startswith("seat 4")) +
+                          json.dumps(forged) + "\n")
+    again = Setup(tmp_path)
+    again.open(now=0.0).journal.close()
+    again.close()
+    assert _store_alarms(tmp_path) - before == Counter({
+        ("illegal_action", seat_3["text"]): 1,
+        ("round_resumed", next(text for kind, text in _store_alarms(tmp_path)
+                               if kind == "round_resumed")): 1})
+    store = RecordingStore(tmp_path)
+    try:
+        [record] = [r for r in store.records(kinds=("alarm",))
+                    if r.object_body()["text"] == seat_3["text"]]
+    finally:
+        store.close()
+    assert datetime.fromisoformat(record.object_body()["happened_at"].replace("Z", "+00:00")) \
+        == datetime.fromisoformat(seat_3["recorded_at"])
+
+
+def test_an_alarm_written_at_a_restart_is_filed_under_its_own_round(tmp_path, monkeypatch):
+    """An alarm of round 1 the store could not write, then round 2 begun: the restart writes it
+    with no round open, naming round 1, so the search finds it there and not in round 2 (once,
+    it was written into round 2, open again by then)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    steps = world_steps(seed=5, rounds=2, camera=False)
+    starts = [i for i, s in enumerate(steps) if isinstance(s, PlaceBet)]
+    second = next(i for i in starts if i > starts[0] + 2)  # round 2's first bet
+    setup = Setup(tmp_path)
+    table = setup.open()
+    t = run_inputs(table.loop, table.journal, steps[:starts[0] + 3])
+    _idle(setup)
+    holder = _held_by_another_writer(tmp_path)
+    t = run_inputs(table.loop, table.journal, [Decide(5, Action.STAND)], t)  # no hand there
+    _idle(setup)
+    holder.rollback()
+    holder.close()
+    [alarm] = [a for a in table.loop.alarms if a.text.startswith("seat 5")]
+    run_inputs(table.loop, table.journal, steps[starts[0] + 3:second + 1], t)
+    assert table.loop.round_open and table.loop.round_id != alarm.round_id
+    _idle(setup)
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path)
+    again.open().journal.close()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:
+        [record] = [r for r in store.records(kinds=("alarm",))
+                    if r.object_body()["text"] == alarm.text]
+        assert record.round_key is None and record.object_body()["round"] == alarm.round_id
+        named = latest_round(store, alarm.round_id)
+        assert named is not None and [r.seq for r in alarms_naming(store, named)] == [record.seq]
+    finally:
+        store.close()
+
+
+def test_a_new_configuration_starts_only_once_the_store_can_write_the_void(tmp_path,
+                                                                         monkeypatch):
+    """A round in play voided by a changed configuration while the store's database is held:
+    the table refuses to start, naming why, rather than checkpoint past a void the store never
+    wrote; started again once it is free, the void is in the store (once, it was lost)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps[:cut])
+    round_id = table.loop.round_id
+    table.journal.close()
+    setup.close()
+    refused = Setup(tmp_path, rules="h17-ddd-6")
+    holder = _held_by_another_writer(tmp_path)
+    with pytest.raises(RecordingError, match="the table starts under its new configuration"):
+        refused.open()
+    refused.close()
+    holder.rollback()
+    holder.close()
+    again = Setup(tmp_path, rules="h17-ddd-6")
+    opened = again.open()  # the void journaled at the refused start is replayed
+    assert not opened.loop.round_open and opened.loop.rules.name == "h17-ddd-6"
+    opened.journal.close()
+    again.close()
+    store = RecordingStore(tmp_path)
+    try:
+        voids = [r for r in store.records(kinds=("partial",)) if "void" in r.object_body()]
+    finally:
+        store.close()
+    assert [r.round_id for r in voids] == [round_id]
+
+
+def test_a_store_moved_aside_gets_each_alarm_once(tmp_path):
+    """The store moved aside (damaged) with a round in the journal: the new store's record at
+    the checkpoint's number is not the one the checkpoint names, so all the new store holds is
+    later than the checkpoint, and the round's alarms are written into it once, not again at
+    each restart (once, every restart wrote them once more)."""
+    with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        for _ in range(4):
+            assert runner.submit(Decide(3, Action.STAND)).wait(5)
+        assert runner.wait_idle(5)
+        _idle(setup)
+    table.journal.close()
+    setup.close()
+    aside = tmp_path / "damaged"
+    aside.mkdir()
+    for path in tmp_path.glob("index.sqlite*"):
+        path.rename(aside / path.name)
+    counts = []
+    for _ in range(3):
+        again = Setup(tmp_path)
+        again.open(now=0.0).journal.close()
+        again.close()
+        counts.append(sum(n for (kind, _), n in _store_alarms(tmp_path).items()
+                          if kind == "illegal_action"))
+    assert counts == [4, 4, 4]
