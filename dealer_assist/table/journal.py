@@ -430,6 +430,10 @@ class RestartRecording(Protocol):
         """How far the recording has got once all handed to it is written (None: unknown)."""
         ...
 
+    def unwritten(self) -> str:
+        """What the recording has not written, in words."""
+        ...
+
 
 @dataclass(slots=True)
 class Resumed:
@@ -567,6 +571,8 @@ def open_table(
         # the settled round shown (kept by the checkpoint, or replayed): the camera starts again
         _feed(journal, loop, ShownAfterRestart(loop.round_id), t)
     if changed:
+        if recording is not None:  # what the restart handed it (the void, alarms) is written
+            _settled_or_refused(recording)
         fresh = make_loop(rules_spec, loop.round_prefix, loop.round_number)
         carried = Checkpoint.of(loop, config, shoe, t)
         if fresh.rules.decks != loop.rules.decks:  # another shoe: its count starts again
@@ -582,15 +588,8 @@ def open_table(
             fresh.handle(item, t)
         shown_fresh = _show(fresh, carried.shown, path)
         carried = replace(carried, alarms_raised=fresh.alarms_raised)
-        if recording is not None:  # what the restart handed the store (a void...) is written
-            recorded = _settled(recording)
-            if recorded is None:
-                raise RecordingError(
-                    "the recording store has not written what the restart handed it (the round "
-                    "voided by the changed configuration, its alarms): the table starts under "
-                    "its new configuration only once the store can write (the journal keeps "
-                    "them: start it again then)")
-            carried = replace(carried, recorded=recorded)
+        if recording is not None:  # and the fresh table's own alarms
+            carried = replace(carried, recorded=_settled_or_refused(recording))
         journal.checkpoint(carried)
         result.loop = fresh
         if shown_fresh is not None:
@@ -657,6 +656,19 @@ def _settled(recording: RestartRecording) -> RecordedUpTo | None:
     if recorded is None:
         log.warning("the recording has not written what it was handed: a restart from this "
                     "checkpoint will not write alarms the store lacks")
+    return recorded
+
+
+def _settled_or_refused(recording: RestartRecording) -> RecordedUpTo:
+    """How far ``recording`` has got once all handed to it is written; RecordingError, naming
+    what is not written, where it is not: a table starting under a changed configuration
+    checkpoints its fresh loop only past what the restart recorded (the journal keeps it)."""
+    recorded = recording.recorded_up_to()
+    if recorded is None:
+        raise RecordingError(
+            f"{recording.unwritten()}: the table starts under its changed configuration only "
+            "once the recording has written what the restart handed it (the round voided by "
+            "the change, its alarms); the journal keeps them: start it again then")
     return recorded
 
 

@@ -113,9 +113,8 @@ class RecordedUpTo:
     @classmethod
     def from_json(cls, raw: Any) -> RecordedUpTo:
         """ValueError for anything but ``[number, hash, length]``."""
-        if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[0], int)
-                and isinstance(raw[1], str) and isinstance(raw[2], int)
-                and raw[0] >= 0 and raw[2] >= 0):
+        if not (isinstance(raw, list) and len(raw) == 3 and isinstance(raw[1], str)
+                and all(type(n) is int and 0 <= n < 2**63 for n in (raw[0], raw[2]))):
             raise ValueError(f"not [store record, its hash, alarm file length]: {str(raw)[:80]}")
         return cls(raw[0], raw[1], raw[2])
 
@@ -190,6 +189,23 @@ class RecordingDirectory:
             raise RecordingError(
                 f"alarm file {path}: {error.strerror or error} ({len(self._unwritten)}"
                 " alarm(s) kept to try again)") from None
+        self._unwritten.clear()
+
+    @property
+    def kept(self) -> int:
+        """Alarms kept to try again (their write failed)."""
+        return len(self._unwritten)
+
+    def write_kept(self) -> None:
+        """Try again to write the alarms kept (a failure stays logged by the next alarm)."""
+        if not self._unwritten:
+            return
+        try:
+            _append_synced(self.directory / "alarms.jsonl", "".join(self._unwritten))
+        except OSError:
+            return
+        logger.info("%d alarm(s) kept are written to %s", len(self._unwritten),
+                    self.directory / "alarms.jsonl")
         self._unwritten.clear()
 
     def alarm_file_length(self) -> int | None:
@@ -585,7 +601,7 @@ class StoreRecorder:
             rounds, alarms, recorded, problems, done = payload
             try:
                 if alarms:
-                    self._write_missing_alarms(recorder, alarms, recorded)
+                    self._write_missing_alarms_apart(recorder, alarms, recorded)
                 problems.extend(self._reconcile(recorder, rounds))
             finally:
                 done.set()
@@ -719,6 +735,18 @@ class StoreRecorder:
             self.position = recorder.store.head()
         except (ValueError, sqlite3.Error):  # the store's RecordingError is a ValueError
             self.position = None
+
+    def _write_missing_alarms_apart(self, recorder: Any, alarms: list[AlarmLine],
+                                    recorded: RecordedUpTo) -> None:
+        """:meth:`_write_missing_alarms`; a failure is kept and reported (the journal keeps
+        the alarms), and the rounds are reconciled all the same."""
+        try:
+            self._write_missing_alarms(recorder, alarms, recorded)
+        except Exception as error:  # whatever the store raises, the rounds are still tried
+            self.complete = False
+            logger.exception("recording store %s: the alarms it lacked were not written",
+                             self.directory)
+            self._failed(f"alarms it lacked: {describe(error)}", True)
 
     def _write_missing_alarms(self, recorder: Any, alarms: list[AlarmLine],
                               recorded: RecordedUpTo) -> None:
@@ -858,9 +886,24 @@ class TableRecording:
 
     @property
     def pending(self) -> bool:
-        """The store has not yet written (and exported) all it was handed, or a round or alarm
-        write failed since the start: the journal must keep its rounds and alarms."""
-        return not self.store.idle or not self.store.complete
+        """The store has not yet written (and exported) all it was handed, a round or alarm
+        write failed since the start, or ``alarms.jsonl`` keeps alarms to try again (tried
+        again here): the journal must keep its rounds and alarms."""
+        self.files.write_kept()
+        return not self.store.idle or not self.store.complete or self.files.kept > 0
+
+    def unwritten(self) -> str:
+        """What the recording has not written, in words."""
+        parts = []
+        if not self.store.idle:
+            parts.append(f"the recording store {self.directory} is still writing")
+        if not self.store.complete:
+            parts.append(f"the recording store {self.directory} failed a write"
+                         + (f" ({self.store.errors[-1]})" if self.store.errors else ""))
+        if self.files.kept:
+            parts.append(f"{self.directory / 'alarms.jsonl'} keeps {self.files.kept} alarm(s) "
+                         "it could not write")
+        return "; ".join(parts) or f"the recording store {self.directory} cannot say where it is"
 
     def recorded_up_to(self, timeout_s: float = 120.0) -> RecordedUpTo | None:
         """How far the recording has got once the store has written all it was handed (waiting

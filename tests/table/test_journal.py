@@ -36,7 +36,12 @@ from dealer_assist.table.journal import (
 )
 from dealer_assist.table.journal_codec import CodecError, decode_input, encode_input
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.recording import MemoryRecorder, RecordingError, open_recording
+from dealer_assist.table.recording import (
+    MemoryRecorder,
+    RecordedUpTo,
+    RecordingError,
+    open_recording,
+)
 from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
@@ -840,6 +845,48 @@ def test_a_checkpoint_keeps_the_round_on_screen_and_refuses_lines_that_are_no_li
         Checkpoint.from_json({**checkpoint.to_json(), "shown": [{"type": "round"}]})
 
 
+def test_a_checkpoint_keeps_how_far_the_recording_had_got_and_refuses_what_is_no_position():
+    checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", recorded=RecordedUpTo(7, "ab" * 32, 90))
+    assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
+    old = checkpoint.to_json()
+    del old["recorded"]  # written before it was kept: no alarm is written at a restart
+    assert Checkpoint.from_json(old).recorded is None
+    for bad in ([True, "h", False], [2**70, "h", 0], [7, "h"], [7, 5, 90], [-1, "h", 0], "7"):
+        with pytest.raises(CodecError, match="'recorded'"):
+            Checkpoint.from_json({**checkpoint.to_json(), "recorded": bad})
+
+
+def test_alarms_the_alarm_file_kept_are_written_before_a_checkpoint_says_how_long_it_is(
+        tmp_path):
+    """``alarms.jsonl`` cannot be written at sign-in (a folder in its place), so its alarm is
+    kept to try again. No checkpoint is taken while it is kept; once the file can be written,
+    the next rest writes it and the checkpoint then says how long the file is (once, the
+    checkpoint was taken without it, saying nothing, so a restart from it wrote no alarm the
+    store lacked)."""
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    alarm_file = tmp_path / "alarms.jsonl"
+    alarm_file.mkdir()
+    with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                     journal_config=setup.config,
+                     recording_pending=lambda: setup.recording.pending,
+                     recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
+        assert runner.submit(SignIn("D1")).wait(5)
+        assert runner.wait_idle(5)
+        assert setup.recording.files.kept > 0
+        assert read_journal(tmp_path / JOURNAL_NAME).entries  # no checkpoint since
+        alarm_file.rmdir()
+        signed_in = next(a for a in table.loop.alarms if a.kind is AlarmKind.STAFF)
+        assert runner.submit(AcknowledgeAlarm(signed_in.id)).wait(5)  # at rest, no alarm
+        assert runner.wait_idle(5)
+    table.journal.close()
+    setup.close()
+    contents = read_journal(tmp_path / JOURNAL_NAME)
+    assert not contents.entries and contents.checkpoint.recorded is not None
+    assert contents.checkpoint.recorded.alarm_file == alarm_file.stat().st_size
+    assert signed_in.text in alarm_file.read_text()
+
+
 def test_a_shoe_event_a_failed_write_kept_is_acknowledged_once_written(tmp_path):
     """The disk refuses the record of the shoe's event 2; the next touch writes it first. The
     shoe is told then that event 2 is held, and the checkpoint taken at rest starts the shoe
@@ -1355,13 +1402,16 @@ def test_a_new_configuration_starts_only_once_the_store_can_write_the_void(tmp_p
     round_id = table.loop.round_id
     table.journal.close()
     setup.close()
+    signed_in = (tmp_path / "alarms.jsonl").read_text().count("signed in")
     refused = Setup(tmp_path, rules="h17-ddd-6")
     holder = _held_by_another_writer(tmp_path)
-    with pytest.raises(RecordingError, match="the table starts under its new configuration"):
+    with pytest.raises(RecordingError, match="failed a write.*only once the recording has"):
         refused.open()
     refused.close()
     holder.rollback()
     holder.close()
+    # refused before the new table began: none of its alarms (its dealer signed in) was raised
+    assert (tmp_path / "alarms.jsonl").read_text().count("signed in") == signed_in
     again = Setup(tmp_path, rules="h17-ddd-6")
     opened = again.open()  # the void journaled at the refused start is replayed
     assert not opened.loop.round_open and opened.loop.rules.name == "h17-ddd-6"
@@ -1373,6 +1423,24 @@ def test_a_new_configuration_starts_only_once_the_store_can_write_the_void(tmp_p
     finally:
         store.close()
     assert [r.round_id for r in voids] == [round_id]
+
+
+def test_a_new_configuration_refused_for_the_alarm_file_names_it(tmp_path):
+    """The alarm file cannot be written (a folder in its place) when a changed configuration
+    voids the round in play: the refusal names the alarm file, not the store."""
+    steps = world_steps(seed=5, rounds=1, camera=False)
+    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
+    setup = Setup(tmp_path)
+    table = setup.open()
+    run_inputs(table.loop, table.journal, steps[:cut])
+    table.journal.close()
+    setup.close()
+    (tmp_path / "alarms.jsonl").rename(tmp_path / "alarms.before")
+    (tmp_path / "alarms.jsonl").mkdir()
+    refused = Setup(tmp_path, rules="h17-ddd-6")
+    with pytest.raises(RecordingError, match=r"alarms\.jsonl keeps \d+ alarm\(s\)"):
+        refused.open()
+    refused.close()
 
 
 def test_a_store_moved_aside_gets_each_alarm_once(tmp_path):
