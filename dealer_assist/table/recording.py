@@ -342,9 +342,10 @@ class StoreRecorder:
 
     A write that fails is kept in ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on
     with the next; the first failure of a run is handed to ``on_failure`` (the table raises an
-    alarm with it). After a failed round or alarm write ``complete`` is False until the table
-    restarts: the journal then keeps every round and alarm, and the restart records them
-    (:meth:`reconcile`)."""
+    alarm with it). After a failed round write ``complete`` is False until the table restarts:
+    the journal then keeps every round, and the restart records them (:meth:`reconcile`). An
+    alarm whose write failed is kept and tried again after each later record
+    (:attr:`kept_alarms`); the journal keeps it meanwhile."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str,
                  evidence: EvidenceFiles | None = None):
@@ -360,6 +361,8 @@ class StoreRecorder:
         #: the store's last record (number, hash) once it has handled what it was handed so
         #: far (None: it could not be read)
         self.position: tuple[int, str] | None = None
+        #: alarms whose write failed, tried again after each later item (on the thread)
+        self._kept: list[tuple[str, str, str | None, datetime]] = []
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         # on the thread: frames held by round, the round open in the store and its events
         self._frames: dict[str, list[tuple[str, Snapshot, datetime]]] = {}
@@ -467,6 +470,11 @@ class StoreRecorder:
         """Everything handed over has been written (or has failed)."""
         return self._queue.unfinished_tasks == 0
 
+    @property
+    def kept_alarms(self) -> int:
+        """Alarms whose write failed, kept to try again after the next record."""
+        return len(self._kept)
+
     def settled_position(self, timeout_s: float = 120.0) -> tuple[int, str] | None:
         """:attr:`position` once everything handed over has been written; None where that
         takes longer than ``timeout_s``, a round or alarm write has failed since the start, or
@@ -476,7 +484,7 @@ class StoreRecorder:
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.005)
-        return self.position if self.complete else None
+        return self.position if self.complete and not self._kept else None
 
     def close(self) -> None:
         """Write what is queued, then close the store."""
@@ -527,6 +535,7 @@ class StoreRecorder:
                 if item[0] in ("end", "void") and self._screens_handed:
                     ahead = self._settled_view(recorder, item[1][0])
                 self._handle(recorder, item)
+                self._write_kept(recorder)
         finally:
             try:
                 recorder.close()
@@ -554,13 +563,15 @@ class StoreRecorder:
         try:
             self._write(recorder, *item)
         except Exception as error:  # whatever the store raises, the next record is tried
-            kept = item[0] not in ("frame", "card frame", "screen")
-            if kept:
-                self.complete = False  # a round or alarm the store lacks: the journal keeps it
+            round_record = item[0] not in ("alarm", "frame", "card frame", "screen")
+            if round_record:
+                self.complete = False  # a round the store lacks: the journal keeps it
+            elif item[0] == "alarm":
+                self._kept.append(item[1])  # tried again after the next item
             if not self._failing:  # the first of a run with its trace; the rest counted
                 logger.exception("recording store %s: a %s record was not written",
                                  self.directory, item[0])
-            self._failed(f"{item[0]}: {type(error).__name__}: {error}", kept)
+            self._failed(f"{item[0]}: {type(error).__name__}: {error}", round_record)
         else:
             self._failing = False
         finally:
@@ -729,6 +740,23 @@ class StoreRecorder:
             logger.error("%s", problem)
         return problems
 
+    def _write_kept(self, recorder: Any) -> None:
+        """Try again the alarms whose write failed, oldest first, each while no other round
+        than its own is open (so that it is filed under its own); stop at the first that fails
+        again."""
+        while self._kept:
+            kind, text, round_id, raised = self._kept[0]
+            if self._open_id is not None and self._open_id != round_id:
+                return
+            try:
+                recorder.alarm(kind, text, round_id, happened=raised)
+            except Exception:  # noqa: BLE001  the store still refuses: kept for the next item
+                return
+            self._note_position(recorder)  # before it is no longer kept: a checkpoint reads both
+            self._kept.pop(0)
+            logger.info("recording store %s: an alarm kept to try again is written (%s)",
+                        self.directory, kind)
+
     def _note_position(self, recorder: Any) -> None:
         """Keep the store's last record as :attr:`position` (None where it cannot be read)."""
         try:
@@ -812,13 +840,13 @@ class StoreRecorder:
                      "nothing more is written there (the table's journal keeps every round "
                      "until a restart records them)")
 
-    def _failed(self, error: str, kept: bool = False) -> None:
+    def _failed(self, error: str, round_record: bool = False) -> None:
         self._keep(error)
         if not self._failing:
             self._report(f"recording store {self.directory}: {error} " + (
-                "(the table's journal keeps every round and alarm from now on, and the store has"
-                " them once the table is restarted: restart it between rounds, or the journal "
-                "grows until it is)" if kept else
+                "(the table's journal keeps every round from now on, and the store has them "
+                "once the table is restarted: restart it between rounds, or the journal grows "
+                "until it is)" if round_record else
                 "(the table's journal keeps every round until the store has it)"))
         self._failing = True
 
@@ -887,17 +915,18 @@ class TableRecording:
     @property
     def pending(self) -> bool:
         """The store has not yet written (and exported) all it was handed, a round or alarm
-        write failed since the start, or ``alarms.jsonl`` keeps alarms to try again (tried
-        again here): the journal must keep its rounds and alarms."""
+        write failed since the start, or the store or ``alarms.jsonl`` keeps alarms to try
+        again (the file's tried again here): the journal must keep its rounds and alarms."""
         self.files.write_kept()
-        return not self.store.idle or not self.store.complete or self.files.kept > 0
+        return (not self.store.idle or not self.store.complete or self.store.kept_alarms > 0
+                or self.files.kept > 0)
 
     def unwritten(self) -> str:
         """What the recording has not written, in words."""
         parts = []
         if not self.store.idle:
             parts.append(f"the recording store {self.directory} is still writing")
-        if not self.store.complete:
+        if not self.store.complete or self.store.kept_alarms:
             parts.append(f"the recording store {self.directory} failed a write"
                          + (f" ({self.store.errors[-1]})" if self.store.errors else ""))
         if self.files.kept:
