@@ -10,6 +10,7 @@ round end and when it closes.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
@@ -53,6 +54,8 @@ from dealer_assist.surveillance.store import (
 
 #: A table's name (``fullmatch``): it is written into file names and the store's records.
 TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
+
+logger = logging.getLogger(__name__)
 
 
 class RecorderStateError(RecordingError):
@@ -317,6 +320,11 @@ class Recorder:
         """The recording's key of the round in progress, or None."""
         return self._round_key
 
+    @property
+    def round_id(self) -> str | None:
+        """The id of the round in progress (its ``round`` event's), or None."""
+        return self._round_id
+
     def _require_round(self, call: str) -> None:
         if self._round_key is None:
             raise RecorderStateError(f"{call}() with no round begun: call begin_round first")
@@ -333,8 +341,13 @@ class Recorder:
         )
         written = parse_time(record.at)  # the store's clock, not read again here
         if self._clock_read is None or written - self._clock_read >= self.clock_every:
-            self._clock_read = written
-            self.store.append("clock", self._clock_reader(), table=self.table)
+            try:
+                self.store.append("clock", self._clock_reader(), table=self.table)
+            except RecordingError as error:  # the record asked for is written: not undone
+                logger.warning("the clock record after record %d was not written (%s): tried "
+                               "again after the next record", record.seq, error)
+            else:
+                self._clock_read = written
         return record
 
 

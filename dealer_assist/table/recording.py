@@ -344,7 +344,7 @@ class StoreRecorder:
     with the next; the first failure of a run is handed to ``on_failure`` (the table raises an
     alarm with it). After a failed round write ``complete`` is False until the table restarts:
     the journal then keeps every round, and the restart records them (:meth:`reconcile`). An
-    alarm whose write failed is kept and tried again after each later record
+    alarm whose write failed is kept and tried again once the store writes a record again
     (:attr:`kept_alarms`); the journal keeps it meanwhile."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str,
@@ -361,7 +361,7 @@ class StoreRecorder:
         #: the store's last record (number, hash) once it has handled what it was handed so
         #: far (None: it could not be read)
         self.position: tuple[int, str] | None = None
-        #: alarms whose write failed, tried again after each later item (on the thread)
+        #: alarms whose write failed, tried again once the store writes again (on the thread)
         self._kept: list[tuple[str, str, str | None, datetime]] = []
         self._queue: queue.Queue[tuple[str, Any] | None] = queue.Queue()
         # on the thread: frames held by round, the round open in the store and its events
@@ -472,13 +472,13 @@ class StoreRecorder:
 
     @property
     def kept_alarms(self) -> int:
-        """Alarms whose write failed, kept to try again after the next record."""
+        """Alarms whose write failed, kept to try again once the store writes again."""
         return len(self._kept)
 
     def settled_position(self, timeout_s: float = 120.0) -> tuple[int, str] | None:
         """:attr:`position` once everything handed over has been written; None where that
-        takes longer than ``timeout_s``, a round or alarm write has failed since the start, or
-        the store cannot say."""
+        takes longer than ``timeout_s``, a round write has failed since the start, an alarm
+        is kept to try again, or the store cannot say."""
         deadline = time.monotonic() + timeout_s
         while not self.idle:
             if time.monotonic() > deadline:
@@ -535,7 +535,6 @@ class StoreRecorder:
                 if item[0] in ("end", "void") and self._screens_handed:
                     ahead = self._settled_view(recorder, item[1][0])
                 self._handle(recorder, item)
-                self._write_kept(recorder)
         finally:
             try:
                 recorder.close()
@@ -559,21 +558,26 @@ class StoreRecorder:
                 return []
 
     def _handle(self, recorder: Any, item: tuple[str, Any]) -> None:
-        """Write one queued item; a failure is kept and reported, and the next is tried."""
+        """Write one queued item; a failure is kept and reported, and the next is tried. Where
+        it wrote a record, the alarms kept are tried again before it counts as done."""
+        before = self.position
         try:
             self._write(recorder, *item)
         except Exception as error:  # whatever the store raises, the next record is tried
             round_record = item[0] not in ("alarm", "frame", "card frame", "screen")
             if round_record:
                 self.complete = False  # a round the store lacks: the journal keeps it
-            elif item[0] == "alarm":
-                self._kept.append(item[1])  # tried again after the next item
+            elif item[0] == "alarm":  # tried again once the store writes again
+                self._kept.append(item[1])
             if not self._failing:  # the first of a run with its trace; the rest counted
                 logger.exception("recording store %s: a %s record was not written",
                                  self.directory, item[0])
             self._failed(f"{item[0]}: {type(error).__name__}: {error}", round_record)
         else:
             self._failing = False
+            self._note_position(recorder)
+            if self._kept and self.position != before:  # the store takes records again
+                self._write_kept(recorder)
         finally:
             self._note_position(recorder)
             self._queue.task_done()
@@ -742,11 +746,11 @@ class StoreRecorder:
 
     def _write_kept(self, recorder: Any) -> None:
         """Try again the alarms whose write failed, oldest first, each while no other round
-        than its own is open (so that it is filed under its own); stop at the first that fails
-        again."""
+        than its own is open in the store (so that it is filed under its own); stop at the
+        first that fails again."""
         while self._kept:
             kind, text, round_id, raised = self._kept[0]
-            if self._open_id is not None and self._open_id != round_id:
+            if recorder.round_key is not None and recorder.round_id != round_id:
                 return
             try:
                 recorder.alarm(kind, text, round_id, happened=raised)
@@ -847,7 +851,8 @@ class StoreRecorder:
                 "(the table's journal keeps every round from now on, and the store has them "
                 "once the table is restarted: restart it between rounds, or the journal grows "
                 "until it is)" if round_record else
-                "(the table's journal keeps every round until the store has it)"))
+                "(the table's journal keeps every round and alarm until the store has it; an "
+                "alarm it refused is tried again once it writes again)"))
         self._failing = True
 
     def _keep(self, error: str) -> None:
@@ -914,9 +919,9 @@ class TableRecording:
 
     @property
     def pending(self) -> bool:
-        """The store has not yet written (and exported) all it was handed, a round or alarm
-        write failed since the start, or the store or ``alarms.jsonl`` keeps alarms to try
-        again (the file's tried again here): the journal must keep its rounds and alarms."""
+        """The store has not yet written (and exported) all it was handed, a round write
+        failed since the start, or the store or ``alarms.jsonl`` keeps alarms to try again
+        (the file's tried again here): the journal must keep its rounds and alarms."""
         self.files.write_kept()
         return (not self.store.idle or not self.store.complete or self.store.kept_alarms > 0
                 or self.files.kept > 0)

@@ -227,6 +227,42 @@ def test_the_clocks_state_is_recorded_at_open_and_every_hour(tmp_path: Path) -> 
     assert alarm.body["round"] == "r-1" and alarm.body["happened_at"] == "2026-11-29T09:59:00.000Z"
 
 
+def test_a_record_stands_when_the_clock_record_after_it_is_refused(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """Another writer takes the database between an alarm and the hourly clock record after it
+    (the clock reader, called between the two, takes it): the alarm is written once and the call
+    returns it (once, it raised after the alarm's commit, so the table's store, keeping the
+    alarm to try again, wrote it twice); the clock record follows the next record instead."""
+    import sqlite3
+    from datetime import timedelta
+
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    holders: list[sqlite3.Connection] = []
+    armed = False
+
+    def reader() -> dict[str, str]:
+        if armed and not holders:
+            holders.append(sqlite3.connect(tmp_path / "index.sqlite", isolation_level=None))
+            holders[0].execute("BEGIN EXCLUSIVE")
+        return {"synchronised": "unknown", "offset_ms": "unknown", "source": "none"}
+
+    clock = StepClock(step=timedelta(0))
+    with Recorder.open(tmp_path, "T1", clock=clock, clock_reader=reader) as rec:
+        clock.now += timedelta(hours=1)
+        armed = True
+        first = rec.alarm("shoe", "E3")
+        holders[0].rollback()
+        holders[0].close()
+        second = rec.alarm("shoe", "E4")
+    store = RecordingStore(tmp_path)
+    try:
+        kinds = [(r.kind, r.object_body().get("text")) for r in store.records(after=first.seq - 1)]
+    finally:
+        store.close()
+    assert second.seq == first.seq + 1
+    assert kinds == [("alarm", "E3"), ("alarm", "E4"), ("clock", None)]
+
+
 def test_the_clock_reader_says_unknown_rather_than_guess() -> None:
     from dealer_assist.surveillance.clock_state import clock_state
 

@@ -873,6 +873,7 @@ def test_alarms_the_alarm_file_kept_are_written_before_a_checkpoint_says_how_lon
                      recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
         assert runner.submit(SignIn("D1")).wait(5)
         assert runner.wait_idle(5)
+        _idle(setup)  # so that only the file holds the checkpoint back
         assert setup.recording.files.kept > 0
         assert read_journal(tmp_path / JOURNAL_NAME).entries  # no checkpoint since
         alarm_file.rmdir()
@@ -1277,46 +1278,52 @@ def _idle(setup: Setup) -> None:
         time.sleep(0.005)
 
 
-def test_an_alarm_the_store_could_not_write_is_written_with_its_next_record(tmp_path,
-                                                                            monkeypatch):
+def test_an_alarm_the_store_could_not_write_is_written_once_it_writes_again(tmp_path,
+                                                                           monkeypatch):
     """The store's database is held past the store's patience as a touch at seat 3 raises an
-    alarm: the write fails, the alarm is kept, and no checkpoint is taken. Once the database is
-    free, the next record (a bet) writes it too, under its own round, and the table at rest
-    checkpoints again (once, a failed alarm write was forgotten and a checkpoint passed it)."""
+    alarm at rest: the write fails, the alarm is kept, and the table at rest takes no
+    checkpoint. Once the database is free, the next alarm's record is written and the kept one
+    after it, with no round open, and the table at rest checkpoints past both (once, a failed
+    alarm write was forgotten, and a checkpoint passed it)."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
     setup = Setup(tmp_path)
     table = setup.open(now=0.0)
+    journal = tmp_path / JOURNAL_NAME
+
+    def at_rest(item) -> None:
+        assert runner.submit(item).wait(5)
+        assert runner.wait_idle(5)
+        _idle(setup)
+
     with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
                      journal_config=setup.config,
                      recording_pending=lambda: setup.recording.pending,
                      recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
         for item in (SignIn("D1"), ShoeLink(True)):
-            assert runner.submit(item).wait(5)
-        assert runner.wait_idle(5)
-        _idle(setup)
+            at_rest(item)
         holder = _held_by_another_writer(tmp_path)
-        assert runner.submit(Decide(3, Action.STAND)).wait(5)  # at rest: no hand there
-        assert runner.wait_idle(5)
-        _idle(setup)
+        at_rest(Decide(3, Action.STAND))  # no hand there: an alarm
         seat_3 = next(a for a in table.loop.alarms if a.text.startswith("seat 3"))
+        at_rest(AcknowledgeAlarm(seat_3.id))  # at rest, the store idle: no checkpoint
         assert setup.recording.store.kept_alarms == 1
-        assert read_journal(tmp_path / JOURNAL_NAME).entries  # no checkpoint past it
+        assert read_journal(journal).entries
         holder.rollback()
         holder.close()
-        for item in (PlaceBet(1, Decimal("10")), Decide(3, Action.STAND)):
-            assert runner.submit(item).wait(5)
-        assert runner.wait_idle(5)
-        _idle(setup)
+        at_rest(Decide(4, Action.STAND))  # written, then the kept one
         assert setup.recording.store.kept_alarms == 0
+        at_rest(AcknowledgeAlarm(seat_3.id))  # at rest: a checkpoint
     table.journal.close()
     setup.close()
+    contents = read_journal(journal)
+    assert not contents.entries and contents.checkpoint.recorded is not None
     store = RecordingStore(tmp_path)
     try:
-        [record] = [r for r in store.records(kinds=("alarm",))
-                    if r.object_body()["text"] == seat_3.text]
-        assert record.round_key is None  # raised at rest, before the bet's round
+        records = {r.object_body()["text"][:6]: r for r in store.records(kinds=("alarm",))
+                   if r.object_body()["text"].startswith(("seat 3", "seat 4"))}
     finally:
         store.close()
+    assert records["seat 4"].seq < records["seat 3"].seq <= contents.checkpoint.recorded.store_seq
+    assert records["seat 3"].round_key is None
 
 
 def test_an_alarm_the_replay_raises_and_the_live_table_did_not_is_not_written(tmp_path):
