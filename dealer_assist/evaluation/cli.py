@@ -208,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
         result["shoe_check"] = {g: t.to_json() for g, t in _ordered(total.card)}
         result["wrong_matches"] = [w.to_json() for w in
                                    sorted(total.wrong, key=lambda w: (w.deal, w.frame))]
+        result["unlanded_cards"] = [u.to_json() for u in
+                                    sorted(total.unlanded, key=lambda u: (u.deal, u.arrives))]
         if args.json:
             print(json.dumps(result))
         else:
@@ -326,6 +328,15 @@ def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
               f"{w['frame']}: {w['card']} taken for {w['taken_for']} ({len(w['in_flight'])} "
               f"in flight: {' '.join(w['in_flight'])})"
               f"{'; verified as itself too' if w['verified_too'] else ''}")
+    headline = [u for u in result["unlanded_cards"] if u["headline"]]
+    if headline:
+        print("\nheadline cards that never landed (frames found / read as itself; its own "
+              "code's best probability; the reading surest there):")
+    for u in headline:
+        print(f"  {u['design']} deal {u['deal']} frame {u['arrives']}: {u['card']} "
+              f"{u['width_px']:.0f} px, {u['place']}: {u['reason'].replace('_', ' ')} "
+              f"({u['found']} / {u['as_itself']}; own {u['own']:.3f}; read "
+              f"{u['read_as'] or '-'} at {u['read_at']:.3f})")
 
 
 def _print_text(result: dict) -> None:  # type: ignore[type-arg]

@@ -125,17 +125,50 @@ class WrongMatch:
                 "in_flight": list(self.in_flight), "verified_too": self.verified_too}
 
 
+@dataclass(frozen=True)
+class UnlandedCard:
+    """A counted card that never landed: the design, the deal (-1 where not given), the card,
+    its width, place and the frame it arrived in, whether it is a headline card, the
+    :data:`UNLANDED` reason, the frames an index box of the check was found on it and read as
+    itself in, and the best reading there: its own code's probability (the reader's rank
+    times suit) and the code read surest, with that probability (``""``: never found)."""
+
+    design: str
+    deal: int
+    card: str
+    width_px: float
+    place: str
+    arrives: int
+    headline: bool
+    reason: str
+    found: int
+    as_itself: int
+    own: float
+    read_as: str
+    read_at: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"design": self.design, "deal": self.deal, "card": self.card,
+                "width_px": round(self.width_px, 1), "place": self.place,
+                "arrives": self.arrives, "headline": self.headline, "reason": self.reason,
+                "found": self.found, "as_itself": self.as_itself, "own": round(self.own, 3),
+                "read_as": self.read_as, "read_at": round(self.read_at, 3)}
+
+
 @dataclass
 class CheckReport:
-    """Per-card tallies by group (:func:`groups_of`), and every wrong match."""
+    """Per-card tallies by group (:func:`groups_of`), every wrong match and every counted card
+    that never landed."""
 
     card: dict[str, CheckTally] = field(default_factory=dict)
     wrong: list[WrongMatch] = field(default_factory=list)
+    unlanded: list[UnlandedCard] = field(default_factory=list)
 
     def add(self, other: CheckReport) -> None:
         for group, tally in other.card.items():
             self.card.setdefault(group, CheckTally()).add(tally)
         self.wrong += other.wrong
+        self.unlanded += other.unlanded
 
 
 class Flight:
@@ -201,6 +234,9 @@ class Sightings:
     def __init__(self) -> None:
         self.found: Counter[int] = Counter()
         self.as_itself: Counter[int] = Counter()
+        #: per card, its own code's best probability at its boxes, and the surest reading
+        self.own: dict[int, float] = {}
+        self.read: dict[int, tuple[str, float]] = {}
 
     def add(self, seq: Sequence, frame: int, reading: FrameReading) -> None:
         """The check's ``reading`` of ``seq``'s ``frame``."""
@@ -216,14 +252,31 @@ class Sightings:
             self.found[card.number] += 1
             rank, suit = RANK_CLASSES.index(card.code[0]), SUIT_CLASSES.index(card.code[1])
             accept = np.where(reading.faint[rows], FAINT_ACCEPT, ACCEPT)
-            if bool((reading.ranks[rows, rank] * reading.suits[rows, suit] >= accept).any()):
+            own = reading.ranks[rows, rank] * reading.suits[rows, suit]
+            if bool((own >= accept).any()):
                 self.as_itself[card.number] += 1
+            self.own[card.number] = max(self.own.get(card.number, 0.0), float(own.max()))
+            for i in rows:
+                r = int(reading.ranks[i, :len(RANK_CLASSES)].argmax())
+                u = int(reading.suits[i].argmax())
+                sure = float(reading.ranks[i, r] * reading.suits[i, u])
+                if sure > self.read.get(card.number, ("", -1.0))[1]:
+                    self.read[card.number] = (RANK_CLASSES[r] + SUIT_CLASSES[u], sure)
 
     def unlanded(self, card: TrueCard) -> str:
         """The :data:`UNLANDED` reason for ``card``, which never landed."""
         if not self.found[card.number]:
             return UNLANDED[0]
         return UNLANDED[min(self.as_itself[card.number], 2) + 1]
+
+    def missed(self, seq: Sequence, card: TrueCard, deal: int) -> UnlandedCard:
+        """``card`` of ``seq``, which never landed, as listed."""
+        read_as, read_at = self.read.get(card.number, ("", 0.0))
+        return UnlandedCard(seq.design, deal, card.code, card.width_px, card.place,
+                            card.arrives, "headline" in groups_of(card, seq.sharp),
+                            self.unlanded(card), self.found[card.number],
+                            self.as_itself[card.number], self.own.get(card.number, 0.0),
+                            read_as, read_at)
 
 
 def _topmost(seq: Sequence, x: float, y: float, frame: int) -> TrueCard | None:
@@ -272,6 +325,7 @@ def score_checks(seq: Sequence, events: list[CardEvent],
         t.counted = 1
         if not t.landed and sightings is not None:
             t.unlanded[sightings.unlanded(card)] = 1
+            report.unlanded.append(sightings.missed(seq, card, deal))
         for name in groups_of(card, seq.sharp):
             report.card.setdefault(name, CheckTally()).add(t)
     report.card.setdefault("all", CheckTally()).add(stray)

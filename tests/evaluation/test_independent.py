@@ -298,8 +298,17 @@ def test_a_card_that_never_landed_is_put_down_to_what_the_check_read_at_its_indi
         sightings.add(seq, frame, _reading(
             [(200, "QH"), (600, "2C"), (800, "9S")] + ([(400, "7D")] if frame == 1 else [])))
     landed = [_event(EventKind.APPEARED, "9S", 850, 2, "match", 0)]
-    tally = score_checks(seq, landed, sightings=sightings).card["all"]
+    report = score_checks(seq, landed, deal=3, sightings=sightings)
+    tally = report.card["all"]
     assert tally.landed == 1 and sum(tally.unlanded.values()) == 4
+    # each listed with what the check read there: its own code's best, and the surest reading
+    assert [(u.deal, u.card, u.reason, u.found, u.as_itself, round(u.own, 4), u.read_as,
+             round(u.read_at, 4)) for u in report.unlanded] == [
+        (3, "AS", "not_found", 0, 0, 0.0, "", 0.0),
+        (3, "KH", "not_as_itself", 4, 0, 0.0, "QH", 0.9025),
+        (3, "7D", "as_itself_once", 1, 1, 0.9025, "7D", 0.9025),
+        (3, "2C", "as_itself_twice_or_more", 4, 4, 0.9025, "2C", 0.9025)]
+    assert report.unlanded[1].to_json()["read_as"] == "QH"
     assert tally.to_json()["unlanded"] == dict(zip(UNLANDED, [1, 1, 1, 1], strict=True))
     assert [sightings.unlanded(card) for card in cards[:4]] == list(UNLANDED)
     # an index box off every card's index is no sighting of any
@@ -309,7 +318,7 @@ def test_a_card_that_never_landed_is_put_down_to_what_the_check_read_at_its_indi
     merged = CheckReport()
     for _ in range(2):
         merged.add(score_checks(seq, landed, sightings=sightings))
-    assert merged.card["all"].unlanded["not_found"] == 8
+    assert merged.card["all"].unlanded["not_found"] == 8 and len(merged.unlanded) == 8
 
 
 def test_a_box_on_a_covered_index_or_read_below_what_the_check_accepts_is_no_sighting() -> None:
