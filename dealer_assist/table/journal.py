@@ -416,6 +416,7 @@ class RecordingWatch:
 LoopFactory = Callable[[Any, str, int], TableLoop]
 """Makes the table's loop: ``(rules_spec, round_prefix, round_number)``, with its recorder."""
 
+
 class RestartRecording(Protocol):
     """The table's recording as a restart uses it
     (:class:`~dealer_assist.table.recording.TableRecording`)."""
