@@ -257,7 +257,7 @@ class Sightings:
                 self.as_itself[card.number] += 1
             self.own[card.number] = max(self.own.get(card.number, 0.0), float(own.max()))
             for i in rows:
-                r = int(reading.ranks[i, :len(RANK_CLASSES)].argmax())
+                r = int(reading.ranks[i].argmax())
                 u = int(reading.suits[i].argmax())
                 sure = float(reading.ranks[i, r] * reading.suits[i, u])
                 if sure > self.read.get(card.number, ("", -1.0))[1]:
@@ -324,8 +324,8 @@ def score_checks(seq: Sequence, events: list[CardEvent],
         t = per[card.number]
         t.counted = 1
         if not t.landed and sightings is not None:
-            t.unlanded[sightings.unlanded(card)] = 1
             report.unlanded.append(sightings.missed(seq, card, deal))
+            t.unlanded[report.unlanded[-1].reason] = 1
         for name in groups_of(card, seq.sharp):
             report.card.setdefault(name, CheckTally()).add(t)
     report.card.setdefault("all", CheckTally()).add(stray)

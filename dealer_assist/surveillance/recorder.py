@@ -106,7 +106,8 @@ class Recorder:
         new chain where one was, or a chain signed by another key, is refused
         (:func:`~.signed_chain.begin_signing`). The host clock's synchronisation state
         (``clock_reader``, :func:`~.clock_state.clock_state`) is recorded in the ``open`` record
-        and every :attr:`clock_every` after in a ``clock`` record.
+        and every :attr:`clock_every` after in a ``clock`` record (one the database refuses is
+        logged and tried again after the next record).
         """
         if not TABLE_NAME.fullmatch(table):
             raise RecordingError(

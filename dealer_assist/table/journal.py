@@ -472,12 +472,13 @@ def open_table(
     to ``recording`` (its store continues a round it holds part of, records what it lacks,
     exports what ended, and returns each disagreement, raised here as an alarm), with the
     alarms raised after the checkpoint (the store writes those the live table raised too and it
-    lacks). A
-    round left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the
+    lacks). A round left in play is resumed (:class:`~dealer_assist.table.sources.RoundResumed`: the
     dealer confirms the felt), or voided with a record of every bet and card, and an alarm,
     where it cannot be trusted: the configuration (``config``: rules, shoe, program version)
     changed, the journal is damaged mid-file, or the shoe cannot resend what was drawn while
-    the table was down (``cannot_resend``). ``now``: the runner clock's reading now
+    the table was down (``cannot_resend``). Under a changed configuration the fresh table is
+    begun only once ``recording`` has written what the restart handed it (RecordingError,
+    naming what is not written, otherwise). ``now``: the runner clock's reading now
     (monotonic)."""
     path = Path(directory) / JOURNAL_NAME
     if not path.exists():

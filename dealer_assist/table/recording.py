@@ -180,16 +180,15 @@ class RecordingDirectory:
                     f" in round {alarm.round_id}" if alarm.round_id else "", alarm.text)
         line = {**alarm.to_json(), "recorded_at": self._clock().isoformat(timespec="milliseconds")}
         self._unwritten.append(json.dumps(line) + "\n")
-        path = self.directory / "alarms.jsonl"
         try:
-            _append_synced(path, "".join(self._unwritten))
+            self._write_unwritten()
         except OSError as error:
+            path = self.directory / "alarms.jsonl"
             logger.error("cannot write %s: %s (%d alarm(s) kept to try again)", path,
                          error.strerror or error, len(self._unwritten))
             raise RecordingError(
                 f"alarm file {path}: {error.strerror or error} ({len(self._unwritten)}"
                 " alarm(s) kept to try again)") from None
-        self._unwritten.clear()
 
     @property
     def kept(self) -> int:
@@ -200,12 +199,16 @@ class RecordingDirectory:
         """Try again to write the alarms kept (a failure stays logged by the next alarm)."""
         if not self._unwritten:
             return
+        kept = len(self._unwritten)
         try:
-            _append_synced(self.directory / "alarms.jsonl", "".join(self._unwritten))
+            self._write_unwritten()
         except OSError:
             return
-        logger.info("%d alarm(s) kept are written to %s", len(self._unwritten),
-                    self.directory / "alarms.jsonl")
+        logger.info("%d alarm(s) kept are written to %s", kept, self.directory / "alarms.jsonl")
+
+    def _write_unwritten(self) -> None:
+        """Append the lines not yet written, then forget them; OSError keeps them."""
+        _append_synced(self.directory / "alarms.jsonl", "".join(self._unwritten))
         self._unwritten.clear()
 
     def alarm_file_length(self) -> int | None:
@@ -458,8 +461,8 @@ class StoreRecorder:
         (the store was replaced since), all its alarm records are taken to be later."""
         done = threading.Event()
         problems: list[str] = []
-        self._queue.put(("reconcile", (rounds, list(alarms) if recorded else [], recorded,
-                                       problems, done)))
+        self._queue.put(("reconcile", (rounds, list(alarms) if recorded is not None else [],
+                                       recorded, problems, done)))
         if not done.wait(120):
             problems.append(f"recording store {self.directory}: the restart's rounds were not "
                             "recorded in 120 s")
@@ -560,7 +563,7 @@ class StoreRecorder:
     def _handle(self, recorder: Any, item: tuple[str, Any]) -> None:
         """Write one queued item; a failure is kept and reported, and the next is tried. Where
         it wrote a record, the alarms kept are tried again before it counts as done."""
-        before = self.position
+        before, wrote = self.position, False
         try:
             self._write(recorder, *item)
         except Exception as error:  # whatever the store raises, the next record is tried
@@ -574,12 +577,11 @@ class StoreRecorder:
                                  self.directory, item[0])
             self._failed(f"{item[0]}: {type(error).__name__}: {error}", round_record)
         else:
-            self._failing = False
-            self._note_position(recorder)
-            if self._kept and self.position != before:  # the store takes records again
-                self._write_kept(recorder)
+            self._failing, wrote = False, True
         finally:
             self._note_position(recorder)
+            if wrote and self._kept and self.position != before:  # it takes records again
+                self._write_kept(recorder)
             self._queue.task_done()
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
@@ -616,7 +618,7 @@ class StoreRecorder:
             rounds, alarms, recorded, problems, done = payload
             try:
                 if alarms:
-                    self._write_missing_alarms_apart(recorder, alarms, recorded)
+                    self._write_missing_alarms_guarded(recorder, alarms, recorded)
                 problems.extend(self._reconcile(recorder, rounds))
             finally:
                 done.set()
@@ -768,7 +770,7 @@ class StoreRecorder:
         except (ValueError, sqlite3.Error):  # the store's RecordingError is a ValueError
             self.position = None
 
-    def _write_missing_alarms_apart(self, recorder: Any, alarms: list[AlarmLine],
+    def _write_missing_alarms_guarded(self, recorder: Any, alarms: list[AlarmLine],
                                     recorded: RecordedUpTo) -> None:
         """:meth:`_write_missing_alarms`; a failure is kept and reported (the journal keeps
         the alarms), and the rounds are reconciled all the same."""
@@ -941,8 +943,8 @@ class TableRecording:
 
     def recorded_up_to(self, timeout_s: float = 120.0) -> RecordedUpTo | None:
         """How far the recording has got once the store has written all it was handed (waiting
-        up to ``timeout_s``); None where it has not, a write has failed since the start, or
-        the store or alarm file cannot say."""
+        up to ``timeout_s``); None where it has not, a round write has failed since the start,
+        the store or the alarm file keeps an alarm to try again, or either cannot say."""
         position = self.store.settled_position(timeout_s)
         length = self.files.alarm_file_length()
         if position is None or length is None:

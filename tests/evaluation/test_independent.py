@@ -338,7 +338,8 @@ def test_a_box_on_a_covered_index_or_read_below_what_the_check_accepts_is_no_sig
     assert sightings.unlanded(under) == "as_itself_once"
 
 
-def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> None:
+def test_the_text_listing_says_which_wrong_matches_were_verified_too_and_what_never_landed(
+        capsys) -> None:
     from dealer_assist.evaluation.cli import _print_checks
 
     wrong = [{"design": "hand", "deal": 3, "frame": 2, "card": "7D", "taken_for": "9S",
@@ -348,10 +349,20 @@ def test_the_text_listing_says_which_wrong_matches_were_verified_too(capsys) -> 
     headline = {"cards": 40, "landing": 0.95, "verification": 0.9, "wrong_match": 1,
                 "false_switched": 0, "stray": 0,
                 "unlanded": dict(zip(UNLANDED, [0, 1, 0, 1], strict=True))}
+    missed = [{"design": "hand", "deal": 3, "card": "QC", "width_px": 71.4, "place": "player",
+               "arrives": 36, "headline": True, "reason": "not_as_itself", "found": 26,
+               "as_itself": 0, "own": 0.478, "read_as": "TC", "read_at": 0.715},
+              {"design": "hand", "deal": 4, "card": "JD", "width_px": 65.0, "place": "player",
+               "arrives": 40, "headline": False, "reason": "not_found", "found": 0,
+               "as_itself": 0, "own": 0.0, "read_as": "", "read_at": 0.0}]
     _print_checks({"scenes": 2, "frames": 8, "seed": 1, "card_width": [60, 95],
                    "designs": ["hand"], "flight": "kept", "shoe_check": {"headline": headline},
-                   "wrong_matches": wrong})
+                   "wrong_matches": wrong, "unlanded_cards": missed})
     lines = capsys.readouterr().out.splitlines()
+    # headline cards only, each with what was read there
+    assert "  hand deal 3 frame 36: QC 71 px, player: not as itself (26 / 0; own 0.478; read " \
+        "TC at 0.715)" in lines
+    assert not any("JD" in line for line in lines)
     assert lines.count(f"  {'headline':<32} {2:>8} {0:>9} {1:>13} {0:>14} {1:>13}") == 1
     assert "  * hand deal 3 frame 2: 7D taken for 9S (2 in flight: 7D 9S); verified as itself " \
         "too" in lines
