@@ -1242,18 +1242,27 @@ def test_alarms_the_store_could_not_write_are_written_by_a_restart_once(tmp_path
             {("illegal_action", seat_3.text): 1, resumed: restarts})
 
 
-def test_a_restart_under_a_new_configuration_checkpoints_once_the_store_has_the_void(tmp_path):
-    """A round in play voided by a changed configuration: the fresh table's checkpoint is taken
-    once the store has written what the restart handed it (the void, its alarms), and says
-    where the store stood then, so a kill right after it loses none of them (once, the
-    checkpoint was taken with the void still queued, and a kill then lost it for good)."""
+def _left_mid_round(tmp_path: Path) -> str:
+    """A table over ``tmp_path`` stopped in its first round, bets placed and four cards dealt;
+    the round's id."""
     steps = world_steps(seed=5, rounds=1, camera=False)
     cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
     setup = Setup(tmp_path)
     table = setup.open()
     run_inputs(table.loop, table.journal, steps[:cut])
+    round_id = table.loop.round_id
+    assert round_id is not None
     table.journal.close()
     setup.close()
+    return round_id
+
+
+def test_a_restart_under_a_new_configuration_checkpoints_once_the_store_has_the_void(tmp_path):
+    """A round in play voided by a changed configuration: the fresh table's checkpoint is taken
+    once the store has written what the restart handed it (the void, its alarms), and says
+    where the store stood then, so a kill right after it loses none of them (once, the
+    checkpoint was taken with the void still queued, and a kill then lost it for good)."""
+    _left_mid_round(tmp_path)
     again = Setup(tmp_path, rules="h17-ddd-6")
     table = again.open()
     assert table.voided is not None
@@ -1454,14 +1463,7 @@ def test_a_new_configuration_starts_only_once_the_store_can_write_the_void(tmp_p
     the table refuses to start, naming why, rather than checkpoint past a void the store never
     wrote; started again once it is free, the void is in the store (once, it was lost)."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
-    steps = world_steps(seed=5, rounds=1, camera=False)
-    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
-    setup = Setup(tmp_path)
-    table = setup.open()
-    run_inputs(table.loop, table.journal, steps[:cut])
-    round_id = table.loop.round_id
-    table.journal.close()
-    setup.close()
+    round_id = _left_mid_round(tmp_path)
     signed_in = (tmp_path / "alarms.jsonl").read_text().count("signed in")
     refused = Setup(tmp_path, rules="h17-ddd-6")
     holder = _held_by_another_writer(tmp_path)
@@ -1488,13 +1490,7 @@ def test_a_new_configuration_starts_only_once_the_store_can_write_the_void(tmp_p
 def test_a_new_configuration_refused_for_the_alarm_file_names_it(tmp_path):
     """The alarm file cannot be written (a folder in its place) when a changed configuration
     voids the round in play: the refusal names the alarm file, not the store."""
-    steps = world_steps(seed=5, rounds=1, camera=False)
-    cut = max(i for i, s in enumerate(steps) if isinstance(s, PlaceBet)) + 4
-    setup = Setup(tmp_path)
-    table = setup.open()
-    run_inputs(table.loop, table.journal, steps[:cut])
-    table.journal.close()
-    setup.close()
+    _left_mid_round(tmp_path)
     (tmp_path / "alarms.jsonl").rename(tmp_path / "alarms.before")
     (tmp_path / "alarms.jsonl").mkdir()
     refused = Setup(tmp_path, rules="h17-ddd-6")
