@@ -56,7 +56,8 @@ class TableRunner:
     the journal is not checkpointed then, so it still holds those rounds after a crash.
     ``recorded_up_to()``: how far the recording has got, asked for as a checkpoint is taken
     (every round and alarm before it written: a restart writes the alarms after it that the
-    store lacks).
+    store lacks); where it cannot say (None: the store took an item since ``recording_pending``
+    was asked), no checkpoint is taken until a later rest. None: no recording to ask.
     ``resumed_round``: the round the journal resumed at start (its verdict,
     :attr:`~dealer_assist.table.journal.Resumed.resumed`): while that round is in play, a new
     shoe reported by the shoe voids it (reshuffled while the table was down), whatever the loop
@@ -72,7 +73,7 @@ class TableRunner:
         journal: TableJournal | None = None,
         journal_config: dict[str, Any] | None = None,
         recording_pending: Callable[[], bool] = lambda: False,
-        recorded_up_to: Callable[[], RecordedUpTo | None] = lambda: None,
+        recorded_up_to: Callable[[], RecordedUpTo | None] | None = None,
         shoe_position: tuple[int, int] | None = None,
         utc_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         resumed_round: str | None = None,
@@ -284,9 +285,12 @@ class TableRunner:
         if (not journal.entries_since_checkpoint or journal.behind or not self.loop.at_rest
                 or self._recording_pending()):
             return
+        recorded = None if self._recorded_up_to is None else self._recorded_up_to()
+        if recorded is None and self._recorded_up_to is not None:
+            return  # a checkpoint that cannot say how far the recording got recovers no alarm
         try:
             journal.checkpoint(Checkpoint.of(self.loop, self.journal_config,
-                                             self._shoe_durable, now, self._recorded_up_to()))
+                                             self._shoe_durable, now, recorded))
         except JournalError as error:
             log.error("%s (the journal keeps growing until a checkpoint works)", error)
 

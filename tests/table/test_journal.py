@@ -1410,6 +1410,46 @@ def test_only_alarms_both_the_replay_and_the_alarm_file_hold_are_written(tmp_pat
         == datetime.fromisoformat(seat_3["recorded_at"])
 
 
+def test_no_checkpoint_is_taken_while_the_recording_cannot_say_how_far_it_got(tmp_path,
+                                                                              monkeypatch):
+    """At rest, an alarm's record still being written (the store waits on its database, held by
+    another writer) as the checkpoint is asked for: ``recording_pending`` stands in for its
+    answer a moment before, when the store had not yet taken the alarm. The runner takes no
+    checkpoint then, and takes one that says how far the recording got at the next rest (once,
+    it checkpointed past the alarm with no position, and a restart could not write it)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 30.0)
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    journal = tmp_path / JOURNAL_NAME
+    with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                     journal_config=setup.config,
+                     recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
+        for item in (SignIn("D1"), ShoeLink(True)):
+            assert runner.submit(item).wait(5)
+            assert runner.wait_idle(5)
+            _idle(setup)
+        before = read_journal(journal).checkpoint
+        holder = _held_by_another_writer(tmp_path)
+        try:
+            assert runner.submit(Decide(3, Action.STAND)).wait(5)  # an alarm, at rest
+            assert runner.wait_idle(5)
+            assert not setup.recording.store.idle  # its record waits on the database
+            assert read_journal(journal).checkpoint == before
+        finally:
+            holder.rollback()
+            holder.close()
+        _idle(setup)
+        assert runner.submit(ShoeLink(True)).wait(5)
+        assert runner.wait_idle(5)
+    table.journal.close()
+    setup.close()
+    after = read_journal(journal).checkpoint
+    assert after != before and after.recorded is not None
+    assert after.recorded.alarm_file == (tmp_path / "alarms.jsonl").stat().st_size
+    assert _store_alarms(tmp_path)[("illegal_action", next(
+        a.text for a in table.loop.alarms if a.text.startswith("seat 3")))] == 1
+
+
 @pytest.mark.parametrize("held_until", ["the alarm failed", "the table stopped"])
 def test_an_alarm_the_store_could_not_write_is_filed_under_its_own_round(tmp_path, monkeypatch,
                                                                          held_until):
