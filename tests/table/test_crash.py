@@ -13,7 +13,6 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -35,6 +34,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.screen_view import for_screen
 from dealer_assist.table.sources import ConfirmFelt, Decide, PlaceBet, ShoeCard, ShoeLink
+from tests.table.test_journal import held_by_another_writer
 from tests.table.test_recording import files_equal_store
 from tests.table.test_table_cli import Screen, get_view, open_screen, post, sign_in, start_table
 
@@ -678,8 +678,7 @@ def test_an_alarm_the_store_had_not_written_when_the_table_was_killed_is_written
         simulator.load_shoe(6)
         table = play(tmp_path, simulator, link)
         assert wait_view(table, lambda v: v["round"] is not None)["round"] is not None
-        holder = sqlite3.connect(recording / "index.sqlite", isolation_level=None)
-        holder.execute("BEGIN EXCLUSIVE")
+        holder = held_by_another_writer(recording)
         touched = datetime.now(UTC).replace(microsecond=0)
         post(table.screen, {"type": "decide", "seat": 3, "action": "stand"})  # no hand there
         deadline = time.monotonic() + 10

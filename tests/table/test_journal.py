@@ -1195,7 +1195,7 @@ def _store_alarms(directory: Path) -> Counter[tuple[str, str]]:
         store.close()
 
 
-def _held_by_another_writer(directory: Path) -> sqlite3.Connection:
+def held_by_another_writer(directory: Path) -> sqlite3.Connection:
     """The store's database held by another writer (a backup, say) until it is rolled back."""
     holder = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
@@ -1211,7 +1211,7 @@ def test_alarms_the_store_could_not_write_are_written_by_a_restart_once(tmp_path
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
     with _betting_with_a_runner(tmp_path) as (setup, table, runner):
         before = _store_alarms(tmp_path)
-        holder = _held_by_another_writer(tmp_path)
+        holder = held_by_another_writer(tmp_path)
         assert runner.submit(Decide(3, Action.STAND)).wait(5)  # no hand at seat 3: an alarm
         assert runner.wait_idle(5)
         seat_3 = next(a for a in table.loop.alarms if a.text.startswith("seat 3"))
@@ -1224,7 +1224,7 @@ def test_alarms_the_store_could_not_write_are_written_by_a_restart_once(tmp_path
     setup.close()
     holder.rollback()
     first = Setup(tmp_path)
-    holder = _held_by_another_writer(tmp_path)
+    holder = held_by_another_writer(tmp_path)
     opened = first.open(now=0.0)
     assert opened.resumed is not None
     resumed = ("round_resumed", next(a.text for a in opened.loop.alarms
@@ -1310,7 +1310,7 @@ def test_an_alarm_the_store_could_not_write_is_written_once_it_writes_again(tmp_
                      recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
         for item in (SignIn("D1"), ShoeLink(True)):
             at_rest(item)
-        holder = _held_by_another_writer(tmp_path)
+        holder = held_by_another_writer(tmp_path)
         at_rest(Decide(3, Action.STAND))  # no hand there: an alarm
         seat_3 = next(a for a in table.loop.alarms if a.text.startswith("seat 3"))
         at_rest(AcknowledgeAlarm(seat_3.id))  # at rest, the store idle: no checkpoint
@@ -1377,7 +1377,7 @@ def test_only_alarms_both_the_replay_and_the_alarm_file_hold_are_written(tmp_pat
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
     with _betting_with_a_runner(tmp_path) as (setup, table, runner):
         before = _store_alarms(tmp_path)
-        holder = _held_by_another_writer(tmp_path)
+        holder = held_by_another_writer(tmp_path)
         for seat in (3, 4):
             assert runner.submit(Decide(seat, Action.STAND)).wait(5)
         assert runner.wait_idle(5)
@@ -1429,7 +1429,7 @@ def test_no_checkpoint_is_taken_while_the_recording_cannot_say_how_far_it_got(tm
             assert runner.wait_idle(5)
             _idle(setup)
         before = read_journal(journal).checkpoint
-        holder = _held_by_another_writer(tmp_path)
+        holder = held_by_another_writer(tmp_path)
         try:
             assert runner.submit(Decide(3, Action.STAND)).wait(5)  # an alarm, at rest
             assert runner.wait_idle(5)
@@ -1466,7 +1466,7 @@ def test_an_alarm_the_store_could_not_write_is_filed_under_its_own_round(tmp_pat
     table = setup.open()
     t = run_inputs(table.loop, table.journal, steps[:starts[0] + 3])
     _idle(setup)
-    holder = _held_by_another_writer(tmp_path)
+    holder = held_by_another_writer(tmp_path)
     t = run_inputs(table.loop, table.journal, [Decide(5, Action.STAND)], t)  # no hand there
     _idle(setup)
     if held_until == "the alarm failed":
@@ -1506,7 +1506,7 @@ def test_a_new_configuration_starts_only_once_the_store_can_write_the_void(tmp_p
     round_id = _left_mid_round(tmp_path)
     signed_in = (tmp_path / "alarms.jsonl").read_text().count("signed in")
     refused = Setup(tmp_path, rules="h17-ddd-6")
-    holder = _held_by_another_writer(tmp_path)
+    holder = held_by_another_writer(tmp_path)
     with pytest.raises(RecordingError, match="failed a write.*only once the recording has"):
         refused.open()
     refused.close()
