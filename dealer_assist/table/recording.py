@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from dealer_assist.durable import open_plain
 from dealer_assist.logs import describe, guarded
@@ -119,6 +119,25 @@ class RecordedUpTo:
         return cls(raw[0], raw[1], raw[2])
 
 
+class AlarmKey(NamedTuple):
+    """What an alarm the table raised, its line in ``alarms.jsonl`` and its record in the store
+    hold alike: its kind (the lower-case name), words and round."""
+
+    kind: str | None
+    text: str | None
+    round_id: str | None
+
+    @classmethod
+    def of_alarm(cls, alarm: Alarm) -> AlarmKey:
+        return cls(alarm.kind.name.lower(), alarm.text, alarm.round_id)
+
+    @classmethod
+    def of_record(cls, body: dict[str, Any]) -> AlarmKey:
+        """From an alarm record's body (a value that is not a string is taken as None)."""
+        kind, text, round_id = (body.get(name) for name in ("kind", "text", "round"))
+        return cls(*(value if isinstance(value, str) else None for value in (kind, text, round_id)))
+
+
 @dataclass(frozen=True, slots=True)
 class AlarmLine:
     """An alarm as ``alarms.jsonl`` holds it: what the store records of it, and when the live
@@ -130,9 +149,8 @@ class AlarmLine:
     recorded_at: datetime
 
     @property
-    def key(self) -> tuple[str, str, str | None]:
-        """What an alarm record of the store holds alike: kind, words and round."""
-        return self.kind, self.text, self.round_id
+    def key(self) -> AlarmKey:
+        return AlarmKey(self.kind, self.text, self.round_id)
 
 
 class RecordingDirectory:
@@ -795,11 +813,11 @@ class StoreRecorder:
                            "checkpoint names (the store was replaced since): all its alarm "
                            "records are taken to be later", self.directory, seq)
             seq = 0
-        held: Counter[tuple[Any, ...]] = Counter()
+        held: Counter[AlarmKey] = Counter()
         for record in recorder.store.records(kinds=("alarm",), after=seq):
             body = record.object_body()
             if record.table == self.table_id and isinstance(body, dict):
-                held[(body.get("kind"), body.get("text"), body.get("round"))] += 1
+                held[AlarmKey.of_record(body)] += 1
         for alarm in alarms:
             if held[alarm.key] > 0:
                 held[alarm.key] -= 1
@@ -958,7 +976,7 @@ class TableRecording:
         that checkpoint too: what the live table raised, as it wrote it then. An alarm only the
         replay raises (its loop rebuilt without a spell begun before the checkpoint, or under a
         changed configuration) or only the file holds (no journaled input explains it) is left."""
-        replayed = Counter((a.kind.name.lower(), a.text, a.round_id) for a in alarms)
+        replayed = Counter(AlarmKey.of_alarm(a) for a in alarms)
         raised = []
         for line in [] if recorded is None else self.files.alarms_after(recorded.alarm_file):
             if replayed[line.key] > 0:

@@ -37,6 +37,7 @@ from dealer_assist.table.journal import (
 from dealer_assist.table.journal_codec import CodecError, decode_input, encode_input
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
+    AlarmKey,
     MemoryRecorder,
     RecordedUpTo,
     RecordingError,
@@ -1408,6 +1409,16 @@ def test_only_alarms_both_the_replay_and_the_alarm_file_hold_are_written(tmp_pat
         store.close()
     assert datetime.fromisoformat(record.object_body()["happened_at"].replace("Z", "+00:00")) \
         == datetime.fromisoformat(seat_3["recorded_at"])
+
+
+def test_an_alarm_record_s_values_that_are_no_strings_match_no_alarm_and_count_all_the_same():
+    """The restart counts the store's alarm records by kind, words and round: a body whose
+    words are a list (no table writes one) is counted as words of None, which no alarm has,
+    where once it raised (unhashable) and the restart marked the store failed, for good."""
+    odd = AlarmKey.of_record({"kind": "staff", "text": ["seat 3"], "round": 7})
+    assert odd == AlarmKey("staff", None, None)
+    assert Counter([odd, AlarmKey.of_record({"kind": "staff", "text": "seat 3"})]) == Counter({
+        odd: 1, AlarmKey("staff", "seat 3", None): 1})
 
 
 def test_no_checkpoint_is_taken_while_the_recording_cannot_say_how_far_it_got(tmp_path,
