@@ -345,6 +345,8 @@ CARD_FRAMES_KEPT = 64
 #: Seconds a round's end waits for the view that shows it ended (its last card's frame, the
 #: screen at settlement), handed over by the table's runner right after the end.
 SETTLED_VIEW_WAIT_S = 0.5
+#: What the session hands over of its rounds, each naming the round first.
+ROUND_ITEMS = ("begin", "event", "rewrite", "end", "void")
 #: Round-log events after which the store records what the dealer's screen showed.
 DECISION_EVENTS = ("action", "insurance")
 
@@ -363,8 +365,14 @@ class StoreRecorder:
 
     A write that fails is kept in ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on
     with the next; the first failure of a run is handed to ``on_failure`` (the table raises an
-    alarm with it). After a failed round write ``complete`` is False until the table restarts:
-    the journal then keeps every round, and the restart records them (:meth:`reconcile`). An
+    alarm with it). A round one of whose records failed is written no further; once it ends,
+    the store records what it lacks of it as a restart does (:meth:`_reconcile`: its copy
+    continued where it holds a prefix, else the round recorded again whole), then
+    or, while the store still refuses, before the next round begins or once it writes a record
+    again with no other round open (:attr:`kept_rounds`). ``complete`` is False while such a
+    round is in play or kept, and for good after a failure only a restart makes good (the
+    store's thread stopped, a restart's reconcile, a round that never ended): the journal keeps
+    every round meanwhile, and a restart records what the store lacks (:meth:`reconcile`). An
     alarm whose write failed is kept and tried again once the store writes a record again
     (:attr:`kept_alarms`); the journal keeps it meanwhile."""
 
@@ -374,7 +382,7 @@ class StoreRecorder:
         self.table_id = table_id
         self.evidence = evidence
         self.errors: list[str] = []
-        self.complete = True
+        self._stuck = False  # a failure only a restart makes good
         self._on_failure: Callable[[str], None] | None = None
         self._unreported: str | None = None
         self._report_lock = threading.Lock()
@@ -394,6 +402,13 @@ class StoreRecorder:
         self._screens_handed = False  # a view listener hands screens over (keep_screen)
         self._open_id: str | None = None
         self._events: list[Any] = []
+        # the lines the session handed of its round in play, written or not; the round in play
+        # whose records failed (written no further), and the ended ones to record again whole
+        self._handed_id: str | None = None
+        self._handed: list[str] = []
+        self._broken: str | None = None
+        self._handed_earlier: list[tuple[str, ...]] = []
+        self._kept_rounds: list[ReplayedRound] = []
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
@@ -492,6 +507,17 @@ class StoreRecorder:
         return self._queue.unfinished_tasks == 0
 
     @property
+    def complete(self) -> bool:
+        """Every round handed over is in the store, or is being written: none is in play or kept
+        after a failed write, and no failure only a restart makes good has happened."""
+        return not self._stuck and self._broken is None and not self._kept_rounds
+
+    @property
+    def kept_rounds(self) -> int:
+        """Ended rounds whose records failed, kept to record again whole."""
+        return len(self._kept_rounds)
+
+    @property
     def kept_alarms(self) -> int:
         """Alarms whose write failed, kept to try again once the store writes again."""
         return len(self._kept)
@@ -546,7 +572,7 @@ class StoreRecorder:
                                ", ".join(exported.written))
         except Exception as error:  # noqa: BLE001  the next round's export tries its own
             logger.exception("exporting the rounds left without a file")
-            self._failed(f"export at start: {describe(error)}")
+            self._failed(f"export at start: {describe(error)}")  # redone at the next start
         finally:
             self._note_position(recorder)
             self._opened.set()
@@ -580,27 +606,90 @@ class StoreRecorder:
 
     def _handle(self, recorder: Any, item: tuple[str, Any]) -> None:
         """Write one queued item; a failure is kept and reported, and the next is tried. Where
-        it wrote a record, the alarms kept are tried again before it counts as done."""
+        it wrote a record, the rounds and alarms kept are tried again before it counts as
+        done."""
+        kind, payload = item
         before, wrote = self.position, False
+        if kind in ROUND_ITEMS:
+            self._hand(kind, payload)
         try:
-            self._write(recorder, *item)
+            if kind in ROUND_ITEMS and payload[0] == self._broken:
+                if kind in ("end", "void"):  # recorded again whole, now or once it can be
+                    self._keep_round(payload[0], payload[1] if kind == "end" else None,
+                                     payload[1] if kind == "void" else None)
+                    self._record_kept_rounds(recorder)
+            else:
+                if kind == "begin":
+                    if self._broken is not None:  # it never ended: a restart records it
+                        self._stuck, self._broken = True, None
+                    self._record_kept_rounds(recorder)  # in the order played, where it can
+                self._write(recorder, kind, payload)
         except Exception as error:  # whatever the store raises, the next record is tried
-            round_record = item[0] not in ("alarm", "frame", "card frame", "screen")
-            if round_record:
-                self.complete = False  # a round the store lacks: the journal keeps it
-            elif item[0] == "alarm":  # tried again once the store writes again
-                self._kept.append(item[1])
+            kept_round = kind in ROUND_ITEMS and payload[0] == self._handed_id
+            if kind in ("end", "void") and kept_round:
+                self._keep_round(payload[0], payload[1] if kind == "end" else None,
+                                 payload[1] if kind == "void" else None)
+            elif kept_round:  # written no further until it ends
+                self._broken, self._open_id = payload[0], None
+            elif kind == "alarm":  # tried again once the store writes again
+                self._kept.append(payload)
+            elif kind not in ("frame", "card frame", "screen"):
+                self._stuck = True  # a round the store lacks: the journal keeps it
             if not self._failing:  # the first of a run with its trace; the rest counted
                 logger.exception("recording store %s: a %s record was not written",
-                                 self.directory, item[0])
-            self._failed(f"{item[0]}: {type(error).__name__}: {error}", round_record)
+                                 self.directory, kind)
+            self._failed(f"{kind}: {type(error).__name__}: {error}",
+                         "kept round" if kept_round else
+                         "" if kind in ("alarm", "frame", "card frame", "screen") else "restart")
         else:
-            self._failing, wrote = False, True
+            wrote = True
         finally:
             self._note_position(recorder)
-            if wrote and self._kept and self.position != before:  # it takes records again
-                self._write_kept(recorder)
+            if wrote and self.position != before:  # it takes records again
+                self._failing = False
+                if self._kept_rounds and recorder.round_key is None:
+                    self._record_kept_rounds(recorder)
+                if self._kept:
+                    self._write_kept(recorder)
             self._queue.task_done()
+
+    def _hand(self, kind: str, payload: Any) -> None:
+        """Keep the lines of the session's round in play as handed over, written or not."""
+        round_id = payload[0]
+        if kind == "begin":
+            self._handed_id, self._handed, self._handed_earlier = round_id, [payload[1]], []
+        elif kind == "rewrite" and round_id == self._handed_id:
+            self._handed_earlier.append(tuple(self._handed))
+            self._handed = list(payload[1])
+        elif kind == "event" and round_id == self._handed_id:
+            self._handed.append(payload[1])
+
+    def _keep_round(self, round_id: str, settlement: Settlement | None,
+                    void: str | None) -> None:
+        """The session's round, ended, to record again whole (its records failed)."""
+        self._kept_rounds.append(ReplayedRound(round_id, tuple(self._handed), settlement, void,
+                                               tuple(self._handed_earlier)))
+        self._broken = None
+
+    def _record_kept_rounds(self, recorder: Any) -> None:
+        """Record the kept rounds again, oldest first, each while no other round is open in
+        the store, as a restart does (:meth:`_reconcile`: the store's copy continued where it
+        holds a prefix, or recorded again whole); stop at the first that fails again."""
+        while self._kept_rounds:
+            played = self._kept_rounds[0]
+            if recorder.round_key is not None and recorder.round_id != played.round_id:
+                return
+            try:
+                problems = self._reconcile(recorder, [played])
+            except Exception as error:  # noqa: BLE001  the store still refuses: kept
+                logger.warning("recording store %s: round %s is kept to record again (%s)",
+                               self.directory, played.round_id, describe(error))
+                return
+            self._kept_rounds.pop(0)
+            logger.warning("recording store %s: round %s, whose records had failed, is "
+                           "recorded", self.directory, played.round_id)
+            for problem in problems:
+                self._report(f"recording store {self.directory}: {problem}")
 
     def _write(self, recorder: Any, kind: str, payload: Any) -> None:
         if kind == "alarm":
@@ -728,7 +817,8 @@ class StoreRecorder:
                     f"round {played.round_id}: the recording store holds it ended otherwise than"
                     " the table's journal replays it: recorded again from the journal")
             elif data is not None and held == want[:len(held)]:
-                recorder.continue_round(data.key)
+                if recorder.round_key != data.key:  # else: open still, its last write failed
+                    recorder.continue_round(data.key)
                 self._open_id, self._events = played.round_id, held
                 for body in want[len(held):]:
                     recorder.event(body)
@@ -795,10 +885,10 @@ class StoreRecorder:
         try:
             self._write_missing_alarms(recorder, alarms, recorded)
         except Exception as error:  # whatever the store raises, the rounds are still tried
-            self.complete = False
+            self._stuck = True
             logger.exception("recording store %s: the alarms it lacked were not written",
                              self.directory)
-            self._failed(f"alarms it lacked: {describe(error)}", True)
+            self._failed(f"alarms it lacked: {describe(error)}", "restart")
 
     def _write_missing_alarms(self, recorder: Any, alarms: list[AlarmLine],
                               recorded: RecordedUpTo) -> None:
@@ -858,21 +948,28 @@ class StoreRecorder:
 
     def _died(self, error: str) -> None:
         """The writing thread ended on an exception (logged): what is queued now is not written."""
-        self._failing, self.complete = True, False
+        self._failing, self._stuck = True, True
         self._keep(f"the recorder thread stopped: {error}")
         self._report(f"recording store {self.directory}: the recorder stopped ({error}): "
                      "nothing more is written there (the table's journal keeps every round "
                      "until a restart records them)")
 
-    def _failed(self, error: str, round_record: bool = False) -> None:
+    def _failed(self, error: str, made_good_by: str = "") -> None:
+        """Keep ``error``; the first of a run is reported, saying what makes it good: a
+        ``"restart"``, the store recording a ``"kept round"`` again, or (``""``) its next
+        write."""
         self._keep(error)
         if not self._failing:
-            self._report(f"recording store {self.directory}: {error} " + (
-                "(the table's journal keeps every round from now on, and the store has them "
-                "once the table is restarted: restart it between rounds, or the journal grows "
-                "until it is)" if round_record else
-                "(the table's journal keeps every round and alarm until the store has it; an "
-                "alarm it refused is tried again once it writes again)"))
+            self._report(f"recording store {self.directory}: {error} " + {
+                "restart": "(the table's journal keeps every round from now on, and the store "
+                           "has them once the table is restarted: restart it between rounds, "
+                           "or the journal grows until it is)",
+                "kept round": "(once the round has ended, the store records what it lacks of "
+                              "it and writes its file as soon as it writes again; the table's "
+                              "journal keeps every round until then, and a restart records what "
+                              "the store still lacks)",
+                "": "(the table's journal keeps every round and alarm until the store has it; "
+                    "an alarm it refused is tried again once it writes again)"}[made_good_by])
         self._failing = True
 
     def _keep(self, error: str) -> None:

@@ -34,8 +34,7 @@ from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.screen_view import for_screen
 from dealer_assist.table.sources import ConfirmFelt, Decide, PlaceBet, ShoeCard, ShoeLink
-from tests.table.test_journal import held_by_another_writer
-from tests.table.test_recording import files_equal_store
+from tests.table.test_recording import files_equal_store, held_by_another_writer
 from tests.table.test_table_cli import Screen, get_view, open_screen, post, sign_in, start_table
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL")

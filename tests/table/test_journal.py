@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 import subprocess
 import sys
 import time
@@ -80,6 +79,7 @@ from dealer_assist.table.sources import (
     TableInput,
     VoidRound,
 )
+from tests.table.test_recording import held_by_another_writer
 
 CONFIG = {"table": "T1", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
 
@@ -1194,13 +1194,6 @@ def _store_alarms(directory: Path) -> Counter[tuple[str, str]]:
                        for record in store.records(kinds=("alarm",)))
     finally:
         store.close()
-
-
-def held_by_another_writer(directory: Path) -> sqlite3.Connection:
-    """The store's database held by another writer (a backup, say) until it is rolled back."""
-    holder = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")
-    return holder
 
 
 def test_alarms_the_store_could_not_write_are_written_by_a_restart_once(tmp_path, monkeypatch):

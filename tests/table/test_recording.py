@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -53,6 +54,13 @@ def written(recording: TableRecording) -> None:
     while not recording.store.idle and time.monotonic() < deadline:
         time.sleep(0.005)
     assert recording.store.idle
+
+
+def held_by_another_writer(directory: Path) -> sqlite3.Connection:
+    """The store's database held by another writer (a backup, say) until it is rolled back."""
+    holder = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    return holder
 
 
 def files_equal_store(directory: Path) -> list[str]:
@@ -179,15 +187,119 @@ def test_an_export_that_fails_is_an_alarm_and_is_redone_at_the_next_start(
     written(recording)
     assert loop.rounds_played == 1 and loop.last_settlement is not None
     assert len(failures) == 1 and failures[0].startswith(f"recording store {tmp_path}: end: ")
-    # the technician is told the store has its rounds only after a restart, and to restart
-    assert "once the table is restarted: restart it between rounds" in failures[0]
-    assert recording.pending  # the journal keeps the round until a restart records it
+    # the technician is told the store writes it once it can, or a restart does
+    assert "writes its file as soon as it writes again" in failures[0]
+    assert recording.pending  # the journal keeps the round until its file is written
     recording.close()
     (tmp_path / "rounds").unlink()
     open_recording(tmp_path, "T1").close()  # the next start exports what the store ended
     [path] = (tmp_path / "rounds").glob("*.jsonl")
     assert settle_log(path.read_text().splitlines()).seats == world.settlements[0].seats
     assert files_equal_store(tmp_path) == [path.stem]
+
+
+def _round_copies(directory: Path, round_id: str) -> list[str]:
+    """The statuses of the store's copies of ``round_id``, oldest first."""
+    store = RecordingStore(directory)
+    try:
+        rows = {row.round_key: row for row in store.indexed_rounds()}
+        return [rows[key].status for key in store.round_keys(round_id)]
+    finally:
+        store.close()
+
+
+def test_a_round_the_store_refused_mid_round_is_recorded_whole_once_it_writes_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's database held by another writer for two of a round's records (its patience
+    cut to 50 ms): the round is written no further, and at its end, the database free again,
+    the store continues its copy after what it holds, settles it and writes its file, once,
+    as the table settled it; the recording then holds nothing back (once, the store wrote the
+    round's later records around the gap, and held the journal back until a restart)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    recording = open_recording(tmp_path, "T1")
+    failures: list[str] = []
+    recording.store.on_failure = failures.append
+    loop, world = shoe_table(recording)
+    items = [item for _, item in world.round(1)]
+    for item in items[:4]:
+        loop.handle(item, 0.0)
+    written(recording)
+    holder = held_by_another_writer(tmp_path)
+    for item in items[4:6]:
+        loop.handle(item, 0.0)
+    written(recording)
+    assert recording.pending and not recording.store.complete
+    holder.rollback()
+    holder.close()
+    for item in items[6:]:
+        loop.handle(item, 0.0)
+    written(recording)
+    assert loop.rounds_played == 1
+    assert not recording.pending and recording.store.kept_rounds == 0
+    recording.close()
+    [path] = (tmp_path / "rounds").glob("*.jsonl")
+    assert settle_log(path.read_text().splitlines()).seats == world.settlements[0].seats
+    assert files_equal_store(tmp_path) == [path.stem]
+    assert _round_copies(tmp_path, path.stem) == ["settled"]
+    assert len(failures) == 1 and "writes its file as soon as it writes again" in failures[0]
+
+
+def test_a_round_that_ended_while_the_store_refused_is_recorded_before_the_next_begins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database held from a round's middle past its end: the round is kept, and the
+    recording holds the journal back. Freed, the next round's beginning first records the kept
+    one, so the store holds both, in the order played, each settled as the table settled it."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
+    items = [item for _, item in world.round(1)]
+    for item in items[:4]:
+        loop.handle(item, 0.0)
+    written(recording)
+    holder = held_by_another_writer(tmp_path)
+    for item in items[4:]:
+        loop.handle(item, 0.0)
+    written(recording)
+    assert loop.rounds_played == 1 and recording.store.kept_rounds == 1 and recording.pending
+    assert not list((tmp_path / "rounds").glob("*.jsonl"))
+    holder.rollback()
+    holder.close()
+    play(loop, world, 2)
+    written(recording)
+    assert loop.rounds_played == 2 and not recording.pending
+    recording.close()
+    first, second = sorted((tmp_path / "rounds").glob("*.jsonl"))
+    for path, settlement in ((first, world.settlements[0]), (second, world.settlements[1])):
+        assert settle_log(path.read_text().splitlines()).seats == settlement.seats
+    assert files_equal_store(tmp_path) == [first.stem, second.stem]
+    store = RecordingStore(tmp_path)
+    try:
+        assert store.round_keys(first.stem)[-1] < store.round_keys(second.stem)[0]
+    finally:
+        store.close()
+    assert _round_copies(tmp_path, first.stem) == ["settled"]
+
+
+def test_a_round_file_refused_is_written_once_the_folder_is_back_and_the_store_writes(
+        tmp_path: Path) -> None:
+    """The rounds folder replaced by a file as a round ends: the store holds the round but
+    cannot write its file. Once the folder can be written, the next round's beginning writes
+    it, and the recording holds nothing back; no second copy of the round is made."""
+    recording = open_recording(tmp_path, "T1")
+    loop, world = shoe_table(recording)
+    shutil.rmtree(tmp_path / "rounds")
+    (tmp_path / "rounds").write_text("not a folder")
+    play(loop, world, 1)
+    written(recording)
+    assert recording.pending
+    (tmp_path / "rounds").unlink()
+    play(loop, world, 2)
+    written(recording)
+    assert not recording.pending
+    recording.close()
+    assert len(files_equal_store(tmp_path)) == 2
+    assert [_round_copies(tmp_path, path.stem)
+            for path in sorted((tmp_path / "rounds").glob("*.jsonl"))] == [["settled"]] * 2
 
 
 def test_each_alarm_line_carries_the_wall_clock_time_it_was_written(tmp_path: Path) -> None:
