@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dealer_assist.roundlog import settle_log
-from dealer_assist.rules import RuleSet
+from dealer_assist.rules import RuleSet, Settlement
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.alarms import Alarm, AlarmKind
@@ -278,6 +278,58 @@ def test_a_round_that_ended_while_the_store_refused_is_recorded_before_the_next_
     finally:
         store.close()
     assert _round_copies(tmp_path, first.stem) == ["settled"]
+
+
+def _a_settled_round(recording: TableRecording) -> tuple[list[str], Settlement]:
+    """The lines and settlement of a round played at a shoe table, given the id T1-x-00009."""
+    loop, world = shoe_table(recording)
+    play(loop, world, 1)
+    written(recording)
+    assert loop.round_id is not None and loop.last_settlement is not None
+    return ([line.replace(loop.round_id, "T1-x-00009") for line in loop.round_lines()],
+            loop.last_settlement)
+
+
+@pytest.mark.parametrize("ending", ["corrected, then settled", "voided"])
+def test_a_round_the_store_refused_is_recorded_as_it_ended_after_a_correction_or_a_void(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str) -> None:
+    """A round's third line refused (the database held), then, the database free, the round
+    corrected (its second line changed: the store's copy is no prefix of it) and settled, or
+    voided. The store records the corrected round whole, its first copy marked partial; the
+    voided one continues its copy and voids it. The file is the round as it ended, once."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    recording = open_recording(tmp_path, "T1")
+    lines, settlement = _a_settled_round(recording)
+    store = recording.store
+    store.begin_round("T1-x-00009", lines[0])
+    store.round_event("T1-x-00009", lines[1])
+    written(recording)
+    holder = held_by_another_writer(tmp_path)
+    store.round_event("T1-x-00009", lines[2])
+    written(recording)
+    holder.rollback()
+    holder.close()
+    assert not store.complete
+    if ending == "voided":
+        store.void_round("T1-x-00009", "voided by D2: the shoe was dropped")
+        expected = lines[:3]
+    else:
+        corrected = json.loads(lines[1])
+        corrected["amount"] = "15.00"
+        expected = [lines[0], json.dumps(corrected), *lines[2:]]
+        store.rewrite_round("T1-x-00009", expected[:-1])
+        store.round_event("T1-x-00009", expected[-1])
+        store.end_round("T1-x-00009", settlement)
+    written(recording)
+    assert store.complete and store.kept_rounds == 0 and not recording.pending
+    recording.close()
+    folder = "void" if ending == "voided" else "rounds"
+    path = tmp_path / folder / "T1-x-00009.jsonl"
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [
+        json.loads(line) for line in expected]
+    assert "T1-x-00009" in files_equal_store(tmp_path)
+    assert _round_copies(tmp_path, "T1-x-00009") == (
+        ["partial"] if ending == "voided" else ["partial", "settled"])
 
 
 def test_a_round_file_refused_is_written_once_the_folder_is_back_and_the_store_writes(
