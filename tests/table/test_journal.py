@@ -79,7 +79,7 @@ from dealer_assist.table.sources import (
     TableInput,
     VoidRound,
 )
-from tests.table.test_recording import held_by_another_writer
+from tests.table.test_recording import files_equal_store, held_by_another_writer
 
 CONFIG = {"table": "T1", "rules": "s17-6", "decks": 6, "shoe": "dealer-assist"}
 
@@ -1412,6 +1412,50 @@ def test_an_alarm_record_s_values_that_are_no_strings_match_no_alarm_and_count_a
     assert odd == AlarmKey("staff", None, None)
     assert Counter([odd, AlarmKey.of_record({"kind": "staff", "text": "seat 3"})]) == Counter({
         odd: 1, AlarmKey("staff", "seat 3", None): 1})
+
+
+def test_a_round_the_store_refused_mid_round_lets_the_journal_go_once_it_is_recorded(
+        tmp_path, monkeypatch):
+    """The store's database held by another writer for part of a round, under a runner as the
+    table runs it: the journal keeps the round while the store lacks it, and once the store,
+    free again, has recorded it at its end, the next touch at rest checkpoints the journal,
+    with no restart (once, it waited for one), the store holding the round once, whole."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    steps = world_steps(seed=8, rounds=1, camera=False)
+    cards = [i for i, step in enumerate(steps) if isinstance(step, ShoeCard)]
+    setup = Setup(tmp_path)
+    table = setup.open(now=0.0)
+    journal = tmp_path / JOURNAL_NAME
+    with TableRunner(table.loop, clock=lambda: 1.0, journal=table.journal,
+                     journal_config=setup.config,
+                     recording_pending=lambda: setup.recording.pending,
+                     recorded_up_to=lambda: setup.recording.recorded_up_to(0.0)) as runner:
+        def submitted(items) -> None:
+            for item in items:
+                assert runner.submit(item).wait(5)
+            assert runner.wait_idle(5)
+            _idle(setup)
+
+        submitted(steps[:cards[0]])
+        holder = held_by_another_writer(tmp_path)
+        submitted(steps[cards[0]:cards[2]])  # two cards the store cannot write
+        holder.rollback()
+        holder.close()
+        assert setup.recording.pending
+        submitted(steps[cards[2]:])
+        assert table.loop.rounds_played == 1 and not setup.recording.pending
+        submitted([AcknowledgeAlarm(1)])  # any touch at rest
+    table.journal.close()
+    setup.close()
+    contents = read_journal(journal)
+    assert contents.entries == [] and contents.checkpoint.recorded is not None
+    round_id = table.loop.last_settlement.round_id
+    assert round_id in files_equal_store(tmp_path)
+    store = RecordingStore(tmp_path)
+    try:
+        assert len(store.round_keys(round_id)) == 1
+    finally:
+        store.close()
 
 
 def test_no_checkpoint_is_taken_while_the_recording_cannot_say_how_far_it_got(tmp_path,
