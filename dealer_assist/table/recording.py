@@ -524,8 +524,8 @@ class StoreRecorder:
 
     def settled_position(self, timeout_s: float = 120.0) -> tuple[int, str] | None:
         """:attr:`position` once everything handed over has been written; None where that
-        takes longer than ``timeout_s``, a round write has failed since the start, an alarm
-        is kept to try again, or the store cannot say."""
+        takes longer than ``timeout_s``, the store is not :attr:`complete` (a round it
+        refused still to record), an alarm is kept to try again, or the store cannot say."""
         deadline = time.monotonic() + timeout_s
         while not self.idle:
             if time.monotonic() > deadline:
@@ -614,21 +614,19 @@ class StoreRecorder:
             self._hand(kind, payload)
         try:
             if kind in ROUND_ITEMS and payload[0] == self._broken:
-                if kind in ("end", "void"):  # recorded again whole, now or once it can be
-                    self._keep_round(payload[0], payload[1] if kind == "end" else None,
-                                     payload[1] if kind == "void" else None)
+                if kind in ("end", "void"):  # recorded now, or once it can be
+                    self._keep_round(kind, payload)
                     self._record_kept_rounds(recorder)
             else:
-                if kind == "begin":
-                    if self._broken is not None:  # it never ended: a restart records it
-                        self._stuck, self._broken = True, None
-                    self._record_kept_rounds(recorder)  # in the order played, where it can
+                if kind == "begin" and self._broken is not None:  # a guard: the session ends
+                    self._stuck, self._broken = True, None  # or voids each round first
+                if kind == "begin" or (kind == "alarm" and self._kept_open(recorder)):
+                    self._record_kept_rounds(recorder)  # rounds in order; alarms in no copy
                 self._write(recorder, kind, payload)
         except Exception as error:  # whatever the store raises, the next record is tried
             kept_round = kind in ROUND_ITEMS and payload[0] == self._handed_id
             if kind in ("end", "void") and kept_round:
-                self._keep_round(payload[0], payload[1] if kind == "end" else None,
-                                 payload[1] if kind == "void" else None)
+                self._keep_round(kind, payload)
             elif kept_round:  # written no further until it ends
                 self._broken, self._open_id = payload[0], None
             elif kind == "alarm":  # tried again once the store writes again
@@ -647,7 +645,7 @@ class StoreRecorder:
             self._note_position(recorder)
             if wrote and self.position != before:  # it takes records again
                 self._failing = False
-                if self._kept_rounds and recorder.round_key is None:
+                if self._kept_rounds:
                     self._record_kept_rounds(recorder)
                 if self._kept:
                     self._write_kept(recorder)
@@ -664,20 +662,31 @@ class StoreRecorder:
         elif kind == "event" and round_id == self._handed_id:
             self._handed.append(payload[1])
 
-    def _keep_round(self, round_id: str, settlement: Settlement | None,
-                    void: str | None) -> None:
-        """The session's round, ended, to record again whole (its records failed)."""
-        self._kept_rounds.append(ReplayedRound(round_id, tuple(self._handed), settlement, void,
-                                               tuple(self._handed_earlier)))
+    def _keep_round(self, kind: str, payload: tuple[str, Any]) -> None:
+        """The session's round, ended (``kind``: ``"end"`` or ``"void"``), to record again (its
+        records failed)."""
+        round_id, ending = payload
+        self._kept_rounds.append(ReplayedRound(
+            round_id, tuple(self._handed), ending if kind == "end" else None,
+            ending if kind == "void" else None, tuple(self._handed_earlier)))
         self._broken = None
 
+    def _kept_open(self, recorder: Any) -> bool:
+        """The store holds open the copy of a kept round (what it writes now would be filed
+        under that round)."""
+        return recorder.round_key is not None and any(
+            played.round_id == recorder.round_id for played in self._kept_rounds)
+
     def _record_kept_rounds(self, recorder: Any) -> None:
-        """Record the kept rounds again, oldest first, each while no other round is open in
-        the store, as a restart does (:meth:`_reconcile`: the store's copy continued where it
-        holds a prefix, or recorded again whole); stop at the first that fails again."""
+        """Record the kept rounds as a restart does (:meth:`_reconcile`: the store's copy
+        continued where it holds a prefix, or recorded again whole): the one whose copy the
+        store holds open first, then the rest oldest first, none while another round is open;
+        stop at the first that fails again."""
         while self._kept_rounds:
-            played = self._kept_rounds[0]
-            if recorder.round_key is not None and recorder.round_id != played.round_id:
+            open_id = None if recorder.round_key is None else recorder.round_id
+            played = next((p for p in self._kept_rounds
+                           if open_id is None or p.round_id == open_id), None)
+            if played is None:
                 return
             try:
                 problems = self._reconcile(recorder, [played])
@@ -685,7 +694,8 @@ class StoreRecorder:
                 logger.warning("recording store %s: round %s is kept to record again (%s)",
                                self.directory, played.round_id, describe(error))
                 return
-            self._kept_rounds.pop(0)
+            self._note_position(recorder)  # before it is no longer kept: a checkpoint reads both
+            self._kept_rounds.remove(played)
             logger.warning("recording store %s: round %s, whose records had failed, is "
                            "recorded", self.directory, played.round_id)
             for problem in problems:
@@ -800,6 +810,9 @@ class StoreRecorder:
 
         problems = []
         for played in rounds:
+            if played.settlement is None and played.void is None:  # the session goes on with it
+                self._handed_id, self._handed = played.round_id, list(played.lines)
+                self._handed_earlier = list(played.earlier)
             data = latest_round(recorder.store, played.round_id)
             held = [] if data is None else [json.loads(r.body_text) for r in data.events]
             want = [json.loads(line) for line in played.lines]
@@ -832,6 +845,7 @@ class StoreRecorder:
                 # acknowledged all): its copy is continued, for the void that comes next
                 recorder.continue_round(data.key)
                 self._open_id, self._events = played.round_id, held
+                self._handed = [record.body_text for record in data.events]
                 logger.warning("round %s: the recording store holds %d record(s) of it that "
                                "the table's journal lacks: kept in its void record",
                                played.round_id, len(held) - len(want))
@@ -1036,9 +1050,9 @@ class TableRecording:
 
     @property
     def pending(self) -> bool:
-        """The store has not yet written (and exported) all it was handed, a round write
-        failed since the start, or the store or ``alarms.jsonl`` keeps alarms to try again
-        (the file's tried again here): the journal must keep its rounds and alarms."""
+        """The store has not yet written (and exported) all it was handed, is not complete (a
+        round it refused still to record), or the store or ``alarms.jsonl`` keeps alarms to try
+        again (the file's tried again here): the journal must keep its rounds and alarms."""
         self.files.write_kept()
         return (not self.store.idle or not self.store.complete or self.store.kept_alarms > 0
                 or self.files.kept > 0)
@@ -1058,8 +1072,9 @@ class TableRecording:
 
     def recorded_up_to(self, timeout_s: float = 120.0) -> RecordedUpTo | None:
         """How far the recording has got once the store has written all it was handed (waiting
-        up to ``timeout_s``); None where it has not, a round write has failed since the start,
-        the store or the alarm file keeps an alarm to try again, or either cannot say."""
+        up to ``timeout_s``); None where it has not, is not complete (a round it refused still
+        to record), the store or the alarm file keeps an alarm to try again, or either cannot
+        say."""
         position = self.store.settled_position(timeout_s)
         length = self.files.alarm_file_length()
         if position is None or length is None:

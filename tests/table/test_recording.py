@@ -21,10 +21,12 @@ from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
+    MemoryRecorder,
     RecordingDirectory,
     RecordingError,
     ReplayedRound,
     StoreOpenError,
+    StoreRecorder,
     TableRecording,
     open_recording,
 )
@@ -330,6 +332,102 @@ def test_a_round_the_store_refused_is_recorded_as_it_ended_after_a_correction_or
     assert "T1-x-00009" in files_equal_store(tmp_path)
     assert _round_copies(tmp_path, "T1-x-00009") == (
         ["partial"] if ending == "voided" else ["partial", "settled"])
+
+
+def _played(rounds: int) -> list[tuple[str, list[str], Settlement]]:
+    """Rounds played at a shoe table into memory: id, lines, settlement."""
+    memory = MemoryRecorder()
+    loop = TableLoop("s17-6", memory, has_camera=False, round_prefix="T1-x")
+    loop.dealer = "D1"
+    loop.handle(ShoeLink(True), 0.0)
+    world = SimulatedTable(RuleSet.preset("s17-6"), [Player(3, "A")], seed=3)
+    world.camera_sees = False
+    for number in range(1, rounds + 1):
+        play(loop, world, number)
+    return memory.rounds
+
+
+def _store_idle(store: StoreRecorder) -> None:
+    deadline = time.monotonic() + 10
+    while not store.idle and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert store.idle
+
+
+def test_a_round_resumed_at_a_restart_and_refused_is_written_no_further_until_it_ends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round a restart reopened (never begun by this store), one of its events refused: its
+    later events are not written around the gap, and at its end the store continues its copy,
+    whole and once (once, the copy settled without the refused event)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    [(round_id, lines, settlement)] = _played(1)
+    store = StoreRecorder(tmp_path, "T1")
+    assert store.reconcile([ReplayedRound(round_id, tuple(lines[:2]))]) == []
+    holder = held_by_another_writer(tmp_path)
+    store.round_event(round_id, lines[2])
+    _store_idle(store)
+    holder.rollback()
+    holder.close()
+    for line in lines[3:]:
+        store.round_event(round_id, line)
+    store.end_round(round_id, settlement)
+    _store_idle(store)
+    assert store.complete
+    store.close()
+    assert files_equal_store(tmp_path) == [round_id]
+    assert (tmp_path / "rounds" / f"{round_id}.jsonl").read_text().splitlines() == [
+        json.dumps(json.loads(line), sort_keys=True, separators=(",", ":")) for line in lines]
+    assert _round_copies(tmp_path, round_id) == ["settled"]
+
+
+def test_kept_rounds_are_recorded_as_soon_as_the_store_writes_and_alarms_go_in_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round A's file refused (the rounds folder a file), so A is kept; round B's fourth line
+    refused (the database held), so B is written no further, open in the store. Both put
+    right before B ends: at B's end the store records B, then A, and an alarm raised at rest
+    then is filed under no round (once, both waited for the next round, whose beginning marked
+    B's copy partial, and an alarm at rest was filed in B's open copy)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    (a, a_lines, a_settled), (b, b_lines, b_settled) = _played(2)
+    store = StoreRecorder(tmp_path, "T1")
+    (tmp_path / "rounds").write_text("not a folder")
+    store.begin_round(a, a_lines[0])
+    for line in a_lines[1:]:
+        store.round_event(a, line)
+    store.end_round(a, a_settled)
+    store.begin_round(b, b_lines[0])
+    for line in b_lines[1:3]:
+        store.round_event(b, line)
+    _store_idle(store)
+    assert store.kept_rounds == 1
+    holder = held_by_another_writer(tmp_path)
+    store.round_event(b, b_lines[3])
+    _store_idle(store)
+    holder.rollback()
+    holder.close()
+    (tmp_path / "rounds").unlink()
+    for line in b_lines[4:]:
+        store.round_event(b, line)
+    store.end_round(b, b_settled)
+    _store_idle(store)
+    assert store.kept_rounds == 0 and store.complete
+    reader = RecordingStore(tmp_path)
+    try:  # the position a checkpoint keeps is the store's head, past what it recorded again
+        assert store.settled_position(0.0) == reader.head()
+    finally:
+        reader.close()
+    store.write_alarm(Alarm(9, AlarmKind.STAFF, "dealer D1 signed out", None, 1.0))
+    _store_idle(store)
+    store.close()
+    assert sorted(files_equal_store(tmp_path)) == [a, b]
+    assert _round_copies(tmp_path, a) == _round_copies(tmp_path, b) == ["settled"]
+    reader = RecordingStore(tmp_path)
+    try:
+        [alarm] = [r for r in reader.records(kinds=("alarm",))
+                   if r.object_body()["text"] == "dealer D1 signed out"]
+        assert alarm.round_key is None
+    finally:
+        reader.close()
 
 
 def test_a_round_file_refused_is_written_once_the_folder_is_back_and_the_store_writes(
