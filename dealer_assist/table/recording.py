@@ -403,7 +403,7 @@ class StoreRecorder:
         self._open_id: str | None = None
         self._events: list[Any] = []
         # the lines the session handed of its round in play, written or not; the round in play
-        # whose records failed (written no further), and the ended ones to record again whole
+        # whose records failed (written no further), and the ended ones the store is to record
         self._handed_id: str | None = None
         self._handed: list[str] = []
         self._broken: str | None = None
@@ -514,7 +514,7 @@ class StoreRecorder:
 
     @property
     def kept_rounds(self) -> int:
-        """Ended rounds whose records failed, kept to record again whole."""
+        """Ended rounds whose records failed, kept to record what the store lacks of them."""
         return len(self._kept_rounds)
 
     @property
@@ -534,7 +534,7 @@ class StoreRecorder:
         return self.position if self.complete and not self._kept else None
 
     def close(self) -> None:
-        """Write what is queued, then close the store."""
+        """Write what is queued, try once more what is kept, then close the store."""
         self._queue.put(None)
         self._thread.join(30)
 
@@ -583,6 +583,10 @@ class StoreRecorder:
                     ahead = self._settled_view(recorder, item[1][0])
                 self._handle(recorder, item)
         finally:
+            if self._kept_rounds:  # a last try; else the journal keeps them for the restart
+                self._record_kept_rounds(recorder)
+            if self._kept:
+                self._write_kept(recorder)
             try:
                 recorder.close()
             except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
@@ -622,7 +626,12 @@ class StoreRecorder:
                     self._stuck, self._broken = True, None  # or voids each round first
                 if kind == "begin" or (kind == "alarm" and self._kept_open(recorder)):
                     self._record_kept_rounds(recorder)  # rounds in order; alarms in no copy
-                self._write(recorder, kind, payload)
+                if kind == "begin" and self._kept_open(recorder):  # it waits behind that one
+                    self._broken, self._open_id = payload[0], None
+                elif kind == "alarm" and self._kept_open(recorder):  # written after that one
+                    self._kept.append(payload)
+                else:
+                    self._write(recorder, kind, payload)
         except Exception as error:  # whatever the store raises, the next record is tried
             kept_round = kind in ROUND_ITEMS and payload[0] == self._handed_id
             if kind in ("end", "void") and kept_round:
@@ -633,6 +642,8 @@ class StoreRecorder:
                 self._kept.append(payload)
             elif kind not in ("frame", "card frame", "screen"):
                 self._stuck = True  # a round the store lacks: the journal keeps it
+                if kind == "reconcile" and self._handed_id is not None:  # the round in play
+                    self._broken, self._open_id = self._handed_id, None  # written no further
             if not self._failing:  # the first of a run with its trace; the rest counted
                 logger.exception("recording store %s: a %s record was not written",
                                  self.directory, kind)
@@ -688,11 +699,16 @@ class StoreRecorder:
                            if open_id is None or p.round_id == open_id), None)
             if played is None:
                 return
+            before = self.position
             try:
                 problems = self._reconcile(recorder, [played])
             except Exception as error:  # noqa: BLE001  the store still refuses: kept
                 logger.warning("recording store %s: round %s is kept to record again (%s)",
                                self.directory, played.round_id, describe(error))
+                self._note_position(recorder)
+                if self.position != before:  # it wrote again, then failed: a run of its own
+                    self._failing = False
+                self._failed(f"round {played.round_id}, kept: {describe(error)}", "kept round")
                 return
             self._note_position(recorder)  # before it is no longer kept: a checkpoint reads both
             self._kept_rounds.remove(played)

@@ -12,6 +12,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 
 from dealer_assist.roundlog import settle_log
@@ -19,6 +21,7 @@ from dealer_assist.rules import RuleSet, Settlement
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.alarms import Alarm, AlarmKind
+from dealer_assist.table.camera_source import Snapshot
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import (
     MemoryRecorder,
@@ -428,6 +431,79 @@ def test_kept_rounds_are_recorded_as_soon_as_the_store_writes_and_alarms_go_in_n
         assert alarm.round_key is None
     finally:
         reader.close()
+
+
+def test_the_round_in_play_at_a_restart_whose_reconcile_was_refused_is_written_no_further(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table stopped with two lines of its round in the store; at the restart the database
+    is held as the reconcile continues the round (the journal replays five lines): the round's
+    later lines are not written around the ones it lacks, and at its end the store continues its
+    copy whole (once, it settled a copy missing three lines and exported it as the round)."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    [(round_id, lines, settlement)] = _played(1)
+    first = StoreRecorder(tmp_path, "T1")
+    first.begin_round(round_id, lines[0])
+    first.round_event(round_id, lines[1])
+    first.close()
+    store = StoreRecorder(tmp_path, "T1")
+    holder = held_by_another_writer(tmp_path)
+    store.reconcile([ReplayedRound(round_id, tuple(lines[:5]))])
+    holder.rollback()
+    holder.close()
+    for line in lines[5:]:
+        store.round_event(round_id, line)
+    store.end_round(round_id, settlement)
+    _store_idle(store)
+    assert not store.complete  # the failed reconcile is made good by a restart
+    store.close()
+    assert files_equal_store(tmp_path) == [round_id]
+    assert [json.loads(line) for line in
+            (tmp_path / "rounds" / f"{round_id}.jsonl").read_text().splitlines()] == [
+        json.loads(line) for line in lines]
+
+
+def test_a_round_begun_while_a_kept_round_is_open_in_the_store_waits_behind_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Round A refused from its fourth line past its end (the database held); freed, but its
+    question frame cannot be written (a file where the frames folder goes), so recording A
+    fails once more with its copy open in the store as round B begins. B waits behind A (once,
+    B's beginning marked A's copy partial, and A was continued on it after B): at B's end A is
+    settled in its one copy, then B; the lost frame is reported."""
+    monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
+    (a, a_lines, a_settled), (b, b_lines, b_settled) = _played(2)
+    store = StoreRecorder(tmp_path, "T1")
+    failures: list[str] = []
+    store.on_failure = failures.append
+    store.begin_round(a, a_lines[0])
+    for line in a_lines[1:3]:
+        store.round_event(a, line)
+    frame = np.zeros((8, 8, 3), np.uint8)
+    store.keep_question_frame(a, "insurance?", Snapshot(
+        frame, time.monotonic(), lambda f: cv2.imencode(".jpg", f)[1].tobytes()))
+    _store_idle(store)
+    holder = held_by_another_writer(tmp_path)
+    for line in a_lines[3:]:
+        store.round_event(a, line)
+    store.end_round(a, a_settled)
+    _store_idle(store)
+    holder.rollback()
+    holder.close()
+    (tmp_path / "frames").write_text("not a folder")
+    store.begin_round(b, b_lines[0])
+    for line in b_lines[1:]:
+        store.round_event(b, line)
+    store.end_round(b, b_settled)
+    _store_idle(store)
+    assert store.complete
+    store.close()
+    assert sorted(files_equal_store(tmp_path)) == [a, b]
+    assert _round_copies(tmp_path, a) == _round_copies(tmp_path, b) == ["settled"]
+    reader = RecordingStore(tmp_path)
+    try:
+        assert reader.round_keys(a)[-1] < reader.round_keys(b)[-1]
+    finally:
+        reader.close()
+    assert any(f"round {a}, kept" in failure for failure in failures)
 
 
 def test_a_round_file_refused_is_written_once_the_folder_is_back_and_the_store_writes(
