@@ -365,11 +365,13 @@ class StoreRecorder:
 
     A write that fails is kept in ``errors`` (the latest ``ERRORS_KEPT``) and the thread goes on
     with the next; the first failure of a run is handed to ``on_failure`` (the table raises an
-    alarm with it). A round one of whose records failed is written no further; once it ends,
-    the store records what it lacks of it as a restart does (:meth:`_reconcile`: its copy
-    continued where it holds a prefix, else the round recorded again whole), then
-    or, while the store still refuses, before the next round begins or once it writes a record
-    again with no other round open (:attr:`kept_rounds`). ``complete`` is False while such a
+    alarm with it). A round one of whose records failed is written no further. Once it has
+    ended it is kept (:attr:`kept_rounds`), and the store records what it lacks of it as a
+    restart does (:meth:`_reconcile`: its copy continued where it holds a prefix, else the round
+    recorded again whole): at once, before the next round begins, or after any record the store
+    writes, whenever no other round is open. A round begun while a kept round's copy is still
+    open waits behind it (written no further until it ends), and an alarm then is kept for after
+    it. A retry that fails as before is not reported again. ``complete`` is False while such a
     round is in play or kept, and for good after a failure only a restart makes good (the
     store's thread stopped, a restart's reconcile, a round that never ended): the journal keeps
     every round meanwhile, and a restart records what the store lacks (:meth:`reconcile`). An
@@ -534,7 +536,8 @@ class StoreRecorder:
         return self.position if self.complete and not self._kept else None
 
     def close(self) -> None:
-        """Write what is queued, try once more what is kept, then close the store."""
+        """Write what is queued, then close the store (what it keeps, the journal keeps for
+        the restart)."""
         self._queue.put(None)
         self._thread.join(30)
 
@@ -583,10 +586,6 @@ class StoreRecorder:
                     ahead = self._settled_view(recorder, item[1][0])
                 self._handle(recorder, item)
         finally:
-            if self._kept_rounds:  # a last try; else the journal keeps them for the restart
-                self._record_kept_rounds(recorder)
-            if self._kept:
-                self._write_kept(recorder)
             try:
                 recorder.close()
             except (sqlite3.Error, ValueError) as error:  # ValueError: the anchor log's
@@ -706,9 +705,12 @@ class StoreRecorder:
                 logger.warning("recording store %s: round %s is kept to record again (%s)",
                                self.directory, played.round_id, describe(error))
                 self._note_position(recorder)
-                if self.position != before:  # it wrote again, then failed: a run of its own
+                if self.position != before:  # it wrote, then failed anew: reported once
                     self._failing = False
-                self._failed(f"round {played.round_id}, kept: {describe(error)}", "kept round")
+                    self._failed(f"round {played.round_id}, kept: {describe(error)}",
+                                 "kept round")
+                else:  # failing as before (else each retry would raise an alarm, and so on)
+                    self._keep(f"round {played.round_id}, kept: {describe(error)}")
                 return
             self._note_position(recorder)  # before it is no longer kept: a checkpoint reads both
             self._kept_rounds.remove(played)

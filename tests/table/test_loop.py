@@ -1425,9 +1425,9 @@ def test_a_store_that_cannot_be_written_raises_one_alarm_and_keeps_the_journal(
 ):
     """The store locked by another program for two rounds (a real SQLite lock; the 30 s each
     write waits for it cut to 0.05 s): one "recording failed" alarm, not one per record; the
-    recording says it is incomplete (so the journal keeps those rounds for the restart to
-    record: test_journal.py); once the lock is gone the next round goes into the store and its
-    file, and the chain verifies."""
+    recording says it is incomplete (so the journal keeps those rounds: test_journal.py); once
+    the lock is gone the next round's beginning records the two first, then it goes into the
+    store and its file, the recording is complete again, and the chain verifies."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
     recording = open_recording(tmp_path, "T5")
     store = recording.store
@@ -1455,7 +1455,7 @@ def test_a_store_that_cannot_be_written_raises_one_alarm_and_keeps_the_journal(
         tried = time.monotonic() + 60
         while not store.idle and time.monotonic() < tried:
             time.sleep(0.01)
-        assert recording.pending  # rounds 1 and 2 are not in the store: the journal keeps them
+        assert not recording.pending  # rounds 1 and 2 recorded as round 3 began
         recording.close()
         assert runner.wait_idle(60)
     assert store.errors[0].startswith("begin: ")
@@ -1464,13 +1464,14 @@ def test_a_store_that_cannot_be_written_raises_one_alarm_and_keeps_the_journal(
     database = tmp_path / "index.sqlite"
     assert f"{database}: cannot write to the index database (database is locked)" in (
         failed[0].text)
-    assert [p.stem for p in (tmp_path / "rounds").glob("*.jsonl")] == ["r-00003"]
+    assert sorted(p.stem for p in (tmp_path / "rounds").glob("*.jsonl")) == [
+        "r-00001", "r-00002", "r-00003"]
     assert "recording_failed" in (tmp_path / "alarms.jsonl").read_text()
     done = subprocess.run(
         [sys.executable, "-m", "dealer_assist", "replay", str(tmp_path),
          "--verify"], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert "CLEAN: 1 settled rounds re-settled, 0 partial; chain verified" in done.stdout
+    assert "CLEAN: 3 settled rounds re-settled, 0 partial; chain verified" in done.stdout
 
 
 def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():

@@ -506,6 +506,34 @@ def test_a_round_begun_while_a_kept_round_is_open_in_the_store_waits_behind_it(
     assert any(f"round {a}, kept" in failure for failure in failures)
 
 
+def test_a_round_file_that_can_never_be_written_raises_one_alarm_not_one_per_retry(
+        tmp_path: Path) -> None:
+    """A folder where the round's file goes, the database fine: the round is kept and tried
+    again after each record the store writes, the "recording failed" alarm among them, as the
+    table raises it (once, each retry reported anew, whose alarm's record set off the next
+    retry: alarms without end). One report; the round stays kept, the recording incomplete."""
+    [(round_id, lines, settlement)] = _played(1)
+    (tmp_path / "rounds" / f"{round_id}.jsonl").mkdir(parents=True)
+    store = StoreRecorder(tmp_path, "T1")
+    reports: list[str] = []
+
+    def raise_alarm(detail: str) -> None:  # as the table does: an alarm, handed to the store
+        reports.append(detail)
+        if len(reports) < 50:
+            store.write_alarm(Alarm(len(reports), AlarmKind.RECORDING_FAILED, detail, None, 0.0))
+
+    store.on_failure = raise_alarm
+    store.begin_round(round_id, lines[0])
+    for line in lines[1:]:
+        store.round_event(round_id, line)
+    store.end_round(round_id, settlement)
+    _store_idle(store)
+    time.sleep(0.2)  # an alarm handed over by the report
+    _store_idle(store)
+    assert len(reports) == 1 and store.kept_rounds == 1 and not store.complete
+    store.close()
+
+
 def test_a_round_file_refused_is_written_once_the_folder_is_back_and_the_store_writes(
         tmp_path: Path) -> None:
     """The rounds folder replaced by a file as a round ends: the store holds the round but
