@@ -371,7 +371,8 @@ class StoreRecorder:
     recorded again whole): at once, before the next round begins, or after any record the store
     writes, whenever no other round is open. A round begun while a kept round's copy is still
     open waits behind it (written no further until it ends), and an alarm then is kept for after
-    it. A retry that fails as before is not reported again. ``complete`` is False while such a
+    it. A failed retry is reported only where it wrote first and failed otherwise than the last
+    one reported. ``complete`` is False while such a
     round is in play or kept, and for good after a failure only a restart makes good (the
     store's thread stopped, a restart's reconcile, a round that never ended): the journal keeps
     every round meanwhile, and a restart records what the store lacks (:meth:`reconcile`). An
@@ -411,6 +412,7 @@ class StoreRecorder:
         self._broken: str | None = None
         self._handed_earlier: list[tuple[str, ...]] = []
         self._kept_rounds: list[ReplayedRound] = []
+        self._retry_reported: str | None = None  # the last failed retry reported
         self._opened = threading.Event()
         self._open_error: str | None = None
         self._thread = threading.Thread(
@@ -705,12 +707,12 @@ class StoreRecorder:
                 logger.warning("recording store %s: round %s is kept to record again (%s)",
                                self.directory, played.round_id, describe(error))
                 self._note_position(recorder)
-                if self.position != before:  # it wrote, then failed anew: reported once
-                    self._failing = False
-                    self._failed(f"round {played.round_id}, kept: {describe(error)}",
-                                 "kept round")
-                else:  # failing as before (else each retry would raise an alarm, and so on)
-                    self._keep(f"round {played.round_id}, kept: {describe(error)}")
+                failure = f"round {played.round_id}, kept: {describe(error)}"
+                if self.position != before and failure != self._retry_reported:
+                    self._failing, self._retry_reported = False, failure  # wrote, then failed
+                    self._failed(failure, "kept round")  # otherwise: reported once
+                else:  # as before (each report is an alarm, whose record sets off a retry)
+                    self._keep(failure)
                 return
             self._note_position(recorder)  # before it is no longer kept: a checkpoint reads both
             self._kept_rounds.remove(played)

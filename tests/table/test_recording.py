@@ -11,6 +11,7 @@ import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -18,7 +19,7 @@ import pytest
 
 from dealer_assist.roundlog import settle_log
 from dealer_assist.rules import RuleSet, Settlement
-from dealer_assist.surveillance import RecordingStore
+from dealer_assist.surveillance import Recorder, RecordingStore
 from dealer_assist.surveillance.export import latest_round
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.camera_source import Snapshot
@@ -531,6 +532,42 @@ def test_a_round_file_that_can_never_be_written_raises_one_alarm_not_one_per_ret
     time.sleep(0.2)  # an alarm handed over by the report
     _store_idle(store)
     assert len(reports) == 1 and store.kept_rounds == 1 and not store.complete
+    store.close()
+
+
+def test_a_kept_round_whose_retry_writes_then_fails_alike_raises_no_alarm_per_retry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round whose settlement the store refuses every time (a test double: the recorder's
+    ``end_round`` raising for that round, a persistent failure after the retry has written the
+    settlement screen), with the table's feedback (each report an alarm handed to the store,
+    which sets off a retry): one report, not one per retry (once, a report per retry, without
+    end)."""
+    [(round_id, lines, settlement)] = _played(1)
+    real = Recorder.end_round
+
+    def end_round(recorder: Recorder, ended: Any) -> Any:
+        if recorder.round_id == round_id:
+            raise ValueError("settlement refused")
+        return real(recorder, ended)
+
+    monkeypatch.setattr(Recorder, "end_round", end_round)
+    store = StoreRecorder(tmp_path, "T1")
+    reports: list[str] = []
+
+    def raise_alarm(detail: str) -> None:  # as the table does: an alarm, handed to the store
+        reports.append(detail)
+        if len(reports) < 50:
+            store.write_alarm(Alarm(len(reports), AlarmKind.RECORDING_FAILED, detail, None, 0.0))
+
+    store.on_failure = raise_alarm
+    store.begin_round(round_id, lines[0])
+    for line in lines[1:]:
+        store.round_event(round_id, line)
+    store.end_round(round_id, settlement)
+    for _ in range(3):  # alarms handed over by the reports, and what they set off
+        time.sleep(0.2)
+        _store_idle(store)
+    assert len(reports) <= 2 and store.kept_rounds == 1 and not store.complete
     store.close()
 
 
