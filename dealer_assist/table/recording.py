@@ -372,12 +372,12 @@ class StoreRecorder:
     writes, whenever no other round is open. A round begun while a kept round's copy is still
     open waits behind it (written no further until it ends), and an alarm then is kept for after
     it. A failed retry is reported only where it wrote first and failed otherwise than the last
-    one reported. ``complete`` is False while such a
-    round is in play or kept, and for good after a failure only a restart makes good (the
-    store's thread stopped, a restart's reconcile, a round that never ended): the journal keeps
-    every round meanwhile, and a restart records what the store lacks (:meth:`reconcile`). An
-    alarm whose write failed is kept and tried again once the store writes a record again
-    (:attr:`kept_alarms`); the journal keeps it meanwhile."""
+    one reported. ``complete`` is False while such a round is in play or kept, and for good
+    after a failure only a restart makes good (the store's thread stopped, a restart's
+    reconcile, a round that never ended): the journal keeps every round meanwhile, and a
+    restart records what the store lacks (:meth:`reconcile`). An alarm whose write failed is
+    kept and tried again once the store writes a record again (:attr:`kept_alarms`); the
+    journal keeps it meanwhile."""
 
     def __init__(self, directory: str | os.PathLike[str], table_id: str,
                  evidence: EvidenceFiles | None = None):
