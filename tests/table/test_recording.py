@@ -358,6 +358,32 @@ def _store_idle(store: StoreRecorder) -> None:
     assert store.idle
 
 
+def _hand(store: StoreRecorder, round_id: str, lines: list[str], *, begin: bool,
+          settlement: Settlement | None = None) -> None:
+    """Hand ``store`` lines of a round as the session does: the first begins it where
+    ``begin``, the rest are its events; then its end, where ``settlement`` is given."""
+    if begin:
+        store.begin_round(round_id, lines[0])
+    for line in lines[1:] if begin else lines:
+        store.round_event(round_id, line)
+    if settlement is not None:
+        store.end_round(round_id, settlement)
+
+
+def _alarms_fed_back(store: StoreRecorder) -> list[str]:
+    """The store's failure reports, each also raised as an alarm handed to the store, as the
+    table does (up to 50, so that a report per retry ends)."""
+    reports: list[str] = []
+
+    def raise_alarm(detail: str) -> None:
+        reports.append(detail)
+        if len(reports) < 50:
+            store.write_alarm(Alarm(len(reports), AlarmKind.RECORDING_FAILED, detail, None, 0.0))
+
+    store.on_failure = raise_alarm
+    return reports
+
+
 def test_a_round_resumed_at_a_restart_and_refused_is_written_no_further_until_it_ends(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A round a restart reopened (never begun by this store), one of its events refused: its
@@ -372,9 +398,7 @@ def test_a_round_resumed_at_a_restart_and_refused_is_written_no_further_until_it
     _store_idle(store)
     holder.rollback()
     holder.close()
-    for line in lines[3:]:
-        store.round_event(round_id, line)
-    store.end_round(round_id, settlement)
+    _hand(store, round_id, lines[3:], begin=False, settlement=settlement)
     _store_idle(store)
     assert store.complete
     store.close()
@@ -395,13 +419,8 @@ def test_kept_rounds_are_recorded_as_soon_as_the_store_writes_and_alarms_go_in_n
     (a, a_lines, a_settled), (b, b_lines, b_settled) = _played(2)
     store = StoreRecorder(tmp_path, "T1")
     (tmp_path / "rounds").write_text("not a folder")
-    store.begin_round(a, a_lines[0])
-    for line in a_lines[1:]:
-        store.round_event(a, line)
-    store.end_round(a, a_settled)
-    store.begin_round(b, b_lines[0])
-    for line in b_lines[1:3]:
-        store.round_event(b, line)
+    _hand(store, a, a_lines, begin=True, settlement=a_settled)
+    _hand(store, b, b_lines[:3], begin=True)
     _store_idle(store)
     assert store.kept_rounds == 1
     holder = held_by_another_writer(tmp_path)
@@ -410,9 +429,7 @@ def test_kept_rounds_are_recorded_as_soon_as_the_store_writes_and_alarms_go_in_n
     holder.rollback()
     holder.close()
     (tmp_path / "rounds").unlink()
-    for line in b_lines[4:]:
-        store.round_event(b, line)
-    store.end_round(b, b_settled)
+    _hand(store, b, b_lines[4:], begin=False, settlement=b_settled)
     _store_idle(store)
     assert store.kept_rounds == 0 and store.complete
     reader = RecordingStore(tmp_path)
@@ -451,9 +468,7 @@ def test_the_round_in_play_at_a_restart_whose_reconcile_was_refused_is_written_n
     store.reconcile([ReplayedRound(round_id, tuple(lines[:5]))])
     holder.rollback()
     holder.close()
-    for line in lines[5:]:
-        store.round_event(round_id, line)
-    store.end_round(round_id, settlement)
+    _hand(store, round_id, lines[5:], begin=False, settlement=settlement)
     _store_idle(store)
     assert not store.complete  # the failed reconcile is made good by a restart
     store.close()
@@ -475,25 +490,18 @@ def test_a_round_begun_while_a_kept_round_is_open_in_the_store_waits_behind_it(
     store = StoreRecorder(tmp_path, "T1")
     failures: list[str] = []
     store.on_failure = failures.append
-    store.begin_round(a, a_lines[0])
-    for line in a_lines[1:3]:
-        store.round_event(a, line)
+    _hand(store, a, a_lines[:3], begin=True)
     frame = np.zeros((8, 8, 3), np.uint8)
     store.keep_question_frame(a, "insurance?", Snapshot(
         frame, time.monotonic(), lambda f: cv2.imencode(".jpg", f)[1].tobytes()))
     _store_idle(store)
     holder = held_by_another_writer(tmp_path)
-    for line in a_lines[3:]:
-        store.round_event(a, line)
-    store.end_round(a, a_settled)
+    _hand(store, a, a_lines[3:], begin=False, settlement=a_settled)
     _store_idle(store)
     holder.rollback()
     holder.close()
     (tmp_path / "frames").write_text("not a folder")
-    store.begin_round(b, b_lines[0])
-    for line in b_lines[1:]:
-        store.round_event(b, line)
-    store.end_round(b, b_settled)
+    _hand(store, b, b_lines, begin=True, settlement=b_settled)
     _store_idle(store)
     assert store.complete
     store.close()
@@ -516,18 +524,8 @@ def test_a_round_file_that_can_never_be_written_raises_one_alarm_not_one_per_ret
     [(round_id, lines, settlement)] = _played(1)
     (tmp_path / "rounds" / f"{round_id}.jsonl").mkdir(parents=True)
     store = StoreRecorder(tmp_path, "T1")
-    reports: list[str] = []
-
-    def raise_alarm(detail: str) -> None:  # as the table does: an alarm, handed to the store
-        reports.append(detail)
-        if len(reports) < 50:
-            store.write_alarm(Alarm(len(reports), AlarmKind.RECORDING_FAILED, detail, None, 0.0))
-
-    store.on_failure = raise_alarm
-    store.begin_round(round_id, lines[0])
-    for line in lines[1:]:
-        store.round_event(round_id, line)
-    store.end_round(round_id, settlement)
+    reports = _alarms_fed_back(store)
+    _hand(store, round_id, lines, begin=True, settlement=settlement)
     _store_idle(store)
     time.sleep(0.2)  # an alarm handed over by the report
     _store_idle(store)
@@ -552,18 +550,8 @@ def test_a_kept_round_whose_retry_writes_then_fails_alike_raises_no_alarm_per_re
 
     monkeypatch.setattr(Recorder, "end_round", end_round)
     store = StoreRecorder(tmp_path, "T1")
-    reports: list[str] = []
-
-    def raise_alarm(detail: str) -> None:  # as the table does: an alarm, handed to the store
-        reports.append(detail)
-        if len(reports) < 50:
-            store.write_alarm(Alarm(len(reports), AlarmKind.RECORDING_FAILED, detail, None, 0.0))
-
-    store.on_failure = raise_alarm
-    store.begin_round(round_id, lines[0])
-    for line in lines[1:]:
-        store.round_event(round_id, line)
-    store.end_round(round_id, settlement)
+    reports = _alarms_fed_back(store)
+    _hand(store, round_id, lines, begin=True, settlement=settlement)
     for _ in range(3):  # alarms handed over by the reports, and what they set off
         time.sleep(0.2)
         _store_idle(store)
