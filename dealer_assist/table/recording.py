@@ -625,11 +625,13 @@ class StoreRecorder:
             else:
                 if kind == "begin" and self._broken is not None:  # a guard: the session ends
                     self._stuck, self._broken = True, None  # or voids each round first
+                behind = False  # a kept round's copy still open: this waits behind it
                 if kind == "begin" or (kind == "alarm" and self._kept_open(recorder)):
                     self._record_kept_rounds(recorder)  # rounds in order; alarms in no copy
-                if kind == "begin" and self._kept_open(recorder):  # it waits behind that one
+                    behind = self._kept_open(recorder)
+                if behind and kind == "begin":  # written no further until it ends
                     self._broken, self._open_id = payload[0], None
-                elif kind == "alarm" and self._kept_open(recorder):  # written after that one
+                elif behind:  # the alarm, written after that round
                     self._kept.append(payload)
                 else:
                     self._write(recorder, kind, payload)
