@@ -704,7 +704,7 @@ class StoreRecorder:
                 return
             before = self.position
             try:
-                problems = self._reconcile(recorder, [played])
+                problems = self._reconcile(recorder, [played], told="the table handed")
             except Exception as error:  # noqa: BLE001  the store still refuses: kept
                 logger.warning("recording store %s: round %s is kept to record again (%s)",
                                self.directory, played.round_id, describe(error))
@@ -821,7 +821,10 @@ class StoreRecorder:
         else:
             logger.warning("round %s voided: %s", round_id, void)
 
-    def _reconcile(self, recorder: Any, rounds: list[ReplayedRound]) -> list[str]:
+    def _reconcile(self, recorder: Any, rounds: list[ReplayedRound],
+                   told: str = "the table's journal replays") -> list[str]:
+        """Bring the store to ``rounds`` (what ``told`` them: a restart's journal, or the lines
+        the table handed a kept round); the problems found, each said of ``told``."""
         from dealer_assist.surveillance.export import (
             latest_round,
             round_file,
@@ -850,7 +853,7 @@ class StoreRecorder:
                     continue
                 problems.append(
                     f"round {played.round_id}: the recording store holds it ended otherwise than"
-                    " the table's journal replays it: recorded again from the journal")
+                    f" {told} it: recorded again as {told} it")
             elif data is not None and held == want[:len(held)]:
                 if recorder.round_key != data.key:  # else: open still, its last write failed
                     recorder.continue_round(data.key)
@@ -881,8 +884,8 @@ class StoreRecorder:
                            if a != b), min(len(held), len(want)))  # else: it holds more
                 problems.append(
                     f"round {played.round_id}: the recording store's record {at} of it differs "
-                    "from what the table's journal replays: recorded again from the journal "
-                    "(the store's copy is kept, marked partial)")
+                    f"from what {told}: recorded again as {told} it (the store's copy is kept, "
+                    "marked partial)")
             self._begin(recorder, played.round_id, played.lines)
             if played.settlement is not None or played.void is not None:
                 self._end(recorder, played.round_id, played.settlement, played.void)
