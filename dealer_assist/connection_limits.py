@@ -14,8 +14,9 @@ dealer's screen runs inside the table's process, which then cannot open its own 
 
 A WebSocket, once upgraded, is the WebSocket protocol's: no longer timed or counted here (the
 app refuses one it does not let in, which closes it). Over TLS a connection reaches this
-protocol once its handshake is done: before that, asyncio closes a handshake not done in 60 s,
-and the cap does not count it.
+protocol once its handshake is done; before that it is :class:`HandshakeBoundedLoop`'s (give
+``uvicorn.Config(loop=BOUNDED_LOOP)``): a handshake not done in :data:`HANDSHAKE_TIMEOUT_S` is
+closed (asyncio's own patience is 60 s), and the cap does not count it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,21 @@ HEADER_TIMEOUT_S = 10.0
 PER_ADDRESS = 32
 #: Seconds between two warnings of connections closed.
 WARN_EVERY_S = 60.0
+#: Seconds a client has to finish a TLS handshake (a browser does it in one round trip or two).
+HANDSHAKE_TIMEOUT_S = 10.0
+#: ``uvicorn.Config(loop=...)`` for :class:`HandshakeBoundedLoop`.
+BOUNDED_LOOP = f"{__name__}:HandshakeBoundedLoop"
+
+
+class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
+    """An event loop whose TLS servers close a connection that has not finished its handshake
+    within :data:`HANDSHAKE_TIMEOUT_S` (read as each server starts)."""
+
+    async def create_server(  # type: ignore[override]
+            self, *args: Any, **kwargs: Any) -> asyncio.Server:
+        if kwargs.get("ssl") is not None and kwargs.get("ssl_handshake_timeout") is None:
+            kwargs["ssl_handshake_timeout"] = HANDSHAKE_TIMEOUT_S
+        return await super().create_server(*args, **kwargs)
 
 
 def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import uvicorn
 
-from dealer_assist.connection_limits import bounded_h11
+from dealer_assist import connection_limits
+from dealer_assist.connection_limits import BOUNDED_LOOP, bounded_h11
+from tests.surveillance import certificates
 
 SLOW_S = 1.5
 
@@ -35,12 +39,11 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-@pytest.fixture
-def port() -> Iterator[int]:
+def _served(**tls: str) -> Iterator[int]:
     listening = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error",
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", loop=BOUNDED_LOOP,
                                            http=bounded_h11(header_timeout_s=0.5,
-                                                            per_address=4)))
+                                                            per_address=4), **tls))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -49,6 +52,19 @@ def port() -> Iterator[int]:
     yield listening.getsockname()[1]
     server.should_exit = True
     thread.join(10)
+
+
+@pytest.fixture
+def port() -> Iterator[int]:
+    yield from _served()
+
+
+@pytest.fixture
+def tls_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, Path]]:
+    monkeypatch.setattr(connection_limits, "HANDSHAKE_TIMEOUT_S", 0.5)
+    certfile, keyfile = certificates.self_signed(tmp_path)
+    for port in _served(ssl_certfile=str(certfile), ssl_keyfile=str(keyfile)):
+        yield port, certfile
 
 
 def _read_until_closed(connection: socket.socket, wait_s: float) -> bytes:
@@ -94,3 +110,35 @@ def test_closed_connections_free_their_place_under_the_cap(port: int) -> None:
         for connection in held:
             connection.close()
         time.sleep(0.1)
+
+
+def _closed_by_server(connection: socket.socket, wait_s: float) -> bool:
+    connection.settimeout(wait_s)
+    try:
+        return connection.recv(65536) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def test_tls_handshakes_not_finished_are_closed_and_a_real_client_is_served(
+        tls_port: tuple[int, Path]) -> None:
+    """Connections opened over TLS that never finish the handshake (nothing sent, or a
+    ClientHello cut short) are closed once the handshake's time is up (once, asyncio held
+    each for 60 s, uncounted by the cap: a client could hold as many file descriptors as it
+    opened in a minute); more of them than the cap are all closed, and a client that does the
+    handshake is answered."""
+    port, certfile = tls_port
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(6)]
+    held[0].sendall(b"\x16\x03\x01\x02\x00\x01")  # a ClientHello's first bytes, no more
+    try:
+        assert all(_closed_by_server(connection, 10.0) for connection in held)
+    finally:
+        for connection in held:
+            connection.close()
+    context = ssl.create_default_context(cafile=str(certfile))
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as connection:
+        connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert connection.recv(65536).startswith(b"HTTP/1.1 200")

@@ -106,7 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from dealer_assist.connection_limits import bounded_h11, raise_open_file_limit
+    from dealer_assist.connection_limits import BOUNDED_LOOP, bounded_h11, raise_open_file_limit
     from dealer_assist.surveillance.evidence_check import trusted_keys
     from dealer_assist.surveillance.page_guard import page_site
     from dealer_assist.surveillance.web import PageSettings, create_app
@@ -141,7 +141,8 @@ def _serve(args: argparse.Namespace) -> int:
               f" {args.recording} add NAME'", file=sys.stderr, flush=True)
     raise_open_file_limit()
     uvicorn.Server(uvicorn.Config(app, log_level="warning", ssl_certfile=args.certfile,
-                                  ssl_keyfile=args.keyfile, http=bounded_h11())
+                                  ssl_keyfile=args.keyfile, http=bounded_h11(),
+                                  loop=BOUNDED_LOOP)
                    ).run(sockets=[listener])
     return 0
 

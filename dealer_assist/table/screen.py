@@ -29,7 +29,12 @@ from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSock
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
-from dealer_assist.connection_limits import HEADER_TIMEOUT_S, bounded_h11, raise_open_file_limit
+from dealer_assist.connection_limits import (
+    BOUNDED_LOOP,
+    HEADER_TIMEOUT_S,
+    bounded_h11,
+    raise_open_file_limit,
+)
 from dealer_assist.logs import guarded
 from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
@@ -408,7 +413,7 @@ class ScreenServer:
             create_app(runner, self.access, lambda: self.site, staff, chips), host=host,
             port=port,
             log_level="warning", access_log=False, log_config=None,
-            http=bounded_h11(header_timeout_s),
+            http=bounded_h11(header_timeout_s), loop=BOUNDED_LOOP,
             ssl_certfile=None if tls is None else str(tls.certfile),
             ssl_keyfile=None if tls is None else str(tls.keyfile),
         )

@@ -20,6 +20,7 @@ import pytest
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from dealer_assist import connection_limits
 from dealer_assist.table.loop import TableLoop
 from dealer_assist.table.recording import MemoryRecorder
 from dealer_assist.table.runner import TableRunner
@@ -268,3 +269,25 @@ def test_over_tls_the_screen_serves_https_and_its_cookie_is_secure(served, tmp_p
     finally:
         screen.stop()
     assert nothing_moved(runner)
+
+
+def test_over_tls_a_handshake_never_finished_is_closed(served, tmp_path, monkeypatch):
+    """A client that opens the screen's TLS port and never finishes the handshake is closed
+    once the handshake's time is up (once, held 60 s each, uncounted by the per-address cap);
+    the screen still serves the paired kiosk."""
+    monkeypatch.setattr(connection_limits, "HANDSHAKE_TIMEOUT_S", 0.5)
+    runner, _ = served
+    tls = self_signed(tmp_path)
+    screen = ScreenServer(runner, "127.0.0.1", 0, tls=tls).start()
+    try:
+        with socket.create_connection(("127.0.0.1", screen.port), timeout=5) as half_open:
+            half_open.settimeout(10.0)
+            assert half_open.recv(1) == b""
+        context = ssl.create_default_context(cafile=str(tls.certfile))
+        connection = http.client.HTTPSConnection("127.0.0.1", screen.port, timeout=10,
+                                                 context=context)
+        connection.request("GET", "/", headers={"Cookie": cookie(screen)})
+        assert connection.getresponse().status == 200
+        connection.close()
+    finally:
+        screen.stop()
