@@ -250,11 +250,13 @@ class Recorder:
         self.store.checkpoint()
         return record
 
-    def void_round(self, reason: str) -> Record:
-        """Close the open round as voided: a ``void`` alarm with ``reason``, then a ``partial``
-        record naming it (``{"reason": "voided: ...", "void": reason}``); nothing is paid."""
+    def void_round(self, reason: str, *, alarmed: bool = False) -> Record:
+        """Close the open round as voided: a ``void`` alarm with ``reason`` (not where
+        ``alarmed``: the round holds it already), then a ``partial`` record naming it
+        (``{"reason": "voided: ...", "void": reason}``); nothing is paid."""
         self._require_round("void_round")
-        self.alarm("void", reason)
+        if not alarmed:
+            self.alarm("void", reason)
         return self._close_partial({"reason": f"voided: {reason}", "void": reason})
 
     def abandon_round(self, reason: str) -> Record:

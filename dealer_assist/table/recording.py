@@ -39,6 +39,7 @@ from dealer_assist.table.loop import ERRORS_KEPT
 from dealer_assist.table.screen_view import settlement_view
 
 if TYPE_CHECKING:
+    from dealer_assist.surveillance.replay import RoundData
     from dealer_assist.surveillance.signed_chain import Evidence
 
 logger = logging.getLogger(__name__)
@@ -792,8 +793,10 @@ class StoreRecorder:
             self._events.append(body)
 
     def _end(self, recorder: Any, round_id: str, settlement: Settlement | None,
-             void: str | None) -> None:
-        """Close the open round (settled, or voided for ``void``), then export its files."""
+             void: str | None, held: RoundData | None = None) -> None:
+        """Close the open round (settled, or voided for ``void``), then export its files.
+        ``held``: the store's copy being continued; a settlement screen or void alarm it
+        holds already (a closing that failed halfway) is not written again."""
         from dealer_assist.surveillance.export import latest_round, round_file, write_round_file
 
         self._write_frames(recorder, self._events, self._frames.pop(round_id, []))
@@ -803,13 +806,18 @@ class StoreRecorder:
             self._write_due_screens(recorder, shown)
         self._screen_due = []
         self._open_id = None
+        screens = [] if held is None else [json.loads(r.body_text) for r in held.screens]
+        alarms = [] if held is None else [json.loads(r.body_text) for r in held.alarms]
         if settlement is not None:
-            recorder.screen({"at": "settlement", "phase": "settled",
-                             "round": None if shown is None else shown["round"],
-                             "settlement": settlement_view(settlement)})
+            if not any(screen["snapshot"].get("at") == "settlement" for screen in screens):
+                recorder.screen({"at": "settlement", "phase": "settled",
+                                 "round": None if shown is None else shown["round"],
+                                 "settlement": settlement_view(settlement)})
             recorder.end_round(settlement)
         else:
-            recorder.void_round(void or "voided")
+            reason = void or "voided"
+            recorder.void_round(reason, alarmed=any(
+                alarm.get("kind") == "void" and alarm.get("text") == reason for alarm in alarms))
         data = latest_round(recorder.store, round_id)
         export = None if data is None else round_file(data)
         if export is None:
@@ -862,7 +870,7 @@ class StoreRecorder:
                     recorder.event(body)
                     self._events.append(body)
                 if played.settlement is not None or played.void is not None:
-                    self._end(recorder, played.round_id, played.settlement, played.void)
+                    self._end(recorder, played.round_id, played.settlement, played.void, data)
                 continue
             elif (data is not None and played.voiding and len(held) > len(want)
                   and held[:len(want)] == want):

@@ -559,6 +559,59 @@ def test_a_kept_round_whose_retry_writes_then_fails_alike_raises_no_alarm_per_re
     store.close()
 
 
+@pytest.mark.parametrize("ending", ["settled", "voided"])
+def test_a_round_whose_closing_failed_halfway_is_closed_once_without_repeating_a_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ending: str) -> None:
+    """A settled round's settlement screen written and its settlement refused, or a voided
+    round's void alarm written and its closing record refused (a test double: the recorder's
+    ``end_round`` raising, or ``void_round`` raising after its alarm, once, for that round: a
+    real lock cannot fall between two records), then the next round begins: the first is
+    closed in its one copy with one settlement screen, or one void alarm (once, the retry
+    wrote each again)."""
+    (a, a_lines, a_settled), (b, b_lines, b_settled) = _played(2)
+    refused: list[str] = []
+    real_end, real_void = Recorder.end_round, Recorder.void_round
+
+    def end_round(recorder: Recorder, ended: Any) -> Any:
+        if recorder.round_id == a and not refused:
+            refused.append(a)
+            raise ValueError("settlement refused")
+        return real_end(recorder, ended)
+
+    def void_round(recorder: Recorder, reason: str, **how: bool) -> Any:
+        if recorder.round_id == a and not refused:
+            refused.append(a)
+            recorder.alarm("void", reason)
+            raise ValueError("partial record refused")
+        return real_void(recorder, reason, **how)
+
+    monkeypatch.setattr(Recorder, "end_round", end_round)
+    monkeypatch.setattr(Recorder, "void_round", void_round)
+    store = StoreRecorder(tmp_path, "T1")
+    if ending == "settled":
+        _hand(store, a, a_lines, begin=True, settlement=a_settled)
+    else:
+        _hand(store, a, a_lines, begin=True)
+        store.void_round(a, "voided by D2: the shoe was dropped")
+    _store_idle(store)
+    assert refused == [a] and store.kept_rounds == 1
+    _hand(store, b, b_lines, begin=True, settlement=b_settled)
+    _store_idle(store)
+    assert store.complete
+    store.close()
+    assert _round_copies(tmp_path, a) == (["settled"] if ending == "settled" else ["partial"])
+    reader = RecordingStore(tmp_path)
+    try:
+        data = latest_round(reader, a)
+        assert data is not None
+        screens = [json.loads(r.body_text)["snapshot"]["at"] for r in data.screens]
+        voids = [r for r in data.alarms if json.loads(r.body_text)["kind"] == "void"]
+    finally:
+        reader.close()
+    assert screens.count("settlement") == (1 if ending == "settled" else 0)
+    assert len(voids) == (1 if ending == "voided" else 0)
+
+
 def test_a_round_file_refused_is_written_once_the_folder_is_back_and_the_store_writes(
         tmp_path: Path) -> None:
     """The rounds folder replaced by a file as a round ends: the store holds the round but
