@@ -806,10 +806,10 @@ class StoreRecorder:
             self._write_due_screens(recorder, shown)
         self._screen_due = []
         self._open_id = None
-        screens = [] if held is None else [json.loads(r.body_text) for r in held.screens]
-        alarms = [] if held is None else [json.loads(r.body_text) for r in held.alarms]
+        screens = [] if held is None else [_body(r.body_text) for r in held.screens]
+        alarms = [] if held is None else [_body(r.body_text) for r in held.alarms]
         if settlement is not None:
-            if not any(screen["snapshot"].get("at") == "settlement" for screen in screens):
+            if not any(_at_settlement(screen) for screen in screens):
                 recorder.screen({"at": "settlement", "phase": "settled",
                                  "round": None if shown is None else shown["round"],
                                  "settlement": settlement_view(settlement)})
@@ -1030,6 +1030,21 @@ class StoreRecorder:
                 self._unreported = alarm
                 return
         report(alarm)
+
+
+def _body(text: str) -> dict[str, Any]:
+    """A record's body where it is a JSON object, else empty."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _at_settlement(screen: dict[str, Any]) -> bool:
+    """Whether a screen record's body shows the screen at settlement."""
+    snapshot = screen.get("snapshot")
+    return isinstance(snapshot, dict) and snapshot.get("at") == "settlement"
 
 
 def _grabbed(snapshot: Snapshot) -> datetime:
