@@ -260,7 +260,7 @@ def _serve(config: object, args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from dealer_assist.connection_limits import BOUNDED_LOOP, bounded_h11, raise_open_file_limit
+    from dealer_assist.connection_limits import bounded_h11, raise_open_file_limit
     from dealer_assist.floor.config import RoomConfig, open_room_store
     from dealer_assist.floor.room import Room, RoomThread
     from dealer_assist.floor.room_signing import begin_room_signing, load_room_key
@@ -316,8 +316,7 @@ def _serve(config: object, args: argparse.Namespace) -> int:
         print(f"surveillance page on {site.scheme}://{config.page_host}:{port}/",
               file=sys.stderr, flush=True)
         raise_open_file_limit()
-        uvicorn.Server(uvicorn.Config(app, log_level="warning", http=bounded_h11(),
-                                      loop=BOUNDED_LOOP)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", http=bounded_h11())
                        ).run(sockets=[listener])
         return 0
     finally:
