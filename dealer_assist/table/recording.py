@@ -806,8 +806,8 @@ class StoreRecorder:
             self._write_due_screens(recorder, shown)
         self._screen_due = []
         self._open_id = None
-        screens = [] if held is None else [_body(r.body_text) for r in held.screens]
-        alarms = [] if held is None else [_body(r.body_text) for r in held.alarms]
+        screens = [] if held is None else [record.object_body() for record in held.screens]
+        alarms = [] if held is None else [record.object_body() for record in held.alarms]
         if settlement is not None:
             if not any(_at_settlement(screen) for screen in screens):
                 recorder.screen({"at": "settlement", "phase": "settled",
@@ -1030,15 +1030,6 @@ class StoreRecorder:
                 self._unreported = alarm
                 return
         report(alarm)
-
-
-def _body(text: str) -> dict[str, Any]:
-    """A record's body where it is a JSON object, else empty."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _at_settlement(screen: dict[str, Any]) -> bool:
