@@ -25,6 +25,7 @@ from dealer_assist.table.sources import (
     ShoeProblem,
 )
 from dealer_assist.webguard import Site
+from tests.test_connection_limits import closed_by_server
 
 #: The site of FastAPI's TestClient (its requests name the host "testserver").
 TEST_SITE = Site(frozenset({"testserver"}), "http", 80)
@@ -219,17 +220,6 @@ def test_every_dealer_input_reads_back_from_the_json_the_page_posts():
         assert touched.pin == "97531" and "97531" not in repr(touched)
 
 
-def _closed_by_server(connection: socket.socket, wait_s: float) -> bool:
-    """Whether the server closes ``connection`` within ``wait_s`` (it sends nothing before)."""
-    connection.settimeout(wait_s)
-    try:
-        return connection.recv(1) == b""
-    except TimeoutError:
-        return False
-    except ConnectionResetError:
-        return True
-
-
 def _answers(port: int) -> bool:
     with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
         connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
@@ -250,8 +240,8 @@ def test_connections_that_never_finish_their_headers_are_closed_and_capped(runne
             connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
             held.append(connection)
         # the cap closes the extra ones as they are accepted, the rest stay open
-        assert all(_closed_by_server(connection, 5.0) for connection in held[PER_ADDRESS:])
-        assert not any(_closed_by_server(connection, 0.05) for connection in held[:PER_ADDRESS])
+        assert all(closed_by_server(connection, 5.0) for connection in held[PER_ADDRESS:])
+        assert not any(closed_by_server(connection, 0.05) for connection in held[:PER_ADDRESS])
         for connection in held:
             connection.close()
         held.clear()
@@ -264,7 +254,7 @@ def test_connections_that_never_finish_their_headers_are_closed_and_capped(runne
     try:
         with socket.create_connection(("127.0.0.1", hasty.port), timeout=5) as connection:
             connection.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-            assert _closed_by_server(connection, 30.0)
+            assert closed_by_server(connection, 30.0)
         assert _answers(hasty.port)
     finally:
         hasty.stop()
