@@ -279,6 +279,10 @@ async def admit(touch: Touch, staff: StaffDesk | None, runner: TableRunner
 
 #: How long a touch's answer waits for the touch to be journaled.
 TOUCH_DURABLE_S = 5.0
+#: The largest WebSocket message taken from a client (the page sends none).
+WS_MAX_MESSAGE = 4096
+#: How long a stopping screen lets its open connections finish before closing them.
+STOP_GRACE_S = 2
 
 
 #: What an unpaired browser or client is told.
@@ -372,17 +376,38 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
         entry = (asyncio.get_running_loop(), inbox)
         with clients_lock:
             clients.add(entry)
-        try:
-            await socket.send_json(shown(runner.view()))
-            while True:
-                await socket.send_json(await inbox.get())
-        except (WebSocketDisconnect, RuntimeError):
-            pass
+        pushing = asyncio.ensure_future(_push_views(socket, shown(runner.view()), inbox))
+        listening = asyncio.ensure_future(_until_closed(socket))
+        try:  # ends when the client or the server closes, not at the next view
+            await asyncio.wait((pushing, listening), return_when=asyncio.FIRST_COMPLETED)
         finally:
+            for task in (pushing, listening):
+                task.cancel()
+            await asyncio.gather(pushing, listening, return_exceptions=True)
             with clients_lock:
                 clients.discard(entry)
 
     return RequestGuard(app, site)
+
+
+async def _push_views(socket: WebSocket, view: dict[str, Any],
+                      inbox: asyncio.Queue[dict[str, Any]]) -> None:
+    """Send ``view``, then each newer one, until the connection fails."""
+    try:
+        await socket.send_json(view)
+        while True:
+            await socket.send_json(await inbox.get())
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+
+
+async def _until_closed(socket: WebSocket) -> None:
+    """Return once the client or the server closes the connection. The page sends nothing over
+    it (touches go to /api/input): a client that sends a message is closed (1003)."""
+    message = await socket.receive()
+    if message["type"] != "websocket.disconnect":
+        logger.warning("closed a WebSocket from %s: it sent a message", socket.client)
+        await socket.close(code=1003, reason="the screen takes no messages over its WebSocket")
 
 
 def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) -> None:
@@ -414,6 +439,7 @@ class ScreenServer:
             port=port,
             log_level="warning", access_log=False, log_config=None,
             http=bounded_h11(header_timeout_s), loop=BOUNDED_LOOP,
+            ws_max_size=WS_MAX_MESSAGE, timeout_graceful_shutdown=STOP_GRACE_S,
             ssl_certfile=None if tls is None else str(tls.certfile),
             ssl_keyfile=None if tls is None else str(tls.keyfile),
         )
@@ -463,6 +489,8 @@ class ScreenServer:
         return self._thread is not None and self._thread.is_alive()
 
     def stop(self) -> None:
+        """Stop serving: open WebSockets are closed at once, requests in flight get
+        ``STOP_GRACE_S`` to finish; waits up to 5 s for the serving thread to end."""
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(5)

@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from dealer_assist import connection_limits
@@ -291,3 +291,33 @@ def test_over_tls_a_handshake_never_finished_is_closed(served, tmp_path, monkeyp
         connection.close()
     finally:
         screen.stop()
+
+
+def test_a_paired_websocket_does_not_hold_the_screen_open_when_it_stops(served):
+    """A stopping table's screen ends its serving thread though the dealer's page is still
+    connected (the handler waited for the next view, and uvicorn for the handler, 40 s and
+    more after the stop)."""
+    _, screen = served
+    with websocket(screen, Cookie=cookie(screen), Origin=screen.url.rstrip("/")) as socket:
+        assert json.loads(socket.recv(timeout=10))["table"] == "T5"
+        screen.stop()
+        assert not screen.running
+        with pytest.raises(ConnectionClosed):  # told so, not left hanging
+            socket.recv(timeout=10)
+
+
+def test_a_websocket_that_sends_a_message_is_closed_and_one_too_large_refused(served):
+    """The page sends nothing over its WebSocket; a client that does is closed (1003), and a
+    message over 4 KiB is refused as too big (1009) rather than buffered."""
+    runner, screen = served
+    for message, code in (("hello", 1003), ("x" * 5000, 1009)):
+        with websocket(screen, Cookie=cookie(screen), Origin=screen.url.rstrip("/")) as socket:
+            socket.recv(timeout=10)
+            socket.send(message)
+            with pytest.raises(ConnectionClosed) as closed:
+                while True:
+                    socket.recv(timeout=10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == code, message
+    with websocket(screen, Cookie=cookie(screen), Origin=screen.url.rstrip("/")) as socket:
+        assert json.loads(socket.recv(timeout=10))["table"] == "T5"  # the screen serves on
+    assert nothing_moved(runner)
