@@ -281,8 +281,9 @@ async def admit(touch: Touch, staff: StaffDesk | None, runner: TableRunner
 TOUCH_DURABLE_S = 5.0
 #: The largest WebSocket message taken from a client (the page sends none).
 WS_MAX_MESSAGE = 4096
-#: How long a stopping screen lets its open connections finish before closing them.
-STOP_GRACE_S = 2
+#: How long a stopping screen lets requests in flight finish before closing them (a touch's
+#: wait for the journal fits).
+STOP_GRACE_S = int(TOUCH_DURABLE_S) + 1
 
 
 #: What an unpaired browser or client is told.
@@ -490,7 +491,7 @@ class ScreenServer:
 
     def stop(self) -> None:
         """Stop serving: open WebSockets are closed at once, requests in flight get
-        ``STOP_GRACE_S`` to finish; waits up to 5 s for the serving thread to end."""
+        ``STOP_GRACE_S`` to finish; returns once the serving thread has ended (or 2 s later)."""
         self._server.should_exit = True
         if self._thread is not None:
-            self._thread.join(5)
+            self._thread.join(STOP_GRACE_S + 2)
