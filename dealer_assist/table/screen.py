@@ -19,11 +19,12 @@ import logging
 import socket
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from decimal import Decimal
 from importlib import resources
 from typing import Any
 
+import anyio
 import uvicorn
 from fastapi import Depends, FastAPI, HTTPException, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -377,18 +378,25 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
         entry = (asyncio.get_running_loop(), inbox)
         with clients_lock:
             clients.add(entry)
-        pushing = asyncio.ensure_future(_push_views(socket, shown(runner.view()), inbox))
-        listening = asyncio.ensure_future(_until_closed(socket))
         try:  # ends when the client or the server closes, not at the next view
-            await asyncio.wait((pushing, listening), return_when=asyncio.FIRST_COMPLETED)
+            await _first_to_end(_push_views(socket, shown(runner.view()), inbox),
+                                _until_closed(socket))
         finally:
-            for task in (pushing, listening):
-                task.cancel()
-            await asyncio.gather(pushing, listening, return_exceptions=True)
             with clients_lock:
                 clients.discard(entry)
 
     return RequestGuard(app, site)
+
+
+async def _first_to_end(*jobs: Coroutine[Any, Any, None]) -> None:
+    """Run ``jobs`` together until one of them ends; the others are cancelled."""
+    async with anyio.create_task_group() as group:
+        async def run(job: Coroutine[Any, Any, None]) -> None:
+            await job
+            group.cancel_scope.cancel()
+
+        for job in jobs:
+            group.start_soon(run, job)
 
 
 async def _push_views(socket: WebSocket, view: dict[str, Any],
