@@ -33,6 +33,7 @@ from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.assembly import TableSetup, assemble
 from dealer_assist.table.camera_source import FRAME_QUALITY
 from dealer_assist.table.loop import TableLoop
+from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
 from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.recording import EvidenceFiles
 from dealer_assist.table.screen import ScreenServer
@@ -80,7 +81,10 @@ FAILURES_ALLOWED = 3
 
 @dataclass(frozen=True, slots=True)
 class DemoOptions:
-    """How the demo runs: ``rounds`` None plays until stopped; ``pace_s`` between cards."""
+    """How the demo runs: ``rounds`` None plays until stopped; ``pace_s`` between cards;
+    ``camera_wait_s`` and ``max_camera_lag_s`` the table's patience with its camera (a test
+    lengthens them where it asks what the camera sees, not how soon: the demo renders its
+    frames on the cores that read them)."""
 
     rules: str = "h17-ddd-6"
     rounds: int | None = None
@@ -96,6 +100,8 @@ class DemoOptions:
     camera_deck: str = HOUSE_DECK  # the synthetic camera's card design
     frame_quality: int = FRAME_QUALITY  # JPEG quality of the camera frames recorded
     shoe: bool = True  # False: a hand-held game, read by the camera alone (cards it misses keyed)
+    camera_wait_s: float = CAMERA_WAIT_S
+    max_camera_lag_s: float = MAX_CAMERA_LAG_S
 
 
 def touch_json(item: DealerInput | NewShoe, pin: str | None = None) -> dict[str, object]:
@@ -226,7 +232,8 @@ class DemoTable:
                 tls=options.tls,
                 notes={"camera": camera_note} if camera is None and camera_note else {},
                 round_prefix=f"demo-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}",
-                evidence=self.evidence,
+                evidence=self.evidence, camera_wait_s=options.camera_wait_s,
+                max_camera_lag_s=options.max_camera_lag_s,
             ), make_sources, staff=StaffDesk(registry))
         except BaseException:
             self._release()
