@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import re
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -286,7 +286,7 @@ class QuickStore(RecordingStore):
 
 
 def test_a_store_that_refuses_writes_holds_up_the_room_and_loses_nothing(tmp_path: Path,
-                                                                         broker: Broker):
+                                                                         broker: Broker, caplog):
     table = BoxTable(tmp_path / "boxes", "T1")
     directory = tmp_path / "room"
     room = RoomThread(Room(lambda: QuickStore(directory, create=True), NatsConfig(broker.url),
@@ -299,8 +299,9 @@ def test_a_store_that_refuses_writes_holds_up_the_room_and_loses_nothing(tmp_pat
         before = len(held(backend, table))
         lock = sqlite3.connect(directory / "index.sqlite", isolation_level=None)
         lock.execute("BEGIN IMMEDIATE")  # another program holds the room's database
+        caplog.set_level(logging.ERROR, "dealer_assist.floor.room")
         table.play(1)
-        time.sleep(3)
+        assert wait_for(lambda: "the room's store refuses the records" in caplog.text)
         assert room.room.ingested == before  # nothing taken, so nothing acknowledged
         lock.execute("ROLLBACK")
         lock.close()

@@ -125,23 +125,24 @@ def test_auto_measures_both_and_logs_the_choice(caplog) -> None:
 
 
 def test_the_runtime_is_timed_as_the_camera_runs_frames() -> None:
-    """A runtime that runs one frame at a time (here: a lock around a 40 ms wait) beats one that
-    takes 60 ms but runs two at once when timed alone, and loses when timed two at once, as the
+    """A runtime that runs one frame at a time (here: a lock around a 60 ms wait) beats one that
+    takes 80 ms but runs two at once when timed alone, and loses when timed two at once, as the
     camera detects. Stand-ins, not runtimes: the real two differ by less than a machine's noise,
-    and only waits (no computing) make the difference certain on a loaded machine."""
+    and only waits (no computing) make the difference certain on a loaded machine: 20 ms a frame
+    either way (60 against 80 alone, 60 against 40 two at once), the median of three rounds."""
     one_at_a_time = threading.Lock()
 
     def queued(frame) -> None:
         with one_at_a_time:
-            time.sleep(0.04)
+            time.sleep(0.06)
 
     def parallel(frame) -> None:
-        time.sleep(0.06)
+        time.sleep(0.08)
 
     candidates = {"queued": queued, "parallel": parallel}
     frames = warmup_frames((64, 36), count=2)
-    alone = runtime.choose_runtime(candidates, frames, rounds=2)
-    two = runtime.choose_runtime(candidates, frames, rounds=2, at_once=2)
+    alone = runtime.choose_runtime(candidates, frames, rounds=3)
+    two = runtime.choose_runtime(candidates, frames, rounds=3, at_once=2)
     assert alone.runtime == "queued" and "one at a time" in alone.reason
     assert two.runtime == "parallel" and "2 at once" in two.reason
     assert two.measured_ms["parallel"] < two.measured_ms["queued"]
