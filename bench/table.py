@@ -302,12 +302,18 @@ def _camera_rounds(camera: object, what: str, rounds: int, shoe: bool = True) ->
             alarms = Counter(alarm.kind.value for alarm in demo.loop.alarms
                              if alarm.kind.value != "dealer asked")
             questions = demo.loop.questions_asked
+        cards = [event for path in Path(folder, "rounds").glob("*.jsonl")
+                 for event in map(json.loads, path.read_text().splitlines())
+                 if event["type"] == "card"]
+    placed = sum("to" in card for card in cards)
     print(
         f"camera in the live loop ({what}), 1280x720 frames, {rounds} rounds: "
         f"{frames / elapsed:.1f} frames/s, {1000 * busy / max(frames, 1):.0f} ms of pipeline a "
         f"frame, {elapsed / rounds:.1f} s a round; {exact}/{rounds} rounds settled exactly as "
         f"dealt; {questions} dealer questions ({questions / rounds:.2f} a round); "
-        f"{sum(alarms.values())} alarms"
+        + (f"{placed} of {len(cards)} shoe cards placed where the camera saw them land "
+           "(the rest, hole cards among them, by the rules); " if shoe else "")
+        + f"{sum(alarms.values())} alarms"
         + (f" ({', '.join(f'{kind} {n}' for kind, n in alarms.most_common())})" if alarms else "")
     )
 
