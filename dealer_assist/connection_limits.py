@@ -24,11 +24,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-import time
 from collections import Counter
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from dealer_assist.logs import Throttled
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,6 @@ logger = logging.getLogger(__name__)
 HEADER_TIMEOUT_S = 10.0
 #: Connections one client address may hold at once (a browser opens six, a screen a WebSocket).
 PER_ADDRESS = 32
-#: Seconds between two warnings of connections closed.
-WARN_EVERY_S = 60.0
 #: Seconds a client has to finish a TLS handshake (a browser does it in one round trip or two).
 HANDSHAKE_TIMEOUT_S = 10.0
 #: ``uvicorn.Config(loop=...)`` for :class:`HandshakeBoundedLoop`.
@@ -62,7 +61,7 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
     if header_timeout_s <= 0 or per_address < 1:
         raise ValueError("the header timeout must be above 0 and the cap at least 1")
     open_by_address: Counter[str] = Counter()
-    closed = _CloseLog()
+    closed = Throttled(logger)  # "connection closed: ..."
 
     class BoundedH11(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
@@ -76,7 +75,8 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
             if self._address is not None:
                 open_by_address[self._address] += 1
                 if open_by_address[self._address] > per_address:
-                    closed.note(f"{self._address}: over {per_address} connections at once")
+                    closed.warning("connection closed: %s: over %d connections at once",
+                                   self._address, per_address)
                     transport.close()
                     return
             self._time_headers()
@@ -125,27 +125,11 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
             if self.transport.is_closing() or self.transport.get_protocol() is not self:
                 return  # closed, or upgraded to a WebSocket
             if self.cycle is self._cycle_timed:
-                closed.note(f"{self._address}: no request's headers in {header_timeout_s:g} s")
+                closed.warning("connection closed: %s: no request's headers in %g s",
+                               self._address, header_timeout_s)
                 self.transport.close()
 
     return BoundedH11
-
-
-class _CloseLog:
-    """A warning for the connections closed, at most one every :data:`WARN_EVERY_S` (a flood
-    of them must not fill the disk with lines): the latest reason and how many since."""
-
-    def __init__(self) -> None:
-        self.last = -WARN_EVERY_S
-        self.unsaid = 0
-
-    def note(self, why: str) -> None:
-        self.unsaid += 1
-        now = time.monotonic()
-        if now - self.last >= WARN_EVERY_S:
-            logger.warning("connection closed: %s (%d closed since the last such line)", why,
-                           self.unsaid)
-            self.last, self.unsaid = now, 0
 
 
 def raise_open_file_limit() -> tuple[int, int]:

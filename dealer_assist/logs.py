@@ -25,6 +25,8 @@ FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(name)s: %(message)s"
 
 #: The logger every module's named logger is under.
 PACKAGE = "dealer_assist"
+#: Seconds between two lines of one throttled kind (:class:`Throttled`).
+QUIET_S = 60.0
 
 logger = logging.getLogger(__name__)
 _installed: list[logging.Handler] = []
@@ -116,3 +118,33 @@ def guarded(target: Callable[[], None], what: str,
 
     return run
 
+
+class Throttled:
+    """Warnings of one kind (a refused request, a closed connection) at most once every
+    ``every_s`` seconds: anyone who reaches a port can cause them, and a flood must not fill
+    the disk. A line said after others were held back ends with how many. Thread-safe."""
+
+    def __init__(self, log: logging.Logger, every_s: float = QUIET_S,
+                 clock: Callable[[], float] = time.monotonic):
+        self._log = log
+        self._every_s = every_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last: float | None = None
+        self._held = 0
+
+    def warning(self, message: str, *args: object) -> bool:
+        """Log ``message % args`` unless a line of this kind was said within ``every_s``
+        (then it is counted); whether it was said."""
+        with self._lock:
+            now = self._clock()
+            if self._last is not None and now - self._last < self._every_s:
+                self._held += 1
+                return False
+            held, self._held, self._last = self._held, 0, now
+        if held:
+            self._log.warning(f"{message} (and {held} more like it held back since the last "
+                              "such line)", *args)
+        else:
+            self._log.warning(message, *args)
+        return True

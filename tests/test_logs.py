@@ -121,3 +121,18 @@ def test_a_log_file_that_cannot_be_written_is_refused_naming_it(tmp_path):
                            "No such file or directory\n")
     done = dealer_assist("settle", "x.jsonl", "--log-level", "loud")
     assert done.returncode == 2 and "--log-level: invalid choice: 'loud'" in done.stderr
+
+
+def test_a_throttled_kind_says_one_line_a_minute_and_then_how_many_were_held(caplog):
+    caplog.set_level(logging.WARNING, "dealer_assist.test")
+    now = [100.0]
+    lines = logs.Throttled(logging.getLogger("dealer_assist.test"), clock=lambda: now[0])
+    said = [lines.warning("refused %s", n) for n in range(3)]
+    now[0] += 59.9
+    said.append(lines.warning("refused %s", 3))
+    now[0] += 0.1  # a minute after the first line
+    said.append(lines.warning("refused %s", 4))
+    said.append(lines.warning("refused %s", 5))
+    assert said == [True, False, False, False, True, False]
+    assert [r.getMessage() for r in caplog.records] == [
+        "refused 0", "refused 4 (and 3 more like it held back since the last such line)"]

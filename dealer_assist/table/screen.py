@@ -36,7 +36,7 @@ from dealer_assist.connection_limits import (
     bounded_h11,
     raise_open_file_limit,
 )
-from dealer_assist.logs import guarded
+from dealer_assist.logs import Throttled, guarded
 from dealer_assist.roundlog import StrictJSONError, load_strict
 from dealer_assist.rules import Action, Card, CardTarget, MoneyError, parse_money
 from dealer_assist.table.chips import ChipSet
@@ -305,6 +305,8 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     app = FastAPI(title="dealer-assist table", docs_url=None, redoc_url=None, openapi_url=None)
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()
+    # WebSockets refused (no pairing) and closed (a message sent): a line a minute at most
+    refused_sockets, closed_sockets = Throttled(logger), Throttled(logger)
     chip_set = chips or ChipSet.default()
     pace = PaceMeter()
 
@@ -370,7 +372,7 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     @app.websocket("/ws")
     async def updates(socket: WebSocket) -> None:
         if not access.paired(socket.cookies.get(COOKIE)):
-            logger.warning("refused a WebSocket from %s: %s", socket.client, NOT_PAIRED)
+            refused_sockets.warning("refused a WebSocket from %s: %s", socket.client, NOT_PAIRED)
             await refuse_websocket(socket.send, Refused(401, NOT_PAIRED))
             return
         await socket.accept()
@@ -380,7 +382,7 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
             clients.add(entry)
         try:  # ends when the client or the server closes, not at the next view
             await _first_to_end(_push_views(socket, shown(runner.view()), inbox),
-                                _until_closed(socket))
+                                _until_closed(socket, closed_sockets))
         finally:
             with clients_lock:
                 clients.discard(entry)
@@ -410,13 +412,18 @@ async def _push_views(socket: WebSocket, view: dict[str, Any],
         pass
 
 
-async def _until_closed(socket: WebSocket) -> None:
+async def _until_closed(socket: WebSocket, closed: Throttled) -> None:
     """Return once the client or the server closes the connection. The page sends nothing over
-    it (touches go to /api/input): a client that sends a message is closed (1003)."""
+    it (touches go to /api/input): a client that sends a message is closed (1003), and
+    ``closed`` says so."""
     message = await socket.receive()
     if message["type"] != "websocket.disconnect":
-        logger.warning("closed a WebSocket from %s: it sent a message", socket.client)
-        await socket.close(code=1003, reason="the screen takes no messages over its WebSocket")
+        closed.warning("closed a WebSocket from %s: it sent a message", socket.client)
+        try:
+            await socket.close(code=1003,
+                               reason="the screen takes no messages over its WebSocket")
+        except (WebSocketDisconnect, RuntimeError):
+            pass  # it went first
 
 
 def _replace_latest(inbox: asyncio.Queue[dict[str, Any]], view: dict[str, Any]) -> None:
@@ -498,8 +505,9 @@ class ScreenServer:
         return self._thread is not None and self._thread.is_alive()
 
     def stop(self) -> None:
-        """Stop serving: open WebSockets are closed at once, requests in flight get
-        ``STOP_GRACE_S`` to finish; returns once the serving thread has ended (or 2 s later)."""
+        """Stop serving: open WebSockets are closed and requests in flight get
+        ``STOP_GRACE_S`` to finish (a client not reading what it is sent may hold its
+        connection that long); returns once the serving thread has ended (or 2 s later)."""
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(STOP_GRACE_S + 2)

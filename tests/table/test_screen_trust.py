@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import socket
 import ssl
 import urllib.parse
@@ -293,17 +294,21 @@ def test_over_tls_a_handshake_never_finished_is_closed(served, tmp_path, monkeyp
         screen.stop()
 
 
-def test_a_paired_websocket_does_not_hold_the_screen_open_when_it_stops(served):
+def test_a_paired_websocket_does_not_hold_the_screen_open_when_it_stops(served, caplog):
     """A stopping table's screen ends its serving thread though the dealer's page is still
-    connected (the handler waited for the next view, and uvicorn for the handler, 40 s and
-    more after the stop)."""
+    connected: the page's WebSocket ends with the server, rather than being cancelled at the
+    end of the stop's grace (the handler waited for the next view, and uvicorn for the
+    handler, 40 s and more after the stop, before a grace bounded it)."""
+    caplog.set_level(logging.WARNING)
     _, screen = served
     with websocket(screen, Cookie=cookie(screen), Origin=screen.url.rstrip("/")) as socket:
         assert json.loads(socket.recv(timeout=10))["table"] == "T5"
         screen.stop()
         assert not screen.running
-        with pytest.raises(ConnectionClosed):  # told so, not left hanging
+        with pytest.raises(ConnectionClosed) as closed:  # told so, not left hanging
             socket.recv(timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012  # restarting
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def test_a_websocket_that_sends_a_message_is_closed_and_one_too_large_refused(served):
@@ -320,4 +325,26 @@ def test_a_websocket_that_sends_a_message_is_closed_and_one_too_large_refused(se
             assert closed.value.rcvd is not None and closed.value.rcvd.code == code, message
     with websocket(screen, Cookie=cookie(screen), Origin=screen.url.rstrip("/")) as socket:
         assert json.loads(socket.recv(timeout=10))["table"] == "T5"  # the screen serves on
+    assert nothing_moved(runner)
+
+
+def test_a_flood_of_refused_requests_is_logged_once_a_minute(served, caplog):
+    """Anyone who reaches the port can be refused: 200 requests and WebSockets from another
+    origin, or without the cookie, leave one line of each kind in the table's log, not 200
+    (at a few hundred a second, a day's flood filled gigabytes of the box's disk)."""
+    caplog.set_level(logging.WARNING, "dealer_assist")
+    runner, screen = served
+    for _ in range(50):
+        assert request(screen, "POST", "/api/input", json.dumps(BET).encode(),
+                       Cookie=cookie(screen), Content_Type="application/json",
+                       Origin="http://evil.example")[0] == 403
+        assert request(screen, "GET", "/api/view")[0] == 401
+        for headers in ({"Cookie": cookie(screen), "Origin": "http://evil.example"},
+                        {"Origin": screen.url.rstrip("/")}):
+            with pytest.raises(InvalidStatus):
+                websocket(screen, **headers)
+    lines = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+    assert len(lines) == 2, lines  # the guard's first (the POST), the screen's unpaired socket
+    assert lines[0].startswith("refused POST /api/input from 127.0.0.1")
+    assert lines[1].startswith("refused a WebSocket from ")
     assert nothing_moved(runner)
