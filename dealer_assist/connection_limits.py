@@ -75,7 +75,7 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
             if self._address is not None:
                 open_by_address[self._address] += 1
                 if open_by_address[self._address] > per_address:
-                    closed.warning("connection closed: %s: over %d connections at once",
+                    closed.warning("cap", "connection closed: %s: over %d connections at once",
                                    self._address, per_address)
                     transport.close()
                     return
@@ -125,7 +125,7 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
             if self.transport.is_closing() or self.transport.get_protocol() is not self:
                 return  # closed, or upgraded to a WebSocket
             if self.cycle is self._cycle_timed:
-                closed.warning("connection closed: %s: no request's headers in %g s",
+                closed.warning("headers", "connection closed: %s: no request's headers in %g s",
                                self._address, header_timeout_s)
                 self.transport.close()
 

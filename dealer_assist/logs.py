@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 #: The level names a command line or a configuration may give, least severe first.
 LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -120,9 +120,12 @@ def guarded(target: Callable[[], None], what: str,
 
 
 class Throttled:
-    """Warnings of one kind (a refused request, a closed connection) at most once every
-    ``every_s`` seconds: anyone who reaches a port can cause them, and a flood must not fill
-    the disk. A line said after others were held back ends with how many. Thread-safe."""
+    """Warnings by kind (a refusal by its status, a connection closed by its cause), each kind
+    at most once every ``every_s`` seconds: anyone who reaches a port can cause them, and a
+    flood must not fill the disk, nor one kind's flood hide another kind. A line said after
+    others of its kind were held back ends with how many (a burst's last count is said with
+    the next line of its kind). ``kind``: from a small set the code chooses, never the
+    client's words. Thread-safe."""
 
     def __init__(self, log: logging.Logger, every_s: float = QUIET_S,
                  clock: Callable[[], float] = time.monotonic):
@@ -130,21 +133,22 @@ class Throttled:
         self._every_s = every_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._last: float | None = None
-        self._held = 0
+        self._last: dict[Hashable, float] = {}
+        self._held: dict[Hashable, int] = {}
 
-    def warning(self, message: str, *args: object) -> bool:
-        """Log ``message % args`` unless a line of this kind was said within ``every_s``
-        (then it is counted); whether it was said."""
+    def warning(self, kind: Hashable, message: str, *args: object) -> None:
+        """Log ``message % args`` unless a line of ``kind`` was said within ``every_s`` (then
+        it is counted)."""
         with self._lock:
             now = self._clock()
-            if self._last is not None and now - self._last < self._every_s:
-                self._held += 1
-                return False
-            held, self._held, self._last = self._held, 0, now
+            last = self._last.get(kind)
+            if last is not None and now - last < self._every_s:
+                self._held[kind] = self._held.get(kind, 0) + 1
+                return
+            held = self._held.pop(kind, 0)
+            self._last[kind] = now
         if held:
-            self._log.warning(f"{message} (and {held} more like it held back since the last "
-                              "such line)", *args)
+            self._log.warning(f"{message} (and {held} more of this kind held back since the "
+                              "last such line)", *args)
         else:
             self._log.warning(message, *args)
-        return True

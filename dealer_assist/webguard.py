@@ -175,8 +175,8 @@ class RequestGuard:
     ``site`` is called for each request, so a server may learn its port after it listens.
     ``navigable(path)``: whether a GET or HEAD of ``path`` may come from another site's link or
     bookmark (``Sec-Fetch-Site`` is then not checked; ``Host`` and ``Origin`` still are);
-    by default no path may. A refusal is logged as a warning, at most once a minute
-    (:class:`~dealer_assist.logs.Throttled`)."""
+    by default no path may. A refusal is logged as a warning, at most once a minute for each
+    kind (HTTP or WebSocket, and its status: :class:`~dealer_assist.logs.Throttled`)."""
 
     def __init__(self, app: ASGIApp, site: Callable[[], Site], max_body: int = MAX_BODY,
                  navigable: Callable[[str], bool] = nowhere):
@@ -210,8 +210,9 @@ class RequestGuard:
             _check_content(scope["method"], headers, self.max_body)
             body, gone = await _read_body(receive, self.max_body)
         except Refused as refused:
-            self.refusals.warning("refused %s %s from %s: %s", scope["method"],
-                                  scope.get("path"), _client(scope), refused.detail)
+            self.refusals.warning(("http", refused.status), "refused %s %s from %s: %s",
+                                  scope["method"], scope.get("path"), _client(scope),
+                                  refused.detail)
             await _send_refusal(send, refused)
             return
         replayed = False
@@ -230,7 +231,8 @@ class RequestGuard:
             self._check(_headers(scope))
         except Refused as refused:
             await receive()  # the handshake's websocket.connect, answered by the refusal
-            self.refusals.warning("refused a WebSocket to %s from %s: %s", scope.get("path"),
+            self.refusals.warning(("websocket", refused.status),
+                                  "refused a WebSocket to %s from %s: %s", scope.get("path"),
                                   _client(scope), refused.detail)
             await refuse_websocket(send, refused)
             return

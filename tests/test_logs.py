@@ -124,15 +124,19 @@ def test_a_log_file_that_cannot_be_written_is_refused_naming_it(tmp_path):
 
 
 def test_a_throttled_kind_says_one_line_a_minute_and_then_how_many_were_held(caplog):
+    """Each kind on its own clock: a flood of one kind hides no line of another."""
     caplog.set_level(logging.WARNING, "dealer_assist.test")
     now = [100.0]
     lines = logs.Throttled(logging.getLogger("dealer_assist.test"), clock=lambda: now[0])
-    said = [lines.warning("refused %s", n) for n in range(3)]
+    for n in range(3):
+        lines.warning("origin", "refused %s", n)
+    lines.warning("host", "rebinding %s", 0)
     now[0] += 59.9
-    said.append(lines.warning("refused %s", 3))
+    lines.warning("origin", "refused %s", 3)
     now[0] += 0.1  # a minute after the first line
-    said.append(lines.warning("refused %s", 4))
-    said.append(lines.warning("refused %s", 5))
-    assert said == [True, False, False, False, True, False]
+    lines.warning("origin", "refused %s", 4)
+    lines.warning("origin", "refused %s", 5)
+    lines.warning("host", "rebinding %s", 1)
     assert [r.getMessage() for r in caplog.records] == [
-        "refused 0", "refused 4 (and 3 more like it held back since the last such line)"]
+        "refused 0", "rebinding 0",
+        "refused 4 (and 3 more of this kind held back since the last such line)", "rebinding 1"]

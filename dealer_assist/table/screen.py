@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import socket
 import threading
 import unicodedata
@@ -284,7 +285,7 @@ TOUCH_DURABLE_S = 5.0
 WS_MAX_MESSAGE = 4096
 #: How long a stopping screen lets requests in flight finish before closing them (a touch's
 #: wait for the journal fits).
-STOP_GRACE_S = int(TOUCH_DURABLE_S) + 1
+STOP_GRACE_S = math.ceil(TOUCH_DURABLE_S) + 1
 
 
 #: What an unpaired browser or client is told.
@@ -306,7 +307,7 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     clients: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]] = set()
     clients_lock = threading.Lock()
     # WebSockets refused (no pairing) and closed (a message sent): a line a minute at most
-    refused_sockets, closed_sockets = Throttled(logger), Throttled(logger)
+    refusals = Throttled(logger)
     chip_set = chips or ChipSet.default()
     pace = PaceMeter()
 
@@ -372,7 +373,8 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
     @app.websocket("/ws")
     async def updates(socket: WebSocket) -> None:
         if not access.paired(socket.cookies.get(COOKIE)):
-            refused_sockets.warning("refused a WebSocket from %s: %s", socket.client, NOT_PAIRED)
+            refusals.warning("not paired", "refused a WebSocket from %s: %s", socket.client,
+                             NOT_PAIRED)
             await refuse_websocket(socket.send, Refused(401, NOT_PAIRED))
             return
         await socket.accept()
@@ -382,7 +384,7 @@ def create_app(runner: TableRunner, access: ScreenAccess, site: Callable[[], Sit
             clients.add(entry)
         try:  # ends when the client or the server closes, not at the next view
             await _first_to_end(_push_views(socket, shown(runner.view()), inbox),
-                                _until_closed(socket, closed_sockets))
+                                _until_closed(socket, refusals))
         finally:
             with clients_lock:
                 clients.discard(entry)
@@ -412,13 +414,14 @@ async def _push_views(socket: WebSocket, view: dict[str, Any],
         pass
 
 
-async def _until_closed(socket: WebSocket, closed: Throttled) -> None:
+async def _until_closed(socket: WebSocket, refusals: Throttled) -> None:
     """Return once the client or the server closes the connection. The page sends nothing over
     it (touches go to /api/input): a client that sends a message is closed (1003), and
-    ``closed`` says so."""
+    ``refusals`` says so."""
     message = await socket.receive()
     if message["type"] != "websocket.disconnect":
-        closed.warning("closed a WebSocket from %s: it sent a message", socket.client)
+        refusals.warning("sent a message", "closed a WebSocket from %s: it sent a message",
+                         socket.client)
         try:
             await socket.close(code=1003,
                                reason="the screen takes no messages over its WebSocket")

@@ -22,6 +22,7 @@ from dealer_assist.table.runner import TableRunner
 from dealer_assist.table.simulation.demo import (
     DEMO_DEALER,
     DEMO_SUPERVISOR,
+    VOID_REASON,
     DemoOptions,
     DemoTable,
 )
@@ -185,6 +186,8 @@ def test_headless_demo_reads_the_cards_with_its_camera_by_default(tmp_path):
     files = sorted((tmp_path / "rounds").glob("*.jsonl"))
     assert len(files) == settled
     assert len(list((tmp_path / "void").glob("*.jsonl"))) == voided
+    for reason in (tmp_path / "void").glob("*.reason.txt"):  # what the demo voids, and why
+        assert f"{VOID_REASON} (" in reason.read_text()  # and the state it was left in
     dealt = {path: [event for event in map(json.loads, path.read_text().splitlines())
                     if event["type"] == "card"] for path in files}
     # where each card landed comes from the camera alone (a shoe-only table records no "to");

@@ -82,9 +82,8 @@ FAILURES_ALLOWED = 3
 @dataclass(frozen=True, slots=True)
 class DemoOptions:
     """How the demo runs: ``rounds`` None plays until stopped; ``pace_s`` between cards;
-    ``camera_wait_s`` and ``max_camera_lag_s`` the table's patience with its camera (a test
-    lengthens them where it asks what the camera sees, not how soon: the demo renders its
-    frames on the cores that read them)."""
+    ``camera_wait_s`` and ``max_camera_lag_s`` the table's patience with its camera (see
+    :mod:`dealer_assist.table.pairing`)."""
 
     rules: str = "h17-ddd-6"
     rounds: int | None = None
