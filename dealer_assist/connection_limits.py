@@ -28,6 +28,7 @@ from collections import Counter
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from dealer_assist.logs import Throttled
 
@@ -52,6 +53,29 @@ class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
         if kwargs.get("ssl") is not None and kwargs.get("ssl_handshake_timeout") is None:
             kwargs["ssl_handshake_timeout"] = HANDSHAKE_TIMEOUT_S
         return await super().create_server(*args, **kwargs)
+
+
+class BackpressuredWebSocket(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol (``uvicorn.Config(ws=...)``), reading nothing more from a
+    client while what the server has still to send it is over the transport's high-water mark.
+    uvicorn answers each ping with a pong however much is waiting to be sent: a client sending
+    pings and reading nothing made that grow without end."""
+
+    _paused_for_writing = False
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if not self.transport.is_closing() and self.transport.is_reading():
+            self.transport.pause_reading()
+            self._paused_for_writing = True
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._paused_for_writing:
+            self._paused_for_writing = False
+            # still paused when uvicorn holds a message the app has not taken
+            if not self.read_paused and not self.transport.is_closing():
+                self.transport.resume_reading()
 
 
 def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,

@@ -34,6 +34,7 @@ from fastapi.staticfiles import StaticFiles
 from dealer_assist.connection_limits import (
     BOUNDED_LOOP,
     HEADER_TIMEOUT_S,
+    BackpressuredWebSocket,
     bounded_h11,
     raise_open_file_limit,
 )
@@ -458,7 +459,8 @@ class ScreenServer:
             port=port,
             log_level="warning", access_log=False, log_config=None,
             http=bounded_h11(header_timeout_s), loop=BOUNDED_LOOP,
-            ws_max_size=WS_MAX_MESSAGE, timeout_graceful_shutdown=STOP_GRACE_S,
+            ws=BackpressuredWebSocket, ws_max_size=WS_MAX_MESSAGE,
+            timeout_graceful_shutdown=STOP_GRACE_S,
             ssl_certfile=None if tls is None else str(tls.certfile),
             ssl_keyfile=None if tls is None else str(tls.keyfile),
         )

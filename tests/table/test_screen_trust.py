@@ -8,11 +8,14 @@ attacker's host name, a WebSocket from anywhere, and bodies read to their end ho
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import logging
+import os
 import socket
 import ssl
+import time
 import urllib.parse
 from decimal import Decimal
 from pathlib import Path
@@ -349,3 +352,41 @@ def test_a_flood_of_refused_requests_is_logged_once_a_minute_for_each_kind(serve
     assert lines == ["refused GET /api/view", "refused POST /api/input", "refused a WebSocket",
                      "refused a WebSocket to /ws"], lines
     assert nothing_moved(runner)
+
+
+def test_a_paired_client_sending_pings_and_reading_nothing_is_read_no_further(served):
+    """uvicorn answers every ping with a pong, however many wait to be sent: a client that
+    sent pings and read nothing grew what the screen held for it by every ping (22 MB for 200
+    000 in a review). Once the pongs waiting pass the transport's high-water mark the screen
+    reads nothing more from it; once it reads them, the screen reads from it again."""
+    _, screen = served
+    raw = socket.create_connection(("127.0.0.1", screen.port), timeout=10)
+    key = base64.b64encode(os.urandom(16)).decode()
+    raw.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{screen.port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13"
+                f"\r\nOrigin: {screen.url.rstrip('/')}\r\nCookie: {cookie(screen)}\r\n\r\n"
+                .encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += raw.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 101 ")
+    [server_side] = [c for c in screen._server.server_state.connections
+                     if isinstance(c, connection_limits.BackpressuredWebSocket)]
+    payload = bytes(125)  # a ping's largest; masked with zeros, as a client must mask
+    pings = (b"\x89\xfd" + bytes(4) + payload) * 1000  # 131 kB
+    raw.setblocking(False)
+    sent, limit = 0, 64 * 2**20
+    while server_side.transport.is_reading() and sent < limit:
+        try:
+            sent += raw.send(pings)
+        except BlockingIOError:
+            time.sleep(0.01)
+    assert not server_side.transport.is_reading(), f"{sent} bytes of pings all read"
+    assert not server_side.transport.is_closing()  # paused, not dropped
+    assert server_side.transport.get_write_buffer_size() < 2**20
+    raw.setblocking(True)
+    deadline = time.monotonic() + 30
+    while not server_side.transport.is_reading() and time.monotonic() < deadline:
+        raw.recv(2**20)  # the pongs read: the screen reads again
+    assert server_side.transport.is_reading()
+    raw.close()
