@@ -63,11 +63,26 @@ class BackpressuredWebSocket(WebSocketsSansIOProtocol):
 
     _paused_for_writing = False
 
+    def _hold_reading(self) -> None:
+        """Reading off while writing is paused, whoever turned it back on (uvicorn's receive
+        resumes it for its own pause, not knowing of this one)."""
+        if not self.writable.is_set() and not self.transport.is_closing():
+            self._paused_for_writing = True
+            if self.transport.is_reading():
+                self.transport.pause_reading()
+
     def pause_writing(self) -> None:
         super().pause_writing()
-        if not self.transport.is_closing() and self.transport.is_reading():
-            self.transport.pause_reading()
-            self._paused_for_writing = True
+        self._hold_reading()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._hold_reading()
+
+    async def receive(self) -> Any:
+        message = await super().receive()
+        self._hold_reading()
+        return message
 
     def resume_writing(self) -> None:
         super().resume_writing()

@@ -15,8 +15,10 @@ import logging
 import os
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -354,13 +356,14 @@ def test_a_flood_of_refused_requests_is_logged_once_a_minute_for_each_kind(serve
     assert nothing_moved(runner)
 
 
-def test_a_paired_client_sending_pings_and_reading_nothing_is_read_no_further(served):
-    """uvicorn answers every ping with a pong, however many wait to be sent: a client that
-    sent pings and read nothing grew what the screen held for it by every ping (22 MB for 200
-    000 in a review). Once the pongs waiting pass the transport's high-water mark the screen
-    reads nothing more from it; once it reads them, the screen reads from it again."""
-    _, screen = served
-    raw = socket.create_connection(("127.0.0.1", screen.port), timeout=10)
+def paired_raw_websocket(screen: ScreenServer, **options: int) -> socket.socket:
+    """A paired WebSocket's TCP connection, upgraded and then left to the test (``options``:
+    socket options set before connecting, e.g. ``SO_RCVBUF``)."""
+    raw = socket.socket()
+    for option, value in options.items():
+        raw.setsockopt(socket.SOL_SOCKET, getattr(socket, option), value)
+    raw.settimeout(10)
+    raw.connect(("127.0.0.1", screen.port))
     key = base64.b64encode(os.urandom(16)).decode()
     raw.sendall(f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{screen.port}\r\nUpgrade: websocket\r\n"
                 f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13"
@@ -370,23 +373,80 @@ def test_a_paired_client_sending_pings_and_reading_nothing_is_read_no_further(se
     while b"\r\n\r\n" not in answer:
         answer += raw.recv(4096)
     assert answer.startswith(b"HTTP/1.1 101 ")
-    [server_side] = [c for c in screen._server.server_state.connections
-                     if isinstance(c, connection_limits.BackpressuredWebSocket)]
-    payload = bytes(125)  # a ping's largest; masked with zeros, as a client must mask
-    pings = (b"\x89\xfd" + bytes(4) + payload) * 1000  # 131 kB
+    return raw
+
+
+def server_side(screen: ScreenServer) -> connection_limits.BackpressuredWebSocket:
+    """The screen's one WebSocket connection, as its server holds it."""
+    [connection] = [c for c in screen._server.server_state.connections
+                    if isinstance(c, connection_limits.BackpressuredWebSocket)]
+    return connection
+
+
+#: A ping with the largest payload a ping may carry, masked (with zeros) as a client's must be.
+PING = b"\x89\xfd" + bytes(4) + bytes(125)
+
+
+def send_pings(raw: socket.socket, until: Callable[[int], bool], seconds: float = 60) -> int:
+    """Send whole pings, never waiting, until ``until(bytes sent)`` or ``seconds``; the bytes
+    sent."""
     raw.setblocking(False)
-    sent, limit = 0, 64 * 2**20
-    while server_side.transport.is_reading() and sent < limit:
+    sent, left, deadline = 0, memoryview(b""), time.monotonic() + seconds
+    while not until(sent) and time.monotonic() < deadline:
+        left = left or memoryview(PING * 1000)  # a partial send's rest first: frames whole
         try:
-            sent += raw.send(pings)
+            done = raw.send(left)
         except BlockingIOError:
             time.sleep(0.01)
-    assert not server_side.transport.is_reading(), f"{sent} bytes of pings all read"
-    assert not server_side.transport.is_closing()  # paused, not dropped
-    assert server_side.transport.get_write_buffer_size() < 2**20
+            continue
+        sent, left = sent + done, left[done:]
     raw.setblocking(True)
+    return sent
+
+
+def test_a_paired_client_sending_pings_and_reading_nothing_is_read_no_further(served):
+    """uvicorn answers every ping with a pong, however many wait to be sent: a client that
+    sent pings and read nothing grew what the screen held for it by every ping (22 MB for 200
+    000 in a review). Once the pongs waiting pass the transport's high-water mark the screen
+    reads nothing more from it; once it reads them, the screen reads from it again."""
+    _, screen = served
+    raw = paired_raw_websocket(screen)
+    held = server_side(screen)
+    sent = send_pings(raw, lambda sent: not held.transport.is_reading() or sent > 64 * 2**20)
+    assert not held.transport.is_reading(), f"{sent} bytes of pings all read"
+    assert not held.transport.is_closing()  # paused, not dropped
+    assert held.transport.get_write_buffer_size() < 2**20
     deadline = time.monotonic() + 30
-    while not server_side.transport.is_reading() and time.monotonic() < deadline:
+    while not held.transport.is_reading() and time.monotonic() < deadline:
         raw.recv(2**20)  # the pongs read: the screen reads again
-    assert server_side.transport.is_reading()
+    assert held.transport.is_reading()
+    raw.close()
+
+
+def test_a_message_behind_the_pings_that_fill_the_buffer_does_not_lift_the_pause(served):
+    """Pings whose pongs pass the high-water mark, then a message, in one read: uvicorn queues
+    the message and resumes reading when the app takes it, not knowing why reading was paused;
+    reading must stay off while the pongs wait (a review's client held 75 MB so)."""
+    _, screen = served
+    raw = paired_raw_websocket(screen, SO_RCVBUF=8192)  # no autotuned megabytes of room
+    held = server_side(screen)
+    while held.transport.get_write_buffer_size() == 0:  # the kernel's room for pongs filled
+        raw.sendall(PING * 10)
+        time.sleep(0.001)
+    entered, release = threading.Event(), threading.Event()
+
+    def hold_the_loop() -> None:  # so that what comes next is read in one piece
+        entered.set()
+        release.wait(10)
+
+    held.loop.call_soon_threadsafe(hold_the_loop)
+    assert entered.wait(10)
+    assert held.transport.is_reading() and held.writable.is_set()
+    raw.sendall(PING * 600 + b"\x81\x82" + bytes(4) + b"hi")  # 76 kB of pongs, then a message
+    release.set()
+    deadline = time.monotonic() + 30
+    while held.transport.is_reading() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sent = send_pings(raw, lambda sent: sent > 16 * 2**20, seconds=3)
+    assert held.transport.get_write_buffer_size() < 2**20, f"{sent} bytes of pings read"
     raw.close()
