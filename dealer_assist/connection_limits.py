@@ -61,15 +61,12 @@ class BackpressuredWebSocket(WebSocketsSansIOProtocol):
     uvicorn answers each ping with a pong however much is waiting to be sent: a client sending
     pings and reading nothing made that grow without end."""
 
-    _paused_for_writing = False
-
     def _hold_reading(self) -> None:
         """Reading off while writing is paused, whoever turned it back on (uvicorn's receive
         resumes it for its own pause, not knowing of this one)."""
-        if not self.writable.is_set() and not self.transport.is_closing():
-            self._paused_for_writing = True
-            if self.transport.is_reading():
-                self.transport.pause_reading()
+        if not self.writable.is_set() and not self.transport.is_closing() \
+                and self.transport.is_reading():
+            self.transport.pause_reading()
 
     def pause_writing(self) -> None:
         super().pause_writing()
@@ -86,11 +83,9 @@ class BackpressuredWebSocket(WebSocketsSansIOProtocol):
 
     def resume_writing(self) -> None:
         super().resume_writing()
-        if self._paused_for_writing:
-            self._paused_for_writing = False
-            # still paused when uvicorn holds a message the app has not taken
-            if not self.read_paused and not self.transport.is_closing():
-                self.transport.resume_reading()
+        # still paused when uvicorn holds a message the app has not taken
+        if not self.read_paused and not self.transport.is_closing():
+            self.transport.resume_reading()
 
 
 def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,

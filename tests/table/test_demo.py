@@ -255,10 +255,9 @@ class ScriptedCamera:
             if self.runner is not None:
                 assert self.runner.wait_idle(30)
 
-    def follow(self, runner: TableRunner) -> ScriptedCamera:
+    def follow(self, runner: TableRunner) -> None:
         """Wait for ``runner`` to take in each report."""
         self.runner = runner
-        return self
 
     @property
     def sees_hole_card(self) -> bool:
