@@ -12,11 +12,15 @@ dealer's screen runs inside the table's process, which then cannot open its own 
 - :func:`raise_open_file_limit` lifts the process's soft limit on open files to its hard limit,
   so that limit is not the first thing a burst of connections reaches.
 
-A WebSocket, once upgraded, is the WebSocket protocol's: no longer timed or counted here (the
-app refuses one it does not let in, which closes it). Over TLS a connection reaches this
-protocol once its handshake is done; before that it is :class:`HandshakeBoundedLoop`'s (give
-``uvicorn.Config(loop=BOUNDED_LOOP)``): a handshake not done in :data:`HANDSHAKE_TIMEOUT_S` is
-closed (asyncio's own patience is 60 s), and the cap does not count it.
+A WebSocket, once upgraded, is the WebSocket protocol's: no longer timed here (the app refuses one
+it does not let in, which closes it), but still counted under its address until it is gone, where
+the protocol is :class:`BackpressuredWebSocket` (``uvicorn.Config(ws=...)``); that protocol also
+cuts off a closing WebSocket that has not sent what it still had to send within
+:data:`CLOSE_FLUSH_S`, so that a client that stops reading holds no connection open. Over TLS a
+connection reaches this protocol once its handshake is done; before that it is
+:class:`HandshakeBoundedLoop`'s (give ``uvicorn.Config(loop=BOUNDED_LOOP)``): a handshake not
+done in :data:`HANDSHAKE_TIMEOUT_S` is closed (asyncio's own patience is 60 s), and the cap does
+not count it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import asyncio
 import logging
 import resource
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -40,6 +45,8 @@ HEADER_TIMEOUT_S = 10.0
 PER_ADDRESS = 32
 #: Seconds a client has to finish a TLS handshake (a browser does it in one round trip or two).
 HANDSHAKE_TIMEOUT_S = 10.0
+#: Seconds a closing WebSocket has to send what it still has to send before it is cut off.
+CLOSE_FLUSH_S = 10.0
 #: ``uvicorn.Config(loop=...)`` for :class:`HandshakeBoundedLoop`.
 BOUNDED_LOOP = f"{__name__}:HandshakeBoundedLoop"
 
@@ -55,11 +62,57 @@ class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
         return await super().create_server(*args, **kwargs)
 
 
+class _FlushBoundedTransport:
+    """A transport whose ``close()`` becomes ``abort()`` when what it still has to send is not
+    sent within :data:`CLOSE_FLUSH_S` (asyncio waits for it as long as the client lets it);
+    everything else is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._cutoff: asyncio.TimerHandle | None = None
+
+    def close(self) -> None:
+        self._transport.close()
+        if self._cutoff is None and self._transport.get_write_buffer_size() > 0:
+            self._cutoff = self._loop.call_later(CLOSE_FLUSH_S, self._cut_off)
+
+    def _cut_off(self) -> None:
+        logger.debug("a closing WebSocket had not sent its last %d bytes in %g s: cut off",
+                     self._transport.get_write_buffer_size(), CLOSE_FLUSH_S)
+        self._transport.abort()
+
+    def forget_cutoff(self) -> None:
+        if self._cutoff is not None:
+            self._cutoff.cancel()
+            self._cutoff = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class BackpressuredWebSocket(WebSocketsSansIOProtocol):
     """uvicorn's WebSocket protocol (``uvicorn.Config(ws=...)``), reading nothing more from a
     client while what the server has still to send it is over the transport's high-water mark.
     uvicorn answers each ping with a pong however much is waiting to be sent: a client sending
-    pings and reading nothing made that grow without end."""
+    pings and reading nothing made that grow without end. Closing, it waits at most
+    :data:`CLOSE_FLUSH_S` for what it still has to send. ``when_lost``, if set, is called once
+    the connection is gone (:func:`bounded_h11` counts the connection until then)."""
+
+    when_lost: Callable[[], None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        super().connection_made(_FlushBoundedTransport(transport, self.loop))  # type: ignore[arg-type]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        try:
+            super().connection_lost(exc)  # closes the transport, which may set a cutoff
+        finally:
+            self.transport.forget_cutoff()  # type: ignore[attr-defined]
+            if self.when_lost is not None:
+                self.when_lost()
+                self.when_lost = None
 
     def _hold_reading(self) -> None:
         """Reading off while writing is paused, whoever turned it back on (uvicorn's receive
@@ -120,10 +173,15 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
             super().connection_lost(exc)
 
         def handle_websocket_upgrade(self, event: Any) -> None:
+            self._forget_deadline()
             try:
                 super().handle_websocket_upgrade(event)
             finally:
-                self._release()  # the WebSocket protocol has the connection now
+                upgraded = self.transport.get_protocol()
+                if isinstance(upgraded, BackpressuredWebSocket) and upgraded is not self:
+                    upgraded.when_lost = self._release  # counted until the WebSocket is gone
+                else:
+                    self._release()
 
         def _release(self) -> None:
             self._forget_deadline()

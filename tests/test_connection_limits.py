@@ -1,10 +1,12 @@
 """The web servers' connection limits (``dealer_assist.connection_limits``) on a real uvicorn
 server and real sockets: the parts the dealer's screen test (tests/table/test_screen.py) does
-not reach, with a small ASGI app whose one slow path answers after a wait."""
+not reach, with a small ASGI app whose one slow path answers after a wait, and whose two
+WebSockets either wait for the client to leave or send it 8 MiB and end."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 import threading
@@ -15,12 +17,14 @@ from typing import Any
 
 import pytest
 import uvicorn
+from websockets.sync.client import connect
 
 from dealer_assist import connection_limits
-from dealer_assist.connection_limits import BOUNDED_LOOP, bounded_h11
+from dealer_assist.connection_limits import BOUNDED_LOOP, BackpressuredWebSocket, bounded_h11
 from tests.surveillance import certificates
 
 SLOW_S = 1.5
+BIG = 8 * 1024 * 1024  # more than both kernels' socket buffers take on loopback
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -32,6 +36,15 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             else:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    if scope["type"] == "websocket":
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        if scope["path"] == "/big":
+            await send({"type": "websocket.send", "bytes": bytes(BIG)})
+            return  # uvicorn closes the connection, with most of the 8 MiB still to send
+        while (await receive())["type"] != "websocket.disconnect":
+            pass
+        return
     if scope["path"] == "/slow":
         await asyncio.sleep(SLOW_S)
     await send({"type": "http.response.start", "status": 200,
@@ -39,31 +52,37 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"ok"})
 
 
-def _served(**tls: str) -> Iterator[int]:
+def _served(**tls: str) -> Iterator[tuple[int, uvicorn.Server]]:
     listening = socket.create_server(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="error", loop=BOUNDED_LOOP,
                                            http=bounded_h11(header_timeout_s=0.5,
-                                                            per_address=4), **tls))
+                                                            per_address=4),
+                                           ws=BackpressuredWebSocket, **tls))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
-    yield listening.getsockname()[1]
+    yield listening.getsockname()[1], server
     server.should_exit = True
     thread.join(10)
 
 
 @pytest.fixture
-def port() -> Iterator[int]:
+def served() -> Iterator[tuple[int, uvicorn.Server]]:
     yield from _served()
+
+
+@pytest.fixture
+def port(served: tuple[int, uvicorn.Server]) -> int:
+    return served[0]
 
 
 @pytest.fixture
 def tls_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, Path]]:
     monkeypatch.setattr(connection_limits, "HANDSHAKE_TIMEOUT_S", 0.5)
     certfile, keyfile = certificates.self_signed(tmp_path)
-    for port in _served(ssl_certfile=str(certfile), ssl_keyfile=str(keyfile)):
+    for port, _ in _served(ssl_certfile=str(certfile), ssl_keyfile=str(keyfile)):
         yield port, certfile
 
 
@@ -143,3 +162,50 @@ def test_tls_handshakes_not_finished_are_closed_and_a_real_client_is_served(
             context.wrap_socket(raw, server_hostname="127.0.0.1") as connection:
         connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert connection.recv(65536).startswith(b"HTTP/1.1 200")
+
+
+def test_open_websockets_count_under_the_cap_until_they_are_gone(port: int) -> None:
+    """Four WebSockets open from one address fill its cap, so a fifth connection is closed at
+    once (once, an upgraded WebSocket left the count: one address could hold as many as it
+    opened); one of them closed, a request is served again."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(connect(f"ws://127.0.0.1:{port}/wait", open_timeout=5))
+                   for _ in range(4)]
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as fifth:
+            fifth.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert closed_by_server(fifth, 5.0)
+        sockets[0].close()
+        deadline = time.monotonic() + 5
+        while True:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as again:
+                again.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                answer = _read_until_closed(again, 2.0)
+            if answer.startswith(b"HTTP/1.1 200") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)  # the server may take the closed WebSocket's leave a moment later
+        assert answer.startswith(b"HTTP/1.1 200")
+
+
+def test_a_closing_websocket_whose_client_reads_nothing_is_cut_off(
+        served: tuple[int, uvicorn.Server], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app sends 8 MiB and ends; the client, after its handshake, reads nothing. The
+    server's close waits for the rest to be sent, at most ``CLOSE_FLUSH_S`` (once, for as long
+    as the client kept the connection: its file descriptor, its buffer and its place under the
+    cap); then the connection is gone and its address's place free."""
+    monkeypatch.setattr(connection_limits, "CLOSE_FLUSH_S", 0.5)
+    port, server = served
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    client.connect(("127.0.0.1", port))
+    try:
+        client.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                       b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                       b"Sec-WebSocket-Version: 13\r\n\r\n")
+        client.settimeout(5)
+        assert client.recv(12) == b"HTTP/1.1 101"
+        deadline = time.monotonic() + 10
+        while server.server_state.connections and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not server.server_state.connections
+    finally:
+        client.close()
