@@ -15,12 +15,11 @@ dealer's screen runs inside the table's process, which then cannot open its own 
 A WebSocket, once upgraded, is the WebSocket protocol's: no longer timed here (the app refuses one
 it does not let in, which closes it), but still counted under its address until it is gone, where
 the protocol is :class:`BackpressuredWebSocket` (``uvicorn.Config(ws=...)``); that protocol also
-cuts off a closing WebSocket that has not sent what it still had to send within
-:data:`CLOSE_FLUSH_S`, so that a client that stops reading holds no connection open. Over TLS a
-connection reaches this protocol once its handshake is done; before that it is
-:class:`HandshakeBoundedLoop`'s (give ``uvicorn.Config(loop=BOUNDED_LOOP)``): a handshake not
-done in :data:`HANDSHAKE_TIMEOUT_S` is closed (asyncio's own patience is 60 s), and the cap does
-not count it.
+cuts off a closing WebSocket that is not gone within :data:`CLOSE_FLUSH_S`, so that a client that
+stops reading holds no connection open. Over TLS a connection reaches this protocol once its
+handshake is done; before that it is :class:`HandshakeBoundedLoop`'s (give
+``uvicorn.Config(loop=BOUNDED_LOOP)``): a handshake not done in :data:`HANDSHAKE_TIMEOUT_S` is
+closed (asyncio's own patience is 60 s), and the cap does not count it.
 """
 
 from __future__ import annotations
@@ -45,8 +44,10 @@ HEADER_TIMEOUT_S = 10.0
 PER_ADDRESS = 32
 #: Seconds a client has to finish a TLS handshake (a browser does it in one round trip or two).
 HANDSHAKE_TIMEOUT_S = 10.0
-#: Seconds a closing WebSocket has to send what it still has to send before it is cut off.
-CLOSE_FLUSH_S = 10.0
+#: Seconds a closing WebSocket has to send what it still has to send before it is cut off: less
+#: than the screen's grace for requests in flight at a stop (``screen.STOP_GRACE_S``), so that a
+#: page that stopped reading is gone before that grace ends.
+CLOSE_FLUSH_S = 5.0
 #: ``uvicorn.Config(loop=...)`` for :class:`HandshakeBoundedLoop`.
 BOUNDED_LOOP = f"{__name__}:HandshakeBoundedLoop"
 
@@ -63,9 +64,10 @@ class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
 
 
 class _FlushBoundedTransport:
-    """A transport whose ``close()`` becomes ``abort()`` when what it still has to send is not
-    sent within :data:`CLOSE_FLUSH_S` (asyncio waits for it as long as the client lets it);
-    everything else is the transport's own."""
+    """A transport whose ``close()`` becomes ``abort()`` if the connection is not gone within
+    :data:`CLOSE_FLUSH_S` (asyncio waits for what is still to be sent as long as the client lets
+    it, and over TLS for the client's own close as long as 30 s); everything else is the
+    transport's own. The protocol calls :meth:`forget_cutoff` once the connection is gone."""
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
@@ -73,13 +75,14 @@ class _FlushBoundedTransport:
         self._cutoff: asyncio.TimerHandle | None = None
 
     def close(self) -> None:
+        if self._transport.is_closing():
+            return  # uvicorn closes more than once; a TLS transport closed twice breaks
         self._transport.close()
-        if self._cutoff is None and self._transport.get_write_buffer_size() > 0:
-            self._cutoff = self._loop.call_later(CLOSE_FLUSH_S, self._cut_off)
+        self._cutoff = self._loop.call_later(CLOSE_FLUSH_S, self._cut_off)
 
     def _cut_off(self) -> None:
-        logger.debug("a closing WebSocket had not sent its last %d bytes in %g s: cut off",
-                     self._transport.get_write_buffer_size(), CLOSE_FLUSH_S)
+        self._cutoff = None
+        logger.debug("a closing WebSocket not gone in %g s: cut off", CLOSE_FLUSH_S)
         self._transport.abort()
 
     def forget_cutoff(self) -> None:

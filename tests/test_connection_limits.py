@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import ssl
 import threading
@@ -187,12 +188,14 @@ def test_open_websockets_count_under_the_cap_until_they_are_gone(port: int) -> N
 
 
 def test_a_closing_websocket_whose_client_reads_nothing_is_cut_off(
-        served: tuple[int, uvicorn.Server], monkeypatch: pytest.MonkeyPatch) -> None:
+        served: tuple[int, uvicorn.Server], monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     """The app sends 8 MiB and ends; the client, after its handshake, reads nothing. The
     server's close waits for the rest to be sent, at most ``CLOSE_FLUSH_S`` (once, for as long
     as the client kept the connection: its file descriptor, its buffer and its place under the
-    cap); then the connection is gone and its address's place free."""
+    cap); then the connection is cut off and gone."""
     monkeypatch.setattr(connection_limits, "CLOSE_FLUSH_S", 0.5)
+    caplog.set_level(logging.DEBUG, connection_limits.__name__)
     port, server = served
     client = socket.socket()
     client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -207,5 +210,6 @@ def test_a_closing_websocket_whose_client_reads_nothing_is_cut_off(
         while server.server_state.connections and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not server.server_state.connections
+        assert any("cut off" in r.getMessage() for r in caplog.records)  # not sent in full
     finally:
         client.close()
