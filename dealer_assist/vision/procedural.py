@@ -39,7 +39,12 @@ _UNMAPPED = "\U000F0001"  # a private-use code point no font here maps
 
 def installed_fonts() -> list[Path]:
     """Every TrueType/OpenType font under the Debian font folders."""
-    return sorted(p for d in FONT_DIRS if d.is_dir() for p in d.rglob("*")
+    return fonts_under(FONT_DIRS)
+
+
+def fonts_under(folders: tuple[Path, ...] | list[Path]) -> list[Path]:
+    """Every TrueType/OpenType font under ``folders`` (a missing folder holds none), sorted."""
+    return sorted(p for d in folders if d.is_dir() for p in d.rglob("*")
                   if p.suffix.lower() in (".ttf", ".otf"))
 
 

@@ -41,7 +41,12 @@ from dealer_assist.vision.artwork import (
     load_designs,
 )
 from dealer_assist.vision.detector import MODELS_DIR
-from dealer_assist.vision.procedural import drawn_designs, mixed_with_drawn
+from dealer_assist.vision.procedural import (
+    drawn_designs,
+    fonts_under,
+    installed_fonts,
+    mixed_with_drawn,
+)
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES, SUIT_CLASSES, crop_index
 from dealer_assist.vision.scenes import SceneConfig, check_card_width, render_scene
 
@@ -128,16 +133,19 @@ _WORKER_DESIGNS: list[Design] = []
 
 
 def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int,
-                      weights: bool, upright_share: float) -> list[Design]:
+                      weights: bool, upright_share: float, font_dirs: list[Path]
+                      ) -> list[Design]:
     real = load_designs(names) + [load_design(f) for f in faces] * max(1, len(names) // 2)
-    return mixed_with_drawn(real, drawn_designs(drawn, seed, weights=weights,
+    fonts = installed_fonts() + fonts_under(font_dirs)
+    return mixed_with_drawn(real, drawn_designs(drawn, seed, fonts, weights=weights,
                                                 upright_share=upright_share))
 
 
 def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int,
-                  weights: bool, upright_share: float) -> None:
+                  weights: bool, upright_share: float, font_dirs: list[Path]) -> None:
     cv2.setNumThreads(1)  # one process per core already
-    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights, upright_share)
+    _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights, upright_share,
+                                           font_dirs)
 
 
 def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig | None
@@ -147,11 +155,12 @@ def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig
 
 def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
                  seed: int, *, weights: bool = False, upright_share: float = 0.0,
-                 config: SceneConfig | None = None
+                 font_dirs: list[Path] | None = None, config: SceneConfig | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The training crops of ``scenes`` scenes, rendered in chunks on every core; the same
     crops whatever the core count. ``weights``, ``upright_share``: see
-    :func:`.procedural.drawn_designs`; ``config``: the scene generator's knobs (default its
+    :func:`.procedural.drawn_designs`; ``font_dirs``: fonts the drawn decks may print their
+    ranks in besides the installed ones; ``config``: the scene generator's knobs (default its
     own)."""
     chunks = [min(CHUNK_SCENES, scenes - start) for start in range(0, scenes, CHUNK_SCENES)]
     seeds = np.random.SeedSequence(seed).spawn(len(chunks))
@@ -159,7 +168,7 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                              initializer=_start_worker,
                              initargs=(names, faces, drawn, seed, weights,
-                                       upright_share)) as pool:
+                                       upright_share, font_dirs or [])) as pool:
         parts = list(pool.map(_render_chunk, chunks, seeds, [config] * len(chunks)))
     crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
     return crops, ranks, suits
@@ -198,6 +207,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the share of drawn decks that print their bottom-right index "
                         "upright, or its rank alone upright, rather than turned over (half each "
                         "way; default 0: every deck turns it, as 0.11's reader was trained)")
+    p.add_argument("--font-dir", type=Path, action="append", default=[], metavar="DIR",
+                   help="a folder of TrueType/OpenType fonts the drawn decks may also print "
+                        "their ranks in (repeatable; default none: the installed fonts alone)")
     p.add_argument("--scenes", type=options.SCENES, default=12000)
     p.add_argument("--epochs", type=options.EPOCHS, default=16)
     p.add_argument("--seed", type=options.SEED, default=14)
@@ -289,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     crops, ranks, suits = render_crops(
         names, args.faces, args.drawn, args.scenes, args.seed, weights=args.drawn_weights,
-        upright_share=args.drawn_upright, config=SceneConfig(card_width=(least, most)))
+        upright_share=args.drawn_upright, font_dirs=args.font_dir,
+        config=SceneConfig(card_width=(least, most)))
     render_s = time.time() - started
     print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
           f"in {render_s:.0f} s", flush=True)
@@ -333,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
                       opset_version=17, dynamo=False)
     summary = {"designs": names, "drawn": args.drawn, "drawn_weights": args.drawn_weights,
                "drawn_upright": args.drawn_upright,
+               "font_files": [f.name for f in fonts_under(args.font_dir)],
                "enrolled": [str(f) for f in args.faces],
                "scenes": args.scenes, "card_width": list(args.card_width), "crops": len(x),
                "epochs": args.epochs, "seed": args.seed,

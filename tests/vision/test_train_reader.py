@@ -67,6 +67,32 @@ def test_an_upright_share_reaches_the_rendering_processes() -> None:
     assert not (len(turned) == len(serial) and np.array_equal(turned, serial))
 
 
+@pytest.mark.skipif(not text_fonts(installed_fonts()), reason="no fonts for drawn decks; "
+                    "run scripts/install-card-art.sh")
+def test_a_font_folder_reaches_the_rendering_processes(tmp_path) -> None:
+    """``--font-dir``: every worker draws the decks from the installed fonts and the folder's
+    (found in its subfolders too, other files left alone)."""
+    font = text_fonts(installed_fonts())[0]
+    (tmp_path / "family").mkdir()
+    copies = [tmp_path / "family" / f"Extra{i:02d}-{font.name}" for i in range(30)]
+    for copy in copies:
+        copy.write_bytes(font.read_bytes())
+    (tmp_path / "family" / "README").write_text("not a font")
+    widened_fonts = installed_fonts() + copies
+
+    def scene(seed: int, fonts: list) -> np.ndarray:
+        (chunk,) = np.random.SeedSequence(seed).spawn(1)
+        return train_reader.make_crops(drawn_designs(1, seed, fonts), 1, chunk)[0]
+
+    def same(a: np.ndarray, b: np.ndarray) -> bool:
+        return a.shape == b.shape and np.array_equal(a, b)
+
+    # a seed whose one scene the folder's fonts change (most do; the search keeps it exact)
+    seed = next(s for s in range(20) if not same(scene(s, widened_fonts), scene(s, None)))
+    crops, _, _ = train_reader.render_crops([], [], 1, 1, seed=seed, font_dirs=[tmp_path])
+    assert same(crops, scene(seed, widened_fonts))
+
+
 @pytest.mark.parametrize("widths", [["0", "80"], ["80", "58"], ["58", "inf"], ["nan", "80"]])
 def test_a_card_width_that_cannot_be_rendered_is_refused(widths, capsys) -> None:
     with pytest.raises(SystemExit) as refused:
