@@ -73,12 +73,13 @@ class _FlushBoundedTransport:
         self._transport = transport
         self._loop = loop
         self._cutoff: asyncio.TimerHandle | None = None
+        self._gone = False
 
     def close(self) -> None:
-        if self._transport.is_closing():
-            return  # uvicorn closes more than once; a TLS transport closed twice breaks
-        self._transport.close()
-        self._cutoff = self._loop.call_later(CLOSE_FLUSH_S, self._cut_off)
+        if not self._transport.is_closing():
+            self._transport.close()  # once: a TLS transport closed twice breaks
+        if self._cutoff is None and not self._gone:  # closed by asyncio itself (EOF) too
+            self._cutoff = self._loop.call_later(CLOSE_FLUSH_S, self._cut_off)
 
     def _cut_off(self) -> None:
         self._cutoff = None
@@ -86,6 +87,7 @@ class _FlushBoundedTransport:
         self._transport.abort()
 
     def forget_cutoff(self) -> None:
+        self._gone = True
         if self._cutoff is not None:
             self._cutoff.cancel()
             self._cutoff = None
@@ -116,6 +118,9 @@ class BackpressuredWebSocket(WebSocketsSansIOProtocol):
             if self.when_lost is not None:
                 self.when_lost()
                 self.when_lost = None
+
+    def eof_received(self) -> None:
+        self.transport.close()  # the client's end: what is left to send gets CLOSE_FLUSH_S
 
     def _hold_reading(self) -> None:
         """Reading off while writing is paused, whoever turned it back on (uvicorn's receive
