@@ -166,6 +166,7 @@ def test_the_shipped_readers_runs_repeat_from_the_bare_command() -> None:
     for setting in ("epochs", "seed", "init", "lr"):
         assert run[setting] == getattr(defaults, setting), setting
     assert run.get("drawn_upright", 0.0) == defaults.drawn_upright
+    assert run.get("bfloat16", True) == defaults.bfloat16  # every run before the flag: True
     assert tuple(run.get("card_width", defaults.card_width)) == tuple(defaults.card_width)
     assert len(set(seeds)) == len(seeds)
     assert train_reader.parser().parse_args(["--no-drawn-weights"]).drawn_weights is False
