@@ -186,7 +186,7 @@ def bounded_h11(header_timeout_s: float = HEADER_TIMEOUT_S,
                 super().handle_websocket_upgrade(event)
             finally:
                 upgraded = self.transport.get_protocol()
-                if isinstance(upgraded, BackpressuredWebSocket) and upgraded is not self:
+                if isinstance(upgraded, BackpressuredWebSocket):
                     upgraded.when_lost = self._release  # counted until the WebSocket is gone
                 else:
                     self._release()

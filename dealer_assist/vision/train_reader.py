@@ -135,19 +135,18 @@ _WORKER_DESIGNS: list[Design] = []
 
 
 def _training_designs(names: list[str], faces: list[Path], drawn: int, seed: int,
-                      weights: bool, upright_share: float, font_dirs: list[Path]
+                      weights: bool, upright_share: float, extra_fonts: list[Path]
                       ) -> list[Design]:
     real = load_designs(names) + [load_design(f) for f in faces] * max(1, len(names) // 2)
-    fonts = installed_fonts() + fonts_under(font_dirs)
-    return mixed_with_drawn(real, drawn_designs(drawn, seed, fonts, weights=weights,
-                                                upright_share=upright_share))
+    return mixed_with_drawn(real, drawn_designs(drawn, seed, installed_fonts() + extra_fonts,
+                                                weights=weights, upright_share=upright_share))
 
 
 def _start_worker(names: list[str], faces: list[Path], drawn: int, seed: int,
-                  weights: bool, upright_share: float, font_dirs: list[Path]) -> None:
+                  weights: bool, upright_share: float, extra_fonts: list[Path]) -> None:
     cv2.setNumThreads(1)  # one process per core already
     _WORKER_DESIGNS[:] = _training_designs(names, faces, drawn, seed, weights, upright_share,
-                                           font_dirs)
+                                           extra_fonts)
 
 
 def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig | None
@@ -157,12 +156,12 @@ def _render_chunk(scenes: int, seed: np.random.SeedSequence, config: SceneConfig
 
 def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
                  seed: int, *, weights: bool = False, upright_share: float = 0.0,
-                 font_dirs: list[Path] | None = None, config: SceneConfig | None = None
+                 extra_fonts: list[Path] | None = None, config: SceneConfig | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The training crops of ``scenes`` scenes, rendered in chunks on every core; the same
     crops whatever the core count. ``weights``, ``upright_share``: see
-    :func:`.procedural.drawn_designs`; ``font_dirs``: fonts the drawn decks may print their
-    ranks in besides the installed ones; ``config``: the scene generator's knobs (default its
+    :func:`.procedural.drawn_designs`; ``extra_fonts``: font files the drawn decks may print
+    their ranks in besides the installed ones; ``config``: the scene generator's knobs (default its
     own)."""
     chunks = [min(CHUNK_SCENES, scenes - start) for start in range(0, scenes, CHUNK_SCENES)]
     seeds = np.random.SeedSequence(seed).spawn(len(chunks))
@@ -170,7 +169,7 @@ def render_crops(names: list[str], faces: list[Path], drawn: int, scenes: int,
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
                              initializer=_start_worker,
                              initargs=(names, faces, drawn, seed, weights,
-                                       upright_share, font_dirs or [])) as pool:
+                                       upright_share, extra_fonts or [])) as pool:
         parts = list(pool.map(_render_chunk, chunks, seeds, [config] * len(chunks)))
     crops, ranks, suits = (np.concatenate([part[i] for part in parts]) for i in range(3))
     return crops, ranks, suits
@@ -303,10 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     model = model.to(memory_format=torch.channels_last)
     names = [d for d in installed_designs() if d not in HELD_OUT_DESIGNS]
     print(f"rendering {args.scenes} scenes for the reader's crops", flush=True)
+    extra_fonts = fonts_under(args.font_dir)
     started = time.time()
     crops, ranks, suits = render_crops(
         names, args.faces, args.drawn, args.scenes, args.seed, weights=args.drawn_weights,
-        upright_share=args.drawn_upright, font_dirs=args.font_dir,
+        upright_share=args.drawn_upright, extra_fonts=extra_fonts,
         config=SceneConfig(card_width=(least, most)))
     render_s = time.time() - started
     print(f"{len(crops)} crops ({int((ranks == NOT_INDEX).sum())} negatives) "
@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
                       opset_version=17, dynamo=False)
     summary = {"designs": names, "drawn": args.drawn, "drawn_weights": args.drawn_weights,
                "drawn_upright": args.drawn_upright, "bfloat16": args.bfloat16,
-               "font_files": [f.name for f in fonts_under(args.font_dir)],
+               "font_files": [f.name for f in extra_fonts],
                "enrolled": [str(f) for f in args.faces],
                "scenes": args.scenes, "card_width": list(args.card_width), "crops": len(x),
                "epochs": args.epochs, "seed": args.seed,

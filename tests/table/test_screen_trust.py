@@ -314,7 +314,7 @@ def test_a_paired_websocket_does_not_hold_the_screen_open_when_it_stops(served, 
         with pytest.raises(ConnectionClosed) as closed:  # told so, not left hanging
             socket.recv(timeout=10)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012  # restarting
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+    assert errors_logged(caplog) == []
 
 
 def errors_logged(caplog) -> list[str]:

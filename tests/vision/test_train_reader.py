@@ -12,7 +12,7 @@ import pytest
 
 from dealer_assist.vision import train_reader
 from dealer_assist.vision.artwork import HELD_OUT_DESIGNS, installed_designs, load_designs
-from dealer_assist.vision.procedural import drawn_designs, installed_fonts, text_fonts
+from dealer_assist.vision.procedural import drawn_designs, fonts_under, installed_fonts, text_fonts
 from dealer_assist.vision.reader import CROP_SIZE, RANK_CLASSES
 from dealer_assist.vision.scenes import SceneConfig
 
@@ -70,8 +70,8 @@ def test_an_upright_share_reaches_the_rendering_processes() -> None:
 @pytest.mark.skipif(not text_fonts(installed_fonts()), reason="no fonts for drawn decks; "
                     "run scripts/install-card-art.sh")
 def test_a_font_folder_reaches_the_rendering_processes(tmp_path) -> None:
-    """``--font-dir``: every worker draws the decks from the installed fonts and the folder's
-    (found in its subfolders too, other files left alone)."""
+    """``--font-dir``: the folder's fonts are found in its subfolders too (other files left
+    alone), and every worker draws the decks from the installed fonts and those."""
     font = text_fonts(installed_fonts())[0]
     (tmp_path / "family").mkdir()
     copies = [tmp_path / "family" / f"Extra{i:02d}-{font.name}" for i in range(30)]
@@ -89,7 +89,9 @@ def test_a_font_folder_reaches_the_rendering_processes(tmp_path) -> None:
 
     # a seed whose one scene the folder's fonts change (most do; the search keeps it exact)
     seed = next(s for s in range(20) if not same(scene(s, widened_fonts), scene(s, None)))
-    crops, _, _ = train_reader.render_crops([], [], 1, 1, seed=seed, font_dirs=[tmp_path])
+    extra_fonts = fonts_under([tmp_path])
+    assert extra_fonts == copies
+    crops, _, _ = train_reader.render_crops([], [], 1, 1, seed=seed, extra_fonts=extra_fonts)
     assert same(crops, scene(seed, widened_fonts))
 
 
