@@ -1,7 +1,7 @@
 """What checking each card against the shoe costs the camera, against naming it, per frame.
 
     PYTHONPATH=. python bench/shoe_check.py [--designs anglo kennard] [--rounds 2] [--seed 7]
-                                            [--hold 4]
+                                            [--hold 4] [--size 1280x720|3072x1728]
 
 Renders a scripted deal on the demo's felt (the synthetic camera's seats and card size: each
 card shown for ``--hold`` frames, the shoe's code in flight for the first 3, now and then
@@ -21,6 +21,9 @@ verified-search's ("the same", or how many differ). Frames are JPEG-coded as a c
 delivers them and decoded once each (the decoding's time printed apart: JPEG to cards is
 decoding plus a check's "both").
 ``--hold`` sets how many frames each card is shown (4; a card a second at 30 frames/s is 30).
+``--size 3072x1728`` deals all seven seats on the demo's felt spread over a 3072x1728 frame, the
+cards keeping their 80 px (``VirtualTable(scale=2.4)``: a camera over a whole felt); the default
+is the demo's 1280x720 view of its played seats.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -41,6 +45,8 @@ from machine import cpu_model  # noqa: E402
 
 from dealer_assist.rules import Card, CardTarget  # noqa: E402
 from dealer_assist.table.simulation.synthetic_camera import (  # noqa: E402
+    ALL_SEATS,
+    FRAME_SIZE,
     PLAYED_SEATS,
     SyntheticFelt,
     VirtualTable,
@@ -57,17 +63,19 @@ from dealer_assist.vision.tracker import CardTracker  # noqa: E402
 
 #: How the frames are JPEG-coded, as a camera's Motion JPEG delivers them.
 JPEG_QUALITY = 90
+#: Each ``--size``: the virtual table's scale and the seats dealt (a whole felt at 3K).
+VIEWS = {"1280x720": (1.0, PLAYED_SEATS), "3072x1728": (2.4, ALL_SEATS)}
 
 
-def scripted_frames(design_name: str, rounds: int, seed: int, hold: int,
-                    ) -> list[tuple[np.ndarray, tuple[str, ...]]]:
+def scripted_frames(design_name: str, rounds: int, seed: int, hold: int, table: VirtualTable,
+                    ) -> Iterator[tuple[np.ndarray, tuple[str, ...]]]:
     """The deal's frames, each with the shoe's codes in flight while it was grabbed."""
     rng = np.random.default_rng(seed)
-    felt = SyntheticFelt(load_designs([design_name])[0], VirtualTable(PLAYED_SEATS), seed=5)
-    spots = ([CardTarget(s, 0) for s in PLAYED_SEATS] + [DEALER_SPOT]
-             + [CardTarget(s, 0) for s in PLAYED_SEATS]
-             + [CardTarget(s, 0) for s in PLAYED_SEATS[:2]])
-    frames = []
+    felt = SyntheticFelt(load_designs([design_name])[0], table, seed=5)
+    seats = table.seats
+    spots = ([CardTarget(s, 0) for s in seats] + [DEALER_SPOT]
+             + [CardTarget(s, 0) for s in seats]
+             + [CardTarget(s, 0) for s in seats[:2]])
     for _ in range(rounds):
         for k, spot in enumerate(spots):
             code = str(rng.choice(CARD_CODES))
@@ -77,15 +85,15 @@ def scripted_frames(design_name: str, rounds: int, seed: int, hold: int,
                 flight: tuple[str, ...] = (code,) if f < 3 else ()
                 if f == 0 and k % 3 == 2:
                     flight = (code, str(rng.choice(CARD_CODES)))
-                frames.append((felt.render().image, flight))
+                yield felt.render().image, flight
         felt.show(FinishRound())
-        frames += [(felt.render().image, ()) for _ in range(8)]
-    return frames
+        for _ in range(8):
+            yield felt.render().image, ()
 
 
-def measure(design_name: str, rounds: int, seed: int, hold: int) -> None:
+def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualTable) -> None:
     frames = [(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])[1], flight)
-              for image, flight in scripted_frames(design_name, rounds, seed, hold)]
+              for image, flight in scripted_frames(design_name, rounds, seed, hold, table)]
     detector = CardDetector(DEFAULT_MODEL, threads=1)
     for jpeg, _ in frames[:3]:
         detector.detect(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))  # warm
@@ -120,8 +128,8 @@ def measure(design_name: str, rounds: int, seed: int, hold: int) -> None:
             times[name][0].append(detected - started)
             times[name][1].append(time.thread_time() - detected)
     size = cv2.imdecode(frames[0][0], cv2.IMREAD_COLOR).shape
-    print(f"deck {design_name}, {size[1]}x{size[0]} JPEG at quality {JPEG_QUALITY}: decoding "
-          f"{_ms(decode)}")
+    print(f"deck {design_name}, {size[1]}x{size[0]} JPEG at quality {JPEG_QUALITY}, seats "
+          f"{','.join(map(str, table.seats))}: decoding {_ms(decode)}")
     for name, (detect, track) in times.items():
         both = [d + t for d, t in zip(detect, track, strict=True)]
         same = "" if name in ("named", "verified-search") else \
@@ -152,13 +160,17 @@ def main() -> None:
     parser.add_argument("--hold", type=int, choices=range(4, 61), default=4, metavar="4-60",
                         help="frames each card is shown before the next lands (default 4; a "
                              "card a second at 30 frames/s: 30)")
+    parser.add_argument("--size", choices=VIEWS, default=f"{FRAME_SIZE[0]}x{FRAME_SIZE[1]}",
+                        help="the frame: the demo's view of its played seats (default), or all "
+                             "seven seats spread over a 3K frame, cards still 80 px")
     args = parser.parse_args()
     missing = [d for d in args.designs if d not in installed_designs()]
     if missing:
         parser.error(f"designs not installed: {', '.join(missing)} (scripts/install-card-art.sh)")
     print(f"CPU: {cpu_model()}, os.cpu_count() = {os.cpu_count()}")
+    scale, seats = VIEWS[args.size]
     for design in args.designs:
-        measure(design, args.rounds, args.seed, args.hold)
+        measure(design, args.rounds, args.seed, args.hold, VirtualTable(seats, scale=scale))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import pytest
 from dealer_assist.rules import Card, CardTarget
 from dealer_assist.table.simulation.demo import DEMO_DEALER, DemoOptions, DemoTable
 from dealer_assist.table.simulation.synthetic_camera import (
+    ALL_SEATS,
     CARD_WIDTH,
     FAN_STEP,
     FRAME_SIZE,
@@ -24,7 +25,7 @@ from dealer_assist.table.simulation.synthetic_camera import (
     scene_truth,
     truth_camera,
 )
-from dealer_assist.table.sources import FeltCard, FeltStacks
+from dealer_assist.table.sources import DEALER_SPOT, FeltCard, FeltStacks
 
 artwork = pytest.importorskip("dealer_assist.vision.artwork")
 if not artwork.installed_designs():
@@ -108,15 +109,50 @@ def test_demo_rounds_read_by_shoe_and_rendered_camera_settle_as_played(tmp_path,
         assert camera.source.frames_processed > 10
 
 
-def test_the_demos_split_hands_lie_in_their_own_seats_zone_and_in_the_frame():
+@pytest.mark.parametrize("seats, scale", [(PLAYED_SEATS, 1.0), (ALL_SEATS, 2.4)])
+def test_the_demos_split_hands_lie_in_their_own_seats_zone_and_in_the_frame(seats, scale):
     """Seat 3's second split hand once fanned into seat 2's zone: the camera then saw its cards
-    land at seat 2 and the dealer was asked where they went."""
-    table = VirtualTable(PLAYED_SEATS)
-    for seat in PLAYED_SEATS:
+    land at seat 2 and the dealer was asked where they went. Spread over a 3K frame, all seven
+    seats' split hands keep clear of each other."""
+    table = VirtualTable(seats, scale=scale)
+    width, height = table.frame_size
+    for seat in seats:
         for stack in (0, 1):
             x0, y0 = table.stack_origin(seat, stack)
             for position in range(6):
                 x, y = x0 + FAN_STEP[0] * position, y0 + FAN_STEP[1] * position
                 assert table.zone_of(x, y) == ("seat", seat), (seat, stack, position)
-                assert CARD_WIDTH / 2 <= x <= FRAME_SIZE[0] - CARD_WIDTH / 2
-                assert y <= FRAME_SIZE[1] - 0.7 * CARD_WIDTH
+                assert CARD_WIDTH / 2 <= x <= width - CARD_WIDTH / 2
+                assert y <= height - 0.7 * CARD_WIDTH
+
+
+def test_a_table_spread_over_a_3k_frame_keeps_its_cards_80_px_wide(design):
+    """``scale`` 2.4: the frame a camera over a whole felt gives (3072x1728), the cards the
+    install's width, each card in its seat's or the dealer's zone and every index visible."""
+    table = VirtualTable(ALL_SEATS, scale=2.4)
+    assert table.frame_size == (3072, 1728)
+    felt = SyntheticFelt(design, table, seed=2)
+    for seat in ALL_SEATS:
+        for code in ("8S", "KD", "3C"):
+            felt.show(FeltCard(Card.parse(code), CardTarget(seat, 0)))
+        felt.show(FeltCard(Card.parse("AS"), CardTarget(seat, 1), True))
+    for code in ("7S", "QH", "4D", "6C", "JD"):
+        felt.show(FeltCard(Card.parse(code), DEALER_SPOT))
+    scene = felt.render()
+    assert scene.image.shape == (1728, 3072, 3)
+    assert len(scene.cards) == 4 * len(ALL_SEATS) + 5
+    dealt = [("seat", seat) for seat in ALL_SEATS for _ in range(4)]
+    zones = [table.zone_of(*card.center) for card in scene.cards]
+    assert zones == [("dealer", None)] * 5 + dealt
+    for card in scene.cards:
+        top_left, top_right = card.corners[0], card.corners[1]
+        assert abs(float(((top_right - top_left) ** 2).sum()) ** 0.5 - CARD_WIDTH) < 0.01
+        assert 0 <= card.corners[:, 0].min() and card.corners[:, 0].max() <= 3072
+        assert 0 <= card.corners[:, 1].min() and card.corners[:, 1].max() <= 1728
+    assert {o.card for o in scene_truth(scene)} == {c.code for c in scene.cards}
+
+
+@pytest.mark.parametrize("scale", [0.5, 4.5, float("nan")])
+def test_a_table_refuses_a_scale_outside_1_to_4(scale):
+    with pytest.raises(ValueError, match="scale must be 1 to 4"):
+        VirtualTable(ALL_SEATS, scale=scale)

@@ -7,7 +7,9 @@ branch's scene generator (``dealer_assist.vision.scenes.FixedView``). :func:`dem
 reads those frames with the real detector and frame tracker through
 :class:`~dealer_assist.table.camera_source.CameraSource`, so the demo's camera is read exactly as a
 real one would be. The virtual table is a 1280x720 view with its own zones (``VirtualTable``); the
-calibration of a real table is not involved.
+calibration of a real table is not involved; ``VirtualTable(scale=2.4)`` spreads the same felt
+over a 3072x1728 view, the cards keeping their pixel size, as a camera of more pixels over a
+whole felt shows it.
 """
 
 from __future__ import annotations
@@ -60,14 +62,26 @@ class VirtualTable:
     ``seats``: the seats in play, laid out evenly along the arc from first base (the frame's
     right) to third base (its left), so a seat's split hands fan out well clear of its
     neighbours' (seven seats side by side leave a split hand's fan over the next seat's cards,
-    which the camera then sees land there)."""
+    which the camera then sees land there).
+
+    ``scale``: how many times :data:`FRAME_SIZE` the view is across; the seats and the dealer's
+    row spread with it while the cards, their fans and split hands keep their pixel sizes (at
+    2.4, 3072x1728 with 80-px cards: a camera over a whole felt at the install's card width)."""
 
     seats: tuple[int, ...] = ALL_SEATS
     stack_spacing: float = 130.0
+    scale: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.seats or sorted(set(self.seats)) != list(self.seats):
             raise ValueError(f"seats must be distinct and in order, got {self.seats!r}")
+        if not 1.0 <= self.scale <= 4.0:
+            raise ValueError(f"scale must be 1 to 4, got {self.scale!r}")
+
+    @property
+    def frame_size(self) -> tuple[int, int]:
+        """The rendered frame's (width, height)."""
+        return round(FRAME_SIZE[0] * self.scale), round(FRAME_SIZE[1] * self.scale)
 
     def seat_anchor(self, seat: int) -> tuple[float, float]:
         """Where the seat's first card lies: the seats in play spread over the arc from 20 to
@@ -75,7 +89,8 @@ class VirtualTable:
         places = len(self.seats)
         step = 140.0 / (places - 1) if places > 1 else 0.0
         angle = math.radians(20.0 + self.seats.index(seat) * step if places > 1 else 90.0)
-        return 640 + 480 * math.cos(angle), 150 + 330 * math.sin(angle)
+        return (self.scale * (640 + 480 * math.cos(angle)),
+                self.scale * (150 + 330 * math.sin(angle)))
 
     def stack_origin(self, seat: int, stack: int) -> tuple[float, float]:
         x, y = self.seat_anchor(seat)
@@ -83,12 +98,12 @@ class VirtualTable:
         return x + (column - 0.5) * self.stack_spacing, y - row * 120.0
 
     def dealer_origin(self, index: int) -> tuple[float, float]:
-        return 540.0 + 90.0 * index, 80.0
+        return 640.0 * self.scale - 100.0 + 90.0 * index, 80.0 * self.scale
 
     def zone_of(self, x: float, y: float) -> tuple[str, int | None] | None:
         """The dealer's zone above, else the seat whose hands' middle is nearest (a hand fans
         up and to the right of its first card), within ``SEAT_REACH``."""
-        if y < 150 and abs(x - 640) < 300:
+        if y < 150 * self.scale and abs(x - 640 * self.scale) < 300:
             return ("dealer", None)
         best: tuple[float, int] | None = None
         for seat in self.seats:
@@ -179,7 +194,7 @@ class SyntheticFelt:
             view = self._view if self._view is not None and self._view[0] == layout else None
         if view is None:
             view = (layout, FixedView.of(np.random.default_rng(self.seed), self.design, layout,
-                                         FRAME_SIZE))
+                                         self.table.frame_size))
             with self._lock:
                 self._view = view
         return view[1].frame(np.random.default_rng([self.seed, frame]))
