@@ -64,9 +64,11 @@ class VirtualTable:
     neighbours' (seven seats side by side leave a split hand's fan over the next seat's cards,
     which the camera then sees land there).
 
-    ``scale``: how many times :data:`FRAME_SIZE` the view is across; the seats and the dealer's
-    row spread with it while the cards, their fans and split hands keep their pixel sizes (at
-    2.4, 3072x1728 with 80-px cards: a camera over a whole felt at the install's card width)."""
+    ``scale``: how many times :data:`FRAME_SIZE` the view is across, 1 to 4 (else
+    ``ValueError``). The arc of seats, the dealer's row and the dealer zone's lower edge spread
+    with it; the cards, their fans, split hands, the spacing of the dealer's cards and the
+    widths of the zones keep their pixel sizes (at 2.4, 3072x1728 with 80-px cards: a camera
+    over a whole felt at the install's card width)."""
 
     seats: tuple[int, ...] = ALL_SEATS
     stack_spacing: float = 130.0
@@ -89,7 +91,7 @@ class VirtualTable:
         places = len(self.seats)
         step = 140.0 / (places - 1) if places > 1 else 0.0
         angle = math.radians(20.0 + self.seats.index(seat) * step if places > 1 else 90.0)
-        return (self.scale * (640 + 480 * math.cos(angle)),
+        return (self.middle_x + self.scale * 480 * math.cos(angle),
                 self.scale * (150 + 330 * math.sin(angle)))
 
     def stack_origin(self, seat: int, stack: int) -> tuple[float, float]:
@@ -97,13 +99,20 @@ class VirtualTable:
         column, row = stack % 2, stack // 2
         return x + (column - 0.5) * self.stack_spacing, y - row * 120.0
 
+    @property
+    def middle_x(self) -> float:
+        """The frame's middle, across: where the arc of seats is centred."""
+        return FRAME_SIZE[0] / 2 * self.scale
+
     def dealer_origin(self, index: int) -> tuple[float, float]:
-        return 640.0 * self.scale - 100.0 + 90.0 * index, 80.0 * self.scale
+        """Where the dealer's ``index``-th card lies: a row from 100 px left of the middle."""
+        return self.middle_x - 100.0 + 90.0 * index, 80.0 * self.scale
 
     def zone_of(self, x: float, y: float) -> tuple[str, int | None] | None:
-        """The dealer's zone above, else the seat whose hands' middle is nearest (a hand fans
-        up and to the right of its first card), within ``SEAT_REACH``."""
-        if y < 150 * self.scale and abs(x - 640 * self.scale) < 300:
+        """The dealer's zone above the seats' arc within 300 px of the middle, else the seat
+        whose hands' middle is nearest (a hand fans up and to the right of its first card),
+        within ``SEAT_REACH``."""
+        if y < 150 * self.scale and abs(x - self.middle_x) < 300:
             return ("dealer", None)
         best: tuple[float, int] | None = None
         for seat in self.seats:
