@@ -162,6 +162,20 @@ def test_the_demos_own_table_lies_where_it_always_has():
     assert table.zone_of(941.0, 149.0) != ("dealer", None)
 
 
+@pytest.mark.parametrize("seats, scale", [(PLAYED_SEATS, 1.0), (ALL_SEATS, 1.0), (ALL_SEATS, 2.4)])
+def test_a_seven_card_dealer_hand_lies_in_the_dealers_zone(design, seats, scale):
+    """A dealer who draws to seven cards: each lies in the dealer's zone, its index visible (at
+    90 px apart the sixth and seventh lay in seat 1's zone, where the camera saw them land)."""
+    table = VirtualTable(seats, scale=scale)
+    felt = SyntheticFelt(design, table, seed=4)
+    codes = ("2S", "AH", "2D", "AC", "3S", "2H", "4C")
+    for code in codes:
+        felt.show(FeltCard(Card.parse(code), DEALER_SPOT))
+    scene = felt.render()
+    assert [table.zone_of(*card.center) for card in scene.cards] == [("dealer", None)] * 7
+    assert [o.card for o in sorted(scene_truth(scene), key=lambda o: o.x)] == list(codes)
+
+
 @pytest.mark.parametrize("scale", [0.5, 4.5, float("nan")])
 def test_a_table_refuses_a_scale_outside_1_to_4(scale):
     with pytest.raises(ValueError, match="scale must be 1 to 4"):
