@@ -153,10 +153,12 @@ def test_a_table_spread_over_a_3k_frame_keeps_its_cards_and_zones(design):
 
 
 def test_the_demos_own_table_lies_where_it_always_has():
-    """Scale 1 is the demo's 1280x720 view as it was laid out before tables could scale."""
+    """Scale 1 is the demo's 1280x720 view: its seats and zones as laid out before tables could
+    scale, its dealer's row of seven cards centred on the middle."""
     table = VirtualTable(PLAYED_SEATS)
     assert table.frame_size == FRAME_SIZE
-    assert table.dealer_origin(0) == (540.0, 80.0)
+    assert [table.dealer_origin(i) for i in (0, 1, 6)] == [(420.0, 80.0), (500.0, 80.0),
+                                                            (900.0, 80.0)]
     assert table.seat_anchor(PLAYED_SEATS[0]) == pytest.approx((1091.05, 262.87), abs=0.01)
     assert table.zone_of(939.0, 149.0) == ("dealer", None)
     assert table.zone_of(941.0, 149.0) != ("dealer", None)
@@ -164,8 +166,9 @@ def test_the_demos_own_table_lies_where_it_always_has():
 
 @pytest.mark.parametrize("seats, scale", [(PLAYED_SEATS, 1.0), (ALL_SEATS, 1.0), (ALL_SEATS, 2.4)])
 def test_a_seven_card_dealer_hand_lies_in_the_dealers_zone(design, seats, scale):
-    """A dealer who draws to seven cards: each lies in the dealer's zone, its index visible (at
-    90 px apart the sixth and seventh lay in seat 1's zone, where the camera saw them land)."""
+    """A dealer who draws to seven cards: each lies in the dealer's zone with both indices
+    visible (at 90 px from 100 px left of the middle the sixth and seventh lay in seat 1's zone
+    at 1280x720, where the camera saw them land, and in none at 3K)."""
     table = VirtualTable(seats, scale=scale)
     felt = SyntheticFelt(design, table, seed=4)
     codes = ("2S", "AH", "2D", "AC", "3S", "2H", "4C")
@@ -174,6 +177,25 @@ def test_a_seven_card_dealer_hand_lies_in_the_dealers_zone(design, seats, scale)
     scene = felt.render()
     assert [table.zone_of(*card.center) for card in scene.cards] == [("dealer", None)] * 7
     assert [o.card for o in sorted(scene_truth(scene), key=lambda o: o.x)] == list(codes)
+    assert len(scene.labels) == 2 * len(codes) and not scene.covered
+
+
+def test_two_dealer_cards_of_one_code_side_by_side_stay_two_cards(design):
+    """The detector's grouping pairs two indices of one code into one card: the dealer's row
+    shows both indices of each card, so two 7S side by side pair each with its own corner."""
+    import numpy as np
+
+    from dealer_assist.vision.detector import Detections, group_indices
+
+    felt = SyntheticFelt(design, VirtualTable(PLAYED_SEATS), seed=1)
+    for code in ("7S", "7S", "4C"):
+        felt.show(FeltCard(Card.parse(code), DEALER_SPOT))
+    labels = felt.render().labels
+    boxes = np.array([label.box for label in labels], np.float32)
+    cards = group_indices(Detections(boxes, np.ones(len(labels), np.float32),
+                                     np.array([label.class_id for label in labels], np.int64)))
+    assert sorted((card.card, round(card.x)) for card in cards) == \
+        [("4C", 580), ("7S", 420), ("7S", 500)]
 
 
 @pytest.mark.parametrize("scale", [0.5, 4.5, float("nan")])

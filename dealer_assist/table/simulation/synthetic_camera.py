@@ -47,10 +47,13 @@ FRAME_SIZE = (1280, 720)
 HOUSE_DECK = "anglo"
 CARD_WIDTH = 80.0  # the detector reads 80-px cards better than the 58-px end of its training
 FAN_STEP = (16.0, -22.0)  # each card of a hand up and to the right of the last
-#: Pixels between the dealer's cards, a row that each card overlaps a little (its lower corner
-#: covered, the upper index clear), so that a seven-card hand stays in the dealer's zone (at 90
-#: px the sixth card lay in seat 1's, and the camera saw it land there).
-DEALER_STEP = 64.0
+#: The dealer's row: pixels between its cards (side by side, no card over another's index: two
+#: cards of one code overlapping would leave only their upper indices to pair into one card) and
+#: how far left of the middle it starts, so that seven cards lie in the dealer's zone, clear of
+#: every seat's hands (at 90 px from 100 px left, the sixth card lay in seat 1's zone). An eighth
+#: card, a few hands in 100,000, lies outside it.
+DEALER_STEP = 80.0
+DEALER_ROW_START = 220.0
 #: A seat's zone: within this many pixels of its hands' middle (split hands and fans included).
 SEAT_REACH = 200.0
 #: Every seat of the table (a :class:`VirtualTable` with the seats in play spreads them out).
@@ -109,8 +112,9 @@ class VirtualTable:
         return FRAME_SIZE[0] / 2 * self.scale
 
     def dealer_origin(self, index: int) -> tuple[float, float]:
-        """Where the dealer's ``index``-th card lies: a row from 100 px left of the middle."""
-        return self.middle_x - 100.0 + DEALER_STEP * index, 80.0 * self.scale
+        """Where the dealer's ``index``-th card lies: a row from :data:`DEALER_ROW_START` px
+        left of the middle."""
+        return self.middle_x - DEALER_ROW_START + DEALER_STEP * index, 80.0 * self.scale
 
     def zone_of(self, x: float, y: float) -> tuple[str, int | None] | None:
         """The dealer's zone above the seats' arc within 300 px of the middle, else the seat
