@@ -154,11 +154,11 @@ def test_a_table_spread_over_a_3k_frame_keeps_its_cards_and_zones(design):
 
 def test_the_demos_own_table_lies_where_it_always_has():
     """Scale 1 is the demo's 1280x720 view: its seats and zones as laid out before tables could
-    scale, its dealer's row of seven cards centred on the middle."""
+    scale, its dealer's row from 200 px left of the middle."""
     table = VirtualTable(PLAYED_SEATS)
     assert table.frame_size == FRAME_SIZE
-    assert [table.dealer_origin(i) for i in (0, 1, 6)] == [(420.0, 80.0), (500.0, 80.0),
-                                                            (900.0, 80.0)]
+    assert [table.dealer_origin(i) for i in (0, 1, 6)] == [(440.0, 80.0), (520.0, 80.0),
+                                                            (920.0, 80.0)]
     assert table.seat_anchor(PLAYED_SEATS[0]) == pytest.approx((1091.05, 262.87), abs=0.01)
     assert table.zone_of(939.0, 149.0) == ("dealer", None)
     assert table.zone_of(941.0, 149.0) != ("dealer", None)
@@ -195,7 +195,45 @@ def test_two_dealer_cards_of_one_code_side_by_side_stay_two_cards(design):
     cards = group_indices(Detections(boxes, np.ones(len(labels), np.float32),
                                      np.array([label.class_id for label in labels], np.int64)))
     assert sorted((card.card, round(card.x)) for card in cards) == \
-        [("4C", 580), ("7S", 420), ("7S", 500)]
+        [("4C", 600), ("7S", 440), ("7S", 520)]
+
+
+def ground_truth_events(felt, steps):  # type: ignore[no-untyped-def]
+    """The frame tracker's events over ``steps`` (each shown, then 6 frames), the detector's
+    place taken by the renderer's index labels grouped as the detector groups them."""
+    import numpy as np
+
+    from dealer_assist.vision.detector import Detections, group_indices
+    from dealer_assist.vision.tracker import CardTracker
+
+    tracker, events, frame = CardTracker(stable_frames=2, grace_frames=6), [], 0
+    for step in steps:
+        felt.show(step)
+        for _ in range(6):
+            frame += 1
+            labels = felt.render().labels
+            boxes = np.array([label.box for label in labels], np.float32).reshape(-1, 4)
+            events += tracker.update(frame, group_indices(Detections(
+                boxes, np.ones(len(labels), np.float32),
+                np.array([label.class_id for label in labels], np.int64))))
+    return events
+
+
+@pytest.mark.parametrize("deck", ["anglo", "kennard"])
+def test_a_seat_card_of_the_dealers_code_beside_the_dealers_row_stays_its_own(deck):
+    """Seat 5's split second hand fans up towards the dealer's first card: a 7S ending it is a
+    card of seat 5, not paired with the dealer's 7S (from 220 px left of the middle it was)."""
+    table = VirtualTable(PLAYED_SEATS)
+    felt = SyntheticFelt(artwork.load_designs([deck])[0], table, seed=7)
+    seat = PLAYED_SEATS[-1]
+    steps = [FeltCard(Card.parse("7S"), DEALER_SPOT),
+             FeltCard(Card.parse("8D"), CardTarget(seat, 0))]
+    steps += [FeltCard(Card.parse(code), CardTarget(seat, 1))
+              for code in ("2C", "3C", "4C", "5C", "6C", "7S")]
+    events = ground_truth_events(felt, steps)
+    assert [e.kind.value for e in events] == ["appeared"] * len(steps)
+    assert [table.zone_of(e.x, e.y) for e in events if e.card == "7S"] == \
+        [("dealer", None), ("seat", seat)]
 
 
 @pytest.mark.parametrize("scale", [0.5, 4.5, float("nan")])

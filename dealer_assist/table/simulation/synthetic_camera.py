@@ -50,10 +50,12 @@ FAN_STEP = (16.0, -22.0)  # each card of a hand up and to the right of the last
 #: The dealer's row: pixels between its cards (side by side, no card over another's index: two
 #: cards of one code overlapping would leave only their upper indices to pair into one card) and
 #: how far left of the middle it starts, so that seven cards lie in the dealer's zone, clear of
-#: every seat's hands (at 90 px from 100 px left, the sixth card lay in seat 1's zone). An eighth
-#: card, a few hands in 100,000, lies outside it.
+#: the demo's seats' hands on both sides (at 90 px from 100 px left, the sixth card lay in seat
+#: 1's zone; from 220 px left, seat 5's split hands came close enough to the first card for the
+#: detector to pair a seat card's index with the dealer's card of its code). An eighth card, a
+#: few hands in 100,000, lies outside the zone.
 DEALER_STEP = 80.0
-DEALER_ROW_START = 220.0
+DEALER_ROW_START = 200.0
 #: A seat's zone: within this many pixels of its hands' middle (split hands and fans included).
 SEAT_REACH = 200.0
 #: Every seat of the table (a :class:`VirtualTable` with the seats in play spreads them out).
