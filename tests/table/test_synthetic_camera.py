@@ -180,30 +180,33 @@ def test_a_seven_card_dealer_hand_lies_in_the_dealers_zone(design, seats, scale)
     assert len(scene.labels) == 2 * len(codes) and not scene.covered
 
 
-def test_two_dealer_cards_of_one_code_side_by_side_stay_two_cards(design):
-    """The detector's grouping pairs two indices of one code into one card: the dealer's row
-    shows both indices of each card, so two 7S side by side pair each with its own corner."""
+def grouped_labels(scene):  # type: ignore[no-untyped-def]
+    """The cards the detector's grouping makes of ``scene``'s index labels (the renderer's own
+    boxes and codes standing for the detector's)."""
     import numpy as np
 
     from dealer_assist.vision.detector import Detections, group_indices
 
+    labels = scene.labels
+    boxes = np.array([label.box for label in labels], np.float32).reshape(-1, 4)
+    return group_indices(Detections(boxes, np.ones(len(labels), np.float32),
+                                    np.array([label.class_id for label in labels], np.int64)))
+
+
+def test_two_dealer_cards_of_one_code_side_by_side_stay_two_cards(design):
+    """The detector's grouping pairs two indices of one code into one card: the dealer's row
+    shows both indices of each card, so two 7S side by side pair each with its own corner."""
     felt = SyntheticFelt(design, VirtualTable(PLAYED_SEATS), seed=1)
     for code in ("7S", "7S", "4C"):
         felt.show(FeltCard(Card.parse(code), DEALER_SPOT))
-    labels = felt.render().labels
-    boxes = np.array([label.box for label in labels], np.float32)
-    cards = group_indices(Detections(boxes, np.ones(len(labels), np.float32),
-                                     np.array([label.class_id for label in labels], np.int64)))
+    cards = grouped_labels(felt.render())
     assert sorted((card.card, round(card.x)) for card in cards) == \
         [("4C", 600), ("7S", 440), ("7S", 520)]
 
 
 def ground_truth_events(felt, steps):  # type: ignore[no-untyped-def]
     """The frame tracker's events over ``steps`` (each shown, then 6 frames), the detector's
-    place taken by the renderer's index labels grouped as the detector groups them."""
-    import numpy as np
-
-    from dealer_assist.vision.detector import Detections, group_indices
+    place taken by :func:`grouped_labels`."""
     from dealer_assist.vision.tracker import CardTracker
 
     tracker, events, frame = CardTracker(stable_frames=2, grace_frames=6), [], 0
@@ -211,11 +214,7 @@ def ground_truth_events(felt, steps):  # type: ignore[no-untyped-def]
         felt.show(step)
         for _ in range(6):
             frame += 1
-            labels = felt.render().labels
-            boxes = np.array([label.box for label in labels], np.float32).reshape(-1, 4)
-            events += tracker.update(frame, group_indices(Detections(
-                boxes, np.ones(len(labels), np.float32),
-                np.array([label.class_id for label in labels], np.int64))))
+            events += tracker.update(frame, grouped_labels(felt.render()))
     return events
 
 
