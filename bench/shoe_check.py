@@ -14,8 +14,9 @@ percentile a frame): the detect stage runs in the camera's detection pool, frame
 track stage on the camera's thread, one frame after another. The figures leave out rendering
 (the same for both). "verified" is the table's check, which also reads the faint places the
 detector finds below its presence (``shoe_check.FAINT_PRESENCE``) and keeps the boxes of settled
-regions that have not changed (``vision.still_regions``); "verified-search" is the same check
-searching every region of every frame; "verified-0.25" reads only the places at the detector's
+regions that have not changed, with the readings of their indices read surely as their cards
+(``vision.still_regions``); "verified-search" is the same check searching every region of
+every frame; "verified-0.25" reads only the places at the detector's
 presence, what faint places cost beside it. The other two checks' events are each compared with
 verified-search's ("the same", or how many differ). Frames are JPEG-coded as a camera
 delivers them and decoded once each (the decoding's time printed apart: JPEG to cards is

@@ -18,7 +18,8 @@ It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRES
 count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
 many cards a frame as it has copies out (:func:`_one_card_a_code`). A card region that has not
 moved and whose cards are all on the felt, read as themselves, keeps the boxes the detector
-found in it for a few frames (:mod:`.still_regions`); every index is read in every frame.
+found in it for a few frames (:mod:`.still_regions`), and the readings of those indices read
+surely as their cards on the felt; every other index is read in every frame.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class ShoeCheck:
             return FrameReading(boxes, np.zeros((0, len(RANK_CLASSES))),
                                 np.zeros((0, len(SUIT_CLASSES))), (), np.zeros(0),
                                 np.zeros(0, bool), still)
-        ranks, suits = self.detector.read_probabilities(frame, boxes)
+        ranks, suits = self._probabilities(frame, boxes, still)
         keep = ranks[:, NOT_AN_INDEX] < INDEX
         boxes, ranks, suits = boxes[keep], ranks[keep], suits[keep]
         faint = scores[keep] < self.detector.presence
@@ -170,6 +171,22 @@ class ShoeCheck:
                       for r, s, ok in zip(rank_ids.tolist(), suit_ids.tolist(), named.tolist(),
                                           strict=True))
         return FrameReading(boxes, ranks, suits, names, confidences, faint, still)
+
+    def _probabilities(self, frame: np.ndarray, boxes: np.ndarray, still: StillRead | None,
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """The reader's probabilities of the indices at ``boxes``: those a still region kept
+        with their boxes (read surely as the cards on the felt there), the rest read in
+        ``frame``."""
+        if still is None:
+            return self.detector.read_probabilities(frame, boxes)
+        known, kept_ranks, kept_suits = still.readings(boxes)
+        if known.all():
+            return kept_ranks, kept_suits
+        ranks, suits = self.detector.read_probabilities(frame, boxes[~known])
+        if known.any():
+            ranks = _merged(known, kept_ranks, ranks)
+            suits = _merged(known, kept_suits, suits)
+        return ranks, suits
 
     def track(self, frame_number: int, reading: FrameReading) -> list[CardEvent]:
         """The tracker's events for this frame, each index read against the codes in flight."""
@@ -214,9 +231,12 @@ class ShoeCheck:
                     laid_over.add(i)
             named.append((i, *judged))  # else a card on the felt is named, not checked
         if reading.still is not None:
-            reading.still.settle(reading.boxes, np.array(
-                [i in kept_code or (felt is not None and reading.names[i] == felt[0])
-                 for i, felt in enumerate(on_felt)], bool))
+            # an index read as its card on the felt keeps that reading while its region stands
+            sure = np.array([felt is not None and reading.names[i] == felt[0]
+                             for i, felt in enumerate(on_felt)], bool)
+            reading.still.settle(reading.boxes, sure | np.isin(np.arange(len(on_felt)),
+                                                               list(kept_code)),
+                                 (reading.ranks, reading.suits, sure))
         own: dict[int, list[int]] = {}  # a card on the felt: its indices keeping its code
         for i, felt in at_felt:
             if i in kept_code:
@@ -342,6 +362,13 @@ class ShoeCheck:
                 cards.append(replace(card, verdict=verdict, checked=checked,
                                      laid_over=any(box in over for box in card.index_boxes)))
         return sorted(cards, key=lambda c: (c.x, c.y))
+
+
+def _merged(known: np.ndarray, kept: np.ndarray, read: np.ndarray) -> np.ndarray:
+    """Rows of ``kept`` where ``known`` ``(N,)``, of ``read`` elsewhere, in order."""
+    merged = np.empty((len(known), read.shape[1]), read.dtype)
+    merged[known], merged[~known] = kept, read
+    return merged
 
 
 def _card_reach(box: np.ndarray) -> tuple[tuple[float, float], float]:

@@ -1,7 +1,10 @@
 """Card regions a fixed camera sees unchanged: where the detector found indices in a region and
 its pixels have not moved since, those boxes stand for a few frames instead of running the
-detector on it again. Only *where* the indices lie is kept: every index is still read afresh in
-every frame, so a card swapped in place is read as the new card.
+detector on it again, and so do the reader's probabilities of those indices it read surely as
+the cards on the felt there (:meth:`StillRead.settle`); every other index is read afresh. A card
+swapped in place moves its region's pixels, so the region is searched and read again at once;
+where the pixels hid a swap, its next search (at most :data:`REUSES` frames later) reads the
+new card.
 
 A region's boxes stand only while it is *settled* (:meth:`StillRead.settle`: every index found
 in it is a card already on the felt, read as that card) and *still*: the same rectangle as when
@@ -20,7 +23,7 @@ whichever frames it is looked up in.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -42,6 +45,16 @@ SHIFT = 8
 CALM = 2
 
 Region = tuple[int, int, int, int]
+#: The reader's probabilities of one index: ranks and suits.
+Reading = tuple[np.ndarray, np.ndarray]
+#: A frame's readings of its boxes: ranks ``(N, 14)``, suits ``(N, 4)``, and which of them
+#: read surely as the card on the felt there ``(N,)`` (those may stand with their boxes).
+Sure = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def box_key(box: np.ndarray) -> bytes:
+    """One index box ``(4,)`` as a key: a kept box is the searched one's exact copy."""
+    return np.ascontiguousarray(box, np.float32).tobytes()
 
 
 @dataclass
@@ -58,6 +71,9 @@ class _Searched:
     settled: bool = False
     #: searches in a row before this one that found the region settled, its pixels still since
     calm: int = 0
+    #: the reader's probabilities (ranks, suits) of the boxes found here read surely as the
+    #: cards on the felt there, by box (:func:`box_key`), as the latest settling read gave them
+    readings: dict[bytes, Reading] = field(default_factory=dict)
 
 
 def block_means(frame: np.ndarray, region: Region) -> np.ndarray:
@@ -95,7 +111,7 @@ class StillRegions:
                 del self._searched[region]
 
     def _boxes_at(self, read: int, frame: np.ndarray, region: Region, least: float,
-                  ) -> tuple[np.ndarray, np.ndarray] | None:
+                  readings: dict[bytes, Reading]) -> tuple[np.ndarray, np.ndarray] | None:
         with self._lock:
             found = self._matching(region)
             if found is None or not self._may_stand(found[1], least, read):
@@ -110,6 +126,7 @@ class StillRegions:
             searched.reused += 1
             searched.read = max(searched.read, read)
             self.kept += 1
+            readings.update(searched.readings)
             return searched.boxes.copy(), searched.scores.copy()
 
     def _may_stand(self, searched: _Searched, least: float, read: int) -> bool:
@@ -134,8 +151,11 @@ class StillRegions:
                     searched.calm = old[1].calm + 1
             self._searched[region] = searched
 
-    def _settle(self, read: int, boxes: np.ndarray, settled: np.ndarray) -> None:
+    def _settle(self, read: int, boxes: np.ndarray, settled: np.ndarray,
+                sure: Sure | None) -> None:
         centres = (boxes[:, :2] + boxes[:, 2:]) / 2 if len(boxes) else np.zeros((0, 2))
+        rows = {} if sure is None else \
+            {box_key(box): i for i, box in enumerate(boxes) if sure[2][i]}
         with self._lock:
             for (x0, y0, x1, y1), searched in self._searched.items():
                 if searched.read != read:
@@ -143,6 +163,11 @@ class StillRegions:
                 inside = (centres[:, 0] >= x0) & (centres[:, 0] < x1) & \
                     (centres[:, 1] >= y0) & (centres[:, 1] < y1)
                 searched.settled = bool(settled[inside].all())
+                if sure is not None:
+                    searched.readings = {
+                        key: (sure[0][i].copy(), sure[1][i].copy())
+                        for key in map(box_key, searched.boxes)
+                        if (i := rows.get(key)) is not None}
 
     def _matching(self, region: Region) -> tuple[Region, _Searched] | None:
         """The searched region ``region`` counts as (the same one first), under the lock."""
@@ -162,6 +187,8 @@ class StillRead:
 
     memory: StillRegions
     number: int
+    #: the readings of the boxes this read kept, by box (:func:`box_key`)
+    kept: dict[bytes, Reading] = field(default_factory=dict, compare=False, repr=False)
 
     def boxes_at(self, frame: np.ndarray, region: Region, least: float,
                  ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -171,15 +198,30 @@ class StillRead:
         :meth:`remember`). A region of the same size at most :data:`SHIFT` pixels from one
         searched counts as that one (the regions' edges follow the paper's, which noise moves
         by a pixel or two): its indices lie well inside both."""
-        return self.memory._boxes_at(self.number, frame, region, least)
+        return self.memory._boxes_at(self.number, frame, region, least, self.kept)
+
+    def readings(self, boxes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Which of this frame's index boxes ``(N, 4)`` this read kept with their readings
+        ``(N,)`` bool, and those readings: ranks ``(K, 14)`` and suits ``(K, 4)`` in the boxes'
+        order (K of them, empty arrays where none; the rest are to be read)."""
+        found = [self.kept.get(box_key(box)) for box in boxes]
+        known = np.array([reading is not None for reading in found], bool)
+        kept = [reading for reading in found if reading is not None]
+        if not kept:
+            return known, np.zeros((0, 0), np.float32), np.zeros((0, 0), np.float32)
+        ranks, suits = zip(*kept, strict=True)
+        return known, np.stack(ranks), np.stack(suits)
 
     def remember(self, frame: np.ndarray, region: Region, least: float, boxes: np.ndarray,
                  scores: np.ndarray) -> None:
         """``region`` of ``frame`` searched now, and what was found in it."""
         self.memory._remember(self.number, frame, region, least, boxes, scores)
 
-    def settle(self, boxes: np.ndarray, settled: np.ndarray) -> None:
+    def settle(self, boxes: np.ndarray, settled: np.ndarray, sure: Sure | None = None,
+               ) -> None:
         """This frame's index boxes ``(N, 4)`` and which of them are cards on the felt read as
         themselves ``(N,)``: each region this read searched or kept (and no later one has) is
-        settled where every box centred in it is."""
-        self.memory._settle(self.number, boxes, settled)
+        settled where every box centred in it is. ``sure``: the frame's readings of the boxes
+        and which are read surely as the card on the felt there; each such region's boxes then
+        stand with those readings (and no others) until it is searched again."""
+        self.memory._settle(self.number, boxes, settled, sure)

@@ -1,8 +1,11 @@
-"""A settled region that has not changed keeps its boxes for a few frames; anything else about it
-(a changed block, a card landing in it, another search depth, its own frame of every few) searches
-it again, and regions first seen together are searched again in different frames. Then on the
-demo's felt read by the shipped models: a settled card's region is not searched, and a card
-swapped where it lies is still read as the new card."""
+"""A settled region that has not changed keeps its boxes, and the readings its search made of
+them, for a few frames; anything else about it (a changed block, a card landing in it, another
+search depth, its own frame of every few) searches it again, and regions first seen together are
+searched again in different frames. Then on the demo's felt read by the shipped models: a
+settled card's region is neither searched nor read every frame, and a card swapped where it lies
+is read as the new card at once and reported in the frame a check searching everything reports
+it, or, where its pixels hid the swap, at the region's next search, at most REUSES frames
+late."""
 
 from __future__ import annotations
 
@@ -235,6 +238,78 @@ def test_a_region_with_no_index_is_settled():
     assert still.begin().boxes_at(image, REGION, 0.04) is not None
 
 
+RANKS = np.eye(14, dtype=np.float32)[[3]]
+SUITS = np.eye(4, dtype=np.float32)[[1]]
+
+
+def read_and_settled(still: StillRegions, image: np.ndarray, ranks: np.ndarray = RANKS,
+                     sure: bool = True):
+    """A frame's read: ``REGION`` kept, else searched (finding ``BOXES``); then settled, its
+    boxes read as ``ranks``, surely as the card on the felt there or not. The read."""
+    read = still.begin()
+    if read.boxes_at(image, REGION, 0.04) is None:
+        read.remember(image, REGION, 0.04, BOXES, SCORES)
+    read.settle(BOXES, np.array([True]), (ranks, SUITS, np.array([sure])))
+    return read
+
+
+def test_a_kept_region_gives_the_readings_settled_as_sure():
+    image = frame()
+    still = StillRegions(reuses=LONG)
+    for _ in range(CALM + 1):
+        known, _, _ = read_and_settled(still, image).readings(BOXES)
+        assert not known.any()  # searched: its boxes are read in the frame
+    known, ranks, suits = read_and_settled(still, image, ranks=RANKS[:, ::-1]).readings(BOXES)
+    assert known.tolist() == [True]
+    np.testing.assert_array_equal(ranks, RANKS)  # the search's reading, not read again
+    np.testing.assert_array_equal(suits, SUITS)
+    other = BOXES + 1  # a box no kept region found is read
+    assert not read_and_settled(still, image).readings(other)[0].any()
+
+
+def test_an_index_not_read_surely_as_its_card_on_the_felt_is_read_in_every_frame():
+    # a swapped card read unsurely, a landing card's index read as no index: read afresh
+    image = frame()
+    still = StillRegions(reuses=LONG)
+    for _ in range(CALM + 1):
+        read_and_settled(still, image, sure=False)
+    for _ in range(3):
+        assert not read_and_settled(still, image, sure=False).readings(BOXES)[0].any()
+    read_and_settled(still, image)  # read surely now: stands from the next frame
+    assert read_and_settled(still, image).readings(BOXES)[0].all()
+
+
+def test_a_region_searched_again_stands_only_with_the_readings_its_new_search_settled():
+    image = frame()
+    still = StillRegions(reuses=LONG)
+    for _ in range(CALM + 2):
+        read_and_settled(still, image)
+    assert read_and_settled(still, image).readings(BOXES)[0].all()
+    for sure in (None, (RANKS, SUITS, np.array([False]))):
+        read = still.begin()
+        read.remember(image, REGION, 0.04, BOXES, SCORES)  # searched again
+        read.settle(BOXES, np.array([True]), sure)
+        known = read_and_settled(still, image).readings(BOXES)[0]
+        assert not known.any(), sure
+
+
+def test_a_frame_read_earlier_gives_no_readings_to_a_region_a_later_frame_searched(
+        monkeypatch):
+    from dealer_assist.vision import still_regions
+
+    monkeypatch.setattr(still_regions, "CALM", 0)  # the region stands after one search
+    image = frame()
+    still = StillRegions(reuses=LONG)
+    earlier, later = still.begin(), still.begin()
+    earlier.remember(image, REGION, 0.04, BOXES, SCORES)
+    later.remember(image, REGION, 0.04, BOXES, SCORES)
+    later.settle(BOXES, np.array([True]), (RANKS, SUITS, np.array([True])))
+    earlier.settle(BOXES, np.array([True]), (RANKS[:, ::-1], SUITS, np.array([True])))
+    known, ranks, _ = read_and_settled(still, image, ranks=RANKS[:, ::-1]).readings(BOXES)
+    assert known.tolist() == [True]
+    np.testing.assert_array_equal(ranks, RANKS)
+
+
 def test_regions_a_frame_no_longer_has_are_forgotten():
     image = np.full((64, 128, 3), 120, np.uint8)
     still = settled_memory(image)
@@ -266,25 +341,38 @@ def show(felt, code: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def landing(still: StillRegions | bool) -> tuple[list[tuple[str, str, str | None]],
-                                               list[tuple[int, int]]]:
+                                               list[tuple[int, int]], list[tuple[int, int]]]:
     """A 7H dealt to the demo's felt and seen for 16 frames with the shoe's 7H in flight: the
-    check's events and, where ``still`` is a memory, the regions each frame searched and kept."""
+    check's events; where ``still`` is a memory, the regions each frame searched and kept; and
+    each frame's index boxes and how many of them the reader read."""
     felt, check = demo_check(seed=0, still=still)
     show(felt, "7H")
     check.expect(("7H",))
-    events, regions = [], []
+    read_probabilities, read = check.detector.read_probabilities, []
+
+    def counted(frame, boxes):  # type: ignore[no-untyped-def]  # the real reader, counted
+        read.append(len(boxes))
+        return read_probabilities(frame, boxes)
+
+    check.detector.read_probabilities = counted
+    events, regions, boxes = [], [], []
     for number in range(1, 17):
         before = (still.searches, still.kept) if isinstance(still, StillRegions) else (0, 0)
-        events += check.track(number, check.read(felt.render().image))
+        read.clear()
+        reading = check.read(felt.render().image)
+        boxes.append((len(reading.boxes), sum(read)))
+        events += check.track(number, reading)
         after = (still.searches, still.kept) if isinstance(still, StillRegions) else (0, 0)
         regions.append((after[0] - before[0], after[1] - before[1]))
-    return [(e.kind.value, e.card, e.verdict) for e in events], regions
+    return [(e.kind.value, e.card, e.verdict) for e in events], regions, boxes
 
 
 def test_a_settled_card_is_not_searched_every_frame_and_reads_the_same():
     memory = StillRegions()
-    events, regions = landing(still=memory)
-    assert events == landing(still=False)[0] == [("appeared", "7H", "match")]
+    events, regions, boxes = landing(still=memory)
+    searching = landing(still=False)
+    assert events == searching[0] == [("appeared", "7H", "match")]
+    assert all(found == read for found, read in searching[2]), searching[2]
     # every region searched in the first CALM + 1 frames; the card's until it is on the felt
     # (two sightings; the next frame settles it) and CALM searches more; from then on every
     # frame keeps some region's boxes and most lookups keep them (each region searched in a
@@ -295,27 +383,133 @@ def test_a_settled_card_is_not_searched_every_frame_and_reads_the_same():
     assert all(stood for _, stood in regions[settled:]), regions
     searches, stood = (sum(counts) for counts in zip(*regions[settled:], strict=True))
     assert stood > searches, regions
+    # the 7H's two indices are read in every frame until its region stands, then only in
+    # the frames that search it
+    assert all(found == read == 2 for found, read in boxes[:settled]), boxes
+    assert all(found == 2 for found, _ in boxes[settled:]), boxes
+    assert sum(read for _, read in boxes[settled:]) < len(boxes[settled:]), boxes
 
 
-def test_a_card_swapped_where_it_lies_is_read_as_the_new_card_though_its_boxes_stand():
+class Rewritten:
+    """The check's reader, the real one, with its readings of the indices it reads as ``code``
+    rewritten in the frames numbered in ``frames`` (set :attr:`frame` before each): a test
+    double over the shipped reader, which reads the demo's cards surely, where a test needs an
+    index read unsurely or as no index."""
+
+    def __init__(self, check, code: str, frames: set[int], rewrite) -> None:  # type: ignore[no-untyped-def]
+        self.read, self.code, self.frames, self.rewrite = \
+            check.detector.read_probabilities, code, frames, rewrite
+        self.frame = 0
+        check.detector.read_probabilities = self
+
+    def __call__(self, image: np.ndarray, boxes: np.ndarray):  # type: ignore[no-untyped-def]
+        from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+
+        ranks, suits = (p.copy() for p in self.read(image, boxes))
+        if self.frame in self.frames:
+            rows = np.flatnonzero((ranks.argmax(1) == RANK_CLASSES.index(self.code[0]))
+                                  & (suits.argmax(1) == SUIT_CLASSES.index(self.code[1])))
+            for i in rows:
+                self.rewrite(ranks[i], suits[i])
+        return ranks, suits
+
+
+def unsure_qc(ranks: np.ndarray, suits: np.ndarray) -> None:
+    """A QC read unsurely (0.6), a 7H not ruled out: not surely another card than a 7H."""
+    from dealer_assist.vision.reader import RANK_CLASSES, SUIT_CLASSES
+
+    ranks[:], suits[:] = 0, 0
+    ranks[RANK_CLASSES.index("Q")], ranks[RANK_CLASSES.index("7")] = 0.75, 0.25
+    suits[SUIT_CLASSES.index("C")], suits[SUIT_CLASSES.index("H")] = 0.8, 0.2
+
+
+def no_index(ranks: np.ndarray, suits: np.ndarray) -> None:
+    from dealer_assist.vision.reader import RANK_CLASSES
+
+    ranks[:] = 0
+    ranks[RANK_CLASSES.index("-")] = 1.0
+
+
+def test_a_swapped_card_read_unsurely_now_and_then_is_reported_when_searching_everything_does():
+    # each unsure frame restarts the tracker's count of frames read as the new card; a kept
+    # unsure reading standing for frames after it would restart it again and again
     from dealer_assist.table.sources import FinishRound
 
-    # every change counts as still here: the boxes of the 7H stand over the QC laid in its
-    # place, and the reading, made afresh at them, sees the QC
-    memory = StillRegions(level=255, reuses=100)
-    felt, check = demo_check(seed=0, still=memory)
+    def changed(still: StillRegions | bool) -> list[tuple[int, str, str]]:
+        felt, check = demo_check(seed=0, still=still)
+        reader = Rewritten(check, "QC", set(range(11, 15)) | set(range(23, 27)), unsure_qc)
+        show(felt, "7H")
+        check.expect(("7H",))
+        events = []
+        for number in range(1, 46):
+            if number == 11:
+                felt.show(FinishRound())
+                show(felt, "QC")
+                check.expect(())
+            reader.frame = number
+            events += check.track(number, check.read(felt.render().image))
+        return [(e.frame, e.kind.value, e.card) for e in events]
+
+    events = changed(StillRegions())
+    assert [event[1:] for event in events] == [("appeared", "7H"), ("changed", "QC")]
+    assert events == changed(still=False)
+
+
+def test_a_landing_card_read_as_no_index_at_first_appears_when_searching_everything_does():
+    def appeared(still: StillRegions | bool) -> list[tuple[int, str, str | None]]:
+        felt, check = demo_check(seed=0, still=still)
+        reader = Rewritten(check, "7H", {1, 2, 3}, no_index)
+        show(felt, "7H")
+        check.expect(("7H",))
+        events = []
+        for number in range(1, 13):
+            reader.frame = number
+            events += check.track(number, check.read(felt.render().image))
+        return [(e.frame, e.kind.value, e.verdict) for e in events]
+
+    events = appeared(StillRegions())
+    assert [event[1:] for event in events] == [("appeared", "match")]
+    assert events == appeared(still=False)
+
+
+def swap(still: StillRegions | bool):  # -> (events, reading of the swap's first frame)
+    """A 7H dealt to the demo's felt and seen 10 frames (its region's boxes stand from the 7th,
+    the 10th is its own frame to be searched), then a QC laid in its place and seen 16 frames:
+    the check's events (frame, kind, card, previous) and the first swap frame's reading."""
+    from dealer_assist.table.sources import FinishRound
+
+    felt, check = demo_check(seed=0, still=still)
     show(felt, "7H")
     check.expect(("7H",))
     events = []
-    for number in range(1, 6):
+    for number in range(1, 11):
         events += check.track(number, check.read(felt.render().image))
     felt.show(FinishRound())
     show(felt, "QC")
     check.expect(())
-    kept_for_the_swap = []
-    for number in range(6, 14):
-        events += check.track(number, check.read(felt.render().image))
-        kept_for_the_swap.append(check.detector.last_times.inference == 0)
-    assert kept_for_the_swap[0], "the swap's first frame was searched: the test proves nothing"
-    assert [(e.kind.value, e.card, e.previous) for e in events] == \
+    first = None
+    for number in range(11, 27):
+        reading = check.read(felt.render().image)
+        first = first or reading
+        events += check.track(number, reading)
+    return [(e.frame, e.kind.value, e.card, e.previous) for e in events], first
+
+
+def test_a_card_swapped_where_it_lies_is_read_as_the_new_card_in_the_frame_it_shows():
+    events, first = swap(StillRegions())
+    assert "QC" in first.names and "7H" not in first.names  # its region's pixels moved
+    assert [event[1:] for event in events] == [("appeared", "7H", None),
+                                              ("changed", "QC", "7H")]
+    assert events == swap(still=False)[0]
+
+
+def test_a_swap_the_pixels_hide_is_reported_at_most_reuses_frames_late():
+    # every change counts as still here: the 7H's boxes, and their readings, stand over the QC
+    # laid in its place until the region's next search (at most REUSES frames), which reads it
+    events, first = swap(StillRegions(level=255))
+    assert "7H" in first.names, "the swap's first frame was read afresh: the test proves nothing"
+    searching = swap(still=False)[0]
+    assert [event[1:] for event in events] == [event[1:] for event in searching] == \
         [("appeared", "7H", None), ("changed", "QC", "7H")]
+    assert events[0][0] == searching[0][0]
+    assert 0 <= events[1][0] - searching[1][0] <= REUSES
