@@ -223,5 +223,6 @@ class StillRead:
         themselves ``(N,)``: each region this read searched or kept (and no later one has) is
         settled where every box centred in it is. ``sure``: the frame's readings of the boxes
         and which are read surely as the card on the felt there; each such region's boxes then
-        stand with those readings (and no others) until it is searched again."""
+        stand with those readings and no others (until a later read settles it, or it is
+        searched again)."""
         self.memory._settle(self.number, boxes, settled, sure)
