@@ -234,9 +234,8 @@ class ShoeCheck:
             # an index read as its card on the felt keeps that reading while its region stands
             sure = np.array([felt is not None and reading.names[i] == felt[0]
                              for i, felt in enumerate(on_felt)], bool)
-            reading.still.settle(reading.boxes, sure | np.isin(np.arange(len(on_felt)),
-                                                               list(kept_code)),
-                                 (reading.ranks, reading.suits, sure))
+            settled = np.array([sure[i] or i in kept_code for i in range(len(on_felt))], bool)
+            reading.still.settle(reading.boxes, settled, (reading.ranks, reading.suits, sure))
         own: dict[int, list[int]] = {}  # a card on the felt: its indices keeping its code
         for i, felt in at_felt:
             if i in kept_code:

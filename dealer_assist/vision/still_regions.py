@@ -13,6 +13,8 @@ than :data:`LEVEL` from the one it had then; and only once :data:`CALM` searches
 found it so. A region where a landing card's index is found is searched in every frame, so that
 each frame's reading of the new card comes from a box of its own (the check's sightings of it
 stay independent); one whose index was missed is looked for again in the :data:`CALM` searches.
+An index read as no index is not a found one (the check drops it before settling): its box may
+stand, read afresh in every frame, until it reads as an index.
 A settled region is searched again in one frame of every :data:`REUSES` + 1 even when still,
 so that a detector miss is not kept for long; regions take those frames in turn as they are
 first seen (each its own *slot*), so that a frame searches a share of the still regions rather
