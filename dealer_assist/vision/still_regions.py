@@ -7,7 +7,8 @@ where the pixels hid a swap, its next search (at most :data:`REUSES` frames late
 new card.
 
 A region's boxes stand only while it is *settled* (:meth:`StillRead.settle`: every index found
-in it is a card already on the felt, read as that card) and *still*: the same rectangle as when
+in it is a card already on the felt, read as that card or keeping the shoe's code it appeared
+as) and *still*: the same rectangle as when
 it was searched, no mean of its :data:`BLOCK` x :data:`BLOCK` pixel blocks, in any colour, more
 than :data:`LEVEL` from the one it had then; and only once :data:`CALM` searches after a change
 found it so. A region where a landing card's index is found is searched in every frame, so that
