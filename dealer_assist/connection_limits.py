@@ -18,8 +18,11 @@ the protocol is :class:`BackpressuredWebSocket` (``uvicorn.Config(ws=...)``); th
 cuts off a closing WebSocket that is not gone within :data:`CLOSE_FLUSH_S`, so that a client that
 stops reading holds no connection open. Over TLS a connection reaches this protocol once its
 handshake is done; before that it is :class:`HandshakeBoundedLoop`'s (give
-``uvicorn.Config(loop=BOUNDED_LOOP)``): a handshake not done in :data:`HANDSHAKE_TIMEOUT_S` is
-closed (asyncio's own patience is 60 s), and the cap does not count it.
+``uvicorn.Config(loop=BOUNDED_LOOP)`` and serve a listening socket, ``run(sockets=...)``): a
+handshake not done in :data:`HANDSHAKE_TIMEOUT_S` is closed (asyncio's own patience is 60 s),
+and one client address holds at most :data:`PER_ADDRESS` connections from the moment each is
+accepted, its handshake not yet begun included (asyncio gives each a 256 KiB read buffer at
+once: uncounted, 3,000 of them from one address took a screen's process from 63 to 971 MiB).
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import socket
+import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -54,13 +60,89 @@ BOUNDED_LOOP = f"{__name__}:HandshakeBoundedLoop"
 
 class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
     """An event loop whose TLS servers close a connection that has not finished its handshake
-    within :data:`HANDSHAKE_TIMEOUT_S` (read as each server starts)."""
+    within :data:`HANDSHAKE_TIMEOUT_S`, and, serving a listening socket (``sock=``), one
+    beyond :data:`PER_ADDRESS` of its client address (both read as each server starts)."""
 
     async def create_server(  # type: ignore[override]
             self, *args: Any, **kwargs: Any) -> asyncio.Server:
-        if kwargs.get("ssl") is not None and kwargs.get("ssl_handshake_timeout") is None:
-            kwargs["ssl_handshake_timeout"] = HANDSHAKE_TIMEOUT_S
+        if kwargs.get("ssl") is not None:
+            if kwargs.get("ssl_handshake_timeout") is None:
+                kwargs["ssl_handshake_timeout"] = HANDSHAKE_TIMEOUT_S
+            if kwargs.get("sock") is not None:
+                kwargs["sock"] = CappedListener(kwargs["sock"], PER_ADDRESS)
         return await super().create_server(*args, **kwargs)
+
+
+class CappedListener:
+    """A listening socket whose :meth:`accept` closes at once a connection from an address
+    that holds ``per_address`` already, counting each from its accept until it is closed (or
+    collected); everything else is the socket's own."""
+
+    def __init__(self, listener: socket.socket, per_address: int) -> None:
+        if per_address < 1:
+            raise ValueError("the cap must be at least 1")
+        self._listener = listener
+        self._per_address = per_address
+        self._open: Counter[str] = Counter()
+        self._lock = threading.Lock()  # a connection may be collected on another thread
+        self._closed = Throttled(logger)
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        """The next connection under the cap (BlockingIOError: none is waiting)."""
+        while True:
+            connection, address = self._listener.accept()
+            host = address[0] if isinstance(address, tuple) else None
+            if host is None:
+                return connection, address
+            with self._lock:
+                full = self._open[host] >= self._per_address
+                if not full:
+                    self._open[host] += 1
+            if full:
+                self._closed.warning("cap", "connection closed: %s: over %d connections at once",
+                                     host, self._per_address)
+                connection.close()
+                continue
+            counted = _CountedConnection(connection.family, connection.type, connection.proto,
+                                         fileno=connection.detach())
+            counted.release = _Release(self, host)
+            weakref.finalize(counted, counted.release)  # dropped unclosed: the count still falls
+            return counted, address
+
+    def _forget(self, host: str) -> None:
+        with self._lock:
+            self._open[host] -= 1
+            if self._open[host] <= 0:
+                del self._open[host]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._listener, name)
+
+
+class _Release:
+    """Takes one connection of ``host`` off a :class:`CappedListener`'s count, once."""
+
+    def __init__(self, listener: CappedListener, host: str) -> None:
+        self._listener: CappedListener | None = listener
+        self._host = host
+
+    def __call__(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener._forget(self._host)
+
+
+class _CountedConnection(socket.socket):
+    """An accepted connection that leaves its listener's count when closed or collected."""
+
+    release: _Release | None = None
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.release is not None:
+                self.release()
 
 
 class _FlushBoundedTransport:
