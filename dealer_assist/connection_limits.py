@@ -31,9 +31,8 @@ import asyncio
 import logging
 import resource
 import socket
-import threading
 import weakref
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any
 
@@ -76,7 +75,9 @@ class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
 class CappedListener:
     """A listening socket whose :meth:`accept` closes at once a connection from an address
     that holds ``per_address`` already, counting each from its accept until it is closed (or
-    collected); everything else is the socket's own."""
+    collected); everything else is the socket's own. Only :meth:`accept` (the event loop's
+    thread) touches the count: a connection's close, which the garbage collector may run on
+    any thread and inside any code, only queues its address for the next accept to take off."""
 
     def __init__(self, listener: socket.socket, per_address: int) -> None:
         if per_address < 1:
@@ -84,52 +85,48 @@ class CappedListener:
         self._listener = listener
         self._per_address = per_address
         self._open: Counter[str] = Counter()
-        self._lock = threading.Lock()  # a connection may be collected on another thread
+        self._gone: deque[str] = deque()  # addresses of connections closed since (any thread)
         self._closed = Throttled(logger)
 
     def accept(self) -> tuple[socket.socket, Any]:
         """The next connection under the cap (BlockingIOError: none is waiting)."""
         while True:
             connection, address = self._listener.accept()
-            host = address[0] if isinstance(address, tuple) else None
-            if host is None:
-                return connection, address
-            with self._lock:
-                full = self._open[host] >= self._per_address
-                if not full:
-                    self._open[host] += 1
-            if full:
+            while self._gone:
+                gone = self._gone.popleft()
+                self._open[gone] -= 1
+                if self._open[gone] <= 0:
+                    del self._open[gone]
+            if not isinstance(address, tuple):
+                return connection, address  # not an IP connection: nothing to count it by
+            host = str(address[0])
+            if self._open[host] >= self._per_address:
                 self._closed.warning("cap", "connection closed: %s: over %d connections at once",
                                      host, self._per_address)
                 connection.close()
                 continue
+            self._open[host] += 1
             counted = _CountedConnection(connection.family, connection.type, connection.proto,
                                          fileno=connection.detach())
-            counted.release = _Release(self, host)
+            counted.release = _Release(self._gone, host)
             weakref.finalize(counted, counted.release)  # dropped unclosed: the count still falls
             return counted, address
-
-    def _forget(self, host: str) -> None:
-        with self._lock:
-            self._open[host] -= 1
-            if self._open[host] <= 0:
-                del self._open[host]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._listener, name)
 
 
 class _Release:
-    """Takes one connection of ``host`` off a :class:`CappedListener`'s count, once."""
+    """Queues ``host`` once on a :class:`CappedListener`'s addresses of closed connections."""
 
-    def __init__(self, listener: CappedListener, host: str) -> None:
-        self._listener: CappedListener | None = listener
+    def __init__(self, gone: deque[str], host: str) -> None:
+        self._gone: deque[str] | None = gone
         self._host = host
 
     def __call__(self) -> None:
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener._forget(self._host)
+        gone, self._gone = self._gone, None
+        if gone is not None:
+            gone.append(self._host)  # atomic, and runs no Python code that could collect
 
 
 class _CountedConnection(socket.socket):

@@ -217,6 +217,25 @@ def test_over_tls_connections_count_under_the_cap_before_their_handshake(
     assert answer.startswith(b"HTTP/1.1 200")
 
 
+def test_over_tls_connections_the_server_closes_leave_the_count(
+        tls_port: tuple[int, Path]) -> None:
+    """Connections whose handshake the server gave up on leave their address's count though
+    the client still holds them open: after four silent ones filled the cap and timed out, a
+    client at that address is served again."""
+    port, certfile = tls_port  # handshakes time out after 0.5 s; the cap is 32
+    held = [socket.create_connection(("127.0.0.1", port), timeout=5)
+            for _ in range(connection_limits.PER_ADDRESS)]
+    try:
+        assert all(closed_by_server(connection, 10.0) for connection in held)
+        deadline = time.monotonic() + 5
+        while not (answer := https_get(port, certfile)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert answer.startswith(b"HTTP/1.1 200")
+    finally:
+        for connection in held:
+            connection.close()
+
+
 def test_open_websockets_count_under_the_cap_until_they_are_gone(port: int) -> None:
     """Four WebSockets open from one address fill its cap, so a fifth connection is closed at
     once (once, an upgraded WebSocket left the count: one address could hold as many as it
