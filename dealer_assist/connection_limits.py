@@ -49,6 +49,8 @@ HEADER_TIMEOUT_S = 10.0
 PER_ADDRESS = 32
 #: Seconds a client has to finish a TLS handshake (a browser does it in one round trip or two).
 HANDSHAKE_TIMEOUT_S = 10.0
+#: Connections over the cap one accept closes at most before it lets the event loop go on.
+REFUSALS_A_TURN = 100
 #: Seconds a closing WebSocket has to send what it still has to send before it is cut off: less
 #: than the screen's grace for requests in flight at a stop (``screen.STOP_GRACE_S``), so that a
 #: page that stopped reading is gone before that grace ends.
@@ -89,8 +91,9 @@ class CappedListener:
         self._closed = Throttled(logger)
 
     def accept(self) -> tuple[socket.socket, Any]:
-        """The next connection under the cap (BlockingIOError: none is waiting)."""
-        while True:
+        """The next connection under the cap (BlockingIOError: none is waiting, or
+        :data:`REFUSALS_A_TURN` were closed in this call: the loop's other work goes first)."""
+        for _ in range(REFUSALS_A_TURN):
             connection, address = self._listener.accept()
             while self._gone:
                 gone = self._gone.popleft()
@@ -111,6 +114,7 @@ class CappedListener:
             counted.release = _Release(self._gone, host)
             weakref.finalize(counted, counted.release)  # dropped unclosed: the count still falls
             return counted, address
+        raise BlockingIOError("connections over the cap closed: the rest at the next turn")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._listener, name)

@@ -168,8 +168,9 @@ def test_tls_handshakes_not_finished_are_closed_and_a_real_client_is_served(
 @pytest.fixture
 def tls_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, Path]]:
     """A TLS server whose loop holds 4 connections an address (read as it starts), each with
-    10 s for its handshake."""
+    10 s for its handshake, and closes one over the cap a turn of the loop."""
     monkeypatch.setattr(connection_limits, "PER_ADDRESS", 4)
+    monkeypatch.setattr(connection_limits, "REFUSALS_A_TURN", 1)
     monkeypatch.setattr(connection_limits, "HANDSHAKE_TIMEOUT_S", 10.0)
     certfile, keyfile = certificates.self_signed(tmp_path)
     for port, _ in _served(ssl_certfile=str(certfile), ssl_keyfile=str(keyfile)):
@@ -196,15 +197,19 @@ def test_over_tls_connections_count_under_the_cap_before_their_handshake(
     """Over TLS a connection counts under its address's cap from the moment it is accepted
     (once, only once its handshake was done: asyncio gives each connection a 256 KiB buffer at
     once, and 3,000 opened from one address and left silent took a screen's process from 63 to
-    971 MiB). Four held silent fill the cap, so a fifth is closed at once and said so; the four
-    stay open, one of them can still do its handshake and be answered, and once they are closed
-    a client is served again."""
+    971 MiB). Four held silent fill the cap, so three more are each closed at once (one a turn
+    of the loop) and said so; the four stay open, one of them can still do its handshake and be
+    answered, and once they are closed a client is served again."""
     caplog.set_level(logging.WARNING)
     port, certfile = tls_capped
     held = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(4)]
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as fifth:
-            assert closed_by_server(fifth, 5.0)
+        more = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(3)]
+        try:
+            assert all(closed_by_server(connection, 5.0) for connection in more)
+        finally:
+            for connection in more:
+                connection.close()
         assert not any(closed_by_server(connection, 0.2) for connection in held)
         assert https_get(port, certfile, held.pop()).startswith(b"HTTP/1.1 200")
     finally:
