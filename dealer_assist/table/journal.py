@@ -89,11 +89,11 @@ class Checkpoint:
     #: the round-log lines of the ended round the screen shows (PAY/TAKE owed on the felt until
     #: the next round begins); empty where none
     shown: tuple[str, ...] = ()
-    #: the shown round's cards the camera's sightings may still pass as, (card code, seat or
-    #: None, how many), and (None, seat, how many) unreadable sightings were let pass there (a
+    #: the shown round's cards the camera's sightings may still pass as, (card, seat or None,
+    #: how many), and (None, seat, how many) unreadable sightings were let pass there (a
     #: restart showed it, and no round has begun since:
     #: :class:`~dealer_assist.table.sources.ShownAfterRestart`)
-    felt_left: tuple[tuple[str | None, int | None, int], ...] = ()
+    felt_left: tuple[tuple[Card | None, int | None, int], ...] = ()
     #: how far the recording had got, every round and alarm before the checkpoint written
     #: (None: not known; a restart then writes no alarm the store lacks)
     recorded: RecordedUpTo | None = None
@@ -106,7 +106,9 @@ class Checkpoint:
             "camera_moved": self.camera_moved,
             "shoe": None if self.shoe is None else list(self.shoe), "t": self.t,
             "dealer": self.dealer, "alarms_raised": self.alarms_raised,
-            "shown": list(self.shown), "felt_left": [list(left) for left in self.felt_left],
+            "shown": list(self.shown),
+            "felt_left": [[None if card is None else card.code, seat, n]
+                          for card, seat, n in self.felt_left],
             "recorded": None if self.recorded is None else self.recorded.to_json(),
         }
 
@@ -148,7 +150,7 @@ class Checkpoint:
                    {card.code: n for card, n in sorted(loop.cards_out.items(), key=str)},
                    loop.shoe_up, loop.camera_up, loop.camera_moved, shoe, t, loop.dealer,
                    loop.alarms_raised, shown, tuple(
-                       (None if card is None else card.code, seat, n)
+                       (card, seat, n)
                        for (card, seat), n in sorted(loop.camera.felt_left.items(), key=str)
                    ) if shown else (), recorded)
 
@@ -504,8 +506,8 @@ def open_table(
     shown = _show(loop, start.shown, path)
     if shown is not None and start.felt_left:  # as the live table was at the checkpoint
         left: Counter[tuple[Card | None, int | None]] = Counter()
-        for code, seat, n in start.felt_left:
-            left[(None if code is None else Card.parse(code), seat)] += n
+        for card, seat, n in start.felt_left:
+            left[(card, seat)] += n
         loop.camera.let_felt_pass(left)
     # The alarms raised after the checkpoint are raised again, in order, under the numbers they
     # had, so their acknowledgements are replayed too; the preamble's alarms stand for ones
@@ -599,7 +601,7 @@ def open_table(
     return result
 
 
-def _felt_left(raw: Any) -> tuple[tuple[str | None, int | None, int], ...]:
+def _felt_left(raw: Any) -> tuple[tuple[Card | None, int | None, int], ...]:
     """A checkpoint's ``felt_left``: a list of [card code or null, seat or null, count]."""
     if not isinstance(raw, list):
         raise CodecError(f"a checkpoint's 'felt_left' must be a list, got {str(raw)[:80]!r}")
@@ -611,12 +613,11 @@ def _felt_left(raw: Any) -> tuple[tuple[str | None, int | None, int], ...]:
                 and type(entry[2]) is int and entry[2] > 0):
             raise CodecError(f"a checkpoint's 'felt_left' holds {str(entry)[:80]!r}, not "
                              "[card, seat, count]")
-        if entry[0] is not None:
-            try:
-                Card.parse(entry[0])
-            except ValueError as error:
-                raise CodecError(f"a checkpoint's 'felt_left': {error}") from None
-        left.append((entry[0], entry[1], entry[2]))
+        try:
+            card = None if entry[0] is None else Card.parse(entry[0])
+        except ValueError as error:
+            raise CodecError(f"a checkpoint's 'felt_left': {error}") from None
+        left.append((card, entry[1], entry[2]))
     return tuple(left)
 
 

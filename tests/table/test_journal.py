@@ -834,7 +834,7 @@ def test_a_restart_after_the_round_settled_shows_its_payouts_again(tmp_path):
 
 def test_a_checkpoint_keeps_the_round_on_screen_and_refuses_lines_that_are_no_lines():
     checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", 3, shown=('{"type": "round"}',),
-                            felt_left=(("9S", 1, 1), (None, None, 2)))
+                            felt_left=((Card.parse("9S"), 1, 1), (None, None, 2)))
     assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
     old = checkpoint.to_json()
     del old["shown"], old["felt_left"]  # written before the ended round was kept
