@@ -49,7 +49,8 @@ HEADER_TIMEOUT_S = 10.0
 PER_ADDRESS = 32
 #: Seconds a client has to finish a TLS handshake (a browser does it in one round trip or two).
 HANDSHAKE_TIMEOUT_S = 10.0
-#: Connections over the cap one accept closes at most before it lets the event loop go on.
+#: Connections over the cap closed at most in one turn of the event loop: the next is left for
+#: a later turn, so that a flood of them does not hold the loop from its other work.
 REFUSALS_A_TURN = 100
 #: Seconds a closing WebSocket has to send what it still has to send before it is cut off: less
 #: than the screen's grace for requests in flight at a stop (``screen.STOP_GRACE_S``), so that a
@@ -75,9 +76,10 @@ class HandshakeBoundedLoop(asyncio.SelectorEventLoop):
 
 
 class CappedListener:
-    """A listening socket whose :meth:`accept` closes at once a connection from an address
-    that holds ``per_address`` already, counting each from its accept until it is closed (or
-    collected); everything else is the socket's own. Only :meth:`accept` (the event loop's
+    """A listening socket whose :meth:`accept` closes a connection from an address that holds
+    ``per_address`` already (at most :data:`REFUSALS_A_TURN` in a turn of the event loop, the
+    rest in the next turns), counting each from its accept until it is closed (or collected);
+    everything else is the socket's own. Only :meth:`accept` (the event loop's
     thread) touches the count: a connection's close, which the garbage collector may run on
     any thread and inside any code, only queues its address for the next accept to take off."""
 
@@ -89,12 +91,20 @@ class CappedListener:
         self._open: Counter[str] = Counter()
         self._gone: deque[str] = deque()  # addresses of connections closed since (any thread)
         self._closed = Throttled(logger)
+        self._refused = 0  # connections closed over the cap since the loop's turn began
 
     def accept(self) -> tuple[socket.socket, Any]:
-        """The next connection under the cap (BlockingIOError: none is waiting, or
-        :data:`REFUSALS_A_TURN` were closed in this call: the loop's other work goes first)."""
-        for _ in range(REFUSALS_A_TURN):
-            connection, address = self._listener.accept()
+        """The next connection under the cap. BlockingIOError, which ends asyncio's turn of
+        accepts: none is waiting, or :data:`REFUSALS_A_TURN` were closed in this turn."""
+        while True:
+            if self._refused >= REFUSALS_A_TURN:
+                self._refused = 0
+                raise BlockingIOError("connections over the cap closed: the rest at a later turn")
+            try:
+                connection, address = self._listener.accept()
+            except BlockingIOError:
+                self._refused = 0
+                raise
             while self._gone:
                 gone = self._gone.popleft()
                 self._open[gone] -= 1
@@ -107,6 +117,7 @@ class CappedListener:
                 self._closed.warning("cap", "connection closed: %s: over %d connections at once",
                                      host, self._per_address)
                 connection.close()
+                self._refused += 1
                 continue
             self._open[host] += 1
             counted = _CountedConnection(connection.family, connection.type, connection.proto,
@@ -114,7 +125,6 @@ class CappedListener:
             counted.release = _Release(self._gone, host)
             weakref.finalize(counted, counted.release)  # dropped unclosed: the count still falls
             return counted, address
-        raise BlockingIOError("connections over the cap closed: the rest at the next turn")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._listener, name)
