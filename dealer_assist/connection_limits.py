@@ -122,38 +122,26 @@ class CappedListener:
             self._open[host] += 1
             counted = _CountedConnection(connection.family, connection.type, connection.proto,
                                          fileno=connection.detach())
-            counted.release = _Release(self._gone, host)
-            weakref.finalize(counted, counted.release)  # dropped unclosed: the count still falls
+            # run once, at its close or when collected unclosed; a deque's append is atomic
+            # and runs no Python code that could collect
+            counted.leave = weakref.finalize(counted, self._gone.append, host)
             return counted, address
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._listener, name)
 
 
-class _Release:
-    """Queues ``host`` once on a :class:`CappedListener`'s addresses of closed connections."""
-
-    def __init__(self, gone: deque[str], host: str) -> None:
-        self._gone: deque[str] | None = gone
-        self._host = host
-
-    def __call__(self) -> None:
-        gone, self._gone = self._gone, None
-        if gone is not None:
-            gone.append(self._host)  # atomic, and runs no Python code that could collect
-
-
 class _CountedConnection(socket.socket):
-    """An accepted connection that leaves its listener's count when closed or collected."""
+    """An accepted connection that leaves its listener's count (``leave``) when closed."""
 
-    release: _Release | None = None
+    leave: weakref.finalize | None = None  # type: ignore[type-arg]
 
     def close(self) -> None:
         try:
             super().close()
         finally:
-            if self.release is not None:
-                self.release()
+            if self.leave is not None:
+                self.leave()
 
 
 class _FlushBoundedTransport:
