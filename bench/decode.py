@@ -3,8 +3,8 @@
     PYTHONPATH=. python bench/decode.py [--frames 60] [--quality 90]
 
 Renders the demo's felt with a card at every seat (the 1280x720 view of its played seats, and
-all seven seats over a 3072x1728 frame with the cards keeping their 80 px, as
-``bench/shoe_check.py --size`` does), JPEG-codes each as a camera's Motion JPEG delivers it, and
+all seven seats over a 3072x1728 frame with the cards keeping their 80 px: the views of
+``bench/shoe_check.py --size``), JPEG-codes each as a camera's Motion JPEG delivers it, and
 decodes it with OpenCV in full colour (what the camera does), and at a half and an eighth of the
 size (libjpeg's scaled decoding, which skips most of the inverse DCT and colour work but not the
 entropy decoding), one after another in one run. Prints the median and 95th percentile of the
@@ -26,14 +26,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from machine import cpu_model  # noqa: E402
+from shoe_check import VIEWS  # noqa: E402
 
 from dealer_assist.rules import Card, CardTarget  # noqa: E402
-from dealer_assist.table.simulation.synthetic_camera import (  # noqa: E402
-    ALL_SEATS,
-    PLAYED_SEATS,
-    SyntheticFelt,
-    VirtualTable,
-)
+from dealer_assist.table.simulation.synthetic_camera import SyntheticFelt, VirtualTable  # noqa: E402
 from dealer_assist.table.sources import DEALER_SPOT, FeltCard  # noqa: E402
 from dealer_assist.vision.artwork import installed_designs, load_designs  # noqa: E402
 
@@ -74,7 +70,7 @@ def main() -> None:
     if args.design not in installed_designs():
         parser.error(f"design not installed: {args.design} (scripts/install-card-art.sh)")
     print(f"CPU: {cpu_model()}, os.cpu_count() = {os.cpu_count()}, OpenCV {cv2.__version__}")
-    for table in (VirtualTable(PLAYED_SEATS), VirtualTable(ALL_SEATS, scale=2.4)):
+    for table in VIEWS.values():
         image = dealt_frame(table, args.design)
         jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, args.quality])[1]
         size = f"{image.shape[1]}x{image.shape[0]}"
