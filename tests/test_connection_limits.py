@@ -143,6 +143,21 @@ def closed_by_server(connection: socket.socket, wait_s: float) -> bool:
         return True
 
 
+def https_get(port: int, certfile: Path, raw: socket.socket | None = None) -> bytes:
+    """A GET over TLS (on ``raw``, a connection already open, if given), the answer's start
+    (b"": the server closed the connection)."""
+    context = ssl.create_default_context(cafile=str(certfile))
+    raw = raw or socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as connection:
+            connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return connection.recv(65536)
+    except (ssl.SSLError, ConnectionError):
+        return b""
+    finally:
+        raw.close()
+
+
 def test_tls_handshakes_not_finished_are_closed_and_a_real_client_is_served(
         tls_port: tuple[int, Path]) -> None:
     """Connections opened over TLS that never finish the handshake (nothing sent, or a
@@ -158,11 +173,7 @@ def test_tls_handshakes_not_finished_are_closed_and_a_real_client_is_served(
     finally:
         for connection in held:
             connection.close()
-    context = ssl.create_default_context(cafile=str(certfile))
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
-            context.wrap_socket(raw, server_hostname="127.0.0.1") as connection:
-        connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        assert connection.recv(65536).startswith(b"HTTP/1.1 200")
+    assert https_get(port, certfile).startswith(b"HTTP/1.1 200")
 
 
 @pytest.fixture
@@ -175,21 +186,6 @@ def tls_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
     certfile, keyfile = certificates.self_signed(tmp_path)
     for port, _ in _served(ssl_certfile=str(certfile), ssl_keyfile=str(keyfile)):
         yield port, certfile
-
-
-def https_get(port: int, certfile: Path, raw: socket.socket | None = None) -> bytes:
-    """A GET over TLS (on ``raw``, a connection already open, if given), the answer's start
-    (b"": the server closed the connection)."""
-    context = ssl.create_default_context(cafile=str(certfile))
-    raw = raw or socket.create_connection(("127.0.0.1", port), timeout=5)
-    try:
-        with context.wrap_socket(raw, server_hostname="127.0.0.1") as connection:
-            connection.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            return connection.recv(65536)
-    except (ssl.SSLError, ConnectionError):
-        return b""
-    finally:
-        raw.close()
 
 
 def test_over_tls_connections_count_under_the_cap_before_their_handshake(
