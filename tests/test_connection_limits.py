@@ -221,8 +221,8 @@ def test_over_tls_connections_count_under_the_cap_before_their_handshake(
 def test_over_tls_connections_the_server_closes_leave_the_count(
         tls_port: tuple[int, Path]) -> None:
     """Connections whose handshake the server gave up on leave their address's count though
-    the client still holds them open: after four silent ones filled the cap and timed out, a
-    client at that address is served again."""
+    the client still holds them open: after as many silent ones as the cap holds filled it
+    and timed out, a client at that address is served again."""
     port, certfile = tls_port  # handshakes time out after 0.5 s; the cap is 32
     held = [socket.create_connection(("127.0.0.1", port), timeout=5)
             for _ in range(connection_limits.PER_ADDRESS)]
