@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python bench/shoe_check.py [--designs anglo kennard] [--rounds 2] [--seed 7]
                                             [--hold 4] [--size 1280x720|3072x1728]
+                                            [--reuses K [K ...]]
 
 Renders a scripted deal on the demo's felt (the synthetic camera's seats and card size: each
 card shown for ``--hold`` frames, the shoe's code in flight for the first 3, now and then
@@ -17,8 +18,10 @@ detector finds below its presence (``shoe_check.FAINT_PRESENCE``) and keeps the 
 regions that have not changed, with the readings of their indices read surely as their cards
 (``vision.still_regions``); "verified-search" is the same check searching every region of
 every frame; "verified-0.25" reads only the places at the detector's
-presence, what faint places cost beside it. The other two checks' events are each compared with
-verified-search's ("the same", or how many differ). Frames are JPEG-coded as a camera
+presence, what faint places cost beside it; "verified-reuses-K" (one for each ``--reuses K``) is
+the shipped check with a still region's boxes standing at most K frames in a row instead of
+``still_regions.REUSES``. The other checks' events are each compared with verified-search's
+("the same", or how many differ). Frames are JPEG-coded as a camera
 delivers them and decoded once each (the decoding's time printed apart: JPEG to cards is
 decoding plus a check's "both").
 ``--hold`` sets how many frames each card is shown (4; a card a second at 30 frames/s is 30).
@@ -61,6 +64,7 @@ from dealer_assist.vision.artwork import (  # noqa: E402
 )
 from dealer_assist.vision.detector import DEFAULT_MODEL, CardDetector  # noqa: E402
 from dealer_assist.vision.shoe_check import ShoeCheck  # noqa: E402
+from dealer_assist.vision.still_regions import StillRegions  # noqa: E402
 from dealer_assist.vision.tracker import CardTracker  # noqa: E402
 
 #: How the frames are JPEG-coded, as a camera's Motion JPEG delivers them.
@@ -94,7 +98,8 @@ def scripted_frames(design_name: str, rounds: int, seed: int, hold: int, table: 
             yield felt.render().image, ()
 
 
-def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualTable) -> None:
+def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualTable,
+            reuses: list[int]) -> None:
     frames = [(cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])[1], flight)
               for image, flight in scripted_frames(design_name, rounds, seed, hold, table)]
     detector = CardDetector(DEFAULT_MODEL, threads=1)
@@ -106,7 +111,10 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
                                            still=False),
               f"verified-{detector.presence:g}": ShoeCheck(
                   detector, CardTracker(stable_frames=2, grace_frames=6),
-                  faint_presence=detector.presence)}
+                  faint_presence=detector.presence),
+              **{f"verified-reuses-{k}": ShoeCheck(
+                  detector, CardTracker(stable_frames=2, grace_frames=6),
+                  still=StillRegions(reuses=k)) for k in reuses}}
     times: dict[str, tuple[list[float], list[float]]] = {
         name: ([], []) for name in ("named", *checks)}
     reported: dict[str, list[tuple[int, str, str, str | None]]] = {name: [] for name in checks}
@@ -166,13 +174,16 @@ def main() -> None:
     parser.add_argument("--size", choices=VIEWS, default="{}x{}".format(*FRAME_SIZE),
                         help="the frame: the demo's view of its played seats (default), or all "
                              "seven seats spread over a 3K frame, cards still 80 px")
+    parser.add_argument("--reuses", type=int, nargs="+", default=[], choices=range(1, 31),
+                        metavar="1-30", help="also run the check with still regions' boxes "
+                                             "standing at most K frames in a row, for each K")
     args = parser.parse_args()
     missing = [d for d in args.designs if d not in installed_designs()]
     if missing:
         parser.error(f"designs not installed: {', '.join(missing)} (scripts/install-card-art.sh)")
     print(f"CPU: {cpu_model()}, os.cpu_count() = {os.cpu_count()}")
     for design in args.designs:
-        measure(design, args.rounds, args.seed, args.hold, VIEWS[args.size])
+        measure(design, args.rounds, args.seed, args.hold, VIEWS[args.size], args.reuses)
 
 
 if __name__ == "__main__":
