@@ -415,12 +415,13 @@ def test_a_settled_card_is_not_searched_every_frame_and_reads_the_same():
     assert events == searching[0] == [("appeared", "7H", "match")]
     assert all(found == read for found, read in searching[2]), searching[2]
     # every region searched in the first CALM + 1 frames; the card's until it is on the felt
-    # (two sightings; the next frame settles it) and CALM searches more; from then on every
-    # frame keeps some region's boxes and most lookups keep them (each region searched in a
-    # frame of its own among REUSES + 1, and again after a change of its size: the edge of a
-    # pale print on this felt moves across the network's stride)
+    # (two sightings; the next frame settles it) and CALM searches more, so its boxes may
+    # stand from frame CALM + 4 on; from then on every frame keeps some region's boxes and
+    # most lookups keep them (each region searched in a frame of its own among REUSES + 1, and
+    # again after a change of its size: the edge of a pale print on this felt moves across the
+    # network's stride)
     assert all(stood == 0 for _, stood in regions[:CALM + 1]), regions
-    settled = 4 + CALM
+    settled = 3 + CALM
     assert all(stood for _, stood in regions[settled:]), regions
     searches, stood = (sum(counts) for counts in zip(*regions[settled:], strict=True))
     assert stood > searches, regions
