@@ -514,23 +514,24 @@ def test_a_landing_card_read_as_no_index_at_first_appears_when_searching_everyth
     assert events == appeared(still=False)
 
 
-def swap(still: StillRegions | bool):  # -> (events, reading of the swap's first frame)
-    """A 7H dealt to the demo's felt and seen 10 frames (its region's boxes stand from the 7th,
-    the 10th is its own frame to be searched), then a QC laid in its place and seen 16 frames:
-    the check's events (frame, kind, card, previous) and the first swap frame's reading."""
+def swap(still: StillRegions | bool, dealt: int = 10):  # -> (events, first swap frame's reading)
+    """A 7H dealt to the demo's felt with the shoe's 7H in flight and seen ``dealt`` frames,
+    then a QC laid in its place and seen ``REUSES`` + 10 frames (a check searching everything
+    reports the change in the 8th): the check's events (frame, kind, card, previous) and the
+    first swap frame's reading."""
     from dealer_assist.table.sources import FinishRound
 
     felt, check = demo_check(seed=0, still=still)
     show(felt, "7H")
     check.expect(("7H",))
     events = []
-    for number in range(1, 11):
+    for number in range(1, dealt + 1):
         events += check.track(number, check.read(felt.render().image))
     felt.show(FinishRound())
     show(felt, "QC")
     check.expect(())
     first = None
-    for number in range(11, 27):
+    for number in range(dealt + 1, dealt + REUSES + 11):
         reading = check.read(felt.render().image)
         first = first or reading
         events += check.track(number, reading)
@@ -547,14 +548,19 @@ def test_a_card_swapped_where_it_lies_is_read_as_the_new_card_in_the_frame_it_sh
 
 def test_a_swap_the_pixels_hide_is_reported_at_most_reuses_frames_late():
     # every change counts as still here: the 7H's boxes, and their readings, stand over the QC
-    # laid in its place until the region's next search (at most REUSES frames), which reads it
-    events, first = swap(StillRegions(level=255))
+    # laid in its place until the region's next search. Laid just after the region's own
+    # search (the first frame, once its boxes stand, that reads the 7H's indices: the same deal
+    # as landing()'s), the QC waits the longest: REUSES frames
+    boxes = landing(StillRegions())[2]
+    own = next(frame for frame, (_, read) in enumerate(boxes, 1)
+               if frame > CALM + 4 and read and not boxes[frame - 2][1])
+    events, first = swap(StillRegions(level=255), dealt=own)
     assert "7H" in first.names, "the swap's first frame was read afresh: the test proves nothing"
-    searching = swap(still=False)[0]
+    searching = swap(still=False, dealt=own)[0]
     assert [event[1:] for event in events] == [event[1:] for event in searching] == \
         [("appeared", "7H", None), ("changed", "QC", "7H")]
     assert events[0][0] == searching[0][0]
-    assert 0 <= events[1][0] - searching[1][0] <= REUSES
+    assert events[1][0] - searching[1][0] == REUSES
 
 
 def faint_at_first(still: StillRegions | bool) -> list[tuple[int, str, str]]:
