@@ -141,12 +141,13 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
     size = cv2.imdecode(frames[0][0], cv2.IMREAD_COLOR).shape
     print(f"deck {design_name}, {size[1]}x{size[0]} JPEG at quality {JPEG_QUALITY}, seats "
           f"{','.join(map(str, table.seats))}: decoding {_ms(decode)}")
+    width = max(map(len, times))
     for name, (detect, track) in times.items():
         both = [d + t for d, t in zip(detect, track, strict=True)]
         same = "" if name in ("named", "verified-search") else \
             "; events as verified-search's: " + _agreement(reported[name],
                                                            reported["verified-search"])
-        print(f"deck {design_name}, {name:15s} ({len(frames)} frames): detect stage "
+        print(f"deck {design_name}, {name:{width}s} ({len(frames)} frames): detect stage "
               f"{_ms(detect)}, track stage {_ms(track)}, both {_ms(both)}{same}")
 
 
