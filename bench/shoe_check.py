@@ -105,16 +105,17 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
     detector = CardDetector(DEFAULT_MODEL, threads=1)
     for jpeg, _ in frames[:3]:
         detector.detect(cv2.imdecode(jpeg, cv2.IMREAD_COLOR))  # warm
-    named = CardTracker(stable_frames=2, grace_frames=6)
-    checks = {"verified": ShoeCheck(detector, CardTracker(stable_frames=2, grace_frames=6)),
-              "verified-search": ShoeCheck(detector, CardTracker(stable_frames=2, grace_frames=6),
-                                           still=False),
+    def tracker() -> CardTracker:  # the demo camera's
+        return CardTracker(stable_frames=2, grace_frames=6)
+
+    named = tracker()
+    checks = {"verified": ShoeCheck(detector, tracker()),
+              "verified-search": ShoeCheck(detector, tracker(), still=False),
               f"verified-{detector.presence:g}": ShoeCheck(
-                  detector, CardTracker(stable_frames=2, grace_frames=6),
-                  faint_presence=detector.presence),
-              **{f"verified-reuses-{k}": ShoeCheck(
-                  detector, CardTracker(stable_frames=2, grace_frames=6),
-                  still=StillRegions(reuses=k)) for k in reuses}}
+                  detector, tracker(), faint_presence=detector.presence),
+              **{f"verified-reuses-{k}": ShoeCheck(detector, tracker(),
+                                                   still=StillRegions(reuses=k))
+                 for k in reuses}}
     times: dict[str, tuple[list[float], list[float]]] = {
         name: ([], []) for name in ("named", *checks)}
     reported: dict[str, list[tuple[int, str, str, str | None]]] = {name: [] for name in checks}
