@@ -7,12 +7,12 @@ held-out designs in turn, each card lying ``--per-card`` frames before the next 
 searches every card region of every frame down to the shoe check's faint presence
 (``shoe_check.FAINT_PRESENCE``). A frame is *still* where no card landed in it or the ``CALM``
 frames before and neither it nor the frame before is streaked (a hand passing is not noise).
-Each faint box of a still frame (under the presence, and no second report of a box at it) is
-read as the check reads it and followed into the still frames after it, up to
+Each faint box of a still frame (under the presence, and not a second report of a box at the
+presence) is read as the check reads it and followed into the still frames after it, up to
 ``still_regions.REUSES`` of them and the next landing or streak: printed per band of its score,
 how many the next frame found at the presence (a box overlapping it at IoU 0.5 or more) and how
 many any of those frames did. Boxes read as no index are printed apart (they never hold a
-region searched), and of those read as an index, the ones centred on a card's visible index.
+region searched), and of those read as an index, the ones centred on a card's index.
 Counts are of box-frames: one faint spot counts in every still frame it is found in.
 """
 
@@ -56,7 +56,8 @@ def _ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _on_an_index(seq: Sequence, frame: int, x: float, y: float) -> bool:
-    """``(x, y)`` lies on a visible index of the topmost card there in ``frame``."""
+    """``(x, y)`` lies on an index of the topmost card there in ``frame``, a card with an index
+    showing (:meth:`TrueCard.visible`)."""
     over = [card for card in seq.cards_on(frame)
             if cv2.pointPolygonTest(card.corners.astype(np.float32), (x, y), False) >= 0]
     return bool(over) and over[-1].visible(frame) and any(
