@@ -49,20 +49,13 @@ SECOND_REPORT = 0.3
 GROUPS = ("read as an index", "  of them on a card's index", "read as no index")
 
 
-def _ious(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if len(a) == 0 or len(b) == 0:
-        return np.zeros((len(a), len(b)))
-    return BoxOverlaps.of(a, b).ious()
-
-
 def _on_an_index(seq: Sequence, frame: int, x: float, y: float) -> bool:
     """``(x, y)`` lies on an index of the topmost card there in ``frame``, a card with an index
     showing (:meth:`TrueCard.visible`)."""
-    over = [card for card in seq.cards_on(frame)
-            if cv2.pointPolygonTest(card.corners.astype(np.float32), (x, y), False) >= 0]
-    return bool(over) and over[-1].visible(frame) and any(
+    under = [card for card, distance in seq.distances_at(x, y, frame) if distance >= 0]
+    return bool(under) and under[-1].visible(frame) and any(
         cv2.pointPolygonTest(quad.astype(np.float32), (x, y), False) >= 0
-        for quad in over[-1].index_quads)
+        for quad in under[-1].index_quads)
 
 
 def measure(deals: int, seed: int, per_card: int) -> None:
@@ -92,11 +85,12 @@ def measure(deals: int, seed: int, per_card: int) -> None:
             if not (still[t] and still[t + 1]):
                 continue
             (boxes, scores), (after, after_scores) = found[t], found[t + 1]
-            sure = scores >= presence
-            sure_boxes += int((after_scores >= presence).sum())
-            unheralded += int(((after_scores >= presence)
-                               & (_ious(after, boxes).max(axis=1, initial=0) < SAME)).sum())
-            second = _ious(boxes, boxes[sure]).max(axis=1, initial=0) > SECOND_REPORT
+            sure, sure_after = scores >= presence, after_scores >= presence
+            heralded = BoxOverlaps.of(after, boxes).ious().max(axis=1, initial=0) >= SAME
+            sure_boxes += int(sure_after.sum())
+            unheralded += int((sure_after & ~heralded).sum())
+            overlap = BoxOverlaps.of(boxes, boxes[sure]).ious().max(axis=1, initial=0)
+            second = overlap > SECOND_REPORT
             rows = np.flatnonzero(~sure & ~second)
             if len(rows) == 0:
                 continue
@@ -106,10 +100,13 @@ def measure(deals: int, seed: int, per_card: int) -> None:
                 if not still[u]:
                     break
                 window.append(u)
-            for i, is_index in zip(rows, (ranks[:, NOT_AN_INDEX] < INDEX).tolist(), strict=True):
+            # per window frame, which of the rows it found at the presence
+            sure_in = np.array([((BoxOverlaps.of(boxes[rows], found[u][0]).ious() >= SAME)
+                                 & (found[u][1] >= presence)).any(axis=1) for u in window])
+            for k, (i, is_index) in enumerate(zip(
+                    rows, (ranks[:, NOT_AN_INDEX] < INDEX).tolist(), strict=True)):
                 band = max(b for b in BANDS if b <= scores[i] + 1e-6)
-                followed = [bool(((_ious(boxes[i:i + 1], found[u][0])[0] >= SAME)
-                                  & (found[u][1] >= presence)).any()) for u in window]
+                followed = sure_in[:, k].tolist()
                 groups = [GROUPS[2]]
                 if is_index:
                     x, y = (boxes[i, :2] + boxes[i, 2:]) / 2
