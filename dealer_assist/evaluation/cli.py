@@ -1,7 +1,7 @@
 """``dealer-assist evaluate``: the shipped card models on independent scenes of held-out designs.
 
-    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8 | --per-card 4] [--shoe
-                           [--flight kept|table]] [--json]
+    dealer-assist evaluate --scenes 400 --seed 1 [--frames 8 | --per-card 4]
+                           [--shoe [--flight kept|table] | --hand-held] [--json]
     dealer-assist evaluate --deck FOLDER --model M --reader R [--shoe --flight table]
                            --acceptance REPORT
 
@@ -13,7 +13,9 @@ checks (70-95 px wide, in a camera within the sharpness bound). With ``--shoe`` 
 through the table's shoe check instead, each card's code in flight from the frame it lands (kept
 there as ``--flight`` says), and each card is scored for landing and verification
 (:mod:`dealer_assist.evaluation.verification`), and each card that never landed is put down to
-what the check read at its indices.
+what the check read at its indices. With ``--hand-held`` the frames go through that check with no
+shoe code ever in flight, as a table without a shoe names cards
+(:mod:`dealer_assist.evaluation.hand_held`), scored as naming is.
 ``--deck`` renders one deck of the caller's instead (an enrolled deck: 52 faces, ``<CODE>.png``
 or ``.jpg``), and ``--acceptance`` writes that deck's acceptance report from its headline
 per-card figures, marked ``"source": "independent"``
@@ -91,6 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "each only once a card is matched to it; table, as the table's pairing "
                         "takes them out: also once a later card is matched or after the "
                         "camera's 1.5 s wait at 8 frames a second")
+    parser.add_argument("--hand-held", action="store_true",
+                        help="name the cards through the table's own check with no shoe code "
+                        "in flight, as a table without a shoe does (still regions keep their "
+                        "boxes, faint places are read), instead of the detector naming each "
+                        "frame afresh")
     parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
 
 
@@ -113,7 +120,10 @@ def run(args: argparse.Namespace) -> int:
                "--deck and --designs: one or the other" if args.deck and args.designs else
                "--acceptance with --shoe scores the table's own keeping of the shoe's codes: add"
                " --flight table" if args.acceptance and args.shoe and args.flight != "table"
-               else "--flight needs --shoe" if args.flight != "kept" and not args.shoe else None)
+               else "--flight needs --shoe" if args.flight != "kept" and not args.shoe
+               else "--shoe and --hand-held: one or the other" if args.shoe and args.hand_held
+               else "--acceptance scores the detector's naming or, with --shoe, the shoe check: "
+               "not --hand-held" if args.acceptance and args.hand_held else None)
     if refused:
         print(f"dealer-assist evaluate: {refused}", file=sys.stderr)
         return 2
@@ -163,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = [(i, installed[i % len(installed)]) for i in range(args.scenes)]
     setup = (str(args.model), str(args.reader), args.reading, args.seed, args.frames,
              args.per_card, tuple(args.card_width), {d: str(folders[d]) for d in installed},
-             args.shoe, args.flight)
+             args.shoe, args.flight, args.hand_held)
     from dealer_assist.evaluation.score import Report
     from dealer_assist.evaluation.verification import CheckReport
 
@@ -190,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         "frames_per_card": args.per_card, "seed": args.seed,
         "card_width": args.card_width, "designs": installed,
         "models": {str(args.model): hashes[0], str(args.reader): hashes[1]},
-        "reading": args.reading,
+        "reading": args.reading, "hand_held": args.hand_held,
     }
     if isinstance(total, CheckReport):
         if args.acceptance:
@@ -299,6 +309,8 @@ def _print_heading(result: dict) -> None:  # type: ignore[type-arg]
     print(f"independent scenes: {result['scenes']} deals x {pace}, seed "
           f"{result['seed']}, cards {result['card_width'][0]:g}-{result['card_width'][1]:g} px, "
           f"designs {', '.join(result['designs'])}")
+    if result.get("hand_held"):
+        print("named through the table's own check, no shoe code in flight (--hand-held)")
 
 
 def _print_checks(result: dict) -> None:  # type: ignore[type-arg]
@@ -361,18 +373,20 @@ _STATE: dict[str, object] = {}
 
 def _start(model: str, reader: str, reading: str, seed: int, frames: int, per_card: int | None,
            width: tuple[float, float], folders: dict[str, str], shoe: bool,
-           flight: str) -> None:
+           flight: str, hand_held: bool) -> None:
     from dealer_assist.evaluation.artwork import felt_textures, load_deck
     from dealer_assist.vision.detector import CardDetector
 
     _STATE.update(
         detector=CardDetector(model, reader, threads=1, reading=reading), seed=seed,
         frames=frames, per_card=per_card, width=width, shoe=shoe, flight=flight,
+        hand_held=hand_held,
         decks={name: load_deck(Path(folder)) for name, folder in folders.items()},
         textures=felt_textures())
 
 
 def _one(job: tuple[int, str]):  # -> Report or CheckReport
+    from dealer_assist.evaluation.hand_held import hand_held_cards
     from dealer_assist.evaluation.render import render_sequence
     from dealer_assist.evaluation.score import score_sequence
     from dealer_assist.evaluation.verification import check_sequence
@@ -388,5 +402,8 @@ def _one(job: tuple[int, str]):  # -> Report or CheckReport
     if _STATE["shoe"]:
         return check_sequence(seq, detector, number,  # type: ignore[arg-type]
                               str(_STATE["flight"]))
-    observed = [detector.detect(frame) for frame in seq.frames]  # type: ignore[attr-defined]
+    if _STATE["hand_held"]:
+        observed, _ = hand_held_cards(seq.frames, detector)  # type: ignore[arg-type]
+    else:
+        observed = [detector.detect(frame) for frame in seq.frames]  # type: ignore[attr-defined]
     return score_sequence(seq, observed)
