@@ -24,6 +24,10 @@ the shipped check with a still region's boxes standing at most K frames in a row
 ("the same", or how many differ). Frames are JPEG-coded as a camera
 delivers them and decoded once each (the decoding's time printed apart: JPEG to cards is
 decoding plus a check's "both").
+For the shipped check ("verified") it also prints where its detect stage's time went (the
+detector's own stage times, wall clock on the reading thread): finding card regions, comparing
+still regions and letterboxing; the detector's inference; turning its output into boxes; and
+the rest, reading the indices (cropping, the reader's inference, pooling its turns).
 ``--hold`` sets how many frames each card is shown (4; a card a second at 30 frames/s is 30).
 ``--size 3072x1728`` deals all seven seats on the demo's felt spread over a 3072x1728 frame, the
 cards keeping their 80 px (``VirtualTable(scale=2.4)``: a camera over a whole felt); the default
@@ -120,6 +124,7 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
         name: ([], []) for name in ("named", *checks)}
     reported: dict[str, list[tuple[int, str, str, str | None]]] = {name: [] for name in checks}
     decode: list[float] = []
+    parts: list[tuple[float, float, float, float]] = []  # the shipped check's, ms a frame
     for number, (jpeg, flight) in enumerate(frames, 1):
         started = time.thread_time()
         image = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
@@ -132,9 +137,14 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
         times["named"][1].append(time.thread_time() - detected)
         for name, check in checks.items():
             check.expect(flight)
-            started = time.thread_time()
+            started, wall = time.thread_time(), time.perf_counter()
             reading = check.read(image)
-            detected = time.thread_time()
+            detected, wall = time.thread_time(), time.perf_counter() - wall
+            if name == "verified":
+                stages = detector.last_times
+                parts.append((stages.preprocess, stages.inference, stages.postprocess,
+                              1e3 * wall - stages.preprocess - stages.inference
+                              - stages.postprocess))
             reported[name] += [(e.frame, e.kind.value, e.card, e.verdict)
                                for e in check.track(number, reading)]
             times[name][0].append(detected - started)
@@ -150,6 +160,10 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
                                                            reported["verified-search"])
         print(f"deck {design_name}, {name:{width}s} ({len(frames)} frames): detect stage "
               f"{_ms(detect)}, track stage {_ms(track)}, both {_ms(both)}{same}")
+    regions, inference, boxes, reading = (statistics.mean(p) for p in zip(*parts, strict=True))
+    print(f"deck {design_name}, verified's detect stage, ms a frame: regions, still comparisons "
+          f"and letterboxing {regions:.2f}, detector inference {inference:.2f}, boxes "
+          f"{boxes:.2f}, reading the indices {reading:.2f}")
 
 
 def _agreement(events: list[tuple[int, str, str, str | None]],
