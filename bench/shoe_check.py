@@ -24,10 +24,12 @@ the shipped check with a still region's boxes standing at most K frames in a row
 ("the same", or how many differ). Frames are JPEG-coded as a camera
 delivers them and decoded once each (the decoding's time printed apart: JPEG to cards is
 decoding plus a check's "both").
-For the shipped check ("verified") it also prints where its detect stage's time went (the
-detector's own stage times, wall clock on the reading thread): finding card regions, comparing
-still regions and letterboxing; the detector's inference; turning its output into boxes; and
-the rest, reading the indices (cropping, the reader's inference, pooling its turns).
+For the shipped check ("verified") it also prints where its detect stage's time went, in wall
+time (the detector's own stage times; the stage figures above are CPU time, so the two need not
+add up): finding card regions, comparing still regions with their last search, remembering
+searched ones and letterboxing; the detector's inference; turning its output into boxes; and
+the rest, mostly reading the indices (cropping, the reader's inference, pooling its turns) with
+the check's own bookkeeping.
 ``--hold`` sets how many frames each card is shown (4; a card a second at 30 frames/s is 30).
 ``--size 3072x1728`` deals all seven seats on the demo's felt spread over a 3072x1728 frame, the
 cards keeping their 80 px (``VirtualTable(scale=2.4)``: a camera over a whole felt); the default
@@ -161,9 +163,9 @@ def measure(design_name: str, rounds: int, seed: int, hold: int, table: VirtualT
         print(f"deck {design_name}, {name:{width}s} ({len(frames)} frames): detect stage "
               f"{_ms(detect)}, track stage {_ms(track)}, both {_ms(both)}{same}")
     regions, inference, boxes, reading = (statistics.mean(p) for p in zip(*parts, strict=True))
-    print(f"deck {design_name}, verified's detect stage, ms a frame: regions, still comparisons "
-          f"and letterboxing {regions:.2f}, detector inference {inference:.2f}, boxes "
-          f"{boxes:.2f}, reading the indices {reading:.2f}")
+    print(f"deck {design_name}, verified's detect stage, wall ms a frame: regions, still "
+          f"regions and letterboxing {regions:.2f}, detector inference {inference:.2f}, boxes "
+          f"{boxes:.2f}, the rest (reading the indices) {reading:.2f}")
 
 
 def _agreement(events: list[tuple[int, str, str, str | None]],

@@ -2,8 +2,8 @@
 
     dealer-assist evaluate --scenes 400 --seed 1 [--frames 8 | --per-card 4]
                            [--shoe [--flight kept|table] | --hand-held] [--json]
-    dealer-assist evaluate --deck FOLDER --model M --reader R [--shoe --flight table]
-                           --acceptance REPORT
+    dealer-assist evaluate --deck FOLDER --model M --reader R [--shoe --flight table |
+                           --hand-held] --acceptance REPORT
 
 Renders ``--scenes`` deals (:mod:`dealer_assist.evaluation.render`), one held-out design each in
 turn, reads every frame with the models as the table does (ONNX Runtime, INT8 by default) and
@@ -19,10 +19,10 @@ shoe code ever in flight, as a table without a shoe names cards
 ``--deck`` renders one deck of the caller's instead (an enrolled deck: 52 faces, ``<CODE>.png``
 or ``.jpg``), and ``--acceptance`` writes that deck's acceptance report from its headline
 per-card figures, marked ``"source": "independent"``
-(:class:`~dealer_assist.vision.model_control.AcceptanceReport`): naming's, or with ``--shoe
---flight table`` the shoe check's (a report only a table with a shoe accepts). Exit status: 0
-scored; 1 no card to score; 2 a bad option, a design outside the split's held-out list, artwork
-or a model missing.
+(:class:`~dealer_assist.vision.model_control.AcceptanceReport`): naming's (with
+``--hand-held`` through the table's own check), or with ``--shoe --flight table`` the shoe
+check's (a report only a table with a shoe accepts). Exit status: 0 scored; 1 no card to score;
+2 a bad option, a design outside the split's held-out list, artwork or a model missing.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--acceptance", type=Path, metavar="REPORT",
                         help="with --deck: write the deck's acceptance report for --model and "
                         "--reader from the headline per-card figures (source: independent): "
-                        "naming's, or with --shoe --flight table the shoe check's")
+                        "naming's (with --hand-held as the table names), or with --shoe "
+                        "--flight table the shoe check's")
     parser.add_argument("--card-width", type=number_in(float, 20, 300, "--card-width"),
                         nargs=2, default=[60.0, 95.0], metavar=("LEAST", "MOST"),
                         help="card width range drawn, px (default 60 95)")
@@ -116,14 +117,12 @@ def run(args: argparse.Namespace) -> int:
         print("dealer-assist evaluate: --card-width LEAST MOST: least is above most",
               file=sys.stderr)
         return 2
-    refused = ("--acceptance needs --deck" if args.acceptance and not args.deck else
+    refused = ("--shoe and --hand-held: one or the other" if args.shoe and args.hand_held else
+               "--acceptance needs --deck" if args.acceptance and not args.deck else
                "--deck and --designs: one or the other" if args.deck and args.designs else
                "--acceptance with --shoe scores the table's own keeping of the shoe's codes: add"
                " --flight table" if args.acceptance and args.shoe and args.flight != "table"
-               else "--flight needs --shoe" if args.flight != "kept" and not args.shoe
-               else "--shoe and --hand-held: one or the other" if args.shoe and args.hand_held
-               else "--acceptance scores the detector's naming or, with --shoe, the shoe check: "
-               "not --hand-held" if args.acceptance and args.hand_held else None)
+               else "--flight needs --shoe" if args.flight != "kept" and not args.shoe else None)
     if refused:
         print(f"dealer-assist evaluate: {refused}", file=sys.stderr)
         return 2
@@ -261,7 +260,8 @@ def _acceptance(args: argparse.Namespace, check: str, figures: dict[str, float],
     from dealer_assist.vision.model_control import AcceptanceReport
     from dealer_assist.vision.reader import DEFAULT_READING
 
-    shoe = " --shoe --flight table" if check == "shoe" else ""
+    shoe = " --shoe --flight table" if check == "shoe" else \
+        " --hand-held" if args.hand_held else ""
     reading = "" if args.reading == DEFAULT_READING else f" --reading {args.reading}"
     # unrounded: a figure rounded up to the goal would pass short of it
     return AcceptanceReport(

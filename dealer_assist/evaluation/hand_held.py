@@ -2,7 +2,9 @@
 check (:class:`~dealer_assist.vision.shoe_check.ShoeCheck`) with no shoe code ever in flight, so
 settled still regions keep their boxes and sure readings (:mod:`dealer_assist.vision.still_regions`)
 and faint places are read (and never named), as at the table, where the detector's own naming
-(:meth:`~dealer_assist.vision.detector.CardDetector.detect`) reads every frame afresh.
+(:meth:`~dealer_assist.vision.detector.CardDetector.detect`) reads every frame afresh. Each frame
+is read and then tracked before the next is read, as ``--shoe`` runs the check; the table's
+camera reads two frames at once, so a region there may settle a frame later.
 """
 
 from __future__ import annotations
