@@ -13,7 +13,8 @@ it (else a swap with one corner read unsurely would never be reported).
 An index at no card on the felt that could be the other corner of a card matched since its
 place was first seen, and whose place read as a code before the shoe dealt it
 (:data:`SHOE_LEAD_FRAMES`), does not match that code: it is that card's corner misread.
-With no shoe card in flight (a hand-held game) it names cards exactly as the detector does.
+With no shoe card in flight (a hand-held game) it names cards as the detector does, from the
+boxes and sure readings still regions kept where they stand (``evaluate --hand-held``).
 It also reads places the detector is less sure of (faint ones, :data:`FAINT_PRESENCE`), which
 count only as a shoe card they surely match, and lets each shoe code in flight be matched by as
 many cards a frame as it has copies out (:func:`_one_card_a_code`). A card region that has not
