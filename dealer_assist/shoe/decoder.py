@@ -8,6 +8,7 @@ what to acknowledge. It never touches a port; :class:`~dealer_assist.shoe.reader
 from __future__ import annotations
 
 import struct
+from collections import deque
 from dataclasses import dataclass
 
 from dealer_assist.rules.cards import Card, CardCodeError
@@ -95,9 +96,13 @@ class ShoeDecoder:
     back as a :class:`Gap` (reported once per missing point) until the shoe resends. Events the
     shoe can no longer resend (a heartbeat names an oldest held event beyond the next expected:
     an earlier run acknowledged them) are reported as :class:`EventsLost`, and delivery goes on
-    from the oldest held, rather than waiting for them for ever.
+    from the oldest held, rather than waiting for them for ever. Sessions are random ids, not
+    ordered: the decoder remembers how far it delivered each of the last few sessions it left, so
+    a held or resent event of one of them (its ACK not yet heard) is known as already delivered.
     After each feed, send :meth:`ack_frame` to the shoe; after a gap, :meth:`resend_frame`.
     """
+
+    SESSIONS_REMEMBERED = 8  # sessions left behind whose delivered end is kept
 
     def __init__(self) -> None:
         self._splitter = FrameSplitter()
@@ -108,6 +113,7 @@ class ShoeDecoder:
         self._stale_pending: tuple[int, int] | None = None  # the event those heartbeats name
         self._gap_reported_at: tuple[int | None, int] | None = None
         self._oldest_held: tuple[int, int] = (0, 0)  # the shoe's, as its last heartbeat said
+        self._left: deque[tuple[int, int]] = deque(maxlen=self.SESSIONS_REMEMBERED)
         self.stats = DecoderStats()
 
     @property
@@ -167,7 +173,7 @@ class ShoeDecoder:
         # The shoe still holds an event we acknowledged: our ACKs are not reaching it. While cards
         # come fast each heartbeat may name a newer event whose ACK is still in flight; only the
         # same event named heartbeat after heartbeat shows that the ACKs are lost.
-        unheard = pending_session == self.session and 0 < pending_seq <= self.last_seq
+        unheard = self._delivered(pending_session, pending_seq)
         pending = (pending_session, pending_seq)
         if not unheard:
             self.stale_heartbeats = 0
@@ -183,13 +189,25 @@ class ShoeDecoder:
         the end of ours: see :meth:`_numbered`)."""
         if self.session is None or held_session == 0 or held_seq == 0:
             return False
+        if self._delivered(held_session, held_seq):
+            return False  # the shoe has not heard our ACK yet: nothing is lost
         if held_session == self.session:
             return held_seq > self.last_seq + 1
         return held_seq > 1
 
+    def _delivered(self, session: int, seq: int) -> bool:
+        """Whether (session, seq) was delivered already, in this session or one we left."""
+        if seq <= 0:
+            return False
+        if session == self.session:
+            return seq <= self.last_seq
+        return any(session == left and seq <= end for left, end in self._left)
+
     def _lost(self, events: list[ShoeEvent], held_session: int, held_seq: int) -> None:
         """Go on from the shoe's oldest held event: those before it cannot come any more."""
         events.append(EventsLost(self.session or 0, self.last_seq, held_session, held_seq))
+        if self.session is not None and held_session != self.session:
+            self._left.append((self.session, self.last_seq))
         self.session, self.last_seq = held_session, held_seq - 1
         self.awaiting_resend = True  # ask for the held ones now
         self._gap_reported_at = None
@@ -211,6 +229,8 @@ class ShoeDecoder:
             else:
                 self.stats.out_of_order += 1
                 self._gap(events, session, seq)
+        elif self._delivered(session, seq):
+            self.stats.duplicates += 1  # a resent copy from a session we left
         elif seq == 1 and frame.type == FrameType.SHOE_LOADED:
             event = event_from_frame(frame)
             if (
@@ -238,6 +258,8 @@ class ShoeDecoder:
         event = event or event_from_frame(frame)
         if isinstance(event, MalformedFrame):
             self.stats.malformed += 1
+        if self.session is not None and frame.session != self.session:
+            self._left.append((self.session, self.last_seq))
         self.session, self.last_seq = frame.session, frame.seq
         self.awaiting_resend = False
         self.stats.delivered += 1

@@ -145,6 +145,27 @@ def test_new_session_waits_for_the_end_of_the_old_one() -> None:
     assert [(e.session, e.seq) for e in numbered(events)] == [(SESSION, 2), (new, 1)]
 
 
+def test_an_unheard_ack_for_the_end_of_the_session_left_loses_and_repeats_nothing() -> None:
+    """The shoe still holds the last card of the old shoe (our ACK not heard yet) after we took
+    the new shoe's load: session ids are random, so the decoder must know that session as one it
+    left, not a later one. Before, it reported the card lost, rewound, and delivered it twice."""
+    decoder = synced()
+    decoder.feed(card(2, "8H"))
+    new = 0x5EED0002
+    decoder.feed(loaded(session=new, previous=(SESSION, 2)))
+    events = decoder.feed(heartbeat(1, session=new, pending=(SESSION, 2)))
+    assert not any(isinstance(e, EventsLost | Gap) for e in events)
+    assert not decoder.awaiting_resend
+    assert decoder.stale_heartbeats == 1  # an event we hold, named: counts towards "unheard"
+    resent = decoder.feed(card(2, "8H") + loaded(session=new, previous=(SESSION, 2)))
+    assert resent == [] and decoder.stats.duplicates == 2  # copies, not gaps
+    assert [(e.session, e.seq) for e in numbered(decoder.feed(card(2, "AS", session=new)))] == [
+        (new, 2)]
+    for repeat in range(2, 8):  # the shoe keeps naming it: our ACKs are not reaching it
+        decoder.feed(heartbeat(2, session=new, pending=(SESSION, 2)))
+        assert decoder.stale_heartbeats == repeat
+
+
 def test_a_frame_of_an_unknown_session_that_is_not_a_load_is_a_gap() -> None:
     decoder = synced()
     events = decoder.feed(card(5, "7H", session=0x1234))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from dealer_assist.rules.cards import Card
-from dealer_assist.shoe.events import CardDrawn, EventsLost, ShoeLoaded
+from dealer_assist.shoe.events import CardDrawn, EventsLost, ShoeEvent, ShoeLoaded
 from dealer_assist.shoe.reader import ShoeReader
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from tests.shoe.test_links import PATIENCE_S, cards_in, read_until
@@ -18,6 +18,18 @@ def until(condition, what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.005)
+
+
+def drain(reader: ShoeReader, seconds: float) -> list[ShoeEvent]:
+    """Every event the reader gives in the next ``seconds`` (a bounded wait, even if they never
+    stop coming)."""
+    events: list[ShoeEvent] = []
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        event = reader.get(timeout=left)
+        if event is not None:
+            events.append(event)
+    return events
 
 
 def test_the_shoe_is_told_only_what_the_consumer_acknowledged() -> None:
@@ -74,3 +86,25 @@ def test_a_reader_resumed_from_a_position_the_shoe_has_passed_says_so_and_goes_o
             assert cards_in(events) == [Card.parse("6H")]
             second.acknowledge(session, 5)
             until(lambda: sim.unacknowledged == 0, "the shoe to let go of 6H")
+
+
+def test_a_new_shoe_loaded_before_the_old_one_is_durable_repeats_and_loses_nothing() -> None:
+    """The consumer has not yet made the old shoe's last card durable when the new shoe's load
+    and cards arrive, so every heartbeat names that card as the shoe's oldest held event. That is
+    an event already delivered (sessions are random ids, not ordered), not a later session's
+    events gone: before, the reader reported events lost and delivered the old card again."""
+    with ShoeSimulator(TcpLink()) as sim:
+        old = sim.load_shoe(6)
+        sim.draw("7S")
+        with ShoeReader(sim.url, defer_ack=True) as reader:
+            events = read_until(reader, lambda e: len(cards_in(e)) == 1, "the old shoe's card")
+            new = sim.load_shoe(6)
+            sim.draw("8S")
+            events += read_until(reader, lambda e: len(cards_in(e)) == 1, "the new shoe's card")
+            events += drain(reader, 2.0)  # four heartbeats naming the old card as held
+            assert not any(isinstance(e, EventsLost) for e in events)
+            assert cards_in(events) == [Card.parse("7S"), Card.parse("8S")]
+            assert [(e.session, e.seq) for e in events if isinstance(e, ShoeLoaded)] == [
+                (old, 1), (new, 1)]
+            reader.acknowledge(new, 2)
+            until(lambda: sim.unacknowledged == 0, "the shoe to let go of both shoes' events")
