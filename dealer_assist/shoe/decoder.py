@@ -114,6 +114,9 @@ class ShoeDecoder:
         self._gap_reported_at: tuple[int | None, int] | None = None
         self._oldest_held: tuple[int, int] = (0, 0)  # the shoe's, as its last heartbeat said
         self._left: deque[tuple[int, int]] = deque(maxlen=self.SESSIONS_REMEMBERED)
+        # the last event the shoe was told is held, where that lags delivery (a reader that
+        # acknowledges only what is durable); None: every delivered event is acknowledged
+        self.acknowledged: tuple[int, int] | None = None
         self.stats = DecoderStats()
 
     @property
@@ -173,7 +176,7 @@ class ShoeDecoder:
         # The shoe still holds an event we acknowledged: our ACKs are not reaching it. While cards
         # come fast each heartbeat may name a newer event whose ACK is still in flight; only the
         # same event named heartbeat after heartbeat shows that the ACKs are lost.
-        unheard = self._delivered(pending_session, pending_seq)
+        unheard = self._acknowledged(pending_session, pending_seq)
         pending = (pending_session, pending_seq)
         if not unheard:
             self.stale_heartbeats = 0
@@ -202,6 +205,21 @@ class ShoeDecoder:
         if session == self.session:
             return seq <= self.last_seq
         return any(session == left and seq <= end for left, end in self._left)
+
+    def _acknowledged(self, session: int, seq: int) -> bool:
+        """Whether the shoe was told (session, seq) is held: delivered, and at or before
+        :attr:`acknowledged` where that is set."""
+        if not self._delivered(session, seq):
+            return False
+        if self.acknowledged is None:
+            return True
+        told_session, told_seq = self.acknowledged
+        if session == told_session:
+            return seq <= told_seq
+        order = [left for left, _ in self._left]
+        # an event of a session left before the one acknowledged in: an ACK is cumulative
+        return session in order and (told_session == self.session or (
+            told_session in order and order.index(session) < order.index(told_session)))
 
     def _lost(self, events: list[ShoeEvent], held_session: int, held_seq: int) -> None:
         """Go on from the shoe's oldest held event: those before it cannot come any more."""

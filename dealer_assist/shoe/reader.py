@@ -146,6 +146,9 @@ class ShoeReader:
         self._write_lock = threading.Lock()
         if resume_from is not None and isinstance(self.decoder, ShoeDecoder):
             self.decoder.session, self.decoder.last_seq = resume_from
+        if defer_ack and isinstance(self.decoder, ShoeDecoder):
+            # "the shoe cannot hear us" judged against what it was told, not what was delivered
+            self.decoder.acknowledged = resume_from or (0, 0)
         self._thread = threading.Thread(target=self._run, name=f"shoe-reader {url}", daemon=True)
 
     # -- consumer side ---------------------------------------------------------------------------
@@ -181,6 +184,8 @@ class ShoeReader:
         durable: tell the shoe now, so it need not resend it."""
         with self._write_lock:
             self._durable = (session, seq)
+            if isinstance(self.decoder, ShoeDecoder):
+                self.decoder.acknowledged = self._durable
             self._send(protocol.encode_frame(protocol.FrameType.ACK, session, seq))
 
     def events(self, idle_timeout: float | None = None) -> Iterator[ShoeEvent]:

@@ -300,3 +300,27 @@ def test_only_the_same_unheard_event_heartbeat_after_heartbeat_counts_as_stale()
         assert decoder.stale_heartbeats == repeat
     decoder.feed(heartbeat(11))  # nothing pending any more: the ACK got through
     assert decoder.stale_heartbeats == 0
+
+
+def test_with_acknowledgement_lagging_delivery_only_what_the_shoe_was_told_counts_as_unheard(
+) -> None:
+    """A reader that acknowledges only what is durable: the shoe naming an event delivered but
+    not yet acknowledged (a slow or failing disk) is not a shoe that cannot hear us."""
+    decoder = synced()
+    decoder.acknowledged = (SESSION, 1)
+    decoder.feed(card(2, "7S") + card(3, "8S"))
+    for _ in range(8):
+        decoder.feed(heartbeat(3, pending=(SESSION, 2)))
+        assert decoder.stale_heartbeats == 0
+    decoder.acknowledged = (SESSION, 2)  # told; the shoe still names it: now it counts
+    for repeat in range(1, 4):
+        decoder.feed(heartbeat(3, pending=(SESSION, 2)))
+        assert decoder.stale_heartbeats == repeat
+    # across a shoe change: an ACK in the new session covers the old one's end
+    new = 0x5EED0002
+    decoder.feed(loaded(session=new, previous=(SESSION, 3)))
+    decoder.feed(heartbeat(1, session=new, pending=(SESSION, 3)))
+    assert decoder.stale_heartbeats == 0
+    decoder.acknowledged = (new, 1)
+    decoder.feed(heartbeat(1, session=new, pending=(SESSION, 3)))
+    assert decoder.stale_heartbeats == 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from dealer_assist.rules.cards import Card
-from dealer_assist.shoe.events import CardDrawn, EventsLost, ShoeEvent, ShoeLoaded
+from dealer_assist.shoe.events import CardDrawn, EventsLost, LinkDown, ShoeEvent, ShoeLoaded
 from dealer_assist.shoe.reader import ShoeReader
 from dealer_assist.shoe.simulator import ShoeSimulator, TcpLink
 from tests.shoe.test_links import PATIENCE_S, cards_in, read_until
@@ -108,3 +108,19 @@ def test_a_new_shoe_loaded_before_the_old_one_is_durable_repeats_and_loses_nothi
                 (old, 1), (new, 1)]
             reader.acknowledge(new, 2)
             until(lambda: sim.unacknowledged == 0, "the shoe to let go of both shoes' events")
+
+
+def test_a_consumer_slow_to_make_events_durable_is_not_a_shoe_that_cannot_hear_us() -> None:
+    """Nothing acknowledged for longer than six heartbeats (the consumer's disk is slow or
+    failing): the shoe keeps naming an event the reader delivered but never told it was held.
+    The link stays up; before, the reader said the host-to-shoe line was broken."""
+    with ShoeSimulator(TcpLink()) as sim:
+        session = sim.load_shoe(6)
+        sim.draw("7S")
+        with ShoeReader(sim.url, defer_ack=True) as reader:
+            events = read_until(reader, lambda e: len(cards_in(e)) == 1, "the card")
+            events += drain(reader, 4.0)  # eight heartbeats naming the load as held
+            assert not any(isinstance(e, LinkDown) for e in events)
+            assert reader.link_up is True
+            reader.acknowledge(session, 2)
+            until(lambda: sim.unacknowledged == 0, "the shoe to let go of the card")
