@@ -280,13 +280,18 @@ def test_simulator_refuses_events_before_a_shoe_is_loaded_and_bad_fault_rates() 
     assert protocol.LINK_TIMEOUT_S + 0.5 <= 2.0  # detection bound: timeout plus read slices
 
 
-def test_a_shoe_that_cannot_hear_acknowledgements_is_a_link_fault() -> None:
-    """The host-to-shoe wire is broken: the shoe keeps naming an event the host acknowledged."""
+@pytest.mark.parametrize("defer_ack", [False, True])
+def test_a_shoe_that_cannot_hear_acknowledgements_is_a_link_fault(defer_ack: bool) -> None:
+    """The host-to-shoe wire is broken: the shoe keeps naming an event the host acknowledged
+    (with ``defer_ack``, once the consumer made it durable and the reader told the shoe)."""
     master, path = raw_pty()
     try:
-        with ShoeReader(path) as reader:
+        with ShoeReader(path, defer_ack=defer_ack) as reader:
             until_up(reader, master, heartbeat(1, pending=(SESSION, 1)))
             os.write(master, loaded())
+            if defer_ack:
+                read_until(reader, lambda ev: any(isinstance(e, ShoeLoaded) for e in ev), "load")
+                reader.acknowledge(SESSION, 1)
             deadline = time.monotonic() + PATIENCE_S
             while reader.link_up is not False and time.monotonic() < deadline:
                 os.write(master, heartbeat(1, pending=(SESSION, 1)))
