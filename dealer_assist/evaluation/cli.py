@@ -260,7 +260,7 @@ def _acceptance(args: argparse.Namespace, check: str, figures: dict[str, float],
     from dealer_assist.vision.model_control import AcceptanceReport
     from dealer_assist.vision.reader import DEFAULT_READING
 
-    shoe = " --shoe --flight table" if check == "shoe" else \
+    path = " --shoe --flight table" if check == "shoe" else \
         " --hand-held" if args.hand_held else ""
     reading = "" if args.reading == DEFAULT_READING else f" --reading {args.reading}"
     # unrounded: a figure rounded up to the goal would pass short of it
@@ -271,7 +271,7 @@ def _acceptance(args: argparse.Namespace, check: str, figures: dict[str, float],
         command=(f"dealer-assist evaluate --deck {args.deck} --model {args.model} --reader "
                  f"{args.reader} --scenes {args.scenes} {_pace_option(args)} --seed "
                  f"{args.seed} --card-width {args.card_width[0]:g} {args.card_width[1]:g}{reading}"
-                 f"{shoe} --acceptance {args.acceptance}"))
+                 f"{path} --acceptance {args.acceptance}"))
 
 
 def _pace_option(args: argparse.Namespace) -> str:
