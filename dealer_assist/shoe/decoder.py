@@ -102,7 +102,9 @@ class ShoeDecoder:
     After each feed, send :meth:`ack_frame` to the shoe; after a gap, :meth:`resend_frame`.
     """
 
-    SESSIONS_REMEMBERED = 8  # sessions left behind whose delivered end is kept
+    # sessions left behind whose delivered end is kept: an event held unacknowledged has at
+    # most a window of events after it delivered, so at most that many sessions
+    SESSIONS_REMEMBERED = protocol.WINDOW
 
     def __init__(self) -> None:
         self._splitter = FrameSplitter()
@@ -168,7 +170,7 @@ class ShoeDecoder:
                 self.awaiting_resend = True
             else:
                 self.session, self.last_seq = frame.session, frame.seq
-        elif self._cannot_resend(pending_session, pending_seq):
+        elif self._cannot_resend(pending_session, pending_seq, frame.session):
             self._lost(events, pending_session, pending_seq)
         elif self._behind(frame.session, frame.seq):
             self._gap(events, frame.session, frame.seq)
@@ -186,14 +188,17 @@ class ShoeDecoder:
             self.stale_heartbeats = 1
         self._stale_pending = pending if unheard else None
 
-    def _cannot_resend(self, held_session: int, held_seq: int) -> bool:
+    def _cannot_resend(self, held_session: int, held_seq: int, shoe_session: int) -> bool:
         """Whether the shoe's oldest held event is beyond the next one we want, in this
         session or in a later one past its first event (a later session's first event names
-        the end of ours: see :meth:`_numbered`)."""
+        the end of ours: see :meth:`_numbered`). ``shoe_session``: the shoe's current session,
+        as the same heartbeat says."""
         if self.session is None or held_session == 0 or held_seq == 0:
             return False
         if self._delivered(held_session, held_seq):
             return False  # the shoe has not heard our ACK yet: nothing is lost
+        if held_session != self.session and shoe_session == self.session:
+            return False  # held before the shoe's session, which is ours: one we passed
         if held_session == self.session:
             return held_seq > self.last_seq + 1
         return held_seq > 1

@@ -32,6 +32,7 @@ UNREAD_CODE = b"??"
 SERIAL_BAUDRATE = 115200
 HEARTBEAT_INTERVAL_S = 0.5
 LINK_TIMEOUT_S = 1.5
+WINDOW = 16  # go-back-N: at most this many unacknowledged events in flight
 STALE_HEARTBEATS = 6  # heartbeats (3 s) naming an acknowledged event: the shoe cannot hear us
 
 

@@ -184,7 +184,7 @@ class ShoeReader:
         durable: tell the shoe now, so it need not resend it."""
         with self._write_lock:
             self._durable = (session, seq)
-            if isinstance(self.decoder, ShoeDecoder):
+            if self.defer_ack and isinstance(self.decoder, ShoeDecoder):
                 self.decoder.acknowledged = self._durable
             self._send(protocol.encode_frame(protocol.FrameType.ACK, session, seq))
 

@@ -275,7 +275,7 @@ class ShoeSimulator:
     from the simulator's thread the moment an ACK or RESEND from the host deletes stored events
     (up to that one); it must not call back into the simulator."""
 
-    WINDOW = 16
+    WINDOW = protocol.WINDOW
 
     def __init__(
         self,

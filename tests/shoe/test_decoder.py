@@ -166,6 +166,33 @@ def test_an_unheard_ack_for_the_end_of_the_session_left_loses_and_repeats_nothin
         assert decoder.stale_heartbeats == repeat
 
 
+def test_a_card_held_through_a_window_of_shoe_changes_is_still_known_delivered() -> None:
+    """Up to a window of events (16) may be delivered past one the shoe still holds: here nine
+    more shoes, each a load alone. Its session is still one we left, and nothing repeats."""
+    decoder = synced()
+    decoder.feed(card(2, "8H"))
+    previous = (SESSION, 2)
+    for n in range(1, 10):
+        session = 0x5EED0100 + n
+        assert numbered(decoder.feed(loaded(session=session, previous=previous)))
+        previous = (session, 1)
+    events = decoder.feed(heartbeat(1, session=0xDEAD, pending=(SESSION, 2)))
+    assert not any(isinstance(e, EventsLost) for e in events)
+    assert decoder.feed(card(2, "8H") + loaded(session=0x5EED0101, previous=(SESSION, 2))) == []
+
+
+def test_a_restarted_host_passed_an_event_of_a_session_it_never_saw() -> None:
+    """Resumed in the shoe's current session (its record says so) while the shoe still holds
+    an event of an earlier session it never heard acknowledged: the heartbeat names both, and
+    the held one lies before the shoe's session, which is ours. Nothing is lost or repeated."""
+    decoder = ShoeDecoder()
+    new = 0x5EED0002
+    decoder.session, decoder.last_seq = new, 1  # as ShoeReader(resume_from=(new, 1)) sets it
+    events = decoder.feed(heartbeat(1, session=new, pending=(SESSION, 2)))
+    assert not any(isinstance(e, EventsLost | Gap) for e in events)
+    assert (decoder.session, decoder.last_seq) == (new, 1)
+
+
 def test_a_frame_of_an_unknown_session_that_is_not_a_load_is_a_gap() -> None:
     decoder = synced()
     events = decoder.feed(card(5, "7H", session=0x1234))

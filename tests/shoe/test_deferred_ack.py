@@ -89,19 +89,21 @@ def test_a_reader_resumed_from_a_position_the_shoe_has_passed_says_so_and_goes_o
 
 
 def test_a_new_shoe_loaded_before_the_old_one_is_durable_repeats_and_loses_nothing() -> None:
-    """The consumer has not yet made the old shoe's last card durable when the new shoe's load
-    and cards arrive, so every heartbeat names that card as the shoe's oldest held event. That is
-    an event already delivered (sessions are random ids, not ordered), not a later session's
-    events gone: before, the reader reported events lost and delivered the old card again."""
+    """The consumer has made the old shoe's load durable but not yet its last card when the new
+    shoe's load and card arrive, so every heartbeat names that card as the shoe's oldest held
+    event. That is an event already delivered (sessions are random ids, not ordered), not a
+    later session's events gone: before, the reader reported events lost and delivered the old
+    card again, once a heartbeat."""
     with ShoeSimulator(TcpLink()) as sim:
         old = sim.load_shoe(6)
         sim.draw("7S")
         with ShoeReader(sim.url, defer_ack=True) as reader:
             events = read_until(reader, lambda e: len(cards_in(e)) == 1, "the old shoe's card")
+            reader.acknowledge(old, 1)  # the load on disk, the 7S not yet
             new = sim.load_shoe(6)
             sim.draw("8S")
             events += read_until(reader, lambda e: len(cards_in(e)) == 1, "the new shoe's card")
-            events += drain(reader, 2.0)  # four heartbeats naming the old card as held
+            events += drain(reader, 2.0)  # four heartbeats naming the 7S as held
             assert not any(isinstance(e, EventsLost) for e in events)
             assert cards_in(events) == [Card.parse("7S"), Card.parse("8S")]
             assert [(e.session, e.seq) for e in events if isinstance(e, ShoeLoaded)] == [
