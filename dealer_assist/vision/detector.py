@@ -50,6 +50,19 @@ _STRIDE = 32
 #: holds a tall rank and the suit under it, to 7.3 for a narrow ace; the detector's boxes carry
 #: a margin, which brings a jumbo index's two corners closer still).
 PAIR_DISTANCE = (1.4, 7.5)
+#: A third or fourth index of one card (a design that prints one at every corner) lies on the
+#: circle whose diameter joins the card's two paired corners (a rectangle's corners see its
+#: diagonal at a right angle), to within this share of the circle's radius.
+ON_THE_CARD = 0.15
+#: A card's indices lie at the corners of a rectangle whose long side runs along the card's: a
+#: third corner's two sides to the paired ones are within this ratio of each other (1.26 to 1.5
+#: over the designs looked at), the longer running along the indices' long side, within about
+#: 34 degrees (its run along it 1.5 times its run across), where they are clearly upright or
+#: crosswise (:data:`CLEARLY_ORIENTED`: a card turned by up to about 30 degrees).
+CARD_SIDES = (1.2, 2.2)
+LONG_SIDE_ALONG = 1.5
+#: A box is upright (or crosswise) where its height is this many times its width (or the reverse).
+CLEARLY_ORIENTED = 1.25
 #: The larger of two paired corners' boxes is less than this many times the other's long side (a
 #: jumbo index boxed with its suit at one corner and by its rank alone at the other: 1.7).
 PAIR_SIZE_RATIO = 2.2
@@ -125,9 +138,10 @@ class Detections:
 class CardObservation:
     """One physical card in one frame.
 
-    ``x, y``: a point on the card in frame pixels (its centre when both indices are seen, else
-    the centre of the visible index). ``sideways``: the card's long side runs nearer the frame's
-    horizontal than its vertical (a doubled card, for a seat facing the camera's vertical).
+    ``x, y``: a point on the card in frame pixels (the midpoint of its paired indices, its
+    centre where they are opposite corners; else the centre of the visible index).
+    ``sideways``: the card's long side runs nearer the frame's horizontal than its vertical (a
+    doubled card, for a seat facing the camera's vertical).
     ``index_boxes``: the corner-index boxes it was built from. ``verdict``: where it was checked
     against the shoe's cards in flight (:mod:`.shoe_check`), "match", "mismatch" or "unsure",
     and ``checked`` the shoe's code it was checked against (None: named, not checked).
@@ -655,41 +669,96 @@ def group_indices(detections: Detections) -> list[CardObservation]:
     Pairs are taken greedily, the pair nearest the typical distance first, so two cards of the
     same code (a multi-deck shoe) each keep their own indices when they lie apart. Two boxes of
     one code that overlap (by half of the smaller) are one index seen twice (a jumbo index can
-    draw one box round its rank and another round rank and suit): the surer one is kept.
+    draw one box round its rank and another round rank and suit): the surer one is kept. A
+    card's other corners (a design with an index at all four) join its pair where they lie on
+    the card (:data:`ON_THE_CARD`), up to four indices a card; the card's point stays its pairs'
+    midpoint, so a corner seen in one frame and not the next does not move it.
     """
     detections = _merge_overlaps(detections)
     n = len(detections)
     boxes = detections.boxes
+    codes = detections.class_ids
     centres = (boxes[:, :2] + boxes[:, 2:]) / 2
     candidates: list[tuple[float, int, int]] = []
     typical = sum(PAIR_DISTANCE) / 2
     for i in range(n):
         for j in range(i + 1, n):
-            if detections.class_ids[i] != detections.class_ids[j]:
+            if codes[i] != codes[j]:
                 continue
             distance = pair_distance(boxes[i], boxes[j])
             if distance is not None:
                 candidates.append((abs(distance - typical), i, j))
     used: set[int] = set()
-    groups: list[tuple[int, ...]] = []
+    pairs: list[tuple[int, int]] = []
     for _, i, j in sorted(candidates):
         if i not in used and j not in used:
             used |= {i, j}
-            groups.append((i, j))
-    groups += [(i,) for i in range(n) if i not in used]
+            pairs.append((i, j))
+    units: list[tuple[int, ...]] = [*pairs, *((i,) for i in range(n) if i not in used)]
     cards = []
-    for group in groups:
-        members = boxes[list(group)]
-        x, y = centres[list(group)].mean(axis=0)
-        widths = members[:, 2] - members[:, 0]
-        heights = members[:, 3] - members[:, 1]
+    joined: set[int] = set()
+    for u, unit in enumerate(units):
+        if u in joined:
+            continue
+        anchors = [unit] if len(unit) == 2 else []
+        members = list(unit)
+        for v in range(u + 1, len(units)) if anchors else ():
+            other = units[v]
+            if (v not in joined and codes[other[0]] == codes[unit[0]]
+                    and len(members) + len(other) <= 4
+                    and _on_the_card(unit, other, boxes, centres)):
+                joined.add(v)
+                members += other
+                if len(other) == 2:
+                    anchors.append(other)
+        points = [centres[list(pair)].mean(axis=0) for pair in anchors] or [centres[unit[0]]]
+        x, y = np.mean(points, axis=0)
+        member_boxes = boxes[members]
+        widths = member_boxes[:, 2] - member_boxes[:, 0]
+        heights = member_boxes[:, 3] - member_boxes[:, 1]
         cards.append(CardObservation(
-            card=CARD_CODES[int(detections.class_ids[group[0]])],
+            card=CARD_CODES[int(codes[unit[0]])],
             x=float(x), y=float(y),
-            confidence=float(detections.confidences[list(group)].max()),
+            confidence=float(detections.confidences[members].max()),
             sideways=bool(widths.sum() > heights.sum()),
             index_boxes=tuple((float(b[0]), float(b[1]), float(b[2]), float(b[3]))
-                              for b in members),
+                              for b in member_boxes),
         ))
     return sorted(cards, key=lambda c: (c.x, c.y))
 
+
+def _on_the_card(pair: tuple[int, ...], other: tuple[int, ...], boxes: np.ndarray,
+                 centres: np.ndarray) -> bool:
+    """Whether every index of ``other`` is another corner of the card whose diagonal ``pair``
+    spans: on the circle over that diagonal, a corner's distance from both its ends, lying as
+    they lie, and with the card's sides (:data:`CARD_SIDES`)."""
+    middle = centres[list(pair)].mean(axis=0)
+    radius = float(np.linalg.norm(centres[pair[0]] - centres[pair[1]])) / 2
+    lie = {_lie(boxes[end]) for end in pair} - {0}
+    for k in other:
+        if abs(float(np.linalg.norm(centres[k] - middle)) - radius) > ON_THE_CARD * radius:
+            return False
+        if any(pair_distance(boxes[k], boxes[end]) is None for end in pair):
+            return False
+        if -_lie(boxes[k]) in lie:
+            return False  # a crosswise index against upright ones: a card laid across
+        sides = sorted((centres[end] - centres[k] for end in pair),
+                       key=lambda side: float(np.hypot(*side)))
+        short, long = (float(np.hypot(*side)) for side in sides)
+        if not CARD_SIDES[0] <= long / max(short, 1e-6) <= CARD_SIDES[1]:
+            return False
+        across, down = abs(float(sides[1][0])), abs(float(sides[1][1]))
+        if lie == {-1} and down < LONG_SIDE_ALONG * across or \
+                lie == {1} and across < LONG_SIDE_ALONG * down:
+            return False  # the long side runs across the card: corners of two cards
+    return True
+
+
+def _lie(box: Sequence[float]) -> int:
+    """1 for a box clearly wider than tall, -1 clearly taller than wide, 0 neither."""
+    width, height = float(box[2] - box[0]), float(box[3] - box[1])
+    if width >= CLEARLY_ORIENTED * height:
+        return 1
+    if height >= CLEARLY_ORIENTED * width:
+        return -1
+    return 0

@@ -13,7 +13,9 @@ Rules (all counted in frames, so they hold for any frame rate):
   by its other corner: the first is covered or unread once the next card lands.
   A corner of a card already matched in this frame that reads as another card is passed over:
   it is that card's other reading, not a new card (the shoe, or a change over the whole card,
-  decides).
+  decides). An observation of three or four indices (a design with one at every corner) is
+  passed over so only where fewer than two of them lie elsewhere: a card laid over another's
+  covered corner keeps a pair of its own.
   An index half over a corner the card was seen by in this frame is not one of its corners but
   another index beside it (a card of a cascade laid tight).
 - A card becomes an event (``APPEARED``) only once seen at the same place in ``stable_frames``
@@ -139,12 +141,13 @@ class _Track:
             return None
         return pair_distance(self.latest[0], obs.index_boxes[0])
 
-    def lies_at_an_unseen_corner(self, obs: CardObservation) -> bool:
-        """An index of ``obs`` lies at a corner of this card other than those of its latest
-        sighting, or is one of those boxed twice (an index only half over one of those is
-        another index beside it)."""
-        return any(same_index(a, b) if a in self.latest else same_place(a, b)
-                   for a in self.corners for b in obs.index_boxes)
+    def at_unseen_corners(self, obs: CardObservation) -> set[int]:
+        """Which of ``obs``'s indices lie at a corner of this card other than those of its
+        latest sighting, or are one of those boxed twice (an index only half over one of those
+        is another index beside it)."""
+        return {k for k, b in enumerate(obs.index_boxes)
+                if any(same_index(a, b) if a in self.latest else same_place(a, b)
+                       for a in self.corners)}
 
     def remember(self, obs: CardObservation) -> None:
         if not self.confirmed:  # the check its appearance carries: the latest before it
@@ -255,8 +258,8 @@ class CardTracker:
                 events += self._seen(track, observations[i], frame)
         for i in unmatched:
             obs = observations[i]
-            if not obs.laid_over and any(t.last_seen == frame and
-                                         t.lies_at_an_unseen_corner(obs) for t in self._tracks):
+            if not obs.laid_over and _read_otherwise(obs, [t for t in self._tracks
+                                                           if t.last_seen == frame]):
                 continue  # the other corner of a card already seen, read otherwise
             track = _Track(self._next_id, obs.card, obs.x, obs.y, hits=1, last_seen=frame,
                            matched_hits=int(obs.verdict == Verdict.MATCH.value),
@@ -319,6 +322,16 @@ class CardTracker:
                 kept.append(track)
         self._tracks = kept
         return events
+
+
+def _read_otherwise(obs: CardObservation, seen: list[_Track]) -> bool:
+    """Whether ``obs`` is no card of its own but corners of cards ``seen`` in this frame read
+    as another code: one of its indices (of one or two) lies at an unseen corner of one of them;
+    of three or four (a design with an index at every corner), fewer than two lie elsewhere, so
+    no pair of its own is left (its other corners may lie over a covered card's)."""
+    at_theirs: set[int] = set().union(*(t.at_unseen_corners(obs) for t in seen))
+    boxes = len(obs.index_boxes)
+    return bool(at_theirs) and boxes - len(at_theirs) < min(2, boxes)
 
 
 def _corner_within(track: _Track, point: tuple[float, float], reach: float) -> bool:

@@ -93,3 +93,60 @@ def test_two_boxes_on_one_index_are_one_card() -> None:
     assert [c.card for c in cards] == ["AS"] and len(cards[0].index_boxes) == 1
     # different codes on one place stay separate (the reader disagrees; not this rule's call)
     assert len(group_indices(dets(("AS", 860, 400, 28, 40), ("AC", 856, 396, 28, 33)))) == 2
+
+
+# a 70x98 card at (100,100)-(170,198) with an index at each of its four corners (dondorf's
+# designs): top-left, bottom-right, top-right, bottom-left
+FOUR_CORNERS = (("5C", 108, 115, 10, 26), ("5C", 162, 183, 10, 26),
+                ("5C", 162, 115, 10, 26), ("5C", 108, 183, 10, 26))
+
+
+def test_an_index_at_every_corner_is_one_card_at_its_centre() -> None:
+    cards = group_indices(dets(*FOUR_CORNERS))
+    assert [(c.card, round(c.x), round(c.y)) for c in cards] == [("5C", 135, 149)]
+    assert len(cards[0].index_boxes) == 4
+
+
+def test_a_third_corner_joins_the_card_without_moving_its_point() -> None:
+    two = group_indices(dets(*FOUR_CORNERS[:2]))
+    for third in FOUR_CORNERS[2:]:
+        three = group_indices(dets(*FOUR_CORNERS[:2], third))
+        assert [(c.x, c.y) for c in three] == [(two[0].x, two[0].y)]
+        assert len(three[0].index_boxes) == 3
+
+
+def test_corners_of_two_same_cards_fanned_do_not_join() -> None:
+    # a second 5C of a multi-deck shoe fanned 22 px right and 12 px up: its top-left index lies
+    # near the first card's circle, but too close to the first card's own corner to be one
+    second = ("5C", 130, 103, 10, 26)
+    assert len(group_indices(dets(*FOUR_CORNERS[:2], second))) == 2
+    # and two whole four-corner cards well apart stay two cards
+    apart = [(code, x + 200, y, w, h) for code, x, y, w, h in FOUR_CORNERS]
+    cards = group_indices(dets(*FOUR_CORNERS, *apart))
+    assert [(round(c.x), round(c.y)) for c in cards] == [(135, 149), (335, 149)]
+
+
+def test_a_same_code_double_laid_across_keeps_the_card_under_it() -> None:
+    # a 5C, a 9H over its lower corner, and a second 5C laid crosswise over both (a double):
+    # the first 5C's one index seen lies on the double's circle, but upright against crosswise
+    cards = group_indices(dets(("5C", 108, 115, 10, 26), ("9H", 182, 213, 10, 26),
+                               ("5C", 152, 133, 26, 10), ("5C", 84, 187, 26, 10)))
+    fives = [(round(c.x), round(c.y), c.sideways) for c in cards if c.card == "5C"]
+    assert sorted(fives) == [(108, 115, False), (118, 160, True)]
+
+
+def test_two_same_cards_offset_across_the_diagonal_stay_two() -> None:
+    # two upright 5Cs, the second a card's width left and half a card down: the pairing's
+    # nearest-typical pairs cross between them and share a midpoint, but their sides run
+    # across the cards, not along them
+    for dx, dy in ((-78, 48), (-72, 72)):
+        cards = group_indices(dets(*FOUR_CORNERS[:2], ("5C", 108 + dx, 115 + dy, 10, 26),
+                                   ("5C", 162 + dx, 183 + dy, 10, 26)))
+        assert len(cards) == 2
+
+
+def test_an_index_over_the_face_and_not_at_a_corner_stays_a_card_of_its_own() -> None:
+    # a same-code index 20 px from the card's centre, across its diagonal: within a pair's reach
+    # of both paired corners, but off the circle the card's corners lie on
+    cards = group_indices(dets(*FOUR_CORNERS[:2], ("5C", 150.7, 136.6, 10, 26)))
+    assert len(cards) == 2

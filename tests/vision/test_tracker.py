@@ -238,6 +238,25 @@ def test_corner_read_as_another_card_is_not_a_new_card() -> None:
     assert [(e.kind, e.card) for e in run(tracker, frames)] == [(EventKind.APPEARED, "5S")]
 
 
+def test_a_four_corner_card_laid_over_a_covered_corner_is_a_new_card() -> None:
+    """A design with an index at every corner: the next card of the row covers the card under
+    it by one corner and lays its own index there. It still has a pair of corners of its own,
+    so it is a card, not the covered corner read otherwise (which is all one or two indices
+    lying there can be)."""
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    under = [(100, 100), (160, 100), (100, 180), (160, 180)]
+    over = [(160, 180), (220, 180), (160, 260), (220, 260)]  # its top-left on the 9S's corner
+    frames = ([[card("9S", under)]] * 3
+              + [[card("9S", under[:3]), card("5D", over)]] * 3)
+    assert [(e.kind, e.card) for e in run(tracker, frames)] == [
+        (EventKind.APPEARED, "9S"), (EventKind.APPEARED, "5D")]
+    # three indices, two of them at the 9S's covered corners: no pair of its own is left
+    tracker = CardTracker(stable_frames=3, match_radius=25)
+    frames = ([[card("9S", under)]] * 3
+              + [[card("9S", under[:2]), card("5D", [under[2], under[3], (40, 40)])]] * 3)
+    assert [(e.kind, e.card) for e in run(tracker, frames)] == [(EventKind.APPEARED, "9S")]
+
+
 def test_an_index_half_over_a_corner_seen_that_frame_is_another_card() -> None:
     """A cascade laid tight: the next card's index lies half over the index the card under it
     is seen by in the same frame. It is another card; a second box round that same index read
