@@ -226,12 +226,17 @@ class ShoeDecoder:
         return session in order and (told_session == self.session or (
             told_session in order and order.index(session) < order.index(told_session)))
 
+    def _move_to(self, session: int, last_seq: int) -> None:
+        """Deliver on from (session, last_seq); a session left is remembered with how far it
+        was delivered."""
+        if self.session is not None and session != self.session:
+            self._left.append((self.session, self.last_seq))
+        self.session, self.last_seq = session, last_seq
+
     def _lost(self, events: list[ShoeEvent], held_session: int, held_seq: int) -> None:
         """Go on from the shoe's oldest held event: those before it cannot come any more."""
         events.append(EventsLost(self.session or 0, self.last_seq, held_session, held_seq))
-        if self.session is not None and held_session != self.session:
-            self._left.append((self.session, self.last_seq))
-        self.session, self.last_seq = held_session, held_seq - 1
+        self._move_to(held_session, held_seq - 1)
         self.awaiting_resend = True  # ask for the held ones now
         self._gap_reported_at = None
 
@@ -281,9 +286,7 @@ class ShoeDecoder:
         event = event or event_from_frame(frame)
         if isinstance(event, MalformedFrame):
             self.stats.malformed += 1
-        if self.session is not None and frame.session != self.session:
-            self._left.append((self.session, self.last_seq))
-        self.session, self.last_seq = frame.session, frame.seq
+        self._move_to(frame.session, frame.seq)
         self.awaiting_resend = False
         self.stats.delivered += 1
         events.append(event)

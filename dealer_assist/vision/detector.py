@@ -700,17 +700,19 @@ def group_indices(detections: Detections) -> list[CardObservation]:
     for u, unit in enumerate(units):
         if u in joined:
             continue
-        anchors = [unit] if len(unit) == 2 else []
         members = list(unit)
-        for v in range(u + 1, len(units)) if anchors else ():
-            other = units[v]
-            if (v not in joined and codes[other[0]] == codes[unit[0]]
-                    and len(members) + len(other) <= 4
-                    and _on_the_card(unit, other, boxes, centres)):
-                joined.add(v)
-                members += other
-                if len(other) == 2:
-                    anchors.append(other)
+        anchors: list[tuple[int, ...]] = []
+        if len(unit) == 2:  # a pair takes in the card's other corners; a lone index none
+            anchors.append(unit)
+            for v in range(u + 1, len(units)):
+                other = units[v]
+                if (v not in joined and codes[other[0]] == codes[unit[0]]
+                        and len(members) + len(other) <= 4
+                        and _on_the_card(unit, other, boxes, centres)):
+                    joined.add(v)
+                    members += other
+                    if len(other) == 2:
+                        anchors.append(other)
         points = [centres[list(pair)].mean(axis=0) for pair in anchors] or [centres[unit[0]]]
         x, y = np.mean(points, axis=0)
         member_boxes = boxes[members]
@@ -730,8 +732,8 @@ def group_indices(detections: Detections) -> list[CardObservation]:
 def _on_the_card(pair: tuple[int, ...], other: tuple[int, ...], boxes: np.ndarray,
                  centres: np.ndarray) -> bool:
     """Whether every index of ``other`` is another corner of the card whose diagonal ``pair``
-    spans: on the circle over that diagonal, a corner's distance from both its ends, lying as
-    they lie, and with the card's sides (:data:`CARD_SIDES`)."""
+    spans: on the circle over that diagonal, a corner's distance from both its ends, not lying
+    crosswise to them, and with the card's sides (:data:`CARD_SIDES`)."""
     middle = centres[list(pair)].mean(axis=0)
     radius = float(np.linalg.norm(centres[pair[0]] - centres[pair[1]])) / 2
     lie = {_lie(boxes[end]) for end in pair} - {0}
