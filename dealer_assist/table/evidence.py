@@ -201,7 +201,7 @@ class CameraEvidence:
         while self.table.question is None and self.flight.shoe and \
                 now - self.flight.shoe[0].since >= self.table.camera_wait_s and \
                 self.table.placeable(self.flight.shoe[0]):
-            pending = self.flight.shoe.popleft()
+            pending = self.flight.take_unseen()
             changed = True
             if pending.rejected or pending.shoe is None:
                 continue
@@ -326,7 +326,7 @@ class CameraEvidence:
         recorded from the shoe without waiting for a landing."""
         while self.flight.shoe and self.table.hole_card_due() and self.table.question is None and \
                 self.table.placeable(self.flight.shoe[0]):
-            pending = self.flight.shoe.popleft()
+            pending = self.flight.take_unseen()
             if not pending.rejected and pending.shoe is not None:
                 self.table.commit_shoe_card(pending.shoe)
 
@@ -418,7 +418,7 @@ class CameraEvidence:
         unseen. True when that opened a question: ``item`` then waits, first in line."""
         while self.flight.shoe and self.table.question is None and \
                 self.table.placeable(self.flight.shoe[0]):
-            pending = self.flight.shoe.popleft()
+            pending = self.flight.take_unseen()
             if not pending.rejected and pending.shoe is not None:
                 self.table.commit_shoe_card(pending.shoe)
         if self.table.question is None:
@@ -579,7 +579,7 @@ class CameraEvidence:
         (the first the dealer is asked about stops the rest, which wait for the answer)."""
         while self.flight.shoe and self.table.question is None and \
                 self.table.placeable(self.flight.shoe[0]):
-            pending = self.flight.shoe.popleft()
+            pending = self.flight.take_unseen()
             if not pending.rejected and pending.shoe is not None:
                 self.table.commit_shoe_card(pending.shoe)
         self.flight.felt.clear()

@@ -74,12 +74,15 @@ class LateSighting(enum.Enum):
 class CardsInFlight:
     """The shoe cards out and waiting (``shoe``, numbered as they came), the landings waiting
     (``felt``), and the cards placed this round with no landing taken (``placed_unseen``: card,
-    where recorded), each until a sighting of it comes or the round ends."""
+    where recorded), each until a sighting of it comes or the round ends; and how many cards
+    refused on sight this round left flight with no sighting taken (``refused_unsighted``: they
+    lie on the felt, recorded nowhere)."""
 
     def __init__(self) -> None:
         self.shoe: deque[Pending] = deque()
         self.felt: deque[Pending] = deque()
         self.placed_unseen: list[tuple[Card, CardTarget]] = []
+        self.refused_unsighted = 0
         self.had = 0  # shoe cards ever added: each one's serial
 
     def add_shoe(self, item: ShoeCard, now: float, rejected: bool) -> None:
@@ -95,9 +98,18 @@ class CardsInFlight:
         """``card`` was placed at ``target`` with no landing taken for it."""
         self.placed_unseen.append((card, target))
 
+    def take_unseen(self) -> Pending:
+        """Take the first shoe card waiting off the queue with no landing taken for it (the
+        caller places it, unless it was refused on sight)."""
+        pending = self.shoe.popleft()
+        if pending.rejected:
+            self.refused_unsighted += 1
+        return pending
+
     def new_round(self) -> None:
         """A new round: the last one's cards placed unseen are no longer checked."""
         self.placed_unseen.clear()
+        self.refused_unsighted = 0
 
     def codes(self) -> tuple[str, ...]:
         """The codes of the shoe cards waiting for their landing, oldest first (for the camera
@@ -115,9 +127,9 @@ class CardsInFlight:
 
     def sole_unsighted(self) -> bool:
         """Whether the first shoe card waiting is the only card out with no landing taken for it
-        (none other waits, none this round was placed unseen): an unreadable landing is then
-        surely its."""
-        return len(self.shoe) == 1 and not self.placed_unseen
+        (none other waits, none this round was placed unseen or refused unsighted): an
+        unreadable landing is then surely its."""
+        return len(self.shoe) == 1 and not self.placed_unseen and not self.refused_unsighted
 
     def late_sighting(self, card: Card,
                       spot: CardTarget) -> tuple[LateSighting, tuple[Card, CardTarget] | None]:
@@ -171,12 +183,12 @@ class CardsInFlight:
             # two of this code out of the shoe, one sighting: whose landing it is cannot be
             # told, so it places neither
             del self.felt[index]
-            self.shoe.popleft()
+            self.take_unseen()
             return Match(MatchKind.DROPPED if head.rejected else MatchKind.UNSEEN, shoe)
         if index is None and any(f and f.card == p.shoe.card for f in felts
                                  for p in list(self.shoe)[1:] if p.shoe):
             # a later card's landing is seen: this one's was missed, and it is placed first
-            self.shoe.popleft()
+            self.take_unseen()
             return Match(MatchKind.DROPPED if head.rejected else MatchKind.UNSEEN, shoe)
         if index is None and behind:
             return None  # the shoe card waits for its own landing, or is asked about

@@ -31,6 +31,7 @@ class PlacingTable(Protocol):
     cards_committed: int
     camera: CameraEvidence
     questions: QuestionDesk
+    has_camera: bool
 
     @property
     def fold(self) -> RoundFold | None: ...
@@ -170,7 +171,10 @@ def deal(table: PlacingTable, held: HeldCard) -> CardTarget | None:
                                  unread=held.unread)):
         return None
     table.cards_committed += 1
-    if landing is None and card is not None and not hole and \
-            table.mode is Mode.SHOE_AND_CAMERA:
+    keyed_by_dealer = held.keyed and held.unread is None  # kept in camera.entered_unseen
+    if landing is None and card is not None and not hole and table.has_camera and \
+            not keyed_by_dealer:
+        # its sighting may still come, in any mode: the shoe's link dropped while it waited
+        # for its landing, or the camera is back from an outage that hid its landing
         table.camera.flight.placed(card, target)
     return target

@@ -27,12 +27,14 @@ from dealer_assist.table.sources import (
     DEALER_SPOT,
     AcknowledgeAlarm,
     AnswerQuestion,
+    CameraLink,
     Decide,
     FeltCard,
     FeltStacks,
     HoleCardShown,
     PlaceBet,
     ShoeCard,
+    ShoeLink,
 )
 from tests.table import test_loop
 
@@ -424,6 +426,68 @@ def test_sightings_behind_or_older_than_the_wait_never_settle_a_round_otherwise(
     play(seed, drop, delay=0.5, lag=True)
 
 
+def camera_back(table: Table, world: SimulatedTable, missed: list[FeltCard | FeltStacks],
+                unreadable: float, chance: random.Random) -> None:
+    """The camera's feed is back: the tracker first sees the cards ``missed`` now, each
+    unreadable with probability ``unreadable``; the dealer answers each question truly."""
+    table.send(CameraLink(True, "back"))
+    for item in missed:
+        if isinstance(item, FeltCard):
+            unread = item.card is not None and chance.random() < unreadable
+            item = replace(item, card=None if unread else item.card, seen_at=table.now)
+        table.send(item)
+        answer_truly(table, world)
+    missed.clear()
+
+
+def play_through_outages(seed: int, unreadable: float, rounds: int = 4) -> Table:
+    """Deal ``rounds`` simulated rounds, the camera's feed lost once a round for a few steps
+    from a random point of the deal on: the sightings it missed come when it is back (before
+    the hole card is turned, or the round ends). The dealer answers each question from what
+    truly happened; every round must settle as truly dealt."""
+    chance = random.Random(seed)
+    world = SimulatedTable(RuleSet.preset("h17-ddd-6"),
+                           [Player(s, f"P{s}") for s in (1, 3, 5)], seed=seed)
+    table = Table()
+    for number in range(1, rounds + 1):
+        start, length = chance.randint(4, 14), chance.randint(2, 6)
+        missed: list[FeltCard | FeltStacks] = []
+        out = False
+        for step, (_, item) in enumerate(world.round(number)):
+            if step == start:
+                out = True
+                table.send(CameraLink(False, "no frame"))
+            elif out and (step >= start + length or isinstance(item, HoleCardShown)):
+                out = False
+                camera_back(table, world, missed, unreadable, chance)
+            if out and isinstance(item, FeltCard | FeltStacks):
+                missed.append(item)
+                continue
+            if isinstance(item, ShoeCard):
+                item = replace(item, origin=ShoeOrigin(1, world.drawn, world.drawn))
+            table.send(item)
+            if isinstance(item, ShoeCard):
+                table.wait(chance.choice([0.0, 0.2, WAIT + 0.1]))
+            answer_truly(table, world)
+        if out:
+            camera_back(table, world, missed, unreadable, chance)
+        for _ in range(20):
+            table.wait(WAIT + 0.1)
+            answer_truly(table, world)
+        got, want = table.settled_json(), world.settlements[-1].to_json()
+        assert (got["dealer"], got["seats"]) == (want["dealer"], want["seats"]), number
+    return table
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), unreadable=st.sampled_from([0.0, 0.5, 1.0]))
+def test_a_camera_outage_mid_round_never_settles_a_round_otherwise_than_dealt(seed, unreadable):
+    """Cards dealt while the camera was out are placed by the rules or asked about; seen once it
+    is back, they are checked against where they went, never taken for a later card's landing
+    or recorded again."""
+    play_through_outages(seed, unreadable)
+
+
 def test_with_every_sighting_seen_on_time_the_dealer_is_never_asked():
     table, _ = play(seed=7, drop=0.0, delay=0.0, rounds=6, stall=False)
     assert table.loop.questions_asked == 0
@@ -529,6 +593,67 @@ def test_an_unreadable_landing_that_may_be_a_later_cards_places_neither():
     table.wait(WAIT + 0.1)
     table.answer("STAND seat 2, HIT seat 3")
     assert table.hands() == [["9H", "5D", "2S"], ["9C", "5C", "3D"]]
+
+
+def test_a_sighting_where_no_choice_puts_the_card_is_checked_against_the_answer():
+    """JH unseen, asked about; the camera then sees it, on time, at seat 1, which has stood: no
+    choice puts it there. It used to be taken as that card's sighting and dropped, with no
+    alarm; it now waits behind the question and disagrees with the answer."""
+    table = Table()
+    table.deal({1: ("9H", "8D"), 2: ("5H", "6D")}, up="9S", hole="7C")
+    table.card("2C", 2)  # seat 1 stood
+    table.unseen("JH")
+    table.send(FeltCard(C("JH"), CardTarget(1, 0), seen_at=table.now))
+    assert table.loop.question is not None
+    table.answer("HIT seat 2")
+    assert table.kinds()[-1] is AlarmKind.MISPLACED
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.MISPLACED]
+    assert table.hands() == [["9H", "8D"], ["5H", "6D", "2C", "JH"]]
+
+
+def test_a_card_placed_unseen_as_the_shoe_link_drops_is_not_recorded_again_when_seen():
+    """6D leaves the shoe, then the shoe's link drops: the table reads from the camera alone,
+    and 6D is placed by the rules when its wait runs out. Its sighting then came as a new
+    camera card: 6D recorded twice at seat 2, and a face-down hole card never dealt."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("9H", 1), ("5H", 2), ("9S", None), ("8D", 1)):
+        table.card(code, seat)
+    table.send(ShoeCard(C("6D")), ShoeLink(False, "cable"))
+    table.wait(WAIT + 0.1)
+    assert table.hands() == [["9H", "8D"], ["5H", "6D"]]
+    table.send(FeltCard(C("6D"), CardTarget(2, 0)))
+    assert table.hands() == [["9H", "8D"], ["5H", "6D"]]
+    assert table.dealer_codes() == ["9S"]
+
+
+def test_a_card_dealt_while_the_camera_was_out_is_not_the_next_cards_landing():
+    """3D is dealt while the camera is out (the dealer answers where it went); back, the camera
+    reports it as a new card it cannot read. The next shoe card, 2C, went to seat 3: the
+    unreadable sighting used to be taken as its landing, a hit at seat 2, with no question."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
+    table.send(CameraLink(False, "no frame"), ShoeCard(C("3D")))
+    table.answer("HIT seat 2")
+    table.send(CameraLink(True, "back"), FeltCard(None, CardTarget(2, 0)), ShoeCard(C("2C")))
+    table.wait(WAIT + 0.1)
+    assert table.loop.question is not None and table.loop.question.held.card == C("2C")
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["5H", "6D", "3D"], ["9C", "8C", "2C"]]
+
+
+def test_a_refused_card_left_unsighted_is_not_the_next_cards_landing():
+    """A pip ten is refused on sight and leaves flight unsighted; an unreadable sighting at seat
+    2 may be it. The next shoe card, 2C, went to seat 3: it used to be taken as a hit at seat 2."""
+    table = Table()
+    table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
+    table.unseen("TH")
+    assert table.kinds()[-1] is AlarmKind.PIP_TEN
+    table.send(FeltCard(None, CardTarget(2, 0)), ShoeCard(C("2C")))
+    table.wait(WAIT + 0.1)
+    assert table.loop.question is not None and table.loop.question.held.card == C("2C")
+    table.answer("STAND seat 2, HIT seat 3")
+    assert table.hands() == [["5H", "6D"], ["9C", "8C", "2C"]]
 
 
 def test_a_question_at_a_full_table_is_recorded_with_its_answer():
