@@ -484,8 +484,12 @@ def play_through_outages(seed: int, unreadable: float, rounds: int = 4) -> Table
 def test_a_camera_outage_mid_round_never_settles_a_round_otherwise_than_dealt(seed, unreadable):
     """Cards dealt while the camera was out are placed by the rules or asked about; seen once it
     is back, they are checked against where they went, never taken for a later card's landing
-    or recorded again."""
-    play_through_outages(seed, unreadable)
+    or recorded again. Read, they raise no alarm that the felt and the record disagree (an
+    unreadable one with no shoe card may: the camera cannot say which card it is)."""
+    table = play_through_outages(seed, unreadable)
+    if unreadable == 0.0:
+        disagreeing = {AlarmKind.MISPLACED, AlarmKind.NOT_FROM_SHOE, AlarmKind.SWITCHED_CARD}
+        assert not [a.text for a in table.loop.alarms if a.kind in disagreeing]
 
 
 def test_with_every_sighting_seen_on_time_the_dealer_is_never_asked():
