@@ -103,7 +103,8 @@ def key_card(table: CorrectedTable, item: KeyCard) -> None:
         return
     if table.has_shoe and not revealed:
         table.shoe.awaiting.append(item.card)  # checked when the shoe resends its cards
-    table.camera.entered_unseen[(item.card, went.seat if spot is None else spot.seat)] += 1
+    if revealed:  # (a card placed is noted where it went as it is placed: placing.deal)
+        table.camera.entered_unseen[(item.card, None)] += 1
     table.alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"
                 + ("" if spot is None else f" at {place_words(spot)}")
                 + ": no reader saw it; recorded as keyed")

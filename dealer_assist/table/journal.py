@@ -12,11 +12,12 @@ A journal file (``<recording dir>/table.journal``) is text, one record a line, e
 ``CRC32-HEX SPACE JSON``. Its first record is a *checkpoint*: what a fresh loop needs to carry on
 from a safe point (no round open, nothing waiting, every round recorded): the round-id prefix and
 the last round number, the cards out of the shoe since it was shuffled, the devices' state, the
-shoe's last durable event, the dealer signed in (never a PIN), how far the recording had got
-(alarms after it that the store lacks are written at a restart), and the configuration that
-made it. At every such safe point the journal is replaced (written aside, fsync'd, renamed over) by
-a new checkpoint alone, so it holds one round at most. A record cut short by a crash (the last
-line, unfinished or failing its CRC) is dropped with a warning; everything before it is read.
+shoe's last durable event, the dealer signed in (never a PIN), how many questions were asked
+(a question's id numbers on from it), how far the recording had got (alarms after it that the
+store lacks are written at a restart), and the configuration that made it. At every such safe
+point the journal is replaced (written aside, fsync'd, renamed over) by a new checkpoint alone,
+so it holds one round at most. A record cut short by a crash (the last line, unfinished or
+failing its CRC) is dropped with a warning; everything before it is read.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ class Checkpoint:
     #: how far the recording had got, every round and alarm before the checkpoint written
     #: (None: not known; a restart then writes no alarm the store lacks)
     recorded: RecordedUpTo | None = None
+    #: questions put to the dealer since the table started: the next one's id follows on, so a
+    #: journaled answer replays against the question it answered
+    questions_asked: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +114,7 @@ class Checkpoint:
             "felt_left": [[None if card is None else card.code, seat, n]
                           for card, seat, n in self.felt_left],
             "recorded": None if self.recorded is None else self.recorded.to_json(),
+            "questions_asked": self.questions_asked,
         }
 
     @classmethod
@@ -124,6 +129,10 @@ class Checkpoint:
         raised = raw.get("alarms_raised")  # absent from one written before alarms numbered on
         shown = raw.get("shown", [])  # absent from one written before the ended round was kept
         recorded = raw.get("recorded")  # absent from one written before it was kept
+        asked = raw.get("questions_asked", 0)  # absent from one written before it was kept
+        if type(asked) is not int or asked < 0:
+            raise CodecError(f"a checkpoint's 'questions_asked' must be a count, got "
+                             f"{str(asked)[:80]!r}")
         if not isinstance(shown, list) or not all(isinstance(line, str) for line in shown):
             raise CodecError(f"a checkpoint's 'shown' must be a list of round-log lines, got "
                              f"{str(shown)[:80]!r}")
@@ -137,7 +146,7 @@ class Checkpoint:
             dealer=None if dealer is None else str(dealer),
             alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
             felt_left=_felt_left(raw.get("felt_left", [])),
-            recorded=None if recorded is None else _recorded(recorded),
+            recorded=None if recorded is None else _recorded(recorded), questions_asked=asked,
         )
 
     @classmethod
@@ -152,7 +161,7 @@ class Checkpoint:
                    loop.alarms_raised, shown, tuple(
                        (card, seat, n)
                        for (card, seat), n in sorted(loop.camera.felt_left.items(), key=str)
-                   ) if shown else (), recorded)
+                   ) if shown else (), recorded, loop.questions_asked)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -501,6 +510,7 @@ def open_table(
         raise CodecError(f"{path}: its rules cannot be read any more: {error}") from None
     real = loop.recorder
     loop.recorder = capture
+    loop.questions.asked = start.questions_asked
     for item in start.preamble():
         loop.handle(item, start.t)
     shown = _show(loop, start.shown, path)
@@ -574,6 +584,12 @@ def open_table(
     if loop.round_id is not None and not loop.round_open and loop.fold is not None:
         # the settled round shown (kept by the checkpoint, or replayed): the camera starts again
         _feed(journal, loop, ShownAfterRestart(loop.round_id), t)
+    if changed and loop.round_open:
+        # inputs that waited behind the voided round's question (a bet) began another, which
+        # the fresh table cannot carry over: void it too, with a record of what it held
+        _feed(journal, loop, VoidRound(
+            "the table restarted under a changed configuration: this round was begun by "
+            "inputs that waited behind the round voided then"), t)
     if changed:
         if recording is not None:  # what the restart handed it (the void, alarms) is written
             _settled_or_refused(recording)
@@ -582,12 +598,14 @@ def open_table(
         if fresh.rules.decks != loop.rules.decks:  # another shoe: its count starts again
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
-                                 shoe, t, carried.dealer, shown=carried.shown)
+                                 shoe, t, carried.dealer, shown=carried.shown,
+                                 questions_asked=carried.questions_asked)
         if loop.disagreements():  # its payouts held: the fresh loop has not the alarms
             carried = replace(carried, shown=())
         # its alarms are numbered on from the old loop's (alarm ids never repeat), its
         # preamble's included, and the checkpoint says how far (a replay numbers on from there)
         fresh.number_alarms_on_from(loop.alarms_raised)
+        fresh.questions.asked = loop.questions_asked
         for item in carried.preamble():
             fresh.handle(item, t)
         shown_fresh = _show(fresh, carried.shown, path)

@@ -171,9 +171,11 @@ def deal(table: PlacingTable, held: HeldCard) -> CardTarget | None:
                                  unread=held.unread)):
         return None
     table.cards_committed += 1
-    keyed_by_dealer = held.keyed and held.unread is None  # kept in camera.entered_unseen
-    if landing is None and card is not None and not hole and table.has_camera and \
-            not keyed_by_dealer:
+    keyed_by_dealer = held.keyed and held.unread is None
+    if keyed_by_dealer and card is not None:
+        # the camera's reading of it, where it lies (else where it went), is no new card
+        table.camera.entered_unseen[(card, (landing or target).seat)] += 1
+    elif landing is None and card is not None and not hole and table.has_camera:
         # its sighting may still come, in any mode: the shoe's link dropped while it waited
         # for its landing, or the camera is back from an outage that hid its landing
         table.camera.flight.placed(card, target)

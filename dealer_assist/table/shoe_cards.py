@@ -189,7 +189,11 @@ class ShoeCards:
             )
             detail = item.detail or "no detail"
             self.table.alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
-            # Landings waiting for a shoe card are now read from the camera alone.
+            # Landings waiting for a shoe card out are paired with it now, without the wait for
+            # a misread one (it is the shoe card's landing, not a card of the camera's own); the
+            # rest are read from the camera alone.
+            if self.table.camera.flight.shoe:
+                self.table.camera.pair(force=True)
             while self.table.camera.flight.felt:
                 pending = self.table.camera.flight.felt.popleft()
                 assert pending.felt is not None

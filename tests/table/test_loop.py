@@ -568,6 +568,23 @@ def test_a_card_keyed_where_it_lies_stands_the_hands_before_it_and_is_read_once(
     assert "the dealer keyed 7H at seat 2:" in table.loop.alarms[0].text
 
 
+def test_a_card_keyed_with_no_place_is_read_once_where_the_answer_put_it():
+    """Camera only: a card keyed with no place asks which play took it; the camera reading it at
+    last where the dealer's answer put it is that card, not another. Its reading was expected at
+    the question's first choice's seat, so it was recorded again: seat 2 held 4H twice."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("KS", 1), ("5C", 2), ("7H", None), ("5S", 1), ("5D", 2)):
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(FeltCard(None, DEALER_SPOT))
+    table.send(KeyCard(C("4H")))
+    table.answer("STAND seat 1, HIT seat 2")
+    table.send(FeltCard(C("4H"), CardTarget(2, 0)))  # the camera reads it at last
+    assert table.seat_cards() == [[["KS", "5S"]], [["5C", "5D", "4H"]]]
+    assert table.loop.question is None
+    assert table.loop.cards_out[C("4H")] == 1
+
+
 def test_with_no_shoe_reading_a_finished_round_waits_for_the_dealers_check():
     """Hand-held, nothing questions the camera's reading: when play is over the screen shows
     the payouts the recorded cards give ("check"), and the round is recorded only once the

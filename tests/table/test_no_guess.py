@@ -631,6 +631,24 @@ def test_a_card_placed_unseen_as_the_shoe_link_drops_is_not_recorded_again_when_
     assert table.dealer_codes() == ["9S"]
 
 
+def test_a_misread_landing_waiting_as_the_shoe_link_drops_is_the_shoe_cards_not_another():
+    """2S is out, its landing read as 3S (paired only after the mismatch wait), when the shoe's
+    link drops: the landing was recorded as a camera card and 2S placed too, two cards for one,
+    and the 3S left to check the shoe's resends against took the next real card (KD) for one."""
+    table = Table()
+    table.deal({1: ("9H", "5D"), 2: ("9C", "8C")}, up="9S", hole="7C")
+    table.send(ShoeCard(C("2S")), FeltCard(C("3S"), CardTarget(1, 0)), ShoeLink(False, "EIO"))
+    assert AlarmKind.SWITCHED_CARD in table.kinds()
+    table.wait(WAIT + 0.1)
+    table.answer("HIT seat 1")
+    assert table.hands() == [["9H", "5D", "2S"], ["9C", "8C"]]
+    assert not table.loop.shoe.awaiting
+    table.send(ShoeLink(True, "back"), HoleCardShown(C("7C")))
+    table.card("KD", None)  # 16 + K: the dealer busts
+    assert table.dealer_codes() == ["9S", "7C", "KD"]
+    assert table.loop.rounds_played == 1
+
+
 def test_a_card_dealt_while_the_camera_was_out_is_not_the_next_cards_landing():
     """3D is dealt while the camera is out (the dealer answers where it went); back, the camera
     reports it as a new card it cannot read. The next shoe card, 2C, went to seat 3: the
