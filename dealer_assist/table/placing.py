@@ -32,6 +32,7 @@ class PlacingTable(Protocol):
     camera: CameraEvidence
     questions: QuestionDesk
     has_camera: bool
+    camera_moved: bool
 
     @property
     def fold(self) -> RoundFold | None: ...
@@ -175,8 +176,10 @@ def deal(table: PlacingTable, held: HeldCard) -> CardTarget | None:
     if keyed_by_dealer and card is not None:
         # the camera's reading of it, where it lies (else where it went), is no new card
         table.camera.entered_unseen[(card, (landing or target).seat)] += 1
-    elif landing is None and card is not None and not hole and table.has_camera:
-        # its sighting may still come, in any mode: the shoe's link dropped while it waited
-        # for its landing, or the camera is back from an outage that hid its landing
+    elif landing is None and card is not None and not hole and table.has_camera and \
+            not table.camera_moved:
+        # its sighting may still come: as ever with the shoe and camera, after the shoe's link
+        # dropped while it waited for its landing, or once the camera is back from an outage
+        # that hid its landing (a camera moved goes on tracking, and reports no card it saw)
         table.camera.flight.placed(card, target)
     return target

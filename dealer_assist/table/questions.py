@@ -260,10 +260,11 @@ class QuestionDesk:
     def sighting_answers(self, item: TableInput) -> bool:
         """A late sighting of the card asked about, while its question is open: where it
         leaves one choice, it answers the question; where it leaves several, it is that card's
-        sighting. Not where it leaves none (seen where no choice puts it), nor where another
-        card of its code may be the one seen, nor while the camera is behind (its frame older
-        than ``max_camera_lag_s``): it waits behind the question, and is checked against the
-        card's place once the dealer has answered.
+        sighting; where it leaves none, it is that card's sighting seen where no answer puts it
+        (a "card in the wrong place" alarm, as a sighting checked against the answer would
+        raise). Not where another card of its code may be the one seen, nor while the camera is
+        behind (its frame older than ``max_camera_lag_s``): it waits behind the question, and
+        is checked against the card's place once the dealer has answered.
 
         While an unread card's place is held, the dealer's keyed card answers (True), and a
         sighting that may be that card (no card of its code out and unsighted) is offered as
@@ -285,8 +286,12 @@ class QuestionDesk:
             return False
         left = remaining_readings(question.choices,
                                   Evidence(item.spot, item.sideways))
-        if not left:
-            return False  # where no choice puts it: checked against the dealer's answer
+        if not left:  # no answer puts it there: the felt disagrees with every one
+            self.table.alarm(AlarmKind.MISPLACED, (
+                f"{item.card.code} is asked about, but the camera saw it at "
+                f"{place_words(item.spot)}, where no answer puts it: check the felt; call the "
+                "floor"))
+            return True
         reading = settled_reading(left)
         if reading is not None:
             self.settle(question.choices.index(reading), "camera")

@@ -85,6 +85,8 @@ class ShoeCards:
             self.table.camera.pair()
         elif not rejected:
             self.table.commit_shoe_card(item, landing)
+        else:
+            self.table.camera.flight.refused_unsighted += 1  # on the felt, the camera out
 
     def _accept_from_shoe(self, card: Card) -> bool:
         """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
@@ -189,11 +191,7 @@ class ShoeCards:
             )
             detail = item.detail or "no detail"
             self.table.alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
-            # Landings waiting for a shoe card out are paired with it now, without the wait for
-            # a misread one (it is the shoe card's landing, not a card of the camera's own); the
-            # rest are read from the camera alone.
-            if self.table.camera.flight.shoe:
-                self.table.camera.pair(force=True)
+            # Landings waiting for a shoe card are now read from the camera alone.
             while self.table.camera.flight.felt:
                 pending = self.table.camera.flight.felt.popleft()
                 assert pending.felt is not None

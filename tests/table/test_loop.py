@@ -585,6 +585,24 @@ def test_a_card_keyed_with_no_place_is_read_once_where_the_answer_put_it():
     assert table.loop.cards_out[C("4H")] == 1
 
 
+def test_a_keyed_card_asked_about_and_seen_where_no_answer_puts_it_is_recorded_once():
+    """Camera only: 4H keyed with no place is asked about; the camera then reads it at seat 1,
+    which stood, where no answer puts it: the "card in the wrong place" alarm, never a card
+    recorded again."""
+    table = Table(shoe=False)
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("KS", 1), ("5C", 2), ("7H", None), ("5S", 1), ("5D", 2)):
+        table.send(FeltCard(C(code), CardTarget(seat, 0)))
+    table.send(FeltCard(None, DEALER_SPOT), FeltCard(C("2C"), CardTarget(2, 0)))
+    table.send(KeyCard(C("4H")))
+    table.send(FeltCard(C("4H"), CardTarget(1, 0), seen_at=table.now))
+    table.answer("HIT seat 2")
+    assert table.loop.question is None
+    assert table.seat_cards() == [[["KS", "5S"]], [["5C", "5D", "2C", "4H"]]]
+    assert table.loop.cards_out[C("4H")] == 1
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.MISPLACED]
+
+
 def test_with_no_shoe_reading_a_finished_round_waits_for_the_dealers_check():
     """Hand-held, nothing questions the camera's reading: when play is over the screen shows
     the payouts the recorded cards give ("check"), and the round is recorded only once the

@@ -28,6 +28,7 @@ from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     AnswerQuestion,
     CameraLink,
+    CameraMoved,
     Decide,
     FeltCard,
     FeltStacks,
@@ -599,18 +600,19 @@ def test_an_unreadable_landing_that_may_be_a_later_cards_places_neither():
     assert table.hands() == [["9H", "5D", "2S"], ["9C", "5C", "3D"]]
 
 
-def test_a_sighting_where_no_choice_puts_the_card_is_checked_against_the_answer():
+def test_a_sighting_where_no_choice_puts_the_card_is_the_wrong_place_alarm():
     """JH unseen, asked about; the camera then sees it, on time, at seat 1, which has stood: no
     choice puts it there. It used to be taken as that card's sighting and dropped, with no
-    alarm; it now waits behind the question and disagrees with the answer."""
+    alarm; it is now the "card in the wrong place" alarm, which holds the payouts."""
     table = Table()
     table.deal({1: ("9H", "8D"), 2: ("5H", "6D")}, up="9S", hole="7C")
     table.card("2C", 2)  # seat 1 stood
     table.unseen("JH")
     table.send(FeltCard(C("JH"), CardTarget(1, 0), seen_at=table.now))
     assert table.loop.question is not None
-    table.answer("HIT seat 2")
     assert table.kinds()[-1] is AlarmKind.MISPLACED
+    assert "JH is asked about, but the camera saw it at seat 1" in table.loop.alarms[-1].text
+    table.answer("HIT seat 2")
     assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.MISPLACED]
     assert table.hands() == [["9H", "8D"], ["5H", "6D", "2C", "JH"]]
 
@@ -631,24 +633,6 @@ def test_a_card_placed_unseen_as_the_shoe_link_drops_is_not_recorded_again_when_
     assert table.dealer_codes() == ["9S"]
 
 
-def test_a_misread_landing_waiting_as_the_shoe_link_drops_is_the_shoe_cards_not_another():
-    """2S is out, its landing read as 3S (paired only after the mismatch wait), when the shoe's
-    link drops: the landing was recorded as a camera card and 2S placed too, two cards for one,
-    and the 3S left to check the shoe's resends against took the next real card (KD) for one."""
-    table = Table()
-    table.deal({1: ("9H", "5D"), 2: ("9C", "8C")}, up="9S", hole="7C")
-    table.send(ShoeCard(C("2S")), FeltCard(C("3S"), CardTarget(1, 0)), ShoeLink(False, "EIO"))
-    assert AlarmKind.SWITCHED_CARD in table.kinds()
-    table.wait(WAIT + 0.1)
-    table.answer("HIT seat 1")
-    assert table.hands() == [["9H", "5D", "2S"], ["9C", "8C"]]
-    assert not table.loop.shoe.awaiting
-    table.send(ShoeLink(True, "back"), HoleCardShown(C("7C")))
-    table.card("KD", None)  # 16 + K: the dealer busts
-    assert table.dealer_codes() == ["9S", "7C", "KD"]
-    assert table.loop.rounds_played == 1
-
-
 def test_a_card_dealt_while_the_camera_was_out_is_not_the_next_cards_landing():
     """3D is dealt while the camera is out (the dealer answers where it went); back, the camera
     reports it as a new card it cannot read. The next shoe card, 2C, went to seat 3: the
@@ -664,13 +648,37 @@ def test_a_card_dealt_while_the_camera_was_out_is_not_the_next_cards_landing():
     assert table.hands() == [["5H", "6D", "3D"], ["9C", "8C", "2C"]]
 
 
-def test_a_refused_card_left_unsighted_is_not_the_next_cards_landing():
-    """A pip ten is refused on sight and leaves flight unsighted; an unreadable sighting at seat
-    2 may be it. The next shoe card, 2C, went to seat 3: it used to be taken as a hit at seat 2."""
+def test_a_card_placed_while_the_camera_was_moved_raises_no_question_later():
+    """The camera is moved while the up card is dealt (its sighting counts for nothing, and the
+    tracker never reports that card again), then put back. The up card is not one whose
+    sighting may still come: a hit's unreadable landing later is surely the hit's."""
+    table = Table()
+    table.send(PlaceBet(2, Decimal("10")), PlaceBet(3, Decimal("10")))
+    table.card("5H", 2)
+    table.card("9C", 3)
+    table.send(CameraMoved("bumped"), ShoeCard(C("9S")), FeltCard(C("9S"), DEALER_SPOT),
+               CameraLink(True, "back in place"))
+    table.card("6D", 2)
+    table.card("8C", 3)
+    table.send(ShoeCard(C("7C")), FeltCard(None, DEALER_SPOT))
+    table.send(ShoeCard(C("JH")), FeltCard(None, CardTarget(2, 0)))
+    table.wait(WAIT + 0.1)
+    assert table.loop.question is None
+    assert table.hands() == [["5H", "6D", "JH"], ["9C", "8C"]]
+
+
+@pytest.mark.parametrize("camera_out", [False, True])
+def test_a_refused_card_left_unsighted_is_not_the_next_cards_landing(camera_out):
+    """A pip ten is refused on sight and leaves flight unsighted (or is refused while the camera
+    is out); an unreadable sighting at seat 2 may be it. The next shoe card, 2C, went to seat 3:
+    it used to be taken as a hit at seat 2."""
     table = Table()
     table.deal({2: ("5H", "6D"), 3: ("9C", "8C")}, up="9S", hole="7C")
-    table.unseen("TH")
-    assert table.kinds()[-1] is AlarmKind.PIP_TEN
+    if camera_out:
+        table.send(CameraLink(False, "no frame"), ShoeCard(C("TH")), CameraLink(True, "back"))
+    else:
+        table.unseen("TH")
+    assert AlarmKind.PIP_TEN in table.kinds()
     table.send(FeltCard(None, CardTarget(2, 0)), ShoeCard(C("2C")))
     table.wait(WAIT + 0.1)
     assert table.loop.question is not None and table.loop.question.held.card == C("2C")
