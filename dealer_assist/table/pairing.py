@@ -103,8 +103,13 @@ class CardsInFlight:
         caller places it, unless it was refused on sight)."""
         pending = self.shoe.popleft()
         if pending.rejected:
-            self.refused_unsighted += 1
+            self.refused_with_no_sighting()
         return pending
+
+    def refused_with_no_sighting(self) -> None:
+        """A card refused on sight left flight (or never entered it: the camera out) with no
+        sighting taken: it lies on the felt, recorded nowhere."""
+        self.refused_unsighted += 1
 
     def new_round(self) -> None:
         """A new round: the last one's cards placed unseen are no longer checked."""

@@ -124,7 +124,7 @@ def _shown_by(table: PlacingTable, held: HeldCard) -> str:
     where it lies, the camera for one it saw land, else the shoe (its card's arrival). A card
     the shoe could not read and the dealer keyed is the shoe's card: with the camera watching,
     its landing is the camera's; without, a place is the dealer's."""
-    if held.keyed and held.unread is None:
+    if held.keyed_by_dealer:
         return "dealer"
     if held.landing is None:
         return "shoe"
@@ -172,8 +172,7 @@ def deal(table: PlacingTable, held: HeldCard) -> CardTarget | None:
                                  unread=held.unread)):
         return None
     table.cards_committed += 1
-    keyed_by_dealer = held.keyed and held.unread is None
-    if keyed_by_dealer and card is not None:
+    if held.keyed_by_dealer and card is not None:
         # the camera's reading of it, where it lies (else where it went), is no new card
         table.camera.entered_unseen[(card, (landing or target).seat)] += 1
     elif landing is None and card is not None and not hole and table.has_camera and \

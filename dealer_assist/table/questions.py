@@ -44,6 +44,12 @@ class HeldCard:
     keyed: bool = False
     unread: UnreadOrigin | None = None
 
+    @property
+    def keyed_by_dealer(self) -> bool:
+        """Keyed by the dealer with no shoe report of it (a hand-held game's card no reader
+        saw), not a card the shoe dealt unread."""
+        return self.keyed and self.unread is None
+
 
 @dataclass(frozen=True, slots=True)
 class OpenQuestion:
@@ -322,7 +328,7 @@ class QuestionDesk:
             if not seen_fits:
                 return f"{seen}, where no legal play puts it"
             return f"{seen}, which more than one play fits"
-        if held.keyed and held.unread is None:
+        if held.keyed_by_dealer:
             return "the dealer keyed it with no place"
         if self.table.camera.behind:
             return "the camera is behind: its sighting came too late"

@@ -86,7 +86,7 @@ class ShoeCards:
         elif not rejected:
             self.table.commit_shoe_card(item, landing)
         else:
-            self.table.camera.flight.refused_unsighted += 1  # on the felt, the camera out
+            self.table.camera.flight.refused_with_no_sighting()  # the camera cannot pair it
 
     def _accept_from_shoe(self, card: Card) -> bool:
         """Count a card out of the shoe; False (with its alarm) if it cannot be in this game."""
