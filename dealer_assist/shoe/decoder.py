@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import struct
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dealer_assist.rules.cards import Card, CardCodeError
 from dealer_assist.shoe import protocol
 from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
+    CaughtUp,
     CutCardReached,
     EventsLost,
     Gap,
@@ -100,6 +101,11 @@ class ShoeDecoder:
     ordered: the decoder remembers how far it delivered each of the last few sessions it left, so
     a held or resent event of one of them (its ACK not yet heard) is known as already delivered.
     After each feed, send :meth:`ack_frame` to the shoe; after a gap, :meth:`resend_frame`.
+
+    After the link is re-opened (:meth:`link_reset`, with a delivery position to go on from),
+    numbered events are marked ``resent`` until a heartbeat says the shoe holds nothing
+    unacknowledged and has sent nothing not delivered: :class:`CaughtUp` says so there, and
+    later events are live.
     """
 
     # sessions left behind whose delivered end is kept: an event held unacknowledged has at
@@ -119,6 +125,8 @@ class ShoeDecoder:
         # the last event the shoe was told is held, where that lags delivery (a reader that
         # acknowledges only what is durable); None: every delivered event is acknowledged
         self.acknowledged: tuple[int, int] | None = None
+        #: re-opened and not yet caught up: delivered events are marked resent
+        self.resending = False
         self.stats = DecoderStats()
 
     @property
@@ -131,8 +139,10 @@ class ShoeDecoder:
         return self._splitter.stats.frames
 
     def link_reset(self) -> None:
-        """The link was re-opened: drop any partial frame, keep the delivery position."""
+        """The link was re-opened: drop any partial frame, keep the delivery position; what
+        is delivered from here is marked resent until caught up."""
         self._splitter.reset()
+        self.resending = self.session is not None
 
     def ack_frame(self) -> bytes | None:
         """ACK for everything delivered so far, or None before the first event."""
@@ -175,6 +185,12 @@ class ShoeDecoder:
         elif self._behind(frame.session, frame.seq):
             self._gap(events, frame.session, frame.seq)
         self._oldest_held = (pending_session, pending_seq)
+        if self.resending and (pending_session, pending_seq) == (0, 0) and (
+                frame.session == 0 or frame.seq == 0 or self._delivered(frame.session, frame.seq)):
+            # Everything the shoe stored before this heartbeat was acknowledged, so delivered;
+            # everything after it comes after it.
+            events.append(CaughtUp(frame.session, frame.seq))
+            self.resending = False
         # The shoe still holds an event we acknowledged: our ACKs are not reaching it. While cards
         # come fast each heartbeat may name a newer event whose ACK is still in flight; only the
         # same event named heartbeat after heartbeat shows that the ACKs are lost.
@@ -289,7 +305,7 @@ class ShoeDecoder:
         self._move_to(frame.session, frame.seq)
         self.awaiting_resend = False
         self.stats.delivered += 1
-        events.append(event)
+        events.append(replace(event, resent=True) if self.resending else event)
 
     def _gap(self, events: list[ShoeEvent], session: int, seq: int) -> None:
         self.awaiting_resend = True

@@ -9,7 +9,7 @@ within it; together they identify an event exactly once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from dealer_assist.rules.cards import Card
@@ -22,11 +22,14 @@ class ShoeEvent:
     kind: ClassVar[str] = "event"
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict: ``{"event": kind, ...fields}``, cards as codes."""
+        """A JSON-ready dict: ``{"event": kind, ...fields}``, cards as codes; ``resent`` only
+        where true."""
         out: dict[str, Any] = {"event": self.kind}
-        for field in fields(self):
-            value = getattr(self, field.name)
-            out[field.name] = value.code if isinstance(value, Card) else value
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name == "resent" and not value:
+                continue
+            out[item.name] = value.code if isinstance(value, Card) else value
         return out
 
     def describe(self) -> str:
@@ -38,10 +41,14 @@ class ShoeEvent:
 
 @dataclass(frozen=True, slots=True)
 class SequencedEvent(ShoeEvent):
-    """An event the shoe numbered; delivered exactly once, in order, and acknowledged."""
+    """An event the shoe numbered; delivered exactly once, in order, and acknowledged.
+    ``resent``: delivered after the link was re-opened and before :class:`CaughtUp`: drawn
+    while the host could not hear the shoe (or, unavoidably, after it came back and before a
+    heartbeat showed the shoe holding nothing unacknowledged, about half a second)."""
 
     session: int
     seq: int
+    resent: bool = field(default=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +190,17 @@ class EventsLost(ShoeEvent):
     last_seq: int
     held_session: int
     held_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class CaughtUp(ShoeEvent):
+    """After the link was re-opened, every event the shoe held is delivered: a heartbeat showed
+    it holding nothing unacknowledged, its last event ``session``/``seq``. Events after it are
+    live."""
+
+    kind: ClassVar[str] = "caught_up"
+    session: int
+    seq: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,7 +102,7 @@ def key_card(table: CorrectedTable, item: KeyCard) -> None:
         table.shoe.pack.restore(counted_before)
         return
     if table.has_shoe and not revealed:
-        table.shoe.awaiting.append(item.card)  # checked when the shoe resends its cards
+        table.shoe.record_while_down(item.card)  # checked when the shoe resends its cards
     if revealed:  # (a card placed is noted where it went as it is placed: placing.deal)
         table.camera.entered_unseen[(item.card, None)] += 1
     table.alarm(AlarmKind.KEYED_CARD, f"the dealer keyed {code}"

@@ -39,6 +39,7 @@ from dealer_assist.table.sources import (
 
 if TYPE_CHECKING:
     from dealer_assist.table.evidence import CameraEvidence
+    from dealer_assist.table.shoe_cards import ShoeCards
 
 #: Inputs that go on while a question waits for the dealer's answer; every other input waits
 #: behind it, in the order it came, and is taken once the question is answered. A round
@@ -67,11 +68,12 @@ class Waiting:
 
 
 class DispatchTable(Protocol):
-    """What input dispatch asks of the table: its question, the camera's cards in flight, and
-    acting on one input (its handler)."""
+    """What input dispatch asks of the table: its question, the camera's cards in flight, the
+    shoe's resend, and acting on one input (its handler)."""
 
     camera: CameraEvidence
     questions: QuestionDesk
+    shoe: ShoeCards
 
     @property
     def question(self) -> OpenQuestion | None: ...
@@ -96,10 +98,14 @@ class InputQueue:
         if self.table.question is not None and not isinstance(item, PASS_A_QUESTION):
             if not self.table.questions.sighting_answers(item):
                 self.defer(Waiting(item, None))
+        elif isinstance(item, AFTER_THE_CARDS) and self.table.shoe.resend_pending:
+            self.defer(Waiting(item, None))  # its cards: those out once the resend is lined up
         elif isinstance(item, IN_TURN) and (
                 any(isinstance(w.item, IN_TURN) for w in self.deferred)
                 or isinstance(item, AFTER_THE_CARDS) and flight.in_flight(flight.had)):
-            self.defer(Waiting(item, flight.had))
+            # behind one whose cards are not known yet, its cards are not either
+            unknown = any(isinstance(w.item, IN_TURN) and w.drawn is None for w in self.deferred)
+            self.defer(Waiting(item, None if unknown else flight.had))
         else:
             self.handle_now(item, flight.had)
         self.release()
@@ -128,12 +134,17 @@ class InputQueue:
     def release(self) -> None:
         """Take the inputs that waited, in order, as far as they may go now: with no question
         open, every one but a touch whose shoe cards (those drawn before it) still wait for
-        their landing, and the inputs in their turn after it; then pair what that lets go."""
+        their landing or for the end of the shoe's resend, and the inputs in their turn after
+        it; then pair what that lets go."""
         while self.deferred and self.table.question is None:
             blocked = False
             for index, waiting in enumerate(self.deferred):
                 drawn = waiting.drawn
+                if isinstance(waiting.item, AFTER_THE_CARDS) and self.table.shoe.resend_pending:
+                    blocked = True
                 if isinstance(waiting.item, IN_TURN):
+                    if blocked:
+                        continue
                     if drawn is None:  # it waited for a question: its cards are those out now
                         drawn = self.table.camera.flight.had
                         self.deferred[index] = Waiting(waiting.item, drawn)

@@ -215,8 +215,10 @@ class CameraEvidence:
             )
         while self.table.question is None and self.flight.felt and \
                 now - self.flight.felt[0].since >= self.table.shoe_wait_s and \
-                not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])):
-            # (a landing does not expire while the shoe cards it may pair with wait their turn)
+                not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])) and \
+                not self.table.shoe.resend_pending:
+            # (a landing does not expire while the shoe cards it may pair with wait their turn,
+            # or while the shoe resends what it kept while its link was down)
             pending = self.flight.felt.popleft()
             changed = True
             assert pending.felt is not None
@@ -296,7 +298,7 @@ class CameraEvidence:
         """The hole card lies face down, read by no reader: record that it was dealt (the shoe's
         resend, if its link is down, is checked against that)."""
         if self.table.has_shoe:
-            self.table.shoe.awaiting.append(None)
+            self.table.shoe.record_while_down(None)
             self.table.shoe.hole_card = None
         self.table.commit(None, DEALER_SPOT, False, face_down=True)
 
@@ -318,7 +320,7 @@ class CameraEvidence:
                 not self.table.shoe.accept_unshod(felt.card, "the camera sees"):
             return
         if self.table.has_shoe:
-            self.table.shoe.awaiting.append(felt.card)
+            self.table.shoe.record_while_down(felt.card)
         self.table.commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
 
     def _take_hole_card(self) -> None:
@@ -448,7 +450,7 @@ class CameraEvidence:
             if not self.table.shoe.accept_unshod(item.card, "the camera sees"):
                 return
             if self.table.has_shoe:
-                self.table.shoe.awaiting.append(item.card)
+                self.table.shoe.record_while_down(item.card)
             self.table.commit(item.card, DEALER_SPOT, False)
             self.table.stand_until(None, "camera")
             return

@@ -48,14 +48,19 @@ from dealer_assist.table.recording import (
     ReplayedRound,
 )
 from dealer_assist.table.session import Recorder
+from dealer_assist.table.shoe_cards import Recorded, ResendState, Resent
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
     CameraLink,
     CameraMoved,
+    NewShoe,
     RecordingFailed,
     RoundResumed,
     ShoeBurn,
+    ShoeCard,
+    ShoeCaughtUp,
     ShoeLink,
+    ShoeUnread,
     ShownAfterRestart,
     SignIn,
     TableInput,
@@ -101,6 +106,8 @@ class Checkpoint:
     #: questions put to the dealer since the table started: the next one's id follows on, so a
     #: journaled answer replays against the question it answered
     questions_asked: int = 0
+    #: a shoe link drop whose resend is not yet lined up (:class:`ResendState`)
+    shoe_resend: ResendState = ResendState()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +122,7 @@ class Checkpoint:
                           for card, seat, n in self.felt_left],
             "recorded": None if self.recorded is None else self.recorded.to_json(),
             "questions_asked": self.questions_asked,
+            "shoe_resend": _resend_json(self.shoe_resend),
         }
 
     @classmethod
@@ -147,6 +155,7 @@ class Checkpoint:
             alarms_raised=None if raised is None else int(raised), shown=tuple(shown),
             felt_left=_felt_left(raw.get("felt_left", [])),
             recorded=None if recorded is None else _recorded(recorded), questions_asked=asked,
+            shoe_resend=_resend_state(raw.get("shoe_resend", {})),  # absent: written before
         )
 
     @classmethod
@@ -161,7 +170,7 @@ class Checkpoint:
                    loop.alarms_raised, shown, tuple(
                        (card, seat, n)
                        for (card, seat), n in sorted(loop.camera.felt_left.items(), key=str)
-                   ) if shown else (), recorded, loop.questions_asked)
+                   ) if shown else (), recorded, loop.questions_asked, loop.shoe.resend_state)
 
     def preamble(self) -> list[TableInput]:
         """Inputs that bring a fresh loop to this checkpoint's device state, pack count and
@@ -513,6 +522,7 @@ def open_table(
     loop.questions.asked = start.questions_asked
     for item in start.preamble():
         loop.handle(item, start.t)
+    loop.shoe.restore(start.shoe_resend)
     shown = _show(loop, start.shown, path)
     if shown is not None and start.felt_left:  # as the live table was at the checkpoint
         left: Counter[tuple[Card | None, int | None]] = Counter()
@@ -571,6 +581,10 @@ def open_table(
                      warnings=list(contents.warnings))
     for problem in problems:  # journaled: a later replay raises it under the same number
         _feed(journal, loop, RecordingFailed(problem), t)
+    if loop.shoe.watched and not (loop.shoe.awaiting or loop.shoe.resent):
+        # nothing recorded while the link was down is left to line up, and nothing watched
+        # while the table was down: what the shoe resends now comes as a restart's resend does
+        _feed(journal, loop, ShoeCaughtUp(), t)
     if loop.round_open:
         round_id = loop.round_id or "?"
         if why is not None:
@@ -599,7 +613,8 @@ def open_table(
             carried = Checkpoint(config, loop.round_prefix, loop.round_number, {},
                                  carried.shoe_up, carried.camera_up, carried.camera_moved,
                                  shoe, t, carried.dealer, shown=carried.shown,
-                                 questions_asked=carried.questions_asked)
+                                 questions_asked=carried.questions_asked,
+                                 shoe_resend=carried.shoe_resend)
         if loop.disagreements():  # its payouts held: the fresh loop has not the alarms
             carried = replace(carried, shown=())
         # its alarms are numbered on from the old loop's (alarm ids never repeat), its
@@ -608,6 +623,7 @@ def open_table(
         fresh.questions.asked = loop.questions_asked
         for item in carried.preamble():
             fresh.handle(item, t)
+        fresh.shoe.restore(loop.shoe.resend_state)
         shown_fresh = _show(fresh, carried.shown, path)
         carried = replace(carried, alarms_raised=fresh.alarms_raised)
         if recording is not None:  # and the fresh table's own alarms
@@ -691,6 +707,43 @@ def _settled_or_refused(recording: RestartRecording) -> RecordedUpTo:
             "once the recording has written what the restart handed it (the round voided by "
             "the change, its alarms); the journal keeps them: start it again then")
     return recorded
+
+
+def _resend_json(state: ResendState) -> dict[str, Any]:
+    return {"watched": state.watched, "down_round": state.down_round,
+            "awaiting": [[None if r.card is None else r.card.code, r.round_id]
+                         for r in state.awaiting],
+            "resent": [encode_input(item) for item in state.resent]}
+
+
+def _resend_state(raw: Any) -> ResendState:
+    """A checkpoint's ``shoe_resend``: ``{"watched", "down_round", "awaiting": [[card code or
+    null, round id or null], ...], "resent": [shoe inputs]}``, each part optional."""
+    where = "a checkpoint's 'shoe_resend'"
+    if not isinstance(raw, dict):
+        raise CodecError(f"{where} must be an object, got {str(raw)[:80]!r}")
+    watched, down_round = raw.get("watched", False), raw.get("down_round")
+    awaiting, resent = raw.get("awaiting", []), raw.get("resent", [])
+    if type(watched) is not bool or not (down_round is None or isinstance(down_round, str)) \
+            or not isinstance(awaiting, list) or not isinstance(resent, list):
+        raise CodecError(f"{where} is not a resend's state: {str(raw)[:80]!r}")
+    records = []
+    for entry in awaiting:
+        if not (isinstance(entry, list) and len(entry) == 2
+                and (entry[0] is None or isinstance(entry[0], str))
+                and (entry[1] is None or isinstance(entry[1], str))):
+            raise CodecError(f"{where} records {str(entry)[:80]!r}, not [card, round]")
+        try:
+            records.append(Recorded(None if entry[0] is None else Card.parse(entry[0]), entry[1]))
+        except ValueError as error:
+            raise CodecError(f"{where}: {error}") from None
+    items: list[Resent] = []
+    for entry in resent:
+        item = decode_input(entry)
+        if not isinstance(item, ShoeCard | ShoeUnread | NewShoe | ShoeBurn):
+            raise CodecError(f"{where} holds what a shoe does not resend: {str(entry)[:80]!r}")
+        items.append(item)
+    return ResendState(watched, down_round, tuple(records), tuple(items))
 
 
 def _recorded(raw: Any) -> RecordedUpTo:

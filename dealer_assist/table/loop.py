@@ -85,6 +85,7 @@ from dealer_assist.table.sources import (
     RoundResumed,
     ShoeBurn,
     ShoeCard,
+    ShoeCaughtUp,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -175,6 +176,7 @@ class TableLoop:
             ShoeUnread: self.shoe.on_unread,
             ShoeBurn: self.shoe.on_burn,
             ShoeLink: self.shoe.on_link,
+            ShoeCaughtUp: self.shoe.on_caught_up,
             ShoeProblem: self.shoe.on_problem,
             NewShoe: self.shoe.on_new_shoe,
             FeltCard: self.camera.on_felt_card,
@@ -300,7 +302,8 @@ class TableLoop:
         round's payouts: a safe point to checkpoint the journal (a restart then shows the
         round's payouts again, or nothing)."""
         return not (self.round_open or self.camera.waiting or self.shoe.awaiting
-                    or self.question or self.inputs.deferred or self.disagreements())
+                    or self.shoe.resent or self.question or self.inputs.deferred
+                    or self.disagreements())
 
     @property
     def question(self) -> OpenQuestion | None:
@@ -347,9 +350,12 @@ class TableLoop:
         self._handlers[type(item)](item)
 
     def tick(self, now: float, at: str | None = None) -> None:
-        """Let waits expire: shoe cards the camera never saw, landings the shoe never reported."""
+        """Let waits expire: a resend the shoe never ended, shoe cards the camera never saw,
+        landings the shoe never reported."""
         self.now, self._session.at = now, at
-        changed = False
+        changed = self.shoe.expire_resend(now)
+        if changed:
+            self.release()
         while self.question is None and self.camera.expire(now):
             changed = True  # what expired may let a waiting input act, and it more waits
         if changed:
@@ -645,6 +651,11 @@ class TableLoop:
 
     def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm:
         return self._alarms.raise_alarm(kind, text, self.round_id, self.now, resolved)
+
+    def alarm_in(self, round_id: str | None, kind: AlarmKind, text: str) -> Alarm:
+        """An alarm about a card of round ``round_id``: where that is not the round in play, it
+        holds none of this round's payouts."""
+        return self._alarms.raise_alarm(kind, text, round_id, self.now)
 
     def resolve(self, kind: AlarmKind) -> None:
         self._alarms.resolve(kind)

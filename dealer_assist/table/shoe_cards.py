@@ -5,8 +5,9 @@ card the shoe dealt but could not read, whose place is held until the dealer key
 
 from __future__ import annotations
 
-from collections import deque
-from typing import TYPE_CHECKING, Protocol
+from collections import Counter, deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from dealer_assist.roundlog import RoundFold, UnreadOrigin
 from dealer_assist.rules import Card, CardTarget, RuleSet
@@ -14,10 +15,12 @@ from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.mode import Mode
 from dealer_assist.table.pack import PackCount
 from dealer_assist.table.questions import OpenQuestion, QuestionDesk, unread_words
+from dealer_assist.table.resend import line_up
 from dealer_assist.table.sources import (
     NewShoe,
     ShoeBurn,
     ShoeCard,
+    ShoeCaughtUp,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -43,42 +46,257 @@ class ShoeTable(Protocol):
     def mode(self) -> Mode: ...
     @property
     def fold(self) -> RoundFold | None: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def round_open(self) -> bool: ...
     def camera_trusted(self) -> bool: ...
     def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
+    def alarm_in(self, round_id: str | None, kind: AlarmKind, text: str) -> Alarm: ...
     def resolve(self, kind: AlarmKind) -> None: ...
     def commit_shoe_card(self, shoe: ShoeCard, landing: CardTarget | None = None) -> None: ...
 
 
+class Recorded(NamedTuple):
+    """A card the camera or the dealer recorded while the shoe's link was down (None: the
+    face-down hole card, unread), and the id of the round it went to."""
+
+    card: Card | None
+    round_id: str | None
+
+
+#: What the shoe resends after its link was down, held until it says it has caught up.
+Resent = ShoeCard | ShoeUnread | NewShoe | ShoeBurn
+
+#: Seconds a resend may go on with the link up before what came of it is lined up without the
+#: shoe's word that it has ended (a shoe that never shows its store empty; a restart that lost
+#: its place in the shoe's numbering)
+RESEND_WAIT_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ResendState:
+    """What a table keeps of a shoe link drop until the shoe's resend is lined up (a journal
+    checkpoint carries it): see :class:`ShoeCards`."""
+
+    watched: bool = False
+    down_round: str | None = None
+    awaiting: tuple[Recorded, ...] = ()
+    resent: tuple[Resent, ...] = ()
+
+
 class ShoeCards:
     """A table's shoe: ``pack`` counts the cards out since the shuffle; ``awaiting`` holds the
-    cards recorded while the shoe's link was down (None: the face-down hole card, unread), in
-    order, for the shoe's resend of each to be checked against."""
+    cards recorded while the shoe's link was down, in order, for the shoe's resend of each to be
+    checked against; ``resent`` what the shoe resends, until it says it has caught up;
+    ``down_round``: the round in play as the link last dropped (None: none; the next card went
+    to a round opened later), ``watched``: the camera read the cards since (or it or the dealer
+    recorded one), so a card nothing recorded was missed."""
 
     def __init__(self, table: ShoeTable):
         self.table = table
         self.pack = PackCount(table.rules.decks)
-        self.awaiting: deque[Card | None] = deque()
+        self.awaiting: deque[Recorded] = deque()
+        self.resent: list[Resent] = []
+        self.down_round: str | None = None
+        self.watched = False
+        self.resent_since: float | None = None  # when the first card resent was held
         #: the shoe's resend of the hole card recorded face down while its link was down: the
         #: card it turns over as (the camera's reading of it is checked against this)
         self.hole_card: Card | None = None
 
+    def record_while_down(self, card: Card | None) -> None:
+        """The camera or the dealer recorded ``card`` (None: the face-down hole card) in the
+        round in play while the shoe's link is down: the shoe's resend is checked against it."""
+        self.awaiting.append(Recorded(card, self.table.round_id))
+        self.watched = True
+
+    @property
+    def resend_state(self) -> ResendState:
+        return ResendState(self.watched, self.down_round, tuple(self.awaiting), tuple(self.resent))
+
+    def restore(self, state: ResendState) -> None:
+        """Carry on from ``state`` (a restarted table's, its resend's wait starting again)."""
+        self.watched, self.down_round = state.watched, state.down_round
+        self.awaiting = deque(state.awaiting)
+        self.resent = list(state.resent)
+        self.resent_since = self.table.now if self.resent else None
+
+    @property
+    def resend_pending(self) -> bool:
+        """The shoe is back and resending what it kept while its link was down, to be lined up:
+        the dealer's touches and the camera's turns wait for it (the cards came before them)."""
+        return bool(self.resent) and self.table.shoe_up
+
     def on_card(self, item: ShoeCard, landing: CardTarget | None = None) -> None:
         """A card out of the shoe; ``landing``: where the dealer keyed it (a card the shoe could
-        not read, at a table whose camera does not watch: where it lies is its evidence)."""
-        card = item.card
-        if self.awaiting:
-            # The shoe is resending cards the camera already recorded while the link was down.
-            seen = self.awaiting.popleft()
-            self.pack.take(card)
-            if seen is None:  # the face-down hole card: the shoe names it, not the camera
-                self.hole_card = card
-            elif seen != card:
-                self.table.alarm(
-                    AlarmKind.SWITCHED_CARD,
-                    f"the shoe dealt {card.code} but the camera recorded {seen.code} while the "
-                    "shoe link was down: a switched card; call the floor",
-                )
+        not read, at a table whose camera does not watch: where it lies is its evidence). A
+        card resent after the link was down waits for the end of the resend."""
+        if self._hold_resent(item):
             return
+        if self.awaiting:
+            # Resent by a shoe that does not say where its resend ends: checked in order.
+            self._check_resent(item, self.awaiting.popleft())
+            return
+        self._take(item, landing)
+
+    def _hold_resent(self, item: Resent) -> bool:
+        """Keep what the shoe resends after its link dropped at this table while the camera
+        read the cards (or with cards recorded meanwhile) for :meth:`on_caught_up`; where
+        nothing read them, it is taken as it comes, in turn with the dealer's touches."""
+        if item.held and (self.watched or self.awaiting):
+            if not self.resent:
+                self.resent_since = self.table.now
+            self.resent.append(item)
+            return True
+        if not (item.held or self.awaiting or self.resent) and self.table.shoe_up:
+            self.down_round, self.watched = None, False  # live again, with nothing to line up
+        return False
+
+    def expire_resend(self, now: float) -> bool:
+        """Line up a resend that has gone on for :data:`RESEND_WAIT_S` with the link up and
+        no word from the shoe that it has ended, with an alarm (True: done)."""
+        if not (self.resend_pending and self.resent_since is not None
+                and now - self.resent_since >= RESEND_WAIT_S):
+            return False
+        self.table.alarm(AlarmKind.SHOE_PROBLEM, (
+            f"the shoe did not say it had resent all it kept while its link was down within "
+            f"{RESEND_WAIT_S:g} s: what came is checked against the cards recorded meanwhile; "
+            "check the felt against the screen"))
+        self.on_caught_up(ShoeCaughtUp())
+        return True
+
+    def _check_resent(self, item: ShoeCard | ShoeUnread, seen: Recorded) -> None:
+        """The shoe's resend of a card recorded as ``seen`` while its link was down (an alarm
+        is raised in the round the card went to)."""
+        if isinstance(item, ShoeUnread):
+            if seen.card is not None:
+                self.pack.take(seen.card)
+            self.table.alarm_in(seen.round_id, AlarmKind.SHOE_PROBLEM, (
+                f"the shoe could not read {unread_words(item)}, its resend of "
+                f"{seen.card.code if seen.card else 'the face-down hole card'} recorded while "
+                "its link was down: recorded as before, not checked against the shoe; call the "
+                "floor"))
+            return
+        card = item.card
+        self.pack.take(card)
+        if seen.card is None:  # the face-down hole card: the shoe names it, not the camera
+            self.hole_card = card
+        elif seen.card != card:
+            self.table.alarm_in(
+                seen.round_id, AlarmKind.SWITCHED_CARD,
+                f"the shoe dealt {card.code} but the camera recorded {seen.card.code} while the "
+                "shoe link was down: a switched card; call the floor",
+            )
+
+    def on_caught_up(self, item: ShoeCaughtUp) -> None:
+        """The shoe has resent everything it held: line its cards up with the cards recorded
+        while its link was down (:func:`~dealer_assist.table.resend.line_up`), a new shoe or a
+        burn it reports meanwhile taking effect in its place. A pair is checked as a resend; a
+        card recorded that the shoe never dealt is "never left the shoe", in its round. A card
+        dealt that nothing recorded is placed where the camera has seen it land since the link
+        came back (and nothing was recorded after it); otherwise the camera missed it, at a
+        moment the table cannot know: "camera missed a card" in the round that settled without
+        it, or "card in the wrong place" holding the round in play's payouts where it may be of
+        this round. Such a card is counted out of the shoe, never placed by a guess."""
+        dealt, self.resent, self.resent_since = self.resent, [], None
+        recorded = list(self.awaiting)
+        self.awaiting.clear()
+        before = self.down_round
+        self.down_round, self.watched = None, False
+        cards = [(at, d) for at, d in enumerate(dealt) if isinstance(d, ShoeCard | ShoeUnread)]
+        others = deque((at, d) for at, d in enumerate(dealt)
+                       if isinstance(d, NewShoe | ShoeBurn))
+        pairs = line_up([d.card if isinstance(d, ShoeCard) else None for _, d in cards],
+                        [r.card for r in recorded])
+        last_record = max((k for k, (_, j) in enumerate(pairs) if j is not None), default=-1)
+        seen = self._seen_since({k: cards[i][1] for k, (i, _) in enumerate(pairs)
+                                 if k > last_record and i is not None})
+        for k, (i, j) in enumerate(pairs):
+            if i is not None:
+                while others and others[0][0] < cards[i][0]:
+                    self._in_place(others.popleft()[1])
+            if i is None:
+                assert j is not None
+                self._recorded_not_dealt(recorded[j])
+            elif j is not None:
+                self._check_resent(cards[i][1], recorded[j])
+            elif k in seen:
+                self._take_as_it_comes(cards[i][1])
+            else:
+                after = next((recorded[j].round_id for _, j in pairs[k + 1:] if j is not None),
+                             None)
+                self._dealt_not_recorded(cards[i][1], before, after)
+            if j is not None:
+                before = recorded[j].round_id
+        for _, other in others:
+            self._in_place(other)
+
+    def _seen_since(self, unrecorded: dict[int, ShoeCard | ShoeUnread]) -> set[int]:
+        """Of the cards dealt after the last one recorded while the link was down (by their
+        place in the line-up), those whose landing the camera has seen since it came back: one
+        landing each, the latest card first."""
+        landings = Counter(p.felt.card for p in self.table.camera.flight.felt
+                           if p.felt is not None and p.felt.card is not None)
+        seen = set()
+        for k in sorted(unrecorded, reverse=True):
+            item = unrecorded[k]
+            if isinstance(item, ShoeCard) and landings[item.card] > 0:
+                landings[item.card] -= 1
+                seen.add(k)
+        return seen
+
+    def _in_place(self, item: NewShoe | ShoeBurn) -> None:
+        if isinstance(item, NewShoe):
+            self._load(item)
+        else:
+            self.on_burn(item)
+
+    def _take_as_it_comes(self, item: ShoeCard | ShoeUnread) -> None:
+        if isinstance(item, ShoeCard):
+            self._take(item, None)
+        else:
+            self._hold_unread(item)
+
+    def _dealt_not_recorded(self, item: ShoeCard | ShoeUnread, before: str | None,
+                            after: str | None) -> None:
+        """A resent card nothing recorded while the camera read the cards, between cards
+        recorded in rounds ``before`` and ``after`` (None: none recorded before it, and no round
+        was in play as the link dropped; none after it)."""
+        in_play = self.table.round_id if self.table.round_open else None
+        settled = next((r for r in (before, after) if r is not None and r != in_play), None)
+        if settled is None and in_play is None:  # in no round: as any card out of the shoe
+            self._take_as_it_comes(item)
+            return
+        if isinstance(item, ShoeCard):
+            self.pack.take(item.card)
+            what = item.card.code
+        else:
+            what = unread_words(item)
+        missed = (f"the shoe dealt {what} while its link was down, and neither the camera nor "
+                  "the dealer recorded it")
+        if in_play is not None and (before == in_play or after in (None, in_play)):
+            went = "this round" if settled is None else \
+                f"round {settled}, which settled, or to this round"
+            self.table.alarm(AlarmKind.MISPLACED, (
+                f"{missed}: it went to {went}, where the table cannot tell; check the felt; not "
+                "recorded; call the floor"))
+            return
+        rounds = " or ".join(dict.fromkeys(r for r in (before, after) if r is not None))
+        self.table.alarm_in(settled, AlarmKind.CAMERA_MISSED, (
+            f"{missed}: round {rounds} settled without it; check the payouts against the felt; "
+            "not recorded; call the floor"))
+
+    def _recorded_not_dealt(self, seen: Recorded) -> None:
+        what = seen.card.code if seen.card is not None else "a face-down hole card"
+        self.table.alarm_in(seen.round_id, AlarmKind.NOT_FROM_SHOE, (
+            f"{what} was recorded while the shoe's link was down, but the shoe, resending what "
+            "it dealt meanwhile, dealt no card for it: a card not from the shoe, or a record of "
+            "a card that is not there; call the floor"))
+
+    def _take(self, item: ShoeCard, landing: CardTarget | None) -> None:
+        """A card out of the shoe into the round in play."""
+        card = item.card
         rejected = not self._accept_from_shoe(card)
         if self.table.mode is Mode.SHOE_AND_CAMERA:
             self.table.camera.flight.add_shoe(item, self.table.now, rejected)
@@ -114,23 +332,23 @@ class ShoeCards:
         the dealer keys it (:meth:`key_unread`) or voids the round; nothing is placed after it
         and the round does not settle meanwhile. The camera's sightings that may be that card
         are offered to the dealer, never taken without the dealer."""
-        words = unread_words(item)
+        if self._hold_resent(item):
+            return
         if self.awaiting:
-            # The shoe resends a card the camera or the dealer recorded while its link was down.
+            # Resent by a shoe that does not say where its resend ends: checked in order.
             if item.index is None:
                 self.table.alarm(AlarmKind.SHOE_PROBLEM, (
-                    f"the shoe could not read {words} ({item.detail}) while resending the cards "
-                    "drawn while its link was down: they may no longer be checked in order; "
-                    "check the felt against the screen; call the floor"))
+                    f"the shoe could not read {unread_words(item)} ({item.detail}) while "
+                    "resending the cards drawn while its link was down: they may no longer be "
+                    "checked in order; check the felt against the screen; call the floor"))
                 return
-            seen = self.awaiting.popleft()
-            if seen is not None:
-                self.pack.take(seen)
-            self.table.alarm(AlarmKind.SHOE_PROBLEM, (
-                f"the shoe could not read {words}, its resend of "
-                f"{seen.code if seen else 'the face-down hole card'} recorded while its link "
-                "was down: recorded as before, not checked against the shoe; call the floor"))
+            self._check_resent(item, self.awaiting.popleft())
             return
+        self._hold_unread(item)
+
+    def _hold_unread(self, item: ShoeUnread) -> None:
+        """Hold the unread card's place in the round in play by a question to the dealer."""
+        words = unread_words(item)
         fold = self.table.fold
         if fold is None or fold.ended:
             self.table.alarm(AlarmKind.SHOE_PROBLEM, (
@@ -175,12 +393,18 @@ class ShoeCards:
         self.on_card(ShoeCard(card, None, unread.at, origin), spot)
 
     def on_burn(self, item: ShoeBurn) -> None:
+        if self._hold_resent(item):
+            return
         if item.card is not None:
             self.pack.take(item.card)  # a pip ten is not counted
 
     def on_link(self, item: ShoeLink) -> None:
         was = self.table.shoe_up
         self.table.shoe_up = item.up
+        if not item.up and not (self.awaiting or self.resent):
+            # the next card goes to the round in play, or to one opened later
+            self.down_round = self.table.round_id if self.table.round_open else None
+            self.watched = self.table.camera_trusted()  # the camera reads the cards meanwhile
         if item.up:
             self.table.resolve(AlarmKind.SHOE_LINK_DOWN)
         elif was or self.table.has_shoe:
@@ -202,12 +426,19 @@ class ShoeCards:
         self.table.alarm(AlarmKind.SHOE_PROBLEM, item.text)
 
     def on_new_shoe(self, item: NewShoe) -> None:
+        """A new shoe; one the shoe resends after its link was down takes effect in its place
+        among the cards it resends."""
+        if self._hold_resent(item):
+            return
+        self.awaiting.clear()
+        self._load(item)
+
+    def _load(self, item: NewShoe) -> None:
         if item.touched:
             self.table.alarm(AlarmKind.STAFF, f"dealer {self.table.dealer} touched New shoe: a "
                              "freshly shuffled pack; the composition count starts again",
                              resolved=True)
         self.pack.clear()
-        self.awaiting.clear()
         if item.decks and item.decks != self.table.rules.decks:
             self.table.alarm(
                 AlarmKind.SHOE_PROBLEM,
@@ -240,6 +471,8 @@ class ShoeCards:
         """The face-down hole card turned over while the shoe's link is down: the shoe's resend
         of it is checked against it, in the place its face-down record holds (not as one card
         more, which would take the shoe's next card for a resend)."""
-        if None in self.awaiting:
-            self.awaiting[self.awaiting.index(None)] = card
+        for at, recorded in enumerate(self.awaiting):
+            if recorded.card is None:
+                self.awaiting[at] = Recorded(card, recorded.round_id)
+                return
 

@@ -28,6 +28,7 @@ from dealer_assist.table.sources import (
     NewShoe,
     ShoeBurn,
     ShoeCard,
+    ShoeCaughtUp,
     ShoeDelivery,
     ShoeLink,
     ShoeProblem,
@@ -138,21 +139,26 @@ class SerialShoeSource:
 
 def map_shoe_event(event: object) -> list[TableInput]:
     """The table inputs one shoe event stands for (none for heartbeats, lids, gaps, nor for the
-    load an ASCII shoe's decoder assumes when it starts reading: no reshuffle)."""
+    load an ASCII shoe's decoder assumes when it starts reading: no reshuffle); a card resent
+    after the link was down is ``held``, and the end of the resend is :class:`ShoeCaughtUp`."""
     from dealer_assist.shoe import events as shoe
 
     if isinstance(event, shoe.CardDrawn):
-        return [ShoeCard(event.card, ShoeOrigin(event.session, event.seq, event.index))]
+        return [ShoeCard(event.card, ShoeOrigin(event.session, event.seq, event.index),
+                         held=event.resent)]
     if isinstance(event, shoe.UnreadableCard):
         return [ShoeUnread(event.session, event.seq, event.index,
-                           "the shoe reported the card unreadable")]
+                           "the shoe reported the card unreadable", held=event.resent)]
     if isinstance(event, shoe.MalformedFrame):
         return [ShoeUnread(event.session, event.seq, None,
-                           f"undecodable data at byte offset {event.offset}: {event.reason}")]
+                           f"undecodable data at byte offset {event.offset}: {event.reason}",
+                           held=event.resent)]
+    if isinstance(event, shoe.CaughtUp):
+        return [ShoeCaughtUp(event.session, event.seq)]
     if isinstance(event, shoe.BurnCard):
-        return [ShoeBurn(event.card)]
+        return [ShoeBurn(event.card, held=event.resent)]
     if isinstance(event, shoe.ShoeLoaded):
-        return [] if event.assumed else [NewShoe(event.decks)]
+        return [] if event.assumed else [NewShoe(event.decks, held=event.resent)]
     if isinstance(event, shoe.LinkUp):
         return [ShoeLink(True, event.url)]
     if isinstance(event, shoe.LinkDown):

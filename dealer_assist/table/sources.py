@@ -50,12 +50,14 @@ class ShoeCard:
     sequence number, position in the shoe), when a numbering shoe dealt it; ``at``: when it was
     handed to the table (UTC, round-log ``at`` text; the runner stamps it), the time its events
     carry however long it waits to be placed. ``unread``: the shoe dealt it but could not read
-    it (its report, :class:`ShoeUnread`), and the dealer keyed it: recorded as keyed."""
+    it (its report, :class:`ShoeUnread`), and the dealer keyed it: recorded as keyed. ``held``:
+    the shoe held it while its link was down and resends it now (until :class:`ShoeCaughtUp`)."""
 
     card: Card
     origin: ShoeOrigin | None = None
     at: str | None = field(default=None, compare=False)
     unread: UnreadOrigin | None = None
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,20 +68,23 @@ class ShoeUnread:
     what the shoe or the decoder said; ``at``: when it was handed to the table (as a
     :class:`ShoeCard`'s), the time the card the dealer keys in its place carries. The card's
     place in the round is held until the dealer keys it (or, for an undecodable report, says no
-    card left the shoe)."""
+    card left the shoe). ``held``: as a :class:`ShoeCard`'s."""
 
     session: int
     seq: int
     index: int | None = None
     detail: str = ""
     at: str | None = field(default=None, compare=False)
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ShoeBurn:
-    """A card drawn and discarded unplayed (``card`` None when the shoe could not read it)."""
+    """A card drawn and discarded unplayed (``card`` None when the shoe could not read it).
+    ``held``: as a :class:`ShoeCard`'s."""
 
     card: Card | None
+    held: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,13 +106,26 @@ class ShoeProblem:
 @dataclass(frozen=True, slots=True)
 class NewShoe:
     """A freshly shuffled shoe was loaded: the composition count starts again. ``touched``: the
-    dealer touched New shoe (a hand-held game's fresh pack), rather than the shoe reporting it."""
+    dealer touched New shoe (a hand-held game's fresh pack), rather than the shoe reporting it.
+    ``held``: as a :class:`ShoeCard`'s."""
 
     decks: int
     touched: bool = False
+    held: bool = False
 
 
-ShoeInput = ShoeCard | ShoeUnread | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
+@dataclass(frozen=True, slots=True)
+class ShoeCaughtUp:
+    """The shoe has resent every card it held while its link was down (up to its ``session``/
+    ``seq``): they are checked, as one run, against what the camera and the dealer recorded
+    meanwhile."""
+
+    session: int = 0
+    seq: int = 0
+
+
+ShoeInput = (ShoeCard | ShoeUnread | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
+             | ShoeCaughtUp)
 
 
 # -------------------------------------------------------------------------------------- camera

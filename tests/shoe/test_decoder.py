@@ -11,6 +11,7 @@ from dealer_assist.shoe.decoder import ShoeDecoder
 from dealer_assist.shoe.events import (
     BurnCard,
     CardDrawn,
+    CaughtUp,
     CutCardReached,
     EventsLost,
     Gap,
@@ -351,3 +352,40 @@ def test_with_acknowledgement_lagging_delivery_only_what_the_shoe_was_told_count
     decoder.acknowledged = (new, 1)
     decoder.feed(heartbeat(1, session=new, pending=(SESSION, 3)))
     assert decoder.stale_heartbeats == 1
+
+
+def test_after_a_reset_events_are_resent_until_a_heartbeat_shows_nothing_held() -> None:
+    """Re-opened, the decoder marks what it delivers resent until a heartbeat says the shoe
+    holds nothing unacknowledged, its last event delivered; then it says so, and later events
+    are live."""
+    decoder = synced()
+    assert not numbered(decoder.feed(card(2, "7H")))[0].resent
+    decoder.link_reset()
+    events = decoder.feed(card(3, "8H") + card(4, "9H"))
+    assert [e.resent for e in numbered(events)] == [True, True]
+    # the shoe still holds 3 and 4 (our ACK not heard yet), and had sent 5 and 6: not caught up
+    for beat in (heartbeat(4, pending=(SESSION, 3)), heartbeat(6)):
+        assert not any(isinstance(e, CaughtUp) for e in decoder.feed(beat))
+    events = decoder.feed(card(5, "2S") + card(6, "3S") + heartbeat(6) + card(7, "4S"))
+    assert [(type(e), getattr(e, "resent", None)) for e in events if not isinstance(
+        e, Heartbeat)] == [(CardDrawn, True), (CardDrawn, True), (CaughtUp, None),
+                           (CardDrawn, False)]
+    assert CaughtUp(SESSION, 6) in events
+    assert numbered(events)[0].to_json()["resent"] is True
+    assert "resent" not in numbered(events)[-1].to_json()  # shown only where true
+
+
+def test_a_reset_with_nothing_held_is_caught_up_at_the_first_heartbeat() -> None:
+    decoder = synced()
+    decoder.link_reset()
+    assert decoder.feed(heartbeat(1))[-1] == CaughtUp(SESSION, 1)
+    assert not numbered(decoder.feed(card(2, "7H")))[0].resent
+
+
+def test_the_first_open_of_a_decoder_without_state_resends_nothing() -> None:
+    decoder = ShoeDecoder()
+    decoder.link_reset()
+    decoder.feed(heartbeat(1, pending=(SESSION, 1)))
+    events = decoder.feed(loaded() + card(2, "7H"))
+    assert [e.resent for e in numbered(events)] == [False, False]
+    assert not any(isinstance(e, CaughtUp) for e in events)

@@ -19,6 +19,7 @@ from dealer_assist.shoe import protocol
 from dealer_assist.shoe.decoder import ShoeDecoder
 from dealer_assist.shoe.events import (
     CardDrawn,
+    CaughtUp,
     LinkDown,
     LinkUp,
     MalformedFrame,
@@ -122,6 +123,32 @@ def test_an_unplug_without_a_time_lasts_until_plugged_back_in(kind: str, tmp_pat
             sim.restore_link()
             events = read_until(reader, has_cards(1), "the card drawn while unplugged")
         assert cards_in(events) == [Card.parse("7C")]
+
+
+@pytest.mark.parametrize("kind", ["pty", "socket"])
+def test_cards_drawn_while_unplugged_come_back_marked_resent_then_caught_up(
+        kind: str, tmp_path: Path) -> None:
+    """The cards the shoe kept while unplugged are delivered marked resent, then the reader
+    says it has caught up; a card drawn after that is live."""
+    with ShoeSimulator(make_link(kind, tmp_path)) as sim:
+        sim.load_shoe(6)
+        with ShoeReader(sim.url) as reader:
+            sim.draw("9S")
+            first = read_until(reader, has_cards(1), "the first card")
+            sim.cut_link()
+            read_until(reader, lambda ev: any(isinstance(e, LinkDown) for e in ev), "link down")
+            sim.draw("7C")
+            sim.draw("8D")
+            sim.restore_link()
+            back = read_until(reader, lambda ev: any(isinstance(e, CaughtUp) for e in ev),
+                              "the end of the resend")
+            sim.draw("2H")
+            live = read_until(reader, has_cards(1), "a card drawn after")
+    assert [e.resent for e in first if isinstance(e, CardDrawn)] == [False]
+    resent = [(e.card.code, e.resent) for e in back if isinstance(e, CardDrawn)]
+    assert resent == [("7C", True), ("8D", True)]
+    assert isinstance(back[-1], CaughtUp) and back[-1].seq == 4  # the load, 9S, 7C, 8D
+    assert [(e.card.code, e.resent) for e in live if isinstance(e, CardDrawn)] == [("2H", False)]
 
 
 def test_dropped_and_duplicated_frames_over_socket() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from dealer_assist.roundlog import UnreadOrigin, settle_log
+from dealer_assist.roundlog import ShoeOrigin, UnreadOrigin, settle_log
 from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import Recorder, RecordingStore
 from dealer_assist.surveillance.export import latest_round
@@ -43,6 +43,7 @@ from dealer_assist.table.recording import (
     open_recording,
 )
 from dealer_assist.table.runner import TableRunner
+from dealer_assist.table.shoe_cards import Recorded, ResendState
 from dealer_assist.table.simulation.world import Player, SimulatedTable
 from dealer_assist.table.sources import (
     AcknowledgeAlarm,
@@ -68,6 +69,7 @@ from dealer_assist.table.sources import (
     RoundResumed,
     ShoeBurn,
     ShoeCard,
+    ShoeCaughtUp,
     ShoeDelivery,
     ShoeLink,
     ShoeProblem,
@@ -90,6 +92,10 @@ EVERY_INPUT: list[TableInput] = [
     ShoeCard(Card.parse("AS"), None, unread=UnreadOrigin(3, 41)),
     ShoeUnread(3, 41, 12, "the shoe reported the card unreadable"),
     ShoeUnread(3, 41, None, "undecodable"),
+    ShoeCard(Card.parse("9D"), ShoeOrigin(3, 42, 13), held=True),
+    ShoeUnread(3, 43, 14, "the shoe reported the card unreadable", held=True),
+    ShoeCaughtUp(3, 43),
+    NewShoe(6, held=True),
     ShoeBurn(None),
     ShoeBurn(Card.parse("QD")),
     ShoeLink(True, "socket://x:1"),
@@ -926,6 +932,125 @@ def test_a_checkpoint_keeps_how_many_questions_were_asked_and_refuses_what_is_no
     for bad in (-1, "4", 4.0, True, None):
         with pytest.raises(CodecError, match="'questions_asked'"):
             Checkpoint.from_json({**checkpoint.to_json(), "questions_asked": bad})
+
+
+def test_a_shoe_link_down_at_a_checkpoint_replays_the_resend_as_it_was_lined_up_live(tmp_path):
+    """The link drops between rounds with the camera reading, the table at rest (so
+    checkpointed); the next round's first card is dealt and missed by the camera, then resent.
+    Live, it holds the round (the table cannot tell where it went). The checkpoint did not keep
+    the drop, so a restart replayed the resend as a live card: placed, the hold gone."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table = setup.open(now=10.0)
+    runner = TableRunner(table.loop, journal=table.journal, journal_config=setup.config)
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))):
+            runner.submit(item)
+        for code, spot in (("9S", CardTarget(1, 0)), ("7S", DEALER), ("7H", CardTarget(1, 0))):
+            runner.submit(ShoeCard(Card.parse(code)))
+            runner.submit(FeltCard(Card.parse(code), spot))
+        runner.submit(ShoeCard(Card.parse("KD")))
+        runner.submit(FeltCard(None, DEALER))
+        runner.submit(Decide(1, Action.STAND))
+        runner.submit(HoleCardShown(Card.parse("KD")))  # the dealer stands on 17
+        runner.submit(ShoeLink(False, "cable"))
+        assert runner.wait_idle(10) and table.loop.rounds_played == 1 and table.loop.at_rest
+        runner.submit(PlaceBet(1, Decimal("10")))
+        assert runner.wait_idle(10)
+        resend = read_journal(tmp_path / JOURNAL_NAME).checkpoint.shoe_resend
+        assert resend.watched and resend.down_round is None
+        for item in (ShoeLink(True, "back"), ShoeCard(Card.parse("4D"), held=True),
+                     ShoeCaughtUp()):
+            runner.submit(item)
+        assert runner.wait_idle(10)
+        live = [(a.kind, a.text) for a in table.loop.disagreements()]
+        assert [kind for kind, _ in live] == [AlarmKind.MISPLACED]
+    table.journal.close()
+    setup.close()
+
+    after = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    again = after.open(now=3.0)
+    assert [(a.kind, a.text) for a in again.loop.disagreements()] == live
+    assert [[c.code for c in h.cards] for h in again.loop.engine.hands(1)] == [[]]
+    after.close()
+
+
+def _dealt_with_the_link_down(setup: Setup):
+    """Round 1 dealt with shoe and camera, then the link drops and seat 1's hit, 5C, is read by
+    the camera alone."""
+    table = setup.open(now=10.0)
+    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
+    for code, spot in (("9S", CardTarget(1, 0)), ("7S", DEALER), ("5H", CardTarget(1, 0))):
+        steps += [ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), spot)]
+    steps += [ShoeCard(Card.parse("KD")), FeltCard(None, DEALER), ShoeLink(False, "cable"),
+              Decide(1, Action.HIT), FeltCard(Card.parse("5C"), CardTarget(1, 0))]
+    return table, run_inputs(table.loop, table.journal, steps)
+
+
+def test_a_restart_under_a_new_configuration_keeps_what_the_camera_recorded_meanwhile(tmp_path):
+    """The round in play is voided, but the camera's record of 5C stands for the shoe's resend
+    of it: the fresh table used to lose it, and the resend raised "the camera missed 5C"."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table, t = _dealt_with_the_link_down(setup)
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True, rules="s17-6")
+    resumed = again.open(now=3.0)
+    assert resumed.voided is not None
+    assert [r.card for r in resumed.loop.shoe.awaiting] == [Card.parse("5C")]
+    raised = resumed.loop.alarms_raised
+    run_inputs(resumed.loop, resumed.journal, [
+        CameraLink(True), ShoeLink(True, "back"), ShoeCard(Card.parse("5C"), held=True),
+        ShoeCaughtUp()], t0=t + 1)
+    assert [a.kind for a in resumed.loop.alarms if a.id > raised] == []
+    assert resumed.loop.cards_out[Card.parse("5C")] == 1
+    again.close()
+
+
+def test_a_restart_with_nothing_left_to_line_up_takes_the_resend_as_a_restart_does(tmp_path):
+    """The link failed one way and recovered before a checkpoint (no live card came since, so
+    the table still remembered the drop); restarted, the cards the shoe resends were drawn while
+    the table was down, watched by nothing: they come as a restart's resend does, not as cards
+    the camera missed."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table = setup.open(now=10.0)
+    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
+    for code, spot in (("9S", CardTarget(1, 0)), ("7S", DEALER), ("7H", CardTarget(1, 0))):
+        steps += [ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), spot)]
+    steps += [ShoeCard(Card.parse("KD")), FeltCard(None, DEALER),
+              ShoeLink(False, "the shoe cannot hear us"), Decide(1, Action.STAND),
+              HoleCardShown(Card.parse("KD")), ShoeLink(True, "heard again"),
+              PlaceBet(1, Decimal("10"))]
+    t = run_inputs(table.loop, table.journal, steps)
+    assert table.loop.shoe.watched
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    resumed = again.open(now=3.0)
+    assert not resumed.loop.shoe.watched
+    run_inputs(resumed.loop, resumed.journal, [
+        CameraLink(True), ShoeLink(True, "reader started"),
+        ShoeCard(Card.parse("4D"), held=True), FeltCard(Card.parse("4D"), CardTarget(1, 0)),
+        ShoeCaughtUp()], t0=t + 1)
+    assert [[c.code for c in h.cards] for h in resumed.loop.engine.hands(1)] == [["4D"]]
+    assert not resumed.loop.disagreements()
+    again.close()
+
+
+def test_a_checkpoint_keeps_a_shoe_link_down_and_refuses_what_is_no_state():
+    resend = ResendState(True, "T1-x-00004", (Recorded(Card.parse("9S"), "T1-x-00004"),
+                                              Recorded(None, "T1-x-00004")),
+                         (ShoeCard(Card.parse("9S"), ShoeOrigin(3, 4, 5), held=True),
+                          ShoeBurn(None, held=True), NewShoe(6, held=True)))
+    checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", shoe_resend=resend)
+    assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
+    old = checkpoint.to_json()
+    del old["shoe_resend"]  # written before it was kept
+    assert Checkpoint.from_json(old).shoe_resend == ResendState()
+    for bad in ({"watched": 1}, {"down_round": 4}, {"awaiting": [["9S"]]},
+                {"awaiting": [["ZZ", None]]}, {"resent": [{"type": "PlaceBet", "seat": 1,
+                                                           "amount": "10"}]}, []):
+        with pytest.raises(CodecError, match="'shoe_resend'"):
+            Checkpoint.from_json({**checkpoint.to_json(), "shoe_resend": bad})
 
 
 def test_a_checkpoint_keeps_how_far_the_recording_had_got_and_refuses_what_is_no_position():

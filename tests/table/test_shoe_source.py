@@ -18,7 +18,14 @@ from dealer_assist.rules.cards import Card
 from dealer_assist.shoe.ascii import AsciiShoeDecoder
 from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
 from dealer_assist.table.shoe_source import SerialShoeSource, map_shoe_event
-from dealer_assist.table.sources import NewShoe, ShoeCard, ShoeLink, ShoeProblem, ShoeUnread
+from dealer_assist.table.sources import (
+    NewShoe,
+    ShoeCard,
+    ShoeCaughtUp,
+    ShoeLink,
+    ShoeProblem,
+    ShoeUnread,
+)
 
 PATIENCE_S = 30.0  # a generous bound for a slow shared machine: not a timing assertion
 
@@ -68,6 +75,39 @@ def test_the_shoes_problems_reach_the_table_in_its_words_and_its_cards_in_order(
         "lid opened after 3 cards, before the shoe ran out (seq 5)",
         "shoe alarm 3: jam at the exit rollers",
     ]
+
+
+def test_cards_drawn_while_the_link_was_down_reach_the_table_held_then_caught_up(
+        tmp_path: Path) -> None:
+    """The table is told which cards the shoe kept while its link was down (``held``) and
+    where that resend ends, so it can line them up with what the camera recorded meanwhile."""
+    inputs: queue.Queue = queue.Queue()
+    with ShoeSimulator(PtyLink(str(tmp_path / "shoe"))) as sim:
+        sim.load_shoe(6)
+        source = SerialShoeSource(sim.url, decks=6)
+        source.start(inputs.put)
+        try:
+            sim.draw("9S")
+            got = take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got),
+                             "the first card")
+            sim.cut_link()
+            got += take_until(inputs, lambda got: any(
+                isinstance(i, ShoeLink) and not i.up for i in got), "the link down")
+            sim.draw("7C")
+            sim.unreadable()
+            sim.restore_link()
+            got += take_until(inputs, lambda got: any(isinstance(i, ShoeCaughtUp) for i in got),
+                              "the end of the resend")
+            sim.draw("2H")
+            got += take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got),
+                              "a card drawn after")
+        finally:
+            source.stop()
+    shoe = [(i.card.code if isinstance(i, ShoeCard) else "unread", i.held) for i in got
+            if isinstance(i, ShoeCard | ShoeUnread)]
+    assert shoe == [("9S", False), ("7C", True), ("unread", True), ("2H", False)]
+    assert [type(i) for i in got if isinstance(i, ShoeCard | ShoeUnread | ShoeCaughtUp)] == [
+        ShoeCard, ShoeCard, ShoeUnread, ShoeCaughtUp, ShoeCard]
 
 
 def test_an_ascii_shoes_assumed_load_is_no_new_shoe_and_a_load_it_is_told_of_is():
