@@ -61,10 +61,13 @@ DEFERRED_KEPT = 1000
 @dataclass(frozen=True, slots=True)
 class Waiting:
     """An input held back: behind a question, or (in its turn) behind the shoe cards out before
-    it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open)."""
+    it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open or the
+    shoe's resend waited). ``resent``: how much of the shoe's resend had come before it, where
+    it came while the resend waited (it acts in that place among the resend's cards)."""
 
     item: TableInput
     drawn: int | None
+    resent: int | None = None
 
 
 class DispatchTable(Protocol):
@@ -99,13 +102,15 @@ class InputQueue:
             if not self.table.questions.sighting_answers(item):
                 self.defer(Waiting(item, None))
         elif isinstance(item, AFTER_THE_CARDS) and self.table.shoe.resend_pending:
-            self.defer(Waiting(item, None))  # its cards: those out once the resend is lined up
+            # its cards: those out once the resend is lined up as far as it had come
+            self.defer(Waiting(item, None, len(self.table.shoe.resent)))
         elif isinstance(item, IN_TURN) and (
                 any(isinstance(w.item, IN_TURN) for w in self.deferred)
                 or isinstance(item, AFTER_THE_CARDS) and flight.in_flight(flight.had)):
             # behind one whose cards are not known yet, its cards are not either
             unknown = any(isinstance(w.item, IN_TURN) and w.drawn is None for w in self.deferred)
-            self.defer(Waiting(item, None if unknown else flight.had))
+            resent = len(self.table.shoe.resent) if self.table.shoe.resend_pending else None
+            self.defer(Waiting(item, None if unknown else flight.had, resent))
         else:
             self.handle_now(item, flight.had)
         self.release()
@@ -131,17 +136,21 @@ class InputQueue:
             lines.append(self.acting_drawn)
         return pending.serial <= min(lines, default=pending.serial)
 
-    def release(self) -> None:
+    def release(self, resent: int | None = None) -> None:
         """Take the inputs that waited, in order, as far as they may go now: with no question
         open, every one but a touch whose shoe cards (those drawn before it) still wait for
         their landing or for the end of the shoe's resend, and the inputs in their turn after
-        it; then pair what that lets go."""
+        it; then pair what that lets go. ``resent``: the resend is being lined up, this much of
+        it taken: only what came before the rest of it goes."""
         while self.deferred and self.table.question is None:
             blocked = False
             for index, waiting in enumerate(self.deferred):
                 drawn = waiting.drawn
-                if isinstance(waiting.item, AFTER_THE_CARDS) and self.table.shoe.resend_pending:
+                if isinstance(waiting.item, AFTER_THE_CARDS) and self.table.shoe.resend_pending \
+                        or resent is not None and (waiting.resent or 0) > resent:
                     blocked = True
+                    if not isinstance(waiting.item, IN_TURN):
+                        continue
                 if isinstance(waiting.item, IN_TURN):
                     if blocked:
                         continue

@@ -374,9 +374,10 @@ class TableLoop:
         """``item``, acting now, waits first in line for the question its acting opened."""
         self.inputs.defer_first(item)
 
-    def release(self) -> None:
-        """Take the inputs that waited, as far as they may go now."""
-        self.inputs.release()
+    def release(self, resent: int | None = None) -> None:
+        """Take the inputs that waited, as far as they may go now (see
+        :meth:`InputQueue.release`)."""
+        self.inputs.release(resent)
 
     # ------------------------------------------------------------------ dealer
 

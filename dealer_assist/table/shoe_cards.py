@@ -53,6 +53,7 @@ class ShoeTable(Protocol):
     def camera_trusted(self) -> bool: ...
     def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
     def alarm_in(self, round_id: str | None, kind: AlarmKind, text: str) -> Alarm: ...
+    def release(self, resent: int | None = None) -> None: ...
     def resolve(self, kind: AlarmKind) -> None: ...
     def commit_shoe_card(self, shoe: ShoeCard, landing: CardTarget | None = None) -> None: ...
 
@@ -100,7 +101,8 @@ class ShoeCards:
         self.resent: list[Resent] = []
         self.down_round: str | None = None
         self.watched = False
-        self.resent_since: float | None = None  # when the first card resent was held
+        #: when the last of the resend came, or the link came back with a resend begun
+        self.resent_since: float | None = None
         #: the shoe's resend of the hole card recorded face down while its link was down: the
         #: card it turns over as (the camera's reading of it is checked against this)
         self.hole_card: Card | None = None
@@ -145,8 +147,7 @@ class ShoeCards:
         read the cards (or with cards recorded meanwhile) for :meth:`on_caught_up`; where
         nothing read them, it is taken as it comes, in turn with the dealer's touches."""
         if item.held and (self.watched or self.awaiting):
-            if not self.resent:
-                self.resent_since = self.table.now
+            self.resent_since = self.table.now  # the resend is still coming
             self.resent.append(item)
             return True
         if not (item.held or self.awaiting or self.resent) and self.table.shoe_up:
@@ -216,6 +217,7 @@ class ShoeCards:
             if i is not None:
                 while others and others[0][0] < cards[i][0]:
                     self._in_place(others.popleft()[1])
+                self.table.release(cards[i][0])  # touches made before it act first
             if i is None:
                 assert j is not None
                 self._recorded_not_dealt(recorded[j])
@@ -406,6 +408,8 @@ class ShoeCards:
             self.down_round = self.table.round_id if self.table.round_open else None
             self.watched = self.table.camera_trusted()  # the camera reads the cards meanwhile
         if item.up:
+            if self.resent:
+                self.resent_since = self.table.now  # the resend goes on from here
             self.table.resolve(AlarmKind.SHOE_LINK_DOWN)
         elif was or self.table.has_shoe:
             carry_on = (

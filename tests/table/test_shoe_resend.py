@@ -428,3 +428,47 @@ def test_a_link_that_failed_one_way_forgets_the_drop_once_live_cards_come_again(
     assert table.loop.shoe.watched
     table.card("3C", 1)
     assert not table.loop.shoe.watched and table.loop.shoe.down_round is None
+
+
+@pytest.mark.parametrize("touched", [False, True])
+def test_a_hit_touched_in_the_resends_half_second_acts_in_its_place_among_the_cards(touched):
+    """Seat 1 (11) hits 2C while the link is down (the camera records it); back, the dealer
+    touches HIT and deals 5D just before the heartbeat that ends the resend (so 5D is marked
+    resent), seen landing at seat 1. The touch used to act after the whole resend: a second hit,
+    and the dealer's 3H then taken for seat 1's card (a 5-card 21 paid on an 18)."""
+    table = Table()
+    deal(table, {1: ("5H", "6D")}, up="6S", hole="KD")
+    table.send(ShoeLink(False, "cable"), Decide(1, Action.HIT),
+               FeltCard(C("2C"), CardTarget(1, 0)))
+    table.send(ShoeLink(True, "back"), ShoeCard(C("2C"), held=True))
+    if touched:
+        table.send(Decide(1, Action.HIT))
+    table.send(ShoeCard(C("5D"), held=True), FeltCard(C("5D"), CardTarget(1, 0)), ShoeCaughtUp())
+    table.wait(WAIT + 0.1)
+    table.send(Decide(1, Action.STAND), HoleCardShown(C("KD")))
+    table.card("3H", None)
+    assert table.loop.rounds_played == 1 and not table.loop.disagreements()
+    settled = table.settled_json()
+    assert settled["dealer"]["cards"] == ["6S", "KD", "3H"]
+    assert settled["seats"][0]["hands"][0]["cards"] == ["5H", "6D", "2C", "5D"]
+
+
+def test_a_resend_cut_short_by_the_link_waits_again_from_its_return():
+    """The resend begins, the link drops again for longer than a resend's wait, and comes back:
+    the wait starts again from its return, so the rest of the resend is lined up as ordinarily;
+    it used to be cut off at once ("the shoe did not say..."), the camera's 4D a card "not from
+    the shoe", and the shoe's 4D then taken for a new card."""
+    from dealer_assist.table.shoe_cards import RESEND_WAIT_S
+
+    table = Table()
+    deal(table, {1: ("5H", "6D")}, up="6S", hole="KD")
+    table.send(ShoeLink(False, "cable"), FeltCard(C("3C"), CardTarget(1, 0)))
+    table.send(ShoeLink(True, "back"), ShoeCard(C("3C"), held=True))
+    table.send(ShoeLink(False, "cable again"), FeltCard(C("4D"), CardTarget(1, 0)))
+    table.wait(RESEND_WAIT_S + 1)
+    table.send(ShoeLink(True, "back again"))
+    table.wait(0.1)
+    table.send(ShoeCard(C("4D"), held=True), ShoeCaughtUp())
+    table.wait(WAIT + 0.1)
+    assert table.seat_cards() == [[["5H", "6D", "3C", "4D"]]]
+    assert [a.kind for a in table.loop.alarms if a.kind is not AlarmKind.SHOE_LINK_DOWN] == []
