@@ -1,6 +1,6 @@
 """Accuracy and speed of camera calibration, measured against a known synthetic camera.
 
-    /work/venv/bin/python bench/calibration.py
+    PYTHONPATH=. python bench/calibration.py
 
 Renders board views and table frames through SyntheticCamera.typical() (1280x720, ~65 degrees,
 barrel distortion), calibrates them as a technician would, and prints how far the results are

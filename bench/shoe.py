@@ -1,6 +1,6 @@
 """Shoe benchmarks: decoder throughput, pty latency (frame's last byte to event), link-down time.
 
-    /work/venv/bin/python bench/shoe.py [--frames 200000] [--latency-samples 2000]
+    PYTHONPATH=. python bench/shoe.py [--frames 200000] [--latency-samples 2000]
 
 Prints figures and ``os.cpu_count()``; run it on an idle machine for stable numbers.
 """

@@ -1,6 +1,6 @@
 """Rounds per second of the par-sheet simulator on this machine, on one core and on all of them.
 
-Run: /work/venv/bin/python bench/simulate.py [--rounds N]
+Run: PYTHONPATH=. python bench/simulate.py [--rounds N]
 """
 
 from __future__ import annotations

@@ -141,13 +141,15 @@ class InputQueue:
         open, every one but a touch whose shoe cards (those drawn before it) still wait for
         their landing or for the end of the shoe's resend, and the inputs in their turn after
         it; then pair what that lets go. ``resent``: the resend is being lined up, this much of
-        it taken: only what came before the rest of it goes."""
+        it taken: only what came among it, before the rest of it, goes (what waited behind a
+        question, or came after the resend ended, waits for the end of the line-up)."""
         while self.deferred and self.table.question is None:
             blocked = False
             for index, waiting in enumerate(self.deferred):
                 drawn = waiting.drawn
                 if isinstance(waiting.item, AFTER_THE_CARDS) and self.table.shoe.resend_pending \
-                        or resent is not None and (waiting.resent or 0) > resent:
+                        or resent is not None and (waiting.resent is None
+                                                   or waiting.resent > resent):
                     blocked = True
                     if not isinstance(waiting.item, IN_TURN):
                         continue

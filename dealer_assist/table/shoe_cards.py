@@ -50,6 +50,7 @@ class ShoeTable(Protocol):
     def round_id(self) -> str | None: ...
     @property
     def round_open(self) -> bool: ...
+    def hole_card_due(self) -> bool: ...
     def camera_trusted(self) -> bool: ...
     def alarm(self, kind: AlarmKind, text: str, resolved: bool = False) -> Alarm: ...
     def alarm_in(self, round_id: str | None, kind: AlarmKind, text: str) -> Alarm: ...
@@ -167,9 +168,11 @@ class ShoeCards:
         self.on_caught_up(ShoeCaughtUp())
         return True
 
-    def _check_resent(self, item: ShoeCard | ShoeUnread, seen: Recorded) -> None:
+    def _check_resent(self, item: ShoeCard | ShoeUnread, seen: Recorded,
+                      named: bool = False) -> None:
         """The shoe's resend of a card recorded as ``seen`` while its link was down (an alarm
-        is raised in the round the card went to)."""
+        is raised in the round the card went to); ``named``: the face-down hole card it is was
+        named already (and may have been turned since)."""
         if isinstance(item, ShoeUnread):
             if seen.card is not None:
                 self.pack.take(seen.card)
@@ -182,7 +185,8 @@ class ShoeCards:
         card = item.card
         self.pack.take(card)
         if seen.card is None:  # the face-down hole card: the shoe names it, not the camera
-            self.hole_card = card
+            if not named:
+                self.hole_card = card
         elif seen.card != card:
             self.table.alarm_in(
                 seen.round_id, AlarmKind.SWITCHED_CARD,
@@ -196,7 +200,8 @@ class ShoeCards:
         burn it reports meanwhile taking effect in its place. A pair is checked as a resend; a
         card recorded that the shoe never dealt is "never left the shoe", in its round. A card
         dealt that nothing recorded is placed where the camera has seen it land since the link
-        came back (and nothing was recorded after it); otherwise the camera missed it, at a
+        came back, or it is the hole card due (and nothing was recorded after it); otherwise
+        the camera missed it, at a
         moment the table cannot know: "camera missed a card" in the round that settled without
         it, or "card in the wrong place" holding the round in play's payouts where it may be of
         this round. Such a card is counted out of the shoe, never placed by a guess."""
@@ -213,6 +218,15 @@ class ShoeCards:
         last_record = max((k for k, (_, j) in enumerate(pairs) if j is not None), default=-1)
         seen = self._seen_since({k: cards[i][1] for k, (i, _) in enumerate(pairs)
                                  if k > last_record and i is not None})
+        # the hole card recorded face down is named first, for a turn of it that acts meanwhile
+        holes = {k for k, (i, j) in enumerate(pairs)
+                 if i is not None and j is not None and recorded[j].card is None}
+        for k in sorted(holes):
+            i = pairs[k][0]
+            assert i is not None
+            hole = cards[i][1]
+            if isinstance(hole, ShoeCard):
+                self.hole_card = hole.card
         for k, (i, j) in enumerate(pairs):
             if i is not None:
                 while others and others[0][0] < cards[i][0]:
@@ -222,8 +236,11 @@ class ShoeCards:
                 assert j is not None
                 self._recorded_not_dealt(recorded[j])
             elif j is not None:
-                self._check_resent(cards[i][1], recorded[j])
-            elif k in seen:
+                self._check_resent(cards[i][1], recorded[j], named=k in holes)
+            elif k in seen or k > last_record and self.table.round_open and \
+                    self.table.hole_card_due():
+                # seen landing since the link came back, or the hole card, dealt after every
+                # card recorded, which lies face down (the camera cannot name it): in play
                 self._take_as_it_comes(cards[i][1])
             else:
                 after = next((recorded[j].round_id for _, j in pairs[k + 1:] if j is not None),

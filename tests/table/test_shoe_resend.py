@@ -472,3 +472,60 @@ def test_a_resend_cut_short_by_the_link_waits_again_from_its_return():
     table.wait(WAIT + 0.1)
     assert table.seat_cards() == [[["5H", "6D", "3C", "4D"]]]
     assert [a.kind for a in table.loop.alarms if a.kind is not AlarmKind.SHOE_LINK_DOWN] == []
+
+
+def test_what_waited_behind_a_question_and_came_after_the_resend_acts_after_its_line_up():
+    """A question is open as the link comes back; the resend, its end, then seat 2's stand and
+    the camera's turn of the hole card (read as 4H; the shoe dealt KD) wait behind it. Answered,
+    the turn used to act in the middle of the line-up, before the hole card's resend: 4H
+    recorded and the round settled on it, with no alarm."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), PlaceBet(2, Decimal("10")))
+    for code, seat in (("5H", 1), ("8S", 2), ("6S", None), ("6D", 1), ("8C", 2)):
+        table.card(code, seat)
+    table.send(ShoeLink(False, "cable"), FeltCard(None, DEALER_SPOT))
+    table.send(Decide(1, Action.DOUBLE), FeltCard(C("2C"), CardTarget(1, 0)),
+               FeltCard(C("3C"), CardTarget(1, 0)))  # a redouble's card: where did it go?
+    assert table.loop.question is not None
+    resend(table, "KD", "2C", "3C")
+    table.send(Decide(2, Action.STAND), HoleCardShown(C("4H")))
+    table.answer("DOUBLE seat 1")
+    table.wait(WAIT + 0.1)
+    table.card("9C", None)
+    assert table.loop.rounds_played == 1
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "KD", "9C"]
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.SWITCHED_CARD]
+
+
+@pytest.mark.parametrize("face_down_seen", [False, True])
+def test_the_hole_card_dealt_as_the_link_returns_is_the_hole_card(face_down_seen):
+    """A blip of the link just before the hole card, nothing dealt while it was down; the hole
+    card is dealt just after it came back (so marked resent), lying face down where the camera
+    cannot name it. It used to be "neither the camera nor the dealer recorded it", holding the
+    payouts, and the next card then taken for the hole card."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, seat in (("9S", 1), ("6S", None), ("7H", 1)):
+        table.card(code, seat)
+    table.send(ShoeLink(False, "blip"), ShoeLink(True, "back"), ShoeCard(C("KD"), held=True))
+    if face_down_seen:
+        table.send(FeltCard(None, DEALER_SPOT))
+    table.send(ShoeCaughtUp())
+    table.wait(WAIT + 0.1)
+    table.send(Decide(1, Action.STAND), HoleCardShown(C("KD")))
+    assert table.dealer_codes() == ["6S", "KD"]
+    assert [a.kind for a in table.loop.alarms] == [AlarmKind.SHOE_LINK_DOWN]
+
+
+def test_a_turn_among_the_resent_cards_turns_over_as_the_shoe_dealt_the_hole_card():
+    """The camera turns the hole card (misread as KH) while the resend streams in, before the
+    shoe's KD for the face-down record is lined up: the misreading used to stand, no alarm."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")), ShoeLink(False, "cable"))
+    table.send(FeltCard(C("9S"), CardTarget(1, 0)), FeltCard(C("6S"), DEALER_SPOT),
+               FeltCard(C("7H"), CardTarget(1, 0)), FeltCard(None, DEALER_SPOT),
+               Decide(1, Action.STAND))
+    table.send(ShoeLink(True, "back"), ShoeCard(C("9S"), held=True), HoleCardShown(C("KH")),
+               *(ShoeCard(C(c), held=True) for c in ("6S", "7H", "KD")), ShoeCaughtUp())
+    assert table.dealer_codes()[:2] == ["6S", "KD"]
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.SWITCHED_CARD]
