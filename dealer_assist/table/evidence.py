@@ -309,6 +309,8 @@ class CameraEvidence:
         if not felt.spot.is_dealer:
             self.infer_hidden_hole()
         face_down = felt.card is None and felt.spot.is_dealer and self.table.hole_card_due()
+        if felt.card is None and felt.spot.is_dealer and not face_down and self._hole_face_down():
+            return  # the hole card, recorded already, seen lying face down
         if felt.card is None and not face_down:
             self.table.alarm(
                 AlarmKind.UNREADABLE,
@@ -322,6 +324,14 @@ class CameraEvidence:
         if self.table.has_shoe:
             self.table.shoe.record_while_down(felt.card)
         self.table.commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
+
+    def _hole_face_down(self) -> bool:
+        """The dealer holds two cards and draws none now (the players still act, or the round
+        ended on them): a face-down card at the dealer's is the hole card."""
+        fold = self.table.fold
+        return fold is not None and fold.engine.deal_complete and \
+            len(fold.engine.dealer_cards()) == 2 and \
+            (fold.ended or fold.engine.acting() is not None)
 
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
