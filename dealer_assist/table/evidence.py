@@ -60,7 +60,7 @@ class EvidenceTable(Protocol):
     def commit(self, card: Card | None, landing: CardTarget | None, sideways: bool,
                face_down: bool = False) -> CardTarget | None: ...
     def commit_shoe_card(self, shoe: ShoeCard, landing: CardTarget | None = None,
-                         sideways: bool = False) -> None: ...
+                         sideways: bool = False) -> CardTarget | None: ...
     def stand_until(self, landing: CardTarget | None, by: str) -> bool: ...
     def hole_card_due(self) -> bool: ...
     def placeable(self, pending: Pending) -> bool: ...
@@ -205,9 +205,11 @@ class CameraEvidence:
             changed = True
             if pending.rejected or pending.shoe is None:
                 continue
-            self.table.commit_shoe_card(pending.shoe)
+            went = self.table.commit_shoe_card(pending.shoe)
             if self.table.question is not None:
                 break  # the dealer is asked where it went; the other waits stand still
+            if went is None:
+                continue  # refused (in no round, or no play takes it): its alarm says so
             self.table.alarm(
                 AlarmKind.CAMERA_MISSED,
                 f"{self.unseen_words(pending.shoe.card)}; recorded from the shoe where the "

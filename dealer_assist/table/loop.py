@@ -588,13 +588,14 @@ class TableLoop:
 
     def commit_shoe_card(
         self, shoe: ShoeCard, landing: CardTarget | None = None, sideways: bool = False
-    ) -> None:
+    ) -> CardTarget | None:
         """Record a card the shoe dealt, with the shoe's numbering of it, at its arrival (one it
-        could not read as keyed by the dealer, with the shoe's report of it)."""
+        could not read as keyed by the dealer, with the shoe's report of it): where it went, or
+        None (refused, or the dealer is asked)."""
         handed, self._session.at = self._session.at, shoe.at or self._session.at
         try:
-            self.commit(shoe.card, landing, sideways, origin=shoe.origin,
-                        keyed=shoe.unread is not None, unread=shoe.unread)
+            return self.commit(shoe.card, landing, sideways, origin=shoe.origin,
+                               keyed=shoe.unread is not None, unread=shoe.unread)
         finally:
             self._session.at = handed
 

@@ -1556,3 +1556,17 @@ def test_each_bet_and_decision_says_who_the_table_took_it_from():
     assert decisions_by(asked.recorded_lines())[2:] == [
         ("action", 1, "stand", None, "dealer"), ("action", 2, "double", None, "dealer"),
         ("action", 2, "stand", 0, "dealer")]
+
+
+def test_a_card_out_of_the_shoe_in_no_round_that_the_camera_never_saw_is_not_called_recorded():
+    """A card leaves the shoe after the round settled, with no bet down, and the camera never
+    sees it: "no bet is placed; not recorded", and no second alarm saying the rules placed it
+    (it used to add "recorded from the shoe where the rules put it")."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="7S", hole="KD")
+    table.send(Decide(1, Action.STAND), HoleCardShown(C("KD")))  # the dealer stands on 17
+    assert table.loop.rounds_played == 1
+    table.send(ShoeCard(C("4D")))
+    table.wait(3.0)
+    assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
+    assert table.loop.alarms[-1].text.endswith("no bet is placed for the next; not recorded")
