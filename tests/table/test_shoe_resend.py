@@ -38,6 +38,15 @@ WAIT = 1.5  # the loop's default camera wait
 CODES = [c + s for c in "A23456789JQK" for s in "SHDC"]
 
 
+def deal_one(table: Table, code: str, resent: bool) -> None:
+    """``code`` out of the shoe: live, or kept while its link was down and then resent."""
+    if resent:
+        table.send(ShoeLink(False, "cable"))
+        resend(table, code)
+    else:
+        table.send(ShoeCard(C(code)))
+
+
 def resend(table: Table, *codes: str | object) -> None:
     """The link comes back and the shoe resends ``codes`` (or inputs), then says it has caught
     up."""
@@ -298,11 +307,7 @@ def test_with_no_camera_reading_meanwhile_a_resend_is_taken_as_the_cards_would_h
         if camera:
             table.send(CameraLink(False, "no frame"))
         table.send(Decide(1, Action.DOUBLE))
-        if resent:
-            table.send(ShoeLink(False, "cable"))
-            resend(table, "9C")
-        else:
-            table.send(ShoeCard(C("9C")))
+        deal_one(table, "9C", resent)
         table.wait(WAIT + 0.1)
         return table.seat_cards(), table.dealer_codes(), table.choices()
 
@@ -318,11 +323,7 @@ def test_a_card_missed_while_no_round_was_in_play_is_taken_as_it_would_have_come
         deal(table, {1: ("9S", "7H")}, up="7S", hole="KD")
         table.send(Decide(1, Action.STAND), HoleCardShown(C("KD")))  # the dealer stands on 17
         assert table.loop.rounds_played == 1
-        if resent:
-            table.send(ShoeLink(False, "cable"))
-            resend(table, "4D")
-        else:
-            table.send(ShoeCard(C("4D")))
+        deal_one(table, "4D", resent)
         table.wait(WAIT + 0.1)
         table.send(PlaceBet(1, Decimal("10")))
         table.card("2S", 1)

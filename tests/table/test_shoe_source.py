@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,20 @@ def take_until(inputs: queue.Queue, done, what: str) -> list:
     return got
 
 
+@contextmanager
+def listening(tmp_path: Path, inputs: queue.Queue) -> Iterator[ShoeSimulator]:
+    """A simulated shoe loaded with six decks on a pty, its events handed to ``inputs`` by a
+    started ``SerialShoeSource`` (stopped on the way out)."""
+    with ShoeSimulator(PtyLink(str(tmp_path / "shoe"))) as sim:
+        sim.load_shoe(6)
+        source = SerialShoeSource(sim.url, decks=6)
+        source.start(inputs.put)
+        try:
+            yield sim
+        finally:
+            source.stop()
+
+
 def problems(got: list) -> list[str]:
     return [item.text for item in got if isinstance(item, ShoeProblem)]
 
@@ -50,21 +66,15 @@ def problems(got: list) -> list[str]:
 def test_the_shoes_problems_reach_the_table_in_its_words_and_its_cards_in_order(
         tmp_path: Path) -> None:
     inputs: queue.Queue = queue.Queue()
-    with ShoeSimulator(PtyLink(str(tmp_path / "shoe"))) as sim:
-        sim.load_shoe(6)
-        source = SerialShoeSource(sim.url, decks=6)
-        source.start(inputs.put)
-        try:
-            sim.draw("7S")
-            sim.unreadable()
-            sim.draw("KH")
-            sim.lid(opened=True)
-            sim.alarm(3, "jam at the exit rollers")
-            sim.draw("TS")  # a pip ten: the loop's to judge, not reported here
-            got = take_until(inputs, lambda got: len(problems(got)) >= 2
-                             and sum(isinstance(i, ShoeCard) for i in got) >= 3, "two problems")
-        finally:
-            source.stop()
+    with listening(tmp_path, inputs) as sim:
+        sim.draw("7S")
+        sim.unreadable()
+        sim.draw("KH")
+        sim.lid(opened=True)
+        sim.alarm(3, "jam at the exit rollers")
+        sim.draw("TS")  # a pip ten: the loop's to judge, not reported here
+        got = take_until(inputs, lambda got: len(problems(got)) >= 2
+                         and sum(isinstance(i, ShoeCard) for i in got) >= 3, "two problems")
     assert got[0] == ShoeLink(True, sim.url)
     assert NewShoe(6) in got
     assert [i.card for i in got if isinstance(i, ShoeCard)] == [Card.parse(c)
@@ -82,27 +92,21 @@ def test_cards_drawn_while_the_link_was_down_reach_the_table_held_then_caught_up
     """The table is told which cards the shoe kept while its link was down (``held``) and
     where that resend ends, so it can line them up with what the camera recorded meanwhile."""
     inputs: queue.Queue = queue.Queue()
-    with ShoeSimulator(PtyLink(str(tmp_path / "shoe"))) as sim:
-        sim.load_shoe(6)
-        source = SerialShoeSource(sim.url, decks=6)
-        source.start(inputs.put)
-        try:
-            sim.draw("9S")
-            got = take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got),
-                             "the first card")
-            sim.cut_link()
-            got += take_until(inputs, lambda got: any(
-                isinstance(i, ShoeLink) and not i.up for i in got), "the link down")
-            sim.draw("7C")
-            sim.unreadable()
-            sim.restore_link()
-            got += take_until(inputs, lambda got: any(isinstance(i, ShoeCaughtUp) for i in got),
-                              "the end of the resend")
-            sim.draw("2H")
-            got += take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got),
-                              "a card drawn after")
-        finally:
-            source.stop()
+    with listening(tmp_path, inputs) as sim:
+        sim.draw("9S")
+        got = take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got),
+                         "the first card")
+        sim.cut_link()
+        got += take_until(inputs, lambda got: any(
+            isinstance(i, ShoeLink) and not i.up for i in got), "the link down")
+        sim.draw("7C")
+        sim.unreadable()
+        sim.restore_link()
+        got += take_until(inputs, lambda got: any(isinstance(i, ShoeCaughtUp) for i in got),
+                          "the end of the resend")
+        sim.draw("2H")
+        got += take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got),
+                          "a card drawn after")
     shoe = [(i.card.code if isinstance(i, ShoeCard) else "unread", i.held) for i in got
             if isinstance(i, ShoeCard | ShoeUnread)]
     assert shoe == [("9S", False), ("7C", True), ("unread", True), ("2H", False)]
