@@ -56,7 +56,7 @@ from dealer_assist.table.corrections import correct_card, key_card, supervisor_w
 from dealer_assist.table.dispatch import InputQueue, Waiting
 from dealer_assist.table.evidence import CameraEvidence
 from dealer_assist.table.mode import Mode
-from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S, Pending
+from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S, SHOE_WAIT_S, Pending
 from dealer_assist.table.questions import HeldCard, OpenQuestion, QuestionDesk
 from dealer_assist.table.screen_view import table_view
 from dealer_assist.table.session import Recorder, RoundSession
@@ -121,7 +121,7 @@ class TableLoop:
         has_camera: bool = True,
         camera_names: bool = True,
         camera_wait_s: float = CAMERA_WAIT_S,
-        shoe_wait_s: float = 1.0,
+        shoe_wait_s: float = SHOE_WAIT_S,
         mismatch_wait_s: float = 0.5,
         max_camera_lag_s: float = MAX_CAMERA_LAG_S,
         notes: dict[str, str] | None = None,

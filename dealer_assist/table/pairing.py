@@ -16,12 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from dealer_assist.rules import Card, CardTarget
+from dealer_assist.shoe.protocol import HEARTBEAT_INTERVAL_S, LINK_TIMEOUT_S
 from dealer_assist.table.sources import FeltCard, ShoeCard
 from dealer_assist.vision.verdict import Verdict
 
 #: How long a shoe card waits for the camera to see it land (seconds) before it is placed by
 #: the rules or asked about; a sighting from a frame older than this shows no decision.
 CAMERA_WAIT_S = 1.5
+#: How long a landing waits for its shoe card (seconds) before it is a card that never left the
+#: shoe: longer than a shoe reader takes to call a silent link down (no frame for
+#: ``LINK_TIMEOUT_S``, a heartbeat due every ``HEARTBEAT_INTERVAL_S``), so that a card drawn as
+#: the cable is pulled is read from the camera once the link is down, not alarmed.
+SHOE_WAIT_S = LINK_TIMEOUT_S + HEARTBEAT_INTERVAL_S
 #: Past this lag (seconds from a frame's grab to its sighting reaching the table) the camera is
 #: behind: a sighting is a landing only of its very code's shoe card, and answers no question.
 MAX_CAMERA_LAG_S = 0.5

@@ -395,6 +395,24 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
     assert not any(a.kind is AlarmKind.SHOE_LINK_DOWN for a in table.loop.active_alarms())
 
 
+def test_a_card_landing_as_the_shoe_link_falls_silent_is_read_from_the_camera():
+    """A cable pulled gives no error: the shoe reader declares the link down only once no frame
+    has come for its timeout (1.5 s; a heartbeat every 0.5 s). The card the dealer draws just
+    after the link fell silent lands on the camera with no shoe card, and must wait for that
+    declaration: it is then read from the camera, not alarmed as a card that never left the
+    shoe."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.send(FeltCard(C("2C"), CardTarget(1, 0)))  # drawn 0.2 s after the last heartbeat
+    table.wait(1.2)
+    assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+    table.wait(0.1)  # 1.5 s after the last heartbeat: no frame for the reader's timeout
+    table.send(ShoeLink(False, "no valid frame for 1.5 s"))
+    assert table.loop.mode is Mode.CAMERA_ONLY
+    assert table.seat_cards()[0][0] == ["9S", "7H", "2C"]
+    assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+
+
 def test_with_the_shoe_down_a_camera_that_may_not_name_cards_stops_the_dealing():
     """A deck accepted only for checking cards against the shoe's (its acceptance report scores
     the shoe check) never names a card: with the shoe's link down the camera counts for nothing,
@@ -1515,7 +1533,7 @@ def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
     table.send(FeltCard(C("KC"), CardTarget(2, 0)))  # a phantom reading at seat 2
     table.card("9S", seat=1)  # the real card: it pairs with its own landing at once
     assert table.seat_cards()[0][0] == ["9S"]
-    table.wait(1.5)
+    table.wait(2.0)
     assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "KC" in table.loop.alarms[0].text
     assert table.loop.cards_committed == 1
 
