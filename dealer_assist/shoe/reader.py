@@ -218,13 +218,13 @@ class ShoeReader:
     def _close(self, reason: str) -> None:
         with self._write_lock:
             port, self._port = self._port, None
+        self._set_link(False, reason)  # before closing: a socket:// close waits 0.3 s
         if port is not None:
             self.stats.disconnects += 1
             try:
                 port.close()
             except _PORT_ERRORS:
                 pass
-        self._set_link(False, reason)
 
     def _write(self, data: bytes | None) -> None:
         with self._write_lock:

@@ -5,6 +5,7 @@ arrive exactly once, in order, never misread."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 import tty
@@ -228,6 +229,39 @@ def test_silence_raises_link_down_and_heartbeats_bring_it_back() -> None:
             assert isinstance(reader.get(timeout=PATIENCE_S), LinkUp)
     finally:
         os.close(master)
+
+
+def test_a_silent_link_is_called_down_before_its_port_is_closed(monkeypatch) -> None:
+    """The table waits for a silent link's drop before it calls a card landing meanwhile one
+    that never left the shoe: ``LinkDown`` is queued before the port is closed (closing a
+    ``socket://`` port waits 0.3 s), the real port's close watched as it runs."""
+    closed_while: list[bool | None] = []
+    opened = serial.serial_for_url
+
+    def watched(url: str, **kwargs):
+        port = opened(url, **kwargs)
+        close = port.close
+
+        def close_watched() -> None:
+            closed_while.append(reader.link_up)
+            close()
+
+        port.close = close_watched
+        return port
+
+    monkeypatch.setattr(serial, "serial_for_url", watched)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        with ShoeReader(f"socket://127.0.0.1:{server.getsockname()[1]}") as reader:
+            shoe, _ = server.accept()
+            with shoe:
+                deadline = time.monotonic() + PATIENCE_S
+                while reader.link_up is not True:  # opening the port drops input
+                    assert time.monotonic() < deadline, "the link never came up"
+                    shoe.sendall(heartbeat(0, session=0))
+                    time.sleep(0.05)
+                read_until(reader, lambda ev: any(isinstance(e, LinkDown) for e in ev),
+                           "link down")  # silence: no frame for 1.5 s
+    assert closed_while and closed_while[0] is False
 
 
 def test_unplug_mid_frame_costs_nothing_already_received() -> None:
