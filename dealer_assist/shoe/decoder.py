@@ -172,7 +172,9 @@ class ShoeDecoder:
         else:
             self.stats.malformed += 1
             pending_session = pending_seq = 0
-        events.append(Heartbeat(frame.session, frame.seq, pending_session, pending_seq))
+        at, heartbeat = len(events), Heartbeat(frame.session, frame.seq, pending_session,
+                                               pending_seq)
+        events.append(heartbeat)
         if self.session is None and frame.session != 0:
             # A host without state starts from the oldest event the shoe still holds.
             if pending_session and pending_seq:
@@ -184,6 +186,8 @@ class ShoeDecoder:
             self._lost(events, pending_session, pending_seq)
         elif self._behind(frame.session, frame.seq):
             self._gap(events, frame.session, frame.seq)
+        if self.awaiting_resend:
+            events[at] = replace(heartbeat, delivered=False)
         self._oldest_held = (pending_session, pending_seq)
         if self.resending and (pending_session, pending_seq) == (0, 0) and (
                 frame.session == 0 or frame.seq == 0 or self._delivered(frame.session, frame.seq)):

@@ -156,13 +156,21 @@ class MalformedFrame(SequencedEvent):
 class Heartbeat(ShoeEvent):
     """The shoe is alive; ``last_seq`` is the last sequence number it sent in ``session``;
     ``pending_session``/``pending_seq`` name the oldest event it holds unacknowledged (0/0: none).
-    A host without state synchronises on it."""
+    A host without state synchronises on it. ``delivered``: every event the shoe sent before it
+    has been delivered (False: one is missing, and the decoder waits for its resend)."""
 
     kind: ClassVar[str] = "heartbeat"
     session: int
     last_seq: int
     pending_session: int
     pending_seq: int
+    delivered: bool = field(default=True, kw_only=True)
+
+    def to_json(self) -> dict[str, Any]:
+        out = ShoeEvent.to_json(self)
+        if self.delivered:
+            del out["delivered"]
+        return out
 
 
 @dataclass(frozen=True, slots=True)

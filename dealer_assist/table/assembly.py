@@ -16,7 +16,12 @@ from dealer_assist.surveillance.signing import load_signer
 from dealer_assist.table.chips import ChipSet
 from dealer_assist.table.journal import LoopFactory, RecordingWatch, Resumed, open_table
 from dealer_assist.table.loop import TableLoop
-from dealer_assist.table.pairing import CAMERA_WAIT_S, MAX_CAMERA_LAG_S
+from dealer_assist.table.pairing import (
+    CAMERA_WAIT_S,
+    MAX_CAMERA_LAG_S,
+    SHOE_SILENT_WAIT_S,
+    SHOE_WAIT_S,
+)
 from dealer_assist.table.question_frames import QuestionFrames, Snapshots
 from dealer_assist.table.recording import EvidenceFiles, TableRecording, open_recording
 from dealer_assist.table.round_evidence import RoundEvidence
@@ -70,6 +75,8 @@ class TableSetup:
             "shoe": self.shoe_protocol,
             "camera": self.has_camera,
             "camera_wait_s": self.camera_wait_s,
+            "shoe_wait_s": SHOE_WAIT_S,
+            "shoe_silent_wait_s": SHOE_SILENT_WAIT_S,
             "max_camera_lag_s": self.max_camera_lag_s,
             "version": dealer_assist.__version__,
         }
@@ -147,6 +154,7 @@ def assemble(setup: TableSetup, make_sources: SourcesFactory,
         return TableLoop(
             rules_spec, watch, table_id=setup.table_id, round_prefix=round_prefix,
             round_number=round_number, has_shoe=setup.shoe_protocol is not None,
+            shoe_heartbeats=setup.shoe_protocol == "dealer-assist",
             has_camera=setup.has_camera, camera_names=setup.camera_names,
             notes=dict(setup.notes) or None,
             camera_wait_s=setup.camera_wait_s, max_camera_lag_s=setup.max_camera_lag_s,

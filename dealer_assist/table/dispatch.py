@@ -28,6 +28,7 @@ from dealer_assist.table.sources import (
     PlaceBet,
     RecordingFailed,
     RoundResumed,
+    ShoeHeard,
     ShoeProblem,
     ShownAfterRestart,
     SignIn,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 #: felt, and may confirm it, before or after answering).
 PASS_A_QUESTION = (AnswerQuestion, VoidRound, AcknowledgeAlarm, CorrectCard, CameraFocus,
                    ShoeProblem, RecordingFailed, SignIn, SignOut, StaffRefused, FloorLag,
-                   RoundResumed, ShownAfterRestart, ConfirmFelt)
+                   RoundResumed, ShownAfterRestart, ConfirmFelt, ShoeHeard)
 #: Touches and sightings that follow the cards already out of the shoe: they wait while a shoe
 #: card waits for its landing, so that a card drawn before them is placed first.
 AFTER_THE_CARDS = (Decide, KeyCard, CorrectCard, HoleCardShown, FinishRound)

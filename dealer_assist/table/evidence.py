@@ -13,7 +13,13 @@ from dealer_assist.roundlog import PlayerAction, Reveal, RoundFold
 from dealer_assist.rules import Action, Card, CardTarget, Settlement
 from dealer_assist.table.alarms import Alarm, AlarmKind
 from dealer_assist.table.mode import Mode
-from dealer_assist.table.pairing import CardsInFlight, LateSighting, MatchKind, Pending
+from dealer_assist.table.pairing import (
+    SHOE_SILENT_WAIT_S,
+    CardsInFlight,
+    LateSighting,
+    MatchKind,
+    Pending,
+)
 from dealer_assist.table.questions import OpenQuestion
 from dealer_assist.table.shoe_cards import ShoeCards
 from dealer_assist.table.sources import (
@@ -26,6 +32,7 @@ from dealer_assist.table.sources import (
     FeltSwap,
     HoleCardShown,
     ShoeCard,
+    ShoeHeard,
     TableInput,
     place_words,
 )
@@ -41,6 +48,8 @@ class EvidenceTable(Protocol):
     has_camera: bool
     camera_wait_s: float
     shoe_wait_s: float
+    shoe_heartbeats: bool
+    shoe_up: bool
     mismatch_wait_s: float
     max_camera_lag_s: float
     shoe: ShoeCards
@@ -78,6 +87,7 @@ class CameraEvidence:
     def __init__(self, table: EvidenceTable):
         self.table = table
         self.flight = CardsInFlight()
+        self.heard_at = float("-inf")  # the shoe's latest heartbeat handed to the table
         self.lag_s: float | None = None  # of the latest sighting: now - frame grabbed
         self.behind = False
         #: out of the shoe in no round (see drop_strays)
@@ -216,7 +226,7 @@ class CameraEvidence:
                 "rules put it (no other play could have taken it there)",
             )
         while self.table.question is None and self.flight.felt and \
-                now - self.flight.felt[0].since >= self.table.shoe_wait_s and \
+                self._shoe_silent_on(self.flight.felt[0], now) and \
                 not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])) and \
                 not self.table.shoe.resend_pending:
             # (a landing does not expire while the shoe cards it may pair with wait their turn,
@@ -227,15 +237,39 @@ class CameraEvidence:
             if self.table.mode is Mode.CAMERA_ONLY:
                 self.commit_landing(pending)
                 continue
-            shown = pending.felt.card.code if pending.felt.card else "a card"
-            self.table.alarm(
-                AlarmKind.NOT_FROM_SHOE,
-                f"{shown} appeared at {place_words(pending.felt.spot)} but never left the shoe: "
-                "not recorded; call the floor",
-            )
+            self._never_left_the_shoe(pending.felt)
         if changed:
             self.table.release()
         return changed
+
+    def _never_left_the_shoe(self, landing: FeltCard) -> None:
+        shown = landing.card.code if landing.card else "a card"
+        self.table.alarm(
+            AlarmKind.NOT_FROM_SHOE,
+            f"{shown} appeared at {place_words(landing.spot)} but never left the shoe: "
+            "not recorded; call the floor",
+        )
+
+    @property
+    def awaits_heartbeat(self) -> bool:
+        """A landing waits for its shoe card from a shoe whose heartbeats can say it has none,
+        and may expire: no question open, no resend awaited."""
+        return bool(self.flight.felt) and self.table.shoe_heartbeats and \
+            self.table.question is None and not self.table.shoe.resend_pending
+
+    def on_shoe_heard(self, item: ShoeHeard) -> None:
+        self.heard_at = self.table.now
+
+    def _shoe_silent_on(self, pending: Pending, now: float) -> bool:
+        """The shoe has had its time to report the card of ``pending``'s landing: ``shoe_wait_s``,
+        and from a shoe with heartbeats, one heard since the landing (its link alive) or
+        :data:`SHOE_SILENT_WAIT_S` (a link that fell silent is called down before that)."""
+        waited = now - pending.since
+        if waited < self.table.shoe_wait_s:
+            return False
+        if not (self.table.shoe_heartbeats and self.table.shoe_up):
+            return True
+        return self.heard_at > pending.since or waited >= SHOE_SILENT_WAIT_S
 
     def on_felt_card(self, item: FeltCard) -> None:
         if self.passes(item.card, item.spot.seat):
@@ -576,7 +610,9 @@ class CameraEvidence:
         """At a new round's first bet: a card out of the shoe since the last round ended (a
         dealer's draw out of habit) belongs to no round: its alarm now, before it could pair into
         this one, and the camera's sighting of it at the dealer's is let pass until this round's
-        first card; a sighting there that came first waits, marked, for its shoe card."""
+        first card; a sighting there that came first waits, marked, for its shoe card. A landing
+        at a seat still waiting for its shoe card never left the shoe: its alarm, in the round
+        the bet closed."""
         self.stray_cards.clear()
         while self.flight.shoe and self.table.placeable(self.flight.shoe[0]):
             pending = self.flight.shoe.popleft()
@@ -584,6 +620,9 @@ class CameraEvidence:
                 # refused, with its alarm: no round is open
                 self.table.commit_shoe_card(pending.shoe)
                 self.stray_cards[pending.shoe.card] += 1
+        for pending in self.flight.felt:
+            if pending.felt is not None and not pending.felt.spot.is_dealer:
+                self._never_left_the_shoe(pending.felt)  # in the round the bet closed
         self.flight.felt = deque(
             replace(p, stray=True) for p in self.flight.felt
             if p.felt is not None and p.felt.spot.is_dealer)

@@ -86,6 +86,7 @@ from dealer_assist.table.sources import (
     ShoeBurn,
     ShoeCard,
     ShoeCaughtUp,
+    ShoeHeard,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -122,6 +123,7 @@ class TableLoop:
         camera_names: bool = True,
         camera_wait_s: float = CAMERA_WAIT_S,
         shoe_wait_s: float = SHOE_WAIT_S,
+        shoe_heartbeats: bool = False,
         mismatch_wait_s: float = 0.5,
         max_camera_lag_s: float = MAX_CAMERA_LAG_S,
         notes: dict[str, str] | None = None,
@@ -142,6 +144,9 @@ class TableLoop:
         self.camera_names = camera_names
         self.camera_wait_s = camera_wait_s
         self.shoe_wait_s = shoe_wait_s
+        #: the shoe sends heartbeats (the dealer-assist protocol): a landing with no shoe card
+        #: waits for one sent after it (:class:`ShoeHeard`) or for the link's drop
+        self.shoe_heartbeats = shoe_heartbeats
         self.mismatch_wait_s = mismatch_wait_s
         self.max_camera_lag_s = max_camera_lag_s
         self.floor: FloorLag | None = None  # how far the floor's room is behind (None: no floor)
@@ -177,6 +182,7 @@ class TableLoop:
             ShoeBurn: self.shoe.on_burn,
             ShoeLink: self.shoe.on_link,
             ShoeCaughtUp: self.shoe.on_caught_up,
+            ShoeHeard: self.camera.on_shoe_heard,
             ShoeProblem: self.shoe.on_problem,
             NewShoe: self.shoe.on_new_shoe,
             FeltCard: self.camera.on_felt_card,

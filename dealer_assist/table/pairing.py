@@ -24,10 +24,13 @@ from dealer_assist.vision.verdict import Verdict
 #: the rules or asked about; a sighting from a frame older than this shows no decision.
 CAMERA_WAIT_S = 1.5
 #: How long a landing waits for its shoe card (seconds) before it is a card that never left the
-#: shoe: longer than a shoe reader takes to call a silent link down (no frame for
-#: ``LINK_TIMEOUT_S``, a heartbeat due every ``HEARTBEAT_INTERVAL_S``), so that a card drawn as
-#: the cable is pulled is read from the camera once the link is down, not alarmed.
-SHOE_WAIT_S = LINK_TIMEOUT_S + HEARTBEAT_INTERVAL_S
+#: shoe; from a shoe that sends heartbeats, also until one comes after the landing (a cable
+#: pulled gives no error: the card drawn just after it waits for the link's drop, and is then
+#: read from the camera), but never past :data:`SHOE_SILENT_WAIT_S`.
+SHOE_WAIT_S = 1.0
+#: The longest a landing waits for a heartbeat (seconds): longer than a shoe reader takes to
+#: call a silent link down (no frame for ``LINK_TIMEOUT_S``, then the port closed).
+SHOE_SILENT_WAIT_S = LINK_TIMEOUT_S + 2 * HEARTBEAT_INTERVAL_S
 #: Past this lag (seconds from a frame's grab to its sighting reaching the table) the camera is
 #: behind: a sighting is a landing only of its very code's shoe card, and answers no question.
 MAX_CAMERA_LAG_S = 0.5

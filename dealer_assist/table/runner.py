@@ -35,6 +35,7 @@ from dealer_assist.table.sources import (
     RecordingFailed,
     ShoeCard,
     ShoeDelivery,
+    ShoeHeard,
     ShoeUnread,
     Source,
     TableInput,
@@ -176,7 +177,10 @@ class TableRunner:
             inputs: tuple[TableInput, ...] = ()
             if queued is not None:
                 item, durable, at = queued
-                inputs = self._make_durable(_on_clock(item, now), durable, now, at)
+                if isinstance(item, ShoeHeard) and not loop.camera.awaits_heartbeat:
+                    durable.set()  # a heartbeat nothing waits for: not journaled, not handled
+                else:
+                    inputs = self._make_durable(_on_clock(item, now), durable, now, at)
             else:
                 at = format_at(self.utc_clock())  # a wait that expires now
             # Waiters see the loop only between inputs, never half-way through one.

@@ -30,6 +30,7 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeCaughtUp,
     ShoeDelivery,
+    ShoeHeard,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -82,7 +83,7 @@ class SerialShoeSource:
             )
         else:
             reader = ShoeReader(self.url, defer_ack=self.defer_ack,
-                                resume_from=self.resume_from)
+                                resume_from=self.resume_from, pass_heartbeats=True)
         self._reader = reader
         integrity = ShoeIntegrity(self.ascii_decks or self.decks)
         reader.start()
@@ -138,9 +139,11 @@ class SerialShoeSource:
 
 
 def map_shoe_event(event: object) -> list[TableInput]:
-    """The table inputs one shoe event stands for (none for heartbeats, lids, gaps, nor for the
-    load an ASCII shoe's decoder assumes when it starts reading: no reshuffle); a card resent
-    after the link was down is ``held``, and the end of the resend is :class:`ShoeCaughtUp`."""
+    """The table inputs one shoe event stands for (none for lids, gaps, nor for the load an
+    ASCII shoe's decoder assumes when it starts reading: no reshuffle); a card resent after the
+    link was down is ``held``, the end of the resend is :class:`ShoeCaughtUp`, and a heartbeat
+    after every event the shoe sent before it is :class:`ShoeHeard` (which the runner hands on
+    only while a landing waits for it; one showing an event missing is nothing)."""
     from dealer_assist.shoe import events as shoe
 
     if isinstance(event, shoe.CardDrawn):
@@ -155,6 +158,8 @@ def map_shoe_event(event: object) -> list[TableInput]:
                            held=event.resent)]
     if isinstance(event, shoe.CaughtUp):
         return [ShoeCaughtUp(event.session, event.seq)]
+    if isinstance(event, shoe.Heartbeat):
+        return [ShoeHeard()] if event.delivered else []
     if isinstance(event, shoe.BurnCard):
         return [ShoeBurn(event.card, held=event.resent)]
     if isinstance(event, shoe.ShoeLoaded):

@@ -124,8 +124,16 @@ class ShoeCaughtUp:
     seq: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class ShoeHeard:
+    """A heartbeat from the shoe after every event it sent before it reached the table (its
+    frames come in order; one showing an event missing is not handed on): its link is alive and
+    it has no card unreported. Handed to the loop only while a landing waits for its shoe
+    card."""
+
+
 ShoeInput = (ShoeCard | ShoeUnread | ShoeBurn | ShoeLink | ShoeProblem | NewShoe
-             | ShoeCaughtUp)
+             | ShoeCaughtUp | ShoeHeard)
 
 
 # -------------------------------------------------------------------------------------- camera

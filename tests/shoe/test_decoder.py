@@ -129,6 +129,22 @@ def test_heartbeat_reveals_lost_trailing_frames() -> None:
     assert decoder.awaiting_resend
 
 
+def test_a_heartbeat_says_whether_every_event_sent_before_it_was_delivered() -> None:
+    """A table takes a heartbeat as "the shoe has no card unreported" only where the decoder
+    has every event the shoe sent before it: one that reveals a lost frame says not, until
+    the resend has come."""
+    decoder = synced()
+    [beat] = [e for e in decoder.feed(heartbeat(1)) if isinstance(e, Heartbeat)]
+    assert beat.delivered and "delivered" not in beat.to_json()
+    decoder.feed(card(2, "7H"))  # card 3 is lost on the line
+    [beat] = [e for e in decoder.feed(heartbeat(3, pending=(SESSION, 3)))
+              if isinstance(e, Heartbeat)]
+    assert not beat.delivered and beat.to_json()["delivered"] is False
+    decoder.feed(card(3, "2C"))  # resent
+    [beat] = [e for e in decoder.feed(heartbeat(3)) if isinstance(e, Heartbeat)]
+    assert beat.delivered
+
+
 def test_new_session_follows_the_old_one() -> None:
     decoder = synced()
     decoder.feed(card(2, "7H"))
@@ -207,7 +223,7 @@ def test_a_decoder_without_state_starts_at_the_oldest_unacknowledged_event() -> 
     assert decoder.ack_frame() is None
     assert decoder.resend_frame() == encode_frame(FrameType.RESEND, 0, 0)
     events = decoder.feed(heartbeat(9, pending=(SESSION, 7)))
-    assert events == [Heartbeat(SESSION, 9, SESSION, 7)]
+    assert events == [Heartbeat(SESSION, 9, SESSION, 7, delivered=False)]
     assert decoder.awaiting_resend
     events = decoder.feed(card(7, "KS") + card(8, "QS") + card(9, "JS"))
     assert [e.seq for e in numbered(events)] == [7, 8, 9]

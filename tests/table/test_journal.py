@@ -71,6 +71,7 @@ from dealer_assist.table.sources import (
     ShoeCard,
     ShoeCaughtUp,
     ShoeDelivery,
+    ShoeHeard,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -136,6 +137,7 @@ EVERY_INPUT: list[TableInput] = [
     VoidRound("misdeal", "S9"),
     CorrectCard(Card.parse("8D"), DEALER, supervisor="S9"),
     NewShoe(0, touched=True),
+    ShoeHeard(),
 ]
 
 
@@ -233,8 +235,10 @@ class Setup:
     """A table as ``dealer-assist table`` builds it over one recording directory (its store
     unsigned: the signing is tested in test_table_evidence.py)."""
 
-    def __init__(self, directory: Path, *, has_camera: bool = False, rules: str = "s17-6"):
+    def __init__(self, directory: Path, *, has_camera: bool = False, rules: str = "s17-6",
+                 heartbeats: bool = False):
         self.directory = directory
+        self.heartbeats = heartbeats
         self.recording = open_recording(directory, "T1")
         self.recorder = self.recording.recorder
         self.has_camera = has_camera
@@ -243,7 +247,7 @@ class Setup:
 
     def make_loop(self, rules_spec, prefix: str, number: int) -> TableLoop:
         return TableLoop(rules_spec, self.recorder, round_prefix=prefix, round_number=number,
-                         has_camera=self.has_camera)
+                         has_camera=self.has_camera, shoe_heartbeats=self.heartbeats)
 
     def open(self, now: float = 0.0, cannot_resend: bool = False):
         return open_table(self.directory, self.config, self.rules, self.make_loop, "T1-new",
@@ -558,6 +562,45 @@ def test_a_wait_that_expired_between_inputs_is_journaled_and_replayed(tmp_path):
     again = Setup(tmp_path, has_camera=True)
     rebuilt = again.open(now=0.0)
     assert rebuilt.resumed == table.loop.round_id
+    same_round(rebuilt.loop, table.loop)
+    again.close()
+
+
+def test_a_heartbeat_is_journaled_only_while_a_landing_waits_and_replays_its_verdict(tmp_path):
+    """The shoe's heartbeats come twice a second: one with no landing waiting for its shoe
+    card is neither journaled nor handed to the loop; one that comes while a landing waits
+    says the shoe has no card for it, and a restart replays the verdict it led to."""
+    setup = Setup(tmp_path, has_camera=True, heartbeats=True)
+    table = setup.open(now=0.0)
+    clock = [0.0]
+    runner = TableRunner(table.loop, clock=lambda: clock[0], journal=table.journal,
+                         journal_config=setup.config)
+
+    def not_from_shoe(loop: TableLoop) -> bool:
+        return AlarmKind.NOT_FROM_SHOE in [a.kind for a in loop.alarms]
+
+    with runner:
+        for item in (SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10")),
+                     ShoeCard(Card.parse("9S")), FeltCard(Card.parse("9S"), CardTarget(1, 0)),
+                     ShoeHeard()):
+            assert runner.submit(item).wait(5)
+        clock[0] = 1.0
+        assert runner.submit(FeltCard(Card.parse("KC"), CardTarget(2, 0))).wait(5)  # a stray
+        clock[0] = 2.5  # past shoe_wait_s, no heartbeat since the stray: it waits
+        assert runner.wait_idle(5) and not not_from_shoe(table.loop)
+        assert runner.submit(ShoeHeard()).wait(5)
+        assert runner.wait_until(not_from_shoe, 5)
+        assert runner.submit(ShoeHeard()).wait(5)  # nothing waits for it now
+        assert runner.wait_idle(5)
+    table.journal.close()
+    setup.close()
+    entries = read_journal(tmp_path / JOURNAL_NAME).entries
+    heard = [one for entry in entries for one in entry.inputs if isinstance(one, ShoeHeard)]
+    assert len(heard) == 1
+    again = Setup(tmp_path, has_camera=True, heartbeats=True)
+    rebuilt = again.open(now=0.0)
+    assert rebuilt.resumed == table.loop.round_id
+    assert not_from_shoe(rebuilt.loop)
     same_round(rebuilt.loop, table.loop)
     again.close()
 
@@ -1411,6 +1454,7 @@ def test_alarms_the_store_could_not_write_are_written_by_a_restart_once(tmp_path
     writes only its own."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
     with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        setup.recorded()  # the sign-in's alarm in the store, not still on its way
         before = _store_alarms(tmp_path)
         holder = held_by_another_writer(tmp_path)
         assert runner.submit(Decide(3, Action.STAND)).wait(5)  # no hand at seat 3: an alarm
@@ -1577,6 +1621,7 @@ def test_only_alarms_both_the_replay_and_the_alarm_file_hold_are_written(tmp_pat
     to the alarm file alone puts nothing in the signed store."""
     monkeypatch.setattr(RecordingStore, "busy_timeout_s", 0.05)
     with _betting_with_a_runner(tmp_path) as (setup, table, runner):
+        setup.recorded()  # the sign-in's alarm in the store, not still on its way
         before = _store_alarms(tmp_path)
         holder = held_by_another_writer(tmp_path)
         for seat in (3, 4):

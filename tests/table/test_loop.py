@@ -26,6 +26,7 @@ from dealer_assist.rules import DEALER, Action, Card, CardTarget, RuleSet
 from dealer_assist.surveillance import RecordingStore
 from dealer_assist.table.alarms import ALARMS_KEPT, Alarm, AlarmKind
 from dealer_assist.table.loop import ERRORS_KEPT, Mode, TableLoop
+from dealer_assist.table.pairing import SHOE_SILENT_WAIT_S
 from dealer_assist.table.recording import (
     MemoryRecorder,
     StoreRecorder,
@@ -55,6 +56,7 @@ from dealer_assist.table.sources import (
     PlaceBet,
     RecordingFailed,
     ShoeCard,
+    ShoeHeard,
     ShoeLink,
     VoidRound,
 )
@@ -66,9 +68,11 @@ ROOT = Path(__file__).resolve().parents[2]
 class Table:
     """A loop with a clock that advances a little per input."""
 
-    def __init__(self, shoe: bool = True, camera: bool = True, rules: str = "h17-ddd-6"):
+    def __init__(self, shoe: bool = True, camera: bool = True, rules: str = "h17-ddd-6",
+                 heartbeats: bool = False):
         self.recorder = MemoryRecorder()
-        self.loop = TableLoop(rules, self.recorder, has_shoe=shoe, has_camera=camera)
+        self.loop = TableLoop(rules, self.recorder, has_shoe=shoe, has_camera=camera,
+                              shoe_heartbeats=heartbeats)
         self.now = 0.0
         self.loop.dealer = "D1"  # signed in (signing in itself: tests/table/test_sign_in.py)
         if shoe:
@@ -281,6 +285,27 @@ def test_card_on_the_felt_that_never_left_the_shoe():
     assert table.loop.cards_committed == 0
 
 
+def test_a_landing_at_a_seat_waiting_when_the_next_bet_closes_the_round_is_alarmed():
+    """The dealer's last card and a stray reading at seat 2 come together; the next round's
+    first bet closes the round before the stray's wait is over. The stray is not dropped in
+    silence: it never left the shoe, an alarm in the round it came in, which holds none of
+    the next round's payouts."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    table.send(Decide(1, Action.STAND), HoleCardShown(C("KD")))
+    table.send(FeltCard(C("KC"), CardTarget(2, 0)))  # no card dealt there: a stray
+    table.card("5D", None)  # the dealer's last card: 21
+    closed = table.loop.round_id
+    table.wait(0.5)
+    table.send(PlaceBet(1, Decimal("10")))
+    assert table.loop.rounds_played == 1 and table.loop.round_id != closed
+    [stray] = [a for a in table.loop.alarms if a.kind is AlarmKind.NOT_FROM_SHOE]
+    assert "KC appeared at seat 2" in stray.text and stray.round_id == closed
+    assert table.loop.disagreements() == []
+    table.wait(3.0)
+    assert table.kinds().count(AlarmKind.NOT_FROM_SHOE) == 1
+
+
 def test_pip_ten_and_beyond_composition_are_refused_with_alarms():
     table = Table(camera=False, rules="h17-ddd-2")
     table.send(NewShoe(2), PlaceBet(1, Decimal("10")))
@@ -396,14 +421,15 @@ def test_shoe_link_down_mid_round_camera_carries_and_resent_cards_are_checked():
 
 
 def test_a_card_landing_as_the_shoe_link_falls_silent_is_read_from_the_camera():
-    """A cable pulled gives no error: the shoe reader declares the link down only once no frame
+    """A cable pulled gives no error: the shoe reader calls the link down only once no frame
     has come for its timeout (1.5 s; a heartbeat every 0.5 s). The card the dealer draws just
-    after the link fell silent lands on the camera with no shoe card, and must wait for that
-    declaration: it is then read from the camera, not alarmed as a card that never left the
-    shoe."""
-    table = Table()
+    after the link fell silent lands on the camera with no shoe card and no heartbeat after it:
+    it waits for the drop, and is then read from the camera, not alarmed as a card that never
+    left the shoe."""
+    table = Table(heartbeats=True)
     deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
-    table.send(FeltCard(C("2C"), CardTarget(1, 0)))  # drawn 0.2 s after the last heartbeat
+    table.send(ShoeHeard())  # the last heartbeat before the cable is pulled
+    table.send(FeltCard(C("2C"), CardTarget(1, 0)))  # drawn 0.2 s after it
     table.wait(1.2)
     assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
     table.wait(0.1)  # 1.5 s after the last heartbeat: no frame for the reader's timeout
@@ -411,6 +437,51 @@ def test_a_card_landing_as_the_shoe_link_falls_silent_is_read_from_the_camera():
     assert table.loop.mode is Mode.CAMERA_ONLY
     assert table.seat_cards()[0][0] == ["9S", "7H", "2C"]
     assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+
+
+def test_a_landing_the_shoes_heartbeat_disowns_never_left_the_shoe_after_the_usual_wait():
+    """A heartbeat after the landing says the link is alive and every card the shoe drew
+    before it has come: the landing is a card that never left the shoe once it has waited
+    ``shoe_wait_s`` (1 s), as at a table whose shoe sends none."""
+    for heartbeats in (True, False):
+        table = Table(heartbeats=heartbeats)
+        table.send(PlaceBet(1, Decimal("10")))
+        table.send(FeltCard(C("AS"), CardTarget(1, 0)))
+        table.wait(0.5)
+        table.send(ShoeHeard())
+        table.wait(0.4)
+        assert table.kinds() == []  # 0.91 s
+        table.wait(0.1)
+        assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "AS" in table.loop.alarms[0].text
+        assert table.loop.cards_committed == 0
+
+
+def test_a_landing_that_cannot_expire_while_the_dealer_is_asked_wants_no_heartbeat():
+    """The runner journals a heartbeat only while a landing waits for one and may expire: not
+    while a question is open (twice a second, fsync'd, for as long as it stays unanswered)."""
+    table = Table(heartbeats=True)
+    deal(table, {1: ("2S", "3H")}, up="9S", hole="7D")
+    table.send(ShoeCard(C("4C")))  # the camera misses it
+    table.wait(1.0)
+    table.send(FeltCard(C("5C"), CardTarget(1, 0), seen_at=table.now - 0.6))  # a late sighting
+    table.wait(0.6)
+    assert table.choices() and len(table.loop.camera.flight.felt) == 1
+    assert not table.loop.camera.awaits_heartbeat
+    table.answer("HIT seat 1")
+    assert len(table.loop.camera.flight.felt) == 1 and table.loop.camera.awaits_heartbeat
+
+
+def test_with_no_heartbeat_and_no_drop_a_landing_waits_no_longer_than_a_silent_link_takes():
+    """No heartbeat after the landing and no word of the link (a reader that failed to call
+    it down): the landing does not hold the round for ever; past ``SHOE_SILENT_WAIT_S`` it is
+    a card that never left the shoe."""
+    table = Table(heartbeats=True)
+    table.send(PlaceBet(1, Decimal("10")))
+    table.send(FeltCard(C("AS"), CardTarget(1, 0)))
+    table.wait(SHOE_SILENT_WAIT_S - 0.05)
+    assert table.kinds() == []
+    table.wait(0.05)
+    assert table.kinds() == [AlarmKind.NOT_FROM_SHOE]
 
 
 def test_with_the_shoe_down_a_camera_that_may_not_name_cards_stops_the_dealing():
@@ -1533,7 +1604,7 @@ def test_a_stray_reading_is_passed_over_for_the_card_that_left_the_shoe():
     table.send(FeltCard(C("KC"), CardTarget(2, 0)))  # a phantom reading at seat 2
     table.card("9S", seat=1)  # the real card: it pairs with its own landing at once
     assert table.seat_cards()[0][0] == ["9S"]
-    table.wait(2.0)
+    table.wait(1.5)
     assert table.kinds() == [AlarmKind.NOT_FROM_SHOE] and "KC" in table.loop.alarms[0].text
     assert table.loop.cards_committed == 1
 

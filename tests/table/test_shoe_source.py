@@ -8,6 +8,7 @@ counts the camera's cards too), so the source does not report them."""
 from __future__ import annotations
 
 import queue
+import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ import pytest
 
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules.cards import Card
+from dealer_assist.shoe import protocol
 from dealer_assist.shoe.ascii import AsciiShoeDecoder
 from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
 from dealer_assist.table.shoe_source import SerialShoeSource, map_shoe_event
@@ -24,6 +26,7 @@ from dealer_assist.table.sources import (
     NewShoe,
     ShoeCard,
     ShoeCaughtUp,
+    ShoeHeard,
     ShoeLink,
     ShoeProblem,
     ShoeUnread,
@@ -112,6 +115,67 @@ def test_cards_drawn_while_the_link_was_down_reach_the_table_held_then_caught_up
     assert shoe == [("9S", False), ("7C", True), ("unread", True), ("2H", False)]
     assert [type(i) for i in got if isinstance(i, ShoeCard | ShoeUnread | ShoeCaughtUp)] == [
         ShoeCard, ShoeCard, ShoeUnread, ShoeCaughtUp, ShoeCard]
+
+
+def test_the_shoes_heartbeats_reach_the_table_after_the_cards_it_drew_before_them(
+        tmp_path: Path) -> None:
+    """A heartbeat says the link is alive and every card drawn before it has come: it reaches
+    the table as ``ShoeHeard``, after those cards (the runner hands it to the loop only while
+    a landing waits for its shoe card)."""
+    inputs: queue.Queue = queue.Queue()
+    with listening(tmp_path, inputs) as sim:
+        sim.draw("4D")
+        got = take_until(inputs, lambda got: any(isinstance(i, ShoeCard) for i in got)
+                         and isinstance(got[-1], ShoeHeard), "a heartbeat after the card")
+    kinds = [type(i) for i in got if isinstance(i, ShoeCard | ShoeHeard)]
+    assert ShoeCard in kinds and kinds[-1] is ShoeHeard
+
+
+def test_a_heartbeat_that_shows_a_card_missing_is_not_handed_on(tmp_path: Path) -> None:
+    """A loose plug loses the frame of the card drawn in that moment without the link going
+    down; the next heartbeat names it. That heartbeat does not say the shoe has no card for a
+    landing (the table would call the card one that never left the shoe): it is not handed
+    on, and the one after the resent card is. A scripted shoe over a real socket, so that one
+    frame can be lost."""
+    session = 0x5EED0009
+
+    def heartbeat(last_seq: int, pending: tuple[int, int] = (0, 0)) -> bytes:
+        return protocol.encode_frame(protocol.FrameType.HEARTBEAT, session, last_seq,
+                                     protocol.HEARTBEAT_PAYLOAD.pack(*pending))
+
+    def card(seq: int, code: str) -> bytes:
+        return protocol.encode_frame(protocol.FrameType.CARD, session, seq,
+                                     protocol.card_payload(Card.parse(code), seq))
+
+    inputs: queue.Queue = queue.Queue()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        source = SerialShoeSource(f"socket://127.0.0.1:{server.getsockname()[1]}", decks=6)
+        source.start(inputs.put)
+        try:
+            shoe, _ = server.accept()
+            with shoe:
+                deadline = time.monotonic() + PATIENCE_S
+                while True:  # a heartbeat until one is heard (opening the port drops input)
+                    shoe.sendall(heartbeat(3))
+                    try:
+                        if isinstance(inputs.get(timeout=0.2), ShoeHeard):
+                            break
+                    except queue.Empty:
+                        pass
+                    if time.monotonic() > deadline:
+                        pytest.fail("the shoe's heartbeats were never heard")
+                shoe.sendall(card(4, "9S"))
+                # card 5 (2C) is lost on the line; the next heartbeat names it
+                shoe.sendall(heartbeat(5, pending=(session, 5)))
+                shoe.sendall(card(5, "2C") + heartbeat(5))  # resent, then all is delivered
+                got = take_until(inputs, lambda got: sum(
+                    isinstance(i, ShoeCard) for i in got) == 2 and isinstance(
+                        got[-1], ShoeHeard), "the resent card and a heartbeat")
+        finally:
+            source.stop()
+    shown = [i.card.code if isinstance(i, ShoeCard) else "heard" for i in got
+             if isinstance(i, ShoeCard | ShoeHeard)]
+    assert shown[shown.index("9S"):] == ["9S", "2C", "heard"]  # (before it: syncing ones)
 
 
 def test_an_ascii_shoes_assumed_load_is_no_new_shoe_and_a_load_it_is_told_of_is():
