@@ -18,7 +18,6 @@ import pytest
 
 from dealer_assist.roundlog import ShoeOrigin
 from dealer_assist.rules.cards import Card
-from dealer_assist.shoe import protocol
 from dealer_assist.shoe.ascii import AsciiShoeDecoder
 from dealer_assist.shoe.simulator import PtyLink, ShoeSimulator
 from dealer_assist.table.shoe_source import SerialShoeSource, map_shoe_event
@@ -31,6 +30,7 @@ from dealer_assist.table.sources import (
     ShoeProblem,
     ShoeUnread,
 )
+from tests.shoe.frames import SESSION, card, heartbeat
 
 PATIENCE_S = 30.0  # a generous bound for a slow shared machine: not a timing assertion
 
@@ -136,17 +136,7 @@ def test_a_heartbeat_that_shows_a_card_missing_is_not_handed_on(tmp_path: Path) 
     down; the next heartbeat names it. That heartbeat does not say the shoe has no card for a
     landing (the table would call the card one that never left the shoe): it is not handed
     on, and the one after the resent card is. A scripted shoe over a real socket, so that one
-    frame can be lost."""
-    session = 0x5EED0009
-
-    def heartbeat(last_seq: int, pending: tuple[int, int] = (0, 0)) -> bytes:
-        return protocol.encode_frame(protocol.FrameType.HEARTBEAT, session, last_seq,
-                                     protocol.HEARTBEAT_PAYLOAD.pack(*pending))
-
-    def card(seq: int, code: str) -> bytes:
-        return protocol.encode_frame(protocol.FrameType.CARD, session, seq,
-                                     protocol.card_payload(Card.parse(code), seq))
-
+    frame can be lost (the frames built as the decoder tests build them)."""
     inputs: queue.Queue = queue.Queue()
     with socket.create_server(("127.0.0.1", 0)) as server:
         source = SerialShoeSource(f"socket://127.0.0.1:{server.getsockname()[1]}", decks=6)
@@ -166,7 +156,7 @@ def test_a_heartbeat_that_shows_a_card_missing_is_not_handed_on(tmp_path: Path) 
                         pytest.fail("the shoe's heartbeats were never heard")
                 shoe.sendall(card(4, "9S"))
                 # card 5 (2C) is lost on the line; the next heartbeat names it
-                shoe.sendall(heartbeat(5, pending=(session, 5)))
+                shoe.sendall(heartbeat(5, pending=(SESSION, 5)))
                 shoe.sendall(card(5, "2C") + heartbeat(5))  # resent, then all is delivered
                 got = take_until(inputs, lambda got: sum(
                     isinstance(i, ShoeCard) for i in got) == 2 and isinstance(
