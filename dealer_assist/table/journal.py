@@ -713,19 +713,23 @@ def _resend_json(state: ResendState) -> dict[str, Any]:
     return {"watched": state.watched, "down_round": state.down_round,
             "awaiting": [[None if r.card is None else r.card.code, r.round_id]
                          for r in state.awaiting],
-            "resent": [encode_input(item) for item in state.resent]}
+            "resent": [encode_input(item) for item in state.resent],
+            "voided": list(state.voided)}
 
 
 def _resend_state(raw: Any) -> ResendState:
     """A checkpoint's ``shoe_resend``: ``{"watched", "down_round", "awaiting": [[card code or
-    null, round id or null], ...], "resent": [shoe inputs]}``, each part optional."""
+    null, round id or null], ...], "resent": [shoe inputs], "voided": [round ids]}``, each
+    part optional."""
     where = "a checkpoint's 'shoe_resend'"
     if not isinstance(raw, dict):
         raise CodecError(f"{where} must be an object, got {str(raw)[:80]!r}")
     watched, down_round = raw.get("watched", False), raw.get("down_round")
     awaiting, resent = raw.get("awaiting", []), raw.get("resent", [])
+    voided = raw.get("voided", [])
     if type(watched) is not bool or not (down_round is None or isinstance(down_round, str)) \
-            or not isinstance(awaiting, list) or not isinstance(resent, list):
+            or not isinstance(awaiting, list) or not isinstance(resent, list) \
+            or not (isinstance(voided, list) and all(isinstance(r, str) for r in voided)):
         raise CodecError(f"{where} is not a resend's state: {str(raw)[:80]!r}")
     records = []
     for entry in awaiting:
@@ -743,7 +747,7 @@ def _resend_state(raw: Any) -> ResendState:
         if not isinstance(item, ShoeCard | ShoeUnread | NewShoe | ShoeBurn):
             raise CodecError(f"{where} holds what a shoe does not resend: {str(entry)[:80]!r}")
         items.append(item)
-    return ResendState(watched, down_round, tuple(records), tuple(items))
+    return ResendState(watched, down_round, tuple(records), tuple(items), tuple(voided))
 
 
 def _recorded(raw: Any) -> RecordedUpTo:

@@ -506,6 +506,7 @@ class TableLoop:
         reason = f"{item.reason} (voided by {supervisor_words(item.supervisor)}; dealer " \
             f"{self.dealer or 'none signed in'})"
         round_id, _ = self._session.void(reason)
+        self.shoe.round_voided(round_id)
         self.alarm(AlarmKind.ROUND_VOIDED, f"round {round_id} voided: {reason}")
         self.questions.withdraw()  # its card is in no round now; what waited behind it goes on
         if self.resumed is not None:

@@ -86,6 +86,7 @@ class ResendState:
     down_round: str | None = None
     awaiting: tuple[Recorded, ...] = ()
     resent: tuple[Resent, ...] = ()
+    voided: tuple[str, ...] = ()
 
 
 class ShoeCards:
@@ -94,7 +95,8 @@ class ShoeCards:
     checked against; ``resent`` what the shoe resends, until it says it has caught up;
     ``down_round``: the round in play as the link last dropped (None: none; the next card went
     to a round opened later), ``watched``: the camera read the cards since (or it or the dealer
-    recorded one), so a card nothing recorded was missed."""
+    recorded one), so a card nothing recorded was missed; ``voided``: the rounds voided since
+    (a card missed in one was paid nothing)."""
 
     def __init__(self, table: ShoeTable):
         self.table = table
@@ -103,6 +105,7 @@ class ShoeCards:
         self.resent: list[Resent] = []
         self.down_round: str | None = None
         self.watched = False
+        self.voided: set[str] = set()
         #: when the last of the resend came, or the link came back with a resend begun
         self.resent_since: float | None = None
         #: the shoe's resend of the hole card recorded face down while its link was down: the
@@ -117,14 +120,22 @@ class ShoeCards:
 
     @property
     def resend_state(self) -> ResendState:
-        return ResendState(self.watched, self.down_round, tuple(self.awaiting), tuple(self.resent))
+        return ResendState(self.watched, self.down_round, tuple(self.awaiting), tuple(self.resent),
+                           tuple(sorted(self.voided)))
 
     def restore(self, state: ResendState) -> None:
         """Carry on from ``state`` (a restarted table's, its resend's wait starting again)."""
         self.watched, self.down_round = state.watched, state.down_round
         self.awaiting = deque(state.awaiting)
         self.resent = list(state.resent)
+        self.voided = set(state.voided)
         self.resent_since = self.table.now if self.resent else None
+
+    def round_voided(self, round_id: str) -> None:
+        """``round_id`` was voided: where the shoe's resend is still to be lined up, a card it
+        missed there is said to have gone to a voided round."""
+        if self.watched or self.awaiting:
+            self.voided.add(round_id)
 
     @property
     def resend_pending(self) -> bool:
@@ -153,7 +164,7 @@ class ShoeCards:
             self.resent.append(item)
             return True
         if not (item.held or self.awaiting or self.resent) and self.table.shoe_up:
-            self.down_round, self.watched = None, False  # live again, with nothing to line up
+            self._forget_drop()  # live again, with nothing to line up
         return False
 
     def expire_resend(self, now: float) -> bool:
@@ -210,7 +221,8 @@ class ShoeCards:
         recorded = list(self.awaiting)
         self.awaiting.clear()
         before = self.down_round
-        self.down_round, self.watched = None, False
+        voided = set(self.voided)
+        self._forget_drop()
         cards = [(at, d) for at, d in enumerate(dealt) if isinstance(d, ShoeCard | ShoeUnread)]
         others = deque((at, d) for at, d in enumerate(dealt)
                        if isinstance(d, NewShoe | ShoeBurn))
@@ -246,7 +258,7 @@ class ShoeCards:
             else:
                 after = next((recorded[j].round_id for _, j in pairs[k + 1:] if j is not None),
                              None)
-                self._dealt_not_recorded(cards[i][1], before, after)
+                self._dealt_not_recorded(cards[i][1], before, after, voided)
             if j is not None:
                 before = recorded[j].round_id
         for _, other in others:
@@ -278,13 +290,19 @@ class ShoeCards:
         else:
             self._hold_unread(item)
 
+    def _forget_drop(self) -> None:
+        self.down_round, self.watched = None, False
+        self.voided.clear()
+
     def _dealt_not_recorded(self, item: ShoeCard | ShoeUnread, before: str | None,
-                            after: str | None) -> None:
+                            after: str | None, voided: set[str]) -> None:
         """A resent card nothing recorded while the camera read the cards, between cards
         recorded in rounds ``before`` and ``after`` (None: none recorded before it, and no round
-        was in play as the link dropped; none after it)."""
+        was in play as the link dropped; none after it); ``voided``: the rounds voided since
+        the drop."""
         in_play = self.table.round_id if self.table.round_open else None
-        settled = next((r for r in (before, after) if r is not None and r != in_play), None)
+        ended = [r for r in dict.fromkeys((before, after)) if r is not None and r != in_play]
+        settled = next((r for r in ended if r not in voided), ended[0] if ended else None)
         if settled is None and in_play is None:  # in no round: as any card out of the shoe
             self._take_as_it_comes(item)
             return
@@ -297,15 +315,15 @@ class ShoeCards:
                   "the dealer recorded it")
         if in_play is not None and (before == in_play or after in (None, in_play)):
             went = "this round" if settled is None else \
-                f"round {settled}, which settled, or to this round"
+                f"round {settled}, which {'was voided' if settled in voided else 'settled'}, " \
+                "or to this round"
             self.table.alarm(AlarmKind.MISPLACED, (
                 f"{missed}: it went to {went}, where the table cannot tell; check the felt; not "
                 "recorded; call the floor"))
             return
-        rounds = " or ".join(dict.fromkeys(r for r in (before, after) if r is not None))
+        rounds = [r for r in dict.fromkeys((before, after)) if r is not None]
         self.table.alarm_in(settled, AlarmKind.CAMERA_MISSED, (
-            f"{missed}: round {rounds} settled without it; check the payouts against the felt; "
-            "not recorded; call the floor"))
+            f"{missed}: {_ended_without_it(rounds, voided)}; not recorded; call the floor"))
 
     def _recorded_not_dealt(self, seen: Recorded) -> None:
         what = seen.card.code if seen.card is not None else "a face-down hole card"
@@ -498,3 +516,15 @@ class ShoeCards:
                 self.awaiting[at] = Recorded(card, recorded.round_id)
                 return
 
+
+def _ended_without_it(rounds: list[str], voided: set[str]) -> str:
+    """Which rounds a missed card may have gone to, each settled or ``voided``, and what to
+    check: a settled round's payouts (a voided one paid nothing)."""
+    settled = [r for r in rounds if r not in voided]
+    if not settled:
+        return f"round {' or '.join(rounds)} was voided without it: nothing was paid in it"
+    if len(settled) == len(rounds):
+        return f"round {' or '.join(rounds)} settled without it; check the payouts against the felt"
+    named = " or ".join(f"{r} (voided)" if r in voided else r for r in rounds)
+    return f"round {named} ended without it; check the payouts of {' and '.join(settled)} " \
+        "against the felt"

@@ -1049,6 +1049,27 @@ def test_a_restart_under_a_new_configuration_keeps_what_the_camera_recorded_mean
     again.close()
 
 
+def test_a_card_missed_in_the_round_a_new_configuration_voided_is_said_to_be_voided(tmp_path):
+    """The fresh table carries the void of the round in play with the drop: 4D, dealt before
+    5C and recorded by nothing, went to a round that paid nothing, not one that "settled
+    without it"."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table, t = _dealt_with_the_link_down(setup)
+    table.journal.close()
+    setup.close()
+    again = Setup(tmp_path, has_camera=True, rules="s17-6")
+    resumed = again.open(now=3.0)
+    assert resumed.voided is not None
+    raised = resumed.loop.alarms_raised
+    run_inputs(resumed.loop, resumed.journal, [
+        CameraLink(True), ShoeLink(True, "back"), ShoeCard(Card.parse("4D"), held=True),
+        ShoeCard(Card.parse("5C"), held=True), ShoeCaughtUp()], t0=t + 1)
+    [missed] = [a for a in resumed.loop.alarms if a.id > raised]
+    assert missed.kind is AlarmKind.CAMERA_MISSED and missed.round_id == resumed.voided[0]
+    assert f"round {resumed.voided[0]} was voided without it" in missed.text
+    again.close()
+
+
 def test_a_restart_with_nothing_left_to_line_up_takes_the_resend_as_a_restart_does(tmp_path):
     """The link failed one way and recovered before a checkpoint (no live card came since, so
     the table still remembered the drop); restarted, the cards the shoe resends were drawn while
@@ -1083,7 +1104,7 @@ def test_a_checkpoint_keeps_a_shoe_link_down_and_refuses_what_is_no_state():
     resend = ResendState(True, "T1-x-00004", (Recorded(Card.parse("9S"), "T1-x-00004"),
                                               Recorded(None, "T1-x-00004")),
                          (ShoeCard(Card.parse("9S"), ShoeOrigin(3, 4, 5), held=True),
-                          ShoeBurn(None, held=True), NewShoe(6, held=True)))
+                          ShoeBurn(None, held=True), NewShoe(6, held=True)), ("T1-x-00004",))
     checkpoint = Checkpoint({"rules": "s17-6"}, "T1-x", shoe_resend=resend)
     assert Checkpoint.from_json(json.loads(json.dumps(checkpoint.to_json()))) == checkpoint
     old = checkpoint.to_json()
@@ -1091,7 +1112,8 @@ def test_a_checkpoint_keeps_a_shoe_link_down_and_refuses_what_is_no_state():
     assert Checkpoint.from_json(old).shoe_resend == ResendState()
     for bad in ({"watched": 1}, {"down_round": 4}, {"awaiting": [["9S"]]},
                 {"awaiting": [["ZZ", None]]}, {"resent": [{"type": "PlaceBet", "seat": 1,
-                                                           "amount": "10"}]}, []):
+                                                           "amount": "10"}]},
+                {"voided": "T1-x-00004"}, {"voided": [4]}, []):
         with pytest.raises(CodecError, match="'shoe_resend'"):
             Checkpoint.from_json({**checkpoint.to_json(), "shoe_resend": bad})
 

@@ -30,6 +30,7 @@ from dealer_assist.table.sources import (
     ShoeCaughtUp,
     ShoeLink,
     ShoeUnread,
+    VoidRound,
 )
 from tests.table.test_loop import Table, deal
 
@@ -387,6 +388,39 @@ def test_a_card_missed_between_two_rounds_that_settled_names_both():
     resend(table, "4D", "9D", "8S", "9H", "QH")  # 4D: round 1's last card, or round 2's first
     [missed] = [a for a in table.loop.alarms if a.kind is AlarmKind.CAMERA_MISSED]
     assert f"round {first} or {second} settled without it" in missed.text
+
+
+def test_a_card_missed_in_a_round_voided_while_the_link_was_down_says_it_was_voided():
+    """A round voided while the shoe's link was down paid nothing: a card nothing recorded in
+    it went to a voided round, not to one that "settled without it", payouts to check."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="KD")
+    voided = table.loop.round_id
+    table.send(ShoeLink(False, "cable"), VoidRound("misdeal", "S1"))
+    assert table.recorder.voids[-1][0] == voided
+    resend(table, "4D")  # seat 1's hit, dealt before the void, that nothing recorded
+    [missed] = [a for a in table.loop.alarms if a.kind is AlarmKind.CAMERA_MISSED]
+    assert missed.round_id == voided
+    assert f"round {voided} was voided without it: nothing was paid in it" in missed.text
+    assert "settled" not in missed.text and table.loop.cards_out[C("4D")] == 1
+
+
+def test_a_card_missed_between_a_voided_round_and_one_that_settled_names_which_is_which():
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="7S", hole="KD")
+    voided = table.loop.round_id
+    table.send(ShoeLink(False, "cable"), VoidRound("misdeal", "S1"))
+    table.send(PlaceBet(1, Decimal("10")))
+    for code, spot in (("9D", CardTarget(1, 0)), ("8S", DEALER_SPOT), ("9H", CardTarget(1, 0))):
+        table.send(FeltCard(C(code), spot))
+    table.send(FeltCard(None, DEALER_SPOT), Decide(1, Action.STAND), HoleCardShown(C("QH")))
+    settled = table.recorder.rounds[-1][0]
+    assert table.loop.rounds_played == 1 and settled != voided
+    resend(table, "4D", "9D", "8S", "9H", "QH")  # 4D: the voided round's, or the next's first
+    [missed] = [a for a in table.loop.alarms if a.kind is AlarmKind.CAMERA_MISSED]
+    assert missed.round_id == settled  # the round whose payouts may be wrong
+    assert f"round {voided} (voided) or {settled} ended without it; check the payouts of " \
+        f"{settled} against the felt" in missed.text
 
 
 def test_a_landing_seen_as_the_link_returns_waits_for_the_resend_however_long():
