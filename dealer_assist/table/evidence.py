@@ -573,7 +573,14 @@ class CameraEvidence:
             f"camera feed lost ({item.detail or 'no detail'}): enter stand, double and split by "
             "touch until it returns",
         )
-        self._flush_pending_shoe()
+        # Landings seen before the loss wait on for their shoe cards, paired by the usual rules
+        # (as if the camera saw nothing more); with none left, no shoe card waits for one. With
+        # the shoe's link down too, the shoe's resend is lined up without them.
+        if not self.table.shoe_up:
+            self.flight.felt.clear()
+        self.pair()
+        if not self.flight.felt:
+            self._place_unseen_now()
 
     def on_camera_moved(self, item: CameraMoved) -> None:
         self.table.camera_moved = True
@@ -582,7 +589,8 @@ class CameraEvidence:
             f"the camera moved ({item.detail}): landing spots ignored until it is recalibrated; "
             "enter stand, double and split by touch",
         )
-        self._flush_pending_shoe()
+        self.flight.felt.clear()  # where they were seen may be where the camera moved from
+        self._place_unseen_now()
 
     def on_camera_focus(self, item: CameraFocus) -> None:
         if item.sharp:
@@ -627,13 +635,12 @@ class CameraEvidence:
             replace(p, stray=True) for p in self.flight.felt
             if p.felt is not None and p.felt.spot.is_dealer)
 
-    def _flush_pending_shoe(self) -> None:
-        """Shoe cards waiting for a landing the camera can no longer report: commit them now
-        (the first the dealer is asked about stops the rest, which wait for the answer)."""
+    def _place_unseen_now(self) -> None:
+        """Shoe cards waiting for a landing the camera can no longer report: placed now (the
+        first the dealer is asked about stops the rest, which wait for the answer)."""
         while self.flight.shoe and self.table.question is None and \
                 self.table.placeable(self.flight.shoe[0]):
             pending = self.flight.take_unseen()
             if not pending.rejected and pending.shoe is not None:
                 self.table.commit_shoe_card(pending.shoe)
-        self.flight.felt.clear()
 

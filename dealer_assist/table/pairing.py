@@ -103,6 +103,22 @@ class CardsInFlight:
         :attr:`Pending.late`)."""
         self.felt.append(Pending(now, felt=item, late=late))
 
+    def may_have_landed(self, card: Card) -> bool:
+        """With the camera lost: whether a shoe card of ``card`` is paired by the usual rules
+        with the landings it reported before (one may be its: its code, or unreadable; or shoe
+        cards wait before it), rather than placed at once (its own landing cannot be seen, so a
+        landing of another code is no evidence of it)."""
+        return bool(self.felt) and (bool(self.shoe) or any(
+            p.felt is not None and p.felt.card in (None, card) for p in self.felt))
+
+    def take_landing(self, card: Card, spot: CardTarget) -> None:
+        """The dealer keyed ``card`` where it lies, at ``spot``: the first landing waiting
+        there that may be it (its code, or unreadable) is its, and waits no more."""
+        index = next((i for i, p in enumerate(self.felt) if p.felt is not None
+                      and p.felt.spot.matches(spot) and p.felt.card in (None, card)), None)
+        if index is not None:
+            del self.felt[index]
+
     def placed(self, card: Card, target: CardTarget) -> None:
         """``card`` was placed at ``target`` with no landing taken for it."""
         self.placed_unseen.append((card, target))

@@ -339,7 +339,14 @@ class ShoeCards:
         if self.table.mode is Mode.SHOE_AND_CAMERA:
             self.table.camera.flight.add_shoe(item, self.table.now, rejected)
             self.table.camera.pair()
+        elif landing is None and self.table.shoe_up and \
+                self.table.camera.flight.may_have_landed(item.card):
+            # seen landing before the camera was lost
+            self.table.camera.flight.add_shoe(item, self.table.now, rejected)
+            self.table.camera.pair()
         elif not rejected:
+            if landing is not None:  # keyed where it lies: no landing seen waits for it
+                self.table.camera.flight.take_landing(item.card, landing)
             self.table.commit_shoe_card(item, landing)
         else:
             self.table.camera.flight.refused_with_no_sighting()  # the camera cannot pair it

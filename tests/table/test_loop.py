@@ -56,6 +56,7 @@ from dealer_assist.table.sources import (
     PlaceBet,
     RecordingFailed,
     ShoeCard,
+    ShoeCaughtUp,
     ShoeHeard,
     ShoeLink,
     VoidRound,
@@ -377,6 +378,79 @@ def test_camera_lost_mid_round_falls_back_to_touches_and_completes():
     table.card("7H")  # dealer 6 + K + 7 = 23
     assert table.loop.rounds_played == 1
     assert [s["net"] for s in table.settled_json()["seats"]] == ["10.00", "10.00"]
+
+
+def test_a_landing_seen_before_the_camera_was_lost_still_places_its_shoe_card():
+    """The camera saw a card land, then its feed was lost (its thread stopped on an error: the
+    loss is said at once) before the shoe's report of the card came: the landing was seen
+    while the camera could be trusted, so the card is placed where it landed, not asked about
+    as a card nobody saw."""
+    table = Table()
+    deal(table, {1: ("9S", "4H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(FeltCard(C("3D"), CardTarget(2, 0)))  # seat 1 stood untouched; seat 2 hits
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    assert table.loop.mode is Mode.SHOE_ONLY and table.kinds() == [AlarmKind.CAMERA_LOST]
+    table.send(ShoeCard(C("3D")))
+    assert table.choices() == [] and table.loop.questions_asked == 0
+    assert table.seat_cards() == [[["9S", "4H"]], [["5D", "6C", "3D"]]]
+    table.wait(3)
+    assert table.kinds() == [AlarmKind.CAMERA_LOST]
+
+
+def test_a_card_seen_landing_before_the_camera_was_lost_that_never_left_the_shoe_alarms():
+    """A card put on the felt that the shoe never dealt, then the camera's feed lost: the
+    landing still waits its time for a shoe card and is then a card that never left the shoe,
+    as with the camera up. The dealer's next card, which the camera can no longer see land, is
+    no evidence about it: placed by the rules, not paired with it as a switched card."""
+    table = Table(heartbeats=True)
+    deal(table, {1: ("9S", "8H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(FeltCard(C("AS"), CardTarget(1, 0)))
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    table.send(ShoeCard(C("9C")))  # the dealer's draw: 6 + 4 + 9
+    assert table.dealer_codes() == ["6S", "4D", "9C"]
+    table.wait(0.5)
+    table.send(ShoeHeard())  # the shoe's link is alive and it dealt nothing more
+    table.wait(0.6)
+    assert table.kinds() == [AlarmKind.CAMERA_LOST, AlarmKind.NOT_FROM_SHOE]
+    assert "AS appeared at seat 1 but never left the shoe" in table.loop.alarms[-1].text
+    assert table.seat_cards() == [[["9S", "8H"]]] and table.loop.rounds_played == 1
+
+
+def test_a_later_shoe_card_claims_its_landing_seen_before_the_camera_was_lost():
+    """The camera missed 3D and saw 8C land, then the feed was lost before the shoe's reports
+    came: 3D is asked about (nobody saw it land) and 8C is placed where it landed, as with the
+    camera up; 3D is not paired with 8C's landing as a switched card."""
+    table = Table()
+    deal(table, {1: ("9S", "4H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(FeltCard(C("8C"), CardTarget(2, 0)))
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    table.send(ShoeCard(C("3D")), ShoeCard(C("8C")))
+    assert table.choices()[:2] == ["HIT seat 1", "DOUBLE seat 1"]
+    table.answer("HIT seat 1")
+    assert table.seat_cards() == [[["9S", "4H", "3D"]], [["5D", "6C", "8C"]]]
+    table.wait(3)
+    assert table.kinds() == [AlarmKind.CAMERA_LOST, AlarmKind.DEALER_ASKED]
+
+
+def test_with_the_shoe_down_a_landing_waiting_as_the_camera_is_lost_is_left_to_the_resend():
+    """The shoe's link is down (the camera reads the cards) and two landings wait behind a shoe
+    card still in flight when the camera's feed is lost too: the shoe dealt them, and its
+    resend is lined up with what was recorded; they are not cards that never left the shoe."""
+    table = Table()
+    deal(table, {1: ("9S", "8H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(ShoeCard(C("2C")))  # the dealer's draw, its landing not seen yet
+    table.send(ShoeLink(False, "cable"))
+    table.send(FeltCard(C("3H"), DEALER_SPOT), FeltCard(C("5C"), DEALER_SPOT))
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    assert table.loop.mode is Mode.NO_READER
+    table.wait(3)
+    assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+    table.send(ShoeLink(True, "back"), ShoeCard(C("3H"), held=True),
+               ShoeCard(C("5C"), held=True), ShoeCaughtUp())
+    assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+    assert table.dealer_codes() == ["6S", "4D", "2C"] and table.loop.rounds_played == 0
 
 
 def test_camera_moved_ignores_landings_until_recalibrated():

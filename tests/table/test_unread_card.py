@@ -22,6 +22,7 @@ from dealer_assist.table.alarms import AlarmKind
 from dealer_assist.table.shoe_source import map_shoe_event
 from dealer_assist.table.sources import (
     DEALER_SPOT,
+    CameraLink,
     Decide,
     FeltCard,
     KeyCard,
@@ -31,7 +32,7 @@ from dealer_assist.table.sources import (
 )
 from tests.table.test_crash import Table as TableProcess
 from tests.table.test_crash import table_config, wait_view
-from tests.table.test_loop import C, Table
+from tests.table.test_loop import C, Table, deal
 from tests.table.test_table_cli import post, sign_in
 
 
@@ -174,6 +175,24 @@ def test_the_cameras_reading_of_the_unread_card_is_offered_never_taken_without_t
         a.text for a in table.loop.alarms if a.kind is AlarmKind.KEYED_CARD][0]
     line = json.loads(table.loop.round_lines()[3])
     assert line["keyed"] is True and line["unread"]["index"] == 2
+
+
+def test_the_unread_card_keyed_where_it_lies_after_the_camera_was_lost_is_its_seen_landing():
+    """The camera saw a card land at seat 1 but could not read it, its feed was lost (its
+    thread stopped on an error: said at once), and the shoe's report of the card came: it could
+    not read it either. Keyed where it lies, the card is placed there, and the landing seen
+    there is its, not a card that never left the shoe."""
+    table = Table()
+    deal(table, {1: ("9S", "4H")}, up="6S", hole="KD")
+    table.send(FeltCard(None, CardTarget(1, 0)))
+    table.send(CameraLink(False, "the camera stopped on an error"), unread(5))
+    table.wait(10)
+    assert table.loop.question is not None and table.loop.camera.flight.felt
+    table.send(KeyCard(C("7C"), CardTarget(1, 0)))
+    assert table.loop.question is None and table.seat_cards() == [[["9S", "4H", "7C"]]]
+    table.wait(5)
+    assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+    assert not table.loop.camera.flight.felt
 
 
 def test_a_camera_that_may_not_name_cards_offers_no_reading_of_the_unread_card():
