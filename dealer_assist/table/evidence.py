@@ -206,7 +206,10 @@ class CameraEvidence:
         """One pass over the waits (every one stands still while the dealer is asked); True when
         something changed."""
         waiting = len(self.flight.shoe)
-        self.pair()
+        if self.lost:
+            self.pair_unwatched()
+        else:
+            self.pair()
         changed = len(self.flight.shoe) != waiting
         while self.table.question is None and self.flight.shoe and \
                 now - self.flight.shoe[0].since >= self.table.camera_wait_s and \
@@ -218,8 +221,8 @@ class CameraEvidence:
             went = self.table.commit_shoe_card(pending.shoe)
             if self.table.question is not None:
                 break  # the dealer is asked where it went; the other waits stand still
-            if went is None:
-                continue  # refused (in no round, or no play takes it): its alarm says so
+            if went is None or self.lost:
+                continue  # refused (its alarm says so), or no camera to have missed it
             self.table.alarm(
                 AlarmKind.CAMERA_MISSED,
                 f"{self.unseen_words(pending.shoe.card)}; recorded from the shoe where the "
@@ -238,6 +241,9 @@ class CameraEvidence:
                 self.commit_landing(pending)
                 continue
             self._never_left_the_shoe(pending.felt)
+        if self.lost and self.flight.shoe and not self.flight.felt:
+            self._place_unseen_now()
+            changed = True
         if changed:
             self.table.release()
         return changed
@@ -573,14 +579,9 @@ class CameraEvidence:
             f"camera feed lost ({item.detail or 'no detail'}): enter stand, double and split by "
             "touch until it returns",
         )
-        # Landings seen before the loss wait on for their shoe cards, paired by the usual rules
-        # (as if the camera saw nothing more); with none left, no shoe card waits for one. With
-        # the shoe's link down too, the shoe's resend is lined up without them.
         if not self.table.shoe_up:
-            self.flight.felt.clear()
-        self.pair()
-        if not self.flight.felt:
-            self._place_unseen_now()
+            self.flight.felt.clear()  # the shoe's resend is lined up without them
+        self.pair_unwatched()
 
     def on_camera_moved(self, item: CameraMoved) -> None:
         self.table.camera_moved = True
@@ -634,6 +635,19 @@ class CameraEvidence:
         self.flight.felt = deque(
             replace(p, stray=True) for p in self.flight.felt
             if p.felt is not None and p.felt.spot.is_dealer)
+
+    @property
+    def lost(self) -> bool:
+        """The table's camera feed is lost."""
+        return self.table.has_camera and not self.table.camera_up
+
+    def pair_unwatched(self) -> None:
+        """With the camera lost: the shoe cards waiting are paired with the landings it
+        reported before, by the usual rules (as if it saw nothing more); once no landing is
+        left, none waits for one: each is placed now, in order."""
+        self.pair()
+        if not self.flight.felt:
+            self._place_unseen_now()
 
     def _place_unseen_now(self) -> None:
         """Shoe cards waiting for a landing the camera can no longer report: placed now (the

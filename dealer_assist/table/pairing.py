@@ -103,13 +103,17 @@ class CardsInFlight:
         :attr:`Pending.late`)."""
         self.felt.append(Pending(now, felt=item, late=late))
 
-    def may_have_landed(self, card: Card) -> bool:
-        """With the camera lost: whether a shoe card of ``card`` is paired by the usual rules
-        with the landings it reported before (one may be its: its code, or unreadable; or shoe
-        cards wait before it), rather than placed at once (its own landing cannot be seen, so a
-        landing of another code is no evidence of it)."""
-        return bool(self.felt) and (bool(self.shoe) or any(
-            p.felt is not None and p.felt.card in (None, card) for p in self.felt))
+    def may_have_landed(self, card: Card, keyed_at: CardTarget | None = None) -> bool:
+        """With the camera lost: whether a shoe card of ``card`` joins the shoe cards waiting,
+        to be paired by the usual rules with the landings the camera reported before: while
+        one of them waits (none is overtaken), or where one may be its (its code, or
+        unreadable) and the dealer did not key it where it lies (``keyed_at``). Otherwise it is
+        placed at once: its own landing cannot be seen, so a landing of another code is no
+        evidence of it."""
+        if not self.felt:
+            return False
+        return bool(self.shoe) or keyed_at is None and any(
+            p.felt is not None and p.felt.card in (None, card) for p in self.felt)
 
     def take_landing(self, card: Card, spot: CardTarget) -> None:
         """The dealer keyed ``card`` where it lies, at ``spot``: the first landing waiting

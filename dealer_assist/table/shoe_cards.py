@@ -339,11 +339,10 @@ class ShoeCards:
         if self.table.mode is Mode.SHOE_AND_CAMERA:
             self.table.camera.flight.add_shoe(item, self.table.now, rejected)
             self.table.camera.pair()
-        elif landing is None and self.table.shoe_up and \
-                self.table.camera.flight.may_have_landed(item.card):
-            # seen landing before the camera was lost
+        elif self.table.shoe_up and self.table.camera.flight.may_have_landed(item.card, landing):
+            # seen landing before the camera was lost, or behind shoe cards that may have been
             self.table.camera.flight.add_shoe(item, self.table.now, rejected)
-            self.table.camera.pair()
+            self.table.camera.pair_unwatched()
         elif not rejected:
             if landing is not None:  # keyed where it lies: no landing seen waits for it
                 self.table.camera.flight.take_landing(item.card, landing)

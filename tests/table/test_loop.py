@@ -433,6 +433,33 @@ def test_a_later_shoe_card_claims_its_landing_seen_before_the_camera_was_lost():
     assert table.kinds() == [AlarmKind.CAMERA_LOST, AlarmKind.DEALER_ASKED]
 
 
+def test_shoe_cards_behind_one_waiting_as_the_camera_is_lost_keep_their_order():
+    """The dealer draws 3D, 2C, 7H (6 + 4: 13, 15, 22). The camera saw 3D land but was unsure
+    of it, then its feed was lost; 2C's report comes while 3D still waits and waits behind it.
+    Once 3D is placed (its unsure landing decides nothing), no landing is left for 2C to wait
+    for: it is placed at once, before 7H, and no "camera missed a card" is raised for a card
+    that came with no camera to see it."""
+    table = Table()
+    deal(table, {1: ("9S", "8H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(ShoeCard(C("3D")))
+    table.wait(0.2)
+    table.send(FeltCard(C("AH"), DEALER_SPOT, verdict="unsure", checked=C("3D")))
+    table.wait(0.1)
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    table.wait(0.15)
+    table.send(ShoeCard(C("2C")))
+    assert table.dealer_codes() == ["6S", "4D"]  # 2C waits behind 3D
+    table.wait(0.1)
+    assert table.dealer_codes() == ["6S", "4D", "3D", "2C"]
+    table.wait(0.6)
+    table.send(ShoeCard(C("7H")))
+    table.wait(2)
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "3D", "2C", "7H"]
+    assert table.settled_json()["seats"][0]["net"] == "10.00"
+    assert table.kinds() == [AlarmKind.CAMERA_LOST]
+
+
 def test_with_the_shoe_down_a_landing_waiting_as_the_camera_is_lost_is_left_to_the_resend():
     """The shoe's link is down (the camera reads the cards) and two landings wait behind a shoe
     card still in flight when the camera's feed is lost too: the shoe dealt them, and its

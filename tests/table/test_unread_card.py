@@ -195,6 +195,27 @@ def test_the_unread_card_keyed_where_it_lies_after_the_camera_was_lost_is_its_se
     assert not table.loop.camera.flight.felt
 
 
+@pytest.mark.parametrize("lost", [False, True])
+def test_a_card_keyed_where_it_lies_waits_behind_a_shoe_card_still_waiting(lost):
+    """3D's landing unseen, the next card seen landing at seat 2 and unread by the shoe; keyed
+    there, it is not recorded before 3D: 3D is asked about first, with seat 1's hit among the
+    choices, as with the camera up (the camera's feed lost or not)."""
+    table = Table()
+    deal(table, {1: ("9S", "4H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(ShoeCard(C("3D")), FeltCard(C("8C"), CardTarget(2, 0)))
+    if lost:
+        table.send(CameraLink(False, "the camera stopped on an error"))
+    table.send(unread(9))
+    table.send(KeyCard(C("8C"), CardTarget(2, 0)))
+    assert table.seat_cards() == [[["9S", "4H"]], [["5D", "6C"]]]
+    assert table.choices()[:2] == ["HIT seat 1", "DOUBLE seat 1"]
+    table.answer("HIT seat 1")
+    table.wait(0.1)  # the waits go on at the next tick
+    assert table.seat_cards() == [[["9S", "4H", "3D"]], [["5D", "6C", "8C"]]]
+    table.wait(2)
+    assert not {AlarmKind.NOT_FROM_SHOE, AlarmKind.SWITCHED_CARD} & set(table.kinds())
+
+
 def test_a_camera_that_may_not_name_cards_offers_no_reading_of_the_unread_card():
     """A deck accepted only for checking the shoe's cards: the dealer keys the unread card,
     and the camera's reading of it is not among the choices."""
