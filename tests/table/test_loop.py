@@ -460,6 +460,53 @@ def test_shoe_cards_behind_one_waiting_as_the_camera_is_lost_keep_their_order():
     assert table.kinds() == [AlarmKind.CAMERA_LOST]
 
 
+def test_a_shoe_card_waiting_as_the_camera_returns_takes_no_later_sighting_for_its_landing():
+    """2C came while the camera was lost and waits behind 3D (whose landing was seen, unsure)
+    as the camera comes back: 2C landed unseen, so the camera's next sighting, 7H's (its report
+    late on a slow link), is not 2C's switched landing; both are placed, in order, with no
+    alarm."""
+    table = Table()
+    deal(table, {1: ("9S", "8H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(ShoeCard(C("3D")))
+    table.wait(0.2)
+    table.send(FeltCard(C("AH"), DEALER_SPOT, verdict="unsure", checked=C("3D")))
+    table.wait(0.1)
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    table.wait(0.15)
+    table.send(ShoeCard(C("2C")), CameraLink(True, "back"))
+    assert table.dealer_codes() == ["6S", "4D", "3D", "2C"]
+    table.wait(0.3)
+    table.send(FeltCard(C("7H"), DEALER_SPOT))
+    table.wait(0.6)
+    table.send(ShoeCard(C("7H")))
+    table.wait(2)
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "3D", "2C", "7H"]
+    assert table.kinds() == [AlarmKind.CAMERA_LOST]
+
+
+def test_a_camera_behind_as_it_is_lost_pairs_its_kept_landings_by_the_usual_rules():
+    """The camera's sightings came late (it is behind: only a landing of the very code is
+    taken) when its feed was lost; no sighting comes to say it caught up, so the unreadable
+    landing it saw at seat 2 is paired by the usual rules with the one card out, 3D, not left
+    to expire as a card that never left the shoe while 3D is asked about."""
+    table = Table(heartbeats=True)
+    deal(table, {1: ("9S", "4H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(Decide(1, Action.STAND))
+    table.send(FeltCard(None, CardTarget(2, 0), seen_at=table.now - 0.6))
+    assert table.loop.camera.behind
+    table.send(CameraLink(False, "the camera stopped on an error"))
+    table.wait(0.3)
+    table.send(ShoeCard(C("3D")))
+    for _ in range(3):
+        table.wait(0.5)
+        table.send(ShoeHeard())
+    table.wait(1.0)
+    assert table.seat_cards() == [[["9S", "4H"]], [["5D", "6C", "3D"]]]
+    assert table.choices() == []
+    assert AlarmKind.NOT_FROM_SHOE not in table.kinds()
+
+
 def test_with_the_shoe_down_a_landing_waiting_as_the_camera_is_lost_is_left_to_the_resend():
     """The shoe's link is down (the camera reads the cards) and two landings wait behind a shoe
     card still in flight when the camera's feed is lost too: the shoe dealt them, and its
