@@ -568,26 +568,21 @@ class CameraEvidence:
         )
 
     def on_camera_link(self, item: CameraLink) -> None:
-        was_lost = self.lost
         self.table.camera_up = item.up
         if item.up:
+            # (a shoe card still waiting may yet be seen: the camera's tracker reports a card
+            # that landed while its feed was lost as it first sees it)
             self.table.camera_moved = False
             self.table.resolve(AlarmKind.CAMERA_LOST)
             self.table.resolve(AlarmKind.CAMERA_MOVED)
-            if was_lost:
-                # a shoe card still waiting landed while the camera was lost: no later sighting
-                # is its landing; paired now with what was seen before, as when the game moves
-                # on, or placed unseen
-                self.pair(force=True)
-                self._place_unseen_now()
             return
         self.table.alarm(
             AlarmKind.CAMERA_LOST,
             f"camera feed lost ({item.detail or 'no detail'}): enter stand, double and split by "
             "touch until it returns",
         )
-        # No sighting comes to say the camera caught up: the landings kept were judged as they
-        # came (late ones marked), and are paired by the usual rules.
+        # No sighting comes to say the camera caught up: the landings kept are paired by the
+        # usual rules (one whose frame was older than the camera's wait was marked late).
         self.behind = False
         self.table.resolve(AlarmKind.CAMERA_BEHIND)
         if not self.table.shoe_up:
