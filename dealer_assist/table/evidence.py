@@ -389,11 +389,11 @@ class CameraEvidence:
         :meth:`CardsInFlight.next_match`: a landing of another code only after
         ``mismatch_wait_s``, or at once with ``force``, when the game moves on, with the
         switched-card alarm). Nothing pairs while a question is open, nor a shoe card drawn
-        after an input yet to act."""
-        if self.table.question is not None:
-            return
-        self._take_hole_card()
+        after an input yet to act. The hole card, face down, is taken with no landing."""
         while self.table.question is None:
+            self._take_hole_card()
+            if self.table.question is not None:
+                return
             match = self.flight.next_match(
                 self.table.now, force=force, behind=self.behind,
                 mismatch_wait_s=self.table.mismatch_wait_s,
@@ -426,7 +426,6 @@ class CameraEvidence:
             elif match.kind is MatchKind.LANDED:
                 assert felt is not None
                 self.table.commit_shoe_card(shoe, felt.spot, felt.sideways)
-                self._take_hole_card()
 
     def paired_or_asked(self, item: TableInput) -> bool:
         """Pair what can be paired before ``item`` acts (the game moves on); True when that

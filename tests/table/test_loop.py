@@ -1550,6 +1550,26 @@ def test_hole_card_is_taken_from_the_shoe_without_waiting_for_the_camera():
     assert table.loop.alarms == []
 
 
+def test_the_hole_card_is_never_paired_with_a_landing_at_a_seat_as_switched():
+    """The hole card lies face down, so it is taken from the shoe with no landing, also when the
+    pairing goes on past a card placed unseen: here 8H's landing was unsure, a QS the shoe
+    never dealt lies at seat 1, and the dealer's touch moves the game on. KD is the hole card,
+    and QS a card that never left the shoe, not "the shoe dealt KD but QS is on the felt"."""
+    table = Table()
+    table.send(PlaceBet(1, Decimal("10")))
+    table.card("9S", 1)
+    table.card("6S", None)
+    table.send(ShoeCard(C("8H")))
+    table.send(FeltCard(C("AH"), CardTarget(1, 0), verdict="unsure", checked=C("8H")))
+    table.send(FeltCard(C("QS"), CardTarget(1, 0)))
+    table.send(ShoeCard(C("KD")), FeltCard(None, DEALER_SPOT))
+    table.send(Decide(1, Action.STAND))
+    table.wait(3)
+    assert table.seat_cards() == [[["9S", "8H"]]] and table.dealer_codes()[:2] == ["6S", "KD"]
+    assert table.kinds() == [AlarmKind.NOT_FROM_SHOE]
+    assert "QS appeared at seat 1 but never left the shoe" in table.loop.alarms[0].text
+
+
 def test_camera_only_simulated_rounds_settle_exactly_as_played():
     """A hand-held game: no shoe, the camera reads every card; the hole card lies face down, so
     the camera never reports it until it is turned; the dealer touches "new shoe" at each
