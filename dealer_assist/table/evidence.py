@@ -214,8 +214,11 @@ class CameraEvidence:
         while self.table.question is None and self.flight.shoe and \
                 now - self.flight.shoe[0].since >= self.table.camera_wait_s and \
                 self.table.placeable(self.flight.shoe[0]):
-            pending = self.flight.take_unseen()
             changed = True
+            if self.table.hole_card_due():
+                self._take_hole_card()  # face down: no camera could have seen it land
+                continue
+            pending = self.flight.take_unseen()
             if pending.rejected or pending.shoe is None:
                 continue
             went = self.table.commit_shoe_card(pending.shoe)
@@ -377,11 +380,15 @@ class CameraEvidence:
 
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
-        recorded from the shoe without waiting for a landing."""
+        recorded from the shoe without waiting for a landing (a sighting of it at the dealer's,
+        turned face up by mistake, is its, used up with it)."""
         while self.flight.shoe and self.table.hole_card_due() and self.table.question is None and \
                 self.table.placeable(self.flight.shoe[0]):
             pending = self.flight.take_unseen()
-            if not pending.rejected and pending.shoe is not None:
+            if pending.shoe is None:
+                continue
+            self.flight.take_landing(pending.shoe.card, DEALER_SPOT)
+            if not pending.rejected:
                 self.table.commit_shoe_card(pending.shoe)
 
     def pair(self, force: bool = False) -> None:
