@@ -380,15 +380,11 @@ class CameraEvidence:
 
     def _take_hole_card(self) -> None:
         """The next shoe card is the hole card: the camera cannot read a face-down card, so it is
-        recorded from the shoe without waiting for a landing (a sighting of it at the dealer's,
-        turned face up by mistake, is its, used up with it)."""
+        recorded from the shoe without waiting for a landing."""
         while self.flight.shoe and self.table.hole_card_due() and self.table.question is None and \
                 self.table.placeable(self.flight.shoe[0]):
             pending = self.flight.take_unseen()
-            if pending.shoe is None:
-                continue
-            self.flight.take_landing(pending.shoe.card, DEALER_SPOT)
-            if not pending.rejected:
+            if not pending.rejected and pending.shoe is not None:
                 self.table.commit_shoe_card(pending.shoe)
 
     def pair(self, force: bool = False) -> None:

@@ -116,9 +116,8 @@ class CardsInFlight:
             p.felt is not None and p.felt.card in (None, card) for p in self.felt)
 
     def take_landing(self, card: Card, spot: CardTarget) -> None:
-        """``card`` is placed at ``spot`` with no landing paired (keyed by the dealer where it
-        lies; the hole card): the first landing waiting there that may be it (its code, or
-        unreadable) is its, and waits no more."""
+        """The dealer keyed ``card`` where it lies, at ``spot``: the first landing waiting
+        there that may be it (its code, or unreadable) is its, and waits no more."""
         index = next((i for i, p in enumerate(self.felt) if p.felt is not None
                       and p.felt.spot.matches(spot) and p.felt.card in (None, card)), None)
         if index is not None:

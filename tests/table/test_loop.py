@@ -1570,28 +1570,6 @@ def test_the_hole_card_is_never_paired_with_a_landing_at_a_seat_as_switched():
     assert "QS appeared at seat 1 but never left the shoe" in table.loop.alarms[0].text
 
 
-@pytest.mark.parametrize("seat_card_seen", ["read", "unsure"])
-def test_a_hole_card_turned_face_up_by_mistake_is_its_own_landing(seat_card_seen):
-    """The hole card landed face up and the camera read it before the shoe's report came: it is
-    still taken as the hole card from the shoe, and the sighting at the dealer's is its, not a
-    card that never left the shoe."""
-    table = Table()
-    table.send(PlaceBet(1, Decimal("10")))
-    table.card("9S", 1)
-    table.card("6S", None)
-    table.send(ShoeCard(C("8H")))
-    if seat_card_seen == "read":
-        table.send(FeltCard(C("8H"), CardTarget(1, 0)))
-    else:
-        table.send(FeltCard(C("AH"), CardTarget(1, 0), verdict="unsure", checked=C("8H")))
-    table.send(FeltCard(C("KD"), DEALER_SPOT), ShoeCard(C("KD")))
-    table.send(Decide(1, Action.STAND))
-    table.wait(3)
-    assert table.dealer_codes()[:2] == ["6S", "KD"]
-    assert not any(a.kind is AlarmKind.NOT_FROM_SHOE and "KD" in a.text
-                   for a in table.loop.alarms)
-
-
 def test_the_camera_is_not_said_to_have_missed_the_hole_card_it_cannot_see():
     """A seat card whose landing never came, then the hole card: both wait out the camera's
     wait; the seat card's alarm says the camera missed it, the face-down hole card has none."""
