@@ -206,10 +206,7 @@ class CameraEvidence:
         """One pass over the waits (every one stands still while the dealer is asked); True when
         something changed."""
         waiting = len(self.flight.shoe)
-        if self.lost:
-            self.pair_unwatched()
-        else:
-            self.pair()
+        self.pair()
         changed = len(self.flight.shoe) != waiting
         while self.table.question is None and self.flight.shoe and \
                 now - self.flight.shoe[0].since >= self.table.camera_wait_s and \
@@ -245,7 +242,7 @@ class CameraEvidence:
                 continue
             self._never_left_the_shoe(pending.felt)
         if self.lost and self.flight.shoe and not self.flight.felt:
-            self._place_unseen_now()
+            self._place_unseen_now()  # no landing left for them to wait for
             changed = True
         if changed:
             self.table.release()

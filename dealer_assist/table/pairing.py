@@ -112,14 +112,14 @@ class CardsInFlight:
         evidence of it."""
         if not self.felt:
             return False
-        return bool(self.shoe) or keyed_at is None and any(
-            p.felt is not None and p.felt.card in (None, card) for p in self.felt)
+        return bool(self.shoe) or keyed_at is None and any(_may_be(p, card) for p in self.felt)
 
     def take_landing(self, card: Card, spot: CardTarget) -> None:
         """The dealer keyed ``card`` where it lies, at ``spot``: the first landing waiting
         there that may be it (its code, or unreadable) is its, and waits no more."""
-        index = next((i for i, p in enumerate(self.felt) if p.felt is not None
-                      and p.felt.spot.matches(spot) and p.felt.card in (None, card)), None)
+        index = next((i for i, p in enumerate(self.felt)
+                      if _may_be(p, card) and p.felt is not None and p.felt.spot.matches(spot)),
+                     None)
         if index is not None:
             del self.felt[index]
 
@@ -260,3 +260,8 @@ class CardsInFlight:
                 return Match(MatchKind.UNSEEN, shoe, felt)
             return Match(MatchKind.SWITCHED, shoe, felt)
         return Match(MatchKind.LANDED, shoe, felt)
+
+
+def _may_be(landing: Pending, card: Card) -> bool:
+    """A waiting landing that may be ``card``'s: read as its code, or unreadable."""
+    return landing.felt is not None and landing.felt.card in (None, card)

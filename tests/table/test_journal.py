@@ -1029,9 +1029,10 @@ def _dealt_with_the_link_down(setup: Setup):
     return table, run_inputs(table.loop, table.journal, steps)
 
 
-def test_a_restart_under_a_new_configuration_keeps_what_the_camera_recorded_meanwhile(tmp_path):
-    """The round in play is voided, but the camera's record of 5C stands for the shoe's resend
-    of it: the fresh table used to lose it, and the resend raised "the camera missed 5C"."""
+def _restarted_under_new_rules_with_the_link_down(tmp_path):
+    """Round 1 dealt with the link down (:func:`_dealt_with_the_link_down`), then the table
+    restarted under other rules: the round in play voided. The setup, the resumed table and
+    the journal's last time."""
     setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
     table, t = _dealt_with_the_link_down(setup)
     table.journal.close()
@@ -1039,6 +1040,13 @@ def test_a_restart_under_a_new_configuration_keeps_what_the_camera_recorded_mean
     again = Setup(tmp_path, has_camera=True, rules="s17-6")
     resumed = again.open(now=3.0)
     assert resumed.voided is not None
+    return again, resumed, t
+
+
+def test_a_restart_under_a_new_configuration_keeps_what_the_camera_recorded_meanwhile(tmp_path):
+    """The round in play is voided, but the camera's record of 5C stands for the shoe's resend
+    of it: the fresh table used to lose it, and the resend raised "the camera missed 5C"."""
+    again, resumed, t = _restarted_under_new_rules_with_the_link_down(tmp_path)
     assert [r.card for r in resumed.loop.shoe.awaiting] == [Card.parse("5C")]
     raised = resumed.loop.alarms_raised
     run_inputs(resumed.loop, resumed.journal, [
@@ -1053,13 +1061,7 @@ def test_a_card_missed_in_the_round_a_new_configuration_voided_is_said_to_be_voi
     """The fresh table carries the void of the round in play with the drop: 4D, dealt before
     5C and recorded by nothing, went to a round that paid nothing, not one that "settled
     without it"."""
-    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
-    table, t = _dealt_with_the_link_down(setup)
-    table.journal.close()
-    setup.close()
-    again = Setup(tmp_path, has_camera=True, rules="s17-6")
-    resumed = again.open(now=3.0)
-    assert resumed.voided is not None
+    again, resumed, t = _restarted_under_new_rules_with_the_link_down(tmp_path)
     raised = resumed.loop.alarms_raised
     run_inputs(resumed.loop, resumed.journal, [
         CameraLink(True), ShoeLink(True, "back"), ShoeCard(Card.parse("4D"), held=True),
