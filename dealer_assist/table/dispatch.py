@@ -5,7 +5,7 @@ land, and no shoe card drawn after an input in its turn is placed before that in
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from dealer_assist.table.alarms import Alarm, AlarmKind
@@ -64,11 +64,13 @@ class Waiting:
     """An input held back: behind a question, or (in its turn) behind the shoe cards out before
     it, numbers 1 to ``drawn`` (None: not yet known, it came while a question was open or the
     shoe's resend waited). ``resent``: how much of the shoe's resend had come before it, where
-    it came while the resend waited (it acts in that place among the resend's cards)."""
+    it came while the resend waited (it acts in that place among the resend's cards).
+    ``number``: its place in the order the inputs came (:attr:`InputQueue.taken`)."""
 
     item: TableInput
     drawn: int | None
     resent: int | None = None
+    number: int = 0
 
 
 class DispatchTable(Protocol):
@@ -88,45 +90,62 @@ class DispatchTable(Protocol):
 
 class InputQueue:
     """The inputs held back (``deferred``, in order), and while one in its turn acts, the shoe
-    cards drawn before it (``acting_drawn``)."""
+    cards drawn before it (``acting_drawn``); ``taken`` counts the inputs as they come (each
+    one's number), ``acting_number`` is the number of the one acting."""
 
     def __init__(self, table: DispatchTable):
         self.table = table
         self.deferred: deque[Waiting] = deque()
         self.acting_drawn: int | None = None
+        self.taken = 0
+        self.acting_number = 0
 
     def take(self, item: TableInput) -> None:
         """Act on ``item`` now, or hold it back behind the question or the cards before it;
         then take what waited, as far as it may go."""
         flight = self.table.camera.flight
+        self.taken += 1
+        number = self.taken
         if self.table.question is not None and not isinstance(item, PASS_A_QUESTION):
             if not self.table.questions.sighting_answers(item):
-                self.defer(Waiting(item, None))
+                self.defer(Waiting(item, None, number=number))
         elif isinstance(item, AFTER_THE_CARDS) and self.table.shoe.resend_pending:
             # its cards: those out once the resend is lined up as far as it had come
-            self.defer(Waiting(item, None, len(self.table.shoe.resent)))
+            self.defer(Waiting(item, None, len(self.table.shoe.resent), number))
         elif isinstance(item, IN_TURN) and (
                 any(isinstance(w.item, IN_TURN) for w in self.deferred)
                 or isinstance(item, AFTER_THE_CARDS) and flight.in_flight(flight.had)):
             # behind one whose cards are not known yet, its cards are not either
             unknown = any(isinstance(w.item, IN_TURN) and w.drawn is None for w in self.deferred)
             resent = len(self.table.shoe.resent) if self.table.shoe.resend_pending else None
-            self.defer(Waiting(item, None if unknown else flight.had, resent))
+            self.defer(Waiting(item, None if unknown else flight.had, resent, number))
         else:
-            self.handle_now(item, flight.had)
+            self.handle_now(item, flight.had, number)
         self.release()
+
+    def in_turn_before(self, number: int) -> bool:
+        """An input in its turn that came before input ``number`` is held back."""
+        return any(isinstance(w.item, IN_TURN) and w.number < number for w in self.deferred)
 
     def defer_first(self, item: TableInput) -> None:
         """``item``, acting now, waits first in line for the question its acting opened."""
-        self.deferred.appendleft(Waiting(item, self.acting_drawn))
+        self.deferred.appendleft(Waiting(item, self.acting_drawn, number=self.acting_number))
 
-    def defer(self, waiting: Waiting) -> None:
+    def defer_in_place(self, item: TableInput, number: int) -> None:
+        """``item``, input ``number``, held back in its place: before those that came after
+        it."""
+        at = next((i for i, w in enumerate(self.deferred) if w.number > number),
+                  len(self.deferred))
+        self.defer(Waiting(item, None, number=number), at)
+
+    def defer(self, waiting: Waiting, at: int | None = None) -> None:
+        """Hold ``waiting`` back, last in line or ``at`` that place."""
         if len(self.deferred) >= DEFERRED_KEPT:
             self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
                 f"{DEFERRED_KEPT} inputs wait behind the dealer's question; "
                 f"{type(waiting.item).__name__} not taken: answer the question or void the round"))
             return
-        self.deferred.append(waiting)
+        self.deferred.insert(len(self.deferred) if at is None else at, waiting)
 
     def placeable(self, pending: Pending) -> bool:
         """Whether a waiting shoe card may be placed now: not while an input that came before
@@ -159,26 +178,27 @@ class InputQueue:
                         continue
                     if drawn is None:  # it waited for a question: its cards are those out now
                         drawn = self.table.camera.flight.had
-                        self.deferred[index] = Waiting(waiting.item, drawn)
+                        self.deferred[index] = replace(waiting, drawn=drawn)
                     blocked = blocked or isinstance(waiting.item, AFTER_THE_CARDS) and \
                         self.table.camera.flight.in_flight(drawn)
                     if blocked:
                         continue
                 del self.deferred[index]
-                self.handle_now(waiting.item, drawn)
+                self.handle_now(waiting.item, drawn, waiting.number)
                 self.table.camera.pair()
                 break
             else:
                 return
 
-    def handle_now(self, item: TableInput, drawn: int | None) -> None:
-        """Act on ``item``, which came after shoe cards 1 to ``drawn``: while one in its turn
-        acts, no shoe card drawn after it is placed."""
+    def handle_now(self, item: TableInput, drawn: int | None, number: int) -> None:
+        """Act on ``item``, input ``number``, which came after shoe cards 1 to ``drawn``: while
+        one in its turn acts, no shoe card drawn after it is placed."""
         if isinstance(item, Decide | FeltStacks | HoleCardShown):
             self.table.play_moved_on()
-        outer, self.acting_drawn = self.acting_drawn, (
-            drawn if isinstance(item, IN_TURN) else None)
+        outer = self.acting_drawn, self.acting_number
+        self.acting_drawn = drawn if isinstance(item, IN_TURN) else None
+        self.acting_number = number
         try:
             self.table.act(item)
         finally:
-            self.acting_drawn = outer
+            self.acting_drawn, self.acting_number = outer

@@ -75,6 +75,9 @@ class EvidenceTable(Protocol):
     def placeable(self, pending: Pending) -> bool: ...
     def defer(self, item: TableInput) -> None: ...
     def defer_first(self, item: TableInput) -> None: ...
+    @property
+    def input_number(self) -> int: ...
+    def defer_in_place(self, item: TableInput, number: int) -> bool: ...
     def release(self) -> None: ...
 
 
@@ -100,6 +103,9 @@ class CameraEvidence:
         self.corrected: set[tuple[Card, Card, int | None]] = set()
         #: this round the camera reported a card while it counted for nothing (see uncounting)
         self.uncounted = False
+        #: shoe cards placed this round with no landing taken that an alarm already says a card
+        #: read from the camera alone may be (see :meth:`_may_be_a_card_placed_unseen`)
+        self.doubted: Counter[Card] = Counter()
         #: a restarted table shows the settled round whose cards still lie on the felt: the
         #: camera, starting again, reports them as new, so until the next round's first bet a
         #: sighting of one where it lies is let pass, once (see let_felt_pass): how many of
@@ -113,6 +119,7 @@ class CameraEvidence:
         self.entered_unseen.clear()
         self.corrected.clear()
         self.uncounted = False
+        self.doubted.clear()
         self.felt_left.clear()
         self.flight.new_round()
 
@@ -228,8 +235,12 @@ class CameraEvidence:
                 f"{self.unseen_words(pending.shoe.card)}; recorded from the shoe where the "
                 "rules put it (no other play could have taken it there)",
             )
-        while self.table.question is None and self.flight.felt and \
-                self._shoe_silent_on(self.flight.felt[0], now) and \
+        if self.table.mode is Mode.CAMERA_ONLY:
+            if self.flight.felt and not self.flight.shoe and self.table.question is None:
+                self._read_alone()  # the shoe cards before them placed
+                changed = True
+        while self.table.mode is not Mode.CAMERA_ONLY and self.table.question is None and \
+                self.flight.felt and self._shoe_silent_on(self.flight.felt[0], now) and \
                 not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])) and \
                 not self.table.shoe.resend_pending:
             # (a landing does not expire while the shoe cards it may pair with wait their turn,
@@ -237,9 +248,6 @@ class CameraEvidence:
             pending = self.flight.felt.popleft()
             changed = True
             assert pending.felt is not None
-            if self.table.mode is Mode.CAMERA_ONLY:
-                self.commit_landing(pending)
-                continue
             self._never_left_the_shoe(pending.felt)
         if self.lost and self.flight.shoe and not self.flight.felt:
             self._place_unseen_now()  # no landing left for them to wait for
@@ -291,8 +299,10 @@ class CameraEvidence:
                 and self.table.fold is not None and not self.table.fold.engine.dealing_started:
             self.stray_cards[item.card] -= 1  # a card out of the shoe in no round, seen landing
             return
-        if self.table.mode is Mode.SHOE_AND_CAMERA or self.flight.shoe:
-            self.flight.add_felt(item, self.table.now, late=self.late(item))
+        if self.table.mode is Mode.SHOE_AND_CAMERA or self.flight.shoe or self.flight.felt:
+            # (with landings waiting, this one goes after them)
+            self.flight.add_felt(item, self.table.now, late=self.late(item),
+                                 number=self.table.input_number)
             self.pair()
         else:
             self._commit_from_camera(item)
@@ -364,8 +374,28 @@ class CameraEvidence:
                 not self.table.shoe.accept_unshod(felt.card, "the camera sees"):
             return
         if self.table.has_shoe:
+            if felt.card is not None:
+                self._may_be_a_card_placed_unseen(felt)
             self.table.shoe.record_while_down(felt.card)
         self.table.commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
+
+    def _may_be_a_card_placed_unseen(self, felt: FeltCard) -> None:
+        """A card read from the camera alone while the shoe's link is down, where shoe cards it
+        reported were placed this round with no landing taken: it may be one of them misread,
+        which only the shoe's resend can tell; the alarm holding the payouts names them (once
+        for each)."""
+        doubts = Counter(card for card, _ in self.flight.placed_unseen) - self.doubted
+        if not doubts:
+            return
+        self.doubted += doubts
+        codes = sorted(card.code for card in doubts.elements())
+        one = len(codes) == 1
+        self.table.alarm(AlarmKind.SWITCHED_CARD, (
+            f"the camera reads {felt.card.code if felt.card else 'a card'} at "
+            f"{place_words(felt.spot)} with the shoe's link down, and {' and '.join(codes)}, "
+            f"which the shoe dealt, {'was' if one else 'were'} placed with no landing seen: it "
+            f"may be {'that card' if one else 'one of them'} misread; recorded as the camera "
+            "reads it, until the shoe's resend checks it; check the felt; call the floor"))
 
     def _hole_face_down(self) -> bool:
         """The dealer holds two cards and draws none now (the players still act, or the round
@@ -397,9 +427,10 @@ class CameraEvidence:
             match = self.flight.next_match(
                 self.table.now, force=force, behind=self.behind,
                 mismatch_wait_s=self.table.mismatch_wait_s,
-                sole=self.flight.sole_unsighted(), placeable=self.table.placeable)
+                sole=self.flight.sole_unsighted(), placeable=self.table.placeable,
+                shoe_down=self.table.has_shoe and not self.table.shoe_up)
             if match is None:
-                return
+                break
             shoe, felt = match.shoe, match.felt
             if match.kind is MatchKind.STRAY:
                 self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
@@ -412,8 +443,21 @@ class CameraEvidence:
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
                     f"{place_words(felt.spot)}: recorded as {shoe.card.code}; call the floor",
                 )
+                self.doubted[shoe.card] += 1  # its landing was seen, as another card
                 self.table.commit_shoe_card(shoe)  # another card's sighting: no sure place
             elif match.kind is MatchKind.UNSEEN:
+                if felt is not None:
+                    self.doubted[shoe.card] += 1  # a sighting that may be its was taken
+                self.table.commit_shoe_card(shoe)
+            elif match.kind is MatchKind.UNREPORTED_AFTER:
+                assert felt is not None and felt.card is not None
+                dealt, read = shoe.card.code, felt.card.code
+                self.doubted[shoe.card] += 1  # its alarm says what the landing may be
+                self.table.alarm(AlarmKind.SWITCHED_CARD, (
+                    f"the shoe dealt {dealt} as its link dropped, and the camera did not see it "
+                    f"land; it reads {read} at {place_words(felt.spot)}, which the shoe has not "
+                    f"reported: {dealt} recorded where the rules put it and {read} where it "
+                    "landed, until the shoe's resend checks them; check the felt; call the floor"))
                 self.table.commit_shoe_card(shoe)
             elif match.kind is MatchKind.LATE:
                 assert felt is not None
@@ -426,6 +470,19 @@ class CameraEvidence:
             elif match.kind is MatchKind.LANDED:
                 assert felt is not None
                 self.table.commit_shoe_card(shoe, felt.spot, felt.sideways)
+        if self.table.mode is Mode.CAMERA_ONLY and not self.flight.shoe:
+            self._read_alone()
+
+    def _read_alone(self) -> None:
+        """With the shoe's link down and no shoe card waiting: the landings waiting are cards
+        it has not reported, read from the camera alone, in the order they landed; behind an
+        open question or a touch that came before it (waiting for the card just placed), each
+        waits its turn among the inputs, before those that came after it."""
+        while self.flight.felt:
+            pending = self.flight.felt.popleft()
+            assert pending.felt is not None
+            if pending.stray or not self.table.defer_in_place(pending.felt, pending.number):
+                self.commit_landing(pending)
 
     def paired_or_asked(self, item: TableInput) -> bool:
         """Pair what can be paired before ``item`` acts (the game moves on); True when that

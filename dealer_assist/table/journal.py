@@ -581,9 +581,11 @@ def open_table(
                      warnings=list(contents.warnings))
     for problem in problems:  # journaled: a later replay raises it under the same number
         _feed(journal, loop, RecordingFailed(problem), t)
-    if loop.shoe.watched and not (loop.shoe.awaiting or loop.shoe.resent):
-        # nothing recorded while the link was down is left to line up, and nothing watched
-        # while the table was down: what the shoe resends now comes as a restart's resend does
+    if loop.shoe.watched and not (loop.shoe.awaiting or loop.shoe.resent
+                                  or loop.landings_to_record()):
+        # nothing recorded while the link was down is left to line up (nor a landing still to
+        # be recorded), and nothing watched while the table was down: what the shoe resends
+        # now comes as a restart's resend does
         _feed(journal, loop, ShoeCaughtUp(), t)
     if loop.round_open:
         round_id = loop.round_id or "?"

@@ -374,7 +374,28 @@ class TableLoop:
 
     def defer(self, item: TableInput) -> None:
         """``item`` waits behind the open question."""
-        self.inputs.defer(Waiting(item, None))
+        self.inputs.defer(Waiting(item, None, number=self.inputs.acting_number))
+
+    def landings_to_record(self) -> bool:
+        """With the shoe's link down, a landing the camera reported waits to be read from the
+        camera: behind a shoe card, or held back among the inputs."""
+        if not self.has_shoe or self.shoe_up:
+            return False
+        return bool(self.camera.flight.felt) or \
+            any(isinstance(w.item, FeltCard) for w in self.inputs.deferred)
+
+    @property
+    def input_number(self) -> int:
+        """The number of the input acting now, in the order the inputs came."""
+        return self.inputs.acting_number
+
+    def defer_in_place(self, item: TableInput, number: int) -> bool:
+        """``item``, input ``number``, waits its turn where a question is open or an input in its
+        turn that came before it waits (True); else it may act now (False)."""
+        if self.question is None and not self.inputs.in_turn_before(number):
+            return False
+        self.inputs.defer_in_place(item, number)
+        return True
 
     def defer_first(self, item: TableInput) -> None:
         """``item``, acting now, waits first in line for the question its acting opened."""

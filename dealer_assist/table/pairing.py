@@ -52,6 +52,8 @@ class Pending:
     #: a landing's: its frame was older than the camera's wait when it came, so it shows no
     #: decision; it is only checked against where its card went
     late: bool = False
+    #: a landing's: the number of the input that reported it, in the order the inputs came
+    number: int = 0
 
 
 class MatchKind(enum.Enum):
@@ -62,6 +64,9 @@ class MatchKind(enum.Enum):
     SWITCHED = "switched"  #: its landing reads as another card: an alarm; placed as unseen
     LATE = "late"  #: its landing came late: placed as unseen, then the landing checked
     STRAY = "stray"  #: drawn after the last round settled, seen at the dealer's: in no round
+    #: with the shoe's link down, ``felt`` (left waiting) reads as a card it has not reported,
+    #: landed after this one: placed as unseen, with an alarm; the landing is the camera's
+    UNREPORTED_AFTER = "unreported after"
     DROPPED = "dropped"  #: refused on sight (its alarm raised): gone, with its sighting if any
 
 
@@ -98,10 +103,10 @@ class CardsInFlight:
         self.had += 1
         self.shoe.append(Pending(now, shoe=item, rejected=rejected, serial=self.had))
 
-    def add_felt(self, item: FeltCard, now: float, late: bool = False) -> None:
-        """A landing waiting for its shoe card; ``late``: it shows no decision (see
-        :attr:`Pending.late`)."""
-        self.felt.append(Pending(now, felt=item, late=late))
+    def add_felt(self, item: FeltCard, now: float, late: bool = False, number: int = 0) -> None:
+        """A landing waiting for its shoe card, reported by input ``number``; ``late``: it shows
+        no decision (see :attr:`Pending.late`)."""
+        self.felt.append(Pending(now, felt=item, late=late, number=number))
 
     def may_have_landed(self, card: Card, keyed_at: CardTarget | None = None) -> bool:
         """With the camera lost: whether a shoe card of ``card`` joins the shoe cards waiting,
@@ -193,17 +198,22 @@ class CardsInFlight:
         return LateSighting.MISPLACED, (placed_card, target)
 
     def next_match(self, now: float, *, force: bool, behind: bool, mismatch_wait_s: float,
-                   sole: bool, placeable: Callable[[Pending], bool]) -> Match | None:
+                   sole: bool, placeable: Callable[[Pending], bool],
+                   shoe_down: bool = False) -> Match | None:
         """Take the first shoe card waiting off the queue with what became of it, or None: no
-        landing waits, or it must wait longer (for its own landing; a landing of another code
-        is taken only after ``mismatch_wait_s``, or at once with ``force``; while the camera is
+        landing waits, or it must wait longer (for its own landing; a landing of another code is
+        taken only after ``mismatch_wait_s``, or at once with ``force``; while the camera is
         ``behind``, only its own). A sighting is its landing only where surely its: not one
-        whose code two cards out share, nor an unreadable one unless it is the ``sole`` card
-        out with no landing, nor a ``late`` one (LATE: placed as unseen, the landing to check);
-        a landing of a later shoe card places it first, as unseen. A landing the camera checked
-        against this card's code is its landing where it matched (it then reads as its code), is
-        taken at once as switched where surely another card (a mismatch), and never switched
-        where unsure (placed as unseen, no alarm)."""
+        whose code two cards out share, nor an unreadable one unless it is the ``sole`` card out
+        with no landing, nor a ``late`` one (LATE: placed as unseen, the landing to check); a
+        landing of a later shoe card places it first, as unseen, and so, while the shoe's link
+        is ``shoe_down``, does a first landing (late or not) that reads as another code, the
+        camera not unsure of it, for the last card out and not refused on sight
+        (UNREPORTED_AFTER: a card the shoe has not reported, or this one misread or switched;
+        the landing is left waiting). A landing the camera checked against this card's code is
+        its landing where it matched (it then reads as its code), is taken at once as switched
+        where surely another card (a mismatch), and never switched where unsure (placed as
+        unseen, no alarm)."""
         if not (self.shoe and self.felt and placeable(self.shoe[0])):
             return None
         head = self.shoe[0]
@@ -224,6 +234,14 @@ class CardsInFlight:
             # a later card's landing is seen: this one's was missed, and it is placed first
             self.take_unseen()
             return Match(MatchKind.DROPPED if head.rejected else MatchKind.UNSEEN, shoe)
+        # (only the last card reported before the drop: a card drawn after another is that one)
+        after = _reads_as_another(self.felt, shoe.card) \
+            if shoe_down and index is None and not head.rejected and len(self.shoe) == 1 \
+            else None
+        if after is not None:
+            # drawn after it with the link down, or it misread: which, the resend tells
+            self.take_unseen()
+            return Match(MatchKind.UNREPORTED_AFTER, shoe, after)
         if index is None and behind:
             return None  # the shoe card waits for its own landing, or is asked about
         if index is None:
@@ -265,3 +283,12 @@ class CardsInFlight:
 def _may_be(landing: Pending, card: Card) -> bool:
     """A waiting landing that may be ``card``'s: read as its code, or unreadable."""
     return landing.felt is not None and landing.felt.card in (None, card)
+
+
+def _reads_as_another(felt: deque[Pending], card: Card) -> FeltCard | None:
+    """The first landing waiting (not stray) where it reads as a code other than ``card``'s,
+    the camera not unsure that it is ``card`` misread."""
+    first = next((p.felt for p in felt if not p.stray), None)
+    if first is None or first.card in (None, card) or first.verdict == Verdict.UNSURE.value:
+        return None
+    return first

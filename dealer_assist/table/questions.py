@@ -332,7 +332,7 @@ class QuestionDesk:
             return "the dealer keyed it with no place"
         if self.table.camera.behind:
             return "the camera is behind: its sighting came too late"
-        if self.table.mode is Mode.SHOE_AND_CAMERA or self.table.camera.uncounting():
+        if self.table.camera_trusted() or self.table.camera.uncounting():
             return self.table.camera.unseen_words()
         return "no camera watches the felt and no decision was touched for it"
 

@@ -461,12 +461,13 @@ class ShoeCards:
             )
             detail = item.detail or "no detail"
             self.table.alarm(AlarmKind.SHOE_LINK_DOWN, f"shoe link down ({detail}): {carry_on}")
-            # Landings waiting for a shoe card are now read from the camera alone.
-            while self.table.camera.flight.felt:
-                pending = self.table.camera.flight.felt.popleft()
-                assert pending.felt is not None
-                if self.table.mode is Mode.CAMERA_ONLY:
-                    self.table.camera.commit_landing(pending)
+            # Landings waiting for a shoe card are paired with the shoe cards waiting, the
+            # rest read from the camera alone (see CameraEvidence.pair), or, with no camera
+            # to read them, dropped (the resend is lined up with what was recorded).
+            if self.table.mode is Mode.CAMERA_ONLY:
+                self.table.camera.pair()
+            else:
+                self.table.camera.flight.felt.clear()
 
     def on_problem(self, item: ShoeProblem) -> None:
         self.table.alarm(AlarmKind.SHOE_PROBLEM, item.text)

@@ -1887,3 +1887,72 @@ def test_a_store_moved_aside_gets_each_alarm_once(tmp_path):
         counts.append(sum(n for (kind, _), n in _store_alarms(tmp_path).items()
                           if kind == "illegal_action"))
     assert counts == [4, 4, 4]
+
+
+def test_a_restart_keeps_the_drop_while_a_card_read_alone_waits_behind_a_question(tmp_path):
+    """Seat 1's 2C waits for its landing as the shoe's link drops; the camera reads seat 1's
+    next card, 2H, and the 2C, placed first, opens a question: the 2H waits behind it, not yet
+    recorded, as the table restarts. The restarted table keeps the drop, so once the question
+    is answered the 2H is recorded for the shoe's resend to check, as live: it used to forget
+    the drop (nothing recorded yet), then raise "never left the shoe" for the 2H and take the
+    resent 2H for a card more."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table = setup.open(now=10.0)
+    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
+    for code, spot in (("9S", CardTarget(1, 0)), ("6S", DEALER), ("7H", CardTarget(1, 0))):
+        steps += [ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), spot)]
+    steps += [ShoeCard(Card.parse("KD")), FeltCard(None, DEALER), ShoeCard(Card.parse("2C")),
+              ShoeLink(False, "cable"), FeltCard(Card.parse("2H"), CardTarget(1, 0))]
+    run_inputs(table.loop, table.journal, steps)
+    assert table.loop.question is not None
+    table.journal.close()
+    setup.close()
+
+    after = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    again = after.open(now=3.0)
+    loop = again.loop
+    assert loop.shoe.watched
+    question = loop.view()["question"]
+    hit = next(c["choice"] for c in question["choices"] if c["label"] == "HIT seat 1")
+    raised = loop.alarms_raised
+    run_inputs(loop, again.journal, [
+        ConfirmFelt(), AnswerQuestion(question["id"], hit), Decide(1, Action.STAND),
+        ShoeLink(True, "back"), ShoeCard(Card.parse("2H"), held=True), ShoeCaughtUp(),
+        HoleCardShown(Card.parse("KD"))], t0=20.0)
+    assert [[c.code for c in h.cards] for h in loop.engine.hands(1)] == [["9S", "7H", "2C", "2H"]]
+    assert [a.kind for a in loop.alarms if a.id > raised] == [AlarmKind.DEALER_ASKED]
+    assert loop.cards_out[Card.parse("2H")] == 1
+    after.close()
+
+
+def test_a_restart_with_the_link_up_forgets_the_drop_though_a_landing_waits_for_its_card(
+        tmp_path):
+    """The link dropped and came back with nothing recorded meanwhile; the camera saw the next
+    round's first card land before the shoe's report of it, and the table restarted. The drop
+    is forgotten as before (the landing waits for its shoe card, not to be read alone): the
+    8S the shoe dealt while the table was down comes as a restart's resend, at the dealer's."""
+    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    table = setup.open(now=10.0)
+    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
+    for code, spot in (("9S", CardTarget(1, 0)), ("7S", DEALER), ("7H", CardTarget(1, 0))):
+        steps += [ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), spot)]
+    steps += [ShoeCard(Card.parse("KD")), FeltCard(None, DEALER), ShoeLink(False, "deaf"),
+              Decide(1, Action.STAND), HoleCardShown(Card.parse("KD")), ShoeLink(True, "back"),
+              PlaceBet(1, Decimal("10")), FeltCard(Card.parse("4D"), CardTarget(1, 0))]
+    t = run_inputs(table.loop, table.journal, steps)
+    assert table.loop.shoe.watched
+    table.journal.close()
+    setup.close()
+
+    after = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
+    again = after.open(now=3.0)
+    loop = again.loop
+    assert not loop.shoe.watched
+    run_inputs(loop, again.journal, [
+        CameraLink(True), ShoeLink(True, "reader started"), ShoeCard(Card.parse("4D"), held=True),
+        ShoeCard(Card.parse("8S"), held=True), ShoeCaughtUp(), FeltCard(Card.parse("8S"), DEALER)],
+        t0=t)
+    assert [[c.code for c in h.cards] for h in loop.engine.hands(1)] == [["4D"]]
+    assert list(loop.engine.dealer_cards()) == [Card.parse("8S")]
+    assert loop.disagreements() == []
+    after.close()

@@ -506,14 +506,16 @@ def test_a_camera_behind_as_it_is_lost_pairs_its_kept_landings_by_the_usual_rule
 
 def test_with_the_shoe_down_a_landing_waiting_as_the_camera_is_lost_is_left_to_the_resend():
     """The shoe's link is down (the camera reads the cards) and two landings wait behind a shoe
-    card still in flight when the camera's feed is lost too: the shoe dealt them, and its
-    resend is lined up with what was recorded; they are not cards that never left the shoe."""
+    card still in flight (the first may be it misread) when the camera's feed is lost too: the
+    shoe dealt them, and its resend is lined up with what was recorded; they are not cards that
+    never left the shoe."""
     table = Table()
     deal(table, {1: ("9S", "8H")}, up="6S", hole="4D")
     table.send(Decide(1, Action.STAND))
     table.send(ShoeCard(C("2C")))  # the dealer's draw, its landing not seen yet
     table.send(ShoeLink(False, "cable"))
-    table.send(FeltCard(C("3H"), DEALER_SPOT), FeltCard(C("5C"), DEALER_SPOT))
+    table.send(FeltCard(C("3H"), DEALER_SPOT, verdict="unsure", checked=C("2C")),
+               FeltCard(C("5C"), DEALER_SPOT, verdict="unsure", checked=C("2C")))
     table.send(CameraLink(False, "the camera stopped on an error"))
     assert table.loop.mode is Mode.NO_READER
     table.wait(3)
@@ -1838,3 +1840,208 @@ def test_a_card_out_of_the_shoe_in_no_round_that_the_camera_never_saw_is_not_cal
     table.wait(3.0)
     assert table.kinds() == [AlarmKind.ILLEGAL_ACTION]
     assert table.loop.alarms[-1].text.endswith("no bet is placed for the next; not recorded")
+
+
+def test_a_shoe_card_waiting_as_the_link_drops_is_recorded_before_the_cards_drawn_after():
+    """The shoe reported the dealer's 2C, and its link dropped before the camera saw it land.
+    The dealer draws on with the link down; the camera, missing the 2C, reads the next cards
+    (3H, 4C) alone. The first is a card the shoe has not reported, or the 2C misread: the 2C is
+    placed first, by the rules, then the camera's cards in the order they landed, and one alarm
+    holds the payouts until the floor has checked the felt (the shoe's resend, once back, finds
+    them recorded). Before, the 3H was taken for the 2C's switched landing and recorded
+    nowhere."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(HoleCardShown(C("4D")))  # the dealer: 10, draws
+    table.send(ShoeCard(C("2C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(FeltCard(C("3H"), DEALER_SPOT, verdict="mismatch", checked=C("2C")),
+               FeltCard(C("4C"), DEALER_SPOT))  # (checked against nothing: none in flight)
+    table.wait(2.0)
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD]
+    text = table.loop.alarms[-1].text
+    assert "the shoe dealt 2C" in text and "it reads 3H at the dealer" in text
+    assert table.loop.disagreements() == [table.loop.alarms[-1]]  # no PAY/TAKE meanwhile
+    assert table.loop.rounds_played == 1
+    got = table.settled_json()
+    assert got["dealer"]["cards"] == ["6S", "4D", "2C", "3H", "4C"]  # 19
+    assert got["seats"][0]["net"] == "-10.00"
+    table.send(ShoeLink(True, "back"))
+    table.send(ShoeCard(C("3H")), ShoeCard(C("4C")), ShoeCaughtUp())
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD]
+
+
+def test_a_landing_waiting_as_the_link_drops_is_recorded_after_the_shoe_card_before_it():
+    """The dealer's 2C waits for its landing, and the camera reads the next card, 7C, just
+    before the shoe's link is known to have dropped: at the drop the 2C is placed first (with
+    the alarm above), then the 7C, not the 7C first (which stood the dealer on 17 and refused
+    the 2C)."""
+    table = Table()
+    deal(table, {1: ("9S", "7H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(HoleCardShown(C("4D")))  # the dealer: 10
+    table.send(ShoeCard(C("2C")), FeltCard(C("7C"), DEALER_SPOT))
+    table.send(ShoeLink(False, "EIO"))
+    table.wait(2.0)
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD]
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "2C", "7C"]  # 19
+
+
+def test_a_card_read_alone_after_the_link_dropped_acts_after_the_touches_before_it():
+    """As above, at the seats: seat 1's double card 7C waits for its landing as the link
+    drops; seat 2's surrender, touched next, waits for it; then the camera reads seat 3's hit.
+    The 7C is placed, then the surrender acts, then seat 3's card, in the order they came (a
+    card read alone acting first stood seat 2 and refused its surrender)."""
+    table = Table()
+    deal(table, {1: ("9S", "2H"), 2: ("KD", "6C"), 3: ("8D", "5C")}, up="9D", hole="8S")
+    table.send(Decide(1, Action.DOUBLE))
+    table.send(ShoeCard(C("7C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(Decide(2, Action.SURRENDER))
+    table.send(FeltCard(C("4H"), CardTarget(3, 0), verdict="mismatch", checked=C("7C")))
+    table.send(Decide(3, Action.STAND), HoleCardShown(C("8S")))
+    table.wait(2.0)
+    assert table.seat_cards() == [[["9S", "2H", "7C"]], [["KD", "6C"]], [["8D", "5C", "4H"]]]
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD]
+    nets = [seat["net"] for seat in table.settled_json()["seats"]]
+    assert nets == ["20.00", "-5.00", "0.00"]  # 18 doubled, surrendered, 17 pushes 17
+
+
+def test_a_card_read_alone_behind_the_dealers_question_acts_before_a_touch_after_it():
+    """Seat 1's 2C waits for its landing as the link drops; the camera reads seat 1's next
+    card, 2H, and the 2C, placed first, opens a question (a hit or a double). Seat 1's stand,
+    touched before the dealer answers, came after the 2H: once the answer is given, the 2H goes
+    to seat 1 and then the stand acts, not the stand first."""
+    table = Table()
+    deal(table, {1: ("9S", "7H"), 2: ("5D", "6C")}, up="6S", hole="KD")
+    table.send(ShoeCard(C("2C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(FeltCard(C("2H"), CardTarget(1, 0)))
+    assert table.choices()  # where the 2C went, with no landing seen for it
+    table.send(Decide(1, Action.STAND))
+    table.answer("HIT seat 1")
+    table.wait(2.0)
+    assert table.seat_cards()[0] == [["9S", "7H", "2C", "2H"]]
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD,
+                             AlarmKind.DEALER_ASKED]
+    assert "(the camera did not see it land)" in table.loop.alarms[-1].text
+
+
+def test_a_landing_waiting_as_the_link_drops_acts_before_a_touch_made_after_it():
+    """Seat 1's 2C waits for its landing; the camera reads seat 1's next card, 7C (not yet told
+    of the 2C: no check), then seat 1 touches stand (waiting for the 2C), and only then is the
+    link's drop known. The 2C is placed (asked), then the 7C, then the stand: 5S 4H 2C 7C, not
+    a stand on 11 with the 7C asked about where no choice is right."""
+    table = Table()
+    deal(table, {1: ("5S", "4H"), 2: ("9D", "8C")}, up="6S", hole="KD")
+    table.send(ShoeCard(C("2C")), FeltCard(C("7C"), CardTarget(1, 0)))
+    table.send(Decide(1, Action.STAND))
+    table.send(ShoeLink(False, "EIO"))
+    table.answer("HIT seat 1")
+    table.wait(2.0)
+    assert table.seat_cards()[0] == [["5S", "4H", "2C", "7C"]]
+    assert table.loop.engine is not None and table.loop.engine.acting() == (2, 0)
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD,
+                             AlarmKind.DEALER_ASKED]
+
+
+def test_a_late_sighting_read_alone_never_goes_before_the_shoe_card_waiting():
+    """As above, the camera's sighting of the next card 1.6 s old (late): the 3H waited for the
+    shoe, then was read from the camera ahead of the 7C still waiting (the dealer on 20, seat 1
+    paid wrong with nothing holding the payouts). The 7C goes first, with the alarm; the 3H,
+    with no card due after the dealer's 17, is refused."""
+    table = Table()
+    deal(table, {1: ("9S", "9H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(HoleCardShown(C("4D")))  # the dealer: 10
+    table.send(ShoeCard(C("7C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(FeltCard(C("3H"), DEALER_SPOT, seen_at=table.now - 1.6))
+    table.wait(2.0)
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "7C"]
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.SWITCHED_CARD]
+
+
+def _dealer_draws_two_as_the_link_drops(first_seen: FeltCard) -> Table:
+    """Seat 1 stands on 18, the dealer (6S 4D) draws 2C then 3D, both reported, and the link
+    drops; the camera reports ``first_seen`` for the 2C, then the 3D landing (verified), then
+    the 4C the dealer draws with the link down (truth: 19, seat 1 loses)."""
+    table = Table()
+    deal(table, {1: ("9S", "9H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND))
+    table.send(HoleCardShown(C("4D")))
+    table.send(ShoeCard(C("2C")), ShoeCard(C("3D")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(first_seen)
+    table.wait(0.2)
+    table.send(FeltCard(C("3D"), DEALER_SPOT, verdict="match", checked=C("3D")))
+    table.send(FeltCard(C("4C"), DEALER_SPOT))
+    table.wait(2.0)
+    return table
+
+
+def test_with_two_shoe_cards_waiting_at_the_drop_a_misread_first_is_not_a_card_drawn_after():
+    """The 2C's landing read surely as another card (7C) with the 3D still waiting behind it:
+    the card after the 2C is the 3D, which the shoe reported, so the 7C is no card drawn with
+    the link down but the 2C's switched landing (one alarm, as with the link up), not a card
+    more recorded for both shoe cards' alarms."""
+    table = _dealer_draws_two_as_the_link_drops(
+        FeltCard(C("7C"), DEALER_SPOT, verdict="mismatch", checked=C("2C")))
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "2C", "3D", "4C"]
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD]
+    assert "the shoe dealt 2C but 7C is on the felt" in table.loop.alarms[-1].text
+
+
+
+@pytest.mark.parametrize("verdict", ["unsure", None])
+def test_a_landing_left_over_among_the_shoe_cards_is_read_alone_only_with_an_alarm(verdict):
+    """The 2C's landing read as 8C (the camera unsure against the 2C, or not told of it); the
+    3D's landing then places the 2C as unseen, and the 8C is left over. It came among the
+    shoe's cards and may be the 2C misread: read from the camera alone (the link down), it
+    holds the payouts, where it used to settle a dealer's 27 against seat 1's 18 with no
+    alarm."""
+    table = _dealer_draws_two_as_the_link_drops(
+        FeltCard(C("8C"), DEALER_SPOT, verdict=verdict, checked=C("2C")))
+    assert table.kinds() == [AlarmKind.SHOE_LINK_DOWN, AlarmKind.SWITCHED_CARD,
+                             AlarmKind.ILLEGAL_ACTION]  # (the 4C after the dealer's 23)
+    assert "the camera reads 8C at the dealer" in table.loop.alarms[1].text
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.SWITCHED_CARD]
+
+
+def test_a_card_read_alone_that_may_be_a_shoe_card_placed_unseen_holds_the_payouts():
+    """Seat 1's 2C, reported as the link drops, is not seen landing: the dealer is asked where
+    it went, and its landing then comes misread as 7C (waiting behind the question). Read from
+    the camera alone once answered, the 7C may be the 2C misread, which only the shoe's resend
+    can tell: an alarm holds the payouts (seat 1 was recorded bust on 23, where 16 won), as
+    with the link up ("never left the shoe"); it used to settle with nothing holding it."""
+    table = Table()
+    deal(table, {1: ("9S", "5H"), 2: ("9D", "8C")}, up="6S", hole="KD")
+    table.send(ShoeCard(C("2C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.wait(1.6)
+    table.send(FeltCard(C("7C"), CardTarget(1, 0)))
+    table.answer("HIT seat 1")
+    table.send(Decide(2, Action.STAND), HoleCardShown(C("KD")), FeltCard(C("9C"), DEALER_SPOT))
+    table.wait(2.0)
+    assert table.seat_cards()[0] == [["9S", "5H", "2C", "7C"]]
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.SWITCHED_CARD]
+    text = table.loop.disagreements()[0].text
+    assert "reads 7C at seat 1" in text and "2C, which the shoe dealt" in text
+
+
+def test_a_shoe_card_taken_with_an_unsure_landing_is_no_card_a_later_one_may_be():
+    """The dealer's 2C, reported as the link drops, lands read unsurely as 2D: after 0.5 s that
+    landing is taken for it, with no alarm. The dealer's next card, 5D, read from the camera
+    alone, is no misreading of the 2C (its sighting was taken): no alarm holds the round."""
+    table = Table()
+    deal(table, {1: ("9S", "9H")}, up="6S", hole="4D")
+    table.send(Decide(1, Action.STAND), HoleCardShown(C("4D")))
+    table.send(ShoeCard(C("2C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(FeltCard(C("2D"), DEALER_SPOT, verdict="unsure", checked=C("2C")))
+    table.wait(0.7)
+    table.send(FeltCard(C("5D"), DEALER_SPOT))
+    table.wait(2.0)
+    assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "2C", "5D"]
+    assert table.loop.disagreements() == []

@@ -21,9 +21,11 @@ def flight(*events: object) -> CardsInFlight:
     return cards
 
 
-def match(cards: CardsInFlight, now: float = 0.1, force: bool = False, behind: bool = False):
+def match(cards: CardsInFlight, now: float = 0.1, force: bool = False, behind: bool = False,
+          shoe_down: bool = False):
     return cards.next_match(now, force=force, behind=behind, mismatch_wait_s=0.5,
-                            sole=cards.sole_unsighted(), placeable=lambda pending: True)
+                            sole=cards.sole_unsighted(), placeable=lambda pending: True,
+                            shoe_down=shoe_down)
 
 
 def test_a_landing_of_the_shoe_cards_code_is_its_landing():
@@ -100,3 +102,47 @@ def test_a_late_landing_is_never_a_landing_only_the_card_placed_unseen():
         cards.add_shoe(ShoeCard(C("2S")), 0.0, rejected=False)
         cards.add_felt(felt, 0.0, late=True)
         assert match(cards, now=5.0, force=True) is None
+
+
+def test_with_the_shoe_down_a_first_landing_of_another_code_is_a_card_drawn_after():
+    """The shoe's link is down: a landing that reads as another code (surely not the shoe
+    card's, or not checked against it) may be a card it has not reported: the shoe card waiting
+    is placed first, as unseen, at once (UNREPORTED_AFTER, naming the landing), and the landing
+    is left for the camera. Its own code, or an unreadable landing where it is the sole card
+    out, is still its landing; one the camera is unsure of may be it misread (taken for it
+    after the wait, as with the link up). A late landing counts too (it is read as it lands);
+    a stray one does not."""
+    for verdict in (None, "mismatch"):
+        landing = FeltCard(C("3H"), CardTarget(1, 0), verdict=verdict, checked=C("2C"))
+        cards = flight(ShoeCard(C("2C")), landing)
+        found = match(cards, shoe_down=True)
+        assert found is not None and found.kind is MatchKind.UNREPORTED_AFTER
+        assert found.shoe.card == C("2C") and found.felt == landing
+        assert not cards.shoe and [p.felt for p in cards.felt] == [landing]
+    unsure = flight(ShoeCard(C("2C")),
+                    FeltCard(C("3H"), CardTarget(1, 0), verdict="unsure", checked=C("2C")))
+    assert match(unsure, shoe_down=True) is None
+    found = match(unsure, now=0.5, shoe_down=True)
+    assert found is not None and found.kind is MatchKind.UNSEEN and found.felt is not None
+    up = flight(ShoeCard(C("2C")), FeltCard(C("3H"), CardTarget(1, 0)))
+    assert match(up) is None  # with the link up it waits, then is a switched card
+    own = flight(ShoeCard(C("2C")), FeltCard(C("3H"), CardTarget(1, 0)),
+                 FeltCard(C("2C"), CardTarget(1, 0)))
+    found = match(own, shoe_down=True)
+    assert found is not None and found.kind is MatchKind.LANDED
+    unreadable = flight(ShoeCard(C("2C")), FeltCard(None, CardTarget(1, 0)),
+                        FeltCard(C("3H"), CardTarget(1, 0)))
+    found = match(unreadable, shoe_down=True)
+    assert found is not None and found.kind is MatchKind.LANDED
+    late = CardsInFlight()
+    late.add_shoe(ShoeCard(C("2C")), 0.0, rejected=False)
+    late.add_felt(FeltCard(C("3H"), CardTarget(1, 0)), 0.0, late=True)
+    found = match(late, shoe_down=True)  # late or not, a card read after it
+    assert found is not None and found.kind is MatchKind.UNREPORTED_AFTER
+    refused = CardsInFlight()
+    refused.add_shoe(ShoeCard(C("5H")), 0.0, rejected=True)
+    refused.add_felt(FeltCard(C("6H"), CardTarget(1, 0)), 0.0)
+    assert match(refused, shoe_down=True) is None  # a card refused on sight: its landing
+    found = match(refused, now=0.5, shoe_down=True)
+    assert found is not None and found.kind is MatchKind.DROPPED and not refused.felt
+
