@@ -102,6 +102,8 @@ def key_card(table: CorrectedTable, item: KeyCard) -> None:
         table.shoe.pack.restore(counted_before)
         return
     if table.has_shoe and not revealed:
+        table.camera.may_be_a_card_placed_unseen(
+            f"the dealer keyed {code}" + ("" if spot is None else f" at {place_words(spot)}"))
         table.shoe.record_while_down(item.card)  # checked when the shoe resends its cards
     if revealed:  # (a card placed is noted where it went as it is placed: placing.deal)
         table.camera.entered_unseen[(item.card, None)] += 1

@@ -104,7 +104,7 @@ class CameraEvidence:
         #: this round the camera reported a card while it counted for nothing (see uncounting)
         self.uncounted = False
         #: shoe cards placed this round with no landing taken that an alarm already says a card
-        #: read from the camera alone may be (see :meth:`_may_be_a_card_placed_unseen`)
+        #: read from the camera alone or keyed may be (see :meth:`may_be_a_card_placed_unseen`)
         self.doubted: Counter[Card] = Counter()
         #: a restarted table shows the settled round whose cards still lie on the felt: the
         #: camera, starting again, reports them as new, so until the next round's first bet a
@@ -375,15 +375,17 @@ class CameraEvidence:
             return
         if self.table.has_shoe:
             if felt.card is not None:
-                self._may_be_a_card_placed_unseen(felt)
+                self.may_be_a_card_placed_unseen(
+                    f"the camera reads {felt.card.code} at {place_words(felt.spot)}")
             self.table.shoe.record_while_down(felt.card)
         self.table.commit(felt.card, felt.spot, felt.sideways, face_down=face_down)
 
-    def _may_be_a_card_placed_unseen(self, felt: FeltCard) -> None:
-        """A card read from the camera alone while the shoe's link is down, where shoe cards it
-        reported were placed this round with no landing taken: it may be one of them misread,
-        which only the shoe's resend can tell; the alarm holding the payouts names them (once
-        for each)."""
+    def may_be_a_card_placed_unseen(self, recorded: str) -> None:
+        """A card read from the camera alone or keyed by the dealer while the shoe's link is
+        down (``recorded``: "the camera reads 7C at seat 1"), where shoe cards it reported were
+        placed this round with no landing taken: it may be one of them misread or keyed for
+        one, which only the shoe's resend can tell; the alarm holding the payouts names them
+        (once for each)."""
         doubts = Counter(card for card, _ in self.flight.placed_unseen) - self.doubted
         if not doubts:
             return
@@ -391,11 +393,10 @@ class CameraEvidence:
         codes = sorted(card.code for card in doubts.elements())
         one = len(codes) == 1
         self.table.alarm(AlarmKind.SWITCHED_CARD, (
-            f"the camera reads {felt.card.code if felt.card else 'a card'} at "
-            f"{place_words(felt.spot)} with the shoe's link down, and {' and '.join(codes)}, "
+            f"{recorded} with the shoe's link down, and {' and '.join(codes)}, "
             f"which the shoe dealt, {'was' if one else 'were'} placed with no landing seen: it "
-            f"may be {'that card' if one else 'one of them'} misread; recorded as the camera "
-            "reads it, until the shoe's resend checks it; check the felt; call the floor"))
+            f"may be {'that card' if one else 'one of them'}, recorded twice; recorded so "
+            "until the shoe's resend checks it; check the felt; call the floor"))
 
     def _hole_face_down(self) -> bool:
         """The dealer holds two cards and draws none now (the players still act, or the round

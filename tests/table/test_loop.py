@@ -2045,3 +2045,24 @@ def test_a_shoe_card_taken_with_an_unsure_landing_is_no_card_a_later_one_may_be(
     table.wait(2.0)
     assert table.settled_json()["dealer"]["cards"] == ["6S", "4D", "2C", "5D"]
     assert table.loop.disagreements() == []
+
+
+def test_a_card_keyed_with_the_link_down_that_may_be_a_shoe_card_placed_unseen_holds_the_payouts():
+    """As above, the 2C's late landing comes unreadable ("enter it"), and the dealer keys what
+    lies there, 2C: it may be the shoe's 2C keyed again, which only the resend can tell, so an
+    alarm holds the payouts (seat 1 recorded on 18 where 16 lost); it used to settle with
+    nothing holding it."""
+    table = Table()
+    deal(table, {1: ("9S", "5H")}, up="7S", hole="KD")
+    table.send(ShoeCard(C("2C")))
+    table.send(ShoeLink(False, "EIO"))
+    table.wait(2.0)
+    table.answer("HIT seat 1")
+    table.send(FeltCard(None, CardTarget(1, 0)), KeyCard(C("2C"), CardTarget(1, 0)))
+    table.send(Decide(1, Action.STAND), HoleCardShown(C("KD")))
+    table.wait(2.0)
+    assert table.seat_cards()[0] == [["9S", "5H", "2C", "2C"]]
+    assert [a.kind for a in table.loop.disagreements()] == [AlarmKind.SWITCHED_CARD]
+    assert "the dealer keyed 2C at seat 1 with the shoe's link down, and 2C, which the shoe " \
+        "dealt, was placed with no landing seen: it may be that card, recorded twice" in \
+        table.loop.disagreements()[0].text
