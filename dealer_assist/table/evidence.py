@@ -385,7 +385,9 @@ class CameraEvidence:
         down (``recorded``: "the camera reads 7C at seat 1"), where shoe cards it reported were
         placed this round with no landing taken: it may be one of them misread or keyed for
         one, which only the shoe's resend can tell; the alarm holding the payouts names them
-        (once for each)."""
+        (once for each). Only while the camera counts: with none, no landing of theirs comes."""
+        if not self.table.camera_trusted():
+            return
         doubts = Counter(card for card, _ in self.flight.placed_unseen) - self.doubted
         if not doubts:
             return

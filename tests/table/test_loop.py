@@ -2066,3 +2066,18 @@ def test_a_card_keyed_with_the_link_down_that_may_be_a_shoe_card_placed_unseen_h
     assert "the dealer keyed 2C at seat 1 with the shoe's link down, and 2C, which the shoe " \
         "dealt, was placed with no landing seen: it may be that card, recorded twice" in \
         table.loop.disagreements()[0].text
+
+
+def test_a_card_keyed_with_no_reader_at_all_is_doubted_against_nothing():
+    """The camera lost, the shoe deals the round (each card placed with no landing seen), then
+    its link drops too: the dealer keys seat 1's hit where it lies. No landing of the shoe's
+    cards can come with no camera, so the keyed card is no doubt about them: no alarm holds the
+    payouts."""
+    table = Table()
+    table.send(CameraLink(False, "no frames for 2 s"))
+    table.send(PlaceBet(1, Decimal("10")))
+    table.send(ShoeCard(C("9S")), ShoeCard(C("6S")), ShoeCard(C("4H")), ShoeCard(C("KD")))
+    table.send(ShoeLink(False, "EIO"))
+    table.send(KeyCard(C("7H"), CardTarget(1, 0)))
+    assert table.seat_cards()[0] == [["9S", "4H", "7H"]]
+    assert table.loop.disagreements() == []
