@@ -1072,11 +1072,10 @@ def test_a_card_missed_in_the_round_a_new_configuration_voided_is_said_to_be_voi
     again.close()
 
 
-def test_a_restart_with_nothing_left_to_line_up_takes_the_resend_as_a_restart_does(tmp_path):
-    """The link failed one way and recovered before a checkpoint (no live card came since, so
-    the table still remembered the drop); restarted, the cards the shoe resends were drawn while
-    the table was down, watched by nothing: they come as a restart's resend does, not as cards
-    the camera missed."""
+def _a_drop_between_rounds_then_a_crash(tmp_path: Path, *after: TableInput) -> float:
+    """Round 1 dealt with shoe and camera; the link fails one way as the dealer stands on 17 and
+    comes back (nothing recorded meanwhile, the drop still remembered), the next bet comes, then
+    ``after``, and the table stops. The journal's last time."""
     setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
     table = setup.open(now=10.0)
     steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
@@ -1085,11 +1084,20 @@ def test_a_restart_with_nothing_left_to_line_up_takes_the_resend_as_a_restart_do
     steps += [ShoeCard(Card.parse("KD")), FeltCard(None, DEALER),
               ShoeLink(False, "the shoe cannot hear us"), Decide(1, Action.STAND),
               HoleCardShown(Card.parse("KD")), ShoeLink(True, "heard again"),
-              PlaceBet(1, Decimal("10"))]
+              PlaceBet(1, Decimal("10")), *after]
     t = run_inputs(table.loop, table.journal, steps)
     assert table.loop.shoe.watched
     table.journal.close()
     setup.close()
+    return t
+
+
+def test_a_restart_with_nothing_left_to_line_up_takes_the_resend_as_a_restart_does(tmp_path):
+    """The link failed one way and recovered before a checkpoint (no live card came since, so
+    the table still remembered the drop); restarted, the cards the shoe resends were drawn while
+    the table was down, watched by nothing: they come as a restart's resend does, not as cards
+    the camera missed."""
+    t = _a_drop_between_rounds_then_a_crash(tmp_path)
     again = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
     resumed = again.open(now=3.0)
     assert not resumed.loop.shoe.watched
@@ -1931,18 +1939,8 @@ def test_a_restart_with_the_link_up_forgets_the_drop_though_a_landing_waits_for_
     round's first card land before the shoe's report of it, and the table restarted. The drop
     is forgotten as before (the landing waits for its shoe card, not to be read alone): the
     8S the shoe dealt while the table was down comes as a restart's resend, at the dealer's."""
-    setup = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
-    table = setup.open(now=10.0)
-    steps = [SignIn("D1"), ShoeLink(True), CameraLink(True), PlaceBet(1, Decimal("10"))]
-    for code, spot in (("9S", CardTarget(1, 0)), ("7S", DEALER), ("7H", CardTarget(1, 0))):
-        steps += [ShoeCard(Card.parse(code)), FeltCard(Card.parse(code), spot)]
-    steps += [ShoeCard(Card.parse("KD")), FeltCard(None, DEALER), ShoeLink(False, "deaf"),
-              Decide(1, Action.STAND), HoleCardShown(Card.parse("KD")), ShoeLink(True, "back"),
-              PlaceBet(1, Decimal("10")), FeltCard(Card.parse("4D"), CardTarget(1, 0))]
-    t = run_inputs(table.loop, table.journal, steps)
-    assert table.loop.shoe.watched
-    table.journal.close()
-    setup.close()
+    t = _a_drop_between_rounds_then_a_crash(tmp_path,
+                                            FeltCard(Card.parse("4D"), CardTarget(1, 0)))
 
     after = Setup(tmp_path, has_camera=True, rules="h17-ddd-6")
     again = after.open(now=3.0)
