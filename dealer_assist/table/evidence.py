@@ -37,6 +37,12 @@ from dealer_assist.table.sources import (
     place_words,
 )
 
+#: Matches that place the shoe card with no landing though a sighting was taken with it (another
+#: card's, switched; one that may be its; one read after it): a card later read from the camera
+#: alone is not its landing misread.
+_PLACED_WITH_A_SIGHTING = frozenset({MatchKind.SWITCHED, MatchKind.UNSEEN,
+                                     MatchKind.UNREPORTED_AFTER})
+
 
 class EvidenceTable(Protocol):
     """What the camera's evidence asks of the table: its state, its alarms, and placing cards."""
@@ -239,16 +245,17 @@ class CameraEvidence:
             if self.flight.felt and not self.flight.shoe and self.table.question is None:
                 self._read_alone()  # the shoe cards before them placed
                 changed = True
-        while self.table.mode is not Mode.CAMERA_ONLY and self.table.question is None and \
-                self.flight.felt and self._shoe_silent_on(self.flight.felt[0], now) and \
-                not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])) and \
-                not self.table.shoe.resend_pending:
-            # (a landing does not expire while the shoe cards it may pair with wait their turn,
-            # or while the shoe resends what it kept while its link was down)
-            pending = self.flight.felt.popleft()
-            changed = True
-            assert pending.felt is not None
-            self._never_left_the_shoe(pending.felt)
+        else:
+            while self.table.question is None and self.flight.felt and \
+                    self._shoe_silent_on(self.flight.felt[0], now) and \
+                    not (self.flight.shoe and not self.table.placeable(self.flight.shoe[0])) and \
+                    not self.table.shoe.resend_pending:
+                # (a landing does not expire while the shoe cards it may pair with wait their
+                # turn, or while the shoe resends what it kept while its link was down)
+                pending = self.flight.felt.popleft()
+                changed = True
+                assert pending.felt is not None
+                self._never_left_the_shoe(pending.felt)
         if self.lost and self.flight.shoe and not self.flight.felt:
             self._place_unseen_now()  # no landing left for them to wait for
             changed = True
@@ -435,6 +442,8 @@ class CameraEvidence:
             if match is None:
                 break
             shoe, felt = match.shoe, match.felt
+            if felt is not None and match.kind in _PLACED_WITH_A_SIGHTING:
+                self.doubted[shoe.card] += 1  # no later card read alone is it misread
             if match.kind is MatchKind.STRAY:
                 self.table.alarm(AlarmKind.ILLEGAL_ACTION, (
                     f"{shoe.card.code} was drawn to the dealer after the last round settled, "
@@ -446,16 +455,12 @@ class CameraEvidence:
                     f"the shoe dealt {shoe.card.code} but {felt.card.code} is on the felt at "
                     f"{place_words(felt.spot)}: recorded as {shoe.card.code}; call the floor",
                 )
-                self.doubted[shoe.card] += 1  # its landing was seen, as another card
                 self.table.commit_shoe_card(shoe)  # another card's sighting: no sure place
             elif match.kind is MatchKind.UNSEEN:
-                if felt is not None:
-                    self.doubted[shoe.card] += 1  # a sighting that may be its was taken
                 self.table.commit_shoe_card(shoe)
             elif match.kind is MatchKind.UNREPORTED_AFTER:
                 assert felt is not None and felt.card is not None
                 dealt, read = shoe.card.code, felt.card.code
-                self.doubted[shoe.card] += 1  # its alarm says what the landing may be
                 self.table.alarm(AlarmKind.SWITCHED_CARD, (
                     f"the shoe dealt {dealt} as its link dropped, and the camera did not see it "
                     f"land; it reads {read} at {place_words(felt.spot)}, which the shoe has not "
